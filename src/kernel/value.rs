@@ -1,0 +1,218 @@
+//! Typed values: what flows on ports, sets parameters and fills Assembly Data.
+
+use std::fmt;
+
+/// The type of a port, parameter or Assembly Data entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ValueType {
+    Real,
+    Integer,
+    Boolean,
+    String,
+    /// A real vector of fixed length.
+    Vector(usize),
+}
+
+impl fmt::Display for ValueType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ValueType::Real => write!(f, "real"),
+            ValueType::Integer => write!(f, "integer"),
+            ValueType::Boolean => write!(f, "boolean"),
+            ValueType::String => write!(f, "string"),
+            ValueType::Vector(n) => write!(f, "vector[{n}]"),
+        }
+    }
+}
+
+/// Capacity reserved for string ports so that copying a string value on the
+/// real-time path does not allocate.
+pub const STRING_PORT_CAPACITY: usize = 256;
+
+/// A value of one of the [`ValueType`]s.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Real(f64),
+    Integer(i64),
+    Boolean(bool),
+    String(String),
+    Vector(Vec<f64>),
+}
+
+impl Value {
+    /// The zero value of a type, with storage preallocated (strings get
+    /// [`STRING_PORT_CAPACITY`]).
+    pub fn zero(ty: ValueType) -> Value {
+        match ty {
+            ValueType::Real => Value::Real(0.0),
+            ValueType::Integer => Value::Integer(0),
+            ValueType::Boolean => Value::Boolean(false),
+            ValueType::String => Value::String(String::with_capacity(STRING_PORT_CAPACITY)),
+            ValueType::Vector(n) => Value::Vector(vec![0.0; n]),
+        }
+    }
+
+    pub fn ty(&self) -> ValueType {
+        match self {
+            Value::Real(_) => ValueType::Real,
+            Value::Integer(_) => ValueType::Integer,
+            Value::Boolean(_) => ValueType::Boolean,
+            Value::String(_) => ValueType::String,
+            Value::Vector(v) => ValueType::Vector(v.len()),
+        }
+    }
+
+    /// Copies `other` into `self` in place. Does not allocate when both have
+    /// the same type (and, for strings, `other` fits the capacity).
+    #[inline]
+    pub fn copy_from(&mut self, other: &Value) {
+        match (self, other) {
+            (Value::Real(a), Value::Real(b)) => *a = *b,
+            (Value::Integer(a), Value::Integer(b)) => *a = *b,
+            (Value::Boolean(a), Value::Boolean(b)) => *a = *b,
+            (Value::Vector(a), Value::Vector(b)) if a.len() == b.len() => a.copy_from_slice(b),
+            (Value::String(a), Value::String(b)) => {
+                a.clear();
+                a.push_str(b)
+            }
+            (a, b) => *a = b.clone(),
+        }
+    }
+
+    /// The value as a real number: reals as they are, integers and booleans
+    /// converted, a one-element vector's element; otherwise NaN.
+    #[inline]
+    pub fn real(&self) -> f64 {
+        match self {
+            Value::Real(x) => *x,
+            Value::Integer(i) => *i as f64,
+            Value::Boolean(b) => f64::from(u8::from(*b)),
+            Value::Vector(v) if v.len() == 1 => v[0],
+            _ => f64::NAN,
+        }
+    }
+
+    #[inline]
+    pub fn integer(&self) -> i64 {
+        match self {
+            Value::Integer(i) => *i,
+            Value::Real(x) => *x as i64,
+            Value::Boolean(b) => i64::from(*b),
+            _ => 0,
+        }
+    }
+
+    #[inline]
+    pub fn boolean(&self) -> bool {
+        match self {
+            Value::Boolean(b) => *b,
+            Value::Integer(i) => *i != 0,
+            Value::Real(x) => *x != 0.0,
+            _ => false,
+        }
+    }
+
+    pub fn str(&self) -> &str {
+        match self {
+            Value::String(s) => s,
+            _ => "",
+        }
+    }
+
+    /// Real and vector values as a slice (a real is a slice of one).
+    #[inline]
+    pub fn as_slice(&self) -> &[f64] {
+        match self {
+            Value::Real(x) => std::slice::from_ref(x),
+            Value::Vector(v) => v,
+            _ => &[],
+        }
+    }
+
+    #[inline]
+    pub fn as_mut_slice(&mut self) -> &mut [f64] {
+        match self {
+            Value::Real(x) => std::slice::from_mut(x),
+            Value::Vector(v) => v,
+            _ => &mut [],
+        }
+    }
+
+    #[inline]
+    pub fn set_real(&mut self, x: f64) {
+        match self {
+            Value::Real(a) => *a = x,
+            Value::Integer(a) => *a = x as i64,
+            Value::Boolean(a) => *a = x != 0.0,
+            Value::Vector(v) => v.iter_mut().for_each(|a| *a = x),
+            Value::String(_) => {}
+        }
+    }
+
+    /// Converts `self` to type `ty` where that loses nothing a user would
+    /// miss (integer → real, real with integral value → integer, a vector of
+    /// length n; a real broadcast to a vector); otherwise an error message.
+    pub fn coerce(&self, ty: ValueType) -> Result<Value, String> {
+        match (self, ty) {
+            (v, t) if v.ty() == t => Ok(v.clone()),
+            (Value::Integer(i), ValueType::Real) => Ok(Value::Real(*i as f64)),
+            (Value::Real(x), ValueType::Integer) if x.fract() == 0.0 && x.is_finite() => {
+                Ok(Value::Integer(*x as i64))
+            }
+            (Value::Real(x), ValueType::Vector(n)) => Ok(Value::Vector(vec![*x; n])),
+            (Value::Integer(i), ValueType::Vector(n)) => Ok(Value::Vector(vec![*i as f64; n])),
+            (Value::Vector(v), ValueType::Real) if v.len() == 1 => Ok(Value::Real(v[0])),
+            (v, t) => Err(format!("expected {t}, got {} ({v})", v.ty())),
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Real(x) => write!(f, "{x}"),
+            Value::Integer(i) => write!(f, "{i}"),
+            Value::Boolean(b) => write!(f, "{b}"),
+            Value::String(s) => write!(f, "{s:?}"),
+            Value::Vector(v) => {
+                write!(f, "{{")?;
+                for (i, x) in v.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{x}")?;
+                }
+                write!(f, "}}")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_from_keeps_storage() {
+        let mut a = Value::zero(ValueType::Vector(3));
+        let ptr = a.as_slice().as_ptr();
+        a.copy_from(&Value::Vector(vec![1.0, 2.0, 3.0]));
+        assert_eq!(a.as_slice(), &[1.0, 2.0, 3.0]);
+        assert_eq!(ptr, a.as_slice().as_ptr());
+        let mut s = Value::zero(ValueType::String);
+        let cap = match &s { Value::String(s) => s.capacity(), _ => 0 };
+        s.copy_from(&Value::String("hello".into()));
+        assert_eq!(s.str(), "hello");
+        assert_eq!(cap, match &s { Value::String(s) => s.capacity(), _ => 0 });
+    }
+
+    #[test]
+    fn coercion_rules() {
+        assert_eq!(Value::Integer(2).coerce(ValueType::Real), Ok(Value::Real(2.0)));
+        assert_eq!(Value::Real(3.0).coerce(ValueType::Integer), Ok(Value::Integer(3)));
+        assert!(Value::Real(3.5).coerce(ValueType::Integer).is_err());
+        assert_eq!(Value::Real(1.0).coerce(ValueType::Vector(2)), Ok(Value::Vector(vec![1.0, 1.0])));
+        assert!(Value::Vector(vec![1.0, 2.0]).coerce(ValueType::Vector(3)).is_err());
+        assert!(Value::String("x".into()).coerce(ValueType::Real).is_err());
+    }
+}

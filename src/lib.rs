@@ -1,0 +1,7 @@
+//! morc — a modular, vendor-agnostic robot controller.
+//!
+//! A small real-time kernel ([`kernel`]) runs assemblies of components on one
+//! clock; everything a researcher touches is Lua on top ([`lua`]).
+
+pub mod components;
+pub mod kernel;
