@@ -1,3 +1,3 @@
 fn main() {
-    println!("morc");
+    std::process::exit(morc::cli::main());
 }

@@ -1,6 +1,8 @@
 //! Component kinds that ship with morc, found by name.
 
 pub mod blocks;
+pub mod lua_component;
+pub mod sim_axes;
 
 use crate::kernel::component::Component;
 

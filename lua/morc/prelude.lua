@@ -1,0 +1,68 @@
+-- The Lua half of the `morc` module: documentation and help.
+-- Loaded by the runtime right after the Rust half is installed.
+
+local morc = morc
+local docs = setmetatable({}, { __mode = "k" })
+
+--- Attaches a doc string to a function (or any value) so `help` can show it.
+function morc.doc(value, text)
+  docs[value] = text
+  return value
+end
+
+--- Shows the documentation of a function, component kind or object.
+function help(x)
+  if x == nil then
+    print([[morc — a robot controller you program in Lua.
+  help(f)              documentation of a function, e.g. help(morc.assembly)
+  morc.components()    native component kinds; help("gain") shows one
+  morc.assembly "name" describe an assembly: a:add(...), a:connect(...)
+  morc.engine:run(a)   run it; the result says how it went]])
+    return
+  end
+  if type(x) == "string" then
+    local ok, info = pcall(morc.kind, x)
+    if ok then
+      local lines = { ("%s — %s"):format(info.name, info.doc) }
+      for _, p in ipairs(info.params) do
+        lines[#lines + 1] = ("  param  %-12s = %-10s %s"):format(p.name, tostring(p.default), p.doc)
+      end
+      for _, p in ipairs(info.inputs) do
+        lines[#lines + 1] = ("  input  %-12s %-10s %s%s"):format(p.name, p.type, p.doc, p.required and " (required)" or "")
+      end
+      for _, p in ipairs(info.outputs) do
+        lines[#lines + 1] = ("  output %-12s %-10s %s"):format(p.name, p.type, p.doc)
+      end
+      print(table.concat(lines, "\n"))
+      return
+    end
+  end
+  local text = docs[x]
+  if text then
+    print(text)
+  else
+    print(("no documentation for %s"):format(tostring(x)))
+  end
+end
+
+morc.doc(help, "help(x) — shows the documentation of a function, a component kind (by name) or an object.")
+morc.doc(morc.doc, "morc.doc(value, text) — attaches a doc string that help(value) shows.")
+morc.doc(morc.assembly, [[morc.assembly "name" or morc.assembly { "name", duration = s, overrun = "warn"|"fault" }
+Describes an assembly: components on one clock, connected by name.
+  a:add(name, kind, { every = k | period = s, param = value, … })  kind: a name (see morc.components()) or morc.component{…}
+  a:connect("from.port", "to.port" [, { delay = true }])            same-rate connections take effect in the same tick
+  a.duration = s                                                     stop after s seconds (else when a component finishes)
+Run it with morc.engine:run(a [, { data = d, duration = s }]).]])
+morc.doc(morc.data, [[morc.data { key = value, … } — Assembly Data: typed values (numbers, vectors, strings, booleans)
+handed to an assembly when it starts (a key "component.param" overrides that parameter) and filled with the
+components' results ("component.key") when it ends. Index it like a table.]])
+morc.doc(morc.components, "morc.components() — the native component kinds, as a list of { name, doc }.")
+morc.doc(morc.kind, "morc.kind(name) — a component kind's documentation, inputs, outputs and parameters.")
+morc.doc(morc.component, [[morc.component { name, doc, inputs = { "u", "q[6]", "n:integer" }, outputs = { … },
+                params = { k = 1 }, init = function(self, out) … end,
+                step = function(self, inp, out, t) … end, terminate = function(self) return { … } end }
+A component written in Lua, for prototyping. It runs in a Lua state of its own on a thread of its own, so its
+functions cannot use local variables from outside them: pass values as params (self.k). A step may return a
+string to end the assembly with that reason; terminate may return a table of results for Assembly Data.
+Each step is a hand-off between threads: fine at modest rates, see `morc bench lua` for the jitter.]])
+morc.doc(morc.engine, "morc.engine — the engine: engine:run(a, opts) runs an assembly and returns its result; engine.period, engine.clock, engine:time().")

@@ -1,0 +1,123 @@
+//! The `morc` command line.
+
+pub mod bench;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+use crate::components::sim_axes::SimAxes;
+use crate::kernel::clock::ClockKind;
+use crate::kernel::engine::{Engine, EngineConfig};
+use crate::kernel::rt::RtPolicy;
+
+#[derive(Parser, Debug)]
+#[command(name = "morc", version, about = "morc — a modular robot controller you program in Lua")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Clock: "virtual" (as fast as possible; the default in simulation) or "wall".
+    #[arg(long, global = true, default_value = "virtual")]
+    pub clock: String,
+    /// Base period (bus cycle) in milliseconds.
+    #[arg(long, global = true, default_value_t = 1.0)]
+    pub period_ms: f64,
+    /// Do not ask for real-time scheduling (SCHED_FIFO).
+    #[arg(long, global = true)]
+    pub no_rt: bool,
+    /// More log output (-v, -vv).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Only errors.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a Lua robot program.
+    Run {
+        file: PathBuf,
+        /// Arguments for the program (in the global table `arg`).
+        args: Vec<String>,
+    },
+    /// Measure: `engine` (latency and hand-off cost), `lua` (Lua component jitter).
+    Bench {
+        what: String,
+        /// Seconds per configuration.
+        #[arg(long, default_value_t = 2.0)]
+        seconds: f64,
+    },
+}
+
+/// Exit codes: what a calling script can rely on.
+pub mod exit {
+    pub const OK: i32 = 0;
+    pub const SCRIPT_ERROR: i32 = 1;
+    pub const USAGE: i32 = 2;
+    pub const FAULT: i32 = 3;
+}
+
+pub fn engine_config(cli: &Cli) -> Result<EngineConfig, String> {
+    let clock: ClockKind = cli.clock.parse()?;
+    let rt = RtPolicy { enabled: !cli.no_rt, ..RtPolicy::default() };
+    Ok(EngineConfig { period: cli.period_ms * 1e-3, clock, rt })
+}
+
+/// The engine a program runs on: the simulated base until robots exist.
+pub fn start_engine(config: EngineConfig) -> Result<Engine, String> {
+    let base = SimAxes::new(&[0.0; 6], config.period, 3.0);
+    Engine::start(config, Box::new(base))
+}
+
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    let level = match (cli.quiet, cli.verbose) {
+        (true, _) => "error",
+        (false, 0) => "warn",
+        (false, 1) => "info",
+        _ => "debug",
+    };
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level)).format_timestamp(None).init();
+    let config = match engine_config(&cli) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("morc: {e}");
+            return exit::USAGE;
+        }
+    };
+    match &cli.command {
+        Some(Command::Run { file, args }) => run_program(config, file, args),
+        Some(Command::Bench { what, seconds }) => bench::main(what, *seconds, &config),
+        None => {
+            eprintln!("morc: the REPL is not built yet; run a program: morc run examples/first_assembly.lua");
+            exit::USAGE
+        }
+    }
+}
+
+fn run_program(config: EngineConfig, file: &PathBuf, args: &[String]) -> i32 {
+    let engine = match start_engine(config) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("morc: {e}");
+            return exit::FAULT;
+        }
+    };
+    let result = (|| -> mlua::Result<()> {
+        let lua = crate::lua::new_state()?;
+        crate::lua::install(&lua, engine)?;
+        let arg = lua.create_sequence_from(args.iter().cloned())?;
+        arg.set(0, file.display().to_string())?;
+        lua.globals().set("arg", arg)?;
+        let code = std::fs::read_to_string(file).map_err(|e| mlua::Error::runtime(format!("cannot read {}: {e}", file.display())))?;
+        lua.load(code).set_name(format!("@{}", file.display())).exec()
+    })();
+    match result {
+        Ok(()) => exit::OK,
+        Err(e) => {
+            eprintln!("morc: {}", crate::components::lua_component::lua_error_text(&e));
+            exit::SCRIPT_ERROR
+        }
+    }
+}

@@ -1,0 +1,462 @@
+//! The Engine: one Coordinator thread, the only reader of the clock, cycles
+//! the base every period and steps the current assembly. Assemblies are
+//! prepared off the real-time path and switched in at a tick boundary.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use crossbeam_channel::{bounded, Receiver, Sender};
+
+use super::assembly::{plan, AssemblyError, AssemblySpec};
+use super::base::Base;
+use super::clock::{monotonic_ns, sleep_until, ClockKind};
+use super::component::{ComponentInfo, Step};
+use super::data::AssemblyData;
+use super::multirate::{ComponentReport, RunningAssembly};
+use super::rt::{self, RtPolicy};
+use super::stats::{Histogram, Summary};
+use super::value::Value;
+
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    /// Base period T in seconds: the bus cycle.
+    pub period: f64,
+    pub clock: ClockKind,
+    /// Scheduling of the Coordinator; Updaters run a few levels below it.
+    pub rt: RtPolicy,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig { period: 0.001, clock: ClockKind::Virtual, rt: RtPolicy::default() }
+    }
+}
+
+/// Timing of the Coordinator over one run (or the engine's life).
+#[derive(Clone, Default)]
+pub struct EngineStats {
+    /// Wall clock: how late the Coordinator woke after each deadline.
+    pub wake_latency: Histogram,
+    /// Time from wake-up to the end of the tick's work.
+    pub cycle: Histogram,
+    /// Ticks whose work ended after the next deadline (wall clock).
+    pub late_ticks: u64,
+    pub ticks: u64,
+}
+
+impl EngineStats {
+    fn reset(&mut self) {
+        self.wake_latency.reset();
+        self.cycle.reset();
+        self.late_ticks = 0;
+        self.ticks = 0;
+    }
+}
+
+/// Why a run ended.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// A component said it is done (reason names it), or the duration ran out ("duration").
+    Finished(String),
+    /// Something failed; the robot was taken to hold.
+    Fault(String),
+    /// The program (or Ctrl-C) cancelled it; the robot holds.
+    Cancelled,
+}
+
+impl Outcome {
+    pub fn is_ok(&self) -> bool {
+        matches!(self, Outcome::Finished(_))
+    }
+}
+
+/// What a run gives back to the program.
+#[derive(Clone)]
+pub struct RunResult {
+    pub assembly: String,
+    pub outcome: Outcome,
+    /// Base ticks the assembly ran.
+    pub ticks: u64,
+    /// The engine tick at which it was switched in.
+    pub start_tick: u64,
+    pub base_period: f64,
+    pub clock: ClockKind,
+    pub components: Vec<ComponentReport>,
+    pub engine: EngineSummary,
+    /// Assembly Data after the run, with the components' results.
+    pub data: AssemblyData,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct EngineSummary {
+    pub wake_latency: Summary,
+    pub cycle: Summary,
+    pub late_ticks: u64,
+    pub ticks: u64,
+}
+
+impl EngineStats {
+    pub fn summary(&self) -> EngineSummary {
+        EngineSummary {
+            wake_latency: self.wake_latency.summary(),
+            cycle: self.cycle.summary(),
+            late_ticks: self.late_ticks,
+            ticks: self.ticks,
+        }
+    }
+}
+
+impl RunResult {
+    /// A human report: outcome, timing of the engine and of each component.
+    pub fn report(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let outcome = match &self.outcome {
+            Outcome::Finished(r) => format!("finished ({r})"),
+            Outcome::Fault(m) => format!("FAULT: {m}"),
+            Outcome::Cancelled => "cancelled".into(),
+        };
+        let _ = writeln!(
+            s,
+            "assembly '{}' {outcome} after {} ticks = {:.3} s ({} clock, T = {} ms)",
+            self.assembly,
+            self.ticks,
+            self.ticks as f64 * self.base_period,
+            self.clock,
+            self.base_period * 1e3
+        );
+        if self.clock == ClockKind::Wall {
+            let _ = writeln!(s, "  wake-up latency  {}", self.engine.wake_latency);
+        }
+        let _ = writeln!(s, "  tick work        {}   late ticks {}", self.engine.cycle, self.engine.late_ticks);
+        let _ = writeln!(s, "  {:<16} {:<12} {:>5} {:>8} {:>10} {:>10} {:>10} {:>8}", "component", "kind", "every", "steps", "mean", "p99", "max", "overruns");
+        for c in &self.components {
+            let _ = writeln!(
+                s,
+                "  {:<16} {:<12} {:>5} {:>8} {:>10} {:>10} {:>10} {:>8}",
+                c.name,
+                c.kind,
+                c.every,
+                c.steps,
+                super::stats::human_ns(c.exec.mean),
+                super::stats::human_ns(c.exec.p99 as f64),
+                super::stats::human_ns(c.exec.max as f64),
+                c.overruns
+            );
+        }
+        s
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum EngineError {
+    Assembly(AssemblyError),
+    Busy(String),
+    Stopped(String),
+}
+
+impl std::fmt::Display for EngineError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EngineError::Assembly(e) => write!(f, "{e}"),
+            EngineError::Busy(name) => write!(f, "the engine is busy running '{name}': wait for it or cancel it first"),
+            EngineError::Stopped(why) => write!(f, "the engine has stopped: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for EngineError {}
+
+impl From<AssemblyError> for EngineError {
+    fn from(e: AssemblyError) -> Self {
+        EngineError::Assembly(e)
+    }
+}
+
+/// A run handed to the Coordinator, with room preallocated for its report.
+struct Job {
+    assembly: RunningAssembly,
+    stats: EngineStats,
+    outcome: Option<Step>,
+    start_tick: u64,
+    data: AssemblyData,
+}
+
+enum Command {
+    Run(Box<Job>),
+    Stop,
+}
+
+/// State shared between the Coordinator and the program's side.
+struct Shared {
+    tick: AtomicU64,
+    cancel: AtomicBool,
+}
+
+pub struct Engine {
+    config: EngineConfig,
+    base_name: String,
+    base_info: ComponentInfo,
+    commands: Sender<Command>,
+    finished: Receiver<Box<Job>>,
+    shared: Arc<Shared>,
+    coordinator: Option<JoinHandle<Box<dyn Base>>>,
+    running: Option<String>,
+}
+
+/// A run in progress; [`Engine::wait`] returns its result.
+pub struct RunHandle {
+    name: String,
+}
+
+impl Engine {
+    /// Starts the Coordinator, cycling `base` (holding) until told otherwise.
+    pub fn start(config: EngineConfig, base: Box<dyn Base>) -> Result<Engine, String> {
+        if !(config.period.is_finite() && config.period >= 1e-6 && config.period <= 1.0) {
+            return Err(format!("base period must be between 1 µs and 1 s, got {} s", config.period));
+        }
+        let base_name = base.name().to_string();
+        let base_info = base.info().clone();
+        let (cmd_tx, cmd_rx) = bounded(1);
+        let (done_tx, done_rx) = bounded(1);
+        let shared = Arc::new(Shared { tick: AtomicU64::new(0), cancel: AtomicBool::new(false) });
+        let coordinator = Coordinator::new(config.clone(), base, cmd_rx, done_tx, shared.clone());
+        let handle = std::thread::Builder::new()
+            .name("morc-coordinator".into())
+            .spawn(move || coordinator.run())
+            .map_err(|e| format!("cannot start the Coordinator thread: {e}"))?;
+        Ok(Engine {
+            config,
+            base_name,
+            base_info,
+            commands: cmd_tx,
+            finished: done_rx,
+            shared,
+            coordinator: Some(handle),
+            running: None,
+        })
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+    pub fn base_name(&self) -> &str {
+        &self.base_name
+    }
+    pub fn base_info(&self) -> &ComponentInfo {
+        &self.base_info
+    }
+    /// The Coordinator's tick count.
+    pub fn tick(&self) -> u64 {
+        self.shared.tick.load(Ordering::Relaxed)
+    }
+    pub fn is_running(&self) -> bool {
+        self.running.is_some()
+    }
+
+    /// Validates and prepares `spec` (instantiate, initialise, start its
+    /// Updaters) while the base keeps cycling, then switches it in at the
+    /// next tick boundary.
+    pub fn start_run(&mut self, spec: &AssemblySpec, data: &AssemblyData) -> Result<RunHandle, EngineError> {
+        if let Some(name) = &self.running {
+            return Err(EngineError::Busy(name.clone()));
+        }
+        let plan = plan(spec, &self.base_name, &self.base_info, self.config.period, data)?;
+        let assembly = RunningAssembly::new(plan, &self.base_info, self.config.period, data, self.config.rt.below(5))?;
+        let job = Box::new(Job { assembly, stats: EngineStats::default(), outcome: None, start_tick: 0, data: data.clone() });
+        self.shared.cancel.store(false, Ordering::Relaxed);
+        self.commands
+            .send(Command::Run(job))
+            .map_err(|_| EngineError::Stopped("the Coordinator thread is gone".into()))?;
+        self.running = Some(spec.name.clone());
+        Ok(RunHandle { name: spec.name.clone() })
+    }
+
+    /// Waits for the run to end; terminates its components off the
+    /// real-time path and reports.
+    pub fn wait(&mut self, handle: RunHandle) -> Result<RunResult, EngineError> {
+        let job = self.finished.recv().map_err(|_| EngineError::Stopped(format!("the Coordinator ended during '{}'", handle.name)))?;
+        self.running = None;
+        let Job { assembly, stats, outcome, start_tick, mut data } = *job;
+        let ticks = assembly.tick;
+        let name = assembly.name.clone();
+        let components = assembly.finish(&mut data);
+        let outcome = match outcome {
+            Some(Step::Finish(reason)) => Outcome::Finished(reason),
+            Some(Step::Fault(m)) => Outcome::Fault(m),
+            _ => Outcome::Cancelled,
+        };
+        Ok(RunResult {
+            assembly: name,
+            outcome,
+            ticks,
+            start_tick,
+            base_period: self.config.period,
+            clock: self.config.clock,
+            components,
+            engine: stats.summary(),
+            data,
+        })
+    }
+
+    /// Prepares, runs and waits for `spec`.
+    pub fn run(&mut self, spec: &AssemblySpec, data: &AssemblyData) -> Result<RunResult, EngineError> {
+        let handle = self.start_run(spec, data)?;
+        self.wait(handle)
+    }
+
+    /// Asks the running assembly to stop at the next tick; the robot holds.
+    /// Safe to call from any thread (e.g. a Ctrl-C handler) via [`Engine::canceller`].
+    pub fn cancel(&self) {
+        self.shared.cancel.store(true, Ordering::Relaxed);
+    }
+
+    /// A handle that cancels the current run from another thread.
+    pub fn canceller(&self) -> Canceller {
+        Canceller(self.shared.clone())
+    }
+
+    /// Stops the Coordinator and gives the base back.
+    pub fn stop(mut self) -> Option<Box<dyn Base>> {
+        self.shutdown()
+    }
+
+    fn shutdown(&mut self) -> Option<Box<dyn Base>> {
+        if self.running.is_some() {
+            self.cancel();
+            let _ = self.finished.recv();
+            self.running = None;
+        }
+        let _ = self.commands.send(Command::Stop);
+        self.coordinator.take().and_then(|h| h.join().ok())
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// Cancels the current run of an engine from any thread.
+#[derive(Clone)]
+pub struct Canceller(Arc<Shared>);
+
+impl Canceller {
+    pub fn cancel(&self) {
+        self.0.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+struct Coordinator {
+    config: EngineConfig,
+    period_ns: u64,
+    base: Box<dyn Base>,
+    base_outputs: Vec<Value>,
+    commands: Receiver<Command>,
+    finished: Sender<Box<Job>>,
+    shared: Arc<Shared>,
+    current: Option<Box<Job>>,
+    tick: u64,
+}
+
+impl Coordinator {
+    fn new(config: EngineConfig, base: Box<dyn Base>, commands: Receiver<Command>, finished: Sender<Box<Job>>, shared: Arc<Shared>) -> Self {
+        let base_outputs = base.info().outputs.iter().map(|p| Value::zero(p.ty)).collect();
+        let period_ns = (config.period * 1e9).round() as u64;
+        Coordinator { config, period_ns, base, base_outputs, commands, finished, shared, current: None, tick: 0 }
+    }
+
+    fn run(mut self) -> Box<dyn Base> {
+        if self.config.clock == ClockKind::Wall {
+            rt::lock_memory();
+        }
+        rt::apply_to_current_thread(self.config.rt, "coordinator");
+        let mut deadline = monotonic_ns() + self.period_ns;
+        loop {
+            // Commands arrive between ticks: a switch happens at a tick boundary.
+            let idle_virtual = self.current.is_none() && self.config.clock == ClockKind::Virtual;
+            let command = if idle_virtual {
+                // Virtual time stands still while there is nothing to run.
+                self.commands.recv().ok().or(Some(Command::Stop))
+            } else {
+                self.commands.try_recv().ok()
+            };
+            match command {
+                Some(Command::Stop) => break,
+                Some(Command::Run(mut job)) => {
+                    job.start_tick = self.tick;
+                    job.stats.reset();
+                    self.current = Some(job);
+                }
+                None => {}
+            }
+            let woke = if self.config.clock == ClockKind::Wall {
+                sleep_until(deadline);
+                let now = monotonic_ns();
+                if let Some(job) = &mut self.current {
+                    job.stats.wake_latency.record(now.saturating_sub(deadline));
+                }
+                now
+            } else {
+                monotonic_ns()
+            };
+            self.tick_once();
+            let end = monotonic_ns();
+            deadline += self.period_ns;
+            if let Some(job) = &mut self.current {
+                job.stats.cycle.record(end.saturating_sub(woke));
+                job.stats.ticks += 1;
+                if self.config.clock == ClockKind::Wall && end > deadline {
+                    job.stats.late_ticks += 1;
+                }
+                if job.outcome.is_some() {
+                    let job = self.current.take().expect("current job");
+                    if self.finished.send(job).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+        self.base
+    }
+
+    /// One tick: sense, step the assembly, actuate (or hold).
+    fn tick_once(&mut self) {
+        let tick = self.tick;
+        let sensed = self.base.sense(tick, &mut self.base_outputs);
+        let mut hold = true;
+        if let Some(job) = &mut self.current {
+            let shared = &self.shared;
+            let cancelled = || shared.cancel.load(Ordering::Relaxed);
+            let step = if let Step::Fault(m) = sensed {
+                Step::Fault(format!("{}: {m}", self.base.name()))
+            } else if cancelled() {
+                Step::Fault(String::new()) // marked as cancelled below
+            } else {
+                job.assembly.step(&self.base_outputs, self.config.clock, &cancelled)
+            };
+            match step {
+                Step::Continue => hold = false,
+                Step::Finish(reason) => {
+                    // The last commands of a finished assembly still go out.
+                    hold = false;
+                    job.outcome = Some(Step::Finish(reason));
+                }
+                Step::Fault(m) if m.is_empty() => job.outcome = Some(Step::Continue),
+                Step::Fault(m) => job.outcome = Some(Step::Fault(m)),
+            }
+            let commands = if hold { None } else { Some(job.assembly.commands()) };
+            if let Step::Fault(m) = self.base.actuate(tick, commands) {
+                if job.outcome.is_none() || matches!(job.outcome, Some(Step::Finish(_))) {
+                    job.outcome = Some(Step::Fault(format!("{}: {m}", self.base.name())));
+                }
+            }
+        } else {
+            let _ = self.base.actuate(tick, None);
+        }
+        self.tick += 1;
+        self.shared.tick.store(self.tick, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,474 @@
+//! The running assembly: itself a component to the Engine, coordinator of
+//! its own components across rates.
+//!
+//! Within tick n (the Coordinator's, one base period T):
+//! 1. slower tasks due at n hand back their results, which are *published*
+//!    (logical execution time: released at m, visible at m + k);
+//! 2. the base-rate task reads the base's measurements and published values,
+//!    and steps its components in data-flow order (same tick);
+//! 3. slower tasks with n mod k = 0 are released with a snapshot of what is
+//!    published now, to run on their Updater threads;
+//! 4. the base's commands are gathered.
+//! Nothing here allocates after [`RunningAssembly::new`].
+
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TryRecvError};
+
+use super::assembly::{AssemblyError, OverrunPolicy, Plan, PlanSource};
+use super::clock::ClockKind;
+use super::component::{AssemblyResults, ComponentInfo, InitContext, Step};
+use super::data::AssemblyData;
+use super::rt::RtPolicy;
+use super::stats::Summary;
+use super::task::{updater_loop, Binding, Slot, Source, Task};
+use super::value::Value;
+
+/// A published output: task slot `slot`'s output `port` goes to `published[index]`.
+#[derive(Clone, Copy)]
+struct Export {
+    slot: usize,
+    port: usize,
+    index: usize,
+}
+
+/// How a task connects to the published table.
+struct TaskIo {
+    /// `externals[i]` ← `published[imports[i]]`.
+    imports: Vec<usize>,
+    exports: Vec<Export>,
+}
+
+impl TaskIo {
+    fn import(&self, task: &mut Task, published: &[Value]) {
+        for (e, &p) in task.externals.iter_mut().zip(&self.imports) {
+            e.copy_from(&published[p]);
+        }
+    }
+    fn publish(&self, task: &Task, published: &mut [Value]) {
+        for e in &self.exports {
+            published[e.index].copy_from(&task.slots[e.slot].outputs[e.port]);
+        }
+    }
+}
+
+/// A slower task and the Updater thread it runs on.
+struct ThreadedTask {
+    every: u64,
+    /// The task while it is at home; `None` while its Updater has it.
+    task: Option<Box<Task>>,
+    io: TaskIo,
+    jobs: Option<Sender<Box<Task>>>,
+    done: Receiver<Box<Task>>,
+    thread: Option<JoinHandle<()>>,
+    /// The tick at which the task in flight must be back.
+    due: u64,
+    overruns: u64,
+    /// Overrun already counted for the task in flight.
+    late: bool,
+}
+
+/// An assembly ready to run or running.
+pub struct RunningAssembly {
+    pub(crate) name: String,
+    base_period: f64,
+    base_outputs: usize,
+    inline: Box<Task>,
+    inline_io: TaskIo,
+    threaded: Vec<ThreadedTask>,
+    published: Vec<Value>,
+    /// Base input port ← published index.
+    base_commands: Vec<(usize, usize)>,
+    commands: Vec<Value>,
+    /// Which base inputs this assembly drives (others keep their hold value).
+    pub(crate) tick: u64,
+    duration_ticks: Option<u64>,
+    overrun: OverrunPolicy,
+    /// A finish requested by a component, kept until the end of the tick.
+    pending_finish: Option<String>,
+}
+
+/// Per-component timing after a run.
+#[derive(Clone, Debug)]
+pub struct ComponentReport {
+    pub name: String,
+    pub kind: String,
+    pub every: u32,
+    pub steps: u64,
+    pub exec: Summary,
+    pub overruns: u64,
+}
+
+impl RunningAssembly {
+    /// Initialises the planned components (in data-flow order), lays out
+    /// every buffer and starts the Updater threads. Off the real-time path.
+    pub fn new(
+        mut plan: Plan,
+        base: &ComponentInfo,
+        base_period: f64,
+        data: &AssemblyData,
+        policy: RtPolicy,
+    ) -> Result<RunningAssembly, AssemblyError> {
+        let n = plan.components.len();
+        // Initialise in data-flow order: initial outputs exist before readers start.
+        let mut outputs: Vec<Vec<Value>> = plan
+            .components
+            .iter()
+            .map(|c| c.component.info().outputs.iter().map(|p| Value::zero(p.ty)).collect())
+            .collect();
+        for &i in &plan.order {
+            let c = &mut plan.components[i];
+            let ctx = InitContext {
+                name: &c.name,
+                period: f64::from(c.every) * base_period,
+                base_period,
+                data,
+            };
+            c.component.initialize(&ctx, &mut outputs[i]).map_err(|e| AssemblyError {
+                message: format!("{}: component '{}' ({}) failed to initialise: {e}", c.origin, c.name, c.kind),
+            })?;
+        }
+
+        // Published table: base outputs first, then every output read across tasks.
+        let mut published: Vec<Value> = base.outputs.iter().map(|p| Value::zero(p.ty)).collect();
+        let base_outputs = published.len();
+        let mut published_index: Vec<Vec<Option<usize>>> = outputs.iter().map(|o| vec![None; o.len()]).collect();
+        let mut publish = |ci: usize, port: usize, published: &mut Vec<Value>| -> usize {
+            *published_index[ci][port].get_or_insert_with(|| {
+                published.push(outputs[ci][port].clone());
+                published.len() - 1
+            })
+        };
+
+        // Which task (by rate) each component is in, and its slot there.
+        let mut rates: Vec<u32> = plan.components.iter().map(|c| c.every).collect();
+        rates.sort_unstable();
+        rates.dedup();
+        if rates.first() != Some(&1) {
+            rates.insert(0, 1); // the inline task always exists, possibly empty
+        }
+        let task_of = |every: u32| rates.iter().position(|&r| r == every).expect("rate listed");
+        let mut slot_of = vec![(0usize, 0usize); n];
+        let mut members: Vec<Vec<usize>> = vec![Vec::new(); rates.len()];
+        for &i in &plan.order {
+            let t = task_of(plan.components[i].every);
+            slot_of[i] = (t, members[t].len());
+            members[t].push(i);
+        }
+
+        let mut base_commands = Vec::new();
+        for &(bp, ci, port) in &plan.base_commands {
+            base_commands.push((bp, publish(ci, port, &mut published)));
+        }
+
+        struct Layout {
+            slots_bindings: Vec<Vec<Binding>>,
+            imports: Vec<usize>,
+            delay_sources: Vec<Source>,
+            exports: Vec<Export>,
+        }
+        let mut layouts: Vec<Layout> = Vec::new();
+        for (t, member) in members.iter().enumerate() {
+            let mut layout = Layout { slots_bindings: Vec::new(), imports: Vec::new(), delay_sources: Vec::new(), exports: Vec::new() };
+            for &ci in member {
+                let mut bindings = Vec::new();
+                for input in &plan.components[ci].inputs {
+                    let direct = match input.source {
+                        PlanSource::Component { index, port } if slot_of[index].0 == t => Source::Local { slot: slot_of[index].1, port },
+                        PlanSource::Component { index, port } => {
+                            let p = publish(index, port, &mut published);
+                            Source::External(import_slot(&mut layout.imports, p))
+                        }
+                        PlanSource::Base { port } => Source::External(import_slot(&mut layout.imports, port)),
+                    };
+                    let source = if input.delay {
+                        layout.delay_sources.push(direct);
+                        Source::Delayed(layout.delay_sources.len() - 1)
+                    } else {
+                        direct
+                    };
+                    bindings.push(Binding { input: input.port, source });
+                }
+                layout.slots_bindings.push(bindings);
+            }
+            layouts.push(layout);
+        }
+        // Exports: every published component output, from the task that owns it.
+        for (ci, ports) in published_index.iter().enumerate() {
+            for (port, index) in ports.iter().enumerate() {
+                if let Some(index) = *index {
+                    let (t, slot) = slot_of[ci];
+                    layouts[t].exports.push(Export { slot, port, index });
+                }
+            }
+        }
+
+        // Build the tasks, moving components into their slots.
+        let mut components: Vec<Option<_>> = plan.components.into_iter().map(Some).collect();
+        let mut outputs: Vec<Option<Vec<Value>>> = outputs.into_iter().map(Some).collect();
+        let mut inline = None;
+        let mut inline_io = None;
+        let mut threaded = Vec::new();
+        for (t, (member, layout)) in members.iter().zip(layouts).enumerate() {
+            let every = rates[t];
+            let mut slots = Vec::with_capacity(member.len());
+            for (&ci, bindings) in member.iter().zip(layout.slots_bindings) {
+                let c = components[ci].take().expect("each component placed once");
+                let inputs = c.component.info().inputs.iter().map(|p| Value::zero(p.ty)).collect();
+                slots.push(Slot {
+                    name: c.name,
+                    kind: c.kind,
+                    component: c.component,
+                    inputs,
+                    outputs: outputs[ci].take().expect("outputs placed once"),
+                    bindings,
+                    exec: Default::default(),
+                });
+            }
+            let externals: Vec<Value> = layout.imports.iter().map(|&p| published[p].clone()).collect();
+            let delays = layout
+                .delay_sources
+                .iter()
+                .map(|s| match *s {
+                    Source::Local { slot, port } => slots[slot].outputs[port].clone(),
+                    Source::External(e) => externals[e].clone(),
+                    Source::Delayed(_) => unreachable!("a delay reads a direct source"),
+                })
+                .collect();
+            let task = Box::new(Task {
+                every,
+                period: f64::from(every) * base_period,
+                steps: 0,
+                slots,
+                externals,
+                delays,
+                delay_sources: layout.delay_sources,
+                outcome: Step::Continue,
+            });
+            let io = TaskIo { imports: layout.imports, exports: layout.exports };
+            if t == 0 {
+                inline = Some(task);
+                inline_io = Some(io);
+            } else {
+                let (jobs_tx, jobs_rx) = bounded::<Box<Task>>(1);
+                let (done_tx, done_rx) = bounded::<Box<Task>>(1);
+                let name = format!("morc-updater-{every}");
+                let thread = std::thread::Builder::new()
+                    .name(name)
+                    .spawn(move || updater_loop(jobs_rx, done_tx, policy))
+                    .map_err(|e| AssemblyError { message: format!("cannot start an Updater thread: {e}") })?;
+                threaded.push(ThreadedTask {
+                    every: u64::from(every),
+                    task: Some(task),
+                    io,
+                    jobs: Some(jobs_tx),
+                    done: done_rx,
+                    thread: Some(thread),
+                    due: 0,
+                    overruns: 0,
+                    late: false,
+                });
+            }
+        }
+        let commands = base.inputs.iter().map(|p| Value::zero(p.ty)).collect();
+        Ok(RunningAssembly {
+            name: plan.name,
+            base_period,
+            base_outputs,
+            inline: inline.expect("inline task exists"),
+            inline_io: inline_io.expect("inline task exists"),
+            threaded,
+            published,
+            base_commands,
+            commands,
+            tick: 0,
+            duration_ticks: plan.duration_ticks,
+            overrun: plan.overrun,
+            pending_finish: None,
+        })
+    }
+
+    /// The base's command inputs as of the last tick.
+    pub fn commands(&self) -> &[Value] {
+        &self.commands
+    }
+
+    /// Which base inputs this assembly drives.
+    pub fn drives_base_input(&self, port: usize) -> bool {
+        self.base_commands.iter().any(|&(bp, _)| bp == port)
+    }
+
+    /// One base tick. `base_outputs` are the base's measurements of this
+    /// tick. With the virtual clock, waits for slower tasks that are due;
+    /// with the wall clock, a task not back by its deadline is an overrun.
+    /// `cancelled` is polled while waiting, so a hung task can be abandoned.
+    pub fn step(&mut self, base_outputs: &[Value], clock: ClockKind, cancelled: &dyn Fn() -> bool) -> Step {
+        let n = self.tick;
+        // 1. Slower tasks due now publish what they computed.
+        for t in &mut self.threaded {
+            if t.task.is_some() || t.due > n {
+                continue;
+            }
+            let returned = match clock {
+                ClockKind::Virtual => loop {
+                    match t.done.recv_timeout(Duration::from_millis(50)) {
+                        Ok(task) => break Ok(task),
+                        Err(RecvTimeoutError::Timeout) if !cancelled() => continue,
+                        Err(RecvTimeoutError::Timeout) => return Step::Fault("cancelled while a slower component was still computing".into()),
+                        Err(RecvTimeoutError::Disconnected) => break Err(TryRecvError::Disconnected),
+                    }
+                },
+                ClockKind::Wall => t.done.try_recv(),
+            };
+            match returned {
+                Ok(task) => {
+                    t.io.publish(&task, &mut self.published);
+                    let outcome = std::mem::replace(&mut t.task.insert(task).outcome, Step::Continue);
+                    t.late = false;
+                    match outcome {
+                        Step::Continue => {}
+                        Step::Finish(reason) => {
+                            self.pending_finish.get_or_insert(reason);
+                        }
+                        fault @ Step::Fault(_) => return fault,
+                    }
+                }
+                Err(TryRecvError::Empty) => {
+                    if !t.late {
+                        t.late = true;
+                        t.overruns += 1;
+                        if self.overrun == OverrunPolicy::Fault {
+                            return Step::Fault(format!(
+                                "overrun: the components running every {} ticks ({} s) were not done by their deadline at tick {n}",
+                                t.every,
+                                t.every as f64 * self.base_period
+                            ));
+                        }
+                    }
+                }
+                Err(TryRecvError::Disconnected) => {
+                    return Step::Fault(format!("the Updater thread of the components running every {} ticks stopped", t.every));
+                }
+            }
+        }
+
+        // 2.–3. Base measurements, then the base-rate components in data-flow order.
+        for (p, v) in self.published[..self.base_outputs].iter_mut().zip(base_outputs) {
+            p.copy_from(v);
+        }
+        self.inline_io.import(&mut self.inline, &self.published);
+        match self.inline.run() {
+            Step::Continue => {}
+            Step::Finish(reason) => {
+                self.pending_finish.get_or_insert(reason);
+            }
+            fault @ Step::Fault(_) => return fault,
+        }
+        self.inline_io.publish(&self.inline, &mut self.published);
+
+        // 4. Release slower tasks whose period starts now.
+        for t in &mut self.threaded {
+            if n % t.every != 0 {
+                continue;
+            }
+            let Some(mut task) = t.task.take() else {
+                continue; // still busy with an overrun: skip this release
+            };
+            t.io.import(&mut task, &self.published);
+            t.due = n + t.every;
+            let sent = t.jobs.as_ref().map(|jobs| jobs.try_send(task));
+            match sent {
+                Some(Ok(())) => {}
+                Some(Err(e)) => {
+                    t.task = Some(e.into_inner());
+                    return Step::Fault(format!("could not hand work to the Updater thread of the components running every {} ticks", t.every));
+                }
+                None => unreachable!("jobs channel lives until teardown"),
+            }
+        }
+
+        for &(bp, pi) in &self.base_commands {
+            self.commands[bp].copy_from(&self.published[pi]);
+        }
+        self.tick += 1;
+        if let Some(reason) = self.pending_finish.take() {
+            return Step::Finish(reason);
+        }
+        if self.duration_ticks.is_some_and(|d| self.tick >= d) {
+            return Step::Finish("duration".into());
+        }
+        Step::Continue
+    }
+
+    /// Waits for tasks in flight, stops the Updater threads, terminates every
+    /// component (results into `data`) and reports timing. Off the real-time path.
+    pub fn finish(mut self, data: &mut AssemblyData) -> Vec<ComponentReport> {
+        let mut tasks: Vec<(Box<Task>, u64)> = Vec::new();
+        for t in &mut self.threaded {
+            let task = match t.task.take() {
+                Some(task) => Some(task),
+                None => t.done.recv().ok(),
+            };
+            t.jobs = None; // hang up: the Updater thread ends
+            if let Some(handle) = t.thread.take() {
+                let _ = handle.join();
+            }
+            if let Some(task) = task {
+                tasks.push((task, t.overruns));
+            }
+        }
+        let inline = std::mem::replace(&mut self.inline, Box::new(empty_task()));
+        tasks.insert(0, (inline, 0));
+        let mut reports = Vec::new();
+        for (mut task, overruns) in tasks {
+            for slot in &mut task.slots {
+                let mut results = AssemblyResults { prefix: &slot.name, data };
+                slot.component.terminate(&mut results);
+                reports.push(ComponentReport {
+                    name: slot.name.clone(),
+                    kind: slot.kind.clone(),
+                    every: task.every,
+                    steps: task.steps,
+                    exec: slot.exec.summary(),
+                    overruns,
+                });
+            }
+        }
+        reports
+    }
+}
+
+impl Drop for RunningAssembly {
+    fn drop(&mut self) {
+        for t in &mut self.threaded {
+            t.jobs = None;
+            if let Some(handle) = t.thread.take() {
+                // The Updater ends once it has handed back what it holds.
+                let _ = t.done.recv();
+                let _ = handle.join();
+            }
+        }
+    }
+}
+
+fn empty_task() -> Task {
+    Task {
+        every: 1,
+        period: 0.0,
+        steps: 0,
+        slots: Vec::new(),
+        externals: Vec::new(),
+        delays: Vec::new(),
+        delay_sources: Vec::new(),
+        outcome: Step::Continue,
+    }
+}
+
+/// The index in `imports` of published value `p`, adding it once.
+fn import_slot(imports: &mut Vec<usize>, p: usize) -> usize {
+    imports.iter().position(|&q| q == p).unwrap_or_else(|| {
+        imports.push(p);
+        imports.len() - 1
+    })
+}

@@ -1,0 +1,112 @@
+//! A task: the components of one rate, stepped in data-flow order on one
+//! thread (the Coordinator's for the base rate, an Updater's otherwise).
+//! Everything a step touches is preallocated here.
+
+use crossbeam_channel::{Receiver, Sender};
+
+use super::clock::monotonic_ns;
+use super::component::{Component, Step, StepContext};
+use super::rt::{self, RtPolicy};
+use super::stats::Histogram;
+use super::value::Value;
+
+/// Where an input of a slot is copied from before the slot steps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// An output of an earlier slot of this task, this very step.
+    Local { slot: usize, port: usize },
+    /// A value imported from outside the task at its release.
+    External(usize),
+    /// The task's copy of a value as it was at the end of its previous step.
+    Delayed(usize),
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Binding {
+    pub input: usize,
+    pub source: Source,
+}
+
+/// One component in its task, with its port buffers and timing.
+pub(crate) struct Slot {
+    pub name: String,
+    pub kind: String,
+    pub component: Box<dyn Component>,
+    pub inputs: Vec<Value>,
+    pub outputs: Vec<Value>,
+    pub bindings: Vec<Binding>,
+    pub exec: Histogram,
+}
+
+pub(crate) struct Task {
+    pub every: u32,
+    /// The sample period of this task's components, in seconds.
+    pub period: f64,
+    /// How many steps the task has made.
+    pub steps: u64,
+    pub slots: Vec<Slot>,
+    /// Values from outside (base, other tasks), filled at release.
+    pub externals: Vec<Value>,
+    /// Delayed values and where they are latched from at the end of a step.
+    pub delays: Vec<Value>,
+    pub delay_sources: Vec<Source>,
+    /// What the last step asked for (read by the Coordinator on return).
+    pub outcome: Step,
+}
+
+impl Task {
+    /// Steps every slot once, in order. Stops at the first fault; a finish
+    /// request lets the rest of the step complete.
+    pub fn run(&mut self) -> Step {
+        let ctx = StepContext { step: self.steps, time: self.steps as f64 * self.period, period: self.period };
+        let mut outcome = Step::Continue;
+        for i in 0..self.slots.len() {
+            let (before, rest) = self.slots.split_at_mut(i);
+            let slot = &mut rest[0];
+            for b in &slot.bindings {
+                let value = match b.source {
+                    Source::Local { slot, port } => &before[slot].outputs[port],
+                    Source::External(e) => &self.externals[e],
+                    Source::Delayed(d) => &self.delays[d],
+                };
+                slot.inputs[b.input].copy_from(value);
+            }
+            let start = monotonic_ns();
+            let step = slot.component.step(&ctx, &slot.inputs, &mut slot.outputs);
+            slot.exec.record(monotonic_ns().saturating_sub(start));
+            match step {
+                Step::Continue => {}
+                Step::Finish(reason) => {
+                    if outcome == Step::Continue {
+                        outcome = Step::Finish(format!("{}: {reason}", slot.name));
+                    }
+                }
+                Step::Fault(message) => {
+                    outcome = Step::Fault(format!("component '{}' ({}) at t = {} s: {message}", slot.name, slot.kind, ctx.time));
+                    break;
+                }
+            }
+        }
+        for (d, source) in self.delays.iter_mut().zip(&self.delay_sources) {
+            match *source {
+                Source::Local { slot, port } => d.copy_from(&self.slots[slot].outputs[port]),
+                Source::External(e) => d.copy_from(&self.externals[e]),
+                Source::Delayed(_) => {}
+            }
+        }
+        self.steps += 1;
+        outcome
+    }
+}
+
+/// The Updater thread's loop: receive a task, step it, hand it back.
+/// Ends when the Coordinator side hangs up.
+pub(crate) fn updater_loop(jobs: Receiver<Box<Task>>, done: Sender<Box<Task>>, policy: RtPolicy) {
+    rt::apply_to_current_thread(policy, "updater");
+    while let Ok(mut task) = jobs.recv() {
+        task.outcome = task.run();
+        if done.send(task).is_err() {
+            break;
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! `morc.assembly "name"`: describing an assembly from Lua.
+
+use std::sync::Arc;
+
+use mlua::{AnyUserData, Table, UserData, UserDataFields, UserDataMethods};
+
+use super::convert::to_value;
+use super::origin::caller;
+use crate::components::lua_component::{LuaComponent, LuaComponentDef};
+use crate::kernel::assembly::{AssemblySpec, ComponentSpec, ConnectionSpec, Factory, OverrunPolicy};
+use crate::kernel::component::Component;
+
+/// A Lua component kind made by `morc.component { … }`.
+#[derive(Clone)]
+pub struct LuaKind(pub Arc<LuaComponentDef>);
+
+impl UserData for LuaKind {
+    fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
+        fields.add_field_method_get("name", |_, this| Ok(this.0.kind.clone()));
+        fields.add_field_method_get("doc", |_, this| Ok(this.0.doc.clone()));
+    }
+    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
+        methods.add_meta_method("__tostring", |_, this, ()| Ok(format!("lua component kind '{}'", this.0.kind)));
+    }
+}
+
+pub struct LuaAssembly(pub AssemblySpec);
+
+/// Resolves what `a:add` was given as kind into a factory.
+fn factory_for(kind: &mlua::Value) -> mlua::Result<(String, Factory)> {
+    match kind {
+        mlua::Value::String(s) => {
+            let name = s.to_str()?.to_string();
+            if crate::components::create(&name).is_none() {
+                let known: Vec<&str> = crate::components::kinds().iter().map(|k| k.name).collect();
+                return Err(mlua::Error::runtime(format!("unknown component kind '{name}' (native kinds: {})", known.join(", "))));
+            }
+            let n = name.clone();
+            let factory: Factory = Arc::new(move || crate::components::create(&n).ok_or_else(|| format!("unknown kind '{n}'")));
+            Ok((name, factory))
+        }
+        mlua::Value::UserData(ud) if ud.is::<LuaKind>() => {
+            let def = ud.borrow::<LuaKind>()?.0.clone();
+            let name = def.kind.clone();
+            let factory: Factory = Arc::new(move || Ok(Box::new(LuaComponent::new(def.clone())) as Box<dyn Component>));
+            Ok((name, factory))
+        }
+        other => Err(mlua::Error::runtime(format!(
+            "a component kind is a name (\"gain\") or a kind made with morc.component{{…}}, got a {}",
+            other.type_name()
+        ))),
+    }
+}
+
+impl UserData for LuaAssembly {
+    fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
+        fields.add_field_method_get("name", |_, this| Ok(this.0.name.clone()));
+        fields.add_field_method_get("duration", |_, this| Ok(this.0.duration));
+        fields.add_field_method_set("duration", |_, this, d: Option<f64>| {
+            this.0.duration = d;
+            Ok(())
+        });
+        fields.add_field_method_get("overrun", |_, this| {
+            Ok(match this.0.overrun {
+                OverrunPolicy::Warn => "warn",
+                OverrunPolicy::Fault => "fault",
+            })
+        });
+        fields.add_field_method_set("overrun", |_, this, p: String| {
+            this.0.overrun = parse_overrun(&p)?;
+            Ok(())
+        });
+    }
+
+    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
+        methods.add_function("add", |lua, (ud, name, kind, opts): (AnyUserData, String, mlua::Value, Option<Table>)| {
+            let origin = caller(lua);
+            let (kind_name, factory) = factory_for(&kind).map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))?;
+            let mut every = 1u32;
+            let mut period = None;
+            let mut params = Vec::new();
+            if let Some(opts) = opts {
+                for pair in opts.pairs::<String, mlua::Value>() {
+                    let (k, v) = pair?;
+                    match k.as_str() {
+                        "every" => match v {
+                            mlua::Value::Integer(i) if i >= 1 && i <= i64::from(u32::MAX) => every = i as u32,
+                            _ => return Err(mlua::Error::runtime(format!("{origin}: 'every' of '{name}' must be a whole number ≥ 1 of base periods"))),
+                        },
+                        "period" => match v {
+                            mlua::Value::Number(x) => period = Some(x),
+                            mlua::Value::Integer(i) => period = Some(i as f64),
+                            _ => return Err(mlua::Error::runtime(format!("{origin}: 'period' of '{name}' must be a number of seconds"))),
+                        },
+                        _ => params.push((k.clone(), to_value(&v, &format!("{name}.{k}"))?)),
+                    }
+                }
+            }
+            // Check parameter names and types now, so the error points at this line.
+            let mut probe = factory().map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))?;
+            for (p, v) in &params {
+                probe.set_parameter(p, v).map_err(|e| mlua::Error::runtime(format!("{origin}: component '{name}': {e}")))?;
+            }
+            let mut this = ud.borrow_mut::<LuaAssembly>()?;
+            if this.0.components.iter().any(|c| c.name == name) {
+                return Err(mlua::Error::runtime(format!("{origin}: a component named '{name}' is already in assembly '{}'", this.0.name)));
+            }
+            this.0.components.push(ComponentSpec { name, kind: kind_name, factory, every, period, params, origin });
+            drop(this);
+            Ok(ud)
+        });
+
+        methods.add_function("connect", |lua, (ud, from, to, opts): (AnyUserData, String, String, Option<Table>)| {
+            let origin = caller(lua);
+            let delay = match &opts {
+                Some(t) => t.get::<Option<bool>>("delay")?.unwrap_or(false),
+                None => false,
+            };
+            ud.borrow_mut::<LuaAssembly>()?.0.connections.push(ConnectionSpec { from, to, delay, origin });
+            Ok(ud)
+        });
+
+        methods.add_method("components", |lua, this, ()| {
+            let t = lua.create_table()?;
+            for c in &this.0.components {
+                let e = lua.create_table()?;
+                e.set("name", c.name.as_str())?;
+                e.set("kind", c.kind.as_str())?;
+                e.set("every", c.every)?;
+                e.set("period", c.period)?;
+                t.push(e)?;
+            }
+            Ok(t)
+        });
+
+        methods.add_meta_method("__tostring", |_, this, ()| Ok(describe(&this.0)));
+    }
+}
+
+pub fn parse_overrun(p: &str) -> mlua::Result<OverrunPolicy> {
+    match p {
+        "warn" => Ok(OverrunPolicy::Warn),
+        "fault" => Ok(OverrunPolicy::Fault),
+        other => Err(mlua::Error::runtime(format!("overrun policy '{other}': use \"warn\" or \"fault\""))),
+    }
+}
+
+/// A one-screen description of an assembly.
+pub fn describe(spec: &AssemblySpec) -> String {
+    let mut s = format!("assembly '{}' ({} components, {} connections)", spec.name, spec.components.len(), spec.connections.len());
+    for c in &spec.components {
+        let rate = match c.period {
+            Some(p) => format!("period {p} s"),
+            None => format!("every {}", c.every),
+        };
+        s.push_str(&format!("\n  {:<14} {:<12} {rate}", c.name, c.kind));
+    }
+    for c in &spec.connections {
+        s.push_str(&format!("\n  {} → {}{}", c.from, c.to, if c.delay { " (delay)" } else { "" }));
+    }
+    s
+}

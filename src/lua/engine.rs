@@ -1,0 +1,125 @@
+//! `morc.engine`: running assemblies from Lua.
+
+use mlua::{AnyUserData, Lua, Table, UserData, UserDataFields, UserDataMethods};
+
+use super::assembly::LuaAssembly;
+use super::convert::table_to_data;
+use super::data::LuaData;
+use crate::kernel::data::AssemblyData;
+use crate::kernel::engine::{Engine, Outcome, RunResult};
+use crate::kernel::stats::Summary;
+
+pub struct LuaEngine(pub Engine);
+
+fn summary_table(lua: &Lua, s: &Summary) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.set("count", s.count)?;
+    t.set("mean", s.mean * 1e-9)?;
+    t.set("min", s.min as f64 * 1e-9)?;
+    t.set("p50", s.p50 as f64 * 1e-9)?;
+    t.set("p99", s.p99 as f64 * 1e-9)?;
+    t.set("p999", s.p999 as f64 * 1e-9)?;
+    t.set("max", s.max as f64 * 1e-9)?;
+    Ok(t)
+}
+
+/// The result of a run as a Lua table (times in seconds); `tostring(r)` is the report.
+pub fn result_table(lua: &Lua, r: &RunResult, data: mlua::Value) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.set("ok", r.outcome.is_ok())?;
+    let (outcome, reason) = match &r.outcome {
+        Outcome::Finished(reason) => ("finished", reason.clone()),
+        Outcome::Fault(m) => ("fault", m.clone()),
+        Outcome::Cancelled => ("cancelled", "cancelled".to_string()),
+    };
+    t.set("outcome", outcome)?;
+    t.set("reason", reason)?;
+    t.set("assembly", r.assembly.as_str())?;
+    t.set("ticks", r.ticks)?;
+    t.set("duration", r.ticks as f64 * r.base_period)?;
+    t.set("start_time", r.start_tick as f64 * r.base_period)?;
+    t.set("clock", r.clock.to_string())?;
+    let engine = lua.create_table()?;
+    engine.set("wake_latency", summary_table(lua, &r.engine.wake_latency)?)?;
+    engine.set("cycle", summary_table(lua, &r.engine.cycle)?)?;
+    engine.set("late_ticks", r.engine.late_ticks)?;
+    t.set("engine", engine)?;
+    let components = lua.create_table()?;
+    for c in &r.components {
+        let e = summary_table(lua, &c.exec)?;
+        e.set("kind", c.kind.as_str())?;
+        e.set("every", c.every)?;
+        e.set("steps", c.steps)?;
+        e.set("overruns", c.overruns)?;
+        components.set(c.name.as_str(), e)?;
+    }
+    t.set("components", components)?;
+    t.set("data", data)?;
+    t.set("report", r.report())?;
+    let meta = lua.create_table()?;
+    meta.set("__tostring", lua.create_function(|_, t: Table| t.get::<String>("report"))?)?;
+    t.set_metatable(Some(meta));
+    Ok(t)
+}
+
+/// Runs `assembly` on `engine` with the options table of `engine:run`.
+pub fn run(lua: &Lua, engine: &mut Engine, assembly: &AnyUserData, opts: Option<Table>) -> mlua::Result<Table> {
+    let mut spec = assembly
+        .borrow::<LuaAssembly>()
+        .map_err(|_| mlua::Error::runtime("engine:run expects an assembly made with morc.assembly"))?
+        .0
+        .clone();
+    let mut data_ud: Option<AnyUserData> = None;
+    let mut data = AssemblyData::new();
+    if let Some(opts) = &opts {
+        if let Some(d) = opts.get::<Option<f64>>("duration")? {
+            spec.duration = Some(d);
+        }
+        if let Some(p) = opts.get::<Option<String>>("overrun")? {
+            spec.overrun = super::assembly::parse_overrun(&p)?;
+        }
+        match opts.get::<mlua::Value>("data")? {
+            mlua::Value::Nil => {}
+            mlua::Value::UserData(ud) if ud.is::<LuaData>() => {
+                data = ud.borrow::<LuaData>()?.0.clone();
+                data_ud = Some(ud);
+            }
+            mlua::Value::Table(t) => data = table_to_data(&t, "data")?,
+            other => return Err(mlua::Error::runtime(format!("run option 'data' must be morc.data{{…}} or a table, got a {}", other.type_name()))),
+        }
+    }
+    let result = engine.run(&spec, &data).map_err(|e| mlua::Error::runtime(e.to_string()))?;
+    // Results flow back into the caller's Assembly Data.
+    let data_value = match data_ud {
+        Some(ud) => {
+            ud.borrow_mut::<LuaData>()?.0 = result.data.clone();
+            mlua::Value::UserData(ud)
+        }
+        None => mlua::Value::UserData(lua.create_userdata(LuaData(result.data.clone()))?),
+    };
+    result_table(lua, &result, data_value)
+}
+
+impl UserData for LuaEngine {
+    fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
+        fields.add_field_method_get("period", |_, this| Ok(this.0.config().period));
+        fields.add_field_method_get("clock", |_, this| Ok(this.0.config().clock.to_string()));
+        fields.add_field_method_get("base", |_, this| Ok(this.0.base_name().to_string()));
+    }
+    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
+        methods.add_method_mut("run", |lua, this, (assembly, opts): (AnyUserData, Option<Table>)| run(lua, &mut this.0, &assembly, opts));
+        methods.add_method("tick", |_, this, ()| Ok(this.0.tick()));
+        methods.add_method("time", |_, this, ()| Ok(this.0.tick() as f64 * this.0.config().period));
+        methods.add_method("check", |_, this, assembly: AnyUserData| {
+            let spec = &assembly.borrow::<LuaAssembly>()?.0;
+            let e = &this.0;
+            crate::kernel::assembly::plan(spec, e.base_name(), e.base_info(), e.config().period, &AssemblyData::new())
+                .map_err(|err| mlua::Error::runtime(err.to_string()))?;
+            Ok(true)
+        });
+        methods.add_meta_method("__tostring", |_, this, ()| {
+            let c = this.0.config();
+            Ok(format!("engine ({} clock, T = {} ms, base '{}')", c.clock, c.period * 1e3, this.0.base_name()))
+        });
+    }
+}
