@@ -2,6 +2,7 @@
 
 pub mod blocks;
 pub mod lua_component;
+pub mod probe;
 pub mod sim_axes;
 
 use crate::kernel::component::Component;
@@ -13,12 +14,18 @@ pub struct Kind {
     pub make: fn() -> Box<dyn Component>,
 }
 
+static TOOLS: &[Kind] = &[Kind {
+    name: "probe",
+    doc: "keeps every sample of a signal in memory and returns them in Assembly Data",
+    make: || Box::new(probe::Probe::new()),
+}];
+
 /// Every native kind, in the order `morc.components()` lists them.
-pub fn kinds() -> &'static [Kind] {
-    blocks::KINDS
+pub fn kinds() -> impl Iterator<Item = &'static Kind> {
+    blocks::KINDS.iter().chain(TOOLS)
 }
 
 /// Instantiates a native kind with its default parameters.
 pub fn create(kind: &str) -> Option<Box<dyn Component>> {
-    kinds().iter().find(|k| k.name == kind).map(|k| (k.make)())
+    kinds().find(|k| k.name == kind).map(|k| (k.make)())
 }

@@ -376,3 +376,43 @@ fn find_cycle(successors: &[Vec<usize>], done: &[bool]) -> Vec<usize> {
     cycle.reverse();
     cycle
 }
+
+/// Building an assembly from Rust (tests, benchmarks, built-in assemblies).
+impl AssemblySpec {
+    pub fn new(name: &str) -> Self {
+        AssemblySpec { name: name.into(), ..Default::default() }
+    }
+
+    /// Adds a component made by `factory`, stepped every `every` base periods.
+    pub fn add(&mut self, name: &str, kind: &str, every: u32, factory: Factory) -> &mut Self {
+        self.components.push(ComponentSpec {
+            name: name.into(),
+            kind: kind.into(),
+            factory,
+            every,
+            period: None,
+            params: Vec::new(),
+            origin: Origin::default(),
+        });
+        self
+    }
+
+    /// Adds a native kind (see [`crate::components::kinds`]) with parameters.
+    pub fn add_native(&mut self, name: &str, kind: &str, every: u32, params: &[(&str, Value)]) -> &mut Self {
+        let k = kind.to_string();
+        self.add(name, kind, every, Arc::new(move || crate::components::create(&k).ok_or_else(|| format!("unknown component kind '{k}'"))));
+        let c = self.components.last_mut().expect("just added");
+        c.params = params.iter().map(|(p, v)| (p.to_string(), v.clone())).collect();
+        self
+    }
+
+    pub fn connect(&mut self, from: &str, to: &str) -> &mut Self {
+        self.connections.push(ConnectionSpec { from: from.into(), to: to.into(), delay: false, origin: Origin::default() });
+        self
+    }
+
+    pub fn connect_delayed(&mut self, from: &str, to: &str) -> &mut Self {
+        self.connections.push(ConnectionSpec { from: from.into(), to: to.into(), delay: true, origin: Origin::default() });
+        self
+    }
+}

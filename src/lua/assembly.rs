@@ -32,7 +32,7 @@ fn factory_for(kind: &mlua::Value) -> mlua::Result<(String, Factory)> {
         mlua::Value::String(s) => {
             let name = s.to_str()?.to_string();
             if crate::components::create(&name).is_none() {
-                let known: Vec<&str> = crate::components::kinds().iter().map(|k| k.name).collect();
+                let known: Vec<&str> = crate::components::kinds().map(|k| k.name).collect();
                 return Err(mlua::Error::runtime(format!("unknown component kind '{name}' (native kinds: {})", known.join(", "))));
             }
             let n = name.clone();

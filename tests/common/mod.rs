@@ -1,0 +1,102 @@
+//! Test doubles for the kernel tests: components from closures, and a base
+//! that records what the Engine did with it. Never used by `morc` itself.
+#![allow(dead_code)]
+
+use std::sync::{Arc, Mutex};
+
+use morc::kernel::assembly::Factory;
+use morc::kernel::base::Base;
+use morc::kernel::component::*;
+use morc::kernel::value::{Value, ValueType};
+
+type StepFn = Box<dyn FnMut(&StepContext, &[Value], &mut [Value]) -> Step + Send>;
+
+/// A component whose step is a closure; ports are reals unless given.
+pub struct FnComponent {
+    info: ComponentInfo,
+    step: StepFn,
+}
+
+impl Component for FnComponent {
+    fn info(&self) -> &ComponentInfo {
+        &self.info
+    }
+    fn info_mut(&mut self) -> &mut ComponentInfo {
+        &mut self.info
+    }
+    fn initialize(&mut self, _: &InitContext, _: &mut [Value]) -> Result<(), String> {
+        Ok(())
+    }
+    fn step(&mut self, ctx: &StepContext, inputs: &[Value], outputs: &mut [Value]) -> Step {
+        (self.step)(ctx, inputs, outputs)
+    }
+}
+
+/// A factory for a closure component with real inputs and outputs.
+pub fn func<F>(inputs: &[&str], outputs: &[&str], make: F) -> Factory
+where
+    F: Fn() -> StepFn + Send + Sync + 'static,
+{
+    let inputs: Vec<String> = inputs.iter().map(|s| s.to_string()).collect();
+    let outputs: Vec<String> = outputs.iter().map(|s| s.to_string()).collect();
+    Arc::new(move || {
+        let mut info = ComponentInfo::new("test", "test component");
+        for i in &inputs {
+            info = info.input(PortInfo::new(i, ValueType::Real));
+        }
+        for o in &outputs {
+            info = info.output(PortInfo::new(o, ValueType::Real));
+        }
+        Ok(Box::new(FnComponent { info, step: make() }) as Box<dyn Component>)
+    })
+}
+
+/// What the recording base saw, tick by tick.
+#[derive(Default, Debug)]
+pub struct BaseLog {
+    /// Tick numbers given to sense().
+    pub ticks: Vec<u64>,
+    /// For each tick: the command, or None while holding.
+    pub commands: Vec<Option<f64>>,
+    /// Wall time (ns) of each sense().
+    pub times: Vec<u64>,
+}
+
+/// One axis that integrates its command as a velocity; logs every tick.
+pub struct RecordingBase {
+    info: ComponentInfo,
+    q: f64,
+    period: f64,
+    pub log: Arc<Mutex<BaseLog>>,
+}
+
+impl RecordingBase {
+    pub fn new(period: f64) -> (Self, Arc<Mutex<BaseLog>>) {
+        let log = Arc::new(Mutex::new(BaseLog::default()));
+        let info = ComponentInfo::new("recording_base", "test base")
+            .output(PortInfo::new("q", ValueType::Real))
+            .input(PortInfo::new("v_cmd", ValueType::Real));
+        (RecordingBase { info, q: 0.0, period, log: log.clone() }, log)
+    }
+}
+
+impl Base for RecordingBase {
+    fn info(&self) -> &ComponentInfo {
+        &self.info
+    }
+    fn sense(&mut self, tick: u64, outputs: &mut [Value]) -> Step {
+        outputs[0].set_real(self.q);
+        let mut log = self.log.lock().unwrap();
+        log.ticks.push(tick);
+        log.times.push(morc::kernel::clock::monotonic_ns());
+        Step::Continue
+    }
+    fn actuate(&mut self, _tick: u64, commands: Option<&[Value]>) -> Step {
+        let c = commands.map(|c| c[0].real());
+        if let Some(v) = c {
+            self.q += v * self.period;
+        }
+        self.log.lock().unwrap().commands.push(c);
+        Step::Continue
+    }
+}
