@@ -374,6 +374,9 @@ fn find_cycle(successors: &[Vec<usize>], done: &[bool]) -> Vec<usize> {
         at = predecessor[at];
     }
     cycle.reverse();
+    // Start at the component declared first, so the message reads naturally.
+    let first = (0..cycle.len()).min_by_key(|&i| cycle[i]).unwrap_or(0);
+    cycle.rotate_left(first);
     cycle
 }
 

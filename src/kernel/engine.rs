@@ -178,7 +178,7 @@ impl From<AssemblyError> for EngineError {
 struct Job {
     assembly: RunningAssembly,
     stats: EngineStats,
-    outcome: Option<Step>,
+    outcome: Option<Outcome>,
     start_tick: u64,
     data: AssemblyData,
 }
@@ -282,11 +282,7 @@ impl Engine {
         let ticks = assembly.tick;
         let name = assembly.name.clone();
         let components = assembly.finish(&mut data);
-        let outcome = match outcome {
-            Some(Step::Finish(reason)) => Outcome::Finished(reason),
-            Some(Step::Fault(m)) => Outcome::Fault(m),
-            _ => Outcome::Cancelled,
-        };
+        let outcome = outcome.unwrap_or(Outcome::Cancelled);
         Ok(RunResult {
             assembly: name,
             outcome,
@@ -430,27 +426,29 @@ impl Coordinator {
         if let Some(job) = &mut self.current {
             let shared = &self.shared;
             let cancelled = || shared.cancel.load(Ordering::Relaxed);
-            let step = if let Step::Fault(m) = sensed {
-                Step::Fault(format!("{}: {m}", self.base.name()))
-            } else if cancelled() {
-                Step::Fault(String::new()) // marked as cancelled below
-            } else {
-                job.assembly.step(&self.base_outputs, self.config.clock, &cancelled)
+            let step = match sensed {
+                Step::Fault(m) => Step::Fault(format!("{}: {m}", self.base.name())),
+                _ if cancelled() => {
+                    job.outcome = Some(Outcome::Cancelled);
+                    Step::Continue
+                }
+                _ => job.assembly.step(&self.base_outputs, self.config.clock, &cancelled),
             };
             match step {
-                Step::Continue => hold = false,
+                // The commands of a finished assembly's last tick still go out.
+                Step::Continue if job.outcome.is_none() => hold = false,
+                Step::Continue => {}
                 Step::Finish(reason) => {
-                    // The last commands of a finished assembly still go out.
                     hold = false;
-                    job.outcome = Some(Step::Finish(reason));
+                    job.outcome = Some(Outcome::Finished(reason));
                 }
-                Step::Fault(m) if m.is_empty() => job.outcome = Some(Step::Continue),
-                Step::Fault(m) => job.outcome = Some(Step::Fault(m)),
+                Step::Fault(_) if cancelled() => job.outcome = Some(Outcome::Cancelled),
+                Step::Fault(m) => job.outcome = Some(Outcome::Fault(m)),
             }
             let commands = if hold { None } else { Some(job.assembly.commands()) };
             if let Step::Fault(m) = self.base.actuate(tick, commands) {
-                if job.outcome.is_none() || matches!(job.outcome, Some(Step::Finish(_))) {
-                    job.outcome = Some(Step::Fault(format!("{}: {m}", self.base.name())));
+                if !matches!(job.outcome, Some(Outcome::Fault(_))) {
+                    job.outcome = Some(Outcome::Fault(format!("{}: {m}", self.base.name())));
                 }
             }
         } else {
