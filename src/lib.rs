@@ -5,3 +5,4 @@
 
 pub mod components;
 pub mod kernel;
+pub mod model;
