@@ -276,12 +276,12 @@ fn ur5_dls_ik_round_trips() {
     let mut data = Data::new(&robot);
     let mut ik = DlsIk::new(&robot);
     let mut rng = Lcg(2024);
-    for trial in 0..50 {
+    for trial in 0..100 {
         let q = rng.vector(6, -3.0, 3.0);
         let target = fk_pose(&robot, &mut data, &q, tool);
         let seed: Vec<f64> = q.iter().map(|x| x + rng.uniform(-0.4, 0.4)).collect();
         let outcome = ik.solve(&robot, &mut data, tool, &target, &seed);
-        assert!(outcome.converged, "trial {trial}: {outcome:?}");
+        assert!(outcome.converged, "trial {trial}: {outcome:?} q {q:?} seed {seed:?} solution {:?}", ik.solution());
         let reached = fk_pose(&robot, &mut data, &ik.solution().to_vec(), tool);
         let error = (reached.to_homogeneous() - target.to_homogeneous()).amax();
         assert!(error < 1e-9, "trial {trial}: pose error {error:e}");

@@ -19,7 +19,9 @@ pub struct IkOutcome {
 ///
 /// Each iteration takes `dq = Jᵀ (J Jᵀ + λ² I)⁻¹ e`, where `e` stacks the frame origin's
 /// position error and the rotation vector from the current to the target orientation,
-/// both in world axes (matching the LOCAL_WORLD_ALIGNED Jacobian). Steps are limited to
+/// both in world axes (matching the LOCAL_WORLD_ALIGNED Jacobian). The damping grows with
+/// the error, `λ² = damping² + ½|e|²` (Sugihara's Levenberg–Marquardt rule): robust far from
+/// the target and near singularities, and vanishing at the solution so convergence is fast. Steps are limited to
 /// `max_step` per joint and, when `clamp_to_limits` is set, the result to the joint limits.
 #[derive(Clone, Debug)]
 pub struct DlsIk {
@@ -58,7 +60,6 @@ impl DlsIk {
         check_len("seed", seed.len(), model.nq());
         check_len("IK workspace", self.q.len(), model.nq());
         self.q.copy_from_slice(seed);
-        let damping_squared = self.damping * self.damping;
         let mut outcome = IkOutcome { converged: false, iterations: 0, error: f64::INFINITY };
         for iteration in 0..=self.max_iterations {
             update_joint_placements(model, data, self.q.as_slice());
@@ -83,7 +84,7 @@ impl DlsIk {
                 break;
             }
             let jacobian = frame_jacobian(model, data, frame);
-            let mut jjt = Matrix6::identity() * damping_squared;
+            let mut jjt = Matrix6::identity() * (self.damping * self.damping + 0.5 * outcome.error * outcome.error);
             for column in jacobian.column_iter() {
                 let c = Vector6::from_iterator(column.iter().copied());
                 jjt += c * c.transpose();
