@@ -80,6 +80,21 @@ fn algorithms_do_not_allocate_after_data_new() {
         assert!(outcome.converged);
     });
     assert_eq!(count, 0, "the model algorithms allocated {count} times");
+
+    // Analytic IK (KR5 from its DH table: UR5 has no spherical wrist).
+    let kr5_path = path.with_file_name("kr5_dh.json");
+    let kr5 = model::DhTable::load_rtb_json(&kr5_path, "KR5").unwrap().to_model().unwrap();
+    let kr5_tool = kr5.frame_index("tool").unwrap();
+    let analytic = model::AnalyticIk::new(&kr5, kr5_tool).unwrap();
+    let mut kr5_data = Data::new(&kr5);
+    model::forward_kinematics_placements(&kr5, &mut kr5_data, &q);
+    let kr5_target = kr5_data.frame_placements[kr5_tool];
+    let mut solutions = [[0.0; 6]; 8];
+    let count = allocations_during(|| {
+        assert!(analytic.solve(&kr5_target, &mut solutions) > 0);
+        assert!(analytic.nearest(&kr5_target, &q).is_some());
+    });
+    assert_eq!(count, 0, "analytic IK allocated {count} times");
     // The counter works: a Vec allocates.
     assert!(allocations_during(|| drop(std::hint::black_box(vec![1u8; 16]))) > 0);
 }

@@ -287,3 +287,40 @@ fn ur5_dls_ik_round_trips() {
         assert!(error < 1e-9, "trial {trial}: pose error {error:e}");
     }
 }
+
+#[test]
+fn kr5_analytic_ik_round_trips() {
+    let robot = kr5(false);
+    let tool = robot.frame_index("tool").unwrap();
+    let ik = model::AnalyticIk::new(&robot, tool).unwrap_or_else(|e| panic!("{e}"));
+    let mut data = Data::new(&robot);
+    let mut rng = Lcg(99);
+    let lower = robot.lower_position_limit();
+    let upper = robot.upper_position_limit();
+    let mut total = 0;
+    for trial in 0..200 {
+        let q: Vec<f64> = (0..6).map(|i| rng.uniform(lower[i].max(-3.1), upper[i].min(3.1))).collect();
+        let target = fk_pose(&robot, &mut data, &q, tool);
+        let mut solutions = [[0.0; 6]; 8];
+        let count = ik.solve(&target, &mut solutions);
+        assert!(count >= 2, "trial {trial}: only {count} solutions");
+        total += count;
+        for solution in &solutions[..count] {
+            let reached = fk_pose(&robot, &mut data, solution, tool);
+            let error = (reached.to_homogeneous() - target.to_homogeneous()).amax();
+            assert!(error < 1e-9, "trial {trial}: pose error {error:e} for {solution:?}");
+        }
+        let seed: [f64; 6] = std::array::from_fn(|i| q[i]);
+        let nearest = ik.nearest(&target, &seed).expect("a solution within limits");
+        let distance = nearest.iter().zip(&q).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        assert!(distance < 1e-7, "trial {trial}: nearest solution {nearest:?} is not the original {q:?}");
+    }
+    println!("analytic IK: {total} solutions over 200 poses");
+}
+
+#[test]
+fn analytic_ik_refuses_arms_without_spherical_wrist() {
+    let (robot, _) = load_ur5();
+    let error = model::AnalyticIk::new(&robot, robot.frame_index("tool0").unwrap()).unwrap_err().to_string();
+    assert!(error.contains("spherical wrist"), "{error}");
+}

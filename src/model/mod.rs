@@ -27,7 +27,7 @@ pub mod urdf;
 pub use data::Data;
 pub use dh::{DhConvention, DhLink, DhTable};
 pub use dynamics::{aba, crba, gravity, nle, rnea};
-pub use ik::{DlsIk, IkOutcome};
+pub use ik::{AnalyticIk, DlsIk, IkOutcome};
 pub use kinematics::{
     compute_frame_jacobian, forward_kinematics, forward_kinematics_placements, frame_jacobian, frame_placement,
     update_frame_placements,
