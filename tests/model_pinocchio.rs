@@ -282,7 +282,7 @@ fn ur5_dls_ik_round_trips() {
         let seed: Vec<f64> = q.iter().map(|x| x + rng.uniform(-0.4, 0.4)).collect();
         let outcome = ik.solve(&robot, &mut data, tool, &target, &seed);
         assert!(outcome.converged, "trial {trial}: {outcome:?} q {q:?} seed {seed:?} solution {:?}", ik.solution());
-        let reached = fk_pose(&robot, &mut data, &ik.solution().to_vec(), tool);
+        let reached = fk_pose(&robot, &mut data, ik.solution(), tool);
         let error = (reached.to_homogeneous() - target.to_homogeneous()).amax();
         assert!(error < 1e-9, "trial {trial}: pose error {error:e}");
     }

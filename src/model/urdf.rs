@@ -164,7 +164,7 @@ impl<'a, 'i> Parser<'a, 'i> {
         let axis = match Self::child(node, "axis") {
             Some(axis_node) => {
                 let axis = self.vector3(axis_node, "xyz", Vector3::x())?;
-                if kind.is_some() && !(axis.norm() > 0.0) {
+                if kind.is_some() && axis.norm() == 0.0 {
                     return Err(self.error(node, "the joint axis must not be zero"));
                 }
                 axis
