@@ -7,3 +7,4 @@ pub mod cli;
 pub mod components;
 pub mod kernel;
 pub mod lua;
+pub mod model;

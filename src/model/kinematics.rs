@@ -1,0 +1,125 @@
+//! Forward kinematics, frame placements and frame Jacobians.
+
+use nalgebra::{Matrix6xX, Vector3};
+
+use super::spatial::{rotation_about_axis, Motion, Se3};
+use super::{Data, FrameIndex, JointIndex, JointKind, Model};
+
+/// Placement of joint `joint` relative to its parent joint frame at joint position `qi`.
+#[inline]
+pub(crate) fn joint_local_placement(model: &Model, joint: JointIndex, qi: f64) -> Se3 {
+    let placement = &model.joint_placements[joint];
+    let axis = &model.axes[joint];
+    match model.kinds[joint] {
+        JointKind::Revolute => {
+            let (sin, cos) = qi.sin_cos();
+            Se3 { rotation: placement.rotation * rotation_about_axis(axis, sin, cos), translation: placement.translation }
+        }
+        JointKind::Prismatic => Se3 {
+            rotation: placement.rotation,
+            translation: placement.rotation * (axis * qi) + placement.translation,
+        },
+    }
+}
+
+#[inline]
+pub(crate) fn check_len(what: &str, got: usize, expected: usize) {
+    assert!(got == expected, "{what} has {got} entries, the model needs {expected}");
+}
+
+/// Joint placements (local and world) only; frames are left as they were.
+pub(crate) fn update_joint_placements(model: &Model, data: &mut Data, q: &[f64]) {
+    check_len("q", q.len(), model.nq());
+    for i in 1..model.njoints() {
+        let local = joint_local_placement(model, i, q[i - 1]);
+        let parent = model.parents[i];
+        data.joint_placements[i] =
+            if parent == 0 { local } else { data.joint_placements[parent].compose(&local) };
+        data.local_placements[i] = local;
+    }
+}
+
+/// Places every joint and every frame in the world for configuration `q`.
+///
+/// # Panics
+/// If `q.len() != model.nq()` (a programming error, not a runtime condition).
+pub fn forward_kinematics_placements(model: &Model, data: &mut Data, q: &[f64]) {
+    update_joint_placements(model, data, q);
+    update_frame_placements(model, data);
+}
+
+/// Places every joint and frame, and computes each joint frame's spatial velocity and
+/// acceleration (in its own frame; no gravity) for `(q, v, a)`.
+///
+/// # Panics
+/// If a vector's length does not match the model.
+pub fn forward_kinematics(model: &Model, data: &mut Data, q: &[f64], v: &[f64], a: &[f64]) {
+    check_len("v", v.len(), model.nv());
+    check_len("a", a.len(), model.nv());
+    update_joint_placements(model, data, q);
+    for i in 1..model.njoints() {
+        let parent = model.parents[i];
+        let s = &model.subspaces[i];
+        let joint_velocity = s.scaled(v[i - 1]);
+        let local = &data.local_placements[i];
+        let (vel, acc) = if parent == 0 {
+            (joint_velocity, s.scaled(a[i - 1]))
+        } else {
+            let vel = local.inv_act_motion(&data.velocities[parent]).add(&joint_velocity);
+            let acc = local
+                .inv_act_motion(&data.accelerations[parent])
+                .add(&s.scaled(a[i - 1]))
+                .add(&vel.cross_motion(&joint_velocity));
+            (vel, acc)
+        };
+        data.velocities[i] = vel;
+        data.accelerations[i] = acc;
+    }
+    update_frame_placements(model, data);
+}
+
+/// Recomputes every frame's world placement from the joint placements in `data`.
+pub fn update_frame_placements(model: &Model, data: &mut Data) {
+    for (placement, frame) in data.frame_placements.iter_mut().zip(&model.frames) {
+        *placement = data.joint_placements[frame.parent_joint].compose(&frame.placement);
+    }
+}
+
+/// World placement of `frame` from the joint placements in `data` (after forward kinematics).
+pub fn frame_placement(model: &Model, data: &Data, frame: FrameIndex) -> Se3 {
+    let f = &model.frames[frame];
+    data.joint_placements[f.parent_joint].compose(&f.placement)
+}
+
+/// The LOCAL_WORLD_ALIGNED Jacobian of `frame` from the joint placements in `data`
+/// (call a forward kinematics first): column `j` holds the linear velocity of the frame
+/// origin (rows 0–2) and the angular velocity (rows 3–5), in world axes, per unit `v[j]`.
+pub fn frame_jacobian<'a>(model: &Model, data: &'a mut Data, frame: FrameIndex) -> &'a Matrix6xX<f64> {
+    let f = &model.frames[frame];
+    let origin = data.joint_placements[f.parent_joint].act_point(&f.placement.translation);
+    data.jacobian.fill(0.0);
+    let mut joint = f.parent_joint;
+    while joint != 0 {
+        let placement = &data.joint_placements[joint];
+        let axis = placement.rotation * model.axes[joint];
+        let column = match model.kinds[joint] {
+            JointKind::Revolute => Motion::new(axis.cross(&(origin - placement.translation)), axis),
+            JointKind::Prismatic => Motion::new(axis, Vector3::zeros()),
+        };
+        let mut col = data.jacobian.column_mut(joint - 1);
+        col.fixed_rows_mut::<3>(0).copy_from(&column.linear);
+        col.fixed_rows_mut::<3>(3).copy_from(&column.angular);
+        joint = model.parents[joint];
+    }
+    &data.jacobian
+}
+
+/// Joint placements for `q`, then the LOCAL_WORLD_ALIGNED Jacobian of `frame` (see
+/// [`frame_jacobian`]).
+///
+/// # Panics
+/// If `q.len() != model.nq()`.
+pub fn compute_frame_jacobian<'a>(model: &Model, data: &'a mut Data, q: &[f64], frame: FrameIndex) -> &'a Matrix6xX<f64> {
+    update_joint_placements(model, data, q);
+    frame_jacobian(model, data, frame)
+}

@@ -1,0 +1,358 @@
+//! URDF → [`Model`], as Pinocchio's URDF parser does it: revolute, continuous and prismatic
+//! joints become model joints; fixed joints are merged into the parent body (their child's
+//! inertia is carried over into the parent joint's frame); every link and every joint gets a
+//! frame, so frames behind fixed joints (such as `tool0`) exist.
+//!
+//! Differences from Pinocchio, on purpose: a `continuous` joint is a revolute joint without
+//! position limits (one coordinate, not Pinocchio's cos/sin pair); `<dynamics damping
+//! friction>` become the joint's viscous and Coulomb friction, which RNEA then applies.
+//! Floating, planar and mimic joints are refused with an error.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use nalgebra::{Matrix3, Vector3};
+use roxmltree::{Document, Node};
+
+use super::spatial::{rotation_from_rpy, Inertia, Se3};
+use super::{DriveTrain, FrameKind, JointIndex, JointKind, JointLimits, Model, ModelBuilder, ModelError};
+
+/// Reads and parses a URDF file.
+pub fn load_urdf(path: impl AsRef<Path>) -> Result<Model, ModelError> {
+    let path = path.as_ref();
+    let origin = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| ModelError::Io { path: origin.clone(), source })?;
+    parse_urdf(&text, &origin)
+}
+
+/// Parses URDF text; `origin` (usually the file name) starts every error message.
+pub fn parse_urdf(text: &str, origin: &str) -> Result<Model, ModelError> {
+    let doc = Document::parse(text).map_err(|e| ModelError::invalid(origin, format!("not well-formed XML: {e}")))?;
+    Parser { doc: &doc, origin }.parse()
+}
+
+struct Link<'a> {
+    name: &'a str,
+    inertia: Option<Inertia>,
+}
+
+struct Joint<'a, 'i> {
+    node: Node<'a, 'i>,
+    name: &'a str,
+    kind: Option<JointKind>,
+    parent: usize,
+    child: usize,
+    origin: Se3,
+    axis: Vector3<f64>,
+    limits: JointLimits,
+    drive: DriveTrain,
+}
+
+struct Parser<'a, 'i> {
+    doc: &'a Document<'i>,
+    origin: &'a str,
+}
+
+impl<'a, 'i> Parser<'a, 'i> {
+    /// An error about `node`, naming the file, the line and the element.
+    fn error(&self, node: Node, message: impl AsRef<str>) -> ModelError {
+        let pos = self.doc.text_pos_at(node.range().start);
+        let tag = node.tag_name().name();
+        let element = match node.attribute("name") {
+            Some(name) => format!("<{tag} name=\"{name}\">"),
+            None => format!("<{tag}>"),
+        };
+        ModelError::invalid(self.origin, format!("line {}: {element}: {}", pos.row, message.as_ref()))
+    }
+
+    fn required_attribute(&self, node: Node<'a, 'i>, attribute: &str) -> Result<&'a str, ModelError> {
+        node.attribute(attribute).ok_or_else(|| self.error(node, format!("missing attribute '{attribute}'")))
+    }
+
+    fn number(&self, node: Node, attribute: &str, text: &str) -> Result<f64, ModelError> {
+        text.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|x| !x.is_nan())
+            .ok_or_else(|| self.error(node, format!("attribute '{attribute}' = \"{text}\" is not a number")))
+    }
+
+    fn optional_number(&self, node: Node, attribute: &str, default: f64) -> Result<f64, ModelError> {
+        match node.attribute(attribute) {
+            Some(text) => self.number(node, attribute, text),
+            None => Ok(default),
+        }
+    }
+
+    fn vector3(&self, node: Node, attribute: &str, default: Vector3<f64>) -> Result<Vector3<f64>, ModelError> {
+        let Some(text) = node.attribute(attribute) else { return Ok(default) };
+        let mut values = [0.0; 3];
+        let mut count = 0;
+        for word in text.split_whitespace() {
+            if count < 3 {
+                values[count] = self.number(node, attribute, word)?;
+            }
+            count += 1;
+        }
+        if count != 3 {
+            return Err(self.error(node, format!("attribute '{attribute}' = \"{text}\" needs 3 numbers, has {count}")));
+        }
+        Ok(Vector3::from(values))
+    }
+
+    fn child(node: Node<'a, 'i>, tag: &str) -> Option<Node<'a, 'i>> {
+        node.children().find(|c| c.is_element() && c.has_tag_name(tag))
+    }
+
+    /// The placement given by an optional `<origin xyz rpy>` child of `node`.
+    fn origin_of(&self, node: Node<'a, 'i>) -> Result<Se3, ModelError> {
+        let Some(origin) = Self::child(node, "origin") else { return Ok(Se3::identity()) };
+        let xyz = self.vector3(origin, "xyz", Vector3::zeros())?;
+        let rpy = self.vector3(origin, "rpy", Vector3::zeros())?;
+        Ok(Se3::new(rotation_from_rpy(rpy.x, rpy.y, rpy.z), xyz))
+    }
+
+    fn parse_link(&self, node: Node<'a, 'i>) -> Result<Link<'a>, ModelError> {
+        let name = self.required_attribute(node, "name")?;
+        let Some(inertial) = Self::child(node, "inertial") else { return Ok(Link { name, inertia: None }) };
+        let placement = self.origin_of(inertial)?;
+        let mass_node = Self::child(inertial, "mass").ok_or_else(|| self.error(node, "<inertial> has no <mass>"))?;
+        let mass = self.number(mass_node, "value", self.required_attribute(mass_node, "value")?)?;
+        if !(mass >= 0.0 && mass.is_finite()) {
+            return Err(self.error(node, format!("mass must be a finite number ≥ 0, is {mass}")));
+        }
+        let inertia_node =
+            Self::child(inertial, "inertia").ok_or_else(|| self.error(node, "<inertial> has no <inertia>"))?;
+        let moment = |attribute| -> Result<f64, ModelError> {
+            self.number(inertia_node, attribute, self.required_attribute(inertia_node, attribute)?)
+        };
+        let (ixx, ixy, ixz, iyy, iyz, izz) =
+            (moment("ixx")?, moment("ixy")?, moment("ixz")?, moment("iyy")?, moment("iyz")?, moment("izz")?);
+        if ixx < 0.0 || iyy < 0.0 || izz < 0.0 {
+            return Err(self.error(node, "the principal moments ixx, iyy, izz must not be negative"));
+        }
+        let rotational = Matrix3::new(ixx, ixy, ixz, ixy, iyy, iyz, ixz, iyz, izz);
+        let body = Inertia::new(mass, Vector3::zeros(), rotational);
+        Ok(Link { name, inertia: Some(placement.act_inertia(&body)) })
+    }
+
+    fn parse_joint(&self, node: Node<'a, 'i>, links: &HashMap<&str, usize>) -> Result<Joint<'a, 'i>, ModelError> {
+        let name = self.required_attribute(node, "name")?;
+        let joint_type = self.required_attribute(node, "type")?;
+        let kind = match joint_type {
+            "revolute" | "continuous" => Some(JointKind::Revolute),
+            "prismatic" => Some(JointKind::Prismatic),
+            "fixed" => None,
+            "floating" | "planar" => {
+                return Err(self.error(node, format!("joint type '{joint_type}' is not supported (use revolute, continuous, prismatic or fixed)")))
+            }
+            other => {
+                return Err(self.error(node, format!("unknown joint type '{other}' (URDF knows revolute, continuous, prismatic, fixed, floating, planar)")))
+            }
+        };
+        if Self::child(node, "mimic").is_some() {
+            return Err(self.error(node, "mimic joints are not supported"));
+        }
+        let link_of = |role: &str| -> Result<usize, ModelError> {
+            let element = Self::child(node, role).ok_or_else(|| self.error(node, format!("missing <{role} link=\"…\"/>")))?;
+            let link = self.required_attribute(element, "link")?;
+            links.get(link).copied().ok_or_else(|| self.error(node, format!("{role} link '{link}' is not defined")))
+        };
+        let parent = link_of("parent")?;
+        let child = link_of("child")?;
+        let origin = self.origin_of(node)?;
+        let axis = match Self::child(node, "axis") {
+            Some(axis_node) => {
+                let axis = self.vector3(axis_node, "xyz", Vector3::x())?;
+                if kind.is_some() && axis.norm() == 0.0 {
+                    return Err(self.error(node, "the joint axis must not be zero"));
+                }
+                axis
+            }
+            None => Vector3::x(),
+        };
+        let mut limits = JointLimits::UNBOUNDED;
+        match Self::child(node, "limit") {
+            Some(limit) => {
+                if joint_type != "continuous" {
+                    limits.lower = self.optional_number(limit, "lower", 0.0)?;
+                    limits.upper = self.optional_number(limit, "upper", 0.0)?;
+                }
+                limits.velocity = self.optional_number(limit, "velocity", f64::INFINITY)?;
+                limits.effort = self.optional_number(limit, "effort", f64::INFINITY)?;
+            }
+            None if matches!(joint_type, "revolute" | "prismatic") => {
+                return Err(self.error(node, format!("a {joint_type} joint needs a <limit> element")));
+            }
+            None => {}
+        }
+        let mut drive = DriveTrain::default();
+        if let Some(dynamics) = Self::child(node, "dynamics") {
+            drive.viscous_friction = self.optional_number(dynamics, "damping", 0.0)?;
+            drive.coulomb_friction = self.optional_number(dynamics, "friction", 0.0)?;
+        }
+        Ok(Joint { node, name, kind, parent, child, origin, axis, limits, drive })
+    }
+
+    fn parse(&self) -> Result<Model, ModelError> {
+        let robot = self.doc.root_element();
+        if !robot.has_tag_name("robot") {
+            return Err(self.error(robot, "the root element must be <robot>"));
+        }
+        let robot_name = robot.attribute("name").unwrap_or("robot");
+
+        let mut links = Vec::new();
+        let mut link_index = HashMap::new();
+        for node in robot.children().filter(|n| n.has_tag_name("link")) {
+            let link = self.parse_link(node)?;
+            if link_index.insert(link.name, links.len()).is_some() {
+                return Err(self.error(node, "a link of this name is already defined"));
+            }
+            links.push(link);
+        }
+        if links.is_empty() {
+            return Err(self.error(robot, "no <link> elements"));
+        }
+
+        let mut joints = Vec::new();
+        let mut parent_joint_of: Vec<Option<usize>> = vec![None; links.len()];
+        let mut child_joints: Vec<Vec<usize>> = vec![Vec::new(); links.len()];
+        let mut joint_names = HashMap::new();
+        for node in robot.children().filter(|n| n.has_tag_name("joint")) {
+            let joint = self.parse_joint(node, &link_index)?;
+            if joint_names.insert(joint.name, joints.len()).is_some() {
+                return Err(self.error(node, "a joint of this name is already defined"));
+            }
+            if let Some(other) = parent_joint_of[joint.child] {
+                let other_name = joints.iter().map(|j: &Joint| j.name).nth(other).unwrap_or("?");
+                return Err(self.error(
+                    node,
+                    format!("link '{}' is already the child of joint '{other_name}' (a link has one parent)", links[joint.child].name),
+                ));
+            }
+            parent_joint_of[joint.child] = Some(joints.len());
+            child_joints[joint.parent].push(joints.len());
+            joints.push(joint);
+        }
+
+        let roots: Vec<usize> = (0..links.len()).filter(|&l| parent_joint_of[l].is_none()).collect();
+        let root = match roots.as_slice() {
+            [root] => *root,
+            [] => return Err(self.error(robot, "every link is the child of a joint: the joints form a cycle")),
+            _ => {
+                let names: Vec<&str> = roots.iter().map(|&l| links[l].name).collect();
+                return Err(self.error(robot, format!("several root links ({}); a URDF tree has exactly one", names.join(", "))));
+            }
+        };
+
+        let mut builder = ModelBuilder::new(robot_name);
+        // Where each visited link sits: the model joint that moves it and its placement there.
+        let mut attachment: Vec<Option<(JointIndex, Se3)>> = vec![None; links.len()];
+        attachment[root] = Some((0, Se3::identity()));
+        if let Some(inertia) = &links[root].inertia {
+            builder.append_body_inertia(0, inertia)?;
+        }
+        builder.add_frame(links[root].name, 0, Se3::identity(), FrameKind::Body)?;
+
+        // Depth first, children in document order, as Pinocchio numbers joints.
+        let mut stack: Vec<usize> = child_joints[root].iter().rev().copied().collect();
+        let mut visited = 1;
+        while let Some(j) = stack.pop() {
+            let joint = &joints[j];
+            let Some((parent_joint, parent_placement)) = attachment[joint.parent] else {
+                return Err(self.error(joint.node, "internal: parent link not placed"));
+            };
+            let placement = parent_placement.compose(&joint.origin);
+            let child = &links[joint.child];
+            let (joint_index, child_placement) = match joint.kind {
+                Some(kind) => {
+                    let index = builder
+                        .add_joint(joint.name, parent_joint, placement, kind, joint.axis, joint.limits)
+                        .map_err(|e| self.error(joint.node, e.to_string()))?;
+                    builder.set_drive_train(index, joint.drive)?;
+                    (index, Se3::identity())
+                }
+                None => {
+                    builder.add_frame(joint.name, parent_joint, placement, FrameKind::FixedJoint)?;
+                    (parent_joint, placement)
+                }
+            };
+            if let Some(inertia) = &child.inertia {
+                builder.append_body_inertia(joint_index, &child_placement.act_inertia(inertia))?;
+            }
+            builder.add_frame(child.name, joint_index, child_placement, FrameKind::Body)?;
+            attachment[joint.child] = Some((joint_index, child_placement));
+            visited += 1;
+            stack.extend(child_joints[joint.child].iter().rev().copied());
+        }
+        if visited != links.len() {
+            let unreachable: Vec<&str> =
+                (0..links.len()).filter(|&l| attachment[l].is_none()).map(|l| links[l].name).collect();
+            return Err(self.error(
+                robot,
+                format!("links {} are not connected to the root link '{}': their joints form a cycle", unreachable.join(", "), links[root].name),
+            ));
+        }
+        Ok(builder.build())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error_of(xml: &str) -> String {
+        parse_urdf(xml, "test.urdf").map(|_| ()).unwrap_err().to_string()
+    }
+
+    const LINK: &str = r#"<inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial>"#;
+
+    #[test]
+    fn fixed_joints_merge_and_keep_frames() {
+        let xml = format!(
+            r#"<robot name="r"><link name="a"/><link name="b">{LINK}</link><link name="c">{LINK}</link>
+            <joint name="j1" type="revolute"><parent link="a"/><child link="b"/><axis xyz="0 0 1"/>
+              <limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+            <joint name="f" type="fixed"><parent link="b"/><child link="c"/><origin xyz="1 0 0"/></joint></robot>"#
+        );
+        let model = parse_urdf(&xml, "t").unwrap();
+        assert_eq!(model.nv(), 1);
+        assert!((model.inertias()[1].mass - 2.0).abs() < 1e-15);
+        assert!((model.inertias()[1].com.x - 0.5).abs() < 1e-15);
+        let c = model.frame_index("c").unwrap();
+        assert_eq!(model.frames()[c].parent_joint, 1);
+        assert_eq!(model.frames()[c].placement.translation, Vector3::new(1.0, 0.0, 0.0));
+    }
+
+    #[test]
+    fn bad_input_gives_clear_errors() {
+        let missing_parent = r#"<robot name="r"><link name="a"/>
+            <joint name="j" type="fixed"><parent link="nope"/><child link="a"/></joint></robot>"#;
+        let e = error_of(missing_parent);
+        assert!(e.contains("test.urdf") && e.contains("<joint name=\"j\">") && e.contains("'nope'"), "{e}");
+
+        let unknown = r#"<robot name="r"><link name="a"/><link name="b"/>
+            <joint name="j" type="ball"><parent link="a"/><child link="b"/></joint></robot>"#;
+        assert!(error_of(unknown).contains("unknown joint type 'ball'"));
+
+        let negative = r#"<robot name="r"><link name="a"><inertial><mass value="-1"/>
+            <inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link></robot>"#;
+        let e = error_of(negative);
+        assert!(e.contains("<link name=\"a\">") && e.contains("mass"), "{e}");
+
+        let cycle = r#"<robot name="r"><link name="root"/><link name="a"/><link name="b"/>
+            <joint name="j1" type="fixed"><parent link="a"/><child link="b"/></joint>
+            <joint name="j2" type="fixed"><parent link="b"/><child link="a"/></joint></robot>"#;
+        assert!(error_of(cycle).contains("cycle"));
+
+        let two_parents = r#"<robot name="r"><link name="a"/><link name="b"/>
+            <joint name="j1" type="fixed"><parent link="a"/><child link="b"/></joint>
+            <joint name="j2" type="fixed"><parent link="a"/><child link="b"/></joint></robot>"#;
+        assert!(error_of(two_parents).contains("already the child of joint 'j1'"));
+
+        assert!(error_of("<robot").contains("not well-formed XML"));
+        let no_limit = r#"<robot name="r"><link name="a"/><link name="b"/>
+            <joint name="j" type="revolute"><parent link="a"/><child link="b"/></joint></robot>"#;
+        assert!(error_of(no_limit).contains("needs a <limit>"));
+    }
+}

@@ -1,0 +1,100 @@
+//! Proves the model algorithms allocate nothing once `Data::new` (and the IK workspace) exist.
+//! A single test in its own binary, so no other test allocates concurrently.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use morc::model::{self, Data, DlsIk};
+
+struct CountingAllocator;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+}
+
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if COUNTING.with(Cell::get) {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if COUNTING.with(Cell::get) {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: CountingAllocator = CountingAllocator;
+
+/// Allocations made on this thread while `f` runs.
+fn allocations_during(f: impl FnOnce()) -> usize {
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    COUNTING.with(|c| c.set(true));
+    f();
+    COUNTING.with(|c| c.set(false));
+    ALLOCATIONS.load(Ordering::Relaxed) - before
+}
+
+#[test]
+fn algorithms_do_not_allocate_after_data_new() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/reference/dynamics/ur5_robot.urdf");
+    assert!(path.exists(), "reference URDF missing: expected {}", path.display());
+    let mut robot = model::load_urdf(&path).unwrap();
+    // Exercise the friction and armature branches too.
+    for joint in 1..robot.njoints() {
+        let drive = model::DriveTrain { armature: 0.1, viscous_friction: 0.2, coulomb_friction: 0.3 };
+        robot.set_drive_train(joint, drive).unwrap();
+    }
+    let tool = robot.frame_index("tool0").unwrap();
+    let mut data = Data::new(&robot);
+    let mut ik = DlsIk::new(&robot);
+    let q = [0.3, -1.1, 1.4, -0.5, 0.9, 0.2];
+    let v = [0.1, -0.2, 0.3, -0.4, 0.5, -0.6];
+    let a = [1.0, 0.5, -0.5, 0.25, -1.0, 2.0];
+    model::forward_kinematics_placements(&robot, &mut data, &q);
+    let target = data.frame_placements[tool];
+    let seed = [0.5, -1.0, 1.2, -0.3, 1.0, 0.0];
+
+    let count = allocations_during(|| {
+        model::forward_kinematics(&robot, &mut data, &q, &v, &a);
+        model::forward_kinematics_placements(&robot, &mut data, &q);
+        model::compute_frame_jacobian(&robot, &mut data, &q, tool);
+        model::frame_jacobian(&robot, &mut data, tool);
+        model::rnea(&robot, &mut data, &q, &v, &a);
+        model::gravity(&robot, &mut data, &q);
+        model::nle(&robot, &mut data, &q, &v);
+        model::crba(&robot, &mut data, &q);
+        model::aba(&robot, &mut data, &q, &v, &a);
+        let outcome = ik.solve(&robot, &mut data, tool, &target, &seed);
+        assert!(outcome.converged);
+    });
+    assert_eq!(count, 0, "the model algorithms allocated {count} times");
+
+    // Analytic IK (KR5 from its DH table: UR5 has no spherical wrist).
+    let kr5_path = path.with_file_name("kr5_dh.json");
+    let kr5 = model::DhTable::load_rtb_json(&kr5_path, "KR5").unwrap().to_model().unwrap();
+    let kr5_tool = kr5.frame_index("tool").unwrap();
+    let analytic = model::AnalyticIk::new(&kr5, kr5_tool).unwrap();
+    let mut kr5_data = Data::new(&kr5);
+    model::forward_kinematics_placements(&kr5, &mut kr5_data, &q);
+    let kr5_target = kr5_data.frame_placements[kr5_tool];
+    let mut solutions = [[0.0; 6]; 8];
+    let count = allocations_during(|| {
+        assert!(analytic.solve(&kr5_target, &mut solutions) > 0);
+        assert!(analytic.nearest(&kr5_target, &q).is_some());
+    });
+    assert_eq!(count, 0, "analytic IK allocated {count} times");
+    // The counter works: a Vec allocates.
+    assert!(allocations_during(|| drop(std::hint::black_box(vec![1u8; 16]))) > 0);
+}
