@@ -12,12 +12,19 @@
 //!   (integer ticks), never from a running sum.
 
 mod math;
+mod sources;
 
 use super::Kind;
 
 pub use math::{Gain, Product, Sum};
+pub use sources::{Source, SourceSpec, Waveform};
 
 pub static KINDS: &[Kind] = &[
+    Kind { name: sources::CONSTANT.kind, doc: sources::CONSTANT.doc, make: || Box::new(Source::new(&sources::CONSTANT)) },
+    Kind { name: sources::STEP.kind, doc: sources::STEP.doc, make: || Box::new(Source::new(&sources::STEP)) },
+    Kind { name: sources::RAMP.kind, doc: sources::RAMP.doc, make: || Box::new(Source::new(&sources::RAMP)) },
+    Kind { name: sources::SINE.kind, doc: sources::SINE.doc, make: || Box::new(Source::new(&sources::SINE)) },
+    Kind { name: sources::CHIRP.kind, doc: sources::CHIRP.doc, make: || Box::new(Source::new(&sources::CHIRP)) },
     Kind { name: Gain::KIND, doc: Gain::DOC, make: || Box::new(Gain::new()) },
     Kind { name: Sum::KIND, doc: Sum::DOC, make: || Box::new(Sum::new()) },
     Kind { name: Product::KIND, doc: Product::DOC, make: || Box::new(Product::new()) },
