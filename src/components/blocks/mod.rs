@@ -12,11 +12,13 @@
 //!   (integer ticks), never from a running sum.
 
 mod math;
+mod nonlinear;
 mod sources;
 
 use super::Kind;
 
 pub use math::{Gain, Product, Sum};
+pub use nonlinear::{RateLimiter, Saturation};
 pub use sources::{Source, SourceSpec, Waveform};
 
 pub static KINDS: &[Kind] = &[
@@ -28,6 +30,8 @@ pub static KINDS: &[Kind] = &[
     Kind { name: Gain::KIND, doc: Gain::DOC, make: || Box::new(Gain::new()) },
     Kind { name: Sum::KIND, doc: Sum::DOC, make: || Box::new(Sum::new()) },
     Kind { name: Product::KIND, doc: Product::DOC, make: || Box::new(Product::new()) },
+    Kind { name: Saturation::KIND, doc: Saturation::DOC, make: || Box::new(Saturation::new()) },
+    Kind { name: RateLimiter::KIND, doc: RateLimiter::DOC, make: || Box::new(RateLimiter::new()) },
 ];
 
 use crate::kernel::component::{ComponentInfo, PortInfo};
