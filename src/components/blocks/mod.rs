@@ -11,12 +11,14 @@
 //! - Time comes from [`StepContext`](crate::kernel::component::StepContext)
 //!   (integer ticks), never from a running sum.
 
+mod dynamic;
 mod math;
 mod nonlinear;
 mod sources;
 
 use super::Kind;
 
+pub use dynamic::{Integrator, UnitDelay};
 pub use math::{Gain, Product, Sum};
 pub use nonlinear::{RateLimiter, Saturation};
 pub use sources::{Source, SourceSpec, Waveform};
@@ -32,6 +34,8 @@ pub static KINDS: &[Kind] = &[
     Kind { name: Product::KIND, doc: Product::DOC, make: || Box::new(Product::new()) },
     Kind { name: Saturation::KIND, doc: Saturation::DOC, make: || Box::new(Saturation::new()) },
     Kind { name: RateLimiter::KIND, doc: RateLimiter::DOC, make: || Box::new(RateLimiter::new()) },
+    Kind { name: Integrator::KIND, doc: Integrator::DOC, make: || Box::new(Integrator::new()) },
+    Kind { name: UnitDelay::KIND, doc: UnitDelay::DOC, make: || Box::new(UnitDelay::new()) },
 ];
 
 use crate::kernel::component::{ComponentInfo, PortInfo};
