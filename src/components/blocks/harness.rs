@@ -129,11 +129,6 @@ impl Harness {
         self.steps += 1;
         &self.outputs
     }
-
-    /// The first output as a real (first element for vectors).
-    pub fn y(&self) -> f64 {
-        self.outputs[0].as_slice()[0]
-    }
 }
 
 /// Runs `kind` over a sequence of input sets; returns the outputs of every step.

@@ -14,6 +14,7 @@
 mod dynamic;
 mod math;
 mod nonlinear;
+mod pid;
 mod sources;
 
 use super::Kind;
@@ -21,6 +22,7 @@ use super::Kind;
 pub use dynamic::{Integrator, UnitDelay};
 pub use math::{Gain, Product, Sum};
 pub use nonlinear::{RateLimiter, Saturation};
+pub use pid::{AntiWindup, Pid};
 pub use sources::{Source, SourceSpec, Waveform};
 
 pub static KINDS: &[Kind] = &[
@@ -36,6 +38,7 @@ pub static KINDS: &[Kind] = &[
     Kind { name: RateLimiter::KIND, doc: RateLimiter::DOC, make: || Box::new(RateLimiter::new()) },
     Kind { name: Integrator::KIND, doc: Integrator::DOC, make: || Box::new(Integrator::new()) },
     Kind { name: UnitDelay::KIND, doc: UnitDelay::DOC, make: || Box::new(UnitDelay::new()) },
+    Kind { name: Pid::KIND, doc: Pid::DOC, make: || Box::new(Pid::new()) },
 ];
 
 use crate::kernel::component::{ComponentInfo, PortInfo};
