@@ -12,6 +12,7 @@
 //!   (integer ticks), never from a running sum.
 
 mod dynamic;
+mod filters;
 mod math;
 mod nonlinear;
 mod pid;
@@ -20,6 +21,7 @@ mod sources;
 use super::Kind;
 
 pub use dynamic::{Integrator, UnitDelay};
+pub use filters::{Bessel, Lowpass};
 pub use math::{Gain, Product, Sum};
 pub use nonlinear::{RateLimiter, Saturation};
 pub use pid::{AntiWindup, Pid};
@@ -39,6 +41,8 @@ pub static KINDS: &[Kind] = &[
     Kind { name: Integrator::KIND, doc: Integrator::DOC, make: || Box::new(Integrator::new()) },
     Kind { name: UnitDelay::KIND, doc: UnitDelay::DOC, make: || Box::new(UnitDelay::new()) },
     Kind { name: Pid::KIND, doc: Pid::DOC, make: || Box::new(Pid::new()) },
+    Kind { name: Lowpass::KIND, doc: Lowpass::DOC, make: || Box::new(Lowpass::new()) },
+    Kind { name: Bessel::KIND, doc: Bessel::DOC, make: || Box::new(Bessel::new()) },
 ];
 
 use crate::kernel::component::{ComponentInfo, PortInfo};
