@@ -26,7 +26,9 @@ impl Lowpass {
         Lowpass {
             info: ComponentInfo::new(Self::KIND, Self::DOC)
                 .param(width_param())
-                .param(ParamInfo::new("fc", Value::Real(10.0)).unit("Hz").doc("cutoff (−3 dB) frequency, below Nyquist"))
+                .param(
+                    ParamInfo::new("fc", Value::Real(10.0)).unit("Hz").doc("cutoff (−3 dB) frequency, below Nyquist"),
+                )
                 .input(PortInfo::new("u", ValueType::Real).required())
                 .output(PortInfo::new("y", ValueType::Real)),
             fc: Vec::new(),
@@ -230,7 +232,8 @@ fn polynomial_roots(c: &[f64]) -> Vec<Complex> {
     let eval = |s: Complex| monic.iter().rev().fold(Complex::real(0.0), |acc, &x| acc * s + Complex::real(x));
     // Start on a circle of the roots' geometric-mean radius, off the real axis.
     let radius = monic[0].abs().powf(1.0 / order as f64);
-    let mut roots: Vec<Complex> = (0..order).map(|k| Complex::expj(0.4 + TAU * k as f64 / order as f64).scale(radius)).collect();
+    let mut roots: Vec<Complex> =
+        (0..order).map(|k| Complex::expj(0.4 + TAU * k as f64 / order as f64).scale(radius)).collect();
     for _ in 0..1000 {
         let mut largest_change: f64 = 0.0;
         for i in 0..order {

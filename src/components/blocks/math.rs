@@ -125,8 +125,8 @@ impl Component for Sum {
             Ok(s) if (1..=MAX_INPUTS).contains(&s.len()) => s,
             _ => {
                 return Err(format!(
-                    "parameter signs of sum must be 1 to {MAX_INPUTS} characters '+' or '-' (one per input), got {text:?}"
-                ))
+                "parameter signs of sum must be 1 to {MAX_INPUTS} characters '+' or '-' (one per input), got {text:?}"
+            ))
             }
         };
         self.info.inputs = numbered_inputs(signs.len(), n);
@@ -156,7 +156,8 @@ pub struct Product {
 
 impl Product {
     pub const KIND: &'static str = "product";
-    pub const DOC: &'static str = "Product: y = u1·u2·…·um element-wise, m = `inputs` (y's unit is the product of the inputs').";
+    pub const DOC: &'static str =
+        "Product: y = u1·u2·…·um element-wise, m = `inputs` (y's unit is the product of the inputs').";
 
     pub fn new() -> Self {
         let mut info = ComponentInfo::new(Self::KIND, Self::DOC)

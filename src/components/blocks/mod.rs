@@ -19,20 +19,22 @@ mod pid;
 mod sources;
 
 use super::Kind;
+use crate::kernel::component::{ComponentInfo, ParamInfo, PortInfo};
+use crate::kernel::value::{Value, ValueType};
 
 pub use dynamic::{Integrator, UnitDelay};
 pub use filters::{Bessel, Lowpass};
 pub use math::{Gain, Product, Sum};
 pub use nonlinear::{RateLimiter, Saturation};
 pub use pid::{AntiWindup, Pid};
-pub use sources::{Source, SourceSpec, Waveform};
+pub use sources::{Source, SourceSpec, Waveform, CHIRP, CONSTANT, RAMP, SINE, STEP};
 
 pub static KINDS: &[Kind] = &[
-    Kind { name: sources::CONSTANT.kind, doc: sources::CONSTANT.doc, make: || Box::new(Source::new(&sources::CONSTANT)) },
-    Kind { name: sources::STEP.kind, doc: sources::STEP.doc, make: || Box::new(Source::new(&sources::STEP)) },
-    Kind { name: sources::RAMP.kind, doc: sources::RAMP.doc, make: || Box::new(Source::new(&sources::RAMP)) },
-    Kind { name: sources::SINE.kind, doc: sources::SINE.doc, make: || Box::new(Source::new(&sources::SINE)) },
-    Kind { name: sources::CHIRP.kind, doc: sources::CHIRP.doc, make: || Box::new(Source::new(&sources::CHIRP)) },
+    Kind { name: CONSTANT.kind, doc: CONSTANT.doc, make: || Box::new(Source::new(&CONSTANT)) },
+    Kind { name: STEP.kind, doc: STEP.doc, make: || Box::new(Source::new(&STEP)) },
+    Kind { name: RAMP.kind, doc: RAMP.doc, make: || Box::new(Source::new(&RAMP)) },
+    Kind { name: SINE.kind, doc: SINE.doc, make: || Box::new(Source::new(&SINE)) },
+    Kind { name: CHIRP.kind, doc: CHIRP.doc, make: || Box::new(Source::new(&CHIRP)) },
     Kind { name: Gain::KIND, doc: Gain::DOC, make: || Box::new(Gain::new()) },
     Kind { name: Sum::KIND, doc: Sum::DOC, make: || Box::new(Sum::new()) },
     Kind { name: Product::KIND, doc: Product::DOC, make: || Box::new(Product::new()) },
@@ -44,9 +46,6 @@ pub static KINDS: &[Kind] = &[
     Kind { name: Lowpass::KIND, doc: Lowpass::DOC, make: || Box::new(Lowpass::new()) },
     Kind { name: Bessel::KIND, doc: Bessel::DOC, make: || Box::new(Bessel::new()) },
 ];
-
-use crate::kernel::component::{ComponentInfo, PortInfo};
-use crate::kernel::value::ValueType;
 
 /// The port type of a block signal of width n.
 pub(crate) fn width_type(n: i64) -> ValueType {
@@ -67,17 +66,15 @@ pub(crate) fn width(info: &ComponentInfo) -> Result<usize, String> {
 }
 
 /// The `n` parameter every block has.
-pub(crate) fn width_param() -> crate::kernel::component::ParamInfo {
-    use crate::kernel::{component::ParamInfo, value::Value};
+pub(crate) fn width_param() -> ParamInfo {
     ParamInfo::new("n", Value::Integer(1)).doc("signal width")
 }
 
 /// A real parameter as one value per element (a scalar is broadcast), with
 /// an error that names the block and the parameter.
 pub(crate) fn per_element(info: &ComponentInfo, name: &str, n: usize) -> Result<Vec<f64>, String> {
-    info.vector(name, n).map_err(|e| {
-        format!("parameter {name} of {} must be a scalar or {n} values (one per element): {e}", info.kind)
-    })
+    info.vector(name, n)
+        .map_err(|e| format!("parameter {name} of {} must be a scalar or {n} values (one per element): {e}", info.kind))
 }
 
 /// Gives every port of the block the signal type of width n.
@@ -115,9 +112,7 @@ pub(crate) fn check_limits(
 ) -> Result<(), String> {
     for (lo, hi) in lower.iter().zip(upper) {
         if lo.is_nan() || hi.is_nan() || lo > hi {
-            return Err(format!(
-                "parameters of {kind}: {lower_name} ({lo}) must not exceed {upper_name} ({hi})"
-            ));
+            return Err(format!("parameters of {kind}: {lower_name} ({lo}) must not exceed {upper_name} ({hi})"));
         }
     }
     Ok(())
@@ -162,7 +157,6 @@ pub(crate) mod harness;
 mod tests {
     use super::harness::Harness;
     use super::*;
-    use crate::kernel::value::Value;
 
     #[test]
     fn every_kind_documents_itself_and_runs_with_defaults() {
@@ -172,15 +166,21 @@ mod tests {
             assert_eq!(block.info().doc, kind.doc, "{}: KINDS doc and info doc differ", kind.name);
             assert!(kind.doc.len() > 20, "{}: doc too short", kind.name);
             for n in [1.0, 3.0] {
-                let mut h = Harness::new(kind.name, &[("n", &n)], 1e-3)
-                    .unwrap_or_else(|e| panic!("{}: {e}", kind.name));
+                let mut h =
+                    Harness::new(kind.name, &[("n", &n)], 1e-3).unwrap_or_else(|e| panic!("{}: {e}", kind.name));
                 // Every input at once: NaN, infinities, huge values: no panic, no allocation.
                 for x in [0.0, 1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e300, -1e300, 0.0] {
-                    let inputs: Vec<Value> =
-                        h.block.info().inputs.iter().map(|p| Value::zero(p.ty)).map(|mut v| {
+                    let inputs: Vec<Value> = h
+                        .block
+                        .info()
+                        .inputs
+                        .iter()
+                        .map(|p| Value::zero(p.ty))
+                        .map(|mut v| {
                             v.set_real(x);
                             v
-                        }).collect();
+                        })
+                        .collect();
                     h.step(&inputs);
                 }
             }

@@ -79,18 +79,21 @@ pub struct RateLimiter {
 
 impl RateLimiter {
     pub const KIND: &'static str = "rate_limiter";
-    pub const DOC: &'static str = "Rate limiter: y[k] = y[k−1] + clamp(u[k] − y[k−1], −falling·h, rising·h), rates in units/s, y[−1] = initial.";
+    pub const DOC: &'static str =
+        "Rate limiter: y[k] = y[k−1] + clamp(u[k] − y[k−1], −falling·h, rising·h), rates in units/s, y[−1] = initial.";
 
     pub fn new() -> Self {
         RateLimiter {
             info: ComponentInfo::new(Self::KIND, Self::DOC)
                 .param(width_param())
-                .param(ParamInfo::new("rising", Value::Real(1.0)).doc(
-                    "largest rate of increase, signal units per second, ≥ 0 (may be inf)",
-                ))
-                .param(ParamInfo::new("falling", Value::Real(1.0)).doc(
-                    "largest rate of decrease as a positive magnitude, signal units per second (may be inf)",
-                ))
+                .param(
+                    ParamInfo::new("rising", Value::Real(1.0))
+                        .doc("largest rate of increase, signal units per second, ≥ 0 (may be inf)"),
+                )
+                .param(
+                    ParamInfo::new("falling", Value::Real(1.0))
+                        .doc("largest rate of decrease as a positive magnitude, signal units per second (may be inf)"),
+                )
                 .param(ParamInfo::new("initial", Value::Real(0.0)).doc("output before the first step"))
                 .input(PortInfo::new("u", ValueType::Real).required())
                 .output(PortInfo::new("y", ValueType::Real)),

@@ -279,7 +279,8 @@ mod tests {
 
     /// Steps until the output leaves umax after the error reverses, having been saturated for `seconds`.
     fn recovery_steps(antiwindup: &str, seconds: f64) -> usize {
-        let params: &Params = &[("kp", &1.0), ("ki", &10.0), ("umin", &-1.0), ("umax", &1.0), ("antiwindup", &antiwindup)];
+        let params: &Params =
+            &[("kp", &1.0), ("ki", &10.0), ("umin", &-1.0), ("umax", &1.0), ("antiwindup", &antiwindup)];
         let mut h = Harness::new("pid", params, H).unwrap();
         for _ in 0..(seconds / H) as usize {
             assert_eq!(h.step(&[r(5.0), r(0.0)])[0], r(1.0));
@@ -317,7 +318,8 @@ mod tests {
     /// Closed loop on y' = −y + u (forward Euler at h): the overshoot of a PI
     /// controller saturating on the way to r.
     fn closed_loop_overshoot(antiwindup: &str) -> f64 {
-        let params: &Params = &[("kp", &2.0), ("ki", &8.0), ("umin", &-1.0), ("umax", &1.0), ("antiwindup", &antiwindup)];
+        let params: &Params =
+            &[("kp", &2.0), ("ki", &8.0), ("umin", &-1.0), ("umax", &1.0), ("antiwindup", &antiwindup)];
         let mut h = Harness::new("pid", params, H).unwrap();
         let (reference, mut y, mut peak) = (0.8, 0.0_f64, 0.0_f64);
         for _ in 0..20_000 {
