@@ -74,17 +74,29 @@ fn assembly() -> AssemblySpec {
     a.add("window", "window", 1, Arc::new(|| {
         Ok(Box::new(Window { info: ComponentInfo::new("window", "arms the allocation counter"), from: 1000, to: 19_000 }) as Box<dyn Component>)
     }));
-    let v6 = |x: f64| Value::Vector(vec![x; 6]);
-    let mut kinds: Vec<&str> = morc::components::kinds().map(|k| k.name).collect();
-    kinds.retain(|k| *k == "gain"); // grows as blocks land; each must be allocation-free
-    for k in &kinds {
-        let _ = k;
-    }
-    a.add_native("g1", "gain", 1, &[("n", Value::Integer(6)), ("k", v6(0.5))]);
-    a.add_native("g2", "gain", 4, &[("n", Value::Integer(6)), ("k", v6(2.0))]);
-    a.add_native("g3", "gain", 20, &[("n", Value::Integer(6)), ("k", v6(1.0))]);
-    a.add_native("probe", "probe", 1, &[("n", Value::Integer(6)), ("capacity", Value::Integer(30_000))]);
-    a.connect("robot.q", "g1.u").connect("g1.y", "g2.u").connect("g2.y", "g3.u").connect("g3.y", "robot.q_cmd").connect("g1.y", "probe.u");
+    let n6 = ("n", Value::Integer(6));
+    // A control loop of native blocks at three rates, and a probe.
+    a.add_native("ref", "sine", 1, &[n6.clone(), ("amplitude", Value::Real(0.2)), ("frequency", Value::Real(0.5))]);
+    a.add_native("shape", "bessel", 1, &[n6.clone(), ("fc", Value::Real(20.0)), ("order", Value::Integer(4))]);
+    a.add_native("err", "sum", 1, &[n6.clone(), ("signs", Value::String("+-".into()))]);
+    a.add_native("pid", "pid", 1, &[n6.clone(), ("kp", Value::Real(2.0)), ("ki", Value::Real(1.0)), ("umin", Value::Real(-1.0)), ("umax", Value::Real(1.0))]);
+    a.add_native("lim", "rate_limiter", 1, &[n6.clone(), ("rising", Value::Real(5.0)), ("falling", Value::Real(5.0))]);
+    a.add_native("int", "integrator", 4, &[n6.clone()]);
+    a.add_native("sat", "saturation", 20, &[n6.clone()]);
+    a.add_native("lp", "lowpass", 20, &[n6.clone(), ("fc", Value::Real(2.0))]);
+    a.add_native("probe", "probe", 1, &[n6, ("capacity", Value::Integer(30_000))]);
+    a.connect("ref.y", "shape.u")
+        .connect("shape.y", "err.u1")
+        .connect("robot.q", "err.u2")
+        .connect("shape.y", "pid.r")
+        .connect("robot.q", "pid.y")
+        .connect("pid.u", "lim.u")
+        .connect("lim.y", "robot.q_cmd")
+        .connect("err.y", "int.u")
+        .connect("int.y", "sat.u")
+        .connect("sat.y", "lp.u")
+        .connect("lp.y", "pid.ff")
+        .connect("lim.y", "probe.u");
     a.duration = Some(20.0);
     a
 }
@@ -102,6 +114,9 @@ fn steady_state_allocates_nothing() {
     assert_eq!(r.outcome, Outcome::Finished("duration".into()));
     assert!(!ARMED.load(Ordering::SeqCst), "the window closed");
     assert_eq!(r.ticks, 20_000);
+    assert_eq!(r.data.get("probe.samples"), Some(&Value::Integer(20_000)));
+    let Some(Value::Vector(q)) = r.data.get("probe.u") else { panic!("probe samples") };
+    assert!(q.iter().any(|&x| x.abs() > 0.05), "the loop moved the axes");
     let n = ALLOCATIONS.load(Ordering::SeqCst);
     assert_eq!(n, 0, "{n} allocations in 18 000 steady-state ticks");
 }
