@@ -1,8 +1,223 @@
-//! `morc bench …`: measurements printed beside their floors.
+//! `morc bench …`: measurements printed beside their floors, in one run.
+//!
+//! - `engine`: wake-up latency and per-component cost of the Engine at 1, 4
+//!   and 10 kHz with 1, 8 and 32 native components on the wall clock, beside
+//!   a bare `clock_nanosleep` loop with the same scheduling (latency floor) and
+//!   the same components stepped in a plain loop (cost floor); and the cost of
+//!   handing a task to an Updater thread and back.
+//! - `lua`: what a Lua component costs per step and the jitter it brings,
+//!   beside the same block written natively.
 
-use crate::kernel::engine::EngineConfig;
+use std::sync::Arc;
 
-pub fn main(what: &str, _seconds: f64, _config: &EngineConfig) -> i32 {
-    eprintln!("morc bench: unknown benchmark '{what}'");
-    super::exit::USAGE
+use crate::components::sim_axes::SimAxes;
+use crate::kernel::assembly::AssemblySpec;
+use crate::kernel::clock::{monotonic_ns, sleep_until, ClockKind};
+use crate::kernel::component::{Component, InitContext, StepContext};
+use crate::kernel::data::AssemblyData;
+use crate::kernel::engine::{Engine, EngineConfig, RunResult};
+use crate::kernel::rt::{self, RtPolicy};
+use crate::kernel::stats::{human_ns, Histogram, Summary};
+use crate::kernel::value::Value;
+
+pub fn main(what: &str, seconds: f64, config: &EngineConfig) -> i32 {
+    match what {
+        "engine" => engine(seconds, config.rt),
+        "lua" => lua(seconds, config.rt),
+        other => {
+            eprintln!("morc bench: unknown benchmark '{other}' (engine, lua)");
+            return super::exit::USAGE;
+        }
+    }
+    super::exit::OK
+}
+
+/// A bare absolute-deadline sleep loop on a thread with the engine's scheduling.
+fn sleep_floor(period_ns: u64, seconds: f64, policy: RtPolicy) -> Summary {
+    std::thread::spawn(move || {
+        rt::apply_to_current_thread(policy, "benchmark");
+        let mut h = Histogram::new();
+        let n = (seconds * 1e9 / period_ns as f64) as u64;
+        let mut deadline = monotonic_ns() + period_ns;
+        for _ in 0..n {
+            sleep_until(deadline);
+            h.record(monotonic_ns().saturating_sub(deadline));
+            deadline += period_ns;
+        }
+        h.summary()
+    })
+    .join()
+    .expect("floor thread")
+}
+
+/// A chain of `n` gain blocks on 6-vectors: robot.q → g1 → … → gn → robot.q_cmd.
+fn gain_chain(n: usize, every_last: u32) -> AssemblySpec {
+    let mut a = AssemblySpec::new(&format!("chain-{n}"));
+    let six = ("n", Value::Integer(6));
+    for i in 0..n {
+        let every = if i + 1 == n { every_last } else { 1 };
+        a.add_native(&format!("g{i}"), "gain", every, &[six.clone(), ("k", Value::Real(1.0))]);
+        let from = if i == 0 { "robot.q".to_string() } else { format!("g{}.y", i - 1) };
+        a.connect(&from, &format!("g{i}.u"));
+    }
+    a.connect(&format!("g{}.y", n - 1), "robot.q_cmd");
+    a
+}
+
+fn run_on(clock: ClockKind, period: f64, policy: RtPolicy, spec: &AssemblySpec) -> RunResult {
+    let config = EngineConfig { period, clock, rt: policy };
+    let mut engine = Engine::start(config, Box::new(SimAxes::new(&[0.0; 6], period, 1.0))).expect("engine starts");
+    engine.run(spec, &AssemblyData::new()).expect("benchmark assembly runs")
+}
+
+/// ns per tick of the same `n` gains stepped directly, outputs copied to inputs.
+fn plain_loop_ns(n: usize) -> f64 {
+    let mut blocks: Vec<Box<dyn Component>> = Vec::new();
+    for _ in 0..n {
+        let mut g = crate::components::create("gain").expect("gain exists");
+        g.set_parameter("n", &Value::Integer(6)).expect("n");
+        g.configure().expect("configure");
+        let data = AssemblyData::new();
+        g.initialize(&InitContext { name: "g", period: 1e-3, base_period: 1e-3, data: &data }, &mut []).expect("init");
+        blocks.push(g);
+    }
+    let mut signals: Vec<Value> = (0..=n).map(|_| Value::Vector(vec![0.1; 6])).collect();
+    let mut input = Value::Vector(vec![0.0; 6]);
+    let iterations = 200_000 / n.max(1) as u64 + 1000;
+    let start = monotonic_ns();
+    for step in 0..iterations {
+        let ctx = StepContext { step, time: step as f64 * 1e-3, period: 1e-3 };
+        for (i, b) in blocks.iter_mut().enumerate() {
+            let (before, after) = signals.split_at_mut(i + 1);
+            input.copy_from(&before[i]);
+            b.step(&ctx, std::slice::from_ref(&input), std::slice::from_mut(&mut after[0]));
+        }
+        std::hint::black_box(&signals);
+    }
+    (monotonic_ns() - start) as f64 / iterations as f64
+}
+
+fn engine(seconds: f64, policy: RtPolicy) {
+    println!("morc bench engine — wall clock, {} s per configuration, SCHED_FIFO {}", seconds, if policy.enabled { "requested" } else { "off" });
+    println!("latency: how late the Coordinator wakes after each deadline; floor: a bare clock_nanosleep loop, same policy");
+    println!("cost: tick work of the engine minus its work with no components, per component; floor: the same blocks in a plain loop\n");
+    println!(
+        "{:>6} {:>4} | {:>9} {:>9} {:>9} {:>9} | {:>9} {:>9} {:>9} | {:>5} | {:>9} {:>9} {:>9}",
+        "rate", "N", "mean", "p99", "p99.9", "max", "floor p99", "p99.9", "max", "late", "engine/N", "plain/N", "hand-off"
+    );
+    for hz in [1000u64, 4000, 10_000] {
+        let period_ns = 1_000_000_000 / hz;
+        let period = period_ns as f64 * 1e-9;
+        let floor = sleep_floor(period_ns, seconds, policy);
+        // The same engine with an empty assembly: what each tick costs without components.
+        let mut empty = AssemblySpec::new("empty");
+        empty.duration = Some(seconds.min(1.0));
+        let base_work = run_on(ClockKind::Wall, period, policy, &empty).engine.cycle.mean;
+        for n in [1usize, 8, 32] {
+            let mut spec = gain_chain(n, 1);
+            spec.duration = Some(seconds);
+            let r = run_on(ClockKind::Wall, period, policy, &spec);
+            let w = r.engine.wake_latency;
+            let engine_per = (r.engine.cycle.mean - base_work).max(0.0) / n as f64;
+            let plain_per = plain_loop_ns(n) / n as f64;
+            println!(
+                "{:>5}k {:>4} | {:>9} {:>9} {:>9} {:>9} | {:>9} {:>9} {:>9} | {:>5} | {:>9} {:>9} {:>9}",
+                hz / 1000,
+                n,
+                human_ns(w.mean),
+                human_ns(w.p99 as f64),
+                human_ns(w.p999 as f64),
+                human_ns(w.max as f64),
+                human_ns(floor.p99 as f64),
+                human_ns(floor.p999 as f64),
+                human_ns(floor.max as f64),
+                r.engine.late_ticks,
+                human_ns(engine_per),
+                human_ns(plain_per),
+                human_ns((engine_per - plain_per).max(0.0)),
+            );
+        }
+    }
+    updater_handoff(policy);
+}
+
+/// Round trip of a task to an Updater thread and back, on the virtual clock:
+/// the same chain with its last block every 2 ticks (released and awaited)
+/// against all blocks inline.
+fn updater_handoff(policy: RtPolicy) {
+    let ticks = 200_000u64;
+    let period = 1e-3;
+    let mut inline = gain_chain(2, 1);
+    inline.duration = Some(ticks as f64 * period);
+    let mut threaded = gain_chain(2, 2);
+    threaded.duration = Some(ticks as f64 * period);
+    let time = |spec: &AssemblySpec| {
+        let start = monotonic_ns();
+        let r = run_on(ClockKind::Virtual, period, policy, spec);
+        assert_eq!(r.ticks, ticks);
+        (monotonic_ns() - start) as f64 / ticks as f64
+    };
+    let a = time(&inline);
+    let b = time(&threaded);
+    println!(
+        "\nUpdater hand-off (virtual clock, release + return of a task, one every 2 ticks): {} per round trip (tick {} inline vs {} with an Updater)",
+        human_ns(((b - a) * 2.0).max(0.0)),
+        human_ns(a),
+        human_ns(b)
+    );
+}
+
+fn lua(seconds: f64, policy: RtPolicy) {
+    let period = 1e-3;
+    println!("morc bench lua — a gain as a Lua component vs the native gain, wall clock 1 kHz, {seconds} s each\n");
+    let def = match lua_gain_kind() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("morc bench lua: {e}");
+            return;
+        }
+    };
+    let kind = def;
+    for (label, lua_kind) in [("native gain", None), ("Lua gain", Some(kind.clone()))] {
+        let mut spec = AssemblySpec::new("lua-bench");
+        spec.duration = Some(seconds);
+        match &lua_kind {
+            None => {
+                spec.add_native("g", "gain", 1, &[("n", Value::Integer(6))]);
+            }
+            Some(k) => {
+                let k = k.clone();
+                spec.add("g", "lua_gain", 1, Arc::new(move || Ok(Box::new(crate::components::lua_component::LuaComponent::new(k.clone())) as Box<dyn Component>)));
+            }
+        }
+        spec.connect("robot.q", "g.u").connect("g.y", "robot.q_cmd");
+        let r = run_on(ClockKind::Wall, period, policy, &spec);
+        let c = &r.components[0].exec;
+        println!(
+            "{label:<12} step mean {:>9} p99 {:>9} p99.9 {:>9} max {:>9} | tick work p99 {:>9} | wake p99 {:>9} | late ticks {}",
+            human_ns(c.mean),
+            human_ns(c.p99 as f64),
+            human_ns(c.p999 as f64),
+            human_ns(c.max as f64),
+            human_ns(r.engine.cycle.p99 as f64),
+            human_ns(r.engine.wake_latency.p99 as f64),
+            r.engine.late_ticks
+        );
+    }
+}
+
+/// A 6-element gain written as a Lua component.
+fn lua_gain_kind() -> mlua::Result<Arc<crate::components::lua_component::LuaComponentDef>> {
+    let lua = crate::lua::new_state()?;
+    let engine = super::start_engine(EngineConfig::default()).map_err(mlua::Error::runtime)?;
+    crate::lua::install(&lua, engine)?;
+    let kind: mlua::AnyUserData = lua
+        .load(
+            r#"return morc.component { name = "lua_gain", inputs = { "u[6]" }, outputs = { "y[6]" }, params = { k = 1.0 },
+                 step = function(self, inp, out) for i = 1, 6 do out.y[i] = self.k * inp.u[i] end end }"#,
+        )
+        .set_name("=bench")
+        .eval()?;
+    let def = kind.borrow::<crate::lua::assembly::LuaKind>()?.0.clone();
+    Ok(def)
 }

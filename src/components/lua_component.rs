@@ -168,6 +168,7 @@ fn lua_thread(
     requests: Receiver<Request>,
     replies: Sender<Reply>,
 ) {
+    crate::kernel::rt::apply_to_current_thread(crate::kernel::rt::worker_policy(), "Lua component");
     let lua = Lua::new();
     let setup = (|| -> mlua::Result<(Table, Table, Table, Function, Option<Function>)> {
         let load = |code: &[u8], what: &str| lua.load(code).set_name(format!("={}.{what}", def.kind)).set_mode(mlua::ChunkMode::Binary).into_function();

@@ -216,6 +216,7 @@ impl Engine {
         if !(config.period.is_finite() && config.period >= 1e-6 && config.period <= 1.0) {
             return Err(format!("base period must be between 1 µs and 1 s, got {} s", config.period));
         }
+        rt::set_worker_policy(config.rt);
         let base_name = base.name().to_string();
         let base_info = base.info().clone();
         let (cmd_tx, cmd_rx) = bounded(1);
