@@ -68,6 +68,8 @@ pub struct RecordingBase {
     q: f64,
     period: f64,
     pub log: Arc<Mutex<BaseLog>>,
+    /// Report a fault from sense() at this tick (a bus fault, say).
+    pub fail_at: Option<u64>,
 }
 
 impl RecordingBase {
@@ -76,7 +78,7 @@ impl RecordingBase {
         let info = ComponentInfo::new("recording_base", "test base")
             .output(PortInfo::new("q", ValueType::Real))
             .input(PortInfo::new("v_cmd", ValueType::Real));
-        (RecordingBase { info, q: 0.0, period, log: log.clone() }, log)
+        (RecordingBase { info, q: 0.0, period, log: log.clone(), fail_at: None }, log)
     }
 }
 
@@ -89,6 +91,9 @@ impl Base for RecordingBase {
         let mut log = self.log.lock().unwrap();
         log.ticks.push(tick);
         log.times.push(morc::kernel::clock::monotonic_ns());
+        if self.fail_at == Some(tick) {
+            return Step::Fault("drive 3 reports an over-current fault".into());
+        }
         Step::Continue
     }
     fn actuate(&mut self, _tick: u64, commands: Option<&[Value]>) -> Step {

@@ -1,0 +1,128 @@
+//! Overruns, faults and cancellation: counted or handled by policy, the
+//! robot held, the reason named.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{func, RecordingBase};
+use morc::kernel::assembly::{AssemblySpec, OverrunPolicy};
+use morc::kernel::clock::{monotonic_ns, ClockKind};
+use morc::kernel::component::Step;
+use morc::kernel::data::AssemblyData;
+use morc::kernel::engine::{Engine, EngineConfig, Outcome};
+use morc::kernel::rt::RtPolicy;
+
+fn engine(clock: ClockKind) -> (Engine, std::sync::Arc<std::sync::Mutex<common::BaseLog>>) {
+    let (base, log) = RecordingBase::new(0.001);
+    (Engine::start(EngineConfig { period: 0.001, clock, rt: RtPolicy::default() }, Box::new(base)).unwrap(), log)
+}
+
+/// A component every 2 ticks that computes for 5 ms: it cannot keep up.
+fn overrunning(policy: OverrunPolicy) -> AssemblySpec {
+    let mut a = AssemblySpec::new("overrun");
+    a.add("v", "test", 1, func(&[], &["y"], || Box::new(|_, _, o| { o[0].set_real(0.1); Step::Continue })));
+    a.add("slow", "test", 2, func(&[], &["y"], || Box::new(|_, _, o| {
+        let start = monotonic_ns();
+        while monotonic_ns() - start < 5_000_000 {
+            std::hint::spin_loop();
+        }
+        o[0].set_real(1.0);
+        Step::Continue
+    })));
+    a.connect("v.y", "robot.v_cmd");
+    a.duration = Some(0.1);
+    a.overrun = policy;
+    a
+}
+
+#[test]
+fn overruns_are_counted_under_warn() {
+    let (mut e, _) = engine(ClockKind::Wall);
+    let r = e.run(&overrunning(OverrunPolicy::Warn), &AssemblyData::new()).unwrap();
+    assert_eq!(r.outcome, Outcome::Finished("duration".into()));
+    let slow = r.components.iter().find(|c| c.name == "slow").unwrap();
+    assert!(slow.overruns >= 5, "{}", r.report());
+    // Skipped releases: it ran far fewer than the 50 steps it was due.
+    assert!(slow.steps < 30, "{}", r.report());
+    assert!(r.report().contains("overruns"));
+}
+
+#[test]
+fn overrun_faults_under_fault_policy() {
+    let (mut e, log) = engine(ClockKind::Wall);
+    let r = e.run(&overrunning(OverrunPolicy::Fault), &AssemblyData::new()).unwrap();
+    let Outcome::Fault(m) = &r.outcome else { panic!("{:?}", r.outcome) };
+    assert!(m.contains("overrun") && m.contains("every 2 ticks"), "{m}");
+    assert_eq!(r.ticks, 2, "faulted at the first deadline");
+    // The robot was held from the fault on.
+    let log = log.lock().unwrap();
+    let last = log.commands.iter().rposition(|c| c.is_some()).unwrap();
+    assert!(log.commands[last + 1..].iter().all(|c| c.is_none()));
+}
+
+#[test]
+fn a_component_fault_ends_the_run_and_the_robot_holds() {
+    let (mut e, log) = engine(ClockKind::Virtual);
+    let mut a = AssemblySpec::new("faulty");
+    a.add("v", "test", 1, func(&[], &["y"], || Box::new(|ctx, _, o| {
+        o[0].set_real(1.0);
+        if ctx.step == 7 { Step::Fault("following error 12° exceeds 5°".into()) } else { Step::Continue }
+    })));
+    a.connect("v.y", "robot.v_cmd");
+    let r = e.run(&a, &AssemblyData::new()).unwrap();
+    assert_eq!(r.outcome, Outcome::Fault("component 'v' (test) at t = 0.007 s: following error 12° exceeds 5°".into()));
+    let log = log.lock().unwrap();
+    assert_eq!(log.commands[..7], [Some(1.0); 7]);
+    assert_eq!(log.commands[7], None, "the fault tick itself sends no command");
+    drop(log);
+    // The engine is usable again.
+    let mut ok = AssemblySpec::new("after");
+    ok.duration = Some(0.002);
+    assert!(e.run(&ok, &AssemblyData::new()).unwrap().outcome.is_ok());
+}
+
+#[test]
+fn a_base_fault_is_named() {
+    let (mut base, _log) = RecordingBase::new(0.001);
+    base.fail_at = Some(3);
+    let mut e = Engine::start(EngineConfig { period: 0.001, clock: ClockKind::Virtual, rt: RtPolicy::default() }, Box::new(base)).unwrap();
+    let mut a = AssemblySpec::new("busfault");
+    a.add("v", "test", 1, func(&[], &["y"], || Box::new(|_, _, o| { o[0].set_real(1.0); Step::Continue })));
+    a.connect("v.y", "robot.v_cmd");
+    let r = e.run(&a, &AssemblyData::new()).unwrap();
+    assert_eq!(r.outcome, Outcome::Fault("robot: drive 3 reports an over-current fault".into()));
+}
+
+#[test]
+fn cancel_from_another_thread_holds_the_robot() {
+    for clock in [ClockKind::Virtual, ClockKind::Wall] {
+        let (mut e, log) = engine(clock);
+        let mut a = AssemblySpec::new("endless");
+        a.add("v", "test", 1, func(&[], &["y"], || Box::new(|_, _, o| { o[0].set_real(1.0); Step::Continue })));
+        a.add("slow", "test", 10, func(&[], &["y"], || Box::new(|_, _, _| Step::Continue)));
+        a.connect("v.y", "robot.v_cmd");
+        let canceller = e.canceller();
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            canceller.cancel();
+        });
+        let r = e.run(&a, &AssemblyData::new()).unwrap();
+        t.join().unwrap();
+        assert_eq!(r.outcome, Outcome::Cancelled, "{clock}");
+        assert!(r.ticks > 0);
+        let log = log.lock().unwrap();
+        assert_eq!(log.commands.last(), Some(&None), "{clock}: held after cancel");
+    }
+}
+
+#[test]
+fn a_second_run_while_busy_is_refused() {
+    let (mut e, _) = engine(ClockKind::Virtual);
+    let mut a = AssemblySpec::new("first");
+    a.duration = Some(0.01);
+    let handle = e.start_run(&a, &AssemblyData::new()).unwrap();
+    let err = e.start_run(&a, &AssemblyData::new()).err().unwrap();
+    assert!(err.to_string().contains("busy running 'first'"), "{err}");
+    assert!(e.wait(handle).unwrap().outcome.is_ok());
+}
