@@ -2,3 +2,4 @@
 //! device application, chained so that frames pass through them as on a real line.
 
 pub mod sii;
+pub mod esc;

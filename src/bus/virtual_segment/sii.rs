@@ -602,7 +602,7 @@ pub fn build_image(desc: &DeviceDescription, size_bytes: usize) -> Result<SiiIma
 mod tests {
     use super::*;
 
-    pub(crate) fn reference_image(name: &str) -> SiiImage {
+    pub fn reference_image(name: &str) -> SiiImage {
         let path = format!("{}/../shared/reference/ethercat/eeprom/{name}", env!("CARGO_MANIFEST_DIR"));
         let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
         SiiImage::from_file_bytes(&bytes).unwrap()
@@ -698,3 +698,4 @@ mod tests {
         assert_eq!(u16::from(image.config_checksum()), image.word(word::CHECKSUM));
     }
 }
+
