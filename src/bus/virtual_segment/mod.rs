@@ -3,3 +3,4 @@
 
 pub mod sii;
 pub mod esc;
+pub mod mailbox;
