@@ -2,5 +2,5 @@
 //! that lets a real master (ethercrab) drive that segment.
 
 pub mod frame;
-
+pub mod transport;
 pub mod virtual_segment;
