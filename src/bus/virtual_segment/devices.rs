@@ -566,3 +566,96 @@ pub fn morc_drive_image() -> Result<SiiImage, sii::SiiError> {
     };
     build_image(&desc, 2048)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn drive() -> (Cia402Drive, Esc) {
+        let image = morc_drive_image().unwrap();
+        let info = image.parse().unwrap();
+        let d = Cia402Drive::new(info.identity, "test drive", true, Box::new(IdealFollower::new(1000.0, 100_000.0)));
+        (d, Esc::new(EscConfig::et1100(), image, 0))
+    }
+
+    fn command(d: &mut Cia402Drive, esc: &mut Esc, controlword: u16) -> Cia402State {
+        d.od.set(obj::CONTROLWORD, 0, &controlword.to_le_bytes());
+        d.step(esc, 1_000_000);
+        d.state
+    }
+
+    fn statusword(d: &Cia402Drive) -> u16 {
+        d.od.get_u16(obj::STATUSWORD, 0).unwrap()
+    }
+
+    #[test]
+    fn state_machine_enable_quick_stop_fault_reset() {
+        use Cia402State::*;
+        let (mut d, mut esc) = drive();
+        esc.enter_state(AlState::Op);
+        assert_eq!(command(&mut d, &mut esc, 0x0000), SwitchOnDisabled);
+        assert_eq!(statusword(&d) & 0x6F, 0x40);
+        // Enable operation straight from switch on disabled is not a transition.
+        assert_eq!(command(&mut d, &mut esc, 0x000F), SwitchOnDisabled);
+        assert_eq!(command(&mut d, &mut esc, 0x0006), ReadyToSwitchOn);
+        assert_eq!(statusword(&d) & 0x6F, 0x21);
+        assert_eq!(command(&mut d, &mut esc, 0x0007), SwitchedOn);
+        assert_eq!(statusword(&d) & 0x6F, 0x23);
+        assert_eq!(command(&mut d, &mut esc, 0x000F), OperationEnabled);
+        assert_eq!(statusword(&d) & 0x6F, 0x27);
+        // CSV: move, then quick stop decelerates to standstill and ends in switch on disabled.
+        d.od.set(obj::MODES_OF_OPERATION, 0, &[mode::CSV as u8]);
+        d.od.set(obj::MODES_DISPLAY, 0, &[mode::CSV as u8]);
+        d.od.set(obj::TARGET_VELOCITY, 0, &500i32.to_le_bytes());
+        command(&mut d, &mut esc, 0x000F);
+        assert_eq!(d.plant().actual().velocity, 500.0);
+        assert_eq!(command(&mut d, &mut esc, 0x000B), QuickStopActive);
+        assert_eq!(statusword(&d) & 0x6F, 0x07);
+        let mut state = QuickStopActive;
+        for _ in 0..20 {
+            state = command(&mut d, &mut esc, 0x000B);
+        }
+        assert_eq!(state, SwitchOnDisabled);
+        assert_eq!(d.plant().actual().velocity, 0.0);
+        // Fault: reaction, then fault; reset only on a rising edge of bit 7.
+        command(&mut d, &mut esc, 0x0006);
+        d.inject_fault(0x8611);
+        assert_eq!(command(&mut d, &mut esc, 0x0006), FaultReactionActive);
+        assert_eq!(statusword(&d) & 0x6F, 0x0F);
+        assert_eq!(command(&mut d, &mut esc, 0x0080), Fault);
+        assert_eq!(d.od.get_u16(obj::ERROR_CODE, 0), Some(0x8611));
+        // Bit 7 already high when entering Fault: holding it is no edge.
+        assert_eq!(command(&mut d, &mut esc, 0x0080), Fault);
+        assert_eq!(command(&mut d, &mut esc, 0x0000), Fault);
+        assert_eq!(command(&mut d, &mut esc, 0x0080), SwitchOnDisabled);
+        assert_eq!(d.od.get_u16(obj::ERROR_CODE, 0), Some(0));
+    }
+
+    #[test]
+    fn csp_follows_with_velocity_limit() {
+        let (mut d, mut esc) = drive();
+        esc.enter_state(AlState::Op);
+        for cw in [0x0000, 0x0006, 0x0007] {
+            command(&mut d, &mut esc, cw);
+        }
+        d.od.set(obj::MODES_DISPLAY, 0, &[mode::CSP as u8]);
+        d.od.set(obj::TARGET_POSITION, 0, &10i32.to_le_bytes());
+        command(&mut d, &mut esc, 0x000F);
+        // 1000 counts/s, 1 ms: one count per step.
+        assert_eq!(d.od.get_u32(obj::POSITION_ACTUAL, 0), Some(1));
+        for _ in 0..20 {
+            command(&mut d, &mut esc, 0x000F);
+        }
+        assert_eq!(d.od.get_u32(obj::POSITION_ACTUAL, 0), Some(10));
+        assert_ne!(statusword(&d) & 0x0400, 0, "target reached");
+    }
+
+    #[test]
+    fn pdo_mapping_must_match_the_sync_managers() {
+        let (mut d, esc) = drive();
+        // SM2/SM3 not configured by a master: SafeOp is refused as invalid output config.
+        let mut esc = esc;
+        esc.enter_state(AlState::PreOp);
+        assert_eq!(d.on_transition(&esc, AlState::PreOp, AlState::SafeOp), Err(al_code::INVALID_OUTPUT_CONFIG));
+    }
+}
