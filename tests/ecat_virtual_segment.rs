@@ -3,7 +3,7 @@
 
 use ethercrab::{MainDevice, MainDeviceConfig, PduStorage, SubDeviceState, Timeouts};
 use morc::bus::transport::{block_on, lock, InProcessTransport, SharedSegment};
-use morc::bus::virtual_segment::{cia402_drive, coupler, digital_outputs, load_sii, AlState, Cia402Drive, Cia402State, DigitalOutputs, IdealFollower, Segment, SiiImage};
+use morc::bus::virtual_segment::{cia402_drive, coupler, digital_outputs, load_sii, AlState, Cia402Drive, Cia402State, DigitalOutputs, EscConfig, IdealFollower, Segment, SiiImage};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -21,7 +21,7 @@ fn reference(name: &str) -> SiiImage {
 fn segment() -> SharedSegment {
     let mut s = Segment::new();
     s.push(coupler(reference("ek1100.hex"), 1_000));
-    s.push(digital_outputs(reference("el2004.bin"), 2_000).unwrap());
+    s.push(digital_outputs(reference("el2004.bin"), EscConfig::et1200(), 2_000).unwrap());
     // 200 000 counts/s, 2 000 000 counts/s² for quick stops.
     s.push(cia402_drive(reference("akd.hex"), 3_000, Box::new(IdealFollower::new(200_000.0, 2_000_000.0))).unwrap());
     s.set_time_ns(1_000_000_000);

@@ -16,7 +16,7 @@ pub fn load_sii(path: impl AsRef<Path>) -> Result<SiiImage, String> {
     SiiImage::from_file_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// A coupler (EK1100-style): an ESC with no process data and no mailbox.
+/// A coupler (EK1100-style, ET1100 ESC): no process data, no mailbox.
 pub fn coupler(image: SiiImage, clock_offset_ns: u64) -> SubDevice {
     SubDevice::new(Esc::new(EscConfig::et1100(), image, clock_offset_ns), Box::new(PassiveApp))
 }
@@ -76,7 +76,8 @@ impl DeviceApp for DigitalOutputs {
 
 /// A digital output terminal from its SII image: channel count from the RxPDO bits, the
 /// SyncManager from the process-data-out entry.
-pub fn digital_outputs(image: SiiImage, clock_offset_ns: u64) -> Result<SubDevice, String> {
+/// `esc` is the chip behind it, e.g. [`EscConfig::et1200`] (ET1200-based EL2xxx).
+pub fn digital_outputs(image: SiiImage, esc: EscConfig, clock_offset_ns: u64) -> Result<SubDevice, String> {
     let info = image.parse().map_err(|e| e.to_string())?;
     let channels: u32 = info.rx_pdos.iter().map(|p| p.bit_len()).sum();
     let sm_index = info
@@ -85,7 +86,7 @@ pub fn digital_outputs(image: SiiImage, clock_offset_ns: u64) -> Result<SubDevic
         .position(|s| s.usage == SyncManagerUsage::ProcessDataOut)
         .ok_or_else(|| format!("{}: no process-data output SyncManager in the SII", info.name().unwrap_or("device")))? as u8;
     let app = DigitalOutputs { channels: channels.min(32), sm_index, outputs: 0 };
-    Ok(SubDevice::new(Esc::new(EscConfig::et1100(), image, clock_offset_ns), Box::new(app)))
+    Ok(SubDevice::new(Esc::new(esc, image, clock_offset_ns), Box::new(app)))
 }
 
 // ---------------------------------------------------------------------------------------------

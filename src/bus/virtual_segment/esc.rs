@@ -115,6 +115,17 @@ impl EscEvents {
     }
 }
 
+/// Which DC registers an ESC has (ESC datasheet 0x0900..0x09FF; smaller ESCs/configurations
+/// have only the receive-time latches, or nothing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DcUnit {
+    None,
+    /// Receive times 0x0900..0x090F only (seen on a real EL2828: 0x0910+ do not answer).
+    ReceiveTimesOnly,
+    /// Receive times, system time, offset, delay, control loop and SYNC/LATCH units.
+    Full,
+}
+
 /// Fixed properties of the ESC chip (registers 0x0000..0x000F and SII interface options).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EscConfig {
@@ -132,6 +143,10 @@ pub struct EscConfig {
     pub sii_read_bytes: u8,
     /// Supports the Bootstrap state (firmware update); none of the simulated devices do.
     pub bootstrap: bool,
+    pub dc: DcUnit,
+    /// Low-byte bits of 0x0502 that an ESC reports beyond read size and address width
+    /// (a real EL2828 reads 0x50 where an EK1100 or EL2889 read 0x40).
+    pub sii_control_fixed_bits: u8,
 }
 
 impl EscConfig {
@@ -145,11 +160,32 @@ impl EscConfig {
             sm_count: 8,
             ram_kib: 8,
             port_descriptor: 0x0F,
-            // 0x01FC: FMMU bit ops no, DC yes, 64-bit DC, low jitter, enhanced link detection,
-            // separate FCS handling, enhanced DC sync (ESC datasheet 0x0008).
-            features: 0x01FC,
+            // 0x00FC: DC, 64-bit DC, low jitter, enhanced link detection (EBUS, MII),
+            // separate FCS error handling (ESC datasheet 0x0008); what a real EK1100 reports.
+            features: 0x00FC,
             sii_read_bytes: 8,
             bootstrap: false,
+            dc: DcUnit::Full,
+            sii_control_fixed_bits: 0x00,
+        }
+    }
+
+    /// A Beckhoff ET1200-like ESC as in EL2xxx terminals: 3 FMMUs, 4 SMs, 1 KiB RAM
+    /// (register counts as a real EL2889 answers them).
+    pub fn et1200() -> Self {
+        Self { esc_type: 0x12, fmmu_count: 3, sm_count: 4, ram_kib: 1, port_descriptor: 0x03, ..Self::et1100() }
+    }
+
+    /// Whether a register exists on this ESC. Accesses to missing registers are not counted
+    /// in the working counter (observed on real devices: BWR to FMMU 3..15 counts only the
+    /// ESCs that have them).
+    pub fn register_exists(&self, address: u16) -> bool {
+        match address {
+            0x0600..=0x06FF => (address - 0x0600) / 16 < u16::from(self.fmmu_count),
+            0x0800..=0x087F => (address - 0x0800) / 8 < u16::from(self.sm_count),
+            0x0900..=0x090F => self.dc != DcUnit::None,
+            0x0910..=0x09FF => self.dc == DcUnit::Full,
+            _ => true,
         }
     }
 
@@ -235,8 +271,8 @@ impl Esc {
         self.al_state = AlState::Init;
         self.set_u8(reg::AL_STATUS, AlState::Init.bits());
         self.set_u8(reg::AL_CONTROL, AlState::Init.bits());
-        // PDI control (0x0140) low byte from SII word 0 low byte.
-        self.set_u8(reg::PDI_CONTROL, self.sii.word(0) as u8);
+        // PDI control (0x0140) and ESC configuration (0x0141) from SII word 0.
+        self.set_u16(reg::PDI_CONTROL, self.sii.word(0));
         self.refresh_sii_status(false, false);
     }
 
@@ -274,6 +310,10 @@ impl Esc {
         // Bit 0 PDI operational (EEPROM loaded), bit 4/5 physical link port 0/1,
         // bit 8/10/12/14 loop port 0..3 closed, bit 9/11 communication on port 0/1.
         let mut status: u16 = 0x0001 | 0x0010 | 0x0200;
+        // Bit 1: PDI watchdog reloaded; only ESCs with a PDI (SII word 0 low byte ≠ 0) have one.
+        if self.sii.word(0) & 0x00FF != 0 {
+            status |= 0x0002;
+        }
         if has_downstream {
             status |= 0x0020 | 0x0800;
         } else {
@@ -492,6 +532,22 @@ impl Esc {
         self.set_u16(reg::AL_STATUS_CODE, code);
     }
 
+    /// Device emulation (PDI control 0x0140 bit 8, loaded from SII word 0): ESCs without an
+    /// application controller copy AL control into AL status as written, error-acknowledge bit
+    /// included (ESC datasheet 0x0140 / 0x0130). Real EK1100/EL2xxx answer 0x11 after a
+    /// master writes Init + acknowledge.
+    pub fn device_emulation(&self) -> bool {
+        self.u8_at(reg::PDI_CONTROL + 1) & 0x01 != 0
+    }
+
+    pub fn emulate_al_control(&mut self) {
+        let control = self.u8_at(reg::AL_CONTROL);
+        if let Some(state) = AlState::from_bits(control) {
+            self.al_state = state;
+        }
+        self.set_u8(reg::AL_STATUS, control & 0x1F);
+    }
+
     /// The default AL handling when no application overrides it: check, then enter or refuse.
     pub fn handle_al_control(&mut self) {
         match self.check_transition() {
@@ -506,7 +562,7 @@ impl Esc {
     fn refresh_sii_status(&mut self, command_error: bool, write_error: bool) {
         // Low byte: bit 0 write enable (cleared after a command), bit 6 read size (1 = 8 bytes),
         // bit 7 two address bytes (EEPROMs > 16 Kbit).
-        let mut low = 0u8;
+        let mut low = self.config.sii_control_fixed_bits;
         if self.config.sii_read_bytes == 8 {
             low |= 0x40;
         }
@@ -681,6 +737,9 @@ impl Esc {
                 break;
             }
             let address = address as u16;
+            if !self.config.register_exists(address) {
+                continue;
+            }
             let incoming = frame[range.start + i];
             if do_read {
                 match self.read_byte(address, ctx, events) {
@@ -744,8 +803,9 @@ impl Esc {
     fn write_byte(&mut self, address: u16, value: u8, events: &mut EscEvents) -> bool {
         if address < reg::PROCESS_RAM && !(0x0F00..0x0F04).contains(&address) {
             if !Self::master_writable(address) {
-                // Read-only registers ignore writes; the access still counts (ESC behaviour).
-                return true;
+                // Read-only registers ignore writes and the write is not counted (a real EK1100
+                // and EL2889 give WKC 0 for a BWR to 0x092C).
+                return false;
             }
             if (reg::DC_RECEIVE_TIME_PORT0..reg::DC_RECEIVE_TIME_ECAT).contains(&address) {
                 // Receive times are latched and system time is computed: a write triggers
@@ -816,7 +876,9 @@ impl Esc {
             0x0800..=0x087F => !matches!(address & 0x7, 5 | 7), // SM status and PDI control are read-only
             0x0900..=0x0917 => true,               // latch trigger / system time (handled in after_write)
             0x0918..=0x091F => false,              // receive time ECAT unit
-            0x0920..=0x09FF => true,               // DC offset, delay, control, sync
+            0x0920..=0x092B => true,               // DC system time offset, delay
+            0x092C..=0x092F => false,              // system time difference (a real EK1100 gives WKC 0)
+            0x0930..=0x09FF => true,               // DC control loop, SYNC/LATCH units
             0x0E00..=0x0EFF => true,
             0x0F00..=0x0FFF => true,
             _ => false,
@@ -1008,12 +1070,23 @@ mod tests {
     }
 
     #[test]
+    fn missing_registers_are_not_counted() {
+        let mut esc = Esc::new(EscConfig::et1200(), plain_esc().sii().clone(), 0);
+        let (_, wkc, _) = run(&mut esc, Command::Bwr, u32::from(reg::FMMU_BASE + 3 * 16) << 16, &[0; 16]);
+        assert_eq!(wkc, 0);
+        let (_, wkc, _) = run(&mut esc, Command::Bwr, u32::from(reg::FMMU_BASE + 2 * 16) << 16, &[0; 16]);
+        assert_eq!(wkc, 1);
+        let (_, wkc, _) = run(&mut esc, Command::Brd, u32::from(reg::SM_BASE + 4 * 8) << 16, &[0; 8]);
+        assert_eq!(wkc, 0);
+    }
+
+    #[test]
     fn information_registers_are_read_only() {
         let mut esc = plain_esc();
         let (data, wkc, adp) = run(&mut esc, Command::Aprd, 0, &[0; 2]);
         assert_eq!((data, wkc, adp), (vec![0x11, 0x00], 1, 1));
         let (_, wkc, _) = run(&mut esc, Command::Apwr, 0, &[0xAA]);
-        assert_eq!(wkc, 1);
+        assert_eq!(wkc, 0, "writes to read-only registers are not counted");
         assert_eq!(esc.u8_at(reg::TYPE), 0x11);
     }
 

@@ -8,6 +8,6 @@ pub mod segment;
 pub mod devices;
 
 pub use devices::{cia402_drive, coupler, digital_outputs, load_sii, Cia402Drive, Cia402State, DigitalOutputs, DrivePlant, IdealFollower};
-pub use esc::{AlState, Esc, EscConfig};
+pub use esc::{AlState, DcUnit, Esc, EscConfig};
 pub use segment::{DeviceApp, Segment, SubDevice};
 pub use sii::{SiiImage, SiiInfo};

@@ -89,7 +89,9 @@ impl SubDevice {
     }
 
     fn handle_events(&mut self, events: EscEvents) {
-        if events.al_control {
+        if events.al_control && self.esc.device_emulation() {
+            self.esc.emulate_al_control();
+        } else if events.al_control {
             let from = self.esc.al_state();
             match self.esc.check_transition() {
                 Ok(Some(to)) => match self.app.on_transition(&self.esc, from, to) {
@@ -255,7 +257,7 @@ mod tests {
     use super::*;
     use crate::bus::frame::{read_u16, Command, FrameBuilder};
     use crate::bus::virtual_segment::devices::{coupler, digital_outputs, load_sii, DigitalOutputs};
-    use crate::bus::virtual_segment::esc::reg;
+    use crate::bus::virtual_segment::esc::{reg, EscConfig};
 
     fn reference(name: &str) -> crate::bus::virtual_segment::sii::SiiImage {
         load_sii(format!("{}/../shared/reference/ethercat/eeprom/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
@@ -265,8 +267,8 @@ mod tests {
     fn three_devices() -> Segment {
         let mut s = Segment::new();
         s.push(coupler(reference("ek1100.hex"), 10_000));
-        s.push(digital_outputs(reference("el2004.bin"), 20_000).unwrap());
-        s.push(digital_outputs(reference("el2828.hex"), 30_000).unwrap());
+        s.push(digital_outputs(reference("el2004.bin"), EscConfig::et1200(), 20_000).unwrap());
+        s.push(digital_outputs(reference("el2828.hex"), EscConfig::et1200(), 30_000).unwrap());
         s
     }
 
@@ -305,7 +307,7 @@ mod tests {
         let mut s = three_devices();
         let (data, wkc, address) = send(&mut s, Command::Brd, 0, &[0; 2]);
         assert_eq!(wkc, 3);
-        assert_eq!(data, vec![0x11, 0x00], "ESC type OR-ed over all devices");
+        assert_eq!(data, vec![0x13, 0x00], "ESC types OR-ed: ET1100 0x11 | ET1200 0x12, as the real line answers");
         assert_eq!(address as u16, 3, "each device increments ADP");
         let (_, wkc, _) = send(&mut s, Command::Bwr, u32::from(reg::DL_CONTROL) << 16, &[1, 0, 0, 0]);
         assert_eq!(wkc, 3);
