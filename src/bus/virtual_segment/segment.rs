@@ -387,6 +387,28 @@ mod tests {
     }
 
     #[test]
+    fn whole_real_eeprom_reads_back_through_the_sii_registers() {
+        let mut s = three_devices();
+        address_all(&mut s);
+        let image = reference("el2004.bin");
+        let mut read_back = Vec::new();
+        for word in (0..image.len_words() as u32).step_by(4) {
+            // Control: read command (0x0100); address: word, as one FPWR of 6 bytes (ETG.1000.4 §6.4).
+            let mut request = [0u8; 6];
+            request[0..2].copy_from_slice(&0x0100u16.to_le_bytes());
+            request[2..6].copy_from_slice(&word.to_le_bytes());
+            let (_, wkc, _) = send(&mut s, Command::Fpwr, fp(0x1001, reg::SII_CONTROL), &request);
+            assert_eq!(wkc, 1);
+            let (status, _, _) = send(&mut s, Command::Fprd, fp(0x1001, reg::SII_CONTROL), &[0, 0]);
+            assert_eq!(status[1], 0, "not busy, no error");
+            let (data, wkc, _) = send(&mut s, Command::Fprd, fp(0x1001, reg::SII_DATA), &[0; 8]);
+            assert_eq!(wkc, 1);
+            read_back.extend_from_slice(&data);
+        }
+        assert_eq!(&read_back[..image.bytes().len()], image.bytes());
+    }
+
+    #[test]
     fn malformed_frames_are_counted() {
         let mut s = three_devices();
         let mut out = [0u8; 64];
