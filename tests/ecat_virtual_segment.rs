@@ -45,7 +45,7 @@ fn ethercrab_brings_simulated_devices_to_op_and_exchanges_process_data() {
     let clock = &now;
 
     block_on(transport, async {
-        let group = maindevice.init_single_group::<MAX_SUBDEVICES, PDI_LEN>(|| clock()).await.expect("init");
+        let group = maindevice.init_single_group::<MAX_SUBDEVICES, PDI_LEN>(clock).await.expect("init");
         assert_eq!(group.len(), 3);
 
         let names: Vec<String> = group.iter(&maindevice).map(|sd| sd.name().to_string()).collect();

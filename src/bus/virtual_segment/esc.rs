@@ -742,18 +742,13 @@ impl Esc {
             }
             let incoming = frame[range.start + i];
             if do_read {
-                match self.read_byte(address, ctx, events) {
-                    Some(value) => {
-                        frame[range.start + i] = if or_read { incoming | value } else { value };
-                        read_ok = true;
-                    }
-                    None => {}
+                if let Some(value) = self.read_byte(address, ctx, events) {
+                    frame[range.start + i] = if or_read { incoming | value } else { value };
+                    read_ok = true;
                 }
             }
-            if do_write {
-                if self.write_byte(address, incoming, events) {
-                    write_ok = true;
-                }
+            if do_write && self.write_byte(address, incoming, events) {
+                write_ok = true;
             }
         }
         if do_write && write_ok {
@@ -918,7 +913,7 @@ impl Esc {
             let sign = if difference < 0 { 0x8000_0000 } else { 0 };
             self.set_u32(reg::DC_SYSTEM_TIME_DIFFERENCE, magnitude | sign);
         }
-        if covers(reg::SM_BASE) || (ado >= reg::SM_BASE && ado < reg::SM_BASE + 16 * reg::SM_LEN) {
+        if u32::from(ado) < u32::from(reg::SM_BASE + 16 * reg::SM_LEN) && end > u32::from(reg::SM_BASE) {
             // (Re)activating or deactivating an SM resets its mailbox state.
             for i in 0..self.config.sm_count.min(16) {
                 let base = reg::SM_BASE + u16::from(i) * reg::SM_LEN;

@@ -602,7 +602,7 @@ pub mod request {
         let unused = 7usize.saturating_sub(data.len()) as u8;
         b.push((if toggle { 0x10 } else { 0 }) | (unused << 1) | u8::from(last));
         b.extend_from_slice(data);
-        b.extend(std::iter::repeat(0).take(unused.into()));
+        b.extend(std::iter::repeat_n(0, unused.into()));
         let mut out = Vec::new();
         message(&mut out, &b);
         out
