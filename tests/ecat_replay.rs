@@ -30,6 +30,8 @@ fn image(name: &str) -> SiiImage {
 ///   real oscillators at the moment of recording (and, for port 3, uninitialised memory).
 /// - System time (FRMW 0x0910): the reference clock's time, which ethercrab offsets by the
 ///   wall clock at recording.
+/// - System time difference (reads of 0x092C): what the real DC control loop measured
+///   between the reference's time and its own drifting oscillator.
 fn time_dependent(layout: &DatagramLayout) -> Option<std::ops::Range<usize>> {
     let h = layout.header;
     let data = layout.data_range();
@@ -38,13 +40,13 @@ fn time_dependent(layout: &DatagramLayout) -> Option<std::ops::Range<usize>> {
         (Command::Fprd | Command::Aprd, 0x0502) => Some(data.start + 1..data.start + 2),
         (Command::Fprd | Command::Aprd | Command::Brd, 0x0900..=0x091F) => Some(data),
         (Command::Frmw, 0x0910) => Some(data),
+        (Command::Fprd | Command::Aprd | Command::Brd, 0x092C) => Some(data),
         _ => None,
     }
 }
 
-#[test]
-fn replies_match_real_ek1100_el2828_el2889() {
-    let packets = read_packets(&reference("captures/replay-ek1100-el2828-el2889.pcapng")).expect("pcapng");
+/// The real devices of the captures, as the replies show them.
+fn real_line() -> Segment {
     let mut segment = Segment::new();
     segment.push(coupler(image("ek1100.hex"), 0));
     // The real EL2828 has a different ESC from the EL2889: it reports DC with enhanced sync
@@ -53,6 +55,22 @@ fn replies_match_real_ek1100_el2828_el2889() {
     let el2828 = EscConfig { features: 0x01FC, dc: DcUnit::ReceiveTimesOnly, sii_control_fixed_bits: 0x10, ..EscConfig::et1200() };
     segment.push(digital_outputs(image("el2828.hex"), el2828, 0).unwrap());
     segment.push(digital_outputs(image("el2889.hex"), EscConfig::et1200(), 0).unwrap());
+    segment
+}
+
+#[test]
+fn replies_match_real_ek1100_el2828_el2889() {
+    replay("captures/replay-ek1100-el2828-el2889.pcapng", real_line(), 1700);
+}
+
+#[test]
+fn replies_match_real_ek1100_el2828_el2889_with_distributed_clocks() {
+    replay("captures/replay-dc.pcapng", real_line(), 1000);
+}
+
+
+fn replay(capture: &str, mut segment: Segment, min_replies: usize) {
+    let packets = read_packets(&reference(capture)).expect("pcapng");
 
     // Replies are matched to requests by the first datagram's index (several frames may be in
     // flight, as ethercrab sends them).
@@ -96,7 +114,7 @@ fn replies_match_real_ek1100_el2828_el2889() {
         }
     }
     assert_eq!(requests, compared, "every request got exactly one recorded reply");
-    assert!(compared > 1700, "{compared} replies compared");
+    assert!(compared > min_replies, "{compared} replies compared");
     assert!(masked > 0);
     assert!(mismatches.is_empty(), "{} of {compared} replies differ (Wireshark packet, first byte): {:?}", mismatches.len(), &mismatches[..mismatches.len().min(10)]);
     assert_eq!(segment.counters().malformed_frames, 0);
