@@ -3,6 +3,7 @@
 //! A small real-time kernel ([`kernel`]) runs assemblies of components on one
 //! clock; everything a researcher touches is Lua on top ([`lua`]).
 
+pub mod bus;
 pub mod cli;
 pub mod components;
 pub mod kernel;

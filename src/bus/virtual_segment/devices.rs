@@ -1,0 +1,662 @@
+//! Simulated devices: a coupler, digital output terminals and a CiA 402 servo drive.
+//!
+//! Each is an [`Esc`] with an SII image (a real one where we have it) and a [`DeviceApp`].
+
+use super::esc::{al_code, AlState, Esc, EscConfig};
+use super::mailbox::{Access, CoeServer, ObjectDictionary};
+use super::segment::{DeviceApp, PassiveApp, SubDevice};
+use super::sii::{self, SiiImage, SyncManagerUsage};
+use std::any::Any;
+use std::path::Path;
+
+/// Reads an SII image file (`.bin` raw, `.hex` raw or hex text).
+pub fn load_sii(path: impl AsRef<Path>) -> Result<SiiImage, String> {
+    let path = path.as_ref();
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    SiiImage::from_file_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// A coupler (EK1100-style, ET1100 ESC): no process data, no mailbox.
+pub fn coupler(image: SiiImage, clock_offset_ns: u64) -> SubDevice {
+    SubDevice::new(Esc::new(EscConfig::et1100(), image, clock_offset_ns), Box::new(PassiveApp))
+}
+
+/// Digital output terminal (EL2004, EL2828, EL2889…): outputs follow the process-data
+/// SyncManager in Op and fall to 0 (the safe state) otherwise.
+#[derive(Debug, Clone)]
+pub struct DigitalOutputs {
+    channels: u32,
+    sm_index: u8,
+    outputs: u32,
+}
+
+impl DigitalOutputs {
+    /// Output bits, channel 1 in bit 0.
+    pub fn outputs(&self) -> u32 {
+        self.outputs
+    }
+
+    pub fn channels(&self) -> u32 {
+        self.channels
+    }
+}
+
+impl DeviceApp for DigitalOutputs {
+    fn on_transition(&mut self, esc: &Esc, _from: AlState, to: AlState) -> Result<(), u16> {
+        if to == AlState::SafeOp || to == AlState::Op {
+            let sm = esc.sm(self.sm_index);
+            let needed = self.channels.div_ceil(8) as u16;
+            if !sm.enabled() || sm.length < needed {
+                return Err(al_code::INVALID_OUTPUT_CONFIG);
+            }
+        }
+        Ok(())
+    }
+
+    fn after_frame(&mut self, esc: &mut Esc) {
+        if esc.al_state() != AlState::Op {
+            self.outputs = 0;
+            return;
+        }
+        let sm = esc.sm(self.sm_index);
+        let mut bytes = [0u8; 4];
+        let n = usize::from(sm.length).min(4);
+        esc.pdi_read(sm.start, &mut bytes[..n]);
+        let mask = if self.channels >= 32 { u32::MAX } else { (1 << self.channels) - 1 };
+        self.outputs = u32::from_le_bytes(bytes) & mask;
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
+/// A digital output terminal from its SII image: channel count from the RxPDO bits, the
+/// SyncManager from the process-data-out entry.
+/// `esc` is the chip behind it, e.g. [`EscConfig::et1200`] (ET1200-based EL2xxx).
+pub fn digital_outputs(image: SiiImage, esc: EscConfig, clock_offset_ns: u64) -> Result<SubDevice, String> {
+    let info = image.parse().map_err(|e| e.to_string())?;
+    let channels: u32 = info.rx_pdos.iter().map(|p| p.bit_len()).sum();
+    let sm_index = info
+        .sync_managers
+        .iter()
+        .position(|s| s.usage == SyncManagerUsage::ProcessDataOut)
+        .ok_or_else(|| format!("{}: no process-data output SyncManager in the SII", info.name().unwrap_or("device")))? as u8;
+    let app = DigitalOutputs { channels: channels.min(32), sm_index, outputs: 0 };
+    Ok(SubDevice::new(Esc::new(esc, image, clock_offset_ns), Box::new(app)))
+}
+
+// ---------------------------------------------------------------------------------------------
+// CiA 402 drive
+// ---------------------------------------------------------------------------------------------
+
+/// CiA 402 objects (CiA 402-2 / ETG.6010).
+pub mod obj {
+    pub const ERROR_CODE: u16 = 0x603F;
+    pub const CONTROLWORD: u16 = 0x6040;
+    pub const STATUSWORD: u16 = 0x6041;
+    pub const QUICK_STOP_OPTION: u16 = 0x605A;
+    pub const MODES_OF_OPERATION: u16 = 0x6060;
+    pub const MODES_DISPLAY: u16 = 0x6061;
+    pub const POSITION_ACTUAL: u16 = 0x6064;
+    pub const VELOCITY_ACTUAL: u16 = 0x606C;
+    pub const TARGET_TORQUE: u16 = 0x6071;
+    pub const TORQUE_ACTUAL: u16 = 0x6077;
+    pub const TARGET_POSITION: u16 = 0x607A;
+    pub const TARGET_VELOCITY: u16 = 0x60FF;
+    pub const SUPPORTED_MODES: u16 = 0x6502;
+}
+
+/// Modes of operation (0x6060).
+pub mod mode {
+    pub const CSP: i8 = 8;
+    pub const CSV: i8 = 9;
+    pub const CST: i8 = 10;
+}
+
+/// CiA 402 power drive system states (CiA 402-2 §8.1.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cia402State {
+    NotReadyToSwitchOn,
+    SwitchOnDisabled,
+    ReadyToSwitchOn,
+    SwitchedOn,
+    OperationEnabled,
+    QuickStopActive,
+    FaultReactionActive,
+    Fault,
+}
+
+impl Cia402State {
+    /// Statusword bits 0..3, 5, 6 for the state (CiA 402-2 Table 30); bit 4 (voltage
+    /// enabled) is set when the power stage is on.
+    pub fn statusword_bits(self) -> u16 {
+        use Cia402State::*;
+        match self {
+            NotReadyToSwitchOn => 0x0000,
+            SwitchOnDisabled => 0x0040,
+            ReadyToSwitchOn => 0x0021,
+            SwitchedOn => 0x0023,
+            OperationEnabled => 0x0027,
+            QuickStopActive => 0x0007,
+            FaultReactionActive => 0x000F,
+            Fault => 0x0008,
+        }
+    }
+}
+
+/// What the drive asks of its plant in one step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PlantCommand {
+    /// Power stage off or holding: keep still (brake).
+    Hold,
+    Position(f64),
+    Velocity(f64),
+    Torque(f64),
+    /// Decelerate to standstill (quick stop / fault reaction).
+    Stop,
+}
+
+/// Actual values (position in counts, velocity in counts/s, torque in per-mille of rated).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct PlantActual {
+    pub position: f64,
+    pub velocity: f64,
+    pub torque: f64,
+}
+
+/// The mechanics behind a drive; the robot dynamics plug in here later.
+pub trait DrivePlant: Send {
+    fn step(&mut self, command: PlantCommand, dt_s: f64) -> PlantActual;
+    fn actual(&self) -> PlantActual;
+}
+
+/// An ideal position follower with velocity and acceleration limits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IdealFollower {
+    pub max_velocity: f64,
+    pub max_acceleration: f64,
+    /// Velocity per torque unit per second, for torque mode (a plain inertia).
+    pub torque_gain: f64,
+    state: PlantActual,
+}
+
+impl IdealFollower {
+    pub fn new(max_velocity: f64, max_acceleration: f64) -> Self {
+        Self { max_velocity, max_acceleration, torque_gain: 1000.0, state: PlantActual::default() }
+    }
+}
+
+impl DrivePlant for IdealFollower {
+    fn step(&mut self, command: PlantCommand, dt: f64) -> PlantActual {
+        let s = &mut self.state;
+        match command {
+            PlantCommand::Hold => {
+                s.velocity = 0.0;
+                s.torque = 0.0;
+            }
+            PlantCommand::Position(target) => {
+                let step = (target - s.position).clamp(-self.max_velocity * dt, self.max_velocity * dt);
+                s.position += step;
+                s.velocity = if dt > 0.0 { step / dt } else { 0.0 };
+                s.torque = 0.0;
+            }
+            PlantCommand::Velocity(v) => {
+                s.velocity = v.clamp(-self.max_velocity, self.max_velocity);
+                s.position += s.velocity * dt;
+                s.torque = 0.0;
+            }
+            PlantCommand::Torque(t) => {
+                s.torque = t;
+                s.velocity = (s.velocity + t * self.torque_gain * dt).clamp(-self.max_velocity, self.max_velocity);
+                s.position += s.velocity * dt;
+            }
+            PlantCommand::Stop => {
+                let dv = self.max_acceleration * dt;
+                s.velocity = if s.velocity.abs() <= dv { 0.0 } else { s.velocity - dv * s.velocity.signum() };
+                s.position += s.velocity * dt;
+                s.torque = 0.0;
+            }
+        }
+        *s
+    }
+
+    fn actual(&self) -> PlantActual {
+        self.state
+    }
+}
+
+/// One PDO entry mapped to bytes of a SyncManager buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct MappedEntry {
+    index: u16,
+    sub: u8,
+    bytes: u8,
+    offset: u16,
+}
+
+/// The CiA 402 drive application: CoE object dictionary, PDO mapping, the power drive state
+/// machine, and a plant.
+pub struct Cia402Drive {
+    od: ObjectDictionary,
+    coe: CoeServer,
+    plant: Box<dyn DrivePlant>,
+    state: Cia402State,
+    previous_controlword: u16,
+    fault_pending: Option<u16>,
+    rx_map: Vec<MappedEntry>,
+    tx_map: Vec<MappedEntry>,
+    rx_sm: u8,
+    tx_sm: u8,
+}
+
+impl std::fmt::Debug for Cia402Drive {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cia402Drive").field("state", &self.state).finish()
+    }
+}
+
+impl Cia402Drive {
+    /// A drive whose identity objects (0x1018) match `identity`, with the default mapping
+    /// RxPDO 0x1600 = {6040, 607A, 60FF, 6071, 6060}, TxPDO 0x1A00 = {6041, 6064, 606C, 6077, 6061}.
+    pub fn new(identity: sii::Identity, name: &str, complete_access: bool, plant: Box<dyn DrivePlant>) -> Self {
+        let mut od = ObjectDictionary::new();
+        use Access::*;
+        // Device type: profile 402, servo drive (CiA 402-2 §6.2, 0x1000).
+        od.add_var(0x1000, "Device type", &0x0002_0192u32.to_le_bytes(), ReadOnly);
+        od.add_var(0x1001, "Error register", &[0], ReadOnly);
+        od.add_string(0x1008, "Manufacturer device name", name);
+        od.add_string(0x100A, "Manufacturer software version", "morc-sim 0.1");
+        od.add_record(
+            0x1018,
+            "Identity",
+            ReadOnly,
+            &[(&identity.vendor_id.to_le_bytes(), ReadOnly), (&identity.product_code.to_le_bytes(), ReadOnly), (&identity.revision.to_le_bytes(), ReadOnly), (&identity.serial.to_le_bytes(), ReadOnly)],
+        );
+        let mapping = |index: u16, sub: u8, bits: u8| ((u32::from(index) << 16) | (u32::from(sub) << 8) | u32::from(bits)).to_le_bytes();
+        let rx = [mapping(0x6040, 0, 16), mapping(0x607A, 0, 32), mapping(0x60FF, 0, 32), mapping(0x6071, 0, 16), mapping(0x6060, 0, 8)];
+        let tx = [mapping(0x6041, 0, 16), mapping(0x6064, 0, 32), mapping(0x606C, 0, 32), mapping(0x6077, 0, 16), mapping(0x6061, 0, 8)];
+        let rx_subs: Vec<(&[u8], Access)> = rx.iter().map(|m| (&m[..], ReadWritePreOp)).collect();
+        let tx_subs: Vec<(&[u8], Access)> = tx.iter().map(|m| (&m[..], ReadWritePreOp)).collect();
+        od.add_record(0x1600, "RxPDO map 1", ReadWritePreOp, &rx_subs);
+        od.add_record(0x1A00, "TxPDO map 1", ReadWritePreOp, &tx_subs);
+        // SM communication types: mailbox out, in, process data out, in (ETG.1000.6 0x1C00).
+        od.add_record(0x1C00, "Sync manager type", ReadOnly, &[(&[1], ReadOnly), (&[2], ReadOnly), (&[3], ReadOnly), (&[4], ReadOnly)]);
+        od.add_record(0x1C12, "RxPDO assign", ReadWritePreOp, &[(&0x1600u16.to_le_bytes(), ReadWritePreOp)]);
+        od.add_record(0x1C13, "TxPDO assign", ReadWritePreOp, &[(&0x1A00u16.to_le_bytes(), ReadWritePreOp)]);
+        od.add_var(obj::ERROR_CODE, "Error code", &0u16.to_le_bytes(), ReadOnly);
+        od.add_var(obj::CONTROLWORD, "Controlword", &0u16.to_le_bytes(), ReadWrite);
+        od.add_var(obj::STATUSWORD, "Statusword", &0u16.to_le_bytes(), ReadOnly);
+        od.add_var(obj::QUICK_STOP_OPTION, "Quick stop option code", &2i16.to_le_bytes(), ReadWrite);
+        od.add_var(obj::MODES_OF_OPERATION, "Modes of operation", &[0], ReadWrite);
+        od.add_var(obj::MODES_DISPLAY, "Modes of operation display", &[0], ReadOnly);
+        od.add_var(obj::POSITION_ACTUAL, "Position actual value", &0i32.to_le_bytes(), ReadOnly);
+        od.add_var(obj::VELOCITY_ACTUAL, "Velocity actual value", &0i32.to_le_bytes(), ReadOnly);
+        od.add_var(obj::TARGET_TORQUE, "Target torque", &0i16.to_le_bytes(), ReadWrite);
+        od.add_var(obj::TORQUE_ACTUAL, "Torque actual value", &0i16.to_le_bytes(), ReadOnly);
+        od.add_var(obj::TARGET_POSITION, "Target position", &0i32.to_le_bytes(), ReadWrite);
+        od.add_var(obj::TARGET_VELOCITY, "Target velocity", &0i32.to_le_bytes(), ReadWrite);
+        // Bits 7, 8, 9: CSP, CSV, CST (CiA 402-2 0x6502).
+        od.add_var(obj::SUPPORTED_MODES, "Supported drive modes", &0x0000_0380u32.to_le_bytes(), ReadOnly);
+        Self {
+            od,
+            coe: CoeServer::new(complete_access),
+            plant,
+            state: Cia402State::NotReadyToSwitchOn,
+            previous_controlword: 0,
+            fault_pending: None,
+            rx_map: Vec::with_capacity(16),
+            tx_map: Vec::with_capacity(16),
+            rx_sm: 2,
+            tx_sm: 3,
+        }
+    }
+
+    pub fn state(&self) -> Cia402State {
+        self.state
+    }
+
+    pub fn od(&self) -> &ObjectDictionary {
+        &self.od
+    }
+
+    pub fn plant(&self) -> &dyn DrivePlant {
+        self.plant.as_ref()
+    }
+
+    /// Raises a drive fault (e.g. following error); the drive goes through fault reaction to
+    /// Fault with `error_code` in 0x603F.
+    pub fn inject_fault(&mut self, error_code: u16) {
+        self.fault_pending = Some(error_code);
+    }
+
+    fn i32_of(&self, index: u16) -> i32 {
+        self.od.get_u32(index, 0).unwrap_or(0) as i32
+    }
+
+    /// Builds the PDO → SM byte maps from 0x1C12/0x1C13 (ETG.1000.6 §5.6.7.4). Done at the
+    /// PreOp → SafeOp transition, the only allocation point, not per cycle.
+    fn build_map(&self, assign: u16) -> Result<Vec<MappedEntry>, ()> {
+        let mut map = Vec::with_capacity(16);
+        let mut offset = 0u16;
+        let count = self.od.get_u8(assign, 0).ok_or(())?;
+        for i in 1..=count {
+            let pdo = self.od.get_u16(assign, i).ok_or(())?;
+            let entries = self.od.get_u8(pdo, 0).ok_or(())?;
+            for e in 1..=entries {
+                let m = self.od.get_u32(pdo, e).ok_or(())?;
+                let (index, sub, bits) = ((m >> 16) as u16, (m >> 8) as u8, m as u8);
+                if bits % 8 != 0 {
+                    return Err(());
+                }
+                // Index 0 entries are padding (gaps) in a mapping.
+                if index != 0 {
+                    let len = self.od.read(index, sub).map_err(|_| ())?.len();
+                    if len * 8 != usize::from(bits) {
+                        return Err(());
+                    }
+                    map.push(MappedEntry { index, sub, bytes: bits / 8, offset });
+                }
+                offset += u16::from(bits / 8);
+            }
+        }
+        Ok(map)
+    }
+
+    fn map_len(map: &[MappedEntry]) -> u16 {
+        map.iter().map(|m| m.offset + u16::from(m.bytes)).max().unwrap_or(0)
+    }
+
+    fn run_state_machine(&mut self) {
+        use Cia402State::*;
+        let cw = self.od.get_u16(obj::CONTROLWORD, 0).unwrap_or(0);
+        let fault_reset_edge = cw & 0x80 != 0 && self.previous_controlword & 0x80 == 0;
+        self.previous_controlword = cw;
+        if let Some(code) = self.fault_pending.take() {
+            self.od.set(obj::ERROR_CODE, 0, &code.to_le_bytes());
+            if !matches!(self.state, Fault | FaultReactionActive) {
+                self.state = FaultReactionActive;
+                return;
+            }
+        }
+        // Controlword commands (CiA 402-2 Table 28): bits 0 switch on, 1 enable voltage,
+        // 2 quick stop (active low), 3 enable operation, 7 fault reset.
+        let disable_voltage = cw & 0x02 == 0;
+        let quick_stop = cw & 0x06 == 0x02;
+        let shutdown = cw & 0x87 == 0x06;
+        let switch_on = cw & 0x8F == 0x07;
+        let switch_on_enable = cw & 0x8F == 0x0F;
+        self.state = match self.state {
+            NotReadyToSwitchOn => SwitchOnDisabled,
+            SwitchOnDisabled if shutdown => ReadyToSwitchOn,
+            ReadyToSwitchOn if switch_on => SwitchedOn,
+            ReadyToSwitchOn if switch_on_enable => OperationEnabled,
+            ReadyToSwitchOn if disable_voltage || quick_stop => SwitchOnDisabled,
+            SwitchedOn if switch_on_enable => OperationEnabled,
+            SwitchedOn if shutdown => ReadyToSwitchOn,
+            SwitchedOn if disable_voltage || quick_stop => SwitchOnDisabled,
+            OperationEnabled if quick_stop => QuickStopActive,
+            OperationEnabled if switch_on => SwitchedOn,
+            OperationEnabled if shutdown => ReadyToSwitchOn,
+            OperationEnabled if disable_voltage => SwitchOnDisabled,
+            QuickStopActive if disable_voltage => SwitchOnDisabled,
+            // Quick stop option 2: stop, then switch on disabled once at standstill.
+            QuickStopActive if self.plant.actual().velocity == 0.0 => SwitchOnDisabled,
+            FaultReactionActive if self.plant.actual().velocity == 0.0 => Fault,
+            Fault if fault_reset_edge => {
+                self.od.set(obj::ERROR_CODE, 0, &0u16.to_le_bytes());
+                SwitchOnDisabled
+            }
+            s => s,
+        };
+    }
+
+    fn plant_command(&self) -> PlantCommand {
+        use Cia402State::*;
+        match self.state {
+            OperationEnabled => match self.od.get_u8(obj::MODES_DISPLAY, 0).map(|m| m as i8) {
+                Some(mode::CSP) => PlantCommand::Position(f64::from(self.i32_of(obj::TARGET_POSITION))),
+                Some(mode::CSV) => PlantCommand::Velocity(f64::from(self.i32_of(obj::TARGET_VELOCITY))),
+                Some(mode::CST) => PlantCommand::Torque(f64::from(self.od.get_u16(obj::TARGET_TORQUE, 0).unwrap_or(0) as i16)),
+                _ => PlantCommand::Hold,
+            },
+            QuickStopActive | FaultReactionActive => PlantCommand::Stop,
+            _ => PlantCommand::Hold,
+        }
+    }
+
+    fn update_statusword(&mut self, at_target: bool) {
+        let mut sw = self.state.statusword_bits();
+        if matches!(self.state, Cia402State::SwitchedOn | Cia402State::OperationEnabled | Cia402State::QuickStopActive) {
+            sw |= 0x0010; // voltage enabled
+        }
+        sw |= 0x0200; // remote: the controlword is obeyed
+        if at_target {
+            sw |= 0x0400;
+        }
+        if self.state == Cia402State::OperationEnabled {
+            sw |= 0x1000; // CSP/CSV/CST: drive follows the command value
+        }
+        self.od.set(obj::STATUSWORD, 0, &sw.to_le_bytes());
+    }
+}
+
+impl DeviceApp for Cia402Drive {
+    fn on_transition(&mut self, esc: &Esc, _from: AlState, to: AlState) -> Result<(), u16> {
+        if to == AlState::SafeOp && esc.al_state() == AlState::PreOp {
+            let rx = self.build_map(0x1C12).map_err(|_| al_code::INVALID_OUTPUT_CONFIG)?;
+            let tx = self.build_map(0x1C13).map_err(|_| al_code::INVALID_INPUT_CONFIG)?;
+            // The master must size the process-data SMs to the mapping (ETG.1000.6 §6.4.1.3).
+            let (rx_sm, tx_sm) = (esc.sm(self.rx_sm), esc.sm(self.tx_sm));
+            if Self::map_len(&rx) > 0 && (!rx_sm.enabled() || rx_sm.length != Self::map_len(&rx)) {
+                return Err(al_code::INVALID_OUTPUT_CONFIG);
+            }
+            if Self::map_len(&tx) > 0 && (!tx_sm.enabled() || tx_sm.length != Self::map_len(&tx)) {
+                return Err(al_code::INVALID_INPUT_CONFIG);
+            }
+            self.rx_map = rx;
+            self.tx_map = tx;
+        }
+        if to < AlState::SafeOp || to == AlState::Bootstrap {
+            // Leaving SafeOp: outputs no longer valid, the drive disables (CiA 402 on AL drop).
+            if matches!(self.state, Cia402State::OperationEnabled) {
+                self.state = Cia402State::QuickStopActive;
+            }
+        }
+        Ok(())
+    }
+
+    fn on_mailbox(&mut self, state: AlState, request: &[u8], response: &mut [u8]) -> usize {
+        self.coe.handle(&mut self.od, state, request, response)
+    }
+
+    fn after_frame(&mut self, esc: &mut Esc) {
+        let state = esc.al_state();
+        if state == AlState::Op {
+            let sm = esc.sm(self.rx_sm);
+            for m in &self.rx_map {
+                let mut buf = [0u8; 8];
+                let n = usize::from(m.bytes).min(8);
+                esc.pdi_read(sm.start.wrapping_add(m.offset), &mut buf[..n]);
+                self.od.set(m.index, m.sub, &buf[..n]);
+            }
+            // Mode display follows the requested mode for supported modes (0x6061).
+            if let Some(requested) = self.od.get_u8(obj::MODES_OF_OPERATION, 0) {
+                if matches!(requested as i8, mode::CSP | mode::CSV | mode::CST) {
+                    self.od.set(obj::MODES_DISPLAY, 0, &[requested]);
+                }
+            }
+        }
+        if state == AlState::Op || state == AlState::SafeOp {
+            let sm = esc.sm(self.tx_sm);
+            for m in &self.tx_map {
+                if let Ok(value) = self.od.read(m.index, m.sub) {
+                    let mut buf = [0u8; 8];
+                    let n = value.len().min(8);
+                    buf[..n].copy_from_slice(&value[..n]);
+                    esc.pdi_write(sm.start.wrapping_add(m.offset), &buf[..n]);
+                }
+            }
+        }
+    }
+
+    fn step(&mut self, esc: &mut Esc, dt_ns: u64) {
+        if esc.al_state() != AlState::Op && self.state == Cia402State::OperationEnabled {
+            // Process data stopped: quick stop (ETG.6010 §5, outputs invalid).
+            self.state = Cia402State::QuickStopActive;
+        }
+        self.run_state_machine();
+        let command = self.plant_command();
+        let actual = self.plant.step(command, dt_ns as f64 * 1e-9);
+        self.od.set(obj::POSITION_ACTUAL, 0, &(actual.position.round() as i32).to_le_bytes());
+        self.od.set(obj::VELOCITY_ACTUAL, 0, &(actual.velocity.round() as i32).to_le_bytes());
+        self.od.set(obj::TORQUE_ACTUAL, 0, &(actual.torque.round() as i16).to_le_bytes());
+        let at_target = match command {
+            PlantCommand::Position(p) => (p - actual.position).abs() < 0.5,
+            _ => actual.velocity == 0.0,
+        };
+        self.update_statusword(at_target);
+        self.after_frame(esc);
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
+/// A CiA 402 servo drive with the given SII image (e.g. the Kollmorgen AKD's) and plant.
+pub fn cia402_drive(image: SiiImage, clock_offset_ns: u64, plant: Box<dyn DrivePlant>) -> Result<SubDevice, String> {
+    let info = image.parse().map_err(|e| e.to_string())?;
+    if !info.mailbox.has_coe() {
+        return Err(format!("{}: the SII has no CoE mailbox, a CiA 402 drive needs one", info.name().unwrap_or("device")));
+    }
+    let complete_access = info.general.is_some_and(|g| g.coe_details & sii::coe_details::COMPLETE_ACCESS != 0);
+    let mut app = Cia402Drive::new(info.identity, info.description().or(info.name()).unwrap_or("CiA 402 drive"), complete_access, plant);
+    let find = |usage| info.sync_managers.iter().position(|s| s.usage == usage).map(|i| i as u8);
+    app.rx_sm = find(SyncManagerUsage::ProcessDataOut).unwrap_or(2);
+    app.tx_sm = find(SyncManagerUsage::ProcessDataIn).unwrap_or(3);
+    Ok(SubDevice::new(Esc::new(EscConfig::et1100(), image, clock_offset_ns), Box::new(app)))
+}
+
+/// An SII image for a drive that has no real one: morc's own identity, CoE with complete
+/// access, the standard SM layout.
+pub fn morc_drive_image() -> Result<SiiImage, sii::SiiError> {
+    use sii::*;
+    let desc = DeviceDescription {
+        identity: Identity { vendor_id: 0x0000_0DEF, product_code: 0x0000_0402, revision: 1, serial: 1 },
+        name: "morc simulated CiA 402 servo drive".into(),
+        group: "Drives".into(),
+        order_code: "MORC-402".into(),
+        mailbox: MailboxConfig { receive_offset: 0x1000, receive_size: 128, send_offset: 0x1080, send_size: 128, protocols: protocol::COE },
+        coe_details: coe_details::SDO | coe_details::PDO_ASSIGN | coe_details::COMPLETE_ACCESS,
+        fmmus: vec![FmmuUsage::Outputs, FmmuUsage::Inputs, FmmuUsage::SyncManagerStatus],
+        sync_managers: vec![
+            SyncManagerEntry { start: 0x1000, length: 128, control: 0x26, enable: 1, usage: SyncManagerUsage::MailboxOut },
+            SyncManagerEntry { start: 0x1080, length: 128, control: 0x22, enable: 1, usage: SyncManagerUsage::MailboxIn },
+            SyncManagerEntry { start: 0x1100, length: 0, control: 0x64, enable: 1, usage: SyncManagerUsage::ProcessDataOut },
+            SyncManagerEntry { start: 0x1180, length: 0, control: 0x20, enable: 1, usage: SyncManagerUsage::ProcessDataIn },
+        ],
+        tx_pdos: vec![],
+        rx_pdos: vec![],
+    };
+    build_image(&desc, 2048)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn drive() -> (Cia402Drive, Esc) {
+        let image = morc_drive_image().unwrap();
+        let info = image.parse().unwrap();
+        let d = Cia402Drive::new(info.identity, "test drive", true, Box::new(IdealFollower::new(1000.0, 100_000.0)));
+        (d, Esc::new(EscConfig::et1100(), image, 0))
+    }
+
+    fn command(d: &mut Cia402Drive, esc: &mut Esc, controlword: u16) -> Cia402State {
+        d.od.set(obj::CONTROLWORD, 0, &controlword.to_le_bytes());
+        d.step(esc, 1_000_000);
+        d.state
+    }
+
+    fn statusword(d: &Cia402Drive) -> u16 {
+        d.od.get_u16(obj::STATUSWORD, 0).unwrap()
+    }
+
+    #[test]
+    fn state_machine_enable_quick_stop_fault_reset() {
+        use Cia402State::*;
+        let (mut d, mut esc) = drive();
+        esc.enter_state(AlState::Op);
+        assert_eq!(command(&mut d, &mut esc, 0x0000), SwitchOnDisabled);
+        assert_eq!(statusword(&d) & 0x6F, 0x40);
+        // Enable operation straight from switch on disabled is not a transition.
+        assert_eq!(command(&mut d, &mut esc, 0x000F), SwitchOnDisabled);
+        assert_eq!(command(&mut d, &mut esc, 0x0006), ReadyToSwitchOn);
+        assert_eq!(statusword(&d) & 0x6F, 0x21);
+        assert_eq!(command(&mut d, &mut esc, 0x0007), SwitchedOn);
+        assert_eq!(statusword(&d) & 0x6F, 0x23);
+        assert_eq!(command(&mut d, &mut esc, 0x000F), OperationEnabled);
+        assert_eq!(statusword(&d) & 0x6F, 0x27);
+        // CSV: move, then quick stop decelerates to standstill and ends in switch on disabled.
+        d.od.set(obj::MODES_OF_OPERATION, 0, &[mode::CSV as u8]);
+        d.od.set(obj::MODES_DISPLAY, 0, &[mode::CSV as u8]);
+        d.od.set(obj::TARGET_VELOCITY, 0, &500i32.to_le_bytes());
+        command(&mut d, &mut esc, 0x000F);
+        assert_eq!(d.plant().actual().velocity, 500.0);
+        assert_eq!(command(&mut d, &mut esc, 0x000B), QuickStopActive);
+        assert_eq!(statusword(&d) & 0x6F, 0x07);
+        let mut state = QuickStopActive;
+        for _ in 0..20 {
+            state = command(&mut d, &mut esc, 0x000B);
+        }
+        assert_eq!(state, SwitchOnDisabled);
+        assert_eq!(d.plant().actual().velocity, 0.0);
+        // Fault: reaction, then fault; reset only on a rising edge of bit 7.
+        command(&mut d, &mut esc, 0x0006);
+        d.inject_fault(0x8611);
+        assert_eq!(command(&mut d, &mut esc, 0x0006), FaultReactionActive);
+        assert_eq!(statusword(&d) & 0x6F, 0x0F);
+        assert_eq!(command(&mut d, &mut esc, 0x0080), Fault);
+        assert_eq!(d.od.get_u16(obj::ERROR_CODE, 0), Some(0x8611));
+        // Bit 7 already high when entering Fault: holding it is no edge.
+        assert_eq!(command(&mut d, &mut esc, 0x0080), Fault);
+        assert_eq!(command(&mut d, &mut esc, 0x0000), Fault);
+        assert_eq!(command(&mut d, &mut esc, 0x0080), SwitchOnDisabled);
+        assert_eq!(d.od.get_u16(obj::ERROR_CODE, 0), Some(0));
+    }
+
+    #[test]
+    fn csp_follows_with_velocity_limit() {
+        let (mut d, mut esc) = drive();
+        esc.enter_state(AlState::Op);
+        for cw in [0x0000, 0x0006, 0x0007] {
+            command(&mut d, &mut esc, cw);
+        }
+        d.od.set(obj::MODES_DISPLAY, 0, &[mode::CSP as u8]);
+        d.od.set(obj::TARGET_POSITION, 0, &10i32.to_le_bytes());
+        command(&mut d, &mut esc, 0x000F);
+        // 1000 counts/s, 1 ms: one count per step.
+        assert_eq!(d.od.get_u32(obj::POSITION_ACTUAL, 0), Some(1));
+        for _ in 0..20 {
+            command(&mut d, &mut esc, 0x000F);
+        }
+        assert_eq!(d.od.get_u32(obj::POSITION_ACTUAL, 0), Some(10));
+        assert_ne!(statusword(&d) & 0x0400, 0, "target reached");
+    }
+
+    #[test]
+    fn pdo_mapping_must_match_the_sync_managers() {
+        let (mut d, esc) = drive();
+        // SM2/SM3 not configured by a master: SafeOp is refused as invalid output config.
+        let mut esc = esc;
+        esc.enter_state(AlState::PreOp);
+        assert_eq!(d.on_transition(&esc, AlState::PreOp, AlState::SafeOp), Err(al_code::INVALID_OUTPUT_CONFIG));
+    }
+}
