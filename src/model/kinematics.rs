@@ -39,6 +39,15 @@ pub(crate) fn update_joint_placements(model: &Model, data: &mut Data, q: &[f64])
     }
 }
 
+/// Places every joint (not the frames) in the world for configuration `q`: Pinocchio's
+/// `forwardKinematics(q)`. Use [`forward_kinematics_placements`] to place the frames too.
+///
+/// # Panics
+/// If `q.len() != model.nq()` (a programming error, not a runtime condition).
+pub fn forward_kinematics_joints(model: &Model, data: &mut Data, q: &[f64]) {
+    update_joint_placements(model, data, q);
+}
+
 /// Places every joint and every frame in the world for configuration `q`.
 ///
 /// # Panics
