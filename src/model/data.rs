@@ -2,7 +2,7 @@
 
 use nalgebra::{DMatrix, DVector, Matrix6, Matrix6xX, Vector6};
 
-use super::spatial::{Force, Inertia, Motion, Se3};
+use super::spatial::{Force, Motion, Se3};
 use super::Model;
 
 /// Workspace and results of the model algorithms, sized once for one [`Model`].
@@ -15,15 +15,16 @@ pub struct Data {
     pub joint_placements: Vec<Se3>,
     /// Placement of each model frame in the world.
     pub frame_placements: Vec<Se3>,
-    /// Spatial velocity of each joint frame, in that frame.
+    /// Spatial velocity of each joint frame, in that frame (forward kinematics, RNEA).
     pub velocities: Vec<Motion>,
-    /// Spatial acceleration of each joint frame, in that frame. After RNEA and ABA it
-    /// includes the fictitious upward acceleration that models gravity.
+    /// Spatial acceleration of each joint frame, in that frame (forward kinematics, RNEA).
+    /// After RNEA it includes the fictitious upward acceleration that models gravity.
     pub accelerations: Vec<Motion>,
     /// RNEA: force each body exerts on its subtree's joint, in the joint frame.
     pub forces: Vec<Force>,
-    /// CRBA: inertia of the subtree rooted at each joint, in the joint frame.
-    pub composite_inertias: Vec<Inertia>,
+    /// CRBA: inertia (6×6, motion to force) of the subtree rooted at each joint, about the
+    /// world origin in world axes.
+    pub composite_inertias: Vec<Matrix6<f64>>,
     /// Joint-space mass matrix (full, symmetric; armature on the diagonal).
     pub mass_matrix: DMatrix<f64>,
     /// Joint torques from RNEA, gravity or nle.
@@ -32,7 +33,12 @@ pub struct Data {
     pub ddq: DVector<f64>,
     /// Frame Jacobian (6 × nv), LOCAL_WORLD_ALIGNED.
     pub jacobian: Matrix6xX<f64>,
-    // ABA workspace.
+    // CRBA and ABA work in world coordinates (as Pinocchio's WORLD convention), so that
+    // inertias accumulate up the tree without a 6×6 change of frame per joint.
+    /// Motion subspace of each joint, about the world origin in world axes.
+    pub(crate) world_subspaces: Vec<Motion>,
+    pub(crate) world_velocities: Vec<Motion>,
+    pub(crate) world_accelerations: Vec<Motion>,
     pub(crate) articulated_inertias: Vec<Matrix6<f64>>,
     pub(crate) bias_forces: Vec<Force>,
     pub(crate) bias_accelerations: Vec<Motion>,
@@ -52,11 +58,14 @@ impl Data {
             velocities: vec![Motion::zero(); nj],
             accelerations: vec![Motion::zero(); nj],
             forces: vec![Force::zero(); nj],
-            composite_inertias: vec![Inertia::zero(); nj],
+            composite_inertias: vec![Matrix6::zeros(); nj],
             mass_matrix: DMatrix::zeros(nv, nv),
             tau: DVector::zeros(nv),
             ddq: DVector::zeros(nv),
             jacobian: Matrix6xX::zeros(nv),
+            world_subspaces: vec![Motion::zero(); nj],
+            world_velocities: vec![Motion::zero(); nj],
+            world_accelerations: vec![Motion::zero(); nj],
             articulated_inertias: vec![Matrix6::zeros(); nj],
             bias_forces: vec![Force::zero(); nj],
             bias_accelerations: vec![Motion::zero(); nj],

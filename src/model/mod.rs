@@ -19,6 +19,7 @@ mod data;
 pub mod dh;
 mod dynamics;
 pub mod ik;
+mod joint;
 mod kinematics;
 pub mod spatial;
 mod structure;

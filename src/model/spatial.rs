@@ -143,6 +143,13 @@ impl Se3 {
         Se3 { rotation: rt * other.rotation, translation: rt * (other.translation - self.translation) }
     }
 
+    /// This placement seen from a frame with the same axes as the parent frame but its
+    /// origin at `point` (given in the parent frame).
+    #[inline]
+    pub fn with_origin_at(&self, point: &Vector3<f64>) -> Se3 {
+        Se3 { rotation: self.rotation, translation: self.translation - point }
+    }
+
     #[inline]
     pub fn act_point(&self, p: &Vector3<f64>) -> Vector3<f64> {
         self.rotation * p + self.translation
