@@ -2,7 +2,7 @@
 
 use nalgebra::{DMatrix, DVector, Matrix6, Matrix6xX, Vector6};
 
-use super::spatial::{Force, Motion, Se3};
+use super::spatial::{Force, Inertia, Motion, Se3};
 use super::Model;
 
 /// Workspace and results of the model algorithms, sized once for one [`Model`].
@@ -22,9 +22,8 @@ pub struct Data {
     pub accelerations: Vec<Motion>,
     /// RNEA: force each body exerts on its subtree's joint, in the joint frame.
     pub forces: Vec<Force>,
-    /// CRBA: inertia (6×6, motion to force) of the subtree rooted at each joint, about the
-    /// world origin in world axes.
-    pub composite_inertias: Vec<Matrix6<f64>>,
+    /// CRBA: inertia of the subtree rooted at each joint, in the joint frame.
+    pub composite_inertias: Vec<Inertia>,
     /// Joint-space mass matrix (full, symmetric; armature on the diagonal).
     pub mass_matrix: DMatrix<f64>,
     /// Joint torques from RNEA, gravity or nle.
@@ -33,7 +32,7 @@ pub struct Data {
     pub ddq: DVector<f64>,
     /// Frame Jacobian (6 × nv), LOCAL_WORLD_ALIGNED.
     pub jacobian: Matrix6xX<f64>,
-    // CRBA and ABA work in world coordinates (as Pinocchio's WORLD convention), so that
+    // ABA works in world coordinates (as Pinocchio's WORLD convention), so that articulated
     // inertias accumulate up the tree without a 6×6 change of frame per joint.
     /// Motion subspace of each joint, about the world origin in world axes.
     pub(crate) world_subspaces: Vec<Motion>,
@@ -58,7 +57,7 @@ impl Data {
             velocities: vec![Motion::zero(); nj],
             accelerations: vec![Motion::zero(); nj],
             forces: vec![Force::zero(); nj],
-            composite_inertias: vec![Matrix6::zeros(); nj],
+            composite_inertias: vec![Inertia::zero(); nj],
             mass_matrix: DMatrix::zeros(nv, nv),
             tau: DVector::zeros(nv),
             ddq: DVector::zeros(nv),

@@ -109,34 +109,23 @@ pub fn nle<'a>(model: &Model, data: &'a mut Data, q: &[f64], v: &[f64]) -> &'a D
     rnea_impl(model, data, q, Some(v), None)
 }
 
-/// Places every joint in the world and fills the world-frame terms CRBA and ABA share:
-/// motion subspaces and body inertias (6×6) about the world origin.
+/// Places every joint in the world and fills ABA's world-frame terms: motion subspaces and
+/// body inertias (6×6) about the world origin.
 #[inline(always)]
-fn world_placements_and_inertias(model: &Model, data: &mut Data, q: &[f64], inertias: WhichInertias) {
+fn world_placements_and_inertias(model: &Model, data: &mut Data, q: &[f64]) {
     for i in 1..model.njoints() {
         let local = joint_local_placement(model, i, q[i - 1]);
         let parent = model.parents[i];
         let placement = if parent == 0 { local } else { data.joint_placements[parent].compose(&local) };
         data.world_subspaces[i] = model.motions[i].subspace_in(&placement);
-        let inertia = placement.act_inertia(&model.inertias[i]).to_matrix();
-        match inertias {
-            WhichInertias::Composite => data.composite_inertias[i] = inertia,
-            WhichInertias::Articulated => data.articulated_inertias[i] = inertia,
-        }
+        data.articulated_inertias[i] = placement.act_inertia(&model.inertias[i]).to_matrix();
         data.local_placements[i] = local;
         data.joint_placements[i] = placement;
     }
 }
 
-#[derive(Clone, Copy)]
-enum WhichInertias {
-    Composite,
-    Articulated,
-}
-
 /// The joint-space mass matrix `M(q)` (full and symmetric, armature on the diagonal),
-/// written to `data.mass_matrix` and returned. Also places the joints (as
-/// [`forward_kinematics_joints`](super::forward_kinematics_joints)).
+/// written to `data.mass_matrix` and returned.
 ///
 /// # Panics
 /// If `q.len() != model.nq()`.
@@ -144,24 +133,27 @@ pub fn crba<'a>(model: &Model, data: &'a mut Data, q: &[f64]) -> &'a nalgebra::D
     check_len("q", q.len(), model.nq());
     // Joints on different branches do not couple; those entries stay zero.
     data.mass_matrix.fill(0.0);
-    world_placements_and_inertias(model, data, q, WhichInertias::Composite);
-    // Children have larger indices, so a subtree is complete when the backward loop reaches
-    // it. In world coordinates M[j, i] = S_jᵀ (I_subtree(i) S_i) for every ancestor j of i,
-    // with no change of frame along the way.
+    for i in 1..model.njoints() {
+        data.local_placements[i] = joint_local_placement(model, i, q[i - 1]);
+        data.composite_inertias[i] = model.inertias[i];
+    }
+    // Children have larger indices, so a subtree is complete when the backward loop reaches it.
     for i in (1..model.njoints()).rev() {
-        let force = Force::from_vector(&matrix_times_motion(&data.composite_inertias[i], &data.world_subspaces[i]));
-        data.mass_matrix[(i - 1, i - 1)] = data.world_subspaces[i].dot(&force) + model.drives[i - 1].armature;
-        let mut j = model.parents[i];
-        while j != 0 {
-            let entry = data.world_subspaces[j].dot(&force);
+        let joint = &model.motions[i];
+        let mut force = data.composite_inertias[i].mul_motion(&joint.motion(1.0));
+        data.mass_matrix[(i - 1, i - 1)] = joint.dot_force(&force) + model.drives[i - 1].armature;
+        let mut j = i;
+        while model.parents[j] != 0 {
+            force = data.local_placements[j].act_force(&force);
+            j = model.parents[j];
+            let entry = model.motions[j].dot_force(&force);
             data.mass_matrix[(j - 1, i - 1)] = entry;
             data.mass_matrix[(i - 1, j - 1)] = entry;
-            j = model.parents[j];
         }
         let parent = model.parents[i];
         if parent != 0 {
-            let subtree = data.composite_inertias[i];
-            data.composite_inertias[parent] += subtree;
+            let carried = data.local_placements[i].act_inertia(&data.composite_inertias[i]);
+            data.composite_inertias[parent] = data.composite_inertias[parent].added(&carried);
         }
     }
     &data.mass_matrix
@@ -178,7 +170,7 @@ pub fn aba<'a>(model: &Model, data: &'a mut Data, q: &[f64], v: &[f64], tau: &[f
     check_len("v", v.len(), model.nv());
     check_len("tau", tau.len(), model.nv());
     let nj = model.njoints();
-    world_placements_and_inertias(model, data, q, WhichInertias::Articulated);
+    world_placements_and_inertias(model, data, q);
     for i in 1..nj {
         let parent = model.parents[i];
         let joint_velocity = data.world_subspaces[i].scaled(v[i - 1]);

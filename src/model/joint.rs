@@ -163,3 +163,43 @@ impl JointMotion {
 pub(crate) fn matrix_times_motion(m: &Matrix6<f64>, s: &Motion) -> Vector6<f64> {
     m.fixed_columns::<3>(0) * s.linear + m.fixed_columns::<3>(3) * s.angular
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::spatial::rotation_from_rpy;
+
+    /// Every specialised product equals the general formula with the axis as a vector.
+    #[test]
+    fn specialised_axes_match_the_general_formulas() {
+        let fixed = Se3::new(rotation_from_rpy(0.4, -0.3, 1.2), Vector3::new(0.1, -0.2, 0.3));
+        let v = Motion::new(Vector3::new(0.3, -1.0, 0.7), Vector3::new(-0.2, 0.5, 1.1));
+        let f = Force { linear: Vector3::new(1.5, -0.5, 2.0), angular: Vector3::new(0.25, 0.75, -1.25) };
+        let (q, qd): (f64, f64) = (0.8, -1.3);
+        let axes = [Vector3::x(), Vector3::y(), Vector3::z(), -Vector3::z(), Vector3::new(1.0, -2.0, 0.5).normalize()];
+        for kind in [JointKind::Revolute, JointKind::Prismatic] {
+            for axis in &axes {
+                let joint = JointMotion::new(kind, axis);
+                let s = match kind {
+                    JointKind::Revolute => Motion::new(Vector3::zeros(), *axis),
+                    JointKind::Prismatic => Motion::new(*axis, Vector3::zeros()),
+                };
+                let expected_placement = match kind {
+                    JointKind::Revolute => fixed.compose(&Se3::from_rotation(rotation_about_axis(axis, q.sin(), q.cos()))),
+                    JointKind::Prismatic => fixed.compose(&Se3::from_translation(axis * q)),
+                };
+                let placement = joint.local_placement(&fixed, q);
+                let what = format!("{kind:?} {axis:?}");
+                assert!((placement.to_homogeneous() - expected_placement.to_homogeneous()).norm() < 1e-15, "{what}");
+                assert!((joint.dot_force(&f) - s.dot(&f)).abs() < 1e-15, "{what}");
+                assert!((joint.motion(qd).to_vector() - s.scaled(qd).to_vector()).norm() < 1e-15, "{what}");
+                let cross = v.cross_motion(&s.scaled(qd));
+                assert!((joint.motion_cross(&v, qd).to_vector() - cross.to_vector()).norm() < 1e-15, "{what}");
+                let world = fixed.act_motion(&s);
+                assert!((joint.subspace_in(&fixed).to_vector() - world.to_vector()).norm() < 1e-15, "{what}");
+            }
+        }
+        let m = Matrix6::from_fn(|r, c| (r * 6 + c) as f64 * 0.1 - 1.0);
+        assert!((matrix_times_motion(&m, &v) - m * v.to_vector()).norm() < 1e-14);
+    }
+}
