@@ -171,7 +171,7 @@ fn run_pinocchio_peer(robots: &[Robot], run_seconds: f64) -> Result<Value, Strin
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot run '{python}' ({e}); install Python 3 and then: pip install pin"))?;
+        .map_err(|e| format!("cannot run '{python}' ({e}); install Python 3 (or set MORC_BENCH_PYTHON)"))?;
     if let Some(mut stdin) = child.stdin.take() {
         stdin.write_all(request.to_string().as_bytes()).map_err(|e| format!("writing to the peer: {e}"))?;
     }
@@ -179,7 +179,7 @@ fn run_pinocchio_peer(robots: &[Robot], run_seconds: f64) -> Result<Value, Strin
     let stderr = String::from_utf8_lossy(&output.stderr);
     match output.status.code() {
         Some(0) => serde_json::from_slice(&output.stdout).map_err(|e| format!("the peer's output is not JSON: {e}")),
-        Some(3) => Err(format!("{} — pip install pin", stderr.trim())),
+        Some(3) => Err(stderr.trim().to_string()),
         _ => Err(format!("the peer failed ({}): {}", output.status, stderr.trim())),
     }
 }
