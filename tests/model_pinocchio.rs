@@ -324,3 +324,33 @@ fn analytic_ik_refuses_arms_without_spherical_wrist() {
     let error = model::AnalyticIk::new(&robot, robot.frame_index("tool0").unwrap()).unwrap_err().to_string();
     assert!(error.contains("spherical wrist"), "{error}");
 }
+
+/// Writing a model to URDF and reading it back keeps its frames, kinematics and dynamics.
+#[test]
+fn urdf_writer_round_trips() {
+    let (ur5, _) = load_ur5();
+    for original in [ur5, kr5(false)] {
+        let text = model::to_urdf(&original);
+        let copy = model::parse_urdf(&text, "written.urdf").unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(copy.joint_names(), original.joint_names());
+        // Unbounded velocity and effort come back as f64::MAX (URDF needs a number), so compare positions.
+        assert_eq!(copy.lower_position_limit(), original.lower_position_limit());
+        assert_eq!(copy.upper_position_limit(), original.upper_position_limit());
+        let mut original_data = Data::new(&original);
+        let mut copy_data = Data::new(&copy);
+        let mut rng = Lcg(7);
+        for _ in 0..5 {
+            let (q, v, a) = (rng.vector(6, -3.0, 3.0), rng.vector(6, -2.0, 2.0), rng.vector(6, -5.0, 5.0));
+            let tau = rnea(&original, &mut original_data, &q, &v, &a).clone();
+            let tau_copy = rnea(&copy, &mut copy_data, &q, &v, &a).clone();
+            assert!((tau - tau_copy).norm() < 1e-9, "{}: rnea differs after the round trip", original.name());
+            forward_kinematics_placements(&original, &mut original_data, &q);
+            forward_kinematics_placements(&copy, &mut copy_data, &q);
+            for (f, frame) in original.frames().iter().enumerate().skip(1) {
+                let g = copy.frame_index(&frame.name).unwrap_or_else(|| panic!("frame '{}' lost:\n{text}", frame.name));
+                let (a, b) = (original_data.frame_placements[f], copy_data.frame_placements[g]);
+                assert!((a.to_homogeneous() - b.to_homogeneous()).norm() < 1e-12, "frame '{}' moved", frame.name);
+            }
+        }
+    }
+}

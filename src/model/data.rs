@@ -15,10 +15,10 @@ pub struct Data {
     pub joint_placements: Vec<Se3>,
     /// Placement of each model frame in the world.
     pub frame_placements: Vec<Se3>,
-    /// Spatial velocity of each joint frame, in that frame.
+    /// Spatial velocity of each joint frame, in that frame (forward kinematics, RNEA).
     pub velocities: Vec<Motion>,
-    /// Spatial acceleration of each joint frame, in that frame. After RNEA and ABA it
-    /// includes the fictitious upward acceleration that models gravity.
+    /// Spatial acceleration of each joint frame, in that frame (forward kinematics, RNEA).
+    /// After RNEA it includes the fictitious upward acceleration that models gravity.
     pub accelerations: Vec<Motion>,
     /// RNEA: force each body exerts on its subtree's joint, in the joint frame.
     pub forces: Vec<Force>,
@@ -32,7 +32,12 @@ pub struct Data {
     pub ddq: DVector<f64>,
     /// Frame Jacobian (6 × nv), LOCAL_WORLD_ALIGNED.
     pub jacobian: Matrix6xX<f64>,
-    // ABA workspace.
+    // ABA works in world coordinates (as Pinocchio's WORLD convention), so that articulated
+    // inertias accumulate up the tree without a 6×6 change of frame per joint.
+    /// Motion subspace of each joint, about the world origin in world axes.
+    pub(crate) world_subspaces: Vec<Motion>,
+    pub(crate) world_velocities: Vec<Motion>,
+    pub(crate) world_accelerations: Vec<Motion>,
     pub(crate) articulated_inertias: Vec<Matrix6<f64>>,
     pub(crate) bias_forces: Vec<Force>,
     pub(crate) bias_accelerations: Vec<Motion>,
@@ -57,6 +62,9 @@ impl Data {
             tau: DVector::zeros(nv),
             ddq: DVector::zeros(nv),
             jacobian: Matrix6xX::zeros(nv),
+            world_subspaces: vec![Motion::zero(); nj],
+            world_velocities: vec![Motion::zero(); nj],
+            world_accelerations: vec![Motion::zero(); nj],
             articulated_inertias: vec![Matrix6::zeros(); nj],
             bias_forces: vec![Force::zero(); nj],
             bias_accelerations: vec![Motion::zero(); nj],

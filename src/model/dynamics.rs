@@ -8,6 +8,7 @@
 
 use nalgebra::DVector;
 
+use super::joint::matrix_times_motion;
 use super::kinematics::{check_len, joint_local_placement};
 use super::spatial::{Force, Motion};
 use super::{Data, Model};
@@ -41,20 +42,20 @@ fn rnea_impl<'a>(model: &Model, data: &'a mut Data, q: &[f64], v: Option<&[f64]>
     }
     let gravity_bias = Motion::new(-model.gravity, nalgebra::Vector3::zeros());
     for i in 1..model.njoints() {
+        let joint = &model.motions[i];
         let local = joint_local_placement(model, i, q[i - 1]);
         let parent = model.parents[i];
-        let s = &model.subspaces[i];
-        let (parent_velocity, parent_acceleration) =
-            if parent == 0 { (Motion::zero(), gravity_bias) } else { (data.velocities[parent], data.accelerations[parent]) };
+        let parent_acceleration = if parent == 0 { gravity_bias } else { data.accelerations[parent] };
         let mut acceleration = local.inv_act_motion(&parent_acceleration);
         if let Some(a) = a {
-            acceleration = acceleration.add(&s.scaled(a[i - 1]));
+            acceleration = acceleration.add(&joint.motion(a[i - 1]));
         }
         let inertia = &model.inertias[i];
         let force = if let Some(v) = v {
-            let joint_velocity = s.scaled(v[i - 1]);
-            let velocity = if parent == 0 { joint_velocity } else { local.inv_act_motion(&parent_velocity).add(&joint_velocity) };
-            acceleration = acceleration.add(&velocity.cross_motion(&joint_velocity));
+            let joint_velocity = joint.motion(v[i - 1]);
+            let velocity =
+                if parent == 0 { joint_velocity } else { local.inv_act_motion(&data.velocities[parent]).add(&joint_velocity) };
+            acceleration = acceleration.add(&joint.motion_cross(&velocity, v[i - 1]));
             data.velocities[i] = velocity;
             let mut f = inertia.mul_motion(&acceleration);
             f.add_assign(&velocity.cross_force(&inertia.mul_motion(&velocity)));
@@ -69,7 +70,7 @@ fn rnea_impl<'a>(model: &Model, data: &'a mut Data, q: &[f64], v: Option<&[f64]>
     }
     for i in (1..model.njoints()).rev() {
         let force = data.forces[i];
-        let mut torque = model.subspaces[i].dot(&force);
+        let mut torque = model.motions[i].dot_force(&force);
         if let Some(a) = a {
             torque += model.drives[i - 1].armature * a[i - 1];
         }
@@ -108,6 +109,21 @@ pub fn nle<'a>(model: &Model, data: &'a mut Data, q: &[f64], v: &[f64]) -> &'a D
     rnea_impl(model, data, q, Some(v), None)
 }
 
+/// Places every joint in the world and fills ABA's world-frame terms: motion subspaces and
+/// body inertias (6×6) about the world origin.
+#[inline(always)]
+fn world_placements_and_inertias(model: &Model, data: &mut Data, q: &[f64]) {
+    for i in 1..model.njoints() {
+        let local = joint_local_placement(model, i, q[i - 1]);
+        let parent = model.parents[i];
+        let placement = if parent == 0 { local } else { data.joint_placements[parent].compose(&local) };
+        data.world_subspaces[i] = model.motions[i].subspace_in(&placement);
+        data.articulated_inertias[i] = placement.act_inertia(&model.inertias[i]).to_matrix();
+        data.local_placements[i] = local;
+        data.joint_placements[i] = placement;
+    }
+}
+
 /// The joint-space mass matrix `M(q)` (full and symmetric, armature on the diagonal),
 /// written to `data.mass_matrix` and returned.
 ///
@@ -123,13 +139,14 @@ pub fn crba<'a>(model: &Model, data: &'a mut Data, q: &[f64]) -> &'a nalgebra::D
     }
     // Children have larger indices, so a subtree is complete when the backward loop reaches it.
     for i in (1..model.njoints()).rev() {
-        let mut force = data.composite_inertias[i].mul_motion(&model.subspaces[i]);
-        data.mass_matrix[(i - 1, i - 1)] = model.subspaces[i].dot(&force) + model.drives[i - 1].armature;
+        let joint = &model.motions[i];
+        let mut force = data.composite_inertias[i].mul_motion(&joint.motion(1.0));
+        data.mass_matrix[(i - 1, i - 1)] = joint.dot_force(&force) + model.drives[i - 1].armature;
         let mut j = i;
         while model.parents[j] != 0 {
             force = data.local_placements[j].act_force(&force);
             j = model.parents[j];
-            let entry = model.subspaces[j].dot(&force);
+            let entry = model.motions[j].dot_force(&force);
             data.mass_matrix[(j - 1, i - 1)] = entry;
             data.mass_matrix[(i - 1, j - 1)] = entry;
         }
@@ -143,7 +160,8 @@ pub fn crba<'a>(model: &Model, data: &'a mut Data, q: &[f64]) -> &'a nalgebra::D
 }
 
 /// Forward dynamics: the joint accelerations for torques `tau` (Featherstone's
-/// articulated-body algorithm), written to `data.ddq` and returned.
+/// articulated-body algorithm, in world coordinates), written to `data.ddq` and returned.
+/// Also places the joints; leaves `data.velocities` and `data.accelerations` alone.
 ///
 /// # Panics
 /// If a vector's length does not match the model.
@@ -152,29 +170,28 @@ pub fn aba<'a>(model: &Model, data: &'a mut Data, q: &[f64], v: &[f64], tau: &[f
     check_len("v", v.len(), model.nv());
     check_len("tau", tau.len(), model.nv());
     let nj = model.njoints();
+    world_placements_and_inertias(model, data, q);
     for i in 1..nj {
-        let local = joint_local_placement(model, i, q[i - 1]);
         let parent = model.parents[i];
-        let joint_velocity = model.subspaces[i].scaled(v[i - 1]);
+        let joint_velocity = data.world_subspaces[i].scaled(v[i - 1]);
+        // The subspace moves with the body: d(S qd)/dt = v × S qd, and v_parent × S qd
+        // equals it since S qd × S qd = 0.
         let (velocity, bias_acceleration) = if parent == 0 {
             (joint_velocity, Motion::zero())
         } else {
-            let velocity = local.inv_act_motion(&data.velocities[parent]).add(&joint_velocity);
-            (velocity, velocity.cross_motion(&joint_velocity))
+            let parent_velocity = data.world_velocities[parent];
+            (parent_velocity.add(&joint_velocity), parent_velocity.cross_motion(&joint_velocity))
         };
-        let inertia = &model.inertias[i];
-        data.velocities[i] = velocity;
+        let momentum = Force::from_vector(&matrix_times_motion(&data.articulated_inertias[i], &velocity));
+        data.world_velocities[i] = velocity;
         data.bias_accelerations[i] = bias_acceleration;
-        data.articulated_inertias[i] = inertia.to_matrix();
-        data.bias_forces[i] = velocity.cross_force(&inertia.mul_motion(&velocity));
-        data.local_placements[i] = local;
+        data.bias_forces[i] = velocity.cross_force(&momentum);
     }
     for i in (1..nj).rev() {
-        let s = model.subspaces[i].to_vector();
-        let inertia = data.articulated_inertias[i];
-        let u_vector = inertia * s;
-        let inv_d = 1.0 / (s.dot(&u_vector) + model.drives[i - 1].armature);
-        let mut u = tau[i - 1] - s.dot(&data.bias_forces[i].to_vector());
+        let s = data.world_subspaces[i];
+        let u_vector = matrix_times_motion(&data.articulated_inertias[i], &s);
+        let inv_d = 1.0 / (s.to_vector().dot(&u_vector) + model.drives[i - 1].armature);
+        let mut u = tau[i - 1] - s.dot(&data.bias_forces[i]);
         if model.has_friction {
             u -= friction_torque(model, i - 1, v[i - 1]);
         }
@@ -183,26 +200,33 @@ pub fn aba<'a>(model: &Model, data: &'a mut Data, q: &[f64], v: &[f64], tau: &[f
         data.aba_u[i] = u;
         let parent = model.parents[i];
         if parent != 0 {
-            let reduced = inertia - u_vector * u_vector.transpose() * inv_d;
-            let bias = data.bias_forces[i].to_vector()
-                + reduced * data.bias_accelerations[i].to_vector()
-                + u_vector * (u * inv_d);
-            let local = &data.local_placements[i];
-            data.articulated_inertias[parent] += local.act_articulated_inertia(&reduced);
-            let transmitted = local.act_force(&Force::from_vector(&bias));
-            data.bias_forces[parent].add_assign(&transmitted);
+            // Pass on Ia − U Uᵀ/D and pA + (Ia − U Uᵀ/D) c + U u/D, both already in world
+            // coordinates; the rank-1 term is applied without forming the reduced matrix.
+            let c = data.bias_accelerations[i];
+            let inertia_c = matrix_times_motion(&data.articulated_inertias[i], &c);
+            let scale = (u - u_vector.dot(&c.to_vector())) * inv_d;
+            let bias = data.bias_forces[i].to_vector() + inertia_c + u_vector * scale;
+            data.bias_forces[parent].add_assign(&Force::from_vector(&bias));
+            let (child, parent_inertia) = pair_mut(&mut data.articulated_inertias, i, parent);
+            *parent_inertia += *child;
+            parent_inertia.ger(-inv_d, &u_vector, &u_vector, 1.0);
         }
     }
     let gravity_bias = Motion::new(-model.gravity, nalgebra::Vector3::zeros());
     for i in 1..nj {
         let parent = model.parents[i];
-        let parent_acceleration = if parent == 0 { gravity_bias } else { data.accelerations[parent] };
-        let acceleration = data.local_placements[i]
-            .inv_act_motion(&parent_acceleration)
-            .add(&data.bias_accelerations[i]);
+        let parent_acceleration = if parent == 0 { gravity_bias } else { data.world_accelerations[parent] };
+        let acceleration = parent_acceleration.add(&data.bias_accelerations[i]);
         let ddq = (data.aba_u[i] - data.aba_u_vectors[i].dot(&acceleration.to_vector())) * data.aba_inv_d[i];
         data.ddq[i - 1] = ddq;
-        data.accelerations[i] = acceleration.add(&model.subspaces[i].scaled(ddq));
+        data.world_accelerations[i] = acceleration.add(&data.world_subspaces[i].scaled(ddq));
     }
     &data.ddq
+}
+
+/// `(&items[child], &mut items[parent])` for `parent < child`.
+#[inline(always)]
+fn pair_mut<T>(items: &mut [T], child: usize, parent: usize) -> (&T, &mut T) {
+    let (head, tail) = items.split_at_mut(child);
+    (&tail[0], &mut head[parent])
 }

@@ -1,25 +1,14 @@
 //! Forward kinematics, frame placements and frame Jacobians.
 
-use nalgebra::{Matrix6xX, Vector3};
+use nalgebra::Matrix6xX;
 
-use super::spatial::{rotation_about_axis, Motion, Se3};
-use super::{Data, FrameIndex, JointIndex, JointKind, Model};
+use super::spatial::Se3;
+use super::{Data, FrameIndex, JointIndex, Model};
 
 /// Placement of joint `joint` relative to its parent joint frame at joint position `qi`.
-#[inline]
+#[inline(always)]
 pub(crate) fn joint_local_placement(model: &Model, joint: JointIndex, qi: f64) -> Se3 {
-    let placement = &model.joint_placements[joint];
-    let axis = &model.axes[joint];
-    match model.kinds[joint] {
-        JointKind::Revolute => {
-            let (sin, cos) = qi.sin_cos();
-            Se3 { rotation: placement.rotation * rotation_about_axis(axis, sin, cos), translation: placement.translation }
-        }
-        JointKind::Prismatic => Se3 {
-            rotation: placement.rotation,
-            translation: placement.rotation * (axis * qi) + placement.translation,
-        },
-    }
+    model.motions[joint].local_placement(&model.joint_placements[joint], qi)
 }
 
 #[inline]
@@ -37,6 +26,15 @@ pub(crate) fn update_joint_placements(model: &Model, data: &mut Data, q: &[f64])
             if parent == 0 { local } else { data.joint_placements[parent].compose(&local) };
         data.local_placements[i] = local;
     }
+}
+
+/// Places every joint (not the frames) in the world for configuration `q`: Pinocchio's
+/// `forwardKinematics(q)`. Use [`forward_kinematics_placements`] to place the frames too.
+///
+/// # Panics
+/// If `q.len() != model.nq()` (a programming error, not a runtime condition).
+pub fn forward_kinematics_joints(model: &Model, data: &mut Data, q: &[f64]) {
+    update_joint_placements(model, data, q);
 }
 
 /// Places every joint and every frame in the world for configuration `q`.
@@ -59,17 +57,17 @@ pub fn forward_kinematics(model: &Model, data: &mut Data, q: &[f64], v: &[f64], 
     update_joint_placements(model, data, q);
     for i in 1..model.njoints() {
         let parent = model.parents[i];
-        let s = &model.subspaces[i];
-        let joint_velocity = s.scaled(v[i - 1]);
+        let joint = &model.motions[i];
+        let joint_velocity = joint.motion(v[i - 1]);
         let local = &data.local_placements[i];
         let (vel, acc) = if parent == 0 {
-            (joint_velocity, s.scaled(a[i - 1]))
+            (joint_velocity, joint.motion(a[i - 1]))
         } else {
             let vel = local.inv_act_motion(&data.velocities[parent]).add(&joint_velocity);
             let acc = local
                 .inv_act_motion(&data.accelerations[parent])
-                .add(&s.scaled(a[i - 1]))
-                .add(&vel.cross_motion(&joint_velocity));
+                .add(&joint.motion(a[i - 1]))
+                .add(&joint.motion_cross(&vel, v[i - 1]));
             (vel, acc)
         };
         data.velocities[i] = vel;
@@ -100,12 +98,8 @@ pub fn frame_jacobian<'a>(model: &Model, data: &'a mut Data, frame: FrameIndex) 
     data.jacobian.fill(0.0);
     let mut joint = f.parent_joint;
     while joint != 0 {
-        let placement = &data.joint_placements[joint];
-        let axis = placement.rotation * model.axes[joint];
-        let column = match model.kinds[joint] {
-            JointKind::Revolute => Motion::new(axis.cross(&(origin - placement.translation)), axis),
-            JointKind::Prismatic => Motion::new(axis, Vector3::zeros()),
-        };
+        // The joint's twist seen at the frame origin, in world axes.
+        let column = model.motions[joint].subspace_in(&data.joint_placements[joint].with_origin_at(&origin));
         let mut col = data.jacobian.column_mut(joint - 1);
         col.fixed_rows_mut::<3>(0).copy_from(&column.linear);
         col.fixed_rows_mut::<3>(3).copy_from(&column.angular);

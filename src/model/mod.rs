@@ -19,6 +19,7 @@ mod data;
 pub mod dh;
 mod dynamics;
 pub mod ik;
+mod joint;
 mod kinematics;
 pub mod spatial;
 mod structure;
@@ -29,12 +30,12 @@ pub use dh::{DhConvention, DhLink, DhTable};
 pub use dynamics::{aba, crba, gravity, nle, rnea};
 pub use ik::{AnalyticIk, DlsIk, IkOutcome};
 pub use kinematics::{
-    compute_frame_jacobian, forward_kinematics, forward_kinematics_placements, frame_jacobian, frame_placement,
+    compute_frame_jacobian, forward_kinematics, forward_kinematics_joints, forward_kinematics_placements, frame_jacobian, frame_placement,
     update_frame_placements,
 };
 pub use spatial::{Force, Inertia, Motion, Se3};
 pub use structure::{DriveTrain, Frame, FrameIndex, FrameKind, JointIndex, JointKind, JointLimits, Model, ModelBuilder};
-pub use urdf::{load_urdf, parse_urdf};
+pub use urdf::{load_urdf, parse_urdf, to_urdf};
 
 use std::fmt;
 

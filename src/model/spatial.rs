@@ -31,6 +31,24 @@ pub fn rotation_from_rpy(roll: f64, pitch: f64, yaw: f64) -> Matrix3<f64> {
     )
 }
 
+/// Roll, pitch, yaw with `rotation = Rz(yaw) Ry(pitch) Rx(roll)` (inverse of
+/// [`rotation_from_rpy`]); pitch in [−π/2, π/2]. At pitch ±π/2 only roll ∓ yaw is defined,
+/// and yaw is set to 0.
+pub fn rpy_from_rotation(rotation: &Matrix3<f64>) -> Vector3<f64> {
+    let r = rotation;
+    let cos_pitch = r[(0, 0)].hypot(r[(1, 0)]);
+    let pitch = (-r[(2, 0)]).atan2(cos_pitch);
+    // Below this, roll and yaw from the first column / last row lose precision.
+    if cos_pitch > 1e-9 {
+        Vector3::new(r[(2, 1)].atan2(r[(2, 2)]), pitch, r[(1, 0)].atan2(r[(0, 0)]))
+    } else if pitch > 0.0 {
+        // R = [.. sin(roll − yaw) ..; .. cos(roll − yaw) ..] in column 1.
+        Vector3::new(r[(0, 1)].atan2(r[(1, 1)]), pitch, 0.0)
+    } else {
+        Vector3::new((-r[(0, 1)]).atan2(r[(1, 1)]), pitch, 0.0)
+    }
+}
+
 /// Rotation by `angle` about the unit vector `axis` (Rodrigues), given its sine and cosine.
 #[inline]
 pub fn rotation_about_axis(axis: &Vector3<f64>, sin: f64, cos: f64) -> Matrix3<f64> {
@@ -123,6 +141,13 @@ impl Se3 {
     pub fn inverse_compose(&self, other: &Se3) -> Se3 {
         let rt = self.rotation.transpose();
         Se3 { rotation: rt * other.rotation, translation: rt * (other.translation - self.translation) }
+    }
+
+    /// This placement seen from a frame with the same axes as the parent frame but its
+    /// origin at `point` (given in the parent frame).
+    #[inline]
+    pub fn with_origin_at(&self, point: &Vector3<f64>) -> Se3 {
+        Se3 { rotation: self.rotation, translation: self.translation - point }
     }
 
     #[inline]
@@ -389,6 +414,16 @@ mod tests {
         let a = Inertia::new(1.5, Vector3::new(0.1, 0.0, 0.2), Matrix3::from_diagonal(&Vector3::new(0.1, 0.2, 0.3)));
         let b = Inertia::new(0.5, Vector3::new(-0.3, 0.4, 0.0), Matrix3::from_diagonal(&Vector3::new(0.05, 0.02, 0.01)));
         assert!((a.added(&b).to_matrix() - (a.to_matrix() + b.to_matrix())).norm() < 1e-14);
+    }
+
+    #[test]
+    fn rpy_round_trips_including_gimbal_lock() {
+        let half_pi = std::f64::consts::FRAC_PI_2;
+        for (roll, pitch, yaw) in [(0.3, -0.7, 1.1), (-3.0, 1.2, 2.5), (0.4, half_pi, -0.9), (1.3, -half_pi, 0.2), (0.0, 0.0, 0.0)] {
+            let r = rotation_from_rpy(roll, pitch, yaw);
+            let rpy = rpy_from_rotation(&r);
+            assert!((rotation_from_rpy(rpy.x, rpy.y, rpy.z) - r).norm() < 1e-12, "{roll} {pitch} {yaw} -> {rpy}");
+        }
     }
 
     #[test]

@@ -7,7 +7,8 @@
 
 use nalgebra::{DVector, Vector3};
 
-use super::spatial::{Inertia, Motion, Se3};
+use super::joint::JointMotion;
+use super::spatial::{Inertia, Se3};
 use super::ModelError;
 
 /// Index of a joint in a [`Model`]; 0 is the universe.
@@ -82,8 +83,8 @@ pub struct Model {
     pub(crate) joint_placements: Vec<Se3>,
     pub(crate) kinds: Vec<JointKind>,
     pub(crate) axes: Vec<Vector3<f64>>,
-    /// Motion subspace `S` of each joint in its own frame (the unit twist of its axis).
-    pub(crate) subspaces: Vec<Motion>,
+    /// Kind and axis of each joint, specialised for the algorithms (entry 0 unused).
+    pub(crate) motions: Vec<JointMotion>,
     pub(crate) inertias: Vec<Inertia>,
     pub(crate) limits: Vec<JointLimits>,
     pub(crate) drives: Vec<DriveTrain>,
@@ -219,7 +220,7 @@ impl ModelBuilder {
                 joint_placements: vec![Se3::identity()],
                 kinds: vec![JointKind::Revolute],
                 axes: vec![Vector3::zeros()],
-                subspaces: vec![Motion::zero()],
+                motions: vec![JointMotion::new(JointKind::Revolute, &Vector3::z())],
                 inertias: vec![Inertia::zero()],
                 limits: Vec::new(),
                 drives: Vec::new(),
@@ -258,10 +259,6 @@ impl ModelBuilder {
             return Err(ModelError::invalid(&self.model.name, format!("joint '{name}' is defined twice")));
         }
         let axis = axis / norm;
-        let subspace = match kind {
-            JointKind::Revolute => Motion::new(Vector3::zeros(), axis),
-            JointKind::Prismatic => Motion::new(axis, Vector3::zeros()),
-        };
         let m = &mut self.model;
         let index = m.parents.len();
         m.joint_names.push(name.clone());
@@ -269,7 +266,7 @@ impl ModelBuilder {
         m.joint_placements.push(placement);
         m.kinds.push(kind);
         m.axes.push(axis);
-        m.subspaces.push(subspace);
+        m.motions.push(JointMotion::new(kind, &axis));
         m.inertias.push(Inertia::zero());
         m.limits.push(limits);
         m.drives.push(DriveTrain::default());

@@ -7,6 +7,9 @@
 //! position limits (one coordinate, not Pinocchio's cos/sin pair); `<dynamics damping
 //! friction>` become the joint's viscous and Coulomb friction, which RNEA then applies.
 //! Floating, planar and mimic joints are refused with an error.
+//!
+//! [`to_urdf`] writes a [`Model`] back out, so a model built from a DH table or by hand can
+//! be handed to other tools (Pinocchio, viewers).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -14,7 +17,9 @@ use std::path::Path;
 use nalgebra::{Matrix3, Vector3};
 use roxmltree::{Document, Node};
 
-use super::spatial::{rotation_from_rpy, Inertia, Se3};
+use std::fmt::Write as _;
+
+use super::spatial::{rotation_from_rpy, rpy_from_rotation, Inertia, Se3};
 use super::{DriveTrain, FrameKind, JointIndex, JointKind, JointLimits, Model, ModelBuilder, ModelError};
 
 /// Reads and parses a URDF file.
@@ -295,6 +300,167 @@ impl<'a, 'i> Parser<'a, 'i> {
         }
         Ok(builder.build())
     }
+}
+
+/// The model as URDF text: one link per moving joint carrying that joint's inertia, and the
+/// other frames as fixed joints to massless links. A model read from URDF comes back with
+/// the same joints, links and frames (fixed joints re-attached directly to the moving
+/// joint's link); a frame pair "fixed joint + its child link" is written as one fixed joint.
+///
+/// What URDF cannot hold is not written: armature, gravity, the kinds of frames. Unbounded
+/// revolute joints become `continuous` (which Pinocchio models with cos/sin, `nq = 2`), and
+/// unbounded velocity or effort is written as the largest finite number, since URDF
+/// readers require one.
+pub fn to_urdf(model: &Model) -> String {
+    let frames = model.frames();
+    let mut used = vec![false; frames.len()];
+    // A link is named after the body frame sitting at its joint's origin, if there is one.
+    let mut link_names: Vec<String> = Vec::with_capacity(model.njoints());
+    for joint in 0..model.njoints() {
+        let body = frames.iter().enumerate().skip(1).find(|(f, frame)| {
+            !used[*f] && frame.parent_joint == joint && frame.kind == FrameKind::Body && frame.placement == Se3::identity()
+        });
+        let name = match body {
+            Some((f, frame)) => {
+                used[f] = true;
+                frame.name.clone()
+            }
+            None if joint == 0 => "root".to_string(),
+            None => format!("{}_link", model.joint_names[joint]),
+        };
+        link_names.push(name);
+    }
+    for (f, frame) in frames.iter().enumerate() {
+        if frame.kind == FrameKind::Joint || f == 0 {
+            used[f] = true;
+        }
+    }
+
+    let mut out = String::new();
+    let _ = writeln!(out, "<?xml version=\"1.0\"?>\n<robot name=\"{}\">", xml_escape(model.name()));
+    for (joint, link) in link_names.iter().enumerate() {
+        write_link(&mut out, link, Some(&model.inertias[joint]));
+    }
+    for joint in 1..model.njoints() {
+        let limits = &model.limits[joint - 1];
+        let unbounded = limits.lower == f64::NEG_INFINITY && limits.upper == f64::INFINITY;
+        let kind = match (model.kinds[joint], unbounded) {
+            (JointKind::Prismatic, _) => "prismatic",
+            (JointKind::Revolute, true) => "continuous",
+            (JointKind::Revolute, false) => "revolute",
+        };
+        let _ = writeln!(out, "  <joint name=\"{}\" type=\"{kind}\">", xml_escape(&model.joint_names[joint]));
+        write_origin(&mut out, &model.joint_placements[joint]);
+        let _ = writeln!(out, "    <parent link=\"{}\"/>", xml_escape(&link_names[model.parents[joint]]));
+        let _ = writeln!(out, "    <child link=\"{}\"/>", xml_escape(&link_names[joint]));
+        let axis = &model.axes[joint];
+        let _ = writeln!(out, "    <axis xyz=\"{} {} {}\"/>", number(axis.x), number(axis.y), number(axis.z));
+        let finite_or_max = |x: f64| if x.is_finite() { x } else { f64::MAX };
+        let bounds = if unbounded {
+            String::new()
+        } else {
+            format!("lower=\"{}\" upper=\"{}\" ", number(limits.lower.max(-f64::MAX)), number(limits.upper.min(f64::MAX)))
+        };
+        let _ = writeln!(
+            out,
+            "    <limit {bounds}effort=\"{}\" velocity=\"{}\"/>",
+            number(finite_or_max(limits.effort)),
+            number(finite_or_max(limits.velocity))
+        );
+        let drive = &model.drives[joint - 1];
+        if drive.viscous_friction != 0.0 || drive.coulomb_friction != 0.0 {
+            let _ = writeln!(
+                out,
+                "    <dynamics damping=\"{}\" friction=\"{}\"/>",
+                number(drive.viscous_friction),
+                number(drive.coulomb_friction)
+            );
+        }
+        out.push_str("  </joint>\n");
+    }
+    for f in 0..frames.len() {
+        if used[f] {
+            continue;
+        }
+        used[f] = true;
+        let frame = &frames[f];
+        // A URDF fixed joint comes back as this frame followed by its child link's frame.
+        let partner = frames.get(f + 1).filter(|next| {
+            frame.kind == FrameKind::FixedJoint
+                && !used[f + 1]
+                && next.kind == FrameKind::Body
+                && next.parent_joint == frame.parent_joint
+                && next.placement == frame.placement
+        });
+        let (joint_name, link_name) = match (partner, frame.kind) {
+            (Some(next), _) => {
+                used[f + 1] = true;
+                (frame.name.clone(), next.name.clone())
+            }
+            (None, FrameKind::FixedJoint) => (frame.name.clone(), format!("{}_link", frame.name)),
+            (None, _) => (format!("{}_fixed", frame.name), frame.name.clone()),
+        };
+        write_link(&mut out, &link_name, None);
+        let _ = writeln!(out, "  <joint name=\"{}\" type=\"fixed\">", xml_escape(&joint_name));
+        write_origin(&mut out, &frame.placement);
+        let _ = writeln!(out, "    <parent link=\"{}\"/>", xml_escape(&link_names[frame.parent_joint]));
+        let _ = writeln!(out, "    <child link=\"{}\"/>\n  </joint>", xml_escape(&link_name));
+    }
+    out.push_str("</robot>\n");
+    out
+}
+
+fn write_link(out: &mut String, name: &str, inertia: Option<&Inertia>) {
+    let Some(inertia) = inertia.filter(|i| i.mass != 0.0 || i.rotational != Matrix3::zeros()) else {
+        let _ = writeln!(out, "  <link name=\"{}\"/>", xml_escape(name));
+        return;
+    };
+    let c = &inertia.com;
+    let i = &inertia.rotational;
+    let _ = writeln!(out, "  <link name=\"{}\">\n    <inertial>", xml_escape(name));
+    let _ = writeln!(out, "      <origin xyz=\"{} {} {}\" rpy=\"0 0 0\"/>", number(c.x), number(c.y), number(c.z));
+    let _ = writeln!(out, "      <mass value=\"{}\"/>", number(inertia.mass));
+    let _ = writeln!(
+        out,
+        "      <inertia ixx=\"{}\" ixy=\"{}\" ixz=\"{}\" iyy=\"{}\" iyz=\"{}\" izz=\"{}\"/>",
+        number(i[(0, 0)]),
+        number(i[(0, 1)]),
+        number(i[(0, 2)]),
+        number(i[(1, 1)]),
+        number(i[(1, 2)]),
+        number(i[(2, 2)])
+    );
+    out.push_str("    </inertial>\n  </link>\n");
+}
+
+fn write_origin(out: &mut String, placement: &Se3) {
+    let t = &placement.translation;
+    let rpy = rpy_from_rotation(&placement.rotation);
+    let _ = writeln!(
+        out,
+        "    <origin xyz=\"{} {} {}\" rpy=\"{} {} {}\"/>",
+        number(t.x),
+        number(t.y),
+        number(t.z),
+        number(rpy.x),
+        number(rpy.y),
+        number(rpy.z)
+    );
+}
+
+/// Shortest text that reads back to the same `f64`; exponent form for very large or small
+/// magnitudes, which plain decimal would spell out in hundreds of digits.
+fn number(x: f64) -> String {
+    let magnitude = x.abs();
+    if magnitude != 0.0 && !(1e-5..1e15).contains(&magnitude) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
+fn xml_escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
 #[cfg(test)]

@@ -1,0 +1,268 @@
+//! `cargo bench --bench model`: nanoseconds per call of the model algorithms, beside
+//! Pinocchio on the same models in the same run.
+//!
+//! Robots: the UR5 of the shared reference URDF, and a 6R industrial arm built from the KR5
+//! DH table with plausible link inertias ("KR5 (DH)"), written to URDF so that both libraries
+//! load the very same file. Pinocchio is timed by `benches/pinocchio_peer.py` through its
+//! Python bindings (`pip install pin`); those figures include the binding overhead.
+//!
+//! Environment: `MORC_BENCH_PYTHON` (interpreter, default `python3`), `MORC_BENCH_SECONDS`
+//! (length of one timed run, default 0.02), `MORC_BENCH_NO_PEER=1` to skip Pinocchio.
+
+use std::hint::black_box;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use morc::model::{self, Data, DhTable, FrameIndex, Inertia, Model};
+use nalgebra::{Matrix3, Vector3};
+use serde_json::{json, Value};
+
+const REPETITIONS: usize = 15;
+
+/// CPU time of this thread in seconds: unlike wall time it stops while the thread is
+/// preempted, which matters on a machine shared with other work.
+fn thread_cpu_seconds() -> f64 {
+    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `now` is a valid timespec to write into; the clock id is a constant Linux knows.
+    let status = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    if status != 0 {
+        // No per-thread clock: fall back to wall time since the first call.
+        static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+        return START.get_or_init(Instant::now).elapsed().as_secs_f64();
+    }
+    now.tv_sec as f64 + now.tv_nsec as f64 * 1e-9
+}
+
+/// Median over [`REPETITIONS`] runs of the time per call, in ns; each run lasts about
+/// `run_seconds` after a calibration that doubles as warm-up.
+fn ns_per_call(run_seconds: f64, mut call: impl FnMut()) -> f64 {
+    let mut iterations: u64 = 1;
+    let calibration = loop {
+        let start = thread_cpu_seconds();
+        for _ in 0..iterations {
+            call();
+        }
+        let elapsed = thread_cpu_seconds() - start;
+        if elapsed >= 2e-3 {
+            break elapsed;
+        }
+        iterations *= 2;
+    };
+    let per_call = calibration / iterations as f64;
+    let iterations = ((run_seconds / per_call) as u64).max(1);
+    let mut runs: Vec<f64> = (0..REPETITIONS)
+        .map(|_| {
+            let start = thread_cpu_seconds();
+            for _ in 0..iterations {
+                call();
+            }
+            (thread_cpu_seconds() - start) * 1e9 / iterations as f64
+        })
+        .collect();
+    runs.sort_by(f64::total_cmp);
+    runs[REPETITIONS / 2]
+}
+
+/// The algorithms compared, in table order: (key in the peer's JSON, label).
+const ALGORITHMS: [(&str, &str); 6] = [
+    ("rnea", "RNEA"),
+    ("aba", "ABA"),
+    ("crba", "CRBA"),
+    ("fk_joints", "FK (joints)"),
+    ("fk_frames", "FK (+ frames)"),
+    ("frame_jacobian", "EE frame Jacobian"),
+];
+
+struct Robot {
+    label: &'static str,
+    urdf: PathBuf,
+    model: Model,
+    ee: FrameIndex,
+    ee_name: &'static str,
+    q: Vec<f64>,
+    v: Vec<f64>,
+    a: Vec<f64>,
+    tau: Vec<f64>,
+}
+
+impl Robot {
+    fn new(label: &'static str, urdf: PathBuf, ee_name: &'static str) -> Result<Robot, String> {
+        let model = model::load_urdf(&urdf).map_err(|e| e.to_string())?;
+        let ee = model.frame_index(ee_name).ok_or_else(|| format!("{label}: no frame '{ee_name}'"))?;
+        // A generic configuration: no zero angles, so no trigonometric shortcut applies.
+        let q = vec![0.3, -1.1, 1.4, -0.5, 0.9, 0.2];
+        let v = vec![0.1, -0.2, 0.3, -0.4, 0.5, -0.6];
+        let a = vec![1.0, 0.5, -0.5, 0.25, -1.0, 2.0];
+        if model.nv() != q.len() {
+            return Err(format!("{label}: expected 6 joints, found {}", model.nv()));
+        }
+        let mut data = Data::new(&model);
+        let tau = model::rnea(&model, &mut data, &q, &v, &a).as_slice().to_vec();
+        Ok(Robot { label, urdf, model, ee, ee_name, q, v, a, tau })
+    }
+
+    /// morc's ns per call for each of [`ALGORITHMS`].
+    fn time_morc(&self, run_seconds: f64) -> Vec<f64> {
+        let (m, ee) = (&self.model, self.ee);
+        let mut d = Data::new(m);
+        let (q, v, a, tau) = (&self.q[..], &self.v[..], &self.a[..], &self.tau[..]);
+        vec![
+            ns_per_call(run_seconds, || {
+                black_box(model::rnea(m, &mut d, black_box(q), black_box(v), black_box(a)));
+            }),
+            ns_per_call(run_seconds, || {
+                black_box(model::aba(m, &mut d, black_box(q), black_box(v), black_box(tau)));
+            }),
+            ns_per_call(run_seconds, || {
+                black_box(model::crba(m, &mut d, black_box(q)));
+            }),
+            ns_per_call(run_seconds, || {
+                model::forward_kinematics_joints(m, &mut d, black_box(q));
+                black_box(&d.joint_placements);
+            }),
+            ns_per_call(run_seconds, || {
+                model::forward_kinematics_placements(m, &mut d, black_box(q));
+                black_box(&d.frame_placements);
+            }),
+            ns_per_call(run_seconds, || {
+                black_box(model::compute_frame_jacobian(m, &mut d, black_box(q), black_box(ee)));
+            }),
+        ]
+    }
+}
+
+/// The KR5 DH table with inertias of a KR5/KR16-class arm (rotating column, upper arm, arm
+/// housing, forearm, wrist, flange). The toolbox carries none; these are rough estimates,
+/// which is all a timing needs — but both libraries get exactly these numbers.
+fn kr5_with_inertias(reference: &Path) -> Result<Model, String> {
+    let mut table = DhTable::load_rtb_json(reference.join("kr5_dh.json"), "KR5").map_err(|e| e.to_string())?;
+    // (mass kg, centre of mass in DH frame j m, principal moments about it kg m²)
+    let links: [(f64, [f64; 3], [f64; 3]); 6] = [
+        (35.0, [-0.09, 0.20, 0.0], [0.90, 0.70, 0.80]),
+        (22.0, [-0.30, 0.0, 0.05], [0.10, 0.80, 0.80]),
+        (12.0, [-0.06, 0.0, -0.05], [0.15, 0.15, 0.12]),
+        (8.0, [0.0, 0.25, 0.0], [0.30, 0.04, 0.30]),
+        (2.5, [0.0, 0.0, 0.02], [0.008, 0.008, 0.006]),
+        (0.5, [0.0, 0.0, -0.01], [0.0005, 0.0005, 0.0008]),
+    ];
+    for (link, (mass, com, moments)) in table.links.iter_mut().zip(links) {
+        link.inertia = Some(Inertia::new(mass, Vector3::from(com), Matrix3::from_diagonal(&Vector3::from(moments))));
+    }
+    table.to_model().map_err(|e| e.to_string())
+}
+
+/// Runs the Python peer on `robots`; `Err` says why Pinocchio's figures are missing.
+fn run_pinocchio_peer(robots: &[Robot], run_seconds: f64) -> Result<Value, String> {
+    let python = std::env::var("MORC_BENCH_PYTHON").unwrap_or_else(|_| "python3".into());
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/pinocchio_peer.py");
+    let request = json!({
+        "target_seconds": run_seconds,
+        "repeat": REPETITIONS,
+        "robots": robots.iter().map(|r| json!({
+            "label": r.label, "urdf": r.urdf, "ee_frame": r.ee_name,
+            "q": r.q, "v": r.v, "a": r.a, "tau": r.tau,
+        })).collect::<Vec<_>>(),
+    });
+    let mut child = Command::new(&python)
+        .arg(&script)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run '{python}' ({e}); install Python 3 (or set MORC_BENCH_PYTHON)"))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(request.to_string().as_bytes()).map_err(|e| format!("writing to the peer: {e}"))?;
+    }
+    let output = child.wait_with_output().map_err(|e| format!("waiting for the peer: {e}"))?;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    match output.status.code() {
+        Some(0) => serde_json::from_slice(&output.stdout).map_err(|e| format!("the peer's output is not JSON: {e}")),
+        Some(3) => Err(stderr.trim().to_string()),
+        _ => Err(format!("the peer failed ({}): {}", output.status, stderr.trim())),
+    }
+}
+
+fn max_difference(ours: &[f64], theirs: Option<&Value>) -> Option<f64> {
+    let theirs = theirs?.as_array()?;
+    (theirs.len() == ours.len()).then(|| {
+        ours.iter().zip(theirs).map(|(x, y)| (x - y.as_f64().unwrap_or(f64::NAN)).abs()).fold(0.0, f64::max)
+    })
+}
+
+fn main() {
+    let run_seconds: f64 = std::env::var("MORC_BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(0.02);
+    let reference = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/reference/dynamics");
+    let kr5_urdf = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kr5_dh.urdf");
+    let robots = kr5_with_inertias(&reference)
+        .and_then(|kr5| std::fs::write(&kr5_urdf, model::to_urdf(&kr5)).map_err(|e| format!("{}: {e}", kr5_urdf.display())))
+        .and_then(|()| {
+            Ok(vec![
+                Robot::new("UR5", reference.join("ur5_robot.urdf"), "tool0")?,
+                Robot::new("KR5 (DH)", kr5_urdf.clone(), "tool")?,
+            ])
+        });
+    let robots = match robots {
+        Ok(robots) => robots,
+        Err(e) => {
+            eprintln!("bench model: {e}");
+            std::process::exit(1);
+        }
+    };
+
+    let morc: Vec<Vec<f64>> = robots.iter().map(|r| r.time_morc(run_seconds)).collect();
+    let peer = if std::env::var_os("MORC_BENCH_NO_PEER").is_some() {
+        Err("skipped (MORC_BENCH_NO_PEER)".to_string())
+    } else {
+        run_pinocchio_peer(&robots, run_seconds)
+    };
+
+    println!(
+        "Model algorithms: ns per call (thread CPU time), median of {REPETITIONS} runs of ~{:.0} ms each",
+        run_seconds * 1e3
+    );
+    match &peer {
+        Ok(p) => {
+            println!(
+                "Pinocchio {} through Python {} (timeit). Python-bound: each call includes the binding, which the",
+                p["pinocchio_version"].as_str().unwrap_or("?"),
+                p["python_version"].as_str().unwrap_or("?")
+            );
+            println!("reference README puts at ~0.1 µs; nothing is subtracted. 'binding floor' is the same Pinocchio call");
+            println!("on a model without joints (nq = 0): the binding's own cost here, for scale.");
+        }
+        Err(e) => println!("Pinocchio not measured: {e}\n  (to compare: pip install pin)"),
+    }
+    println!();
+    println!(
+        "{:<9} {:<18} {:>9} {:>11} {:>15} {:>14}",
+        "robot", "algorithm", "morc ns", "Pinocchio", "morc/Pinocchio", "binding floor"
+    );
+    for (robot, ours) in robots.iter().zip(&morc) {
+        let theirs = peer.as_ref().ok().map(|p| &p["robots"][robot.label]);
+        for ((key, label), ns) in ALGORITHMS.iter().zip(ours) {
+            let timings = theirs.map(|t| &t["timings"]);
+            let their_ns = timings.and_then(|t| t[*key].as_f64());
+            let note = timings.and_then(|t| t[format!("{key}_convention")].as_str()).map(|c| format!(" ({c})")).unwrap_or_default();
+            let (their_text, ratio) = match their_ns {
+                Some(t) => (format!("{t:.0}"), format!("{:.2}", ns / t)),
+                None => ("—".to_string(), "—".to_string()),
+            };
+            let floor = peer.as_ref().ok().and_then(|p| p["binding_floor"][*key].as_f64());
+            let floor = floor.map(|f| format!("{f:.0}")).unwrap_or_else(|| "—".to_string());
+            println!("{:<9} {:<18} {:>9.0} {:>11} {:>15} {:>14}{note}", robot.label, label, ns, their_text, ratio, floor);
+        }
+        if let Some(t) = theirs {
+            let (tau_diff, ddq_diff) = (max_difference(&robot.tau, t.get("tau")), max_difference(&robot.a, t.get("ddq")));
+            println!(
+                "{:<9} same model? max |Δtau| {:.1e} N·m, max |Δddq| {:.1e} rad/s²; {} frames here, {} in Pinocchio",
+                "",
+                tau_diff.unwrap_or(f64::NAN),
+                ddq_diff.unwrap_or(f64::NAN),
+                robot.model.frames().len(),
+                t["nframes"].as_u64().unwrap_or(0)
+            );
+        }
+    }
+}
