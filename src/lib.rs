@@ -8,3 +8,4 @@ pub mod components;
 pub mod kernel;
 pub mod lua;
 pub mod model;
+pub mod record;
