@@ -4,4 +4,11 @@
 //! so a crash leaves a valid file. [`read`] describes a recording.
 
 pub mod glob;
+pub mod read;
 pub mod ring;
+pub mod recorder;
+pub mod writer;
+
+pub use glob::expand;
+pub use recorder::{ComponentMetadata, RecordedSignal, Recorder, RecorderTuning, RecordingMetadata};
+pub use writer::write_timing;
