@@ -55,7 +55,7 @@ impl Wave {
         3 * step as i64 - 7
     }
     fn b(step: u64) -> bool {
-        step % 3 == 0
+        step.is_multiple_of(3)
     }
 }
 
@@ -298,6 +298,8 @@ fn recordings_hold_exactly_what_ran() {
     let info = morc::record::read::info(&fast).unwrap();
     println!("{info}");
     assert!(info.contains("robot.q") && info.contains("[2000, 6]") && info.contains("rad"), "{info}");
+    let _ = std::fs::remove_file(&fast);
+    let _ = std::fs::remove_file(&slow);
 }
 
 const CHILD: &str = "MORC_RECORD_CRASH_CHILD";
@@ -346,6 +348,7 @@ fn a_killed_process_leaves_a_valid_file() {
     assert_eq!(bits(&time), bits(&(0..len).map(|i| i as f64 * T).collect::<Vec<_>>()));
     let y = floats(&ds["wave.y"]);
     assert_eq!(bits(&y), bits(&time.iter().map(|&t| Wave::y(t)).collect::<Vec<_>>()));
+    let _ = std::fs::remove_file(&path);
 }
 
 #[test]
@@ -372,6 +375,7 @@ fn a_full_ring_is_counted_in_the_file() {
     let y = floats(&f["datasets"]["wave.y"]);
     assert!(time.windows(2).all(|w| w[0] < w[1]));
     assert_eq!(bits(&y), bits(&time.iter().map(|&t| Wave::y(t)).collect::<Vec<_>>()));
+    let _ = std::fs::remove_file(&path);
 }
 
 #[test]

@@ -70,7 +70,7 @@ fn describe(file: &File, path: &Path) -> hdf5::Result<String> {
         let _ = writeln!(s, "  {:<16} {:>8} {:>10} {:>10} {:>10} {:>8}", "component", "steps", "mean", "p99", "max", "overruns");
         for c in sorted_groups(&timing)? {
             let name = c.name().rsplit('/').next().unwrap_or_default().to_string();
-            let secs = |k: &str| c.attr(k).and_then(|a| a.read_scalar::<f64>()).map(|x| human_s(x)).unwrap_or_default();
+            let secs = |k: &str| c.attr(k).and_then(|a| a.read_scalar::<f64>()).map(human_s).unwrap_or_default();
             let _ = writeln!(
                 s,
                 "  {name:<16} {:>8} {:>10} {:>10} {:>10} {:>8}",

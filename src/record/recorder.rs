@@ -53,17 +53,11 @@ pub struct RecordingMetadata {
 }
 
 /// Sizes and intervals; the defaults suit everything but tests of the limits.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct RecorderTuning {
     /// Rows the ring holds; by default 2 s of data, at least 4096.
     pub ring_rows: Option<usize>,
     pub writer: WriterTiming,
-}
-
-impl Default for RecorderTuning {
-    fn default() -> Self {
-        RecorderTuning { ring_rows: None, writer: WriterTiming::default() }
-    }
 }
 
 pub struct Recorder {
@@ -204,7 +198,7 @@ impl Component for Recorder {
     /// Real-time path: copies the inputs into the preallocated row and
     /// pushes it; never blocks, allocates or calls the system.
     fn step(&mut self, ctx: &StepContext, inputs: &[Value], _outputs: &mut [Value]) -> Step {
-        if ctx.step % self.decimation != 0 {
+        if !ctx.step.is_multiple_of(self.decimation) {
             return Step::Continue;
         }
         let Some(producer) = self.producer.as_mut() else {

@@ -207,7 +207,7 @@ mod tests {
                 if p.push_row(&row) {
                     i += 1;
                 } else {
-                    std::hint::spin_loop();
+                    std::thread::yield_now();
                 }
             }
             p.dropped()
