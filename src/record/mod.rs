@@ -3,6 +3,7 @@
 //! that appends them to chunked, compressed datasets and flushes regularly,
 //! so a crash leaves a valid file. [`read`] describes a recording.
 
+pub mod bench;
 pub mod glob;
 pub mod read;
 pub mod ring;
