@@ -389,6 +389,7 @@ fn errors_say_what_and_where() {
         Err(e) => e.to_string(),
         Ok(r) => format!("{:?}", r.outcome),
     };
+    println!("{e}");
     assert!(e.contains("cannot create") && e.contains("/proc/morc-cannot-write") && e.contains("choose another --record DIR"), "{e}");
 
     // A string signal.

@@ -118,6 +118,8 @@ impl Writer {
                         f
                     }
                     Err(e) => {
+                        // Leave no empty file behind.
+                        let _ = std::fs::remove_file(&header.metadata.path);
                         let _ = ready_tx.send(Err(e.clone()));
                         return WriterOutcome { path: header.metadata.path.clone(), samples: 0, dropped: 0, error: Some(e) };
                     }
@@ -181,12 +183,13 @@ fn prepare_path(path: &Path) -> Result<(), String> {
 
 /// "permission denied" rather than "Permission denied (os error 13)".
 fn io_reason(e: &std::io::Error) -> String {
-    let s = e.kind().to_string();
-    if s.is_empty() || e.kind() == std::io::ErrorKind::Other {
-        e.to_string()
-    } else {
-        s
-    }
+    let s = e.to_string();
+    let s = match s.rfind(" (os error ") {
+        Some(i) => &s[..i],
+        None => &s,
+    };
+    let mut c = s.chars();
+    c.next().map(|f| f.to_lowercase().chain(c).collect()).unwrap_or_default()
 }
 
 fn drain_loop(
