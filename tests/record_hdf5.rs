@@ -300,6 +300,7 @@ fn recordings_hold_exactly_what_ran() {
     assert!(info.contains("robot.q") && info.contains("[2000, 6]") && info.contains("rad"), "{info}");
     let _ = std::fs::remove_file(&fast);
     let _ = std::fs::remove_file(&slow);
+    let _ = std::fs::remove_dir(fast.parent().unwrap()); // once the last test's file is gone
 }
 
 const CHILD: &str = "MORC_RECORD_CRASH_CHILD";
@@ -349,6 +350,7 @@ fn a_killed_process_leaves_a_valid_file() {
     let y = floats(&ds["wave.y"]);
     assert_eq!(bits(&y), bits(&time.iter().map(|&t| Wave::y(t)).collect::<Vec<_>>()));
     let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_dir(path.parent().unwrap()); // once the last test's file is gone
 }
 
 #[test]
@@ -376,6 +378,7 @@ fn a_full_ring_is_counted_in_the_file() {
     assert!(time.windows(2).all(|w| w[0] < w[1]));
     assert_eq!(bits(&y), bits(&time.iter().map(|&t| Wave::y(t)).collect::<Vec<_>>()));
     let _ = std::fs::remove_file(&path);
+    let _ = std::fs::remove_dir(path.parent().unwrap()); // once the last test's file is gone
 }
 
 #[test]
