@@ -9,3 +9,4 @@ pub mod components;
 pub mod kernel;
 pub mod lua;
 pub mod model;
+pub mod record;

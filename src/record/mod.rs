@@ -1,0 +1,31 @@
+//! Recording signals to HDF5: a real-time [`recorder::Recorder`] component
+//! hands rows of samples through a lock-free [`ring`] to a [`writer`] thread
+//! that appends them to chunked, compressed datasets and flushes regularly,
+//! so a crash leaves a valid file. [`read`] describes a recording.
+//!
+//! The file (`h5py.File(path)["robot.q"][:]`):
+//! ```text
+//! /                    attrs: morc_version, git_commit, utc_start (ISO 8601), robot, assembly,
+//!                             base_period, sample_period, decimation, recorder, notes,
+//!                             samples, dropped_samples (updated at each flush and at the end),
+//!                             complete (1 once closed cleanly, 0 after a crash)
+//! /time                f64 [N]     s since the start of the assembly
+//! /<component.port>    f64 [N] or [N, n] (reals, vectors), int64 [N] (integers), uint8 [N] (booleans);
+//!                      chunked along time, shuffle + deflate; attrs: unit, description,
+//!                      source ("component.port"), sample_period, type
+//! /assembly            attrs: name, base_period
+//! /assembly/<name>     attrs: kind, every (k), sample_time (s); group parameters/ (one attribute each)
+//! /timing/<name>       written after the run by [`write_timing`]: kind, every, steps, count,
+//!                      mean, p50, p99, max (s), overruns
+//! ```
+
+pub mod bench;
+pub mod glob;
+pub mod read;
+pub mod ring;
+pub mod recorder;
+pub mod writer;
+
+pub use glob::expand;
+pub use recorder::{ComponentMetadata, RecordedSignal, Recorder, RecorderTuning, RecordingMetadata};
+pub use writer::write_timing;
