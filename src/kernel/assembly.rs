@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::component::{Component, ComponentInfo};
 use super::data::AssemblyData;
-use super::value::Value;
+use super::value::{Value, ValueType};
 
 /// Where in a script something was declared: errors point there.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -56,6 +56,54 @@ pub struct ConnectionSpec {
     pub origin: Origin,
 }
 
+/// An output the assembly can read: a base measurement or a component output.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SignalInfo {
+    /// "component.port"
+    pub name: String,
+    pub ty: ValueType,
+    pub unit: String,
+    pub doc: String,
+}
+
+/// A component of the assembly as an attachment sees it.
+#[derive(Clone, Debug)]
+pub struct ComponentView {
+    pub name: String,
+    pub kind: String,
+    pub every: u32,
+    /// Every parameter with its value (defaults included).
+    pub params: Vec<(String, Value)>,
+}
+
+/// The assembly as planned so far, for attachments to look at.
+pub struct AssemblyView<'a> {
+    pub name: &'a str,
+    pub base_name: &'a str,
+    pub base_period: f64,
+    pub signals: Vec<SignalInfo>,
+    pub components: Vec<ComponentView>,
+}
+
+/// A component made from the rest of the assembly (a recorder of `robot.q*`,
+/// a monitor of every output…), with the connections into its inputs.
+pub struct Attachment {
+    pub component: Box<dyn Component>,
+    pub every: u32,
+    /// (signal "component.port", input port of the attachment)
+    pub inputs: Vec<(String, String)>,
+}
+
+pub type Attach = Arc<dyn Fn(&AssemblyView) -> Result<Attachment, String> + Send + Sync>;
+
+#[derive(Clone)]
+pub struct AttachmentSpec {
+    pub name: String,
+    pub kind: String,
+    pub attach: Attach,
+    pub origin: Origin,
+}
+
 /// What to do when a slower component is not done by its deadline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum OverrunPolicy {
@@ -73,6 +121,8 @@ pub struct AssemblySpec {
     pub origin: Origin,
     pub components: Vec<ComponentSpec>,
     pub connections: Vec<ConnectionSpec>,
+    /// Components built last, from what the others are (recorders).
+    pub attachments: Vec<AttachmentSpec>,
     /// Stop after this many seconds (rounded to whole base periods).
     pub duration: Option<f64>,
     pub overrun: OverrunPolicy,
@@ -133,6 +183,21 @@ pub struct PlannedComponent {
     pub component: Box<dyn Component>,
     pub inputs: Vec<PlanInput>,
     pub origin: Origin,
+}
+
+/// Every output an assembly component can read: the base's, then the components'.
+fn signals_of(base_name: &str, base: &ComponentInfo, components: &[PlannedComponent]) -> Vec<SignalInfo> {
+    let mut out = Vec::new();
+    let mut add = |owner: &str, ports: &[super::component::PortInfo]| {
+        for p in ports {
+            out.push(SignalInfo { name: format!("{owner}.{}", p.name), ty: p.ty, unit: p.unit.clone(), doc: p.doc.clone() });
+        }
+    };
+    add(base_name, &base.outputs);
+    for c in components {
+        add(&c.name, &c.component.info().outputs);
+    }
+    out
 }
 
 /// The sample time of `c` as a whole multiple of the base period.
@@ -221,13 +286,51 @@ pub fn plan(
         });
     }
 
+    let mut connections = spec.connections.clone();
+    let mut names: Vec<String> = spec.components.iter().map(|c| c.name.clone()).collect();
+    for a in &spec.attachments {
+        if a.name == base_name || index.contains_key(a.name.as_str()) || names.contains(&a.name) {
+            return err(&a.origin, format!("a component named '{}' is already in assembly '{}'", a.name, spec.name));
+        }
+        let view = AssemblyView {
+            name: &spec.name,
+            base_name,
+            base_period,
+            signals: signals_of(base_name, base, &components),
+            components: components
+                .iter()
+                .map(|c| ComponentView {
+                    name: c.name.clone(),
+                    kind: c.kind.clone(),
+                    every: c.every,
+                    params: c.component.info().params.iter().map(|p| (p.name.clone(), p.value.clone())).collect(),
+                })
+                .collect(),
+        };
+        let Attachment { mut component, every, inputs } =
+            (a.attach)(&view).or_else(|e| err(&a.origin, format!("{} '{}': {e}", a.kind, a.name)))?;
+        component.configure().or_else(|e| err(&a.origin, format!("{} '{}': {e}", a.kind, a.name)))?;
+        for (from, port) in inputs {
+            connections.push(ConnectionSpec { from, to: format!("{}.{port}", a.name), delay: false, origin: a.origin.clone() });
+        }
+        names.push(a.name.clone());
+        components.push(PlannedComponent {
+            name: a.name.clone(),
+            kind: a.kind.clone(),
+            every,
+            component,
+            inputs: Vec::new(),
+            origin: a.origin.clone(),
+        });
+    }
+    let index: HashMap<&str, usize> = names.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
     let known = || {
-        let mut names: Vec<&str> = spec.components.iter().map(|c| c.name.as_str()).collect();
+        let mut names: Vec<&str> = names.iter().map(String::as_str).collect();
         names.push(base_name);
         names.join(", ")
     };
     let mut base_commands = Vec::new();
-    for conn in &spec.connections {
+    for conn in &connections {
         let o = &conn.origin;
         let (fc, fp) = split_port(&conn.from, o)?;
         let (tc, tp) = split_port(&conn.to, o)?;
@@ -284,8 +387,7 @@ pub fn plan(
     for c in &components {
         for (p, port) in c.component.info().inputs.iter().enumerate() {
             if port.required && !c.inputs.iter().any(|i| i.port == p) {
-                let origin = spec.components.iter().find(|s| s.name == c.name).map(|s| s.origin.clone()).unwrap_or_default();
-                return err(&origin, format!(
+                return err(&c.origin, format!(
                     "input {}.{} ({}) is not connected; connect it, e.g. a:connect(\"source.port\", \"{}.{}\")",
                     c.name, port.name, port.ty, c.name, port.name
                 ));
@@ -293,7 +395,7 @@ pub fn plan(
         }
     }
 
-    let order = data_flow_order(spec, &components)?;
+    let order = data_flow_order(spec, &connections, &components)?;
     let duration_ticks = match spec.duration {
         None => None,
         Some(d) if d.is_finite() && d >= 0.0 => Some((d / base_period).round() as u64),
@@ -304,7 +406,7 @@ pub fn plan(
 
 /// Topological order of the same-tick graph (same rate, not delayed), with
 /// declaration order breaking ties so that the order is deterministic.
-fn data_flow_order(spec: &AssemblySpec, components: &[PlannedComponent]) -> Result<Vec<usize>, AssemblyError> {
+fn data_flow_order(spec: &AssemblySpec, connections: &[ConnectionSpec], components: &[PlannedComponent]) -> Result<Vec<usize>, AssemblyError> {
     let n = components.len();
     let mut successors: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut indegree = vec![0usize; n];
@@ -327,8 +429,7 @@ fn data_flow_order(spec: &AssemblySpec, components: &[PlannedComponent]) -> Resu
             let names: Vec<&str> = cycle.iter().map(|&i| components[i].name.as_str()).collect();
             let first = cycle[0];
             let second = cycle[1 % cycle.len()];
-            let origin = spec
-                .connections
+            let origin = connections
                 .iter()
                 .find(|c| c.from.starts_with(&format!("{}.", components[first].name)) && c.to.starts_with(&format!("{}.", components[second].name)))
                 .map(|c| c.origin.clone())

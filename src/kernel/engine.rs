@@ -216,6 +216,9 @@ impl Engine {
         if !(config.period.is_finite() && config.period >= 1e-6 && config.period <= 1.0) {
             return Err(format!("base period must be between 1 µs and 1 s, got {} s", config.period));
         }
+        // Real-time scheduling is for wall time; virtual time runs as fast as it can anyway.
+        let mut config = config;
+        config.rt.enabled &= config.clock == ClockKind::Wall;
         rt::set_worker_policy(config.rt);
         let base_name = base.name().to_string();
         let base_info = base.info().clone();
@@ -264,7 +267,8 @@ impl Engine {
             return Err(EngineError::Busy(name.clone()));
         }
         let plan = plan(spec, &self.base_name, &self.base_info, self.config.period, data)?;
-        let assembly = RunningAssembly::new(plan, &self.base_info, self.config.period, data, self.config.rt.below(5))?;
+        let coordinator = self.coordinator.as_ref().map(|h| h.thread().clone()).ok_or_else(|| EngineError::Stopped("no Coordinator".into()))?;
+        let assembly = RunningAssembly::new(plan, &self.base_info, self.config.period, data, self.config.rt.below(5), coordinator)?;
         let job = Box::new(Job { assembly, stats: EngineStats::default(), outcome: None, start_tick: 0, data: data.clone() });
         self.shared.cancel.store(false, Ordering::Relaxed);
         self.commands

@@ -14,7 +14,7 @@
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TryRecvError};
+use crossbeam_channel::{bounded, Receiver, Sender, TryRecvError};
 
 use super::assembly::{AssemblyError, OverrunPolicy, Plan, PlanSource};
 use super::clock::ClockKind;
@@ -109,6 +109,7 @@ impl RunningAssembly {
         base_period: f64,
         data: &AssemblyData,
         policy: RtPolicy,
+        coordinator: std::thread::Thread,
     ) -> Result<RunningAssembly, AssemblyError> {
         let n = plan.components.len();
         // Initialise in data-flow order: initial outputs exist before readers start.
@@ -254,9 +255,10 @@ impl RunningAssembly {
                 let (jobs_tx, jobs_rx) = bounded::<Box<Task>>(1);
                 let (done_tx, done_rx) = bounded::<Box<Task>>(1);
                 let name = format!("morc-updater-{every}");
+                let coordinator = coordinator.clone();
                 let thread = std::thread::Builder::new()
                     .name(name)
-                    .spawn(move || updater_loop(jobs_rx, done_tx, policy))
+                    .spawn(move || updater_loop(jobs_rx, done_tx, policy, coordinator))
                     .map_err(|e| AssemblyError { message: format!("cannot start an Updater thread: {e}") })?;
                 threaded.push(ThreadedTask {
                     every: u64::from(every),
@@ -311,17 +313,13 @@ impl RunningAssembly {
                 continue;
             }
             let returned = match clock {
-                ClockKind::Virtual => loop {
-                    match t.done.recv_timeout(Duration::from_millis(50)) {
-                        Ok(task) => break Ok(task),
-                        Err(RecvTimeoutError::Timeout) if !cancelled() => continue,
-                        Err(RecvTimeoutError::Timeout) => return Step::Fault("cancelled while a slower component was still computing".into()),
-                        Err(RecvTimeoutError::Disconnected) => break Err(TryRecvError::Disconnected),
-                    }
-                },
+                ClockKind::Virtual => wait_parked(&t.done, cancelled),
                 ClockKind::Wall => t.done.try_recv(),
             };
             match returned {
+                Err(TryRecvError::Empty) if clock == ClockKind::Virtual => {
+                    return Step::Fault("cancelled while a slower component was still computing".into());
+                }
                 Ok(task) => {
                     t.io.publish(&task, &mut self.published);
                     let outcome = std::mem::replace(&mut t.task.insert(task).outcome, Step::Continue);
@@ -379,7 +377,11 @@ impl RunningAssembly {
             t.due = n + t.every;
             let sent = t.jobs.as_ref().map(|jobs| jobs.try_send(task));
             match sent {
-                Some(Ok(())) => {}
+                Some(Ok(())) => {
+                    if let Some(thread) = &t.thread {
+                        thread.thread().unpark();
+                    }
+                }
                 Some(Err(e)) => {
                     t.task = Some(e.into_inner());
                     return Step::Fault(format!("could not hand work to the Updater thread of the components running every {} ticks", t.every));
@@ -410,8 +412,9 @@ impl RunningAssembly {
                 Some(task) => Some(task),
                 None => t.done.recv().ok(),
             };
-            t.jobs = None; // hang up: the Updater thread ends
+            t.jobs = None; // hang up: the Updater thread ends once unparked
             if let Some(handle) = t.thread.take() {
+                handle.thread().unpark();
                 let _ = handle.join();
             }
             if let Some(task) = task {
@@ -445,10 +448,28 @@ impl Drop for RunningAssembly {
             t.jobs = None;
             if let Some(handle) = t.thread.take() {
                 // The Updater ends once it has handed back what it holds.
+                handle.thread().unpark();
                 let _ = t.done.recv();
                 let _ = handle.join();
             }
         }
+    }
+}
+
+/// Waits for a task to come back without blocking on the channel: a
+/// blocking receive registers a waker, which allocates the first time on a
+/// new channel. The Updater unparks the Coordinator after each hand-back,
+/// and parking does not allocate. `Empty` means it was cancelled meanwhile.
+fn wait_parked(done: &Receiver<Box<Task>>, cancelled: &dyn Fn() -> bool) -> Result<Box<Task>, TryRecvError> {
+    loop {
+        match done.try_recv() {
+            Err(TryRecvError::Empty) => {}
+            other => return other,
+        }
+        if cancelled() {
+            return Err(TryRecvError::Empty);
+        }
+        std::thread::park_timeout(Duration::from_millis(20));
     }
 }
 

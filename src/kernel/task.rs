@@ -99,14 +99,26 @@ impl Task {
     }
 }
 
-/// The Updater thread's loop: receive a task, step it, hand it back.
-/// Ends when the Coordinator side hangs up.
-pub(crate) fn updater_loop(jobs: Receiver<Box<Task>>, done: Sender<Box<Task>>, policy: RtPolicy) {
+/// The Updater thread's loop: take a task, step it, hand it back; park in
+/// between. The channels are used without blocking on them: a blocking
+/// receive sets up a per-thread waker the first time, which allocates, and
+/// parking does not. Ends when the Coordinator side hangs up (and unparks).
+pub(crate) fn updater_loop(jobs: Receiver<Box<Task>>, done: Sender<Box<Task>>, policy: RtPolicy, coordinator: std::thread::Thread) {
     rt::apply_to_current_thread(policy, "updater");
-    while let Ok(mut task) = jobs.recv() {
+    loop {
+        let mut task = match jobs.try_recv() {
+            Ok(task) => task,
+            Err(crossbeam_channel::TryRecvError::Empty) => {
+                std::thread::park();
+                continue;
+            }
+            Err(crossbeam_channel::TryRecvError::Disconnected) => break,
+        };
         task.outcome = task.run();
-        if done.send(task).is_err() {
+        if done.try_send(task).is_err() {
             break;
         }
+        // On the virtual clock the Coordinator parks until a task is back.
+        coordinator.unpark();
     }
 }

@@ -7,7 +7,8 @@ use mlua::{AnyUserData, Table, UserData, UserDataFields, UserDataMethods};
 use super::convert::to_value;
 use super::origin::caller;
 use crate::components::lua_component::{LuaComponent, LuaComponentDef};
-use crate::kernel::assembly::{AssemblySpec, ComponentSpec, ConnectionSpec, Factory, OverrunPolicy};
+use crate::kernel::assembly::{AssemblySpec, AttachmentSpec, ComponentSpec, ConnectionSpec, Factory, OverrunPolicy};
+use crate::record::attach::{RecordRequest, RecordTarget};
 use crate::kernel::component::Component;
 
 /// A Lua component kind made by `morc.component { … }`.
@@ -120,6 +121,38 @@ impl UserData for LuaAssembly {
             Ok(ud)
         });
 
+        methods.add_function("record", |lua, (ud, opts): (AnyUserData, Table)| {
+            let origin = caller(lua);
+            let fail = |m: String| mlua::Error::runtime(format!("{origin}: {m}"));
+            let mut patterns = Vec::new();
+            for p in opts.clone().sequence_values::<String>() {
+                patterns.push(p?);
+            }
+            if patterns.is_empty() {
+                return Err(fail("a:record needs signals to record, e.g. a:record { \"robot.q\", \"pid.*\" }".into()));
+            }
+            let every: u32 = opts.get::<Option<u32>>("every")?.unwrap_or(1).max(1);
+            let decimation: u32 = opts.get::<Option<u32>>("decimation")?.unwrap_or(1).max(1);
+            let notes: String = opts.get::<Option<String>>("notes")?.unwrap_or_default();
+            let target = match opts.get::<Option<String>>("path")? {
+                Some(file) => RecordTarget::File(file.into()),
+                None => {
+                    let morc: Table = lua.globals().get("morc")?;
+                    let dir = opts.get::<Option<String>>("folder")?.or(morc.get::<Option<String>>("record_dir")?).unwrap_or_else(|| "runs".into());
+                    RecordTarget::Folder(dir.into())
+                }
+            };
+            let mut this = ud.borrow_mut::<LuaAssembly>()?;
+            let name = match opts.get::<Option<String>>("name")? {
+                Some(n) => n,
+                None => (1..).map(|i| if i == 1 { "rec".to_string() } else { format!("rec{i}") }).find(|n| !this.0.attachments.iter().any(|a| &a.name == n) && !this.0.components.iter().any(|c| &c.name == n)).expect("a free name"),
+            };
+            let request = RecordRequest { patterns, every, decimation, target, notes };
+            this.0.attachments.push(AttachmentSpec { name, kind: "recorder".into(), attach: crate::record::attach::attachment(request), origin });
+            drop(this);
+            Ok(ud)
+        });
+
         methods.add_method("components", |lua, this, ()| {
             let t = lua.create_table()?;
             for c in &this.0.components {
@@ -154,6 +187,9 @@ pub fn describe(spec: &AssemblySpec) -> String {
             None => format!("every {}", c.every),
         };
         s.push_str(&format!("\n  {:<14} {:<12} {rate}", c.name, c.kind));
+    }
+    for a in &spec.attachments {
+        s.push_str(&format!("\n  {:<14} {:<12}", a.name, a.kind));
     }
     for c in &spec.connections {
         s.push_str(&format!("\n  {} → {}{}", c.from, c.to, if c.delay { " (delay)" } else { "" }));

@@ -89,6 +89,16 @@ pub fn run(lua: &Lua, engine: &mut Engine, assembly: &AnyUserData, opts: Option<
         }
     }
     let result = engine.run(&spec, &data).map_err(|e| mlua::Error::runtime(e.to_string()))?;
+    // Recordings get the run's timing statistics, and the report says where they are.
+    let mut recordings = Vec::new();
+    for a in spec.attachments.iter().filter(|a| a.kind == "recorder") {
+        if let Some(crate::kernel::value::Value::String(path)) = result.data.get(&format!("{}.path", a.name)) {
+            if let Err(e) = crate::record::write_timing(std::path::Path::new(path), &result.components) {
+                log::warn!("{path}: could not add timing statistics: {e}");
+            }
+            recordings.push(path.clone());
+        }
+    }
     // Results flow back into the caller's Assembly Data.
     let data_value = match data_ud {
         Some(ud) => {
@@ -97,7 +107,14 @@ pub fn run(lua: &Lua, engine: &mut Engine, assembly: &AnyUserData, opts: Option<
         }
         None => mlua::Value::UserData(lua.create_userdata(LuaData(result.data.clone()))?),
     };
-    result_table(lua, &result, data_value)
+    let t = result_table(lua, &result, data_value)?;
+    let mut report: String = t.get("report")?;
+    for path in &recordings {
+        report.push_str(&format!("  recorded {path}\n"));
+    }
+    t.set("report", report)?;
+    t.set("recordings", lua.create_sequence_from(recordings)?)?;
+    Ok(t)
 }
 
 impl UserData for LuaEngine {

@@ -19,6 +19,7 @@
 //!                      mean, p50, p99, max (s), overruns
 //! ```
 
+pub mod attach;
 pub mod bench;
 pub mod glob;
 pub mod read;

@@ -1,0 +1,78 @@
+//! A recording as part of an assembly: signal patterns are matched against
+//! every output of the assembly when it is planned, and a Recorder is
+//! attached to the matches. Each run writes a new file.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use super::recorder::{ComponentMetadata, RecordedSignal, Recorder, RecordingMetadata};
+use crate::kernel::assembly::{Attach, Attachment};
+use crate::kernel::value::ValueType;
+
+/// What the program asked to record.
+#[derive(Clone, Debug)]
+pub struct RecordRequest {
+    /// "robot.q", "ff.*", "*.y" …
+    pub patterns: Vec<String>,
+    pub every: u32,
+    pub decimation: u32,
+    /// A file, or a folder to put a new file in for each run.
+    pub target: RecordTarget,
+    pub notes: String,
+}
+
+#[derive(Clone, Debug)]
+pub enum RecordTarget {
+    File(PathBuf),
+    Folder(PathBuf),
+}
+
+/// Runs within the same second get distinct file names.
+static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+fn run_file(folder: &std::path::Path, assembly: &str) -> PathBuf {
+    let stamp: String = super::writer::utc_now_iso8601().chars().filter(|c| c.is_ascii_digit() || *c == 'T').take(15).collect();
+    let n = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let safe: String = assembly.chars().map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+    folder.join(format!("{safe}-{stamp}-{n:03}.h5"))
+}
+
+/// The attachment that builds the Recorder when the assembly is planned.
+pub fn attachment(request: RecordRequest) -> Attach {
+    Arc::new(move |view| {
+        let available: Vec<(String, ValueType, String)> = view
+            .signals
+            .iter()
+            .filter(|s| s.ty != ValueType::String)
+            .map(|s| (s.name.clone(), s.ty, s.unit.clone()))
+            .collect();
+        let patterns: Vec<&str> = request.patterns.iter().map(String::as_str).collect();
+        let matched = super::glob::expand(&patterns, &available)?;
+        let signals: Vec<RecordedSignal> = matched
+            .iter()
+            .map(|(name, ty, unit)| {
+                let doc = view.signals.iter().find(|s| &s.name == name).map(|s| s.doc.clone()).unwrap_or_default();
+                RecordedSignal::new(name, *ty, unit, &doc)
+            })
+            .collect();
+        let path = match &request.target {
+            RecordTarget::File(p) => p.clone(),
+            RecordTarget::Folder(dir) => run_file(dir, view.name),
+        };
+        let metadata = RecordingMetadata {
+            path,
+            robot: view.base_name.to_string(),
+            assembly: view.name.to_string(),
+            base_period: view.base_period,
+            notes: request.notes.clone(),
+            components: view
+                .components
+                .iter()
+                .map(|c| ComponentMetadata { name: c.name.clone(), kind: c.kind.clone(), every: c.every, params: c.params.clone() })
+                .collect(),
+        };
+        let inputs = matched.iter().map(|(name, _, _)| (name.clone(), Recorder::input_port(name))).collect();
+        Ok(Attachment { component: Box::new(Recorder::new(signals, metadata, request.decimation)), every: request.every, inputs })
+    })
+}
