@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod components;
+pub mod fmi;
 pub mod kernel;
 pub mod lua;
 pub mod model;

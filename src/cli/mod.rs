@@ -1,6 +1,7 @@
 //! The `morc` command line.
 
 pub mod bench;
+pub mod fmu;
 
 use std::path::PathBuf;
 
@@ -48,6 +49,11 @@ pub enum Command {
         #[arg(long, default_value_t = 2.0)]
         seconds: f64,
     },
+    /// FMUs: `export` morc's blocks, `info` and `sim` on any FMU.
+    Fmu {
+        #[command(subcommand)]
+        command: fmu::FmuCommand,
+    },
 }
 
 /// Exit codes: what a calling script can rely on.
@@ -89,6 +95,7 @@ pub fn main() -> i32 {
     match &cli.command {
         Some(Command::Run { file, args }) => run_program(config, file, args),
         Some(Command::Bench { what, seconds }) => bench::main(what, *seconds, &config),
+        Some(Command::Fmu { command }) => fmu::main(command),
         None => {
             eprintln!("morc: the REPL is not built yet; run a program: morc run examples/first_assembly.lua");
             exit::USAGE
