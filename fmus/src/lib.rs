@@ -86,11 +86,9 @@ impl Instance {
             return;
         }
         let category = CString::new(category).unwrap_or_default();
-        let message = CString::new(message.replace('\0', " ")).unwrap_or_default();
-        // SAFETY: the importer promised a valid logger; the format is "%s" with one C string.
-        unsafe {
-            logger(self.environment, self.name.as_ptr(), status, category.as_ptr(), c"%s".as_ptr(), message.as_ptr())
-        };
+        let message = printf_literal(message);
+        // SAFETY: the importer promised a valid logger; the message has no conversions, so no arguments.
+        unsafe { logger(self.environment, self.name.as_ptr(), status, category.as_ptr(), message.as_ptr()) };
     }
 
     /// Logs an error and returns fmi2Error.
@@ -213,6 +211,13 @@ impl Instance {
     }
 }
 
+/// A message as a printf format that prints it literally: the logger is
+/// printf-style, and passing the text itself (not "%s" plus an argument)
+/// reads well in importers that do not format (FMPy prints the raw text).
+fn printf_literal(message: &str) -> CString {
+    CString::new(message.replace('\0', " ").replace('%', "%%")).unwrap_or_default()
+}
+
 /// Runs `f` on the instance behind `c`, turning a null pointer or a panic
 /// into an error status instead of undefined behaviour or an abort.
 fn with_instance(c: fmi2Component, call: &str, f: impl FnOnce(&mut Instance) -> fmi2Status) -> fmi2Status {
@@ -295,8 +300,8 @@ pub unsafe extern "C" fn fmi2Instantiate(
         let name = CString::new(text(instance_name)).unwrap_or_default();
         let fail = |message: String| {
             if let Some(logger) = logger {
-                let message = CString::new(message.replace('\0', " ")).unwrap_or_default();
-                logger(environment, name.as_ptr(), fmi2Error, c"logStatusError".as_ptr(), c"%s".as_ptr(), message.as_ptr());
+                let message = printf_literal(&message);
+                logger(environment, name.as_ptr(), fmi2Error, c"logStatusError".as_ptr(), message.as_ptr());
             }
             ptr::null_mut()
         };

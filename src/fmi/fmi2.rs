@@ -193,7 +193,14 @@ unsafe extern "C" fn collect_log(
                 unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
             }
         };
-        let mut line = format!("[{}] {}: {}", status_name(status), text(category), text(message));
+        // Without the variadic arguments only "%%" can be formatted; other conversions stay as written.
+        let message = text(message);
+        let message = if message.contains('%') && !message.replace("%%", "").contains('%') {
+            message.replace("%%", "%")
+        } else {
+            message
+        };
+        let mut line = format!("[{}] {}: {message}", status_name(status), text(category));
         if line.len() > MAX_LOG_MESSAGE_LEN {
             let mut cut = MAX_LOG_MESSAGE_LEN;
             while !line.is_char_boundary(cut) {
