@@ -24,12 +24,29 @@ fn cost_per_step() {
     c.configure().unwrap();
     let mut outputs = vec![Value::Real(0.0)];
     let data = AssemblyData::new();
-    c.initialize(&InitContext { name: "bench", period: 1e-3, base_period: 1e-3, data: &data }, &mut outputs).unwrap();
+    c.initialize(
+        &InitContext {
+            name: "bench",
+            period: 1e-3,
+            base_period: 1e-3,
+            data: &data,
+        },
+        &mut outputs,
+    )
+    .unwrap();
     let mut inputs = vec![Value::Real(0.0)];
     let start = Instant::now();
     for k in 0..STEPS {
         inputs[0] = Value::Real((k as f64 * 1e-3).sin());
-        c.step(&StepContext { step: k as u64, time: k as f64 * 1e-3, period: 1e-3 }, &inputs, &mut outputs);
+        c.step(
+            &StepContext {
+                step: k as u64,
+                time: k as f64 * 1e-3,
+                period: 1e-3,
+            },
+            &inputs,
+            &mut outputs,
+        );
     }
     let component_ns = start.elapsed().as_nanos() as f64 / STEPS as f64;
 
@@ -67,8 +84,12 @@ for k in range(steps):
 print((time.perf_counter() - t0) / steps * 1e9)
 "#;
     let fmpy_steps = STEPS / 10;
-    let out = std::process::Command::new("python3").args(["-c", script, path.to_str().unwrap(), &fmpy_steps.to_string()]).output();
-    let fmpy_ns = out.ok().and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse::<f64>().ok());
+    let out = std::process::Command::new("python3")
+        .args(["-c", script, path.to_str().unwrap(), &fmpy_steps.to_string()])
+        .output();
+    let fmpy_ns = out
+        .ok()
+        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse::<f64>().ok());
     println!("cost per step of morc_bessel.fmu (set input, doStep, get output), {STEPS} steps:");
     println!("  plain loop over the C functions (floor): {floor_ns:8.0} ns");
     println!("  morc FMU component (own thread):         {component_ns:8.0} ns");

@@ -6,7 +6,12 @@
 //! bug or a misuse gives `fmi2Error`/`fmi2Fatal` and a log message, never an
 //! unwind into C or an abort of the host.
 
-#![allow(non_snake_case, non_camel_case_types, non_upper_case_globals, clippy::missing_safety_doc)]
+#![allow(
+    non_snake_case,
+    non_camel_case_types,
+    non_upper_case_globals,
+    clippy::missing_safety_doc
+)]
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -88,7 +93,15 @@ impl Instance {
         let category = CString::new(category).unwrap_or_default();
         let message = printf_literal(message);
         // SAFETY: the importer promised a valid logger; the message has no conversions, so no arguments.
-        unsafe { logger(self.environment, self.name.as_ptr(), status, category.as_ptr(), message.as_ptr()) };
+        unsafe {
+            logger(
+                self.environment,
+                self.name.as_ptr(),
+                status,
+                category.as_ptr(),
+                message.as_ptr(),
+            )
+        };
     }
 
     /// Logs an error and returns fmi2Error.
@@ -133,7 +146,12 @@ impl Instance {
             return Err(self.error(&format!("unknown value reference {vr} (this model has 0..{n})")));
         };
         if v.ty != value.ty() {
-            return Err(self.error(&format!("variable {} (vr {vr}) is {}, not {}", v.name, v.ty, value.ty())));
+            return Err(self.error(&format!(
+                "variable {} (vr {vr}) is {}, not {}",
+                v.name,
+                v.ty,
+                value.ty()
+            )));
         }
         match v.role {
             Role::Input(i) => {
@@ -144,9 +162,15 @@ impl Instance {
             Role::Parameter(_) | Role::SamplePeriod
                 if !matches!(self.phase, Phase::Instantiated | Phase::Initialization) =>
             {
-                Err(self.error(&format!("parameter {} is fixed: set it before initialisation ends", v.name)))
+                Err(self.error(&format!(
+                    "parameter {} is fixed: set it before initialisation ends",
+                    v.name
+                )))
             }
-            Role::Parameter(_) => self.component.set_parameter(&v.name, &value).map_err(|e| self.error(&e)),
+            Role::Parameter(_) => self
+                .component
+                .set_parameter(&v.name, &value)
+                .map_err(|e| self.error(&e)),
             Role::SamplePeriod => {
                 let h = value.real();
                 if !(h.is_finite() && h > 0.0) {
@@ -165,7 +189,12 @@ impl Instance {
         }
         let data = AssemblyData::new();
         let name = self.name.to_string_lossy().into_owned();
-        let ctx = InitContext { name: &name, period: self.sample_period, base_period: self.sample_period, data: &data };
+        let ctx = InitContext {
+            name: &name,
+            period: self.sample_period,
+            base_period: self.sample_period,
+            data: &data,
+        };
         if let Err(e) = self.component.initialize(&ctx, &mut self.outputs) {
             self.phase = Phase::Failed;
             return self.error(&e);
@@ -193,7 +222,11 @@ impl Instance {
             ));
         }
         for _ in 0..count as u64 {
-            let ctx = StepContext { step: self.steps, time: self.steps as f64 * h, period: h };
+            let ctx = StepContext {
+                step: self.steps,
+                time: self.steps as f64 * h,
+                period: h,
+            };
             match self.component.step(&ctx, &self.inputs, &mut self.outputs) {
                 Step::Continue => {}
                 Step::Finish(reason) => {
@@ -236,7 +269,11 @@ fn with_instance(c: fmi2Component, call: &str, f: impl FnOnce(&mut Instance) -> 
                 .unwrap_or_default();
             let _ = catch_unwind(AssertUnwindSafe(|| {
                 instance.phase = Phase::Failed;
-                instance.log(fmi2Fatal, "logStatusFatal", &format!("{call}: internal error (panic): {what}"));
+                instance.log(
+                    fmi2Fatal,
+                    "logStatusFatal",
+                    &format!("{call}: internal error (panic): {what}"),
+                );
             }));
             fmi2Fatal
         }
@@ -301,7 +338,13 @@ pub unsafe extern "C" fn fmi2Instantiate(
         let fail = |message: String| {
             if let Some(logger) = logger {
                 let message = printf_literal(&message);
-                logger(environment, name.as_ptr(), fmi2Error, c"logStatusError".as_ptr(), message.as_ptr());
+                logger(
+                    environment,
+                    name.as_ptr(),
+                    fmi2Error,
+                    c"logStatusError".as_ptr(),
+                    message.as_ptr(),
+                );
             }
             ptr::null_mut()
         };
@@ -426,7 +469,10 @@ pub unsafe extern "C" fn fmi2Reset(c: fmi2Component) -> fmi2Status {
     with_instance(c, "fmi2Reset", |i| match export::instantiate(i.block) {
         Ok(component) => {
             i.component = component;
-            i.inputs.iter_mut().zip(&i.variables).for_each(|(v, _)| *v = Value::zero(v.ty()));
+            i.inputs
+                .iter_mut()
+                .zip(&i.variables)
+                .for_each(|(v, _)| *v = Value::zero(v.ty()));
             i.outputs.iter_mut().for_each(|v| *v = Value::zero(v.ty()));
             i.sample_period = export::DEFAULT_SAMPLE_PERIOD;
             i.steps = 0;
@@ -450,7 +496,10 @@ macro_rules! getter {
         ) -> fmi2Status {
             with_instance(c, stringify!($fn), |i| {
                 if i.phase == Phase::Instantiated {
-                    return i.error(concat!(stringify!($fn), " is not allowed before fmi2EnterInitializationMode"));
+                    return i.error(concat!(
+                        stringify!($fn),
+                        " is not allowed before fmi2EnterInitializationMode"
+                    ));
                 }
                 let (Some(vrs), Some(values)) = (slice(vr, nvr), slice_mut(value, nvr)) else {
                     return i.error(concat!(stringify!($fn), ": null array"));
@@ -478,7 +527,10 @@ macro_rules! setter {
         ) -> fmi2Status {
             with_instance(c, stringify!($fn), |i| {
                 if matches!(i.phase, Phase::Terminated | Phase::Failed) {
-                    return i.error(concat!(stringify!($fn), " is not allowed after termination or an error"));
+                    return i.error(concat!(
+                        stringify!($fn),
+                        " is not allowed after termination or an error"
+                    ));
                 }
                 let (Some(vrs), Some(values)) = (slice(vr, nvr), slice(value, nvr)) else {
                     return i.error(concat!(stringify!($fn), ": null array"));
@@ -494,16 +546,35 @@ macro_rules! setter {
     };
 }
 
-getter!(fmi2GetReal, fmi2Real, ValueType::Real, |_: &mut Instance, v: Value| v.real());
-getter!(fmi2GetInteger, fmi2Integer, ValueType::Integer, |_: &mut Instance, v: Value| v.integer() as fmi2Integer);
-getter!(fmi2GetBoolean, fmi2Boolean, ValueType::Boolean, |_: &mut Instance, v: Value| fmi2Boolean::from(v.boolean()));
-getter!(fmi2GetString, fmi2String, ValueType::String, |i: &mut Instance, v: Value| {
-    i.returned_strings.push(CString::new(v.str().replace('\0', " ")).unwrap_or_default());
-    i.returned_strings.last().map_or(ptr::null(), |s| s.as_ptr())
-});
+getter!(fmi2GetReal, fmi2Real, ValueType::Real, |_: &mut Instance, v: Value| v
+    .real());
+getter!(
+    fmi2GetInteger,
+    fmi2Integer,
+    ValueType::Integer,
+    |_: &mut Instance, v: Value| v.integer() as fmi2Integer
+);
+getter!(
+    fmi2GetBoolean,
+    fmi2Boolean,
+    ValueType::Boolean,
+    |_: &mut Instance, v: Value| fmi2Boolean::from(v.boolean())
+);
+getter!(
+    fmi2GetString,
+    fmi2String,
+    ValueType::String,
+    |i: &mut Instance, v: Value| {
+        i.returned_strings
+            .push(CString::new(v.str().replace('\0', " ")).unwrap_or_default());
+        i.returned_strings.last().map_or(ptr::null(), |s| s.as_ptr())
+    }
+);
 
 setter!(fmi2SetReal, fmi2Real, Value::Real);
-setter!(fmi2SetInteger, fmi2Integer, |x: fmi2Integer| Value::Integer(i64::from(x)));
+setter!(fmi2SetInteger, fmi2Integer, |x: fmi2Integer| Value::Integer(i64::from(
+    x
+)));
 setter!(fmi2SetBoolean, fmi2Boolean, |x: fmi2Boolean| Value::Boolean(x != 0));
 setter!(fmi2SetString, fmi2String, |x: fmi2String| Value::String(text(x)));
 
@@ -527,7 +598,9 @@ pub unsafe extern "C" fn fmi2DoStep(
 /// The status functions for asynchronous steps: morc's steps are synchronous.
 #[no_mangle]
 pub unsafe extern "C" fn fmi2CancelStep(c: fmi2Component) -> fmi2Status {
-    with_instance(c, "fmi2CancelStep", |i| i.error("fmi2CancelStep: steps are synchronous, there is nothing to cancel"))
+    with_instance(c, "fmi2CancelStep", |i| {
+        i.error("fmi2CancelStep: steps are synchronous, there is nothing to cancel")
+    })
 }
 
 pub type fmi2StatusKind = c_int;
@@ -552,12 +625,20 @@ pub unsafe extern "C" fn fmi2GetRealStatus(c: fmi2Component, s: fmi2StatusKind, 
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn fmi2GetIntegerStatus(c: fmi2Component, _s: fmi2StatusKind, _v: *mut fmi2Integer) -> fmi2Status {
+pub unsafe extern "C" fn fmi2GetIntegerStatus(
+    c: fmi2Component,
+    _s: fmi2StatusKind,
+    _v: *mut fmi2Integer,
+) -> fmi2Status {
     with_instance(c, "fmi2GetIntegerStatus", |_| fmi2Discard)
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn fmi2GetBooleanStatus(c: fmi2Component, s: fmi2StatusKind, value: *mut fmi2Boolean) -> fmi2Status {
+pub unsafe extern "C" fn fmi2GetBooleanStatus(
+    c: fmi2Component,
+    s: fmi2StatusKind,
+    value: *mut fmi2Boolean,
+) -> fmi2Status {
     with_instance(c, "fmi2GetBooleanStatus", |i| {
         if s == FMI2_TERMINATED && !value.is_null() {
             *value = fmi2Boolean::from(i.finished);

@@ -21,7 +21,11 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_total_bytes: 1 << 30, max_entries: 20_000, max_ratio: 200 }
+        Limits {
+            max_total_bytes: 1 << 30,
+            max_entries: 20_000,
+            max_ratio: 200,
+        }
     }
 }
 
@@ -107,15 +111,26 @@ pub fn extract(bytes: &[u8], dest: &Path, limits: &Limits) -> Result<(), String>
     let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes))
         .map_err(|e| format!("not an FMU: the file is not a readable zip archive ({e})"))?;
     if zip.len() > limits.max_entries {
-        return Err(format!("rejected: {} entries (at most {})", zip.len(), limits.max_entries));
+        return Err(format!(
+            "rejected: {} entries (at most {})",
+            zip.len(),
+            limits.max_entries
+        ));
     }
     // Check every entry before writing anything.
     let mut declared: u64 = 0;
     for i in 0..zip.len() {
-        let entry = zip.by_index_raw(i).map_err(|e| format!("corrupt archive entry {i}: {e}"))?;
-        let name = entry.name().map_err(|e| format!("corrupt archive entry {i}: {e}"))?.to_string();
+        let entry = zip
+            .by_index_raw(i)
+            .map_err(|e| format!("corrupt archive entry {i}: {e}"))?;
+        let name = entry
+            .name()
+            .map_err(|e| format!("corrupt archive entry {i}: {e}"))?
+            .to_string();
         if safe_relative_path(&name).is_none() {
-            return Err(format!("rejected: entry \"{name}\" would be written outside the extraction folder"));
+            return Err(format!(
+                "rejected: entry \"{name}\" would be written outside the extraction folder"
+            ));
         }
         if entry.is_symlink() {
             return Err(format!("rejected: entry \"{name}\" is a symbolic link"));
@@ -129,7 +144,10 @@ pub fn extract(bytes: &[u8], dest: &Path, limits: &Limits) -> Result<(), String>
         }
         declared = declared.saturating_add(size);
         if declared > limits.max_total_bytes {
-            return Err(format!("rejected: it expands to more than {} bytes", limits.max_total_bytes));
+            return Err(format!(
+                "rejected: it expands to more than {} bytes",
+                limits.max_total_bytes
+            ));
         }
     }
     std::fs::create_dir_all(dest).map_err(|e| format!("cannot create {}: {e}", dest.display()))?;
@@ -137,7 +155,10 @@ pub fn extract(bytes: &[u8], dest: &Path, limits: &Limits) -> Result<(), String>
     let mut written: u64 = 0;
     for i in 0..zip.len() {
         let mut entry = zip.by_index(i).map_err(|e| format!("corrupt archive entry {i}: {e}"))?;
-        let name = entry.name().map_err(|e| format!("corrupt archive entry {i}: {e}"))?.to_string();
+        let name = entry
+            .name()
+            .map_err(|e| format!("corrupt archive entry {i}: {e}"))?
+            .to_string();
         let relative = safe_relative_path(&name).ok_or("rejected: unsafe entry path")?;
         let target = dest.join(&relative);
         if entry.is_dir() {
@@ -155,7 +176,10 @@ pub fn extract(bytes: &[u8], dest: &Path, limits: &Limits) -> Result<(), String>
             .map_err(|e| format!("corrupt archive entry \"{}\": {e}", relative.display()))?;
         written += data.len() as u64;
         if written > limits.max_total_bytes {
-            return Err(format!("rejected as a zip bomb: it expands to more than {} bytes", limits.max_total_bytes));
+            return Err(format!(
+                "rejected as a zip bomb: it expands to more than {} bytes",
+                limits.max_total_bytes
+            ));
         }
         std::fs::write(&target, &data).map_err(|e| format!("cannot write {}: {e}", target.display()))?;
     }
@@ -168,8 +192,14 @@ mod tests {
 
     #[test]
     fn paths_must_stay_inside() {
-        assert_eq!(safe_relative_path("binaries/linux64/a.so"), Some(PathBuf::from("binaries/linux64/a.so")));
-        assert_eq!(safe_relative_path("./modelDescription.xml"), Some(PathBuf::from("modelDescription.xml")));
+        assert_eq!(
+            safe_relative_path("binaries/linux64/a.so"),
+            Some(PathBuf::from("binaries/linux64/a.so"))
+        );
+        assert_eq!(
+            safe_relative_path("./modelDescription.xml"),
+            Some(PathBuf::from("modelDescription.xml"))
+        );
         assert!(safe_relative_path("../evil").is_none());
         assert!(safe_relative_path("a/../../evil").is_none());
         assert!(safe_relative_path("/etc/passwd").is_none());

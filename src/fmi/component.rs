@@ -38,16 +38,26 @@ pub struct Fmu {
 impl Fmu {
     /// Extracts (once, into the cache) and reads the model description.
     pub fn open(path: &Path) -> Result<Arc<Fmu>, String> {
-        let label = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let label = path
+            .file_name()
+            .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
         let folder = extract_cached(path, &Limits::default())?;
         let xml_path = folder.join("modelDescription.xml");
         let xml = std::fs::read_to_string(&xml_path)
             .map_err(|e| format!("{label}: not an FMU: it has no readable modelDescription.xml ({e})"))?;
         let description = parse(&xml).map_err(|e| format!("{label}: {e}"))?;
         if description.version == FmiVersion::V3 {
-            return Err(format!("{label}: FMI {} import is not implemented yet in morc (FMI 2.0 is)", description.fmi_version));
+            return Err(format!(
+                "{label}: FMI {} import is not implemented yet in morc (FMI 2.0 is)",
+                description.fmi_version
+            ));
         }
-        Ok(Arc::new(Fmu { path: path.to_path_buf(), folder, description, label }))
+        Ok(Arc::new(Fmu {
+            path: path.to_path_buf(),
+            folder,
+            description,
+            label,
+        }))
     }
 
     /// The shared library for `model_identifier` on this platform.
@@ -59,14 +69,26 @@ impl Fmu {
             return Ok(path);
         }
         let mut found: Vec<String> = std::fs::read_dir(self.folder.join("binaries"))
-            .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
             .unwrap_or_default();
         found.sort();
         Err(format!(
             "{}: no binary for this platform: binaries/{platform}/{file} is missing (the FMU has binaries for: {}){}",
             self.label,
-            if found.is_empty() { "none".to_string() } else { found.join(", ") },
-            if self.folder.join("sources").is_dir() { "; it ships sources, which morc does not compile" } else { "" }
+            if found.is_empty() {
+                "none".to_string()
+            } else {
+                found.join(", ")
+            },
+            if self.folder.join("sources").is_dir() {
+                "; it ships sources, which morc does not compile"
+            } else {
+                ""
+            }
         ))
     }
 }
@@ -74,7 +96,9 @@ impl Fmu {
 /// A factory that makes instances of the FMU at `path` (opened once, now).
 pub fn factory(path: &Path) -> Result<Factory, String> {
     let fmu = Fmu::open(path)?;
-    Ok(Arc::new(move || Ok(Box::new(FmuComponent::new(fmu.clone())) as Box<dyn Component>)))
+    Ok(Arc::new(move || {
+        Ok(Box::new(FmuComponent::new(fmu.clone())) as Box<dyn Component>)
+    }))
 }
 
 /// Which value array of the exchange a port element lives in.
@@ -142,7 +166,8 @@ impl Buffers {
             Group::Integer => self.integer.push(0),
             Group::Boolean => self.boolean.push(0),
             Group::String => {
-                self.string.push(String::with_capacity(crate::kernel::value::STRING_PORT_CAPACITY));
+                self.string
+                    .push(String::with_capacity(crate::kernel::value::STRING_PORT_CAPACITY));
                 self.string_pointers.push(std::ptr::null());
             }
         }
@@ -157,7 +182,9 @@ impl Buffers {
                     let s = v.as_slice();
                     self.real[at..at + s.len()].copy_from_slice(s);
                 }
-                (Group::Integer, v) => self.integer[at] = v.integer().clamp(c_int::MIN as i64, c_int::MAX as i64) as c_int,
+                (Group::Integer, v) => {
+                    self.integer[at] = v.integer().clamp(c_int::MIN as i64, c_int::MAX as i64) as c_int
+                }
                 (Group::Boolean, v) => self.boolean[at] = c_int::from(v.boolean()),
                 (Group::String, v) => {
                     self.string[at].clear();
@@ -282,15 +309,21 @@ impl FmuComponent {
             let Some(ty) = port_type(v) else { continue };
             match v.causality {
                 Causality::Input => {
-                    info.inputs.push(PortInfo::new(&v.name, ty).unit(&v.unit).doc(&v.description));
+                    info.inputs
+                        .push(PortInfo::new(&v.name, ty).unit(&v.unit).doc(&v.description));
                     input_variables.push(i);
                 }
                 Causality::Output => {
-                    info.outputs.push(PortInfo::new(&v.name, ty).unit(&v.unit).doc(&v.description));
+                    info.outputs
+                        .push(PortInfo::new(&v.name, ty).unit(&v.unit).doc(&v.description));
                     output_variables.push(i);
                 }
                 Causality::Parameter if v.variability != "constant" => {
-                    info.params.push(ParamInfo::new(&v.name, start_value(v, ty)).unit(&v.unit).doc(&v.description));
+                    info.params.push(
+                        ParamInfo::new(&v.name, start_value(v, ty))
+                            .unit(&v.unit)
+                            .doc(&v.description),
+                    );
                     param_variables.push(Some(i));
                 }
                 _ => {}
@@ -362,7 +395,11 @@ impl Component for FmuComponent {
     fn set_parameter(&mut self, name: &str, value: &Value) -> Result<(), String> {
         let Some(i) = self.info.params.iter().position(|p| p.name == name) else {
             let known: Vec<&str> = self.info.params.iter().map(|p| p.name.as_str()).collect();
-            return Err(format!("{}: the FMU has no parameter '{name}' (parameters: {})", self.fmu.label, known.join(", ")));
+            return Err(format!(
+                "{}: the FMU has no parameter '{name}' (parameters: {})",
+                self.fmu.label,
+                known.join(", ")
+            ));
         };
         // Exact types only for FMU variables: a silent conversion would hide a wrong model.
         let expected = self.info.params[i].value.ty();
@@ -372,9 +409,15 @@ impl Component for FmuComponent {
             (t, v) => t == v.ty() || (t == ValueType::Integer && matches!(v, Value::Real(x) if x.fract() == 0.0)),
         };
         if !ok {
-            return Err(format!("{}: parameter '{name}' is {expected}, got {} ({value})", self.fmu.label, value.ty()));
+            return Err(format!(
+                "{}: parameter '{name}' is {expected}, got {} ({value})",
+                self.fmu.label,
+                value.ty()
+            ));
         }
-        self.info.set_param(name, value).map_err(|e| format!("{}: {e}", self.fmu.label))?;
+        self.info
+            .set_param(name, value)
+            .map_err(|e| format!("{}: {e}", self.fmu.label))?;
         self.user_set[i] = true;
         Ok(())
     }
@@ -383,25 +426,49 @@ impl Component for FmuComponent {
         let interface = self.info.param_value(INTERFACE).map_or("", Value::str).to_string();
         let md = &self.fmu.description;
         match interface.as_str() {
-            "cs" if md.co_simulation.is_none() => return Err(format!("{}: the FMU has no co-simulation interface (interface = \"me\")", self.label())),
-            "me" if md.model_exchange.is_none() => return Err(format!("{}: the FMU has no model-exchange interface (interface = \"cs\")", self.label())),
+            "cs" if md.co_simulation.is_none() => {
+                return Err(format!(
+                    "{}: the FMU has no co-simulation interface (interface = \"me\")",
+                    self.label()
+                ))
+            }
+            "me" if md.model_exchange.is_none() => {
+                return Err(format!(
+                    "{}: the FMU has no model-exchange interface (interface = \"cs\")",
+                    self.label()
+                ))
+            }
             "cs" | "me" => {}
-            other => return Err(format!("{}: parameter interface must be \"cs\" or \"me\", got {other:?}", self.label())),
+            other => {
+                return Err(format!(
+                    "{}: parameter interface must be \"cs\" or \"me\", got {other:?}",
+                    self.label()
+                ))
+            }
         }
         let solver = self.info.param_value(SOLVER).map_or("", Value::str);
         if solver != "euler" && solver != "rk4" {
-            return Err(format!("{}: parameter solver must be \"euler\" or \"rk4\", got {solver:?}", self.label()));
+            return Err(format!(
+                "{}: parameter solver must be \"euler\" or \"rk4\", got {solver:?}",
+                self.label()
+            ));
         }
         let substeps = self.info.integer(SUBSTEPS);
         if !(1..=10_000).contains(&substeps) {
-            return Err(format!("{}: parameter substeps must be between 1 and 10000, got {substeps}", self.label()));
+            return Err(format!(
+                "{}: parameter substeps must be between 1 and 10000, got {substeps}",
+                self.label()
+            ));
         }
         self.interpolation.clear();
         for i in &self.input_variables {
             let name = format!("{INTERPOLATE_PREFIX}{}", md.variables[*i].name);
             let k = self.info.param_value(&name).map_or(1, Value::integer);
             if !(0..=1_000_000).contains(&k) {
-                return Err(format!("{}: parameter {name} must be 0 or 1 (hold) or a number of steps ≥ 2, got {k}", self.label()));
+                return Err(format!(
+                    "{}: parameter {name} must be 0 or 1 (hold) or a number of steps ≥ 2, got {k}",
+                    self.label()
+                ));
             }
             self.interpolation.push(k as u32);
         }
@@ -433,13 +500,23 @@ impl Component for FmuComponent {
             fmu: self.fmu.clone(),
             instance_name: ctx.name.to_string(),
             co_simulation: self.info.param_value(INTERFACE).map_or("", Value::str) == "cs",
-            solver: if self.info.param_value(SOLVER).map_or("", Value::str) == "euler" { Solver::Euler } else { Solver::Rk4 },
+            solver: if self.info.param_value(SOLVER).map_or("", Value::str) == "euler" {
+                Solver::Euler
+            } else {
+                Solver::Rk4
+            },
             substeps: self.info.integer(SUBSTEPS) as usize,
             period: ctx.period,
             logging: self.info.boolean(LOGGING),
             starts,
         };
-        let exchange = Box::new(Exchange { time: 0.0, inputs, outputs: outs, error: None, finish: false });
+        let exchange = Box::new(Exchange {
+            time: 0.0,
+            inputs,
+            outputs: outs,
+            error: None,
+            finish: false,
+        });
         let (request_tx, request_rx) = bounded(1);
         let (reply_tx, reply_rx) = bounded(1);
         let thread = std::thread::Builder::new()
@@ -447,7 +524,9 @@ impl Component for FmuComponent {
             .spawn(move || worker(setup, exchange, request_rx, reply_tx))
             .map_err(|e| format!("{}: cannot start its thread: {e}", self.fmu.label))?;
         self.thread = Some(thread);
-        let ready = reply_rx.recv().map_err(|_| format!("{}: its thread ended during initialisation", self.fmu.label))?;
+        let ready = reply_rx
+            .recv()
+            .map_err(|_| format!("{}: its thread ended during initialisation", self.fmu.label))?;
         self.requests = Some(request_tx);
         self.replies = Some(reply_rx);
         match ready {
@@ -462,7 +541,8 @@ impl Component for FmuComponent {
     }
 
     fn step(&mut self, ctx: &StepContext, inputs: &[Value], outputs: &mut [Value]) -> Step {
-        let (Some(requests), Some(replies), Some(mut exchange)) = (&self.requests, &self.replies, self.exchange.take()) else {
+        let (Some(requests), Some(replies), Some(mut exchange)) = (&self.requests, &self.replies, self.exchange.take())
+        else {
             return Step::Fault(format!("{}: not initialised", self.fmu.label));
         };
         // Linear interpolation: a new ramp every k steps, from where the last one ended to the newest sample.
@@ -559,7 +639,10 @@ fn worker(setup: Setup, mut exchange: Box<Exchange>, requests: Receiver<Request>
             return;
         }
         Err(_) => {
-            let _ = replies.send(Reply::Ready(Err(format!("{}: internal error while initialising", setup.fmu.label))));
+            let _ = replies.send(Reply::Ready(Err(format!(
+                "{}: internal error while initialising",
+                setup.fmu.label
+            ))));
             return;
         }
     };
@@ -596,10 +679,15 @@ fn worker(setup: Setup, mut exchange: Box<Exchange>, requests: Receiver<Request>
 fn start(setup: &Setup, exchange: &mut Exchange) -> Result<(fmi2::Instance, Option<Integrator>), String> {
     let fmu = &setup.fmu;
     let md = &fmu.description;
-    let identifier = if setup.co_simulation { md.co_simulation.as_deref() } else { md.model_exchange.as_deref() };
+    let identifier = if setup.co_simulation {
+        md.co_simulation.as_deref()
+    } else {
+        md.model_exchange.as_deref()
+    };
     let binary = fmu.binary(identifier.unwrap_or_default())?;
     let api = fmi2::Api::load(&binary).map_err(|e| format!("{}: {e}", fmu.label))?;
-    api.check(setup.co_simulation, &binary).map_err(|e| format!("{}: {e}", fmu.label))?;
+    api.check(setup.co_simulation, &binary)
+        .map_err(|e| format!("{}: {e}", fmu.label))?;
     let resources = format!("file://{}/resources", fmu.folder.display());
     let mut instance = fmi2::Instance::new(
         Arc::new(api),
@@ -621,7 +709,10 @@ fn start(setup: &Setup, exchange: &mut Exchange) -> Result<(fmi2::Instance, Opti
         None
     } else {
         if instance.settle_discrete_states()? {
-            return Err(format!("{}: the FMU asked to terminate during initialisation", fmu.label));
+            return Err(format!(
+                "{}: the FMU asked to terminate during initialisation",
+                fmu.label
+            ));
         }
         instance.enter_continuous_time_mode()?;
         let n = md.states.len();
@@ -671,7 +762,12 @@ fn read_outputs(instance: &mut fmi2::Instance, out: &mut Buffers) -> Result<(), 
 
 /// One sample period on the worker thread.
 #[inline]
-fn step(instance: &mut fmi2::Instance, integrator: Option<&mut Integrator>, ex: &mut Exchange, h: f64) -> Result<(), String> {
+fn step(
+    instance: &mut fmi2::Instance,
+    integrator: Option<&mut Integrator>,
+    ex: &mut Exchange,
+    h: f64,
+) -> Result<(), String> {
     let inputs = &ex.inputs;
     instance.set_real(&inputs.real_vrs, &inputs.real)?;
     instance.set_integer(&inputs.integer_vrs, &inputs.integer)?;
@@ -693,7 +789,9 @@ fn integrate(instance: &mut fmi2::Instance, s: &mut Integrator, t0: f64, h: f64)
     for j in 0..s.substeps {
         let t = t0 + j as f64 * dt;
         if n > 0 {
-            let Integrator { solver, x, stage, k, .. } = &mut *s;
+            let Integrator {
+                solver, x, stage, k, ..
+            } = &mut *s;
             instance.set_time(t)?;
             instance.set_continuous_states(x)?;
             instance.get_derivatives(&mut k[0])?;

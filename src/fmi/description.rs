@@ -146,7 +146,10 @@ pub fn parse(xml: &str) -> Result<ModelDescription, String> {
     let doc = Document::parse(xml).map_err(|e| format!("modelDescription.xml is not well-formed XML: {e}"))?;
     let root = doc.root_element();
     if !root.has_tag_name("fmiModelDescription") {
-        return Err(format!("modelDescription.xml: root element is <{}>, not <fmiModelDescription>", root.tag_name().name()));
+        return Err(format!(
+            "modelDescription.xml: root element is <{}>, not <fmiModelDescription>",
+            root.tag_name().name()
+        ));
     }
     let fmi_version = attr(root, "fmiVersion");
     let version = if fmi_version.starts_with("2.") {
@@ -154,9 +157,18 @@ pub fn parse(xml: &str) -> Result<ModelDescription, String> {
     } else if fmi_version.starts_with("3.") {
         FmiVersion::V3
     } else {
-        return Err(format!("FMI version \"{fmi_version}\" is not supported (morc runs FMI 2.0 and 3.0)"));
+        return Err(format!(
+            "FMI version \"{fmi_version}\" is not supported (morc runs FMI 2.0 and 3.0)"
+        ));
     };
-    let token = attr(root, if version == FmiVersion::V2 { "guid" } else { "instantiationToken" });
+    let token = attr(
+        root,
+        if version == FmiVersion::V2 {
+            "guid"
+        } else {
+            "instantiationToken"
+        },
+    );
     let cs = child(root, "CoSimulation");
     let me = child(root, "ModelExchange");
     let mut md = ModelDescription {
@@ -168,7 +180,8 @@ pub fn parse(xml: &str) -> Result<ModelDescription, String> {
         generation_tool: attr(root, "generationTool"),
         co_simulation: cs.map(|n| attr(n, "modelIdentifier")),
         model_exchange: me.map(|n| attr(n, "modelIdentifier")),
-        can_handle_variable_step: cs.is_some_and(|n| n.attribute("canHandleVariableCommunicationStepSize") == Some("true")),
+        can_handle_variable_step: cs
+            .is_some_and(|n| n.attribute("canHandleVariableCommunicationStepSize") == Some("true")),
         number_of_event_indicators: attr(root, "numberOfEventIndicators").parse().unwrap_or(0),
         default_experiment: DefaultExperiment::default(),
         variables: Vec::new(),
@@ -242,7 +255,12 @@ fn parse_v2_variables(md: &mut ModelDescription, vars: Node) -> Result<(), Strin
             let state_vr = md
                 .variables
                 .get(state.wrapping_sub(1))
-                .ok_or_else(|| format!("variable '{}': derivative=\"{state}\" is no variable index", md.variables[i].name))?
+                .ok_or_else(|| {
+                    format!(
+                        "variable '{}': derivative=\"{state}\" is no variable index",
+                        md.variables[i].name
+                    )
+                })?
                 .value_reference;
             md.variables[i].derivative_of = Some(state_vr);
         }
@@ -251,9 +269,16 @@ fn parse_v2_variables(md: &mut ModelDescription, vars: Node) -> Result<(), Strin
     let structure = vars.parent().and_then(|r| child(r, "ModelStructure"));
     if let Some(derivatives) = structure.and_then(|s| child(s, "Derivatives")) {
         for u in derivatives.children().filter(|c| c.has_tag_name("Unknown")) {
-            let index: usize = attr(u, "index").parse().map_err(|_| "ModelStructure/Derivatives: bad index".to_string())?;
-            let v = md.variables.get(index.wrapping_sub(1)).ok_or("ModelStructure/Derivatives: index out of range")?;
-            let state = v.derivative_of.ok_or_else(|| format!("derivative '{}' names no state", v.name))?;
+            let index: usize = attr(u, "index")
+                .parse()
+                .map_err(|_| "ModelStructure/Derivatives: bad index".to_string())?;
+            let v = md
+                .variables
+                .get(index.wrapping_sub(1))
+                .ok_or("ModelStructure/Derivatives: index out of range")?;
+            let state = v
+                .derivative_of
+                .ok_or_else(|| format!("derivative '{}' names no state", v.name))?;
             md.states.push((state, v.value_reference));
         }
     }
@@ -287,7 +312,9 @@ fn parse_v3_variables(md: &mut ModelDescription, vars: Node) -> Result<(), Strin
         }
         // String starts are child elements in FMI 3.
         let start = node.attribute("start").map(str::to_string).or_else(|| {
-            child(node, "Start").and_then(|s| s.attribute("value")).map(str::to_string)
+            child(node, "Start")
+                .and_then(|s| s.attribute("value"))
+                .map(str::to_string)
         });
         let default_variability = if ty.is_float() { "continuous" } else { "discrete" };
         md.variables.push(Variable {
@@ -325,14 +352,28 @@ fn parse_v3_variables(md: &mut ModelDescription, vars: Node) -> Result<(), Strin
         }
     }
     if let Some(v) = md.variables.iter().find(|v| v.dimensions.contains(&usize::MAX)) {
-        return Err(format!("variable '{}': a dimension has neither start nor valueReference", v.name));
+        return Err(format!(
+            "variable '{}': a dimension has neither start nor valueReference",
+            v.name
+        ));
     }
     let structure = vars.parent().and_then(|r| child(r, "ModelStructure"));
     if let Some(structure) = structure {
-        for u in structure.children().filter(|c| c.has_tag_name("ContinuousStateDerivative")) {
-            let vr: u32 = attr(u, "valueReference").parse().map_err(|_| "ContinuousStateDerivative: bad valueReference")?;
-            let v = md.variables.iter().find(|v| v.value_reference == vr).ok_or("ContinuousStateDerivative: unknown variable")?;
-            let state = v.derivative_of.ok_or_else(|| format!("derivative '{}' names no state", v.name))?;
+        for u in structure
+            .children()
+            .filter(|c| c.has_tag_name("ContinuousStateDerivative"))
+        {
+            let vr: u32 = attr(u, "valueReference")
+                .parse()
+                .map_err(|_| "ContinuousStateDerivative: bad valueReference")?;
+            let v = md
+                .variables
+                .iter()
+                .find(|v| v.value_reference == vr)
+                .ok_or("ContinuousStateDerivative: unknown variable")?;
+            let state = v
+                .derivative_of
+                .ok_or_else(|| format!("derivative '{}' names no state", v.name))?;
             md.states.push((state, vr));
         }
     }

@@ -33,11 +33,31 @@ pub struct ExportedBlock {
 
 /// Every block morc exports, by model identifier.
 pub static EXPORTED: &[ExportedBlock] = &[
-    ExportedBlock { model_identifier: "morc_bessel", kind: "bessel", stop_time: 1.0 },
-    ExportedBlock { model_identifier: "morc_pid", kind: "pid", stop_time: 1.0 },
-    ExportedBlock { model_identifier: "morc_ppi", kind: "ppi", stop_time: 1.0 },
-    ExportedBlock { model_identifier: "morc_trajectory", kind: "trajectory", stop_time: 2.0 },
-    ExportedBlock { model_identifier: "morc_arm", kind: "arm", stop_time: 2.0 },
+    ExportedBlock {
+        model_identifier: "morc_bessel",
+        kind: "bessel",
+        stop_time: 1.0,
+    },
+    ExportedBlock {
+        model_identifier: "morc_pid",
+        kind: "pid",
+        stop_time: 1.0,
+    },
+    ExportedBlock {
+        model_identifier: "morc_ppi",
+        kind: "ppi",
+        stop_time: 1.0,
+    },
+    ExportedBlock {
+        model_identifier: "morc_trajectory",
+        kind: "trajectory",
+        stop_time: 2.0,
+    },
+    ExportedBlock {
+        model_identifier: "morc_arm",
+        kind: "arm",
+        stop_time: 2.0,
+    },
 ];
 
 /// The default sample period of an exported block (also its default experiment's step).
@@ -95,7 +115,14 @@ pub fn variables(info: &ComponentInfo) -> Vec<ExportVariable> {
         if p.name == "n" || matches!(p.value, Value::Vector(_)) {
             continue;
         }
-        push(&p.name, p.value.ty(), Role::Parameter(i), Some(p.value.clone()), &p.unit, &p.doc);
+        push(
+            &p.name,
+            p.value.ty(),
+            Role::Parameter(i),
+            Some(p.value.clone()),
+            &p.unit,
+            &p.doc,
+        );
     }
     push(
         SAMPLE_PERIOD,
@@ -126,7 +153,14 @@ pub fn model_description(block: &ExportedBlock) -> Result<(String, String), Stri
     let without_guid = description_xml(block, component.info(), "");
     let digest = Sha256::digest(without_guid.as_bytes());
     let hex: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
-    let guid = format!("{{{}-{}-{}-{}-{}}}", &hex[0..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..32]);
+    let guid = format!(
+        "{{{}-{}-{}-{}-{}}}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    );
     Ok((description_xml(block, component.info(), &guid), guid))
 }
 
@@ -213,8 +247,24 @@ fn description_xml(block: &ExportedBlock, info: &ComponentInfo, guid: &str) -> S
     let _ = writeln!(x, "  <ModelVariables>");
     for v in &vars {
         let (causality, variability, initial) = match v.role {
-            Role::Input(_) => ("input", if v.ty == ValueType::Real { "continuous" } else { "discrete" }, None),
-            Role::Output(_) => ("output", if v.ty == ValueType::Real { "continuous" } else { "discrete" }, Some("calculated")),
+            Role::Input(_) => (
+                "input",
+                if v.ty == ValueType::Real {
+                    "continuous"
+                } else {
+                    "discrete"
+                },
+                None,
+            ),
+            Role::Output(_) => (
+                "output",
+                if v.ty == ValueType::Real {
+                    "continuous"
+                } else {
+                    "discrete"
+                },
+                Some("calculated"),
+            ),
             Role::Parameter(_) | Role::SamplePeriod => ("parameter", "fixed", Some("exact")),
         };
         let _ = write!(
@@ -240,8 +290,12 @@ fn description_xml(block: &ExportedBlock, info: &ComponentInfo, guid: &str) -> S
     }
     let _ = writeln!(x, "  </ModelVariables>");
     let _ = writeln!(x, "  <ModelStructure>");
-    let outputs: Vec<usize> =
-        vars.iter().enumerate().filter(|(_, v)| matches!(v.role, Role::Output(_))).map(|(i, _)| i + 1).collect();
+    let outputs: Vec<usize> = vars
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| matches!(v.role, Role::Output(_)))
+        .map(|(i, _)| i + 1)
+        .collect();
     if !outputs.is_empty() {
         let _ = writeln!(x, "    <Outputs>");
         for i in &outputs {
@@ -275,7 +329,8 @@ pub fn platform_folder() -> Option<&'static str> {
 /// binaries/<platform>/<model_identifier>.so.
 pub fn package(block: &ExportedBlock, library: &Path, out_dir: &Path) -> Result<PathBuf, String> {
     let (xml, _) = model_description(block)?;
-    let binary = std::fs::read(library).map_err(|e| format!("cannot read the FMU library {}: {e}", library.display()))?;
+    let binary =
+        std::fs::read(library).map_err(|e| format!("cannot read the FMU library {}: {e}", library.display()))?;
     let platform = platform_folder().ok_or("FMU export: this platform has no FMI 2.0 platform folder")?;
     std::fs::create_dir_all(out_dir).map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
     let path = out_dir.join(format!("{}.fmu", block.model_identifier));
@@ -286,7 +341,11 @@ pub fn package(block: &ExportedBlock, library: &Path, out_dir: &Path) -> Result<
         zip.start_file("modelDescription.xml", options)?;
         zip.write_all(xml.as_bytes())?;
         zip.start_file(
-            format!("binaries/{platform}/{}{}", block.model_identifier, std::env::consts::DLL_SUFFIX),
+            format!(
+                "binaries/{platform}/{}{}",
+                block.model_identifier,
+                std::env::consts::DLL_SUFFIX
+            ),
             options,
         )?;
         zip.write_all(&binary)?;
@@ -300,7 +359,13 @@ pub fn package(block: &ExportedBlock, library: &Path, out_dir: &Path) -> Result<
 /// Where the built `morc-fmus` library is: beside `exe` (target/<profile>/)
 /// or in its deps/ folder (where test builds leave it).
 pub fn find_library(exe: &Path) -> Option<PathBuf> {
-    let name = format!("{}morc_fmus{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX);
+    let name = format!(
+        "{}morc_fmus{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    );
     let dir = exe.parent()?;
-    [dir.join(&name), dir.join("deps").join(&name), dir.parent()?.join(&name)].into_iter().find(|p| p.is_file())
+    [dir.join(&name), dir.join("deps").join(&name), dir.parent()?.join(&name)]
+        .into_iter()
+        .find(|p| p.is_file())
 }

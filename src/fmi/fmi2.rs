@@ -143,11 +143,20 @@ impl Api {
             ("fmi2GetContinuousStates", self.get_continuous_states.is_some()),
         ];
         let specific: &[(&str, bool)] = if co_simulation { &cs } else { &me };
-        let missing: Vec<&str> = common.iter().chain(specific).filter(|(_, ok)| !ok).map(|(n, _)| *n).collect();
+        let missing: Vec<&str> = common
+            .iter()
+            .chain(specific)
+            .filter(|(_, ok)| !ok)
+            .map(|(n, _)| *n)
+            .collect();
         if missing.is_empty() {
             Ok(())
         } else {
-            Err(format!("the FMU binary {} does not export {}", binary.display(), missing.join(", ")))
+            Err(format!(
+                "the FMU binary {} does not export {}",
+                binary.display(),
+                missing.join(", ")
+            ))
         }
     }
 }
@@ -184,7 +193,9 @@ unsafe extern "C" fn collect_log(
 ) {
     let _ = std::panic::catch_unwind(|| {
         // SAFETY: the environment is the LogSink this instance was created with.
-        let Some(sink) = (unsafe { (environment as *const LogSink).as_ref() }) else { return };
+        let Some(sink) = (unsafe { (environment as *const LogSink).as_ref() }) else {
+            return;
+        };
         let text = |p: *const c_char| {
             if p.is_null() {
                 String::new()
@@ -241,9 +252,10 @@ impl Instance {
         let log = Box::<LogSink>::default();
         // SAFETY: collect_log reads only the five fixed arguments of the variadic logger (see there).
         let logger: Logger = unsafe {
-            std::mem::transmute::<unsafe extern "C" fn(*mut c_void, *const c_char, Status, *const c_char, *const c_char), Logger>(
-                collect_log,
-            )
+            std::mem::transmute::<
+                unsafe extern "C" fn(*mut c_void, *const c_char, Status, *const c_char, *const c_char),
+                Logger,
+            >(collect_log)
         };
         let callbacks = Box::new(CallbackFunctions {
             logger: Some(logger),
@@ -258,16 +270,34 @@ impl Instance {
         let kind = if co_simulation { CO_SIMULATION } else { MODEL_EXCHANGE };
         // SAFETY: every pointer is valid for the call; callbacks and log outlive the instance.
         let component = unsafe {
-            instantiate(name.as_ptr(), kind, guid_c.as_ptr(), resources.as_ptr(), &*callbacks, 0, c_int::from(logging_on))
+            instantiate(
+                name.as_ptr(),
+                kind,
+                guid_c.as_ptr(),
+                resources.as_ptr(),
+                &*callbacks,
+                0,
+                c_int::from(logging_on),
+            )
         };
         if component.is_null() {
             let said = log.take();
             return Err(format!(
                 "{label}: fmi2Instantiate failed (returned NULL){}",
-                if said.is_empty() { String::new() } else { format!("; the FMU said:\n{said}") }
+                if said.is_empty() {
+                    String::new()
+                } else {
+                    format!("; the FMU said:\n{said}")
+                }
             ));
         }
-        Ok(Instance { api, component, _callbacks: callbacks, log, label: label.into() })
+        Ok(Instance {
+            api,
+            component,
+            _callbacks: callbacks,
+            log,
+            label: label.into(),
+        })
     }
 
     /// Turns a status into Ok or a message naming the call and what the FMU logged.
@@ -281,7 +311,11 @@ impl Instance {
             "{}: {call} returned {}{}",
             self.label,
             status_name(status),
-            if said.is_empty() { " (the FMU logged nothing)".to_string() } else { format!("; the FMU said:\n{said}") }
+            if said.is_empty() {
+                " (the FMU logged nothing)".to_string()
+            } else {
+                format!("; the FMU said:\n{said}")
+            }
         ))
     }
 
@@ -292,7 +326,16 @@ impl Instance {
     pub fn setup_experiment(&mut self, start: f64, stop: Option<f64>) -> Result<(), String> {
         let f = self.function(self.api.setup_experiment, "fmi2SetupExperiment")?;
         // SAFETY: valid instance.
-        let s = unsafe { f(self.component, 0, 0.0, start, c_int::from(stop.is_some()), stop.unwrap_or(0.0)) };
+        let s = unsafe {
+            f(
+                self.component,
+                0,
+                0.0,
+                start,
+                c_int::from(stop.is_some()),
+                stop.unwrap_or(0.0),
+            )
+        };
         self.check("fmi2SetupExperiment", s)
     }
     pub fn enter_initialization_mode(&mut self) -> Result<(), String> {
@@ -318,7 +361,9 @@ impl Instance {
         }
         let f = self.function(self.api.set_real, "fmi2SetReal")?;
         // SAFETY: both slices have vrs.len() elements (checked by the caller's layout).
-        self.check("fmi2SetReal", unsafe { f(self.component, vrs.as_ptr(), vrs.len(), values.as_ptr()) })
+        self.check("fmi2SetReal", unsafe {
+            f(self.component, vrs.as_ptr(), vrs.len(), values.as_ptr())
+        })
     }
     #[inline]
     pub fn get_real(&mut self, vrs: &[Vr], values: &mut [f64]) -> Result<(), String> {
@@ -327,7 +372,9 @@ impl Instance {
         }
         let f = self.function(self.api.get_real, "fmi2GetReal")?;
         // SAFETY: both slices have vrs.len() elements.
-        self.check("fmi2GetReal", unsafe { f(self.component, vrs.as_ptr(), vrs.len(), values.as_mut_ptr()) })
+        self.check("fmi2GetReal", unsafe {
+            f(self.component, vrs.as_ptr(), vrs.len(), values.as_mut_ptr())
+        })
     }
     #[inline]
     pub fn set_integer(&mut self, vrs: &[Vr], values: &[c_int]) -> Result<(), String> {
@@ -336,7 +383,9 @@ impl Instance {
         }
         let f = self.function(self.api.set_integer, "fmi2SetInteger")?;
         // SAFETY: as set_real.
-        self.check("fmi2SetInteger", unsafe { f(self.component, vrs.as_ptr(), vrs.len(), values.as_ptr()) })
+        self.check("fmi2SetInteger", unsafe {
+            f(self.component, vrs.as_ptr(), vrs.len(), values.as_ptr())
+        })
     }
     #[inline]
     pub fn get_integer(&mut self, vrs: &[Vr], values: &mut [c_int]) -> Result<(), String> {
@@ -345,7 +394,9 @@ impl Instance {
         }
         let f = self.function(self.api.get_integer, "fmi2GetInteger")?;
         // SAFETY: as get_real.
-        self.check("fmi2GetInteger", unsafe { f(self.component, vrs.as_ptr(), vrs.len(), values.as_mut_ptr()) })
+        self.check("fmi2GetInteger", unsafe {
+            f(self.component, vrs.as_ptr(), vrs.len(), values.as_mut_ptr())
+        })
     }
     #[inline]
     pub fn set_boolean(&mut self, vrs: &[Vr], values: &[c_int]) -> Result<(), String> {
@@ -354,7 +405,9 @@ impl Instance {
         }
         let f = self.function(self.api.set_boolean, "fmi2SetBoolean")?;
         // SAFETY: as set_real.
-        self.check("fmi2SetBoolean", unsafe { f(self.component, vrs.as_ptr(), vrs.len(), values.as_ptr()) })
+        self.check("fmi2SetBoolean", unsafe {
+            f(self.component, vrs.as_ptr(), vrs.len(), values.as_ptr())
+        })
     }
     #[inline]
     pub fn get_boolean(&mut self, vrs: &[Vr], values: &mut [c_int]) -> Result<(), String> {
@@ -363,7 +416,9 @@ impl Instance {
         }
         let f = self.function(self.api.get_boolean, "fmi2GetBoolean")?;
         // SAFETY: as get_real.
-        self.check("fmi2GetBoolean", unsafe { f(self.component, vrs.as_ptr(), vrs.len(), values.as_mut_ptr()) })
+        self.check("fmi2GetBoolean", unsafe {
+            f(self.component, vrs.as_ptr(), vrs.len(), values.as_mut_ptr())
+        })
     }
     /// Sets strings (allocates: string inputs are off the allocation-free path).
     pub fn set_string(&mut self, vrs: &[Vr], values: &[String]) -> Result<(), String> {
@@ -371,19 +426,31 @@ impl Instance {
             return Ok(());
         }
         let f = self.function(self.api.set_string, "fmi2SetString")?;
-        let owned: Vec<CString> = values.iter().map(|s| CString::new(s.replace('\0', " ")).unwrap_or_default()).collect();
+        let owned: Vec<CString> = values
+            .iter()
+            .map(|s| CString::new(s.replace('\0', " ")).unwrap_or_default())
+            .collect();
         let pointers: Vec<*const c_char> = owned.iter().map(|s| s.as_ptr()).collect();
         // SAFETY: the strings live until the call returns.
-        self.check("fmi2SetString", unsafe { f(self.component, vrs.as_ptr(), vrs.len(), pointers.as_ptr()) })
+        self.check("fmi2SetString", unsafe {
+            f(self.component, vrs.as_ptr(), vrs.len(), pointers.as_ptr())
+        })
     }
     /// Reads strings into `values`, reusing their storage.
-    pub fn get_string(&mut self, vrs: &[Vr], pointers: &mut [*const c_char], values: &mut [String]) -> Result<(), String> {
+    pub fn get_string(
+        &mut self,
+        vrs: &[Vr],
+        pointers: &mut [*const c_char],
+        values: &mut [String],
+    ) -> Result<(), String> {
         if vrs.is_empty() {
             return Ok(());
         }
         let f = self.function(self.api.get_string, "fmi2GetString")?;
         // SAFETY: pointers has vrs.len() elements.
-        self.check("fmi2GetString", unsafe { f(self.component, vrs.as_ptr(), vrs.len(), pointers.as_mut_ptr()) })?;
+        self.check("fmi2GetString", unsafe {
+            f(self.component, vrs.as_ptr(), vrs.len(), pointers.as_mut_ptr())
+        })?;
         for (p, v) in pointers.iter().zip(values.iter_mut()) {
             v.clear();
             if !p.is_null() {
@@ -409,7 +476,10 @@ impl Instance {
     pub fn settle_discrete_states(&mut self) -> Result<bool, String> {
         let f = self.function(self.api.new_discrete_states, "fmi2NewDiscreteStates")?;
         for _ in 0..1000 {
-            let mut info = EventInfo { new_discrete_states_needed: 1, ..Default::default() };
+            let mut info = EventInfo {
+                new_discrete_states_needed: 1,
+                ..Default::default()
+            };
             // SAFETY: valid instance and EventInfo.
             self.check("fmi2NewDiscreteStates", unsafe { f(self.component, &mut info) })?;
             if info.terminate_simulation != 0 {
@@ -419,7 +489,10 @@ impl Instance {
                 return Ok(false);
             }
         }
-        Err(format!("{}: fmi2NewDiscreteStates still needs iterations after 1000", self.label))
+        Err(format!(
+            "{}: fmi2NewDiscreteStates still needs iterations after 1000",
+            self.label
+        ))
     }
     pub fn enter_continuous_time_mode(&mut self) -> Result<(), String> {
         let f = self.function(self.api.enter_continuous_time_mode, "fmi2EnterContinuousTimeMode")?;
@@ -432,7 +505,9 @@ impl Instance {
         let f = self.function(self.api.completed_integrator_step, "fmi2CompletedIntegratorStep")?;
         let (mut event, mut terminate) = (0, 0);
         // SAFETY: valid instance and out-pointers.
-        self.check("fmi2CompletedIntegratorStep", unsafe { f(self.component, 1, &mut event, &mut terminate) })?;
+        self.check("fmi2CompletedIntegratorStep", unsafe {
+            f(self.component, 1, &mut event, &mut terminate)
+        })?;
         Ok((event != 0, terminate != 0))
     }
     #[inline]
@@ -445,18 +520,24 @@ impl Instance {
     pub fn set_continuous_states(&mut self, x: &[f64]) -> Result<(), String> {
         let f = self.function(self.api.set_continuous_states, "fmi2SetContinuousStates")?;
         // SAFETY: x.len() elements.
-        self.check("fmi2SetContinuousStates", unsafe { f(self.component, x.as_ptr(), x.len()) })
+        self.check("fmi2SetContinuousStates", unsafe {
+            f(self.component, x.as_ptr(), x.len())
+        })
     }
     #[inline]
     pub fn get_derivatives(&mut self, dx: &mut [f64]) -> Result<(), String> {
         let f = self.function(self.api.get_derivatives, "fmi2GetDerivatives")?;
         // SAFETY: dx.len() elements.
-        self.check("fmi2GetDerivatives", unsafe { f(self.component, dx.as_mut_ptr(), dx.len()) })
+        self.check("fmi2GetDerivatives", unsafe {
+            f(self.component, dx.as_mut_ptr(), dx.len())
+        })
     }
     pub fn get_continuous_states(&mut self, x: &mut [f64]) -> Result<(), String> {
         let f = self.function(self.api.get_continuous_states, "fmi2GetContinuousStates")?;
         // SAFETY: x.len() elements.
-        self.check("fmi2GetContinuousStates", unsafe { f(self.component, x.as_mut_ptr(), x.len()) })
+        self.check("fmi2GetContinuousStates", unsafe {
+            f(self.component, x.as_mut_ptr(), x.len())
+        })
     }
 }
 

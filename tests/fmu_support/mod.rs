@@ -30,7 +30,10 @@ pub fn exported() -> &'static Path {
         std::env::set_var("MORC_FMU_CACHE", scratch().join("cache"));
         let exe = std::env::current_exe().unwrap();
         let library = export::find_library(&exe).unwrap_or_else(|| {
-            panic!("the morc-fmus library was not built next to {}: run the tests with `cargo test` from the workspace", exe.display())
+            panic!(
+                "the morc-fmus library was not built next to {}: run the tests with `cargo test` from the workspace",
+                exe.display()
+            )
         });
         let dir = scratch().join("fmus");
         for block in export::EXPORTED {
@@ -58,7 +61,14 @@ pub fn probe(spec: &mut AssemblySpec, name: &str, from: &str) {
 }
 
 pub fn run(spec: &AssemblySpec, clock: ClockKind) -> RunResult {
-    let config = EngineConfig { period: T, clock, rt: RtPolicy { enabled: false, ..RtPolicy::default() } };
+    let config = EngineConfig {
+        period: T,
+        clock,
+        rt: RtPolicy {
+            enabled: false,
+            ..RtPolicy::default()
+        },
+    };
     let mut engine = Engine::start(config, Box::new(SimAxes::new(&[0.0], T, 10.0))).unwrap();
     engine.run(spec, &AssemblyData::new()).unwrap()
 }
