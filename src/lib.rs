@@ -6,6 +6,7 @@
 pub mod bus;
 pub mod cli;
 pub mod components;
+pub mod fmi;
 pub mod kernel;
 pub mod lua;
 pub mod model;

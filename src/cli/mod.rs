@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod rec;
+pub mod fmu;
 
 use std::path::PathBuf;
 
@@ -54,6 +55,11 @@ pub enum Command {
         #[command(subcommand)]
         cmd: rec::RecCommand,
     },
+    /// FMUs: `export` morc's blocks, `info` and `sim` on any FMU.
+    Fmu {
+        #[command(subcommand)]
+        command: fmu::FmuCommand,
+    },
 }
 
 /// Exit codes: what a calling script can rely on.
@@ -96,6 +102,7 @@ pub fn main() -> i32 {
         Some(Command::Run { file, args }) => run_program(config, file, args),
         Some(Command::Bench { what, seconds }) => bench::main(what, *seconds, &config),
         Some(Command::Rec { cmd }) => rec::main(cmd),
+        Some(Command::Fmu { command }) => fmu::main(command),
         None => {
             eprintln!("morc: the REPL is not built yet; run a program: morc run examples/first_assembly.lua");
             exit::USAGE

@@ -14,6 +14,7 @@
 mod dynamic;
 mod filters;
 mod math;
+mod motion;
 mod nonlinear;
 mod pid;
 mod sources;
@@ -25,6 +26,7 @@ use crate::kernel::value::{Value, ValueType};
 pub use dynamic::{Integrator, UnitDelay};
 pub use filters::{Bessel, Lowpass};
 pub use math::{Gain, Product, Sum};
+pub use motion::{Arm, PPi, Trajectory};
 pub use nonlinear::{RateLimiter, Saturation};
 pub use pid::{AntiWindup, Pid};
 pub use sources::{Source, SourceSpec, Waveform, CHIRP, CONSTANT, RAMP, SINE, STEP};
@@ -45,6 +47,9 @@ pub static KINDS: &[Kind] = &[
     Kind { name: Pid::KIND, doc: Pid::DOC, make: || Box::new(Pid::new()) },
     Kind { name: Lowpass::KIND, doc: Lowpass::DOC, make: || Box::new(Lowpass::new()) },
     Kind { name: Bessel::KIND, doc: Bessel::DOC, make: || Box::new(Bessel::new()) },
+    Kind { name: Trajectory::KIND, doc: Trajectory::DOC, make: || Box::new(Trajectory::new()) },
+    Kind { name: PPi::KIND, doc: PPi::DOC, make: || Box::new(PPi::new()) },
+    Kind { name: Arm::KIND, doc: Arm::DOC, make: || Box::new(Arm::new()) },
 ];
 
 /// The port type of a block signal of width n.

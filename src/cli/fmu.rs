@@ -1,0 +1,114 @@
+//! `morc fmu …`: export morc's blocks as FMUs, inspect and simulate FMUs.
+
+use std::path::PathBuf;
+
+use clap::Subcommand;
+
+use super::exit;
+use crate::fmi::export;
+
+#[derive(Subcommand, Debug)]
+pub enum FmuCommand {
+    /// Package morc's blocks as FMI 2.0 co-simulation FMUs (needs the built
+    /// `morc-fmus` library: `cargo build` builds it beside `morc`).
+    Export {
+        /// Folder to write <model>.fmu into.
+        #[arg(short, long, default_value = "target/fmus")]
+        out: PathBuf,
+        /// The morc-fmus shared library (default: found beside this executable).
+        #[arg(long)]
+        library: Option<PathBuf>,
+        /// Model identifiers to export (default: all).
+        models: Vec<String>,
+    },
+    /// Variables (causality, type, unit, start), default experiment and interfaces of an FMU.
+    Info { file: PathBuf },
+}
+
+pub fn main(command: &FmuCommand) -> i32 {
+    match command {
+        FmuCommand::Export { out, library, models } => export_main(out, library.as_ref(), models),
+        FmuCommand::Info { file } => info_main(file),
+    }
+}
+
+fn export_main(out: &PathBuf, library: Option<&PathBuf>, models: &[String]) -> i32 {
+    let library = match library
+        .cloned()
+        .or_else(|| std::env::current_exe().ok().and_then(|e| export::find_library(&e)))
+    {
+        Some(l) => l,
+        None => {
+            eprintln!("morc fmu export: no morc-fmus library beside this executable; run `cargo build` (it builds the workspace member fmus/) or pass --library");
+            return exit::USAGE;
+        }
+    };
+    for block in export::EXPORTED {
+        if !models.is_empty() && !models.iter().any(|m| m == block.model_identifier) {
+            continue;
+        }
+        match export::package(block, &library, out) {
+            Ok(path) => println!("{}", path.display()),
+            Err(e) => {
+                eprintln!("morc fmu export: {e}");
+                return exit::FAULT;
+            }
+        }
+    }
+    exit::OK
+}
+
+fn info_main(file: &std::path::Path) -> i32 {
+    let fmu = match crate::fmi::Fmu::open(file) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("morc fmu info: {e}");
+            return exit::FAULT;
+        }
+    };
+    let md = &fmu.description;
+    println!("{}  (FMI {}, {})", md.model_name, md.fmi_version, md.generation_tool);
+    if !md.description.is_empty() {
+        println!("  {}", md.description);
+    }
+    let interfaces: Vec<String> = [
+        ("co-simulation", &md.co_simulation),
+        ("model exchange", &md.model_exchange),
+    ]
+    .iter()
+    .filter_map(|(what, id)| id.as_ref().map(|id| format!("{what} ({id})")))
+    .collect();
+    println!("interfaces: {}", interfaces.join(", "));
+    let de = &md.default_experiment;
+    let show = |x: Option<f64>| x.map_or("-".to_string(), |x| x.to_string());
+    println!(
+        "default experiment: start {} s, stop {} s, step {} s, tolerance {}",
+        show(de.start_time),
+        show(de.stop_time),
+        show(de.step_size),
+        show(de.tolerance)
+    );
+    println!(
+        "{:<24} {:<12} {:<10} {:<10} {:<12} start",
+        "variable", "causality", "type", "unit", "variability"
+    );
+    for v in &md.variables {
+        let causality = format!("{:?}", v.causality).to_lowercase();
+        let ty = format!("{:?}", v.ty);
+        let dims = if v.dimensions.is_empty() {
+            String::new()
+        } else {
+            format!("{:?}", v.dimensions)
+        };
+        println!(
+            "{:<24} {:<12} {:<10} {:<10} {:<12} {}",
+            v.name,
+            causality,
+            format!("{ty}{dims}"),
+            v.unit,
+            v.variability,
+            v.start.as_deref().unwrap_or("")
+        );
+    }
+    exit::OK
+}

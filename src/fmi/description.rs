@@ -1,0 +1,381 @@
+//! modelDescription.xml of FMI 2.0 and 3.0, read with roxmltree into one
+//! version-neutral shape: what morc needs to run, introspect and check an FMU.
+
+use roxmltree::{Document, Node};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FmiVersion {
+    V2,
+    V3,
+}
+
+/// A variable's type. FMI 2's Real, Integer and Enumeration are Float64, Int32, Int32.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VarType {
+    Float64,
+    Float32,
+    Int8,
+    UInt8,
+    Int16,
+    UInt16,
+    Int32,
+    UInt32,
+    Int64,
+    UInt64,
+    Boolean,
+    String,
+    /// Binary, Clock: not offered as ports or parameters.
+    Other,
+}
+
+impl VarType {
+    pub fn is_float(self) -> bool {
+        matches!(self, VarType::Float64 | VarType::Float32)
+    }
+    pub fn is_integer(self) -> bool {
+        matches!(
+            self,
+            VarType::Int8
+                | VarType::UInt8
+                | VarType::Int16
+                | VarType::UInt16
+                | VarType::Int32
+                | VarType::UInt32
+                | VarType::Int64
+                | VarType::UInt64
+        )
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Causality {
+    Parameter,
+    CalculatedParameter,
+    Input,
+    Output,
+    Local,
+    Independent,
+    StructuralParameter,
+}
+
+#[derive(Clone, Debug)]
+pub struct Variable {
+    pub name: String,
+    pub value_reference: u32,
+    pub ty: VarType,
+    pub causality: Causality,
+    pub variability: String,
+    pub initial: Option<String>,
+    /// The start attribute as written (space-separated for FMI 3 arrays).
+    pub start: Option<String>,
+    pub unit: String,
+    pub description: String,
+    /// FMI 3 array dimensions (empty: scalar).
+    pub dimensions: Vec<usize>,
+    /// For a state derivative: the value reference of its state.
+    pub derivative_of: Option<u32>,
+}
+
+impl Variable {
+    /// Number of scalar elements.
+    pub fn len(&self) -> usize {
+        self.dimensions.iter().product::<usize>().max(1)
+    }
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DefaultExperiment {
+    pub start_time: Option<f64>,
+    pub stop_time: Option<f64>,
+    pub tolerance: Option<f64>,
+    pub step_size: Option<f64>,
+}
+
+#[derive(Clone, Debug)]
+pub struct ModelDescription {
+    pub version: FmiVersion,
+    pub fmi_version: String,
+    pub model_name: String,
+    pub description: String,
+    /// FMI 2 guid or FMI 3 instantiationToken.
+    pub token: String,
+    pub generation_tool: String,
+    /// modelIdentifier for co-simulation, when supported.
+    pub co_simulation: Option<String>,
+    /// modelIdentifier for model exchange, when supported.
+    pub model_exchange: Option<String>,
+    pub can_handle_variable_step: bool,
+    pub number_of_event_indicators: usize,
+    pub default_experiment: DefaultExperiment,
+    pub variables: Vec<Variable>,
+    /// Model exchange: (state, derivative) value references, in the FMU's state order.
+    pub states: Vec<(u32, u32)>,
+}
+
+impl ModelDescription {
+    pub fn variable(&self, name: &str) -> Option<&Variable> {
+        self.variables.iter().find(|v| v.name == name)
+    }
+    pub fn by_reference(&self, vr: u32, ty: VarType) -> Option<&Variable> {
+        self.variables.iter().find(|v| v.value_reference == vr && v.ty == ty)
+    }
+}
+
+fn attr(node: Node, name: &str) -> String {
+    node.attribute(name).unwrap_or_default().to_string()
+}
+
+/// An xs:double, including INF, -INF and NaN.
+pub fn parse_real(text: &str) -> Option<f64> {
+    match text.trim() {
+        "INF" => Some(f64::INFINITY),
+        "-INF" => Some(f64::NEG_INFINITY),
+        t => t.parse().ok(),
+    }
+}
+
+fn child<'a, 'i>(node: Node<'a, 'i>, name: &str) -> Option<Node<'a, 'i>> {
+    node.children().find(|c| c.has_tag_name(name))
+}
+
+/// Parses modelDescription.xml text; errors say what is wrong where.
+pub fn parse(xml: &str) -> Result<ModelDescription, String> {
+    let doc = Document::parse(xml).map_err(|e| format!("modelDescription.xml is not well-formed XML: {e}"))?;
+    let root = doc.root_element();
+    if !root.has_tag_name("fmiModelDescription") {
+        return Err(format!(
+            "modelDescription.xml: root element is <{}>, not <fmiModelDescription>",
+            root.tag_name().name()
+        ));
+    }
+    let fmi_version = attr(root, "fmiVersion");
+    let version = if fmi_version.starts_with("2.") {
+        FmiVersion::V2
+    } else if fmi_version.starts_with("3.") {
+        FmiVersion::V3
+    } else {
+        return Err(format!(
+            "FMI version \"{fmi_version}\" is not supported (morc runs FMI 2.0 and 3.0)"
+        ));
+    };
+    let token = attr(
+        root,
+        if version == FmiVersion::V2 {
+            "guid"
+        } else {
+            "instantiationToken"
+        },
+    );
+    let cs = child(root, "CoSimulation");
+    let me = child(root, "ModelExchange");
+    let mut md = ModelDescription {
+        version,
+        fmi_version: fmi_version.clone(),
+        model_name: attr(root, "modelName"),
+        description: attr(root, "description"),
+        token,
+        generation_tool: attr(root, "generationTool"),
+        co_simulation: cs.map(|n| attr(n, "modelIdentifier")),
+        model_exchange: me.map(|n| attr(n, "modelIdentifier")),
+        can_handle_variable_step: cs
+            .is_some_and(|n| n.attribute("canHandleVariableCommunicationStepSize") == Some("true")),
+        number_of_event_indicators: attr(root, "numberOfEventIndicators").parse().unwrap_or(0),
+        default_experiment: DefaultExperiment::default(),
+        variables: Vec::new(),
+        states: Vec::new(),
+    };
+    if let Some(de) = child(root, "DefaultExperiment") {
+        let get = |n: &str| de.attribute(n).and_then(parse_real);
+        md.default_experiment = DefaultExperiment {
+            start_time: get("startTime"),
+            stop_time: get("stopTime"),
+            tolerance: get("tolerance"),
+            step_size: get("stepSize"),
+        };
+    }
+    let vars = child(root, "ModelVariables").ok_or("modelDescription.xml has no <ModelVariables>")?;
+    match version {
+        FmiVersion::V2 => parse_v2_variables(&mut md, vars)?,
+        FmiVersion::V3 => parse_v3_variables(&mut md, vars)?,
+    }
+    Ok(md)
+}
+
+fn causality(text: &str) -> Causality {
+    match text {
+        "parameter" => Causality::Parameter,
+        "calculatedParameter" => Causality::CalculatedParameter,
+        "input" => Causality::Input,
+        "output" => Causality::Output,
+        "independent" => Causality::Independent,
+        "structuralParameter" => Causality::StructuralParameter,
+        _ => Causality::Local,
+    }
+}
+
+fn parse_v2_variables(md: &mut ModelDescription, vars: Node) -> Result<(), String> {
+    // FMI 2 derivatives name their state by 1-based index into ModelVariables.
+    let mut derivative_index: Vec<Option<usize>> = Vec::new();
+    for sv in vars.children().filter(|c| c.has_tag_name("ScalarVariable")) {
+        let name = attr(sv, "name");
+        let vr: u32 = attr(sv, "valueReference")
+            .parse()
+            .map_err(|_| format!("variable '{name}': valueReference is not a whole number"))?;
+        let Some(type_node) = sv.children().find(|c| c.is_element()) else {
+            return Err(format!("variable '{name}' has no type element"));
+        };
+        let ty = match type_node.tag_name().name() {
+            "Real" => VarType::Float64,
+            "Integer" | "Enumeration" => VarType::Int32,
+            "Boolean" => VarType::Boolean,
+            "String" => VarType::String,
+            _ => VarType::Other,
+        };
+        derivative_index.push(type_node.attribute("derivative").and_then(|d| d.parse().ok()));
+        let variability = sv.attribute("variability").unwrap_or("continuous").to_string();
+        md.variables.push(Variable {
+            name,
+            value_reference: vr,
+            ty,
+            causality: causality(sv.attribute("causality").unwrap_or("local")),
+            variability,
+            initial: sv.attribute("initial").map(str::to_string),
+            start: type_node.attribute("start").map(str::to_string),
+            unit: attr(type_node, "unit"),
+            description: attr(sv, "description"),
+            dimensions: Vec::new(),
+            derivative_of: None,
+        });
+    }
+    for (i, d) in derivative_index.iter().enumerate() {
+        if let Some(state) = d {
+            let state_vr = md
+                .variables
+                .get(state.wrapping_sub(1))
+                .ok_or_else(|| {
+                    format!(
+                        "variable '{}': derivative=\"{state}\" is no variable index",
+                        md.variables[i].name
+                    )
+                })?
+                .value_reference;
+            md.variables[i].derivative_of = Some(state_vr);
+        }
+    }
+    // States in the order of ModelStructure/Derivatives (the FMU's state vector order).
+    let structure = vars.parent().and_then(|r| child(r, "ModelStructure"));
+    if let Some(derivatives) = structure.and_then(|s| child(s, "Derivatives")) {
+        for u in derivatives.children().filter(|c| c.has_tag_name("Unknown")) {
+            let index: usize = attr(u, "index")
+                .parse()
+                .map_err(|_| "ModelStructure/Derivatives: bad index".to_string())?;
+            let v = md
+                .variables
+                .get(index.wrapping_sub(1))
+                .ok_or("ModelStructure/Derivatives: index out of range")?;
+            let state = v
+                .derivative_of
+                .ok_or_else(|| format!("derivative '{}' names no state", v.name))?;
+            md.states.push((state, v.value_reference));
+        }
+    }
+    Ok(())
+}
+
+fn parse_v3_variables(md: &mut ModelDescription, vars: Node) -> Result<(), String> {
+    for node in vars.children().filter(|c| c.is_element()) {
+        let name = attr(node, "name");
+        let vr: u32 = attr(node, "valueReference")
+            .parse()
+            .map_err(|_| format!("variable '{name}': valueReference is not a whole number"))?;
+        let ty = match node.tag_name().name() {
+            "Float64" => VarType::Float64,
+            "Float32" => VarType::Float32,
+            "Int8" => VarType::Int8,
+            "UInt8" => VarType::UInt8,
+            "Int16" => VarType::Int16,
+            "UInt16" => VarType::UInt16,
+            "Int32" | "Enumeration" => VarType::Int32,
+            "UInt32" => VarType::UInt32,
+            "Int64" => VarType::Int64,
+            "UInt64" => VarType::UInt64,
+            "Boolean" => VarType::Boolean,
+            "String" => VarType::String,
+            _ => VarType::Other,
+        };
+        let mut dimensions = Vec::new();
+        for d in node.children().filter(|c| c.has_tag_name("Dimension")) {
+            dimensions.push(d.attribute("start").and_then(|s| s.parse().ok()).unwrap_or(usize::MAX));
+        }
+        // String starts are child elements in FMI 3.
+        let start = node.attribute("start").map(str::to_string).or_else(|| {
+            child(node, "Start")
+                .and_then(|s| s.attribute("value"))
+                .map(str::to_string)
+        });
+        let default_variability = if ty.is_float() { "continuous" } else { "discrete" };
+        md.variables.push(Variable {
+            name,
+            value_reference: vr,
+            ty,
+            causality: causality(node.attribute("causality").unwrap_or("local")),
+            variability: node.attribute("variability").unwrap_or(default_variability).to_string(),
+            initial: node.attribute("initial").map(str::to_string),
+            start,
+            unit: attr(node, "unit"),
+            description: attr(node, "description"),
+            dimensions,
+            derivative_of: node.attribute("derivative").and_then(|d| d.parse().ok()),
+        });
+    }
+    // Dimensions given by a structural parameter: that parameter's start value.
+    let sizes: Vec<(u32, usize)> = md
+        .variables
+        .iter()
+        .filter(|v| v.causality == Causality::StructuralParameter)
+        .filter_map(|v| Some((v.value_reference, v.start.as_deref()?.trim().parse().ok()?)))
+        .collect();
+    for node in vars.children().filter(|c| c.is_element()) {
+        let name = attr(node, "name");
+        for (k, d) in node.children().filter(|c| c.has_tag_name("Dimension")).enumerate() {
+            if let Some(vr) = d.attribute("valueReference").and_then(|s| s.parse::<u32>().ok()) {
+                let size = sizes.iter().find(|(r, _)| *r == vr).map(|(_, s)| *s).ok_or_else(|| {
+                    format!("variable '{name}': dimension refers to value reference {vr}, which is no structural parameter with a start")
+                })?;
+                if let Some(v) = md.variables.iter_mut().find(|v| v.name == name) {
+                    v.dimensions[k] = size;
+                }
+            }
+        }
+    }
+    if let Some(v) = md.variables.iter().find(|v| v.dimensions.contains(&usize::MAX)) {
+        return Err(format!(
+            "variable '{}': a dimension has neither start nor valueReference",
+            v.name
+        ));
+    }
+    let structure = vars.parent().and_then(|r| child(r, "ModelStructure"));
+    if let Some(structure) = structure {
+        for u in structure
+            .children()
+            .filter(|c| c.has_tag_name("ContinuousStateDerivative"))
+        {
+            let vr: u32 = attr(u, "valueReference")
+                .parse()
+                .map_err(|_| "ContinuousStateDerivative: bad valueReference")?;
+            let v = md
+                .variables
+                .iter()
+                .find(|v| v.value_reference == vr)
+                .ok_or("ContinuousStateDerivative: unknown variable")?;
+            let state = v
+                .derivative_of
+                .ok_or_else(|| format!("derivative '{}' names no state", v.name))?;
+            md.states.push((state, vr));
+        }
+    }
+    Ok(())
+}

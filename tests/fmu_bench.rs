@@ -1,0 +1,100 @@
+//! Cost per step (set inputs, step, get outputs) of an FMU: through morc's
+//! FMU component (a hand-off to its own thread each step), through a plain
+//! loop calling the FMU's C functions (the floor), and through FMPy's
+//! low-level API. Run: cargo test --test fmu_bench -- --ignored --nocapture
+
+mod fmu_support;
+
+use std::time::Instant;
+
+use fmu_support::*;
+use morc::fmi::fmi2;
+use morc::kernel::component::{InitContext, StepContext};
+use morc::kernel::data::AssemblyData;
+use morc::kernel::value::Value;
+
+const STEPS: usize = 200_000;
+
+#[test]
+#[ignore = "benchmark: prints numbers"]
+fn cost_per_step() {
+    let path = fmu_path("morc_bessel");
+    // morc's FMU component, stepped directly (what a task does each tick).
+    let mut c = morc::fmi::factory(&path).unwrap()().unwrap();
+    c.configure().unwrap();
+    let mut outputs = vec![Value::Real(0.0)];
+    let data = AssemblyData::new();
+    c.initialize(
+        &InitContext {
+            name: "bench",
+            period: 1e-3,
+            base_period: 1e-3,
+            data: &data,
+        },
+        &mut outputs,
+    )
+    .unwrap();
+    let mut inputs = vec![Value::Real(0.0)];
+    let start = Instant::now();
+    for k in 0..STEPS {
+        inputs[0] = Value::Real((k as f64 * 1e-3).sin());
+        c.step(
+            &StepContext {
+                step: k as u64,
+                time: k as f64 * 1e-3,
+                period: 1e-3,
+            },
+            &inputs,
+            &mut outputs,
+        );
+    }
+    let component_ns = start.elapsed().as_nanos() as f64 / STEPS as f64;
+
+    // The floor: the same FMU's C functions in a loop on this thread.
+    let fmu = morc::fmi::Fmu::open(&path).unwrap();
+    let binary = fmu.binary("morc_bessel").unwrap();
+    let api = std::sync::Arc::new(fmi2::Api::load(&binary).unwrap());
+    let mut i = fmi2::Instance::new(api, "bench", "floor", true, &fmu.description.token, "", false).unwrap();
+    i.setup_experiment(0.0, None).unwrap();
+    i.enter_initialization_mode().unwrap();
+    i.exit_initialization_mode().unwrap();
+    let (u, y) = ([0u32], [1u32]);
+    let mut out = [0.0];
+    let start = Instant::now();
+    for k in 0..STEPS {
+        i.set_real(&u, &[(k as f64 * 1e-3).sin()]).unwrap();
+        i.do_step(k as f64 * 1e-3, 1e-3).unwrap();
+        i.get_real(&y, &mut out).unwrap();
+    }
+    let floor_ns = start.elapsed().as_nanos() as f64 / STEPS as f64;
+
+    // FMPy's low-level API on the same FMU.
+    let script = r#"
+import sys, time, math
+from fmpy import read_model_description, extract
+from fmpy.fmi2 import FMU2Slave
+path, steps = sys.argv[1], int(sys.argv[2])
+md = read_model_description(path)
+d = extract(path)
+f = FMU2Slave(guid=md.guid, unzipDirectory=d, modelIdentifier=md.coSimulation.modelIdentifier, instanceName='b')
+f.instantiate(); f.setupExperiment(startTime=0.0); f.enterInitializationMode(); f.exitInitializationMode()
+t0 = time.perf_counter()
+for k in range(steps):
+    f.setReal([0], [math.sin(k * 1e-3)]); f.doStep(k * 1e-3, 1e-3); f.getReal([1])
+print((time.perf_counter() - t0) / steps * 1e9)
+"#;
+    let fmpy_steps = STEPS / 10;
+    let out = std::process::Command::new("python3")
+        .args(["-c", script, path.to_str().unwrap(), &fmpy_steps.to_string()])
+        .output();
+    let fmpy_ns = out
+        .ok()
+        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse::<f64>().ok());
+    println!("cost per step of morc_bessel.fmu (set input, doStep, get output), {STEPS} steps:");
+    println!("  plain loop over the C functions (floor): {floor_ns:8.0} ns");
+    println!("  morc FMU component (own thread):         {component_ns:8.0} ns");
+    match fmpy_ns {
+        Some(ns) => println!("  FMPy low-level API:                      {ns:8.0} ns"),
+        None => println!("  FMPy low-level API: not measured (python3 -m pip install fmpy)"),
+    }
+}

@@ -1,0 +1,85 @@
+//! Shared by the FMU tests: exported FMUs built from this repo, a private
+//! extraction cache, and assembly helpers.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use morc::components::sim_axes::SimAxes;
+use morc::fmi::export;
+use morc::kernel::assembly::AssemblySpec;
+use morc::kernel::clock::ClockKind;
+use morc::kernel::data::AssemblyData;
+use morc::kernel::engine::{Engine, EngineConfig, RunResult};
+use morc::kernel::rt::RtPolicy;
+use morc::kernel::value::Value;
+
+pub const T: f64 = 0.001;
+
+/// A scratch folder for this test binary.
+pub fn scratch() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("fmu-tests-{}", std::process::id()))
+}
+
+/// Exports every morc FMU once per test binary and returns its folder.
+/// The cache goes under the target folder, not the user's home.
+pub fn exported() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        // Set once, before any thread reads it.
+        std::env::set_var("MORC_FMU_CACHE", scratch().join("cache"));
+        let exe = std::env::current_exe().unwrap();
+        let library = export::find_library(&exe).unwrap_or_else(|| {
+            panic!(
+                "the morc-fmus library was not built next to {}: run the tests with `cargo test` from the workspace",
+                exe.display()
+            )
+        });
+        let dir = scratch().join("fmus");
+        for block in export::EXPORTED {
+            export::package(block, &library, &dir).unwrap();
+        }
+        dir
+    })
+}
+
+pub fn fmu_path(model: &str) -> PathBuf {
+    exported().join(format!("{model}.fmu"))
+}
+
+/// Adds an FMU component made from `path`.
+pub fn add_fmu(spec: &mut AssemblySpec, name: &str, path: &Path, every: u32, params: &[(&str, Value)]) {
+    let factory = morc::fmi::factory(path).unwrap_or_else(|e| panic!("{e}"));
+    spec.add(name, "fmu", every, factory);
+    let c = spec.components.last_mut().unwrap();
+    c.params = params.iter().map(|(p, v)| (p.to_string(), v.clone())).collect();
+}
+
+pub fn probe(spec: &mut AssemblySpec, name: &str, from: &str) {
+    spec.add_native(name, "probe", 1, &[]);
+    spec.connect(from, &format!("{name}.u"));
+}
+
+pub fn run(spec: &AssemblySpec, clock: ClockKind) -> RunResult {
+    let config = EngineConfig {
+        period: T,
+        clock,
+        rt: RtPolicy {
+            enabled: false,
+            ..RtPolicy::default()
+        },
+    };
+    let mut engine = Engine::start(config, Box::new(SimAxes::new(&[0.0], T, 10.0))).unwrap();
+    engine.run(spec, &AssemblyData::new()).unwrap()
+}
+
+pub fn samples(r: &RunResult, probe: &str) -> Vec<f64> {
+    match r.data.get(&format!("{probe}.u")) {
+        Some(Value::Vector(v)) => v.clone(),
+        other => panic!("no samples for {probe}: {other:?}\n{}", r.report()),
+    }
+}
+
+pub fn bits(v: &[f64]) -> Vec<u64> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
