@@ -613,7 +613,7 @@ mod tests {
         assert!((c.position_from_counts(counts) - 1.25).abs() < 1e-4);
         assert_eq!(c.per_mille_from_torque(-100.0), 1000);
         assert_eq!(c.torque_from_per_mille(1000), -100.0);
-        assert_eq!(c.counts_from_position(1e30), i32::MAX, "saturates");
+        assert_eq!(c.counts_from_position(1e30), i32::MIN, "saturates (reversed)");
     }
 
     #[test]
