@@ -307,6 +307,18 @@ impl BusBase {
     pub fn drive(&self, i: usize) -> Option<&Cia402Drive> {
         self.drives.get(i).map(|d| &d.class)
     }
+    /// Which class drives the device at `position` ("drive", "dout", "din"), if any.
+    pub fn class_of(&self, position: usize) -> Option<&'static str> {
+        if self.drives.iter().any(|d| d.position == position) {
+            Some("drive")
+        } else if self.douts.iter().any(|d| d.position == position) {
+            Some("dout")
+        } else if self.dins.iter().any(|d| d.position == position) {
+            Some("din")
+        } else {
+            None
+        }
+    }
     pub fn drive_count(&self) -> usize {
         self.drives.len()
     }

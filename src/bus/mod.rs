@@ -6,5 +6,6 @@ pub mod devices;
 pub mod frame;
 pub mod sim;
 pub mod master;
+pub mod raw_socket;
 pub mod transport;
 pub mod virtual_segment;
