@@ -150,11 +150,17 @@ impl Driver {
         match self {
             Driver::InProcess { transport, .. } => {
                 let mut cx = Context::from_waker(Waker::noop());
+                let dropped_before = transport.counters().frames_dropped;
                 loop {
                     if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
                         return Some(v);
                     }
-                    if transport.pump() == 0 {
+                    let exchanged = transport.pump();
+                    // In-process, a frame without reply never gets one: lost, whatever the patience.
+                    if transport.counters().frames_dropped != dropped_before {
+                        return None;
+                    }
+                    if exchanged == 0 {
                         match patience {
                             // Nothing to send and no reply: the frame was lost.
                             Patience::Cycle(_) => return None,
@@ -311,6 +317,11 @@ impl Bus {
         // without a mailbox refuse at once.
         for d in &mut devices {
             let sd = group.subdevice(&maindevice, d.position).map_err(|e| e.to_string())?;
+            // SM0 in mailbox mode (control bits 0..1 = 10b) once in PreOp: the device has one.
+            let sm0_control = driver.run(sd.register_read::<u8>(0x0804u16), until);
+            if !matches!(sm0_control, Some(Ok(c)) if c & 0x03 == 0x02) {
+                continue;
+            }
             let read = driver.run(sd.sdo_read::<u32>(0x1000, 0), Patience::Until(Instant::now() + Duration::from_millis(500).min(config.bring_up_timeout)));
             d.device_type = read.and_then(|r| r.ok());
         }

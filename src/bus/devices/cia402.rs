@@ -467,18 +467,16 @@ impl Cia402Drive {
             Want::Disabled => DISABLE_VOLTAGE,
             Want::QuickStop => QUICK_STOP,
             Want::Enabled => match state {
-                Fault | FaultReactionActive => {
-                    // Bit 7 low first so the drive sees a rising edge, then held high until
-                    // the drive leaves Fault.
-                    if self.reset_cycles == 0 {
+                // Fault reaction runs on its own; then bit 7 low for a cycle and high (the drive
+                // acts on the rising edge), repeated every 16 cycles until it leaves Fault.
+                FaultReactionActive => DISABLE_VOLTAGE,
+                Fault if self.reset_cycles == 0 => DISABLE_VOLTAGE,
+                Fault => {
+                    self.reset_cycles += 1;
+                    if (self.reset_cycles - 2) % 16 == 0 {
                         DISABLE_VOLTAGE
                     } else {
-                        self.reset_cycles += 1;
-                        if self.reset_cycles == 2 {
-                            DISABLE_VOLTAGE
-                        } else {
-                            FAULT_RESET
-                        }
+                        FAULT_RESET
                     }
                 }
                 NotReadyToSwitchOn | Unknown => DISABLE_VOLTAGE,
