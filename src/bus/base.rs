@@ -297,6 +297,9 @@ impl BusBase {
     pub fn bus(&self) -> &Bus {
         &self.bus
     }
+    pub fn bus_mut(&mut self) -> &mut Bus {
+        &mut self.bus
+    }
     pub fn handle(&self) -> BusHandle {
         BusHandle(self.shared.clone())
     }

@@ -4,23 +4,24 @@
 //! exchange (LRW + AL status checks), driven to completion on the calling thread.
 //!
 //! Two links: the in-process transport to a virtual segment (deterministic: a cycle is a
-//! plain function call through the simulated devices) and a network interface, where
-//! ethercrab's own raw-socket TX/RX task runs on a thread of its own and the caller parks
-//! until the reply arrives or the receive timeout passes (a lost frame).
+//! plain function call through the simulated devices) and a network interface, where the
+//! calling thread sends ethercrab's frames on a raw socket and waits for the replies up to the
+//! receive timeout (else the frame is lost). Not ethercrab's own `std` TX/RX task: it ends for
+//! good at the first reply that comes after its frame was given up (a late reply), which turns
+//! one late frame into a dead link; here a late reply is counted and dropped.
 //!
 //! Why ethercrab's PDU timeout is infinite: a finite one registers a timer with async-io's
 //! reactor on every frame (a system call and a waker clone); lost frames are detected here
 //! instead, where the cyclic path knows its own deadline.
 
-use crate::bus::transport::{lock, InProcessTransport, SharedSegment};
+use crate::bus::raw_socket::RawSocket;
+use crate::bus::transport::{lock, InProcessTransport, SharedSegment, MAX_FRAME_LEN};
 use ethercrab::subdevice_group::Op;
-use ethercrab::{DcSupport, MainDevice, MainDeviceConfig, PduStorage, SubDeviceGroup, SubDeviceState, Timeouts};
+use ethercrab::{DcSupport, MainDevice, MainDeviceConfig, PduRx, PduStorage, PduTx, SubDeviceGroup, SubDeviceState, Timeouts};
 use std::future::Future;
 use std::ops::Range;
 use std::pin::pin;
-use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
-use std::thread::{JoinHandle, Thread, ThreadId};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 /// Most SubDevices one bus handles.
@@ -116,21 +117,11 @@ pub struct BusCounters {
     pub errors: u64,
 }
 
-/// Wakes the thread that is waiting for a frame.
-struct ThreadWaker(Thread);
-
-impl Wake for ThreadWaker {
-    fn wake(self: Arc<Self>) {
-        self.0.unpark();
-    }
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.0.unpark();
-    }
-}
-
 enum Driver {
     InProcess { transport: InProcessTransport<'static>, segment: SharedSegment },
-    Socket { interface: String, thread: Option<JoinHandle<Result<(), String>>>, waker: Option<(ThreadId, Waker)> },
+    /// A raw socket pumped on the calling thread: frames go out and replies come in within
+    /// `run`, no TX/RX thread in between.
+    Socket { interface: String, socket: RawSocket, tx: PduTx<'static>, rx: PduRx<'static>, buffer: Box<[u8; MAX_FRAME_LEN + 4]>, stale_replies: u64 },
 }
 
 /// How long to wait for a future's frames.
@@ -175,28 +166,37 @@ impl Driver {
                     }
                 }
             }
-            Driver::Socket { waker, .. } => {
-                let me = std::thread::current();
-                // One waker per thread that cycles the bus: built once, then only cloned
-                // (a reference count), so the cyclic path does not allocate.
-                if waker.as_ref().is_none_or(|(id, _)| *id != me.id()) {
-                    *waker = Some((me.id(), Waker::from(Arc::new(ThreadWaker(me)))));
-                }
-                let waker = &waker.as_ref().expect("set above").1;
-                let mut cx = Context::from_waker(waker);
-                let deadline = match patience {
-                    Patience::Cycle(d) => Instant::now() + d,
-                    Patience::Until(t) => t,
+            Driver::Socket { socket, tx, rx, buffer, stale_replies, .. } => {
+                let mut cx = Context::from_waker(Waker::noop());
+                let (deadline, slice) = match patience {
+                    Patience::Cycle(d) => (Instant::now() + d, d),
+                    // ethercrab may also wait on timers of its own: re-poll every millisecond.
+                    Patience::Until(t) => (t, Duration::from_millis(1)),
                 };
                 loop {
                     if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
                         return Some(v);
                     }
+                    while let Some(frame) = tx.next_sendable_frame() {
+                        // A failed send leaves the frame unanswered: it counts as lost below.
+                        let _ = frame.send_blocking(|bytes| socket.send(bytes).map(|_| bytes.len()).map_err(|_| ethercrab::error::Error::SendFrame));
+                    }
                     let now = Instant::now();
                     if now >= deadline {
                         return None;
                     }
-                    std::thread::park_timeout(deadline - now);
+                    match socket.receive(&mut buffer[..], (deadline - now).min(slice)) {
+                        Ok(Some(n)) => {
+                            // A reply to a frame already given up (a late one) is refused by
+                            // ethercrab; it is only counted, the link goes on.
+                            if rx.receive_frame(&buffer[..n]).is_err() {
+                                *stale_replies += 1;
+                            }
+                        }
+                        Ok(None) if matches!(patience, Patience::Cycle(_)) => return None,
+                        Ok(None) => {}
+                        Err(_) => return None,
+                    }
                 }
             }
         }
@@ -269,12 +269,9 @@ impl Bus {
                 (Driver::InProcess { transport: InProcessTransport::new(tx, rx, segment.clone()), segment: segment.clone() }, Box::new(move || lock(&seg).time_ns()))
             }
             Link::Interface(interface) => {
-                let task = ethercrab::std::tx_rx_task(interface, tx, rx).map_err(|e| raw_socket_error(interface, &e))?;
-                let thread = std::thread::Builder::new()
-                    .name(format!("ethercat-{interface}"))
-                    .spawn(move || futures_lite::future::block_on(task).map(|_| ()).map_err(|e| e.to_string()))
-                    .map_err(|e| format!("cannot start the EtherCAT TX/RX thread: {e}"))?;
-                (Driver::Socket { interface: interface.clone(), thread: Some(thread), waker: None }, Box::new(ethercrab::std::ethercat_now))
+                let socket = RawSocket::open(interface).map_err(|e| raw_socket_error(interface, &e))?;
+                let driver = Driver::Socket { interface: interface.clone(), socket, tx, rx, buffer: Box::new([0; MAX_FRAME_LEN + 4]), stale_replies: 0 };
+                (driver, Box::new(monotonic_ns))
             }
         };
         let bus_driver_failed = |what: &str, e: Option<ethercrab::error::Error>| -> String {
@@ -406,11 +403,23 @@ impl Bus {
     pub fn config(&self) -> &MasterConfig {
         &self.config
     }
+    /// How long a cycle waits for its frame over a network interface (e.g. just under the
+    /// cycle time).
+    pub fn set_receive_timeout(&mut self, timeout: Duration) {
+        self.config.receive_timeout = timeout;
+    }
     /// The simulated segment behind an in-process link.
     pub fn segment(&self) -> Option<&SharedSegment> {
         match &self.driver {
             Driver::InProcess { segment, .. } => Some(segment),
             Driver::Socket { .. } => None,
+        }
+    }
+    /// Replies that came after their cycle gave up on them (over a network interface).
+    pub fn stale_replies(&self) -> u64 {
+        match &self.driver {
+            Driver::Socket { stale_replies, .. } => *stale_replies,
+            Driver::InProcess { .. } => 0,
         }
     }
     pub fn interface(&self) -> Option<&str> {
@@ -542,14 +551,12 @@ fn raw_socket_error(interface: &str, e: &std::io::Error) -> String {
 impl Drop for Bus {
     fn drop(&mut self) {
         if let Some(md) = self.maindevice.take() {
-            // Tells the TX/RX task to end; the group's PDI is not used after this.
             // SAFETY: the group is not used with this MainDevice again (we are dropping it).
             let _ = unsafe { md.release_all() };
         }
-        if let Driver::Socket { thread, .. } = &mut self.driver {
-            if let Some(t) = thread.take() {
-                let _ = t.join();
-            }
-        }
     }
+}
+
+fn monotonic_ns() -> u64 {
+    crate::kernel::clock::monotonic_ns()
 }

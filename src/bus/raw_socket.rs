@@ -1,8 +1,8 @@
 //! The virtual segment on a Linux network interface: an AF_PACKET raw socket bound to
 //! EtherType 0x88A4 takes EtherCAT frames from whatever master is on the other end of the
 //! wire (a veth peer, a NIC), passes them through the simulated devices, and sends the
-//! replies back, as the first ESC of a real line would. The master side is ethercrab's own
-//! `std` raw-socket TX/RX task ([`crate::bus::master::Link::Interface`]).
+//! replies back, as the first ESC of a real line would. The master side
+//! ([`crate::bus::master::Link::Interface`]) uses the same socket type for ethercrab's frames.
 //!
 //! Needs root or CAP_NET_RAW. Virtual time follows the wall clock here: before each frame
 //! the segment advances by the time elapsed since the last one.
@@ -72,8 +72,9 @@ impl RawSocket {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let mut pfd = libc::pollfd { fd: self.fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
-            let ms = left.as_millis().min(i32::MAX as u128) as i32;
-            let r = unsafe { libc::poll(&mut pfd, 1, ms) };
+            // ppoll: microsecond timeouts (cycle times are below a millisecond).
+            let ts = libc::timespec { tv_sec: left.as_secs() as libc::time_t, tv_nsec: left.subsec_nanos() as libc::c_long };
+            let r = unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
             if r < 0 {
                 let e = io::Error::last_os_error();
                 if e.kind() == io::ErrorKind::Interrupted {

@@ -95,6 +95,8 @@ pub fn main() -> i32 {
         (false, 1) => "info",
         _ => "debug",
     };
+    // ethercrab logs every late reply as an error; the bus counts them (stale replies).
+    let level = format!("{level},ethercrab::pdu_loop::frame_element=off");
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level)).format_timestamp(None).init();
     let config = match engine_config(&cli) {
         Ok(c) => c,
