@@ -138,11 +138,22 @@ impl SegmentServer {
     /// Opens the socket on the calling thread (so it lives in the caller's network
     /// namespace), then serves `segment` from a new thread.
     pub fn start(interface: &str, segment: SharedSegment) -> io::Result<SegmentServer> {
+        Self::start_with(interface, segment, None)
+    }
+
+    /// [`start`](Self::start), the serving thread scheduled by `rt` (a segment stands for
+    /// hardware: in a benchmark it must not wait behind ordinary threads).
+    pub fn start_with(interface: &str, segment: SharedSegment, rt: Option<crate::kernel::rt::RtPolicy>) -> io::Result<SegmentServer> {
         let socket = RawSocket::open(interface)?;
         let stop = Arc::new(AtomicBool::new(false));
         let counters = Arc::new(ServerCounters::default());
         let (s, c, seg) = (stop.clone(), counters.clone(), segment.clone());
-        let thread = std::thread::Builder::new().name(format!("segment-{interface}")).spawn(move || serve(&socket, &seg, &s, &c))?;
+        let thread = std::thread::Builder::new().name(format!("segment-{interface}")).spawn(move || {
+            if let Some(policy) = rt {
+                crate::kernel::rt::apply_to_current_thread(policy, "segment server");
+            }
+            serve(&socket, &seg, &s, &c)
+        })?;
         Ok(SegmentServer { stop, thread: Some(thread), counters, segment })
     }
 

@@ -216,7 +216,7 @@ fn bench_veth(seconds: f64, sim: &SimSegmentConfig, config: &EngineConfig) -> Re
             return Err(format!("setns: {}", std::io::Error::last_os_error()));
         }
         crate::kernel::rt::apply_to_current_thread(config.rt, "bus benchmark");
-        let server = crate::bus::raw_socket::SegmentServer::start("ecat-s", shared_sim_segment(&sim)?).map_err(|e| e.to_string())?;
+        let server = crate::bus::raw_socket::SegmentServer::start_with("ecat-s", shared_sim_segment(&sim)?, Some(config.rt.below(1))).map_err(|e| e.to_string())?;
         let master = MasterConfig { receive_timeout: std::time::Duration::from_millis(20), ..Default::default() };
         let mut base = BusBase::open(Link::Interface("ecat-m".into()), BusConfig { period: 0.001, max_bad_cycles: u32::MAX, master, ..Default::default() })?;
         let mut s = String::new();
