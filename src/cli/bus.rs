@@ -86,10 +86,7 @@ pub fn scan(spec: &str, drives: usize, config: &EngineConfig) -> Result<String, 
     let mut s = String::new();
     let _ = writeln!(s, "{:>3}  {:<6} {:<10} {:<10} {:<10} {:>6} {:>6}  {:<7} {:<8} name", "pos", "state", "vendor", "product", "revision", "in B", "out B", "DC", "class");
     for (d, state) in bus.devices().iter().zip(bus.states()) {
-        let class = match base.class_of(d.position) {
-            Some(c) => c,
-            None => "-",
-        };
+        let class = base.class_of(d.position).unwrap_or("-");
         let _ = writeln!(
             s,
             "{:>3}  {:<6} 0x{:08x} 0x{:08x} 0x{:08x} {:>6} {:>6}  {:<7} {:<8} {}",

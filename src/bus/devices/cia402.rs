@@ -473,7 +473,7 @@ impl Cia402Drive {
                 Fault if self.reset_cycles == 0 => DISABLE_VOLTAGE,
                 Fault => {
                     self.reset_cycles += 1;
-                    if (self.reset_cycles - 2) % 16 == 0 {
+                    if (self.reset_cycles - 2).is_multiple_of(16) {
                         DISABLE_VOLTAGE
                     } else {
                         FAULT_RESET
