@@ -59,6 +59,8 @@ pub enum FrameError {
     DatagramTooLong { len: usize },
     /// More datagrams than the caller's layout buffer holds.
     TooManyDatagrams { max: usize },
+    /// Lost on the wire (a simulated fault): no reply.
+    Lost,
 }
 
 impl fmt::Display for FrameError {
@@ -73,6 +75,7 @@ impl fmt::Display for FrameError {
             Self::BufferTooSmall { needed, available } => write!(f, "buffer of {available} bytes too small, {needed} needed"),
             Self::DatagramTooLong { len } => write!(f, "datagram data of {len} bytes exceeds 2047"),
             Self::TooManyDatagrams { max } => write!(f, "more than {max} datagrams in one frame"),
+            Self::Lost => write!(f, "frame lost on the wire (simulated)"),
         }
     }
 }

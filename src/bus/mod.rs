@@ -1,6 +1,11 @@
-//! EtherCAT: frames, a virtual segment of simulated SubDevices, and the in-process transport
-//! that lets a real master (ethercrab) drive that segment.
+//! EtherCAT: frames, a virtual segment of simulated SubDevices, the in-process transport and
+//! the master (ethercrab) with device classes, as the engine's base.
 
+pub mod base;
+pub mod devices;
 pub mod frame;
+pub mod sim;
+pub mod master;
+pub mod raw_socket;
 pub mod transport;
 pub mod virtual_segment;

@@ -24,8 +24,9 @@ pub fn main(what: &str, seconds: f64, config: &EngineConfig) -> i32 {
     match what {
         "engine" => engine(seconds, config.rt),
         "lua" => lua(seconds, config.rt),
+        "bus" => return super::bus::bench(seconds, config),
         other => {
-            eprintln!("morc bench: unknown benchmark '{other}' (engine, lua)");
+            eprintln!("morc bench: unknown benchmark '{other}' (engine, lua, bus)");
             return super::exit::USAGE;
         }
     }

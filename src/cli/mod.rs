@@ -1,8 +1,9 @@
 //! The `morc` command line.
 
 pub mod bench;
-pub mod rec;
+pub mod bus;
 pub mod fmu;
+pub mod rec;
 
 use std::path::PathBuf;
 
@@ -39,9 +40,18 @@ pub struct Cli {
 pub enum Command {
     /// Run a Lua robot program.
     Run {
+        /// Run on the EtherCAT bus instead of the simulated axes: `sim` (the simulated
+        /// segment through the real master) or a network interface.
+        #[arg(long)]
+        bus: Option<String>,
         file: PathBuf,
         /// Arguments for the program (in the global table `arg`).
         args: Vec<String>,
+    },
+    /// The EtherCAT bus: `scan` lists its devices, `serve` simulates a segment on an interface.
+    Bus {
+        #[command(subcommand)]
+        command: bus::BusCommand,
     },
     /// Measure: `engine` (latency and hand-off cost), `lua` (Lua component jitter).
     Bench {
@@ -82,6 +92,13 @@ pub fn start_engine(config: EngineConfig) -> Result<Engine, String> {
     Engine::start(config, Box::new(base))
 }
 
+/// The engine on the EtherCAT bus (`--bus sim` or `--bus IF`), six drives in the simulation.
+pub fn start_bus_engine(config: EngineConfig, bus: &str) -> Result<Engine, String> {
+    let link = bus::link_for(bus, 6)?;
+    let base = crate::bus::base::BusBase::open(link, crate::bus::base::BusConfig { period: config.period, ..Default::default() })?;
+    Engine::start(config, Box::new(base))
+}
+
 pub fn main() -> i32 {
     let cli = Cli::parse();
     let level = match (cli.quiet, cli.verbose) {
@@ -90,6 +107,8 @@ pub fn main() -> i32 {
         (false, 1) => "info",
         _ => "debug",
     };
+    // ethercrab logs every late reply as an error; the bus counts them (stale replies).
+    let level = format!("{level},ethercrab::pdu_loop::frame_element=off");
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level)).format_timestamp(None).init();
     let config = match engine_config(&cli) {
         Ok(c) => c,
@@ -99,7 +118,8 @@ pub fn main() -> i32 {
         }
     };
     match &cli.command {
-        Some(Command::Run { file, args }) => run_program(config, file, args),
+        Some(Command::Run { bus, file, args }) => run_program(config, bus.as_deref(), file, args),
+        Some(Command::Bus { command }) => bus::main(command, &config),
         Some(Command::Bench { what, seconds }) => bench::main(what, *seconds, &config),
         Some(Command::Rec { cmd }) => rec::main(cmd),
         Some(Command::Fmu { command }) => fmu::main(command),
@@ -110,8 +130,12 @@ pub fn main() -> i32 {
     }
 }
 
-fn run_program(config: EngineConfig, file: &PathBuf, args: &[String]) -> i32 {
-    let engine = match start_engine(config) {
+fn run_program(config: EngineConfig, bus: Option<&str>, file: &PathBuf, args: &[String]) -> i32 {
+    let engine = match bus {
+        Some(b) => start_bus_engine(config, b),
+        None => start_engine(config),
+    };
+    let engine = match engine {
         Ok(e) => e,
         Err(e) => {
             eprintln!("morc: {e}");

@@ -89,6 +89,66 @@ pub fn digital_outputs(image: SiiImage, esc: EscConfig, clock_offset_ns: u64) ->
     Ok(SubDevice::new(Esc::new(esc, image, clock_offset_ns), Box::new(app)))
 }
 
+/// Digital input terminal (EL1004, EL1008…): the process-data SM shows the input bits, set
+/// from outside with [`DigitalInputs::set_inputs`] (a test, or the simulated robot's sensors).
+#[derive(Debug, Clone)]
+pub struct DigitalInputs {
+    channels: u32,
+    sm_index: u8,
+    inputs: u32,
+}
+
+impl DigitalInputs {
+    pub fn set_inputs(&mut self, bits: u32) {
+        let mask = if self.channels >= 32 { u32::MAX } else { (1 << self.channels) - 1 };
+        self.inputs = bits & mask;
+    }
+    pub fn inputs(&self) -> u32 {
+        self.inputs
+    }
+}
+
+impl DeviceApp for DigitalInputs {
+    fn on_transition(&mut self, esc: &Esc, _from: AlState, to: AlState) -> Result<(), u16> {
+        if to == AlState::SafeOp || to == AlState::Op {
+            let sm = esc.sm(self.sm_index);
+            if !sm.enabled() || sm.length < self.channels.div_ceil(8) as u16 {
+                return Err(al_code::INVALID_INPUT_CONFIG);
+            }
+        }
+        Ok(())
+    }
+
+    fn after_frame(&mut self, esc: &mut Esc) {
+        if esc.al_state() >= AlState::SafeOp {
+            let sm = esc.sm(self.sm_index);
+            let bytes = self.inputs.to_le_bytes();
+            let n = usize::from(sm.length).min(4);
+            esc.pdi_write(sm.start, &bytes[..n]);
+        }
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+}
+
+/// A digital input terminal from its SII image: channels from the TxPDO bits.
+pub fn digital_inputs(image: SiiImage, esc: EscConfig, clock_offset_ns: u64) -> Result<SubDevice, String> {
+    let info = image.parse().map_err(|e| e.to_string())?;
+    let channels: u32 = info.tx_pdos.iter().map(|p| p.bit_len()).sum();
+    let sm_index = info
+        .sync_managers
+        .iter()
+        .position(|s| s.usage == SyncManagerUsage::ProcessDataIn)
+        .ok_or_else(|| format!("{}: no process-data input SyncManager in the SII", info.name().unwrap_or("device")))? as u8;
+    let app = DigitalInputs { channels: channels.min(32), sm_index, inputs: 0 };
+    Ok(SubDevice::new(Esc::new(esc, image, clock_offset_ns), Box::new(app)))
+}
+
 // ---------------------------------------------------------------------------------------------
 // CiA 402 drive
 // ---------------------------------------------------------------------------------------------
@@ -279,10 +339,14 @@ impl Cia402Drive {
         let mapping = |index: u16, sub: u8, bits: u8| ((u32::from(index) << 16) | (u32::from(sub) << 8) | u32::from(bits)).to_le_bytes();
         let rx = [mapping(0x6040, 0, 16), mapping(0x607A, 0, 32), mapping(0x60FF, 0, 32), mapping(0x6071, 0, 16), mapping(0x6060, 0, 8)];
         let tx = [mapping(0x6041, 0, 16), mapping(0x6064, 0, 32), mapping(0x606C, 0, 32), mapping(0x6077, 0, 16), mapping(0x6061, 0, 8)];
-        let rx_subs: Vec<(&[u8], Access)> = rx.iter().map(|m| (&m[..], ReadWritePreOp)).collect();
-        let tx_subs: Vec<(&[u8], Access)> = tx.iter().map(|m| (&m[..], ReadWritePreOp)).collect();
+        // Room for 8 entries per PDO, 5 in use: masters may remap (e.g. add 0x603F).
+        let unused = [0u8; 4];
+        let rx_subs: Vec<(&[u8], Access)> = rx.iter().map(|m| &m[..]).chain(std::iter::repeat_n(&unused[..], 3)).map(|m| (m, ReadWritePreOp)).collect();
+        let tx_subs: Vec<(&[u8], Access)> = tx.iter().map(|m| &m[..]).chain(std::iter::repeat_n(&unused[..], 3)).map(|m| (m, ReadWritePreOp)).collect();
         od.add_record(0x1600, "RxPDO map 1", ReadWritePreOp, &rx_subs);
         od.add_record(0x1A00, "TxPDO map 1", ReadWritePreOp, &tx_subs);
+        od.set(0x1600, 0, &[rx.len() as u8]);
+        od.set(0x1A00, 0, &[tx.len() as u8]);
         // SM communication types: mailbox out, in, process data out, in (ETG.1000.6 0x1C00).
         od.add_record(0x1C00, "Sync manager type", ReadOnly, &[(&[1], ReadOnly), (&[2], ReadOnly), (&[3], ReadOnly), (&[4], ReadOnly)]);
         od.add_record(0x1C12, "RxPDO assign", ReadWritePreOp, &[(&0x1600u16.to_le_bytes(), ReadWritePreOp)]);

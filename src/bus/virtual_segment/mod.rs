@@ -21,7 +21,7 @@ pub mod mailbox;
 pub mod segment;
 pub mod devices;
 
-pub use devices::{cia402_drive, coupler, digital_outputs, load_sii, Cia402Drive, Cia402State, DigitalOutputs, DrivePlant, IdealFollower};
+pub use devices::{cia402_drive, coupler, digital_inputs, digital_outputs, load_sii, morc_drive_image, Cia402Drive, Cia402State, DigitalInputs, DigitalOutputs, DrivePlant, IdealFollower, PlantActual, PlantCommand};
 pub use esc::{AlState, DcUnit, Esc, EscConfig};
 pub use segment::{DeviceApp, Segment, SubDevice};
 pub use sii::{SiiImage, SiiInfo};

@@ -126,6 +126,8 @@ impl SubDevice {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SegmentCounters {
     pub frames: u64,
+    /// Frames lost on purpose ([`Segment::lose_frames`]).
+    pub lost_frames: u64,
     pub malformed_frames: u64,
     pub datagrams: u64,
 }
@@ -141,6 +143,9 @@ pub struct Segment {
     hop_delay_ns: u64,
     layouts: Vec<DatagramLayout>,
     counters: SegmentCounters,
+    /// Simulated faults: frames still to lose, and where the line is cut.
+    frames_to_lose: u32,
+    line_cut_before: Option<usize>,
 }
 
 impl std::fmt::Debug for Segment {
@@ -157,7 +162,7 @@ impl Default for Segment {
 
 impl Segment {
     pub fn new() -> Self {
-        Self { devices: Vec::new(), time_ns: 0, hop_delay_ns: 150, layouts: Vec::with_capacity(MAX_DATAGRAMS_PER_FRAME), counters: SegmentCounters::default() }
+        Self { devices: Vec::new(), time_ns: 0, hop_delay_ns: 150, layouts: Vec::with_capacity(MAX_DATAGRAMS_PER_FRAME), counters: SegmentCounters::default(), frames_to_lose: 0, line_cut_before: None }
     }
 
     /// Appends a device at the end of the line.
@@ -203,6 +208,17 @@ impl Segment {
         self.time_ns = t;
     }
 
+    /// Simulated fault: the next `n` frames are lost on the wire (no reply at all).
+    pub fn lose_frames(&mut self, n: u32) {
+        self.frames_to_lose = n;
+    }
+
+    /// Simulated fault: the line is cut just before `position` (that device and all after it
+    /// drop out: their power failed or a cable was pulled). `None` reconnects them unchanged.
+    pub fn cut_line_before(&mut self, position: Option<usize>) {
+        self.line_cut_before = position;
+    }
+
     /// Advances virtual time, stepping every device's dynamics.
     pub fn advance(&mut self, dt_ns: u64) {
         self.time_ns = self.time_ns.wrapping_add(dt_ns);
@@ -216,6 +232,11 @@ impl Segment {
     /// returned as errors (a real segment would drop or mangle them).
     pub fn process_frame(&mut self, input: &[u8], output: &mut [u8]) -> Result<usize, FrameError> {
         self.counters.frames += 1;
+        if self.frames_to_lose > 0 {
+            self.frames_to_lose -= 1;
+            self.counters.lost_frames += 1;
+            return Err(FrameError::Lost);
+        }
         if let Err(e) = parse_datagrams(input, &mut self.layouts, MAX_DATAGRAMS_PER_FRAME) {
             self.counters.malformed_frames += 1;
             return Err(e);
@@ -232,8 +253,10 @@ impl Segment {
         // The first ESC marks the source MAC as locally administered (ESC datasheet I,
         // "Frame processing": port 0 → processing unit sets bit 1 of the first MAC byte).
         out[6] |= MAC_LOCALLY_ADMINISTERED;
-        let n = self.devices.len() as u64;
-        for (position, device) in self.devices.iter_mut().enumerate() {
+        // A cut line: the last connected device closes its port and returns the frame.
+        let connected = self.line_cut_before.unwrap_or(self.devices.len()).min(self.devices.len());
+        let n = connected as u64;
+        for (position, device) in self.devices[..connected].iter_mut().enumerate() {
             let position = position as u64;
             let ctx = DatagramContext {
                 arrival_ns: self.time_ns + position * self.hop_delay_ns,

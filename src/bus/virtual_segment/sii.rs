@@ -530,8 +530,10 @@ pub fn build_image(desc: &DeviceDescription, size_bytes: usize) -> Result<SiiIma
         strings.push(s.to_string());
         strings.len() as u8
     };
-    let group = intern(&desc.group);
+    // Order code first, as in Beckhoff's images: SOEM names a device by string 1, ethercrab
+    // by the order code, so both then show the short name.
     let order = intern(&desc.order_code);
+    let group = intern(&desc.group);
     let name = intern(&desc.name);
 
     let mut categories: Vec<(u16, Vec<u8>)> = Vec::new();

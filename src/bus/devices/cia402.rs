@@ -1,0 +1,668 @@
+//! CiA 402 servo drive (CiA 402-2 / ETG.6010), master side: PDO mapping set up through SDOs
+//! in PreOp, the power drive state machine walked from the controlword and statusword (enable
+//! sequence, quick stop, fault reset), cyclic synchronous position / velocity / torque, and
+//! scaling between drive units (counts, per-mille torque) and joint SI units.
+
+use super::pd;
+use super::{DeviceName, SdoValue, SdoWrite};
+use std::f64::consts::TAU;
+
+/// Cyclic synchronous mode the drive runs in when commanded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DriveMode {
+    /// Cyclic synchronous position (8): the command is a joint position (rad).
+    Csp,
+    /// Cyclic synchronous velocity (9): the command is a joint velocity (rad/s).
+    Csv,
+    /// Cyclic synchronous torque (10): the command is a joint torque (N·m).
+    Cst,
+}
+
+impl DriveMode {
+    /// Modes of operation value (0x6060).
+    pub fn code(self) -> i8 {
+        match self {
+            DriveMode::Csp => 8,
+            DriveMode::Csv => 9,
+            DriveMode::Cst => 10,
+        }
+    }
+}
+
+impl std::str::FromStr for DriveMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "csp" | "position" => Ok(DriveMode::Csp),
+            "csv" | "velocity" => Ok(DriveMode::Csv),
+            "cst" | "torque" => Ok(DriveMode::Cst),
+            _ => Err(format!("unknown drive mode '{s}': use csp, csv or cst")),
+        }
+    }
+}
+
+/// How a drive's units map to its joint, and how it is run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DriveConfig {
+    /// Encoder counts per motor revolution (e.g. 2^20).
+    pub counts_per_rev: f64,
+    /// Motor revolutions per joint revolution.
+    pub gear: f64,
+    /// The joint turns the other way than the motor counts.
+    pub reversed: bool,
+    /// Joint position (rad) when the encoder reads 0 counts.
+    pub offset: f64,
+    /// Rated motor torque (N·m): the drive's torque objects are per mille of it.
+    pub rated_torque: f64,
+    pub mode: DriveMode,
+    /// How long each step of the enable sequence may take before the drive is reported as
+    /// not switching on (s).
+    pub switch_on_timeout: f64,
+}
+
+impl Default for DriveConfig {
+    fn default() -> Self {
+        Self { counts_per_rev: 1_048_576.0, gear: 1.0, reversed: false, offset: 0.0, rated_torque: 1.0, mode: DriveMode::Csp, switch_on_timeout: 0.5 }
+    }
+}
+
+impl DriveConfig {
+    fn sign(&self) -> f64 {
+        if self.reversed {
+            -1.0
+        } else {
+            1.0
+        }
+    }
+    /// Counts per joint radian, signed by direction.
+    fn counts_per_rad(&self) -> f64 {
+        self.sign() * self.counts_per_rev * self.gear / TAU
+    }
+    pub fn position_from_counts(&self, counts: i32) -> f64 {
+        f64::from(counts) / self.counts_per_rad() + self.offset
+    }
+    /// Saturates at the i32 range rather than wrapping.
+    pub fn counts_from_position(&self, q: f64) -> i32 {
+        ((q - self.offset) * self.counts_per_rad()).round().clamp(f64::from(i32::MIN), f64::from(i32::MAX)) as i32
+    }
+    pub fn velocity_from_counts(&self, counts_per_s: i32) -> f64 {
+        f64::from(counts_per_s) / self.counts_per_rad()
+    }
+    pub fn counts_from_velocity(&self, qd: f64) -> i32 {
+        (qd * self.counts_per_rad()).round().clamp(f64::from(i32::MIN), f64::from(i32::MAX)) as i32
+    }
+    /// Per-mille of rated motor torque → joint torque (gear ratio, no losses).
+    pub fn torque_from_per_mille(&self, t: i16) -> f64 {
+        self.sign() * f64::from(t) * 1e-3 * self.rated_torque * self.gear
+    }
+    pub fn per_mille_from_torque(&self, tau: f64) -> i16 {
+        (tau * self.sign() / (self.rated_torque * self.gear) * 1e3).round().clamp(-32768.0, 32767.0) as i16
+    }
+    pub fn check(&self) -> Result<(), String> {
+        let positive = |x: f64| x.is_finite() && x > 0.0;
+        if !positive(self.counts_per_rev) || !positive(self.gear) || !positive(self.rated_torque) || !self.offset.is_finite() {
+            return Err(format!("drive scaling must be finite and positive (counts_per_rev {}, gear {}, rated_torque {}, offset {})", self.counts_per_rev, self.gear, self.rated_torque, self.offset));
+        }
+        if !positive(self.switch_on_timeout) {
+            return Err(format!("switch_on_timeout must be positive, got {} s", self.switch_on_timeout));
+        }
+        Ok(())
+    }
+}
+
+/// CiA 402 power drive system states, as decoded from the statusword (CiA 402-2 Table 30).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PowerState {
+    NotReadyToSwitchOn,
+    SwitchOnDisabled,
+    ReadyToSwitchOn,
+    SwitchedOn,
+    OperationEnabled,
+    QuickStopActive,
+    FaultReactionActive,
+    Fault,
+    /// A bit pattern the profile does not define.
+    Unknown,
+}
+
+impl PowerState {
+    /// (mask, value) of the statusword for the state.
+    fn pattern(self) -> (u16, u16) {
+        use PowerState::*;
+        match self {
+            NotReadyToSwitchOn => (0x4F, 0x00),
+            SwitchOnDisabled => (0x4F, 0x40),
+            ReadyToSwitchOn => (0x6F, 0x21),
+            SwitchedOn => (0x6F, 0x23),
+            OperationEnabled => (0x6F, 0x27),
+            QuickStopActive => (0x6F, 0x07),
+            FaultReactionActive => (0x4F, 0x0F),
+            Fault => (0x4F, 0x08),
+            Unknown => (0, 0xFFFF),
+        }
+    }
+
+    pub fn from_statusword(sw: u16) -> Self {
+        use PowerState::*;
+        [NotReadyToSwitchOn, SwitchOnDisabled, ReadyToSwitchOn, SwitchedOn, OperationEnabled, QuickStopActive, FaultReactionActive, Fault]
+            .into_iter()
+            .find(|s| {
+                let (mask, value) = s.pattern();
+                sw & mask == value
+            })
+            .unwrap_or(Unknown)
+    }
+
+    pub fn label(self) -> &'static str {
+        use PowerState::*;
+        match self {
+            NotReadyToSwitchOn => "Not ready to switch on",
+            SwitchOnDisabled => "Switch on disabled",
+            ReadyToSwitchOn => "Ready to switch on",
+            SwitchedOn => "Switched on",
+            OperationEnabled => "Operation enabled",
+            QuickStopActive => "Quick stop active",
+            FaultReactionActive => "Fault reaction active",
+            Fault => "Fault",
+            Unknown => "an undefined state",
+        }
+    }
+}
+
+/// Statusword bit names (CiA 402-2 Table 29).
+pub fn statusword_bit_name(bit: u32) -> &'static str {
+    match bit {
+        0 => "ready to switch on",
+        1 => "switched on",
+        2 => "operation enabled",
+        3 => "fault",
+        4 => "voltage enabled",
+        5 => "quick stop (active low)",
+        6 => "switch on disabled",
+        7 => "warning",
+        9 => "remote",
+        10 => "target reached",
+        11 => "internal limit active",
+        12 => "drive follows the command value",
+        13 => "following error",
+        _ => "manufacturer specific",
+    }
+}
+
+/// Why a drive fault happened, for common CiA 402 / CiA 301 error codes (0x603F).
+pub fn error_code_text(code: u16) -> &'static str {
+    match code {
+        0 => "no error code given",
+        0x2200..=0x23FF => "overcurrent",
+        0x3210 | 0x3211 => "DC-link overvoltage",
+        0x3220 | 0x3221 => "DC-link undervoltage",
+        0x4000..=0x4FFF => "over-temperature",
+        0x5000..=0x5FFF => "drive hardware",
+        0x6000..=0x6FFF => "drive software",
+        0x7300..=0x73FF => "sensor / encoder",
+        0x8110..=0x81FF => "communication (e.g. sync or PDO watchdog)",
+        0x8400..=0x84FF => "velocity / speed controller",
+        0x8611 => "following error",
+        0x8612 => "reference limit (position limit)",
+        0x8600..=0x86FF => "positioning controller",
+        0xFF00..=0xFFFF => "manufacturer specific",
+        _ => "see the drive manual",
+    }
+}
+
+/// Controlword commands (CiA 402-2 Table 28).
+pub mod controlword {
+    pub const DISABLE_VOLTAGE: u16 = 0x0000;
+    pub const QUICK_STOP: u16 = 0x0002;
+    pub const SHUTDOWN: u16 = 0x0006;
+    pub const SWITCH_ON: u16 = 0x0007;
+    pub const ENABLE_OPERATION: u16 = 0x000F;
+    pub const FAULT_RESET: u16 = 0x0080;
+}
+
+/// Byte offsets of the process data this class maps (see [`Cia402Drive::setup`]).
+pub mod layout {
+    /// RxPDO 0x1600: controlword, target position, target velocity, target torque, mode.
+    pub const CONTROLWORD: usize = 0;
+    pub const TARGET_POSITION: usize = 2;
+    pub const TARGET_VELOCITY: usize = 6;
+    pub const TARGET_TORQUE: usize = 10;
+    pub const MODE: usize = 12;
+    pub const OUTPUT_BYTES: usize = 13;
+    /// TxPDO 0x1A00: statusword, position, velocity, torque, mode display, error code.
+    pub const STATUSWORD: usize = 0;
+    pub const POSITION: usize = 2;
+    pub const VELOCITY: usize = 6;
+    pub const TORQUE: usize = 10;
+    pub const MODE_DISPLAY: usize = 12;
+    pub const ERROR_CODE: usize = 13;
+    pub const INPUT_BYTES: usize = 15;
+}
+
+const fn mapping(index: u16, sub: u8, bits: u8) -> u32 {
+    ((index as u32) << 16) | ((sub as u32) << 8) | bits as u32
+}
+
+const RX_MAPPING: [u32; 5] = [mapping(0x6040, 0, 16), mapping(0x607A, 0, 32), mapping(0x60FF, 0, 32), mapping(0x6071, 0, 16), mapping(0x6060, 0, 8)];
+const TX_MAPPING: [u32; 6] = [mapping(0x6041, 0, 16), mapping(0x6064, 0, 32), mapping(0x606C, 0, 32), mapping(0x6077, 0, 16), mapping(0x6061, 0, 8), mapping(0x603F, 0, 16)];
+
+/// What the master wants of the drive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Want {
+    Enabled,
+    QuickStop,
+    Disabled,
+}
+
+/// One CiA 402 drive as the master sees it.
+#[derive(Debug, Clone)]
+pub struct Cia402Drive {
+    name: DeviceName,
+    config: DriveConfig,
+    period: f64,
+    // Inputs, as last received.
+    statusword: u16,
+    position_counts: i32,
+    velocity_counts: i32,
+    torque_per_mille: i16,
+    error_code: u16,
+    // What goes out.
+    want: Want,
+    target_position: i32,
+    target_velocity: i32,
+    target_torque: i16,
+    /// Commands arrived last cycle; a switch to hold latches the actual position.
+    commanded: bool,
+    /// Fault reset: bit 7 low for one cycle, then high (the drive acts on the rising edge).
+    reset_cycles: u32,
+    cycles_in_state: u32,
+    last_state: PowerState,
+    last_controlword: u16,
+}
+
+impl Cia402Drive {
+    pub fn new(name: DeviceName, config: DriveConfig, period: f64) -> Self {
+        Self {
+            name,
+            config,
+            period,
+            statusword: 0,
+            position_counts: 0,
+            velocity_counts: 0,
+            torque_per_mille: 0,
+            error_code: 0,
+            want: Want::Enabled,
+            target_position: 0,
+            target_velocity: 0,
+            target_torque: 0,
+            commanded: false,
+            reset_cycles: 0,
+            cycles_in_state: 0,
+            last_state: PowerState::NotReadyToSwitchOn,
+            last_controlword: 0,
+        }
+    }
+
+    pub fn name(&self) -> &DeviceName {
+        &self.name
+    }
+    pub fn config(&self) -> &DriveConfig {
+        &self.config
+    }
+
+    /// SDO downloads in PreOp: the PDO mapping this class reads and writes, and the mode.
+    pub fn setup(&self) -> Vec<SdoWrite> {
+        use SdoValue::*;
+        let mut w = Vec::new();
+        for (assign, pdo, entries) in [(0x1C12u16, 0x1600u16, &RX_MAPPING[..]), (0x1C13, 0x1A00, &TX_MAPPING[..])] {
+            // Assignment off while the mapping changes (ETG.1000.6 §5.6.7.4 sequence).
+            w.push(SdoWrite::new(assign, 0, U8(0)));
+            w.push(SdoWrite::new(pdo, 0, U8(0)));
+            for (i, m) in entries.iter().enumerate() {
+                w.push(SdoWrite::new(pdo, i as u8 + 1, U32(*m)));
+            }
+            w.push(SdoWrite::new(pdo, 0, U8(entries.len() as u8)));
+            w.push(SdoWrite::new(assign, 1, U16(pdo)));
+            w.push(SdoWrite::new(assign, 0, U8(1)));
+        }
+        w.push(SdoWrite::new(0x6060, 0, I8(self.config.mode.code())));
+        w
+    }
+
+    /// The mapped sizes must be what [`setup`](Self::setup) asked for.
+    pub fn check_process_data(&self, input_bytes: usize, output_bytes: usize) -> Result<(), String> {
+        if input_bytes != layout::INPUT_BYTES || output_bytes != layout::OUTPUT_BYTES {
+            return Err(format!(
+                "{}: the CiA 402 class maps {} input and {} output bytes, the device has {input_bytes} and {output_bytes}; \
+                 its PDO mapping did not take (check that it accepts 0x1C12/0x1C13 and 0x1600/0x1A00 through SDOs in PreOp)",
+                self.name,
+                layout::INPUT_BYTES,
+                layout::OUTPUT_BYTES
+            ));
+        }
+        Ok(())
+    }
+
+    /// Decodes this cycle's inputs.
+    pub fn read_inputs(&mut self, inputs: &[u8]) {
+        use layout::*;
+        self.statusword = pd::u16_at(inputs, STATUSWORD);
+        self.position_counts = pd::i32_at(inputs, POSITION);
+        self.velocity_counts = pd::i32_at(inputs, VELOCITY);
+        self.torque_per_mille = pd::i16_at(inputs, TORQUE);
+        self.error_code = pd::u16_at(inputs, ERROR_CODE);
+        let state = self.state();
+        if state == self.last_state {
+            self.cycles_in_state = self.cycles_in_state.saturating_add(1);
+        } else {
+            self.cycles_in_state = 0;
+            self.last_state = state;
+        }
+    }
+
+    pub fn statusword(&self) -> u16 {
+        self.statusword
+    }
+    pub fn state(&self) -> PowerState {
+        PowerState::from_statusword(self.statusword)
+    }
+    pub fn enabled(&self) -> bool {
+        self.state() == PowerState::OperationEnabled
+    }
+    pub fn error_code(&self) -> u16 {
+        self.error_code
+    }
+    /// Joint position (rad).
+    pub fn position(&self) -> f64 {
+        self.config.position_from_counts(self.position_counts)
+    }
+    /// Joint velocity (rad/s).
+    pub fn velocity(&self) -> f64 {
+        self.config.velocity_from_counts(self.velocity_counts)
+    }
+    /// Joint torque (N·m).
+    pub fn torque(&self) -> f64 {
+        self.config.torque_from_per_mille(self.torque_per_mille)
+    }
+    pub fn position_counts(&self) -> i32 {
+        self.position_counts
+    }
+    pub fn target_counts(&self) -> i32 {
+        self.target_position
+    }
+
+    /// The command for this cycle in the configured mode's SI unit, or `None` to hold where
+    /// the drive is. Non-finite commands are refused (the drive holds).
+    pub fn command(&mut self, value: Option<f64>) -> Result<(), String> {
+        let value = match value {
+            Some(v) if !v.is_finite() => {
+                self.hold();
+                return Err(format!("{}: non-finite command {v}: holding", self.name));
+            }
+            v => v,
+        };
+        if !self.enabled() {
+            // Not enabled: the target follows the actual position, so enabling never jumps.
+            self.hold_here();
+            self.commanded = false;
+            return Ok(());
+        }
+        match value {
+            None => self.hold(),
+            Some(v) => {
+                self.commanded = true;
+                match self.config.mode {
+                    DriveMode::Csp => self.target_position = self.config.counts_from_position(v),
+                    DriveMode::Csv => self.target_velocity = self.config.counts_from_velocity(v),
+                    DriveMode::Cst => self.target_torque = self.config.per_mille_from_torque(v),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Hold: on the switch from commands, keep the target at the actual position then.
+    fn hold(&mut self) {
+        if self.commanded {
+            self.hold_here();
+        }
+        self.commanded = false;
+        self.target_velocity = 0;
+        self.target_torque = 0;
+    }
+
+    fn hold_here(&mut self) {
+        self.target_position = self.position_counts;
+        self.target_velocity = 0;
+        self.target_torque = 0;
+    }
+
+    /// Stop: quick stop now (the drive decelerates and ends disabled).
+    pub fn quick_stop(&mut self) {
+        self.want = Want::QuickStop;
+    }
+    /// Disable the power stage.
+    pub fn disable(&mut self) {
+        self.want = Want::Disabled;
+    }
+    /// Enable again (after a quick stop, or with a fault reset if the drive is in Fault).
+    pub fn enable(&mut self) {
+        self.want = Want::Enabled;
+        self.cycles_in_state = 0;
+    }
+    /// Acknowledge a drive fault and enable again.
+    pub fn reset_fault(&mut self) {
+        self.enable();
+        if matches!(self.state(), PowerState::Fault | PowerState::FaultReactionActive) {
+            self.reset_cycles = 1;
+        }
+    }
+
+    /// The controlword for this cycle, from the state the drive reports and what we want.
+    fn controlword(&mut self) -> u16 {
+        use controlword::*;
+        use PowerState::*;
+        let state = self.state();
+        match self.want {
+            Want::Disabled => DISABLE_VOLTAGE,
+            Want::QuickStop => QUICK_STOP,
+            Want::Enabled => match state {
+                // Fault reaction runs on its own; then bit 7 low for a cycle and high (the drive
+                // acts on the rising edge), repeated every 16 cycles until it leaves Fault.
+                FaultReactionActive => DISABLE_VOLTAGE,
+                Fault if self.reset_cycles == 0 => DISABLE_VOLTAGE,
+                Fault => {
+                    self.reset_cycles += 1;
+                    if (self.reset_cycles - 2).is_multiple_of(16) {
+                        DISABLE_VOLTAGE
+                    } else {
+                        FAULT_RESET
+                    }
+                }
+                NotReadyToSwitchOn | Unknown => DISABLE_VOLTAGE,
+                SwitchOnDisabled => {
+                    self.reset_cycles = 0;
+                    SHUTDOWN
+                }
+                ReadyToSwitchOn => SWITCH_ON,
+                SwitchedOn | OperationEnabled => ENABLE_OPERATION,
+                // Leave quick stop through Switch on disabled, then enable from the start.
+                QuickStopActive => DISABLE_VOLTAGE,
+            },
+        }
+    }
+
+    /// Encodes controlword, targets and mode into this cycle's outputs.
+    pub fn write_outputs(&mut self, outputs: &mut [u8]) {
+        use layout::*;
+        if !self.enabled() {
+            self.hold_here();
+        }
+        let cw = self.controlword();
+        self.last_controlword = cw;
+        // Holding runs in CSP whatever the mode: a velocity or torque drive holds its position.
+        let mode = if self.commanded { self.config.mode } else { DriveMode::Csp };
+        pd::put(outputs, CONTROLWORD, &cw.to_le_bytes());
+        pd::put(outputs, TARGET_POSITION, &self.target_position.to_le_bytes());
+        pd::put(outputs, TARGET_VELOCITY, &self.target_velocity.to_le_bytes());
+        pd::put(outputs, TARGET_TORQUE, &self.target_torque.to_le_bytes());
+        pd::put(outputs, MODE, &[mode.code() as u8]);
+    }
+
+    /// A fault to report, if any: a drive fault, or a drive that will not switch on within
+    /// its timeout. Allocates only when it reports (once per fault).
+    pub fn check(&self) -> Result<(), String> {
+        use PowerState::*;
+        let state = self.state();
+        let timeout_cycles = (self.config.switch_on_timeout / self.period).ceil().max(1.0) as u32;
+        let reset_failed = self.reset_cycles > timeout_cycles.saturating_add(2);
+        if matches!(state, Fault | FaultReactionActive) && (self.reset_cycles == 0 || reset_failed) {
+            let what = if reset_failed { "drive fault that a fault reset did not clear" } else { "drive fault" };
+            return Err(format!(
+                "{}: {what}, error code 0x{:04X} ({}), statusword 0x{:04X}; fix the cause, then reset faults",
+                self.name,
+                self.error_code,
+                error_code_text(self.error_code),
+                self.statusword
+            ));
+        }
+        if self.want == Want::Enabled && state != OperationEnabled && self.cycles_in_state > timeout_cycles {
+            return Err(self.not_switching_on());
+        }
+        Ok(())
+    }
+
+    /// Which bit of which state is missing for the next step of the enable sequence.
+    pub fn not_switching_on(&self) -> String {
+        use PowerState::*;
+        let state = self.state();
+        let sw = self.statusword;
+        let next = match state {
+            NotReadyToSwitchOn | Unknown | QuickStopActive => SwitchOnDisabled,
+            SwitchOnDisabled => ReadyToSwitchOn,
+            ReadyToSwitchOn => SwitchedOn,
+            SwitchedOn => OperationEnabled,
+            Fault | FaultReactionActive => SwitchOnDisabled,
+            OperationEnabled => OperationEnabled,
+        };
+        let (mask, value) = next.pattern();
+        let mut missing = Vec::new();
+        for bit in 0..16u32 {
+            if mask & (1 << bit) != 0 && (sw ^ value) & (1 << bit) != 0 {
+                let want = if value & (1 << bit) != 0 { "set" } else { "clear" };
+                missing.push(format!("bit {bit} '{}' {want}", statusword_bit_name(bit)));
+            }
+        }
+        let mut hints = String::new();
+        if sw & 0x0200 == 0 {
+            hints.push_str("; statusword bit 9 'remote' is clear: the drive is under local control and ignores the controlword");
+        }
+        if matches!(next, SwitchedOn | OperationEnabled) && sw & 0x0010 == 0 {
+            hints.push_str("; bit 4 'voltage enabled' is clear: no DC-bus voltage (main power, STO or the drive's enable input?)");
+        }
+        format!(
+            "{}: drive will not switch on: it stays in '{}' (statusword 0x{sw:04X}) for {:.3} s after controlword 0x{:04X}; \
+             '{}' needs statusword {}{hints}",
+            self.name,
+            state.label(),
+            f64::from(self.cycles_in_state) * self.period,
+            self.last_controlword,
+            next.label(),
+            missing.join(", ")
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn drive() -> Cia402Drive {
+        Cia402Drive::new(DeviceName { position: 3, name: "AKD".into() }, DriveConfig { gear: 100.0, ..Default::default() }, 0.001)
+    }
+
+    fn inputs(sw: u16, position: i32) -> [u8; layout::INPUT_BYTES] {
+        let mut b = [0u8; layout::INPUT_BYTES];
+        b[0..2].copy_from_slice(&sw.to_le_bytes());
+        b[2..6].copy_from_slice(&position.to_le_bytes());
+        b
+    }
+
+    fn cycle(d: &mut Cia402Drive, sw: u16, position: i32, command: Option<f64>) -> [u8; layout::OUTPUT_BYTES] {
+        d.read_inputs(&inputs(sw, position));
+        d.command(command).unwrap();
+        let mut out = [0u8; layout::OUTPUT_BYTES];
+        d.write_outputs(&mut out);
+        out
+    }
+
+    fn cw(out: &[u8]) -> u16 {
+        u16::from_le_bytes([out[0], out[1]])
+    }
+    fn target(out: &[u8]) -> i32 {
+        i32::from_le_bytes(out[2..6].try_into().unwrap())
+    }
+
+    #[test]
+    fn scaling_round_trips_with_gear_direction_and_offset() {
+        let c = DriveConfig { counts_per_rev: 4096.0, gear: 50.0, reversed: true, offset: 0.25, rated_torque: 2.0, ..Default::default() };
+        let counts = c.counts_from_position(1.25);
+        assert_eq!(counts, -(4096.0 * 50.0 / TAU).round() as i32);
+        assert!((c.position_from_counts(counts) - 1.25).abs() < 1e-4);
+        assert_eq!(c.per_mille_from_torque(-100.0), 1000);
+        assert_eq!(c.torque_from_per_mille(1000), -100.0);
+        assert_eq!(c.counts_from_position(1e30), i32::MIN, "saturates (reversed)");
+    }
+
+    #[test]
+    fn enable_sequence_and_hold_at_actual() {
+        let mut d = drive();
+        assert_eq!(cw(&cycle(&mut d, 0x0240, 500, None)), controlword::SHUTDOWN);
+        assert_eq!(cw(&cycle(&mut d, 0x0221, 500, None)), controlword::SWITCH_ON);
+        let out = cycle(&mut d, 0x0233, 510, Some(3.0));
+        assert_eq!(cw(&out), controlword::ENABLE_OPERATION);
+        assert_eq!(target(&out), 510, "enabling starts at the actual position");
+        let out = cycle(&mut d, 0x1237, 510, Some(0.001));
+        assert_eq!(target(&out), d.config().counts_from_position(0.001));
+        // Switch to hold while lagging: the target is latched at the actual position.
+        let out = cycle(&mut d, 0x1237, 9_000, None);
+        assert_eq!(target(&out), 9_000);
+        let out = cycle(&mut d, 0x1237, 9_100, None);
+        assert_eq!(target(&out), 9_000, "hold keeps the latched target");
+    }
+
+    #[test]
+    fn fault_is_reported_and_reset_by_a_rising_edge() {
+        let mut d = drive();
+        let mut b = inputs(0x0208, 0);
+        b[13..15].copy_from_slice(&0x8611u16.to_le_bytes());
+        d.read_inputs(&b);
+        let err = d.check().unwrap_err();
+        assert!(err.contains("device 3 'AKD'") && err.contains("0x8611") && err.contains("following error"), "{err}");
+        d.reset_fault();
+        let mut out = [0u8; layout::OUTPUT_BYTES];
+        d.write_outputs(&mut out);
+        assert_eq!(cw(&out), 0, "bit 7 low first");
+        d.write_outputs(&mut out);
+        assert_eq!(cw(&out), controlword::FAULT_RESET);
+        assert!(d.check().is_ok(), "resetting: not reported again");
+        assert_eq!(cw(&cycle(&mut d, 0x0240, 0, None)), controlword::SHUTDOWN);
+    }
+
+    #[test]
+    fn not_switching_on_names_the_missing_bit() {
+        let mut d = drive();
+        for _ in 0..600 {
+            cycle(&mut d, 0x0221, 0, None);
+        }
+        let msg = d.check().unwrap_err();
+        assert!(msg.contains("'Ready to switch on'") && msg.contains("'Switched on' needs statusword bit 1 'switched on' set"), "{msg}");
+        assert!(msg.contains("voltage enabled"), "{msg}");
+        let mut d = drive();
+        for _ in 0..600 {
+            cycle(&mut d, 0x0040, 0, None);
+        }
+        let msg = d.check().unwrap_err();
+        assert!(msg.contains("bit 9 'remote' is clear"), "{msg}");
+    }
+}

@@ -1,0 +1,122 @@
+//! Device classes: the master's side of each generic device type, written once and chosen by
+//! identity (CoE device type, process-data shape) or by configuration. A class knows the
+//! process-data layout it asks for, decodes inputs into SI units and encodes commands.
+//!
+//! Classes never see ethercrab: they get SDO writes to perform in PreOp and byte slices of the
+//! process image each cycle, so they are testable on their own.
+
+pub mod cia402;
+pub mod digital_io;
+
+pub use cia402::{Cia402Drive, DriveConfig, DriveMode};
+pub use digital_io::{DigitalInputs, DigitalOutputs};
+
+/// Where a device sits and what it says it is: every message about a device starts here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceName {
+    /// Position on the line, 0 = first after the master.
+    pub position: usize,
+    pub name: String,
+}
+
+impl std::fmt::Display for DeviceName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "device {} '{}'", self.position, self.name)
+    }
+}
+
+/// A value for an SDO download.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SdoValue {
+    U8(u8),
+    I8(i8),
+    U16(u16),
+    U32(u32),
+}
+
+/// One SDO download done in PreOp (PDO mapping, mode of operation…).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SdoWrite {
+    pub index: u16,
+    pub sub: u8,
+    pub value: SdoValue,
+}
+
+impl SdoWrite {
+    pub const fn new(index: u16, sub: u8, value: SdoValue) -> Self {
+        Self { index, sub, value }
+    }
+}
+
+/// Which class drives a device; chosen by [`classify`] or set in the bus configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DeviceClassChoice {
+    /// A CiA 402 servo drive.
+    Drive(DriveConfig),
+    /// Digital outputs; `channels` bits from bit 0.
+    DigitalOutputs { channels: u32 },
+    /// Digital inputs; `channels` bits from bit 0.
+    DigitalInputs { channels: u32 },
+    /// No process data the robot uses (a coupler), or a device morc has no class for yet: it
+    /// still takes part in the cycle (its working counter is checked).
+    Passive,
+}
+
+/// CiA 301 device type (0x1000) of a CiA 402 drive: profile number 402 in the low word.
+pub fn is_cia402_device_type(device_type: u32) -> bool {
+    device_type & 0xFFFF == 402
+}
+
+/// Chooses a class from what the master learned: the CoE device type (if the device has CoE)
+/// and the process-data sizes in bytes once mapped. Drives are recognised in PreOp by their
+/// device type; I/O terminals by having only outputs or only inputs.
+pub fn classify(device_type: Option<u32>, input_bytes: usize, output_bytes: usize, drive: &DriveConfig) -> DeviceClassChoice {
+    if device_type.is_some_and(is_cia402_device_type) {
+        return DeviceClassChoice::Drive(drive.clone());
+    }
+    match (input_bytes, output_bytes) {
+        (0, 0) => DeviceClassChoice::Passive,
+        (0, n) if n <= 4 => DeviceClassChoice::DigitalOutputs { channels: (n * 8) as u32 },
+        (n, 0) if n <= 4 => DeviceClassChoice::DigitalInputs { channels: (n * 8) as u32 },
+        _ => DeviceClassChoice::Passive,
+    }
+}
+
+/// Channel counts of terminals whose process image is wider than their channels (ethercrab
+/// maps whole bytes), so that commands to missing channels are refused with a clear message.
+pub fn known_channels(vendor_id: u32, product_code: u32) -> Option<u32> {
+    // Beckhoff: product code = terminal number << 16 | 0x3052 ("EL") etc.
+    if vendor_id != 2 {
+        return None;
+    }
+    match product_code >> 16 {
+        1002 | 2002 | 1012 => Some(2),
+        1004 | 1014 | 2004 | 2024 => Some(4),
+        1008 | 1018 | 2008 | 2808 | 2828 => Some(8),
+        1809 | 1819 | 2809 | 2889 | 1889 => Some(16),
+        _ => None,
+    }
+}
+
+/// Little-endian helpers on process-data slices; out-of-range reads give 0 and writes are
+/// dropped, so a short image can never panic the cyclic path.
+pub(crate) mod pd {
+    pub fn u16_at(b: &[u8], at: usize) -> u16 {
+        b.get(at..at + 2).map_or(0, |s| u16::from_le_bytes([s[0], s[1]]))
+    }
+    pub fn i16_at(b: &[u8], at: usize) -> i16 {
+        u16_at(b, at) as i16
+    }
+    pub fn i32_at(b: &[u8], at: usize) -> i32 {
+        b.get(at..at + 4).map_or(0, |s| i32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+    }
+    pub fn put(b: &mut [u8], at: usize, bytes: &[u8]) {
+        if let Some(s) = b.get_mut(at..at + bytes.len()) {
+            s.copy_from_slice(bytes);
+        }
+    }
+    /// Up to 8 bytes as an unsigned little-endian integer.
+    pub fn bits_of(b: &[u8]) -> u64 {
+        b.iter().take(8).enumerate().fold(0, |acc, (i, &x)| acc | (u64::from(x) << (8 * i)))
+    }
+}

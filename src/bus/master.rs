@@ -1,0 +1,562 @@
+//! The EtherCAT master: ethercrab's MainDevice and one group of SubDevices behind a small
+//! synchronous API. Bring-up (discovery, PDO configuration through SDOs, PreOp → Op) happens
+//! at [`Bus::open`], off the real-time path; [`Bus::cycle`] then does one process-data
+//! exchange (LRW + AL status checks), driven to completion on the calling thread.
+//!
+//! Two links: the in-process transport to a virtual segment (deterministic: a cycle is a
+//! plain function call through the simulated devices) and a network interface, where the
+//! calling thread sends ethercrab's frames on a raw socket and waits for the replies up to the
+//! receive timeout (else the frame is lost). Not ethercrab's own `std` TX/RX task: it ends for
+//! good at the first reply that comes after its frame was given up (a late reply), which turns
+//! one late frame into a dead link; here a late reply is counted and dropped.
+//!
+//! Why ethercrab's PDU timeout is infinite: a finite one registers a timer with async-io's
+//! reactor on every frame (a system call and a waker clone); lost frames are detected here
+//! instead, where the cyclic path knows its own deadline.
+
+use crate::bus::raw_socket::RawSocket;
+use crate::bus::transport::{lock, InProcessTransport, SharedSegment, MAX_FRAME_LEN};
+use ethercrab::subdevice_group::Op;
+use ethercrab::{DcSupport, MainDevice, MainDeviceConfig, PduRx, PduStorage, PduTx, SubDeviceGroup, SubDeviceState, Timeouts};
+use std::future::Future;
+use std::ops::Range;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+/// Most SubDevices one bus handles.
+pub const MAX_SUBDEVICES: usize = 32;
+/// Largest process image (inputs + outputs) in bytes.
+pub const MAX_PDI: usize = 1024;
+const MAX_FRAMES: usize = 16;
+const MAX_PDU_DATA: usize = PduStorage::element_size(1100);
+
+type Storage = PduStorage<MAX_FRAMES, MAX_PDU_DATA>;
+type OpGroup = SubDeviceGroup<MAX_SUBDEVICES, MAX_PDI, ethercrab::DefaultLock, Op>;
+
+/// Where the segment is.
+#[derive(Clone)]
+pub enum Link {
+    /// A virtual segment in this process.
+    Simulated(SharedSegment),
+    /// A network interface (e.g. `eth1`, or one end of a veth pair); needs CAP_NET_RAW.
+    Interface(String),
+}
+
+impl std::fmt::Debug for Link {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Link::Simulated(_) => write!(f, "simulated segment"),
+            Link::Interface(i) => write!(f, "interface {i}"),
+        }
+    }
+}
+
+/// Options of the master.
+#[derive(Debug, Clone)]
+pub struct MasterConfig {
+    /// How long bring-up may take in all (discovery, SDOs, state changes).
+    pub bring_up_timeout: Duration,
+    /// Over a network interface: how long a cycle waits for its frame to come back.
+    pub receive_timeout: Duration,
+}
+
+impl Default for MasterConfig {
+    fn default() -> Self {
+        Self { bring_up_timeout: Duration::from_secs(10), receive_timeout: Duration::from_micros(900) }
+    }
+}
+
+/// What the master knows of one SubDevice.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceInfo {
+    pub position: usize,
+    pub name: String,
+    pub vendor_id: u32,
+    pub product_code: u32,
+    pub revision: u32,
+    pub serial: u32,
+    pub configured_address: u16,
+    pub alias_address: u16,
+    /// Distributed clocks: "64 bit", "32 bit" or "no".
+    pub dc: &'static str,
+    /// CoE device type (0x1000), for devices with a CoE mailbox.
+    pub device_type: Option<u32>,
+    pub input_bytes: usize,
+    pub output_bytes: usize,
+}
+
+/// An SDO download to do in PreOp, for the device at `position`.
+#[derive(Debug, Clone, Copy)]
+pub struct PreOpWrite {
+    pub position: usize,
+    pub write: crate::bus::devices::SdoWrite,
+}
+
+/// How one cycle went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CycleStatus {
+    Ok,
+    /// No reply (within the receive timeout): inputs are last cycle's.
+    Lost,
+    /// The reply came with another working counter than the devices give in Op.
+    WorkingCounter { got: u16, expected: u16 },
+    /// The reply came, but some devices are not in Op (see [`Bus::states`]).
+    NotOp,
+    /// ethercrab refused the exchange (e.g. no free frame): counted like a lost frame.
+    Error,
+}
+
+/// Counts since bring-up.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BusCounters {
+    pub cycles: u64,
+    pub lost_frames: u64,
+    pub working_counter_errors: u64,
+    pub not_op: u64,
+    pub errors: u64,
+}
+
+enum Driver {
+    InProcess { transport: InProcessTransport<'static>, segment: SharedSegment },
+    /// A raw socket pumped on the calling thread: frames go out and replies come in within
+    /// `run`, no TX/RX thread in between.
+    Socket { interface: String, socket: RawSocket, tx: PduTx<'static>, rx: PduRx<'static>, buffer: Box<[u8; MAX_FRAME_LEN + 4]>, stale_replies: u64 },
+}
+
+/// How long to wait for a future's frames.
+#[derive(Clone, Copy)]
+enum Patience {
+    /// The cyclic path: a frame without reply is lost at once (in-process) or after the
+    /// receive timeout (socket).
+    Cycle(Duration),
+    /// Bring-up and recovery: ethercrab may wait on its own timers; give up at the deadline.
+    Until(Instant),
+}
+
+impl Driver {
+    /// Polls `fut` to completion on this thread, moving its frames. `None`: gave up.
+    fn run<F: Future>(&mut self, fut: F, patience: Patience) -> Option<F::Output> {
+        let mut fut = pin!(fut);
+        match self {
+            Driver::InProcess { transport, .. } => {
+                let mut cx = Context::from_waker(Waker::noop());
+                let dropped_before = transport.counters().frames_dropped;
+                loop {
+                    if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+                        return Some(v);
+                    }
+                    let exchanged = transport.pump();
+                    // In-process, a frame without reply never gets one: lost, whatever the patience.
+                    if transport.counters().frames_dropped != dropped_before {
+                        return None;
+                    }
+                    if exchanged == 0 {
+                        match patience {
+                            // Nothing to send and no reply: the frame was lost.
+                            Patience::Cycle(_) => return None,
+                            Patience::Until(deadline) => {
+                                if Instant::now() > deadline {
+                                    return None;
+                                }
+                                // ethercrab waits on a timer of its own (a retry delay).
+                                std::thread::sleep(Duration::from_micros(20));
+                            }
+                        }
+                    }
+                }
+            }
+            Driver::Socket { socket, tx, rx, buffer, stale_replies, .. } => {
+                let mut cx = Context::from_waker(Waker::noop());
+                let (deadline, slice) = match patience {
+                    Patience::Cycle(d) => (Instant::now() + d, d),
+                    // ethercrab may also wait on timers of its own: re-poll every millisecond.
+                    Patience::Until(t) => (t, Duration::from_millis(1)),
+                };
+                loop {
+                    if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
+                        return Some(v);
+                    }
+                    while let Some(frame) = tx.next_sendable_frame() {
+                        // A failed send leaves the frame unanswered: it counts as lost below.
+                        let _ = frame.send_blocking(|bytes| socket.send(bytes).map(|_| bytes.len()).map_err(|_| ethercrab::error::Error::SendFrame));
+                    }
+                    let now = Instant::now();
+                    if now >= deadline {
+                        return None;
+                    }
+                    match socket.receive(&mut buffer[..], (deadline - now).min(slice)) {
+                        Ok(Some(n)) => {
+                            // A reply to a frame already given up (a late one) is refused by
+                            // ethercrab; it is only counted, the link goes on.
+                            if rx.receive_frame(&buffer[..n]).is_err() {
+                                *stale_replies += 1;
+                            }
+                        }
+                        Ok(None) if matches!(patience, Patience::Cycle(_)) => return None,
+                        Ok(None) => {}
+                        Err(_) => return None,
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The master with its devices in Op.
+pub struct Bus {
+    // Declared before the storage it borrows; dropped explicitly in `Drop`.
+    maindevice: Option<MainDevice<'static>>,
+    group: OpGroup,
+    driver: Driver,
+    config: MasterConfig,
+    devices: Vec<DeviceInfo>,
+    states: Vec<SubDeviceState>,
+    input_ranges: Vec<Range<usize>>,
+    output_ranges: Vec<Range<usize>>,
+    inputs: Vec<u8>,
+    outputs: Vec<u8>,
+    expected_wkc: u16,
+    last_wkc: u16,
+    counters: BusCounters,
+}
+
+fn state_text(s: SubDeviceState) -> &'static str {
+    match s {
+        SubDeviceState::None => "not answering",
+        SubDeviceState::Init => "INIT",
+        SubDeviceState::PreOp => "PREOP",
+        SubDeviceState::Bootstrap => "BOOT",
+        SubDeviceState::SafeOp => "SAFEOP",
+        SubDeviceState::Op => "OP",
+        _ => "in an undefined state",
+    }
+}
+
+/// IgH-style state names (`ethercat slaves`).
+pub fn state_name(s: SubDeviceState) -> &'static str {
+    state_text(s)
+}
+
+fn dc_text(dc: DcSupport) -> &'static str {
+    match dc {
+        DcSupport::Bits64 => "64 bit",
+        DcSupport::Bits32 => "32 bit",
+        DcSupport::RefOnly => "ref only",
+        _ => "no",
+    }
+}
+
+impl Bus {
+    /// Discovers the devices on `link`, lets `plan` choose SDO downloads for PreOp from what
+    /// was found, and brings every device to Op. Blocks (bring-up is not real-time).
+    pub fn open(link: Link, config: MasterConfig, plan: impl FnOnce(&[DeviceInfo]) -> Result<Vec<PreOpWrite>, String>) -> Result<Bus, String> {
+        // The frame storage lives as long as the process: ethercrab borrows it for the
+        // MainDevice's lifetime, and a bus is opened a handful of times per process.
+        let storage: &'static Storage = Box::leak(Box::new(Storage::new()));
+        let (tx, rx, pdu_loop) = storage.try_split().map_err(|_| "ethercrab frame storage already in use".to_string())?;
+        let timeouts = Timeouts {
+            pdu: Duration::MAX,
+            state_transition: config.bring_up_timeout,
+            mailbox_response: Duration::from_secs(2),
+            wait_loop_delay: Duration::ZERO,
+            ..Default::default()
+        };
+        let maindevice = MainDevice::new(pdu_loop, timeouts, MainDeviceConfig { dc_static_sync_iterations: 100, ..Default::default() });
+        let (mut driver, clock): (Driver, Box<dyn Fn() -> u64>) = match &link {
+            Link::Simulated(segment) => {
+                let seg = segment.clone();
+                (Driver::InProcess { transport: InProcessTransport::new(tx, rx, segment.clone()), segment: segment.clone() }, Box::new(move || lock(&seg).time_ns()))
+            }
+            Link::Interface(interface) => {
+                let socket = RawSocket::open(interface).map_err(|e| raw_socket_error(interface, &e))?;
+                let driver = Driver::Socket { interface: interface.clone(), socket, tx, rx, buffer: Box::new([0; MAX_FRAME_LEN + 4]), stale_replies: 0 };
+                (driver, Box::new(monotonic_ns))
+            }
+        };
+        let bus_driver_failed = |what: &str, e: Option<ethercrab::error::Error>| -> String {
+            match e {
+                Some(e) => format!("EtherCAT bring-up on {link:?}: {what} failed: {e}"),
+                None => format!("EtherCAT bring-up on {link:?}: {what} did not finish within {:?}: no devices answer? Check the cable / interface", config.bring_up_timeout),
+            }
+        };
+        let deadline = Instant::now() + config.bring_up_timeout;
+        let until = Patience::Until(deadline);
+        let clock_ref = &clock;
+        let now = move || clock_ref();
+        let group = match driver.run(maindevice.init_single_group::<MAX_SUBDEVICES, MAX_PDI>(&now), until) {
+            Some(Ok(g)) => g,
+            Some(Err(e)) => return Err(bus_driver_failed("discovery", Some(e))),
+            None => return Err(bus_driver_failed("discovery", None)),
+        };
+        if group.is_empty() {
+            return Err(format!("EtherCAT on {link:?}: no devices found"));
+        }
+        let mut devices = Vec::new();
+        for (position, sd) in group.iter(&maindevice).enumerate() {
+            let id = sd.identity();
+            devices.push(DeviceInfo {
+                position,
+                name: sd.name().to_string(),
+                vendor_id: id.vendor_id,
+                product_code: id.product_id,
+                revision: id.revision,
+                serial: id.serial,
+                configured_address: sd.configured_address(),
+                alias_address: sd.alias_address(),
+                dc: dc_text(sd.dc_support()),
+                device_type: None,
+                input_bytes: 0,
+                output_bytes: 0,
+            });
+        }
+        // The CoE device type says what a device is (a CiA 402 drive: 0x....0192). Devices
+        // without a mailbox refuse at once.
+        for d in &mut devices {
+            let sd = group.subdevice(&maindevice, d.position).map_err(|e| e.to_string())?;
+            // SM0 in mailbox mode (control bits 0..1 = 10b) once in PreOp: the device has one.
+            let sm0_control = driver.run(sd.register_read::<u8>(0x0804u16), until);
+            if !matches!(sm0_control, Some(Ok(c)) if c & 0x03 == 0x02) {
+                continue;
+            }
+            let read = driver.run(sd.sdo_read::<u32>(0x1000, 0), Patience::Until(Instant::now() + Duration::from_millis(500).min(config.bring_up_timeout)));
+            d.device_type = read.and_then(|r| r.ok());
+        }
+        let writes = plan(&devices)?;
+        for w in writes {
+            let d = &devices[w.position];
+            let sd = group.subdevice(&maindevice, w.position).map_err(|e| e.to_string())?;
+            use crate::bus::devices::SdoValue::*;
+            let (index, sub) = (w.write.index, w.write.sub);
+            let result = match w.write.value {
+                U8(v) => driver.run(sd.sdo_write(index, sub, v), until),
+                I8(v) => driver.run(sd.sdo_write(index, sub, v), until),
+                U16(v) => driver.run(sd.sdo_write(index, sub, v), until),
+                U32(v) => driver.run(sd.sdo_write(index, sub, v), until),
+            };
+            match result {
+                Some(Ok(())) => {}
+                Some(Err(e)) => return Err(format!("device {} '{}': SDO download 0x{index:04X}:{sub:02X} = {:?} refused: {e}", d.position, d.name, w.write.value)),
+                None => return Err(format!("device {} '{}': SDO download 0x{index:04X}:{sub:02X} got no answer", d.position, d.name)),
+            }
+        }
+        let group = match driver.run(group.into_op(&maindevice), until) {
+            Some(Ok(g)) => g,
+            Some(Err(e)) => {
+                let names: Vec<String> = devices.iter().map(|d| format!("{} '{}'", d.position, d.name)).collect();
+                return Err(format!("{} (devices: {}; `morc bus scan` shows their states)", bus_driver_failed("PREOP → OP", Some(e)), names.join(", ")));
+            }
+            None => return Err(bus_driver_failed("PREOP → OP", None)),
+        };
+        let mut input_ranges = Vec::new();
+        let mut output_ranges = Vec::new();
+        let (mut n_in, mut n_out) = (0, 0);
+        let mut expected_wkc = 0u16;
+        for (d, sd) in devices.iter_mut().zip(group.iter(&maindevice)) {
+            let io = sd.io_raw();
+            d.input_bytes = io.inputs().len();
+            d.output_bytes = io.outputs().len();
+            input_ranges.push(n_in..n_in + d.input_bytes);
+            output_ranges.push(n_out..n_out + d.output_bytes);
+            n_in += d.input_bytes;
+            n_out += d.output_bytes;
+            // LRW: a device reading its outputs counts 2, writing its inputs 1 (ETG.1000.4).
+            expected_wkc += if d.output_bytes > 0 { 2 } else { 0 } + if d.input_bytes > 0 { 1 } else { 0 };
+        }
+        let n = devices.len();
+        let mut bus = Bus {
+            maindevice: Some(maindevice),
+            group,
+            driver,
+            config,
+            devices,
+            states: vec![SubDeviceState::Op; n],
+            input_ranges,
+            output_ranges,
+            inputs: vec![0; n_in],
+            outputs: vec![0; n_out],
+            expected_wkc,
+            last_wkc: 0,
+            counters: BusCounters::default(),
+        };
+        // Reserve the states' room so that copying them in the cycle never allocates.
+        bus.states.reserve(MAX_SUBDEVICES);
+        Ok(bus)
+    }
+
+    pub fn devices(&self) -> &[DeviceInfo] {
+        &self.devices
+    }
+    /// AL states from the last cycle that got a reply.
+    pub fn states(&self) -> &[SubDeviceState] {
+        &self.states
+    }
+    pub fn counters(&self) -> BusCounters {
+        self.counters
+    }
+    pub fn expected_working_counter(&self) -> u16 {
+        self.expected_wkc
+    }
+    pub fn last_working_counter(&self) -> u16 {
+        self.last_wkc
+    }
+    pub fn config(&self) -> &MasterConfig {
+        &self.config
+    }
+    /// How long a cycle waits for its frame over a network interface (e.g. just under the
+    /// cycle time).
+    pub fn set_receive_timeout(&mut self, timeout: Duration) {
+        self.config.receive_timeout = timeout;
+    }
+    /// The simulated segment behind an in-process link.
+    pub fn segment(&self) -> Option<&SharedSegment> {
+        match &self.driver {
+            Driver::InProcess { segment, .. } => Some(segment),
+            Driver::Socket { .. } => None,
+        }
+    }
+    /// Replies that came after their cycle gave up on them (over a network interface).
+    pub fn stale_replies(&self) -> u64 {
+        match &self.driver {
+            Driver::Socket { stale_replies, .. } => *stale_replies,
+            Driver::InProcess { .. } => 0,
+        }
+    }
+    pub fn interface(&self) -> Option<&str> {
+        match &self.driver {
+            Driver::InProcess { .. } => None,
+            Driver::Socket { interface, .. } => Some(interface),
+        }
+    }
+
+    /// This device's inputs as last received.
+    pub fn inputs(&self, position: usize) -> &[u8] {
+        self.input_ranges.get(position).and_then(|r| self.inputs.get(r.clone())).unwrap_or(&[])
+    }
+    /// This device's outputs, sent at the next cycle.
+    pub fn outputs_mut(&mut self, position: usize) -> &mut [u8] {
+        match self.output_ranges.get(position) {
+            Some(r) => &mut self.outputs[r.clone()],
+            None => &mut [],
+        }
+    }
+
+    /// One process-data exchange. Real-time path: no allocation; with the in-process link no
+    /// system call either.
+    pub fn cycle(&mut self) -> CycleStatus {
+        self.counters.cycles += 1;
+        let Some(md) = self.maindevice.as_ref() else { return CycleStatus::Error };
+        for (sd, range) in self.group.iter(md).zip(&self.output_ranges) {
+            sd.outputs_raw_mut().copy_from_slice(&self.outputs[range.clone()]);
+        }
+        let patience = Patience::Cycle(self.config.receive_timeout);
+        let response = match self.driver.run(self.group.tx_rx(md), patience) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => {
+                self.counters.errors += 1;
+                return CycleStatus::Error;
+            }
+            None => {
+                self.counters.lost_frames += 1;
+                return CycleStatus::Lost;
+            }
+        };
+        self.last_wkc = response.working_counter;
+        for (s, r) in self.states.iter_mut().zip(response.subdevice_states.iter()) {
+            *s = *r;
+        }
+        for (sd, range) in self.group.iter(md).zip(&self.input_ranges) {
+            self.inputs[range.clone()].copy_from_slice(&sd.inputs_raw());
+        }
+        if self.states.iter().any(|s| *s != SubDeviceState::Op) {
+            self.counters.not_op += 1;
+            return CycleStatus::NotOp;
+        }
+        if response.working_counter != self.expected_wkc {
+            self.counters.working_counter_errors += 1;
+            return CycleStatus::WorkingCounter { got: response.working_counter, expected: self.expected_wkc };
+        }
+        CycleStatus::Ok
+    }
+
+    /// Steps the simulated devices' dynamics by `dt_ns` of virtual time (in-process link only).
+    pub fn advance_segment(&mut self, dt_ns: u64) {
+        if let Driver::InProcess { segment, .. } = &self.driver {
+            lock(segment).advance(dt_ns);
+        }
+    }
+
+    /// The devices that are not in Op, as "device 2 'EL2004' (SAFEOP)" — for fault messages.
+    pub fn devices_not_in_op(&self) -> String {
+        let mut s = String::new();
+        for (d, st) in self.devices.iter().zip(&self.states) {
+            if *st != SubDeviceState::Op {
+                if !s.is_empty() {
+                    s.push_str(", ");
+                }
+                s.push_str(&format!("device {} '{}' ({})", d.position, d.name, state_text(*st)));
+            }
+        }
+        s
+    }
+
+    /// Fault recovery, off the steady state: reads each device's AL status and status code and
+    /// requests Op again (with error acknowledge) from devices that left it. Returns what it
+    /// found, or why a device cannot be brought back.
+    pub fn recover(&mut self) -> Result<String, String> {
+        let Some(md) = self.maindevice.as_ref() else { return Err("the bus is closed".into()) };
+        let deadline = Instant::now() + self.config.bring_up_timeout;
+        let mut report = String::new();
+        for (position, d) in self.devices.iter().enumerate() {
+            let sd = self.group.subdevice(md, position).map_err(|e| e.to_string())?;
+            let status = match self.driver.run(sd.status(), Patience::Until(deadline)) {
+                Some(Ok(s)) => s,
+                Some(Err(e)) => return Err(format!("device {position} '{}': cannot read its AL status: {e}; check the cable and its power", d.name)),
+                None => return Err(format!("device {position} '{}' does not answer; check the cable and its power", d.name)),
+            };
+            if status.0 == SubDeviceState::Op {
+                continue;
+            }
+            report.push_str(&format!("device {position} '{}' was in {} ({}); ", d.name, state_text(status.0), status.1));
+            // SafeOp + error → Op with acknowledge (AL control 0x0120: state | 0x10).
+            for (value, target) in [(0x14u16, SubDeviceState::SafeOp), (0x08, SubDeviceState::Op)] {
+                match self.driver.run(sd.register_write(0x0120u16, value), Patience::Until(deadline)) {
+                    Some(Ok(_)) => {}
+                    _ => return Err(format!("device {position} '{}': cannot request {}", d.name, state_text(target))),
+                }
+            }
+            let back = loop {
+                match self.driver.run(sd.status(), Patience::Until(deadline)) {
+                    Some(Ok((SubDeviceState::Op, _))) => break Ok(()),
+                    Some(Ok((s, code))) if Instant::now() > deadline => break Err(format!("device {position} '{}' stays in {} ({code})", d.name, state_text(s))),
+                    Some(Ok(_)) => continue,
+                    _ => break Err(format!("device {position} '{}' does not answer", d.name)),
+                }
+            };
+            back?;
+        }
+        Ok(report)
+    }
+}
+
+fn raw_socket_error(interface: &str, e: &std::io::Error) -> String {
+    let why = match e.raw_os_error() {
+        Some(libc::EPERM) | Some(libc::EACCES) => "opening a raw socket needs root or CAP_NET_RAW (setcap cap_net_raw+ep on the morc binary)".to_string(),
+        Some(libc::ENODEV) | Some(libc::ENXIO) => "no such network interface (see `ip link`)".to_string(),
+        _ => e.to_string(),
+    };
+    format!("cannot open EtherCAT on interface '{interface}': {why}")
+}
+
+impl Drop for Bus {
+    fn drop(&mut self) {
+        if let Some(md) = self.maindevice.take() {
+            // SAFETY: the group is not used with this MainDevice again (we are dropping it).
+            let _ = unsafe { md.release_all() };
+        }
+    }
+}
+
+fn monotonic_ns() -> u64 {
+    crate::kernel::clock::monotonic_ns()
+}

@@ -1,0 +1,242 @@
+//! `morc bus …`: the EtherCAT bus from the command line.
+//!
+//! - `scan [--sim | --iface IF]`: brings the segment up and lists each device the way IgH's
+//!   `ethercat slaves` does (position, state, name, identity), with its process-data sizes,
+//!   distributed-clock support and the class morc drives it with.
+//! - `serve --iface IF`: serves the simulated segment on a network interface (raw EtherCAT
+//!   frames), for other masters (SOEM, TwinCAT, ethercrab) to drive.
+
+use clap::Subcommand;
+
+use crate::bus::base::{BusBase, BusConfig};
+use crate::bus::master::{state_name, Link, MasterConfig};
+use crate::bus::sim::{shared_sim_segment, SimSegmentConfig};
+use crate::kernel::engine::EngineConfig;
+
+#[derive(Subcommand, Debug)]
+pub enum BusCommand {
+    /// List the devices on the bus (brings them to OP).
+    Scan {
+        /// Scan the simulated segment instead of hardware.
+        #[arg(long, conflicts_with = "iface")]
+        sim: bool,
+        /// Network interface the EtherCAT line is on (needs root or CAP_NET_RAW).
+        #[arg(long)]
+        iface: Option<String>,
+        /// Drives in the simulated segment.
+        #[arg(long, default_value_t = 6)]
+        drives: usize,
+    },
+    /// Serve the simulated segment on a network interface until interrupted.
+    Serve {
+        #[arg(long)]
+        iface: String,
+        #[arg(long, default_value_t = 6)]
+        drives: usize,
+    },
+}
+
+/// Where `--bus` (morc run) or `--sim` / `--iface` points.
+pub fn link_for(spec: &str, drives: usize) -> Result<Link, String> {
+    match spec {
+        "sim" => Ok(Link::Simulated(shared_sim_segment(&SimSegmentConfig { drives, ..Default::default() })?)),
+        iface if !iface.is_empty() => Ok(Link::Interface(iface.to_string())),
+        _ => Err("--bus needs 'sim' or a network interface name".into()),
+    }
+}
+
+pub fn main(command: &BusCommand, config: &EngineConfig) -> i32 {
+    match command {
+        BusCommand::Scan { sim, iface, drives } => {
+            let spec = match (sim, iface) {
+                (true, _) => "sim".to_string(),
+                (false, Some(i)) => i.clone(),
+                (false, None) => {
+                    eprintln!("morc bus scan: say where the bus is: --sim, or --iface IF (e.g. --iface eth1)");
+                    return super::exit::USAGE;
+                }
+            };
+            match scan(&spec, *drives, config) {
+                Ok(text) => {
+                    print!("{text}");
+                    super::exit::OK
+                }
+                Err(e) => {
+                    eprintln!("morc bus scan: {e}");
+                    super::exit::FAULT
+                }
+            }
+        }
+        BusCommand::Serve { iface, drives } => match crate::bus::raw_socket::serve_forever(iface, &SimSegmentConfig { drives: *drives, ..Default::default() }) {
+            Ok(()) => super::exit::OK,
+            Err(e) => {
+                eprintln!("morc bus serve: {e}");
+                super::exit::FAULT
+            }
+        },
+    }
+}
+
+/// Brings the bus up (drives left switched off) and lists it.
+pub fn scan(spec: &str, drives: usize, config: &EngineConfig) -> Result<String, String> {
+    use std::fmt::Write;
+    let link = link_for(spec, drives)?;
+    let base = BusBase::open(link, BusConfig { period: config.period, enable_drives: false, master: MasterConfig::default(), ..Default::default() })?;
+    let bus = base.bus();
+    let mut s = String::new();
+    let _ = writeln!(s, "{:>3}  {:<6} {:<10} {:<10} {:<10} {:>6} {:>6}  {:<7} {:<8} name", "pos", "state", "vendor", "product", "revision", "in B", "out B", "DC", "class");
+    for (d, state) in bus.devices().iter().zip(bus.states()) {
+        let class = base.class_of(d.position).unwrap_or("-");
+        let _ = writeln!(
+            s,
+            "{:>3}  {:<6} 0x{:08x} 0x{:08x} 0x{:08x} {:>6} {:>6}  {:<7} {:<8} {}",
+            d.position,
+            state_name(*state),
+            d.vendor_id,
+            d.product_code,
+            d.revision,
+            d.input_bytes,
+            d.output_bytes,
+            d.dc,
+            class,
+            d.name
+        );
+    }
+    let _ = writeln!(s, "{} devices, working counter {} expected per cycle", bus.devices().len(), bus.expected_working_counter());
+    Ok(s)
+}
+
+/// `morc bench bus`: the bus round trip per cycle — 6 drives, a coupler, a digital output and
+/// a digital input terminal — in-process and over a veth pair (root), and the cycle rates the
+/// veth link sustains without missed frames.
+pub fn bench(seconds: f64, config: &EngineConfig) -> i32 {
+    use crate::kernel::rt;
+    rt::apply_to_current_thread(config.rt, "bus benchmark");
+    let sim = SimSegmentConfig::default();
+    println!("bus round trip per cycle: {} drives + coupler + DO{} + DI{} ({} devices)", sim.drives, sim.digital_outputs, sim.digital_inputs, sim.drives + 3);
+    match bench_in_process(seconds, &sim, config) {
+        Ok(line) => println!("{line}"),
+        Err(e) => {
+            eprintln!("morc bench bus: in-process: {e}");
+            return super::exit::FAULT;
+        }
+    }
+    match bench_veth(seconds, &sim, config) {
+        Ok(text) => print!("{text}"),
+        Err(e) => println!("  veth: not measured: {e}"),
+    }
+    super::exit::OK
+}
+
+fn cycle_histogram(base: &mut BusBase, cycles: u64, period: Option<u64>) -> (crate::kernel::stats::Histogram, u64) {
+    use crate::kernel::base::Base;
+    use crate::kernel::clock::{monotonic_ns, sleep_until};
+    use crate::kernel::value::Value;
+    let mut outputs: Vec<Value> = base.info().outputs.iter().map(|p| Value::zero(p.ty)).collect();
+    let inputs: Vec<Value> = base.info().inputs.iter().map(|p| Value::zero(p.ty)).collect();
+    let mut h = crate::kernel::stats::Histogram::new();
+    let mut late = 0;
+    let mut deadline = monotonic_ns() + period.unwrap_or(0);
+    for tick in 0..cycles {
+        if period.is_some() {
+            sleep_until(deadline);
+        }
+        let start = monotonic_ns();
+        let _ = base.sense(tick, &mut outputs);
+        let _ = base.actuate(tick, Some(&inputs));
+        let end = monotonic_ns();
+        h.record(end - start);
+        if let Some(p) = period {
+            deadline += p;
+            if end > deadline {
+                late += 1;
+            }
+        }
+    }
+    (h, late)
+}
+
+fn bench_in_process(seconds: f64, sim: &SimSegmentConfig, config: &EngineConfig) -> Result<String, String> {
+    let link = Link::Simulated(shared_sim_segment(sim)?);
+    let mut base = BusBase::open(link, BusConfig { period: config.period, max_bad_cycles: u32::MAX, ..Default::default() })?;
+    cycle_histogram(&mut base, 1000, None);
+    let start = std::time::Instant::now();
+    let (h, _) = cycle_histogram(&mut base, 1000, None);
+    let per = start.elapsed().as_secs_f64() / 1000.0;
+    let n = ((seconds / per) as u64).clamp(1000, 10_000_000);
+    let (h2, _) = cycle_histogram(&mut base, n, None);
+    let _ = h;
+    let s = h2.summary();
+    Ok(format!(
+        "  in-process  {n} cycles back to back: {s}\n              ≈ {:.0} cycles/s sustained (one core, simulated devices included), lost frames {}",
+        1e9 / s.mean,
+        base.bus().counters().lost_frames
+    ))
+}
+
+/// Runs `ip …`, with the reason when it fails.
+fn ip(args: &[&str]) -> Result<(), String> {
+    let out = std::process::Command::new("ip").args(args).output().map_err(|e| format!("cannot run `ip` ({e}): install iproute2"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!("`ip {}`: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim()))
+    }
+}
+
+fn bench_veth(seconds: f64, sim: &SimSegmentConfig, config: &EngineConfig) -> Result<String, String> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err("needs root (a network namespace with a veth pair, raw sockets)".into());
+    }
+    let ns = format!("morc-bench-{}", std::process::id());
+    ip(&["netns", "add", &ns])?;
+    // The namespace (and the veth pair in it) goes when this returns, whatever happens.
+    struct Cleanup(String);
+    impl Drop for Cleanup {
+        fn drop(&mut self) {
+            let _ = ip(&["netns", "del", &self.0]);
+        }
+    }
+    let _cleanup = Cleanup(ns.clone());
+    ip(&["-n", &ns, "link", "add", "ecat-m", "type", "veth", "peer", "name", "ecat-s"])?;
+    ip(&["-n", &ns, "link", "set", "ecat-m", "up"])?;
+    ip(&["-n", &ns, "link", "set", "ecat-s", "up"])?;
+    let sim = sim.clone();
+    let config = config.clone();
+    std::thread::spawn(move || -> Result<String, String> {
+        use std::fmt::Write;
+        let f = std::fs::File::open(format!("/var/run/netns/{ns}")).map_err(|e| e.to_string())?;
+        // SAFETY: valid namespace fd; changes this thread's network namespace only.
+        if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+            return Err(format!("setns: {}", std::io::Error::last_os_error()));
+        }
+        crate::kernel::rt::apply_to_current_thread(config.rt, "bus benchmark");
+        let server = crate::bus::raw_socket::SegmentServer::start_with("ecat-s", shared_sim_segment(&sim)?, Some(config.rt.below(1))).map_err(|e| e.to_string())?;
+        let master = MasterConfig { receive_timeout: std::time::Duration::from_millis(20), ..Default::default() };
+        let mut base = BusBase::open(Link::Interface("ecat-m".into()), BusConfig { period: 0.001, max_bad_cycles: u32::MAX, master, ..Default::default() })?;
+        let mut s = String::new();
+        cycle_histogram(&mut base, 200, None);
+        let n = ((seconds * 2000.0) as u64).max(1000);
+        let (h, _) = cycle_histogram(&mut base, n, None);
+        let rt = h.summary();
+        let _ = writeln!(s, "  veth        {n} cycles back to back: {rt}\n              ≈ {:.0} cycles/s (kernel veth + the segment server's thread)", 1e9 / rt.mean);
+        let _ = writeln!(s, "  veth at fixed rates ({seconds} s each, receive timeout 90 % of the cycle):");
+        for hz in [1000u64, 2000, 4000, 8000] {
+            let period = 1_000_000_000 / hz;
+            base.bus_mut().set_receive_timeout(std::time::Duration::from_nanos(period * 9 / 10));
+            let lost0 = base.bus().counters().lost_frames;
+            let cycles = (seconds * hz as f64) as u64;
+            let (h, late) = cycle_histogram(&mut base, cycles, Some(period));
+            let lost = base.bus().counters().lost_frames - lost0;
+            let verdict = if lost == 0 && late == 0 { "sustained" } else { "NOT sustained" };
+            let _ = writeln!(s, "    {hz:>5} Hz  {cycles:>6} cycles  lost frames {lost:>5}  late cycles {late:>5}  round trip p99 {}  max {}  {verdict}", crate::kernel::stats::human_ns(h.quantile(0.99) as f64), crate::kernel::stats::human_ns(h.max() as f64));
+        }
+        drop(base);
+        let _ = server.stop();
+        Ok(s)
+    })
+    .join()
+    .map_err(|_| "the veth benchmark thread panicked".to_string())?
+}
