@@ -48,7 +48,7 @@ fn bus_base_cycles_without_allocating() {
             *q = 0.2 * (t + i as f64).sin();
         }
         inputs[1] = Value::Integer((tick % 256) as i64);
-        let commands = if hold { None } else { Some(&inputs[..]) };
+        let commands = if hold { None } else { Some(morc::kernel::base::Commands::all(&inputs[..])) };
         assert_eq!(base.actuate(tick, commands), Step::Continue);
     };
     for tick in 0..10 {

@@ -35,7 +35,7 @@ impl Rig {
     /// One tick with the commands set (or hold).
     fn tick(&mut self, hold: bool) -> Step {
         let sensed = self.base.sense(self.tick, &mut self.outputs);
-        let commands = if hold { None } else { Some(&self.inputs[..]) };
+        let commands = if hold { None } else { Some(morc::kernel::base::Commands::all(&self.inputs[..])) };
         let acted = self.base.actuate(self.tick, commands);
         self.tick += 1;
         if sensed != Step::Continue {

@@ -48,7 +48,7 @@ fn morc_master_brings_the_segment_to_op_over_veth() {
         // Wall time drives the segment here: cycle at about 1 kHz for 0.5 s.
         for tick in 0..500 {
             assert_eq!(base.sense(tick, &mut outputs), Step::Continue, "{:?}", base.fault());
-            assert_eq!(base.actuate(tick, Some(&inputs)), Step::Continue);
+            assert_eq!(base.actuate(tick, Some(morc::kernel::base::Commands::all(&inputs))), Step::Continue);
             std::thread::sleep(Duration::from_millis(1));
         }
         let q = outputs[0].as_slice().to_vec();

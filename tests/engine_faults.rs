@@ -126,3 +126,19 @@ fn a_second_run_while_busy_is_refused() {
     assert!(err.to_string().contains("busy running 'first'"), "{err}");
     assert!(e.wait(handle).unwrap().outcome.is_ok());
 }
+
+#[test]
+fn base_inputs_an_assembly_does_not_drive_hold() {
+    use morc::components::sim_axes::SimAxes;
+    use morc::kernel::value::Value;
+    let config = EngineConfig { period: 0.001, clock: ClockKind::Virtual, rt: RtPolicy::default() };
+    let mut e = Engine::start(config, Box::new(SimAxes::new(&[0.3, -0.2], 0.001, 1.0))).unwrap();
+    // Watches the robot but commands nothing: the axes must stay, not go to 0.
+    let mut a = AssemblySpec::new("watch");
+    a.add_native("p", "probe", 1, &[("n", Value::Integer(2))]);
+    a.connect("robot.q", "p.u");
+    a.duration = Some(0.1);
+    let r = e.run(&a, &AssemblyData::new()).unwrap();
+    let Some(Value::Vector(q)) = r.data.get("p.u") else { panic!() };
+    assert_eq!(&q[q.len() - 2..], &[0.3, -0.2]);
+}

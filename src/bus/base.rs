@@ -17,7 +17,7 @@
 
 use crate::bus::devices::{classify, known_channels, Cia402Drive, DeviceClassChoice, DeviceName, DigitalInputs, DigitalOutputs, DriveConfig, DriveMode};
 use crate::bus::master::{Bus, CycleStatus, DeviceInfo, Link, MasterConfig, PreOpWrite};
-use crate::kernel::base::Base;
+use crate::kernel::base::{Base, Commands};
 use crate::kernel::component::{ComponentInfo, PortInfo, Step};
 use crate::kernel::value::{Value, ValueType};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -427,7 +427,7 @@ impl BusBase {
     }
 
     /// Commands (or hold) into the devices' outputs, for the next exchange.
-    fn write_outputs(&mut self, commands: Option<&[Value]>) -> Result<(), String> {
+    fn write_outputs(&mut self, commands: Option<Commands>) -> Result<(), String> {
         let mut result = Ok(());
         let commands = if self.fault.is_some() { None } else { commands };
         for d in &mut self.drives {
@@ -483,7 +483,7 @@ impl Base for BusBase {
         }
     }
 
-    fn actuate(&mut self, _tick: u64, commands: Option<&[Value]>) -> Step {
+    fn actuate(&mut self, _tick: u64, commands: Option<Commands>) -> Step {
         match self.write_outputs(commands) {
             Ok(()) => Step::Continue,
             Err(e) => Step::Fault(e),

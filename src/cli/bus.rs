@@ -143,7 +143,7 @@ fn cycle_histogram(base: &mut BusBase, cycles: u64, period: Option<u64>) -> (cra
         }
         let start = monotonic_ns();
         let _ = base.sense(tick, &mut outputs);
-        let _ = base.actuate(tick, Some(&inputs));
+        let _ = base.actuate(tick, Some(crate::kernel::base::Commands::all(&inputs)));
         let end = monotonic_ns();
         h.record(end - start);
         if let Some(p) = period {

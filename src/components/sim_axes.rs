@@ -2,7 +2,7 @@
 //! position commands within a velocity limit and hold where they are when
 //! no assembly commands them.
 
-use crate::kernel::base::Base;
+use crate::kernel::base::{Base, Commands};
 use crate::kernel::component::{ComponentInfo, PortInfo, Step};
 use crate::kernel::value::{Value, ValueType};
 
@@ -48,11 +48,11 @@ impl Base for SimAxes {
         Step::Continue
     }
 
-    fn actuate(&mut self, _tick: u64, commands: Option<&[Value]>) -> Step {
+    fn actuate(&mut self, _tick: u64, commands: Option<Commands>) -> Step {
         let max_step = self.max_velocity * self.period;
-        match commands {
-            Some(c) => {
-                let target = c[0].as_slice();
+        match commands.and_then(|c| c.get(0)) {
+            Some(target) => {
+                let target = target.as_slice();
                 for ((q, qd), &t) in self.q.iter_mut().zip(&mut self.qd).zip(target) {
                     if !t.is_finite() {
                         *qd = 0.0;

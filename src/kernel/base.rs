@@ -15,6 +15,33 @@ pub trait Base: Send {
     /// Start of a tick: exchange with the bus and write measurements.
     fn sense(&mut self, tick: u64, outputs: &mut [Value]) -> Step;
     /// End of a tick: apply the assembly's commands, or hold position when
-    /// there is none (`None`: between assemblies, after a fault).
-    fn actuate(&mut self, tick: u64, commands: Option<&[Value]>) -> Step;
+    /// there is none (`None`: between assemblies, after a fault). Inputs
+    /// the assembly does not drive hold too ([`Commands::get`] is `None`).
+    fn actuate(&mut self, tick: u64, commands: Option<Commands>) -> Step;
+}
+
+/// The assembly's commands to the base for one tick.
+#[derive(Clone, Copy)]
+pub struct Commands<'a> {
+    values: &'a [Value],
+    /// Which inputs are driven; `None`: all of them.
+    driven: Option<&'a [bool]>,
+}
+
+impl<'a> Commands<'a> {
+    pub fn new(values: &'a [Value], driven: &'a [bool]) -> Self {
+        Commands { values, driven: Some(driven) }
+    }
+    /// Every input driven with `values`.
+    pub fn all(values: &'a [Value]) -> Self {
+        Commands { values, driven: None }
+    }
+    /// The command on input `port`, or `None` when the assembly leaves it alone.
+    #[inline]
+    pub fn get(&self, port: usize) -> Option<&'a Value> {
+        match self.driven {
+            Some(d) if !d.get(port).copied().unwrap_or(false) => None,
+            _ => self.values.get(port),
+        }
+    }
 }

@@ -17,6 +17,7 @@ use std::time::Duration;
 use crossbeam_channel::{bounded, Receiver, Sender, TryRecvError};
 
 use super::assembly::{AssemblyError, OverrunPolicy, Plan, PlanSource};
+use super::base::Commands;
 use super::clock::ClockKind;
 use super::component::{AssemblyResults, ComponentInfo, InitContext, Step};
 use super::data::AssemblyData;
@@ -81,7 +82,8 @@ pub struct RunningAssembly {
     /// Base input port ← published index.
     base_commands: Vec<(usize, usize)>,
     commands: Vec<Value>,
-    /// Which base inputs this assembly drives (others keep their hold value).
+    /// Which base inputs this assembly drives (the others hold).
+    driven: Vec<bool>,
     pub(crate) tick: u64,
     duration_ticks: Option<u64>,
     overrun: OverrunPolicy,
@@ -274,6 +276,7 @@ impl RunningAssembly {
             }
         }
         let commands = base.inputs.iter().map(|p| Value::zero(p.ty)).collect();
+        let driven = (0..base.inputs.len()).map(|p| base_commands.iter().any(|&(bp, _)| bp == p)).collect();
         Ok(RunningAssembly {
             name: plan.name,
             base_period,
@@ -284,6 +287,7 @@ impl RunningAssembly {
             published,
             base_commands,
             commands,
+            driven,
             tick: 0,
             duration_ticks: plan.duration_ticks,
             overrun: plan.overrun,
@@ -291,14 +295,9 @@ impl RunningAssembly {
         })
     }
 
-    /// The base's command inputs as of the last tick.
-    pub fn commands(&self) -> &[Value] {
-        &self.commands
-    }
-
-    /// Which base inputs this assembly drives.
-    pub fn drives_base_input(&self, port: usize) -> bool {
-        self.base_commands.iter().any(|&(bp, _)| bp == port)
+    /// The base's commands as of the last tick.
+    pub fn commands(&self) -> Commands<'_> {
+        Commands::new(&self.commands, &self.driven)
     }
 
     /// One base tick. `base_outputs` are the base's measurements of this

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use morc::kernel::assembly::Factory;
-use morc::kernel::base::Base;
+use morc::kernel::base::{Base, Commands};
 use morc::kernel::component::*;
 use morc::kernel::value::{Value, ValueType};
 
@@ -96,8 +96,8 @@ impl Base for RecordingBase {
         }
         Step::Continue
     }
-    fn actuate(&mut self, _tick: u64, commands: Option<&[Value]>) -> Step {
-        let c = commands.map(|c| c[0].real());
+    fn actuate(&mut self, _tick: u64, commands: Option<Commands>) -> Step {
+        let c = commands.and_then(|c| c.get(0)).map(|v| v.real());
         if let Some(v) = c {
             self.q += v * self.period;
         }
