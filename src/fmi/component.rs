@@ -631,6 +631,8 @@ struct Integrator {
 }
 
 fn worker(setup: Setup, mut exchange: Box<Exchange>, requests: Receiver<Request>, replies: Sender<Reply>) {
+    // Called synchronously from a real-time task: it must not wait behind everything else.
+    crate::kernel::rt::apply_to_current_thread(crate::kernel::rt::worker_policy(), "FMU instance");
     let started = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| start(&setup, &mut exchange)));
     let (mut instance, mut integrator) = match started {
         Ok(Ok(state)) => state,
