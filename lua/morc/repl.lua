@@ -40,7 +40,12 @@ end
 
 local function scalar(v)
   if type(v) == "string" then return ("%q"):format(v) end
-  if type(v) == "number" and math.type(v) == "float" then return ("%.6g"):format(v) end
+  if type(v) == "number" and math.type(v) == "float" then
+    local text = ("%.6g"):format(v)
+    -- Keep floats recognisable: 1.0, not 1.
+    if text:match("^-?%d+$") then text = text .. ".0" end
+    return text
+  end
   return tostring(v)
 end
 
@@ -95,7 +100,8 @@ end
 -- The names a userdata answers to: its metatable's __index table or, when
 -- __index is a generated function, the tables it closes over (fields and methods).
 local function userdata_names(u, out)
-  local mt = getmetatable(u)
+  -- mlua protects userdata metatables (__metatable = false); debug sees through.
+  local mt = (debug and debug.getmetatable or getmetatable)(u)
   if type(mt) ~= "table" then return end
   local index = mt.__index
   if type(index) == "table" then table_names(index, out, 0) return end
