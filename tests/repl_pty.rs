@@ -32,9 +32,10 @@ impl Terminal {
             "these tests drive the REPL through tmux, which is not installed: apt-get install -y tmux"
         );
         let terminal = Terminal { socket };
-        // Keep the pane after the command ends, so its exit code can be read.
+        // Keep the pane after the command ends, so its exit code can be read; the shell
+        // traps (not ignores) SIGINT, so Ctrl-C meant for morc does not end the shell.
         let status = terminal
-            .tmux(&["-f", "/dev/null", "new-session", "-d", "-x", "200", "-y", "60", "sh", "-c", &format!("{command}; echo EXIT=$?; sleep 600")])
+            .tmux(&["-f", "/dev/null", "new-session", "-d", "-x", "200", "-y", "60", "sh", "-c", &format!("trap true INT; {command}; echo EXIT=$?; sleep 600")])
             .status()
             .unwrap();
         assert!(status.success(), "tmux new-session failed");
@@ -134,7 +135,7 @@ fn repl_as_a_person_types() {
     let before = term.screen();
     term.type_text("morc.ass");
     term.press("Tab");
-    term.wait_for_new(&before, "morc> morc.assembly", 10.0);
+    term.wait_for_new(&before, "morc.assembly", 10.0);
     // …and Ctrl-C at the prompt clears the line.
     term.press("C-c");
     term.type_line("2+3");
@@ -161,8 +162,8 @@ fn repl_as_a_person_types() {
     term.press("C-c");
     term.wait_until("the prompt after Ctrl-C", 10.0, |s| s.len() > running.len() && s.ends_with("morc> "));
     let before = term.screen();
-    term.type_line("r.outcome, r.duration > 1");
-    term.wait_for_new(&before, "\"cancelled\"\ttrue", 10.0);
+    term.type_line("r.outcome .. \" after more than 1 s: \" .. tostring(r.duration > 1)");
+    term.wait_for_new(&before, "\"cancelled after more than 1 s: true\"", 10.0);
 
     // Ctrl-C also interrupts Lua code that never calls the engine.
     let before = term.screen();

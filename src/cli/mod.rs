@@ -159,7 +159,7 @@ pub fn main() -> i32 {
 /// and `morc.record_dir` set from `--record`.
 pub fn lua_with_engine(config: EngineConfig, setup: &LuaSetup) -> Result<mlua::Lua, String> {
     let engine = match setup.bus.as_deref() {
-        Some(bus) if bus != "none" => start_bus_engine(config, bus)?,
+        Some(bus) => start_bus_engine(config, bus)?,
         _ => start_engine(config)?,
     };
     let lua = crate::lua::new_state().map_err(|e| e.to_string())?;
