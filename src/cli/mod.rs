@@ -2,8 +2,12 @@
 
 pub mod bench;
 pub mod bus;
+pub mod check;
+pub mod doc;
 pub mod fmu;
 pub mod rec;
+pub mod repl;
+pub mod run;
 
 use std::path::PathBuf;
 
@@ -34,20 +38,41 @@ pub struct Cli {
     /// Only errors.
     #[arg(short, long, global = true)]
     pub quiet: bool,
+    /// Run on the simulated robot (the default).
+    #[arg(long, global = true, conflicts_with = "bus")]
+    pub sim: bool,
+    /// Run on the EtherCAT bus instead of the simulated axes: `sim` (the simulated
+    /// segment through the real master) or a network interface.
+    #[arg(long, global = true, value_name = "IFACE|sim")]
+    pub bus: Option<String>,
+    /// Folder for recordings (sets morc.record_dir; default "runs").
+    #[arg(long, global = true, value_name = "DIR")]
+    pub record: Option<PathBuf>,
+}
+
+/// What every Lua state of the command line is set up with.
+#[derive(Clone, Debug, Default)]
+pub struct LuaSetup {
+    pub bus: Option<String>,
+    pub record_dir: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Run a Lua robot program.
     Run {
-        /// Run on the EtherCAT bus instead of the simulated axes: `sim` (the simulated
-        /// segment through the real master) or a network interface.
-        #[arg(long)]
-        bus: Option<String>,
         file: PathBuf,
         /// Arguments for the program (in the global table `arg`).
         args: Vec<String>,
     },
+    /// Load and validate scripts without moving anything: each file runs with
+    /// `engine:run` only checking its assemblies.
+    Check {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Print the documentation of a function (`morc.assembly`) or a component kind (`sine`).
+    Doc { name: String },
     /// The EtherCAT bus: `scan` lists its devices, `serve` simulates a segment on an interface.
     Bus {
         #[command(subcommand)]
@@ -117,45 +142,41 @@ pub fn main() -> i32 {
             return exit::USAGE;
         }
     };
+    let setup = LuaSetup { bus: cli.bus.clone(), record_dir: cli.record.clone() };
     match &cli.command {
-        Some(Command::Run { bus, file, args }) => run_program(config, bus.as_deref(), file, args),
+        Some(Command::Run { file, args }) => run::main(config, &setup, file, args),
+        Some(Command::Check { files }) => check::main(files),
+        Some(Command::Doc { name }) => doc::main(name),
         Some(Command::Bus { command }) => bus::main(command, &config),
         Some(Command::Bench { what, seconds }) => bench::main(what, *seconds, &config),
         Some(Command::Rec { cmd }) => rec::main(cmd),
         Some(Command::Fmu { command }) => fmu::main(command),
-        None => {
-            eprintln!("morc: the REPL is not built yet; run a program: morc run examples/first_assembly.lua");
-            exit::USAGE
-        }
+        None => repl::main(config, &setup),
     }
 }
 
-fn run_program(config: EngineConfig, bus: Option<&str>, file: &PathBuf, args: &[String]) -> i32 {
-    let engine = match bus {
-        Some(b) => start_bus_engine(config, b),
-        None => start_engine(config),
+/// A Lua state with `morc` installed on a started engine (the bus one when asked for),
+/// and `morc.record_dir` set from `--record`.
+pub fn lua_with_engine(config: EngineConfig, setup: &LuaSetup) -> Result<mlua::Lua, String> {
+    let engine = match setup.bus.as_deref() {
+        Some(bus) => start_bus_engine(config, bus)?,
+        _ => start_engine(config)?,
     };
-    let engine = match engine {
-        Ok(e) => e,
-        Err(e) => {
-            eprintln!("morc: {e}");
-            return exit::FAULT;
-        }
-    };
-    let result = (|| -> mlua::Result<()> {
-        let lua = crate::lua::new_state()?;
-        crate::lua::install(&lua, engine)?;
-        let arg = lua.create_sequence_from(args.iter().cloned())?;
-        arg.set(0, file.display().to_string())?;
-        lua.globals().set("arg", arg)?;
-        let code = std::fs::read_to_string(file).map_err(|e| mlua::Error::runtime(format!("cannot read {}: {e}", file.display())))?;
-        lua.load(code).set_name(format!("@{}", file.display())).exec()
-    })();
-    match result {
-        Ok(()) => exit::OK,
-        Err(e) => {
-            eprintln!("morc: {}", crate::components::lua_component::lua_error_text(&e));
-            exit::SCRIPT_ERROR
-        }
+    let lua = crate::lua::new_state().map_err(|e| e.to_string())?;
+    crate::lua::install(&lua, engine).map_err(|e| e.to_string())?;
+    if let Some(dir) = &setup.record_dir {
+        let morc: mlua::Table = lua.globals().get("morc").map_err(|e| e.to_string())?;
+        morc.set("record_dir", dir.display().to_string()).map_err(|e| e.to_string())?;
+    }
+    Ok(lua)
+}
+
+/// The exit code after a program or REPL session: a fault in the last run wins.
+pub fn exit_code(lua: &mlua::Lua, failed: bool) -> i32 {
+    let fault = lua.app_data_ref::<crate::lua::engine::LastOutcome>().is_some_and(|o| o.0 == "fault");
+    match (fault, failed) {
+        (true, _) => exit::FAULT,
+        (false, true) => exit::SCRIPT_ERROR,
+        (false, false) => exit::OK,
     }
 }

@@ -11,6 +11,20 @@ use crate::kernel::stats::Summary;
 
 pub struct LuaEngine(pub Engine);
 
+/// Set as the Lua state's app data to make `engine:run` only validate (`morc check`):
+/// nothing moves, and the result's outcome is "checked".
+pub struct CheckOnly;
+
+/// The outcome of the last `engine:run` in this Lua state ("finished", "fault",
+/// "cancelled", "checked"), kept as app data so a program's exit code can tell a fault.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LastOutcome(pub String);
+
+/// How many `engine:run` calls are blocked waiting for their run right now. A
+/// Ctrl-C handler reads it (an atomic load is signal-safe) to tell "cancel the
+/// run" from "interrupt the Lua code".
+pub static RUNS_IN_PROGRESS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 fn summary_table(lua: &Lua, s: &Summary) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     t.set("count", s.count)?;
@@ -88,7 +102,19 @@ pub fn run(lua: &Lua, engine: &mut Engine, assembly: &AnyUserData, opts: Option<
             other => return Err(mlua::Error::runtime(format!("run option 'data' must be morc.data{{…}} or a table, got a {}", other.type_name()))),
         }
     }
-    let result = engine.run(&spec, &data).map_err(|e| mlua::Error::runtime(e.to_string()))?;
+    if lua.app_data_ref::<CheckOnly>().is_some() {
+        return checked_table(lua, engine, &spec, &data);
+    }
+    RUNS_IN_PROGRESS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let result = engine.run(&spec, &data);
+    RUNS_IN_PROGRESS.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    let result = result.map_err(|e| mlua::Error::runtime(e.to_string()))?;
+    let outcome = match &result.outcome {
+        Outcome::Finished(_) => "finished",
+        Outcome::Fault(_) => "fault",
+        Outcome::Cancelled => "cancelled",
+    };
+    lua.set_app_data(LastOutcome(outcome.to_string()));
     // Recordings get the run's timing statistics, and the report says where they are.
     let mut recordings = Vec::new();
     for a in spec.attachments.iter().filter(|a| a.kind == "recorder") {
@@ -114,6 +140,29 @@ pub fn run(lua: &Lua, engine: &mut Engine, assembly: &AnyUserData, opts: Option<
     }
     t.set("report", report)?;
     t.set("recordings", lua.create_sequence_from(recordings)?)?;
+    Ok(t)
+}
+
+/// `engine:run` in check mode: plans the assembly (every validation a run does
+/// before anything moves) and answers with a result whose outcome is "checked".
+fn checked_table(lua: &Lua, engine: &Engine, spec: &crate::kernel::assembly::AssemblySpec, data: &AssemblyData) -> mlua::Result<Table> {
+    crate::kernel::assembly::plan(spec, engine.base_name(), engine.base_info(), engine.config().period, data)
+        .map_err(|err| mlua::Error::runtime(err.to_string()))?;
+    lua.set_app_data(LastOutcome("checked".into()));
+    let t = lua.create_table()?;
+    t.set("ok", true)?;
+    t.set("outcome", "checked")?;
+    t.set("reason", "checked")?;
+    t.set("assembly", spec.name.as_str())?;
+    t.set("ticks", 0)?;
+    t.set("duration", 0.0)?;
+    t.set("components", lua.create_table()?)?;
+    t.set("recordings", lua.create_table()?)?;
+    t.set("data", lua.create_userdata(LuaData(data.clone()))?)?;
+    t.set("report", format!("assembly '{}' checked (not run)\n", spec.name))?;
+    let meta = lua.create_table()?;
+    meta.set("__tostring", lua.create_function(|_, t: Table| t.get::<String>("report"))?)?;
+    t.set_metatable(Some(meta));
     Ok(t)
 }
 

@@ -1,0 +1,69 @@
+//! `morc doc NAME`: the documentation of a Lua function or value (`morc.assembly`)
+//! or a component kind (`sine`), as `help` shows it in the REPL.
+
+use mlua::{Function, Lua, Value};
+
+use super::{exit, start_engine};
+use crate::kernel::engine::EngineConfig;
+
+pub fn main(name: &str) -> i32 {
+    match doc_text(name) {
+        Ok(Some(text)) => {
+            println!("{text}");
+            exit::OK
+        }
+        Ok(None) => {
+            eprintln!("morc doc: no documentation for '{name}' (try a function such as morc.assembly, or a component kind from morc.components())");
+            exit::SCRIPT_ERROR
+        }
+        Err(e) => {
+            eprintln!("morc doc: {e}");
+            exit::SCRIPT_ERROR
+        }
+    }
+}
+
+/// What `help(NAME)` prints, or None when there is no documentation.
+pub fn doc_text(name: &str) -> Result<Option<String>, String> {
+    let engine = start_engine(EngineConfig::default())?;
+    let lua = crate::lua::new_state().map_err(|e| e.to_string())?;
+    crate::lua::install(&lua, engine).map_err(|e| e.to_string())?;
+    help_text(&lua, name).map_err(|e| e.to_string())
+}
+
+fn help_text(lua: &Lua, name: &str) -> mlua::Result<Option<String>> {
+    // A name that is a Lua path (morc.assembly) documents its value; any other
+    // name (a component kind) goes to help as a string.
+    let is_path = name.split('.').all(|part| !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_'));
+    let value = if is_path {
+        let mut value = Value::Table(lua.globals());
+        for part in name.split('.') {
+            value = match value {
+                Value::Table(t) => t.get(part)?,
+                _ => Value::Nil,
+            };
+        }
+        value
+    } else {
+        Value::Nil
+    };
+    let subject = if value.is_nil() { Value::String(lua.create_string(name)?) } else { value };
+    let capture: Function = lua
+        .load(
+            r#"local subject = ...
+            local out, print_ = {}, print
+            print = function(...) local t = table.pack(...) for i = 1, t.n do t[i] = tostring(t[i]) end out[#out + 1] = table.concat(t, "\t") end
+            local ok, err = pcall(help, subject)
+            print = print_
+            if not ok then error(err, 0) end
+            return table.concat(out, "\n")"#,
+        )
+        .set_name("=morc doc")
+        .into_function()?;
+    let text: String = capture.call(subject)?;
+    if text.is_empty() || text.starts_with("no documentation for") {
+        Ok(None)
+    } else {
+        Ok(Some(text))
+    }
+}

@@ -1,0 +1,217 @@
+//! The REPL: `morc` with no command. Lua runs on the main thread (the engine has
+//! its own); rustyline edits lines, keeps history and completes names.
+//!
+//! Ctrl-C while a command runs cancels the running assembly (the robot holds) or
+//! interrupts Lua code; the REPL stays. Ctrl-C at the prompt clears the line;
+//! Ctrl-D exits, dropping the Lua state, which stops the engine and closes recordings.
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+
+use mlua::{AnyUserData, Function, HookTriggers, Lua, MultiValue, Table, VmState};
+use rustyline::completion::{Completer, Pair};
+use rustyline::error::ReadlineError;
+use rustyline::highlight::Highlighter;
+use rustyline::hint::Hinter;
+use rustyline::history::FileHistory;
+use rustyline::validate::Validator;
+use rustyline::{Context, Editor, Helper};
+
+use super::{exit, exit_code, lua_with_engine, LuaSetup};
+use crate::kernel::engine::{Canceller, EngineConfig};
+use crate::lua::engine::{LuaEngine, RUNS_IN_PROGRESS};
+
+/// Pretty printing and completion, written in Lua (they walk Lua values).
+const REPL_LUA: &str = include_str!("../../lua/morc/repl.lua");
+
+const PROMPT: &str = "morc> ";
+const CONTINUATION: &str = "   …> ";
+
+/// Set by Ctrl-C when no run is in progress: the Lua hook raises "interrupted".
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// Cancels the engine's run from the SIGINT handler.
+static CANCELLER: OnceLock<Canceller> = OnceLock::new();
+
+extern "C" fn on_sigint(_signal: libc::c_int) {
+    // Only atomics here: this runs in a signal handler.
+    if RUNS_IN_PROGRESS.load(Ordering::SeqCst) > 0 {
+        if let Some(c) = CANCELLER.get() {
+            c.cancel();
+        }
+    } else {
+        INTERRUPTED.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Routes SIGINT to [`on_sigint`]. At the prompt rustyline reads Ctrl-C as a key
+/// (raw mode), so the signal only arrives while a command runs.
+fn install_sigint_handler() -> Result<(), String> {
+    // SAFETY: a plain sigaction with a handler that only touches atomics.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_sigint as extern "C" fn(libc::c_int) as usize;
+        action.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut action.sa_mask);
+        if libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut()) != 0 {
+            return Err(format!("cannot install the Ctrl-C handler: {}", std::io::Error::last_os_error()));
+        }
+    }
+    Ok(())
+}
+
+/// `$MORC_HISTORY`, else `~/.local/share/morc/history`.
+pub fn history_path() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("MORC_HISTORY") {
+        return Some(PathBuf::from(p));
+    }
+    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share/morc/history"))
+}
+
+struct ReplHelper {
+    complete: Function,
+}
+
+impl Completer for ReplHelper {
+    type Candidate = Pair;
+    fn complete(&self, line: &str, pos: usize, _ctx: &Context<'_>) -> rustyline::Result<(usize, Vec<Pair>)> {
+        let Some(before) = line.get(..pos) else { return Ok((pos, Vec::new())) };
+        // A failing completion must not disturb the line being edited.
+        let Ok((start, names)) = self.complete.call::<(usize, Vec<String>)>(before) else { return Ok((pos, Vec::new())) };
+        let pairs = names.into_iter().map(|n| Pair { display: n.clone(), replacement: n }).collect();
+        Ok((start.min(pos), pairs))
+    }
+}
+impl Hinter for ReplHelper {
+    type Hint = String;
+}
+impl Highlighter for ReplHelper {
+    fn highlight_prompt<'b, 's: 'b, 'p: 'b>(&'s self, prompt: &'p str, _default: bool) -> Cow<'b, str> {
+        Cow::Borrowed(prompt)
+    }
+}
+impl Validator for ReplHelper {}
+impl Helper for ReplHelper {}
+
+/// What became of one chunk typed at the prompt.
+enum Evaluated {
+    /// The chunk is not finished (its syntax error is at <eof>): read more lines.
+    Incomplete,
+    Done,
+}
+
+pub fn main(config: EngineConfig, setup: &LuaSetup) -> i32 {
+    let lua = match lua_with_engine(config, setup) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("morc: {e}");
+            return exit::FAULT;
+        }
+    };
+    match session(&lua) {
+        Ok(()) => exit_code(&lua, false),
+        Err(e) => {
+            eprintln!("morc: {e}");
+            exit::SCRIPT_ERROR
+        }
+    }
+}
+
+fn session(lua: &Lua) -> Result<(), String> {
+    let helpers: Table = lua.load(REPL_LUA).set_name("@lua/morc/repl.lua").eval().map_err(|e| e.to_string())?;
+    let pretty: Function = helpers.get("pretty").map_err(|e| e.to_string())?;
+    let complete: Function = helpers.get("complete").map_err(|e| e.to_string())?;
+    let engine: AnyUserData = lua.globals().get::<Table>("morc").and_then(|m| m.get("engine")).map_err(|e| e.to_string())?;
+    let canceller = engine.borrow::<LuaEngine>().map_err(|e| e.to_string())?.0.canceller();
+    let _ = CANCELLER.set(canceller);
+    install_sigint_handler()?;
+    // Lets Ctrl-C stop Lua code that loops without calling the engine.
+    lua.set_hook(HookTriggers::new().every_nth_instruction(1000), |_, _| {
+        if INTERRUPTED.swap(false, Ordering::SeqCst) {
+            Err(mlua::Error::runtime("interrupted (Ctrl-C)"))
+        } else {
+            Ok(VmState::Continue)
+        }
+    });
+
+    let config = rustyline::Config::builder().completion_type(rustyline::CompletionType::List).auto_add_history(false).max_history_size(10_000).map_err(|e| e.to_string())?.build();
+    let mut editor: Editor<ReplHelper, FileHistory> = Editor::with_config(config).map_err(|e| e.to_string())?;
+    editor.set_helper(Some(ReplHelper { complete }));
+    let history = history_path();
+    if let Some(h) = &history {
+        let _ = editor.load_history(h); // none yet is fine
+    }
+    println!("morc {} — Lua REPL. help() for help, Ctrl-D to quit.", env!("CARGO_PKG_VERSION"));
+    let mut chunk = String::new();
+    loop {
+        let prompt = if chunk.is_empty() { PROMPT } else { CONTINUATION };
+        match editor.readline(prompt) {
+            Ok(line) => {
+                if !chunk.is_empty() {
+                    chunk.push('\n');
+                }
+                chunk.push_str(&line);
+                if chunk.trim().is_empty() {
+                    chunk.clear();
+                    continue;
+                }
+                INTERRUPTED.store(false, Ordering::SeqCst);
+                if let Evaluated::Done = evaluate(lua, &pretty, &chunk) {
+                    let _ = editor.add_history_entry(chunk.as_str());
+                    chunk.clear();
+                }
+            }
+            // Ctrl-C at the prompt: drop what was typed (and any unfinished chunk).
+            Err(ReadlineError::Interrupted) => chunk.clear(),
+            Err(ReadlineError::Eof) => break,
+            Err(e) => {
+                save_history(&mut editor, history.as_ref());
+                return Err(format!("reading input: {e}"));
+            }
+        }
+    }
+    save_history(&mut editor, history.as_ref());
+    Ok(())
+}
+
+fn save_history(editor: &mut Editor<ReplHelper, FileHistory>, path: Option<&PathBuf>) {
+    let Some(path) = path else { return };
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    if let Err(e) = editor.save_history(path) {
+        eprintln!("morc: could not save the history to {}: {e}", path.display());
+    }
+}
+
+/// Runs one chunk: as an expression first (`return <chunk>`, printed), else as
+/// statements, as the standalone lua REPL does.
+fn evaluate(lua: &Lua, pretty: &Function, chunk: &str) -> Evaluated {
+    let function = match lua.load(format!("return {chunk}")).set_name("=stdin").into_function() {
+        Ok(f) => f,
+        Err(_) => match lua.load(chunk).set_name("=stdin").into_function() {
+            Ok(f) => f,
+            Err(mlua::Error::SyntaxError { incomplete_input: true, .. }) => return Evaluated::Incomplete,
+            Err(e) => {
+                eprintln!("{}", super::run::error_text(&e));
+                return Evaluated::Done;
+            }
+        },
+    };
+    match super::run::call_with_traceback(lua, &function, &[]) {
+        Ok(values) => print_values(pretty, values),
+        Err(e) => eprintln!("{e}"),
+    }
+    Evaluated::Done
+}
+
+fn print_values(pretty: &Function, values: MultiValue) {
+    let texts: Vec<String> = values
+        .into_iter()
+        .map(|v| pretty.call::<String>(v.clone()).unwrap_or_else(|_| v.to_string().unwrap_or_else(|_| format!("<{}>", v.type_name()))))
+        .collect();
+    if !texts.is_empty() {
+        println!("{}", texts.join("\t"));
+    }
+}

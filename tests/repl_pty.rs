@@ -1,0 +1,269 @@
+//! The REPL driven through a pseudo-terminal (tmux), as a person would type,
+//! and the command line's check/doc/run exit codes.
+//!
+//! Needs tmux (Debian/Ubuntu: `apt-get install -y tmux`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+const MORC: &str = env!("CARGO_BIN_EXE_morc");
+
+fn scratch_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("repl_pty-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A tmux server of its own running one command in a detached 200×60 terminal.
+struct Terminal {
+    socket: String,
+}
+
+impl Terminal {
+    fn start(command: &str) -> Terminal {
+        static COUNT: AtomicUsize = AtomicUsize::new(0);
+        let socket = format!("morc-test-{}-{}", std::process::id(), COUNT.fetch_add(1, Ordering::SeqCst));
+        let version = Command::new("tmux").arg("-V").output();
+        assert!(
+            version.is_ok_and(|o| o.status.success()),
+            "these tests drive the REPL through tmux, which is not installed: apt-get install -y tmux"
+        );
+        let terminal = Terminal { socket };
+        // Keep the pane after the command ends, so its exit code can be read; the shell
+        // traps (not ignores) SIGINT, so Ctrl-C meant for morc does not end the shell.
+        let status = terminal
+            .tmux(&["-f", "/dev/null", "new-session", "-d", "-x", "200", "-y", "60", "sh", "-c", &format!("trap true INT; {command}; echo EXIT=$?; sleep 600")])
+            .status()
+            .unwrap();
+        assert!(status.success(), "tmux new-session failed");
+        terminal
+    }
+
+    fn tmux(&self, args: &[&str]) -> Command {
+        let mut c = Command::new("tmux");
+        c.env("TERM", "xterm-256color").arg("-L").arg(&self.socket).args(args);
+        c
+    }
+
+    /// Types `text` literally (no key names), without Enter.
+    fn type_text(&self, text: &str) {
+        assert!(self.tmux(&["send-keys", "-t", "0", "-l", text]).status().unwrap().success());
+    }
+
+    /// Presses keys by name: "Enter", "Tab", "C-c", "C-d".
+    fn press(&self, key: &str) {
+        assert!(self.tmux(&["send-keys", "-t", "0", key]).status().unwrap().success());
+    }
+
+    fn type_line(&self, text: &str) {
+        self.type_text(text);
+        self.press("Enter");
+    }
+
+    /// The whole scroll-back, with blank lines dropped.
+    fn screen(&self) -> String {
+        let out = self.tmux(&["capture-pane", "-p", "-J", "-t", "0", "-S", "-1000"]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).lines().filter(|l| !l.trim().is_empty()).collect::<Vec<_>>().join("\n")
+    }
+
+    /// Waits until the screen satisfies `ready`; fails with the screen after `seconds`.
+    fn wait_until(&self, what: &str, seconds: f64, ready: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs_f64(seconds);
+        loop {
+            let screen = self.screen();
+            if ready(&screen) {
+                return screen;
+            }
+            if Instant::now() > deadline {
+                panic!("timed out waiting for {what}; the terminal shows:\n{screen}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn wait_for(&self, needle: &str, seconds: f64) -> String {
+        self.wait_until(&format!("{needle:?}"), seconds, |s| s.contains(needle))
+    }
+
+    /// Waits for `needle` to appear after the screen's current text.
+    fn wait_for_new(&self, before: &str, needle: &str, seconds: f64) -> String {
+        let skip = before.len();
+        self.wait_until(&format!("{needle:?} (new)"), seconds, |s| s.get(skip..).is_some_and(|rest| rest.contains(needle)))
+    }
+}
+
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        let _ = self.tmux(&["kill-server"]).status();
+    }
+}
+
+#[test]
+fn repl_as_a_person_types() {
+    let dir = scratch_dir("session");
+    let history = dir.join("history");
+    let term = Terminal::start(&format!("cd {} && MORC_HISTORY={} {MORC} --clock wall", dir.display(), history.display()));
+    term.wait_for("morc> ", 20.0);
+
+    // An expression is printed.
+    let before = term.screen();
+    term.type_line("1+1");
+    term.wait_for_new(&before, "\n2\nmorc> ", 10.0);
+
+    // A multi-line chunk continues on the next line.
+    let before = term.screen();
+    term.type_line("for i=1,3 do");
+    term.wait_for_new(&before, "   …> ", 10.0);
+    term.type_line("print(i * 10)");
+    term.type_line("end");
+    term.wait_for_new(&before, "10\n20\n30\nmorc> ", 10.0);
+
+    // Tables print sorted and nested, vectors on one line.
+    let before = term.screen();
+    term.type_line("{ b = { 1.5, 2, 3 }, a = \"x\" }");
+    term.wait_for_new(&before, "{ a = \"x\", b = { 1.5, 2, 3 } }", 10.0);
+
+    // help shows doc strings.
+    let before = term.screen();
+    term.type_line("help(morc.assembly)");
+    term.wait_for_new(&before, "Describes an assembly", 10.0);
+
+    // Tab completes globals' fields…
+    let before = term.screen();
+    term.type_text("morc.ass");
+    term.press("Tab");
+    term.wait_for_new(&before, "morc.assembly", 10.0);
+    // …and Ctrl-C at the prompt clears the line.
+    term.press("C-c");
+    term.type_line("2+3");
+    let screen = term.wait_for_new(&before, "\n5\nmorc> ", 10.0);
+    assert!(!screen[before.len()..].contains("morc.assembly2+3"), "Ctrl-C did not clear the line:\n{screen}");
+
+    // …and userdata methods.
+    let before = term.screen();
+    term.type_line("a = morc.assembly{\"long\"}; a:add(\"s\",\"sine\"); a:add(\"p\",\"probe\"); a:connect(\"s.y\",\"p.u\")");
+    term.wait_for_new(&before, "morc> ", 10.0);
+    let before = term.screen();
+    term.type_text("a:con");
+    term.press("Tab");
+    term.wait_for_new(&before, "a:connect", 10.0);
+    term.press("C-c");
+
+    // A long run (wall clock, no end of its own) is cancelled by Ctrl-C; the REPL stays.
+    let before = term.screen();
+    term.type_line("r = morc.engine:run(a)");
+    term.wait_for_new(&before, "r = morc.engine:run(a)", 10.0);
+    std::thread::sleep(Duration::from_millis(1500));
+    let running = term.screen();
+    assert!(!running.ends_with("morc> "), "the run ended by itself:\n{running}");
+    term.press("C-c");
+    term.wait_until("the prompt after Ctrl-C", 10.0, |s| s.len() > running.len() && s.ends_with("morc> "));
+    let before = term.screen();
+    term.type_line("r.outcome .. \" after more than 1 s: \" .. tostring(r.duration > 1)");
+    term.wait_for_new(&before, "\"cancelled after more than 1 s: true\"", 10.0);
+
+    // Ctrl-C also interrupts Lua code that never calls the engine.
+    let before = term.screen();
+    term.type_line("while true do end");
+    std::thread::sleep(Duration::from_millis(300));
+    term.press("C-c");
+    term.wait_for_new(&before, "interrupted", 10.0);
+
+    // Ctrl-D exits cleanly, the history is written.
+    term.wait_until("the prompt", 10.0, |s| s.ends_with("morc> "));
+    term.press("C-d");
+    let screen = term.wait_for("EXIT=", 20.0);
+    assert!(screen.contains("EXIT=0"), "Ctrl-D did not exit with 0:\n{screen}");
+    let saved = std::fs::read_to_string(&history).expect("history file written");
+    assert!(saved.contains("1+1") && saved.contains("r = morc.engine:run(a)"), "history:\n{saved}");
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn morc(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(MORC).args(args).env("MORC_HISTORY", "/dev/null").output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+const GOOD: &str = r#"local a = morc.assembly { "good", duration = 0.2 }
+a:add("s", "sine")
+a:add("p", "probe")
+a:connect("s.y", "p.u")
+local r = morc.engine:run(a)
+assert(r.ok, r.reason)
+print("outcome " .. r.outcome)
+"#;
+
+const BAD: &str = r#"local a = morc.assembly { "bad", duration = 0.2 }
+a:add("s", "sine")
+a:connect("s.y", "nothere.u")
+morc.engine:run(a)
+"#;
+
+const FAILING: &str = r#"local function fail() error("this program fails") end
+fail()
+"#;
+
+const FAULTING: &str = r#"local broken = morc.component { name = "broken", outputs = { "y" }, step = function(self, inp, out, t) error("boom") end }
+local a = morc.assembly { "faulty", duration = 1 }
+a:add("b", broken)
+local r = morc.engine:run(a)
+assert(r.ok, r.reason)
+"#;
+
+#[test]
+fn check_validates_without_moving() {
+    let dir = scratch_dir("check");
+    let good = write(&dir, "good.lua", GOOD);
+    let bad = write(&dir, "bad.lua", BAD);
+    let (code, out, _) = morc(&["check", good.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("outcome checked"), "engine:run only checked:\n{out}");
+    assert!(out.contains("good.lua: OK"), "{out}");
+    let (code, out, _) = morc(&["check", good.to_str().unwrap(), bad.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("good.lua: OK") && out.contains("bad.lua: FAILED"), "{out}");
+    assert!(out.contains("bad.lua:3: no component 'nothere'"), "the error names file:line:\n{out}");
+}
+
+#[test]
+fn doc_prints_documentation() {
+    let (code, out, _) = morc(&["doc", "morc.assembly"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("Describes an assembly"), "{out}");
+    let (code, out, _) = morc(&["doc", "sine"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("param  frequency"), "{out}");
+    let (code, _, err) = morc(&["doc", "no.such.thing"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no documentation"), "{err}");
+}
+
+#[test]
+fn exit_codes() {
+    let dir = scratch_dir("exit");
+    let (code, out, err) = morc(&["run", write(&dir, "good.lua", GOOD).to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("outcome finished"));
+
+    let (code, _, err) = morc(&["run", write(&dir, "failing.lua", FAILING).to_str().unwrap()]);
+    assert_eq!(code, 1, "script error → 1:\n{err}");
+    assert!(err.contains("failing.lua:1: this program fails"), "file:line:\n{err}");
+    assert!(err.contains("stack traceback:") && err.contains("failing.lua:2: in main chunk"), "traceback:\n{err}");
+
+    let (code, _, err) = morc(&["run", write(&dir, "faulting.lua", FAULTING).to_str().unwrap()]);
+    assert_eq!(code, 3, "robot fault → 3:\n{err}");
+    assert!(err.contains("boom"), "{err}");
+
+    let (code, _, _) = morc(&["--no-such-option"]);
+    assert_eq!(code, 2, "usage → 2");
+    let (code, _, _) = morc(&["run", "--bus", "sim", "--sim", "x.lua"]);
+    assert_eq!(code, 2, "--bus and --sim conflict");
+}
