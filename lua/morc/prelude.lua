@@ -65,4 +65,9 @@ A component written in Lua, for prototyping. It runs in a Lua state of its own o
 functions cannot use local variables from outside them: pass values as params (self.k). A step may return a
 string to end the assembly with that reason; terminate may return a table of results for Assembly Data.
 Each step is a hand-off between threads: fine at modest rates, see `morc bench lua` for the jitter.]])
-morc.doc(morc.engine, "morc.engine — the engine: engine:run(a, opts) runs an assembly and returns its result; engine.period, engine.clock, engine:time().")
+morc.doc(morc.engine, [[morc.engine — the engine that cycles the robot and runs assemblies.
+  engine:run(a [, { duration = s, data = d, overrun = "warn"|"fault" }])  runs a and returns its result when it ends
+  engine:start(a [, opts])   starts a and returns at once a handle: h:wait() → result, h:cancel(), h:status()
+  engine:cancel()            ends the running assembly; the robot holds
+  engine:check(a)            validates a without running it
+  engine.period, engine.clock, engine:time(), engine:tick()]])

@@ -258,6 +258,10 @@ impl Engine {
     pub fn is_running(&self) -> bool {
         self.running.is_some()
     }
+    /// Whether the run in progress has ended (its result waits in [`Engine::wait`]).
+    pub fn run_finished(&self) -> bool {
+        !self.finished.is_empty()
+    }
 
     /// Validates and prepares `spec` (instantiate, initialise, start its
     /// Updaters) while the base keeps cycling, then switches it in at the

@@ -9,7 +9,41 @@ use crate::kernel::data::AssemblyData;
 use crate::kernel::engine::{Engine, Outcome, RunResult};
 use crate::kernel::stats::Summary;
 
-pub struct LuaEngine(pub Engine);
+pub struct LuaEngine(pub Engine, pub Option<(crate::kernel::engine::RunHandle, Request)>);
+
+/// `engine:start(a)`'s handle: wait, cancel, status.
+pub struct LuaRunHandle(AnyUserData);
+
+impl UserData for LuaRunHandle {
+    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
+        methods.add_method("wait", |lua, this, ()| {
+            let mut e = this.0.borrow_mut::<LuaEngine>()?;
+            let Some((handle, req)) = e.1.take() else {
+                return Err(mlua::Error::runtime("this run was already waited for"));
+            };
+            finish(lua, &mut e.0, handle, req)
+        });
+        methods.add_method("cancel", |_, this, ()| {
+            this.0.borrow::<LuaEngine>()?.0.cancel();
+            Ok(())
+        });
+        methods.add_method("status", |_, this, ()| {
+            let e = this.0.borrow::<LuaEngine>()?;
+            Ok(match &e.1 {
+                None => "done",
+                Some(_) if e.0.run_finished() => "finished",
+                Some(_) => "running",
+            })
+        });
+        methods.add_meta_method("__tostring", |_, this, ()| {
+            let e = this.0.borrow::<LuaEngine>()?;
+            Ok(match &e.1 {
+                Some((_, req)) => format!("run of '{}' ({})", req.spec.name, if e.0.run_finished() { "finished: wait() for its result" } else { "running" }),
+                None => "run (done)".to_string(),
+            })
+        });
+    }
+}
 
 /// Set as the Lua state's app data to make `engine:run` only validate (`morc check`):
 /// nothing moves, and the result's outcome is "checked".
@@ -77,7 +111,16 @@ pub fn result_table(lua: &Lua, r: &RunResult, data: mlua::Value) -> mlua::Result
 }
 
 /// Runs `assembly` on `engine` with the options table of `engine:run`.
-pub fn run(lua: &Lua, engine: &mut Engine, assembly: &AnyUserData, opts: Option<Table>) -> mlua::Result<Table> {
+/// A run asked for from Lua: the assembly as it was when asked, its data,
+/// and the caller's Assembly Data object to fill with the results.
+pub struct Request {
+    spec: crate::kernel::assembly::AssemblySpec,
+    data: AssemblyData,
+    data_ud: Option<AnyUserData>,
+}
+
+/// Reads `engine:run(a, opts)`'s arguments.
+fn request(assembly: &AnyUserData, opts: Option<Table>) -> mlua::Result<Request> {
     let mut spec = assembly
         .borrow::<LuaAssembly>()
         .map_err(|_| mlua::Error::runtime("engine:run expects an assembly made with morc.assembly"))?
@@ -102,11 +145,24 @@ pub fn run(lua: &Lua, engine: &mut Engine, assembly: &AnyUserData, opts: Option<
             other => return Err(mlua::Error::runtime(format!("run option 'data' must be morc.data{{…}} or a table, got a {}", other.type_name()))),
         }
     }
+    Ok(Request { spec, data, data_ud })
+}
+
+/// Runs `assembly` on `engine` with the options table of `engine:run`.
+pub fn run(lua: &Lua, engine: &mut Engine, assembly: &AnyUserData, opts: Option<Table>) -> mlua::Result<Table> {
+    let req = request(assembly, opts)?;
     if lua.app_data_ref::<CheckOnly>().is_some() {
-        return checked_table(lua, engine, &spec, &data);
+        return checked_table(lua, engine, &req.spec, &req.data);
     }
+    let handle = engine.start_run(&req.spec, &req.data).map_err(|e| mlua::Error::runtime(e.to_string()))?;
+    finish(lua, engine, handle, req)
+}
+
+/// Waits for a started run and turns its result into the Lua result table.
+fn finish(lua: &Lua, engine: &mut Engine, handle: crate::kernel::engine::RunHandle, req: Request) -> mlua::Result<Table> {
+    let Request { spec, data_ud, .. } = req;
     RUNS_IN_PROGRESS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    let result = engine.run(&spec, &data);
+    let result = engine.wait(handle);
     RUNS_IN_PROGRESS.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
     let result = result.map_err(|e| mlua::Error::runtime(e.to_string()))?;
     let outcome = match &result.outcome {
@@ -174,6 +230,22 @@ impl UserData for LuaEngine {
     }
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
         methods.add_method_mut("run", |lua, this, (assembly, opts): (AnyUserData, Option<Table>)| run(lua, &mut this.0, &assembly, opts));
+        methods.add_function("start", |lua, (ud, assembly, opts): (AnyUserData, AnyUserData, Option<Table>)| {
+            let req = request(&assembly, opts)?;
+            {
+                let mut this = ud.borrow_mut::<LuaEngine>()?;
+                if lua.app_data_ref::<CheckOnly>().is_some() {
+                    return Err(mlua::Error::runtime("engine:start cannot run while only checking: use engine:run"));
+                }
+                let handle = this.0.start_run(&req.spec, &req.data).map_err(|e| mlua::Error::runtime(e.to_string()))?;
+                this.1 = Some((handle, req));
+            }
+            Ok(LuaRunHandle(ud))
+        });
+        methods.add_method("cancel", |_, this, ()| {
+            this.0.cancel();
+            Ok(())
+        });
         methods.add_method("tick", |_, this, ()| Ok(this.0.tick()));
         methods.add_method("time", |_, this, ()| Ok(this.0.tick() as f64 * this.0.config().period));
         methods.add_method("check", |_, this, assembly: AnyUserData| {

@@ -105,7 +105,7 @@ pub fn install(lua: &Lua, engine: Engine) -> mlua::Result<()> {
     morc.set("kind", lua.create_function(kind_info)?)?;
     morc.set("component", lua.create_function(define_lua_component)?)?;
 
-    let engine_ud = lua.create_userdata(LuaEngine(engine))?;
+    let engine_ud = lua.create_userdata(LuaEngine(engine, None))?;
     morc.set("engine", engine_ud)?;
     lua.globals().set("morc", morc.clone())?;
     lua.load(PRELUDE).set_name("@lua/morc/prelude.lua").exec()?;

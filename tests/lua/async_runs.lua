@@ -1,0 +1,35 @@
+-- engine:start(a) runs an assembly without blocking the program: the handle
+-- waits, cancels and tells the status.
+local T = require "morc.testing"
+local engine = morc.engine
+
+local function endless()
+  local a = morc.assembly "endless"
+  a:add("s", "sine", { n = 6, amplitude = 0.01 })
+  a:connect("s.y", "robot.q_cmd")
+  return a
+end
+
+T.test("start, status, cancel, wait", function()
+  local h = engine:start(endless())
+  T.eq(h:status(), "running")
+  T.raises(function() engine:run(endless()) end, "busy running 'endless'")
+  h:cancel()
+  local r = h:wait()
+  T.eq(r.outcome, "cancelled")
+  assert(r.ticks > 0, "it ran")
+  T.eq(h:status(), "done")
+  T.raises(function() h:wait() end, "already waited for")
+end)
+
+T.test("a started run that ends by itself", function()
+  local a = endless()
+  local h = engine:start(a, { duration = 0.05 })
+  local r = h:wait()
+  T.eq(r.ok, true)
+  T.eq(r.ticks, 50)
+  -- The engine is free again.
+  T.eq(engine:run(a, { duration = 0.01 }).ticks, 10)
+end)
+
+return T.summary()
