@@ -304,6 +304,21 @@ impl UserData for LuaRobot {
             t.set("rpy", lua.create_sequence_from(rpy_from_rotation(&p.rotation).iter().map(|x| x.to_degrees()))?)?;
             Ok(t)
         });
+        // robot:with_payload { mass = kg, com = {x, y, z} mm, inertia = {…} }: a new robot with the
+        // payload added at the flange (the model is rebuilt here, off the real-time path).
+        methods.add_method("with_payload", |lua, this, p: Table| {
+            let origin = caller(lua);
+            let fail = |m: String| mlua::Error::runtime(format!("{origin}: robot '{}': {m}", this.0.name));
+            let mut model = (*this.0.model).clone();
+            let (_, flange_placement) = flange(&model);
+            let mass = number(&p, "mass", None, "payload").map_err(|e| fail(format!("{e} (kg)")))?;
+            let com = vec3_mm(&p, "com", "payload").map_err(|e| fail(e.to_string()))?;
+            let rotational = inertia_matrix(&p, "payload").map_err(|e| fail(e.to_string()))?;
+            let inertia = flange_placement.act_inertia(&Inertia::new(mass, com, rotational));
+            robot::add_payload(&mut model, inertia.mass, inertia.com, inertia.rotational).map_err(fail)?;
+            let name = format!("{} + {mass} kg", this.0.name);
+            Robot::new(&name, model, this.0.joints.clone(), &origin.to_string()).map(|r| LuaRobot(Arc::new(r))).map_err(mlua::Error::runtime)
+        });
         // robot:add(a, name, kind, params): a robot component ("ptp", "rnea", "monitor") in assembly a.
         methods.add_method("add", |lua, this, (a, name, kind, opts): (AnyUserData, String, String, Option<Table>)| {
             let origin = caller(lua);

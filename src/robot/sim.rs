@@ -47,6 +47,8 @@ pub struct SimulatedRobot {
     holding: bool,
     /// Velocity-loop integrator state (N·m).
     integral: Vec<f64>,
+    /// Whether the torque feed-forward was driven in the last cycle.
+    ff_driven: bool,
     /// Velocity-loop proportional gain per joint (N·m·s/rad).
     kv: Vec<f64>,
     kp: f64,
@@ -90,6 +92,7 @@ impl SimulatedRobot {
             hold: q0.to_vec(),
             holding: true,
             integral,
+            ff_driven: false,
             kv: inertia.iter().map(|j| j * gains.velocity_bandwidth).collect(),
             kp: gains.position_gain,
             ki: gains.integral_corner,
@@ -131,6 +134,18 @@ impl Base for SimulatedRobot {
                 self.hold.copy_from_slice(&self.q);
             }
             None => {}
+        }
+        // Bumpless transfer: a torque feed-forward is taken to carry gravity (RNEA's does), so
+        // when one starts the integrator hands over the gravity torque it held, and takes it
+        // back when the feed-forward stops; otherwise gravity would be applied twice (or not
+        // at all) until the integrator unwound.
+        if tau_ff.is_some() != self.ff_driven {
+            self.ff_driven = tau_ff.is_some();
+            let sign = if self.ff_driven { -1.0 } else { 1.0 };
+            let g = model::gravity(&self.robot.model, &mut self.data, &self.q);
+            for (i, gi) in self.integral.iter_mut().zip(g.iter()) {
+                *i += sign * gi;
+            }
         }
         let dt = self.period;
         for i in 0..self.q.len() {
