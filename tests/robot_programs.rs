@@ -24,8 +24,7 @@ fn lua() -> mlua::Lua {
 
 fn load(lua: &mlua::Lua, code: &str) -> Arc<Robot> {
     let ud: mlua::AnyUserData = lua.load(code).set_name("@test.lua").eval().unwrap();
-    let r = ud.borrow::<LuaRobot>().unwrap().0.clone();
-    r
+    ud.borrow::<LuaRobot>().map(|r| r.0.clone()).unwrap()
 }
 
 fn ptp(robot: &Arc<Robot>, target: &[f64]) -> AssemblySpec {

@@ -281,7 +281,7 @@ impl Component for Monitor {
             settled &= e.abs() <= self.tolerance;
             let l = &j.limits;
             let fault = |what: String| Step::Fault(format!("monitor: joint {} at t = {:.3} s: {what}", j.name, ctx.time));
-            if !(e.abs() <= self.max_error) {
+            if e.is_nan() || e.abs() > self.max_error {
                 return fault(format!("following error {:.3}° exceeds {:.3}°", e.to_degrees(), self.max_error.to_degrees()));
             }
             if !(q[i] >= l.lower && q[i] <= l.upper) {

@@ -87,12 +87,13 @@ impl Robot {
                 return bad(&format!("position limits must be {{lower, upper}} with lower < upper, got {{{}, {}}}", l.lower.to_degrees(), l.upper.to_degrees()));
             }
             for (what, x) in [("vel", l.velocity), ("acc", l.acceleration), ("torque", l.torque)] {
-                if !(x > 0.0) {
+                if x.is_nan() || x <= 0.0 {
                     return bad(&format!("limit '{what}' must be > 0, got {x}"));
                 }
             }
             let d = &j.drive;
-            if !(d.gear.is_finite() && d.gear != 0.0) || !(d.counts.is_finite() && d.counts > 0.0) || !(d.direction == 1.0 || d.direction == -1.0) {
+            let direction_ok = d.direction == 1.0 || d.direction == -1.0;
+            if !(d.gear.is_finite() && d.gear != 0.0 && d.counts.is_finite() && d.counts > 0.0 && direction_ok) {
                 return bad("drive needs gear ≠ 0, counts > 0 and direction ±1");
             }
         }
@@ -120,7 +121,7 @@ impl Robot {
 
 /// Adds a rigid payload (mass in kg, centre of mass in the last joint's frame, m) to the model.
 pub fn add_payload(model: &mut Model, mass: f64, com: Vector3<f64>, rotational: Matrix3<f64>) -> Result<(), String> {
-    if !(mass >= 0.0 && mass.is_finite()) || !com.iter().all(|x| x.is_finite()) {
+    if !(mass >= 0.0 && mass.is_finite() && com.iter().all(|x| x.is_finite())) {
         return Err(format!("payload mass must be ≥ 0 and finite and its com finite, got {mass} kg at {com:?}"));
     }
     let last = model.njoints() - 1;
