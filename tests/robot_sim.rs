@@ -99,3 +99,19 @@ fn motion_is_bit_identical_on_virtual_and_wall_clock() {
     let bits = |t: &[Vec<f64>]| t.iter().flatten().map(|x| x.to_bits()).collect::<Vec<_>>();
     assert_eq!(bits(&v), bits(&w), "virtual and wall clock differ");
 }
+
+#[test]
+fn monitor_faults_naming_the_joint_and_ptp_rejects_targets_outside_limits() {
+    let robot = ur5();
+    let mut engine = engine(&robot, &Q0, ClockKind::Virtual);
+    let mut a = ptp_assembly(&robot, &[0.5, -1.2, 1.4, -0.5, 0.3, 0.0], false);
+    a.components.iter_mut().find(|c| c.name == "mon").unwrap().params = vec![("max_error".into(), Value::Real(1e-5))];
+    let r = engine.run(&a, &AssemblyData::new()).unwrap();
+    match &r.outcome {
+        Outcome::Fault(m) => assert!(m.contains("joint shoulder_pan_joint") && m.contains("following error"), "{m}"),
+        other => panic!("expected a fault, got {other:?}"),
+    }
+    let a = ptp_assembly(&robot, &[0.0, -1.2, 4.0, -0.5, 0.3, 0.0], false);
+    let e = engine.run(&a, &AssemblyData::new()).err().expect("target outside the limits").to_string();
+    assert!(e.contains("elbow_joint") && e.contains("outside its limits"), "{e}");
+}
