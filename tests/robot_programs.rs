@@ -131,20 +131,37 @@ fn bad_robot_definitions_name_file_and_joint() {
     assert!(e.contains("lists 1 joints but its model has 2"), "{e}");
 }
 
-#[test]
-fn morc_experiment_feed_forward_reduces_the_peak_tracking_error() {
-    let dir = std::env::temp_dir().join(format!("morc-experiment-{}", std::process::id()));
+/// Runs the experiment in a fresh folder; its "result:" line and how many recordings it made.
+fn run_experiment(clock: &str) -> (String, usize) {
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("morc-experiment-{clock}-{}-{run}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let program = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/morc_experiment.lua");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_morc")).arg("run").arg(program).current_dir(&dir).output().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_morc"))
+        .args(["--clock", clock, "run", program])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     eprintln!("{stdout}");
-    let line = stdout.lines().find(|l| l.starts_with("result:")).expect("a result line");
+    let line = stdout.lines().find(|l| l.starts_with("result:")).expect("a result line").to_string();
+    let recordings = std::fs::read_dir(dir.join("runs")).unwrap().count();
+    std::fs::remove_dir_all(&dir).ok();
+    (line, recordings)
+}
+
+#[test]
+fn morc_experiment_gives_the_same_figures_on_the_wall_clock() {
+    assert_eq!(run_experiment("virtual").0, run_experiment("wall").0);
+}
+
+#[test]
+fn morc_experiment_feed_forward_reduces_the_peak_tracking_error() {
+    let (line, recordings) = run_experiment("virtual");
     let value = |key: &str| -> f64 { line.split_whitespace().find_map(|w| w.strip_prefix(key)).unwrap().parse().unwrap() };
     let (with_ff, without_ff) = (value("peak_ff_deg="), value("peak_fb_deg="));
     assert!(with_ff > 0.0 && with_ff < 0.5 * without_ff, "feed-forward {with_ff}° vs feedback only {without_ff}°");
-    let recordings = std::fs::read_dir(dir.join("runs")).unwrap().count();
     assert_eq!(recordings, 2, "both runs recorded");
-    std::fs::remove_dir_all(&dir).ok();
 }

@@ -16,6 +16,9 @@ use crate::model::{self, Data};
 
 use super::Robot;
 
+/// Joint speed (rad/s) below which a robot between assemblies counts as standing still.
+const STANDSTILL: f64 = 1e-3;
+
 /// Servo-drive loop tuning, as bandwidths; gains follow from each joint's inertia.
 #[derive(Clone, Copy, Debug)]
 pub struct DriveGains {
@@ -124,6 +127,12 @@ impl Base for SimulatedRobot {
     }
 
     fn actuate(&mut self, _tick: u64, commands: Option<Commands>) -> Step {
+        // Between assemblies a robot at standstill is on its brakes and its state does not
+        // change: how long the engine idles (not at all on the virtual clock, some ms on the
+        // wall clock) must not change what the next assembly sees.
+        if commands.is_none() && self.qd.iter().all(|v| v.abs() < STANDSTILL) {
+            return Step::Continue;
+        }
         let q_cmd = commands.and_then(|c| c.get(0)).map(Value::as_slice);
         let qd_ff = commands.and_then(|c| c.get(1)).map(Value::as_slice);
         let tau_ff = commands.and_then(|c| c.get(2)).map(Value::as_slice);
