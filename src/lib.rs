@@ -11,3 +11,4 @@ pub mod kernel;
 pub mod lua;
 pub mod model;
 pub mod record;
+pub mod robot;

@@ -6,6 +6,7 @@ pub mod convert;
 pub mod data;
 pub mod engine;
 pub mod origin;
+pub mod robot;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -104,6 +105,7 @@ pub fn install(lua: &Lua, engine: Engine) -> mlua::Result<()> {
 
     morc.set("kind", lua.create_function(kind_info)?)?;
     morc.set("component", lua.create_function(define_lua_component)?)?;
+    robot::install(lua, &morc)?;
 
     let engine_ud = lua.create_userdata(LuaEngine(engine, None))?;
     morc.set("engine", engine_ud)?;

@@ -1,0 +1,137 @@
+//! Robots: an arm's [`Model`] plus what the controller needs beyond it — how each joint maps
+//! to its drive (bus position, gear, encoder counts, offset, direction) and the joint limits
+//! the controller enforces. [`SimulatedRobot`] is the plant that stands in for the arm; the
+//! components in [`components`] (trajectory, feed-forward, monitor) are built around a robot.
+
+pub mod components;
+pub mod sim;
+
+use std::sync::Arc;
+
+use nalgebra::{Matrix3, Vector3};
+
+use crate::model::{self, Data, Frame, FrameIndex, FrameKind, Inertia, Model, Se3};
+pub use sim::{SimulatedRobot, DriveGains};
+
+/// How a joint maps to its drive: `drive counts = (q · direction · gear / 2π + offset) · counts`
+/// for a revolute joint (q in rad, offset in motor turns).
+#[derive(Clone, Debug, PartialEq)]
+pub struct JointDrive {
+    /// Position on the bus (EtherCAT slave index, 1-based).
+    pub slave: u32,
+    /// Motor turns per joint turn.
+    pub gear: f64,
+    /// Encoder counts per motor turn.
+    pub counts: f64,
+    /// Motor turns at q = 0.
+    pub offset: f64,
+    /// +1 or −1: whether motor and joint turn the same way.
+    pub direction: f64,
+}
+
+impl JointDrive {
+    /// Joint position (rad) → drive counts.
+    pub fn to_counts(&self, q: f64) -> f64 {
+        (q * self.direction * self.gear / std::f64::consts::TAU + self.offset) * self.counts
+    }
+    /// Drive counts → joint position (rad).
+    pub fn to_joint(&self, counts: f64) -> f64 {
+        (counts / self.counts - self.offset) * std::f64::consts::TAU / (self.gear * self.direction)
+    }
+}
+
+/// Limits the controller enforces on one joint (SI units: rad, rad/s, rad/s², N·m).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Limits {
+    pub lower: f64,
+    pub upper: f64,
+    pub velocity: f64,
+    pub acceleration: f64,
+    pub torque: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct RobotJoint {
+    pub name: String,
+    pub drive: JointDrive,
+    pub limits: Limits,
+}
+
+/// A robot: its model (with drive-train terms and payload already in it) and its joints.
+#[derive(Clone, Debug)]
+pub struct Robot {
+    pub name: String,
+    pub model: Arc<Model>,
+    pub joints: Vec<RobotJoint>,
+    /// The frame FK reports: "tool" if the robot has one, else the last frame.
+    pub tool_frame: FrameIndex,
+    /// Where the definition came from (file:line), for error messages.
+    pub origin: String,
+}
+
+impl Robot {
+    /// Checks that joints and model agree (one joint per degree of freedom, sane limits).
+    pub fn new(name: &str, model: Model, joints: Vec<RobotJoint>, origin: &str) -> Result<Robot, String> {
+        if joints.len() != model.nv() {
+            return Err(format!(
+                "{origin}: robot '{name}' lists {} joints but its model has {} ({})",
+                joints.len(),
+                model.nv(),
+                model.joint_names()[1..].join(", ")
+            ));
+        }
+        for j in &joints {
+            let l = &j.limits;
+            let bad = |what: &str| Err(format!("{origin}: robot '{name}', joint {}: {what}", j.name));
+            if l.lower.is_nan() || l.upper.is_nan() || l.lower >= l.upper {
+                return bad(&format!("position limits must be {{lower, upper}} with lower < upper, got {{{}, {}}}", l.lower.to_degrees(), l.upper.to_degrees()));
+            }
+            for (what, x) in [("vel", l.velocity), ("acc", l.acceleration), ("torque", l.torque)] {
+                if x.is_nan() || x <= 0.0 {
+                    return bad(&format!("limit '{what}' must be > 0, got {x}"));
+                }
+            }
+            let d = &j.drive;
+            let direction_ok = d.direction == 1.0 || d.direction == -1.0;
+            if !(d.gear.is_finite() && d.gear != 0.0 && d.counts.is_finite() && d.counts > 0.0 && direction_ok) {
+                return bad("drive needs gear ≠ 0, counts > 0 and direction ±1");
+            }
+        }
+        let tool_frame = model.frame_index("tool").unwrap_or(model.frames().len() - 1);
+        Ok(Robot { name: name.into(), model: Arc::new(model), joints, tool_frame, origin: origin.into() })
+    }
+
+    pub fn dof(&self) -> usize {
+        self.joints.len()
+    }
+
+    /// The joint whose position limit `q` (rad) violates, if any.
+    pub fn outside_limits(&self, q: &[f64]) -> Option<usize> {
+        self.joints.iter().zip(q).position(|(j, &x)| !(x >= j.limits.lower && x <= j.limits.upper))
+    }
+
+    /// Placement of the tool frame at `q` (allocates a Data: not for the real-time path).
+    pub fn fk(&self, q: &[f64]) -> Se3 {
+        let mut data = Data::new(&self.model);
+        model::forward_kinematics_placements(&self.model, &mut data, q);
+        model::update_frame_placements(&self.model, &mut data);
+        model::frame_placement(&self.model, &data, self.tool_frame)
+    }
+}
+
+/// Adds a rigid payload (mass in kg, centre of mass in the last joint's frame, m) to the model.
+pub fn add_payload(model: &mut Model, mass: f64, com: Vector3<f64>, rotational: Matrix3<f64>) -> Result<(), String> {
+    if !(mass >= 0.0 && mass.is_finite() && com.iter().all(|x| x.is_finite())) {
+        return Err(format!("payload mass must be ≥ 0 and finite and its com finite, got {mass} kg at {com:?}"));
+    }
+    let last = model.njoints() - 1;
+    model.inertias[last] = model.inertias[last].added(&Inertia::new(mass, com, rotational));
+    Ok(())
+}
+
+/// Adds (or replaces) the "tool" frame on the last joint.
+pub fn set_tool(model: &mut Model, placement: Se3) {
+    let last = model.njoints() - 1;
+    model.frames.retain(|f| f.name != "tool");
+    model.frames.push(Frame { name: "tool".into(), parent_joint: last, placement, kind: FrameKind::Operational });
+}

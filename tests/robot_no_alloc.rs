@@ -1,0 +1,94 @@
+//! The simulated robot's `sense`/`actuate` and the robot components' `step` allocate
+//! nothing: a counting global allocator is armed around a steady-state loop of them.
+//! One test in this binary, so no other test allocates concurrently.
+
+mod robot_support;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use morc::kernel::base::{Base, Commands};
+use morc::kernel::component::*;
+use morc::kernel::data::AssemblyData;
+use morc::kernel::value::{Value, ValueType};
+use morc::robot::components::{Monitor, PtpTrajectory, RigidBodyFeedForward};
+use morc::robot::SimulatedRobot;
+
+struct Counting;
+static ARMED: AtomicBool = AtomicBool::new(false);
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if ARMED.load(Ordering::Relaxed) {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        System.alloc(layout)
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout)
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if ARMED.load(Ordering::Relaxed) {
+            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        System.realloc(ptr, layout, new_size)
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn outputs(info: &ComponentInfo) -> Vec<Value> {
+    info.outputs.iter().map(|p| Value::zero(p.ty)).collect()
+}
+
+#[test]
+fn simulated_robot_and_robot_components_do_not_allocate() {
+    let robot = robot_support::ur5();
+    let q0 = [0.0, -1.2, 1.4, -0.5, 0.3, 0.0];
+    let mut base = SimulatedRobot::new(robot.clone(), &q0, robot_support::T).unwrap();
+    let mut traj = PtpTrajectory::new(robot.clone());
+    traj.set_parameter("target", &Value::Vector(vec![0.3, -1.0, 1.2, -0.3, 0.5, 0.2])).unwrap();
+    traj.set_parameter("settle", &Value::Real(-1.0)).unwrap();
+    traj.configure().unwrap();
+    let mut ff = RigidBodyFeedForward::new(robot.clone());
+    let mut mon = Monitor::new(robot.clone());
+    let data = AssemblyData::new();
+    let ctx = |name| InitContext { name, period: robot_support::T, base_period: robot_support::T, data: &data };
+    let (mut traj_out, mut ff_out, mut mon_out) = (outputs(traj.info()), outputs(ff.info()), outputs(mon.info()));
+    traj.initialize(&ctx("traj"), &mut traj_out).unwrap();
+    ff.initialize(&ctx("ff"), &mut ff_out).unwrap();
+    mon.initialize(&ctx("mon"), &mut mon_out).unwrap();
+    let mut sensed = outputs(base.info());
+    let mut commands = vec![Value::zero(ValueType::Vector(6)); 3];
+    let driven = [true, true, true];
+    let mut mon_in = vec![Value::zero(ValueType::Vector(6)); 4];
+    mon_in.push(Value::Boolean(false));
+    let mut loop_once = |tick: u64, commanded: bool| {
+        base.sense(tick, &mut sensed);
+        let step = StepContext { step: tick, time: tick as f64 * robot_support::T, period: robot_support::T };
+        assert_eq!(traj.step(&step, &sensed[..1], &mut traj_out), Step::Continue);
+        ff.step(&step, &traj_out[..3], &mut ff_out);
+        mon_in[0].copy_from(&traj_out[0]);
+        for i in 0..3 {
+            mon_in[i + 1].copy_from(&sensed[i]);
+        }
+        assert_eq!(mon.step(&step, &mon_in, &mut mon_out), Step::Continue);
+        commands[0].copy_from(&traj_out[0]);
+        commands[1].copy_from(&traj_out[1]);
+        commands[2].copy_from(&ff_out[0]);
+        let c = if commanded { Some(Commands::new(&commands, &driven)) } else { None };
+        base.actuate(tick, c);
+    };
+    // Warm up (first steps may size things), then count over commanded and holding ticks.
+    for tick in 0..10 {
+        loop_once(tick, true);
+    }
+    ARMED.store(true, Ordering::SeqCst);
+    for tick in 10..600 {
+        loop_once(tick, tick < 450);
+    }
+    ARMED.store(false, Ordering::SeqCst);
+    assert_eq!(ALLOCATIONS.load(Ordering::SeqCst), 0, "allocations on the real-time path");
+}

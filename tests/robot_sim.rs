@@ -1,0 +1,117 @@
+//! The simulated robot as the engine's base: it follows a PTP, holds against gravity when
+//! nothing commands it, and gives bit-identical motion on the virtual and the wall clock.
+
+mod robot_support;
+
+use morc::kernel::assembly::AssemblySpec;
+use morc::kernel::clock::ClockKind;
+use morc::kernel::data::AssemblyData;
+use morc::kernel::engine::Outcome;
+use morc::kernel::value::Value;
+use morc::robot::components::factory;
+use robot_support::*;
+
+const Q0: [f64; 6] = [0.0, -1.2, 1.4, -0.5, 0.3, 0.0];
+
+fn ptp_assembly(robot: &std::sync::Arc<morc::robot::Robot>, target: &[f64], feed_forward: bool) -> AssemblySpec {
+    let mut a = AssemblySpec::new("ptp");
+    a.add("traj", "ptp", 1, factory(robot, "ptp").unwrap());
+    a.components.last_mut().unwrap().params = vec![("target".into(), Value::Vector(target.to_vec())), ("settle".into(), Value::Real(0.3))];
+    a.add("mon", "monitor", 1, factory(robot, "monitor").unwrap());
+    a.connect("robot.q", "traj.start")
+        .connect("traj.q", "robot.q_cmd")
+        .connect("traj.qd", "robot.qd_ff")
+        .connect("traj.q", "mon.q_ref")
+        .connect("robot.q", "mon.q")
+        .connect("robot.qd", "mon.qd")
+        .connect("robot.tau", "mon.tau");
+    if feed_forward {
+        a.add("ff", "rnea", 1, factory(robot, "rnea").unwrap());
+        a.connect("traj.q", "ff.q").connect("traj.qd", "ff.qd").connect("traj.qdd", "ff.qdd").connect("ff.tau", "robot.tau_ff");
+    }
+    a
+}
+
+fn max_abs_diff(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).fold(0.0, |m, (x, y)| m.max((x - y).abs()))
+}
+
+#[test]
+fn ur5_ptp_reaches_its_target() {
+    let robot = ur5();
+    let mut engine = engine(&robot, &Q0, ClockKind::Virtual);
+    let target = [0.3, -1.0, 1.2, -0.3, 0.5, 0.2];
+    let (f, trace) = tracer(6);
+    let mut a = ptp_assembly(&robot, &target, true);
+    a.add("q", "trace", 1, f).connect("robot.q", "q.u");
+    let r = engine.run(&a, &AssemblyData::new()).unwrap();
+    assert!(matches!(&r.outcome, Outcome::Finished(reason) if reason.contains("ptp: arrived")), "{}", r.report());
+    let last = trace.lock().unwrap().last().unwrap().clone();
+    let err = max_abs_diff(&last, &target);
+    assert!(err < 1e-3, "final error {err} rad at {last:?}");
+    let peak = r.data.get("mon.peak_error_max").unwrap().real();
+    eprintln!("UR5 PTP: {} ticks, final error {:.2e} rad, peak following error {:.2e} rad", r.ticks, err, peak);
+}
+
+#[test]
+fn ur5_holds_against_gravity_when_not_commanded() {
+    let robot = ur5();
+    let mut engine = engine(&robot, &Q0, ClockKind::Virtual);
+    // An assembly that only watches: the robot's inputs are not driven, so it holds.
+    let (f, trace) = tracer(6);
+    let mut a = AssemblySpec::new("watch");
+    a.add("q", "trace", 1, f).connect("robot.q", "q.u");
+    a.duration = Some(2.0);
+    let r = engine.run(&a, &AssemblyData::new()).unwrap();
+    assert_eq!(r.outcome, Outcome::Finished("duration".into()));
+    let sag = trace.lock().unwrap().iter().fold(0.0, |m: f64, q| m.max(max_abs_diff(q, &Q0)));
+    assert!(sag < 1e-4, "sagged {sag} rad");
+    // After a motion, it holds where the motion ended (latched at the switch).
+    let target = [0.2, -1.1, 1.3, -0.5, 0.3, 0.1];
+    engine.run(&ptp_assembly(&robot, &target, false), &AssemblyData::new()).unwrap();
+    let (f, trace) = tracer(6);
+    let mut a = AssemblySpec::new("watch");
+    a.add("q", "trace", 1, f).connect("robot.q", "q.u");
+    a.duration = Some(2.0);
+    engine.run(&a, &AssemblyData::new()).unwrap();
+    let samples = trace.lock().unwrap();
+    let drift = samples.iter().fold(0.0, |m: f64, q| m.max(max_abs_diff(q, &samples[0])));
+    assert!(drift < 1e-4, "drifted {drift} rad while holding");
+    assert!(max_abs_diff(&samples[0], &target) < 2e-3);
+}
+
+#[test]
+fn motion_is_bit_identical_on_virtual_and_wall_clock() {
+    let robot = ur5();
+    let target = [0.05, -1.15, 1.35, -0.5, 0.3, 0.0];
+    let run = |clock| {
+        let mut engine = engine(&robot, &Q0, clock);
+        let (f, trace) = tracer(6);
+        let mut a = ptp_assembly(&robot, &target, true);
+        a.add("q", "trace", 1, f).connect("robot.q", "q.u");
+        let r = engine.run(&a, &AssemblyData::new()).unwrap();
+        assert!(r.outcome.is_ok(), "{}", r.report());
+        let t = trace.lock().unwrap().clone();
+        t
+    };
+    let (v, w) = (run(ClockKind::Virtual), run(ClockKind::Wall));
+    assert!(v.len() > 100);
+    let bits = |t: &[Vec<f64>]| t.iter().flatten().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&v), bits(&w), "virtual and wall clock differ");
+}
+
+#[test]
+fn monitor_faults_naming_the_joint_and_ptp_rejects_targets_outside_limits() {
+    let robot = ur5();
+    let mut engine = engine(&robot, &Q0, ClockKind::Virtual);
+    let mut a = ptp_assembly(&robot, &[0.5, -1.2, 1.4, -0.5, 0.3, 0.0], false);
+    a.components.iter_mut().find(|c| c.name == "mon").unwrap().params = vec![("max_error".into(), Value::Real(1e-5))];
+    let r = engine.run(&a, &AssemblyData::new()).unwrap();
+    match &r.outcome {
+        Outcome::Fault(m) => assert!(m.contains("joint shoulder_pan_joint") && m.contains("following error"), "{m}"),
+        other => panic!("expected a fault, got {other:?}"),
+    }
+    let a = ptp_assembly(&robot, &[0.0, -1.2, 4.0, -0.5, 0.3, 0.0], false);
+    let e = engine.run(&a, &AssemblyData::new()).err().expect("target outside the limits").to_string();
+    assert!(e.contains("elbow_joint") && e.contains("outside its limits"), "{e}");
+}
