@@ -65,6 +65,8 @@ pub enum Command {
         #[command(subcommand)]
         cmd: rec::RecCommand,
     },
+    /// Plot a recording: the same as `morc rec plot`.
+    Plot(rec::PlotArgs),
     /// FMUs: `export` morc's blocks, `info` and `sim` on any FMU.
     Fmu {
         #[command(subcommand)]
@@ -123,6 +125,7 @@ pub fn main() -> i32 {
         Some(Command::Bench { what, seconds }) => bench::main(what, *seconds, &config),
         Some(Command::Rec { cmd }) => rec::main(cmd),
         Some(Command::Fmu { command }) => fmu::main(command),
+        Some(Command::Plot(args)) => rec::plot(args),
         None => {
             eprintln!("morc: the REPL is not built yet; run a program: morc run examples/first_assembly.lua");
             exit::USAGE
