@@ -112,8 +112,8 @@ pub fn plot(recording: &Path, patterns: &[&str], output: &Path, options: &PlotOp
     let size = (options.width, height);
     font()?;
     let drawn = match format {
-        OutputFormat::Png => draw(BitMapBackend::new(output, size).into_drawing_area(), &title, &time, &panels, options),
-        OutputFormat::Svg => draw(SVGBackend::new(output, size).into_drawing_area(), &title, &time, &panels, options),
+        OutputFormat::Png => draw(BitMapBackend::new(output, size).into_drawing_area(), &title, &time, &panels, options, true),
+        OutputFormat::Svg => draw(SVGBackend::new(output, size).into_drawing_area(), &title, &time, &panels, options, false),
     };
     drawn.map_err(|e| format!("drawing {}: {e}", output.display()))?;
     Ok(PlotSummary {
@@ -323,6 +323,7 @@ fn draw<DB: DrawingBackend>(
     time: &[f64],
     panels: &[Panel],
     options: &PlotOptions,
+    thin_overlay: bool,
 ) -> Result<(), String>
 where
     DB::ErrorType: 'static,
@@ -380,6 +381,12 @@ where
         for (k, (_, points)) in lines.iter().enumerate() {
             let colour = PALETTE[k % PALETTE.len()];
             chart.draw_series(LineSeries::new(points.iter().copied(), colour.stroke_width(2))).map_err(fail)?;
+            if thin_overlay {
+                // The bitmap rasterizer loses nearly vertical segments of wide
+                // lines (a one-sample spike would show as a dot); a 1-pixel
+                // line over it draws them.
+                chart.draw_series(LineSeries::new(points.iter().copied(), colour.stroke_width(1))).map_err(fail)?;
+            }
         }
         draw_legend(&legend_area, &lines.iter().map(|l| l.0).collect::<Vec<_>>()).map_err(fail)?;
     }
