@@ -213,3 +213,23 @@ fn command_line_plots_with_default_and_given_output() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no signal 'nope'") && err.contains("robot.q"), "{err}");
 }
+
+#[test]
+fn lua_plot_takes_a_path_or_a_run_result() {
+    let config = EngineConfig { period: T, clock: ClockKind::Virtual, rt: RtPolicy::default() };
+    let engine = Engine::start(config, Box::new(SimAxes::new(&[0.0; AXES], T, 1.0))).unwrap();
+    let lua = morc::lua::new_state().unwrap();
+    morc::lua::install(&lua, engine).unwrap();
+    let svg = scratch("lua.svg");
+    lua.globals().set("recording", recording().display().to_string()).unwrap();
+    lua.globals().set("svg", svg.display().to_string()).unwrap();
+    let out: String = lua.load(r#"return plot({ recordings = { recording } }, { "wave.y" }, svg)"#).eval().unwrap();
+    assert_eq!(out, svg.display().to_string());
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("wave.y [m]"));
+    let png: String = lua.load("return plot(recording)").eval().unwrap();
+    assert!(png.ends_with("run.png"), "{png}");
+    let e = lua.load(r#"plot({ recordings = {} })"#).exec().unwrap_err().to_string();
+    assert!(e.contains("recorded nothing"), "{e}");
+    let e = lua.load(r#"plot(recording, { "nope" }, svg)"#).exec().unwrap_err().to_string();
+    assert!(e.contains("no signal 'nope'") && e.contains("wave.y"), "{e}");
+}
