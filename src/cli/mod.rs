@@ -90,6 +90,8 @@ pub enum Command {
         #[command(subcommand)]
         cmd: rec::RecCommand,
     },
+    /// Plot a recording: the same as `morc rec plot`.
+    Plot(rec::PlotArgs),
     /// FMUs: `export` morc's blocks, `info` and `sim` on any FMU.
     Fmu {
         #[command(subcommand)]
@@ -151,6 +153,7 @@ pub fn main() -> i32 {
         Some(Command::Bench { what, seconds }) => bench::main(what, *seconds, &config),
         Some(Command::Rec { cmd }) => rec::main(cmd),
         Some(Command::Fmu { command }) => fmu::main(command),
+        Some(Command::Plot(args)) => rec::plot(args),
         None => repl::main(config, &setup),
     }
 }

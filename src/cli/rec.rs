@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::Subcommand;
+use clap::{Args, Subcommand};
 
 use super::exit;
 
@@ -13,6 +13,8 @@ pub enum RecCommand {
         /// The HDF5 file, e.g. runs/2026-05-01/ptp-003.h5
         file: PathBuf,
     },
+    /// Plot signals over time to PNG or SVG: one panel per signal, units on the axes.
+    Plot(PlotArgs),
     /// Measure what a recorder sustains in real time: N f64 signals at a rate, zero loss?
     Bench {
         #[arg(long, default_value_t = 200)]
@@ -28,6 +30,45 @@ pub enum RecCommand {
     },
 }
 
+/// `morc rec plot` (also `morc plot`).
+#[derive(Args, Debug)]
+pub struct PlotArgs {
+    /// The HDF5 recording.
+    pub file: PathBuf,
+    /// Signals by name or glob (`robot.q`, `robot.*`, `*.y`); none: every signal.
+    pub signals: Vec<String>,
+    /// The picture, .png or .svg (default: FILE with .png).
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Signals with the same unit share a panel.
+    #[arg(long)]
+    pub share_units: bool,
+    /// Width in pixels.
+    #[arg(long, default_value_t = 1200)]
+    pub width: u32,
+    /// Height of each panel in pixels.
+    #[arg(long, default_value_t = 260)]
+    pub panel_height: u32,
+}
+
+pub fn plot(args: &PlotArgs) -> i32 {
+    use crate::record::plot;
+    let output = args.output.clone().unwrap_or_else(|| plot::default_output(&args.file));
+    let options = plot::PlotOptions { width: args.width, panel_height: args.panel_height, share_units: args.share_units };
+    let patterns: Vec<&str> = args.signals.iter().map(String::as_str).collect();
+    match plot::plot(&args.file, &patterns, &output, &options) {
+        Ok(summary) => {
+            let panels: Vec<&str> = summary.panels.iter().map(|p| p.0.as_str()).collect();
+            println!("{} ({}×{}): {}", summary.output.display(), summary.width, summary.height, panels.join(", "));
+            exit::OK
+        }
+        Err(e) => {
+            eprintln!("morc rec plot: {e}");
+            exit::USAGE
+        }
+    }
+}
+
 pub fn main(cmd: &RecCommand) -> i32 {
     match cmd {
         RecCommand::Info { file } => match crate::record::read::info(file) {
@@ -40,6 +81,7 @@ pub fn main(cmd: &RecCommand) -> i32 {
                 exit::USAGE
             }
         },
+        RecCommand::Plot(args) => plot(args),
         RecCommand::Bench { signals, rate, seconds, dir } => match crate::record::bench::sustained(dir, *signals, *rate, *seconds) {
             Ok(report) => {
                 println!("{report}");

@@ -7,6 +7,7 @@ pub mod data;
 pub mod engine;
 pub mod origin;
 pub mod robot;
+pub mod plot;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -111,6 +112,7 @@ pub fn install(lua: &Lua, engine: Engine) -> mlua::Result<()> {
     morc.set("engine", engine_ud)?;
     lua.globals().set("morc", morc.clone())?;
     lua.load(PRELUDE).set_name("@lua/morc/prelude.lua").exec()?;
+    plot::install(lua)?;
     // `require "morc"` gives the same table.
     let loaded: Table = lua.globals().get::<Table>("package")?.get("loaded")?;
     loaded.set("morc", morc)?;

@@ -1,7 +1,8 @@
 //! Recording signals to HDF5: a real-time [`recorder::Recorder`] component
 //! hands rows of samples through a lock-free [`ring`] to a [`writer`] thread
 //! that appends them to chunked, compressed datasets and flushes regularly,
-//! so a crash leaves a valid file. [`read`] describes a recording.
+//! so a crash leaves a valid file. [`read`] describes a recording, [`plot`]
+//! draws it.
 //!
 //! The file (`h5py.File(path)["robot.q"][:]`):
 //! ```text
@@ -22,6 +23,7 @@
 pub mod attach;
 pub mod bench;
 pub mod glob;
+pub mod plot;
 pub mod read;
 pub mod ring;
 pub mod recorder;
