@@ -3,7 +3,9 @@
 pub mod bench;
 pub mod bus;
 pub mod fmu;
+pub mod lib;
 pub mod rec;
+pub mod test;
 
 use std::path::PathBuf;
 
@@ -70,6 +72,16 @@ pub enum Command {
         #[command(subcommand)]
         command: fmu::FmuCommand,
     },
+    /// Libraries shared between labs: `list`, `info NAME`, `new NAME`, `install PATH|URL`.
+    Lib {
+        #[command(subcommand)]
+        command: lib::LibCommand,
+    },
+    /// Run a library's Lua tests (DIR/tests/*.lua) on the virtual clock.
+    Test {
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+    },
 }
 
 /// Exit codes: what a calling script can rely on.
@@ -123,6 +135,8 @@ pub fn main() -> i32 {
         Some(Command::Bench { what, seconds }) => bench::main(what, *seconds, &config),
         Some(Command::Rec { cmd }) => rec::main(cmd),
         Some(Command::Fmu { command }) => fmu::main(command),
+        Some(Command::Lib { command }) => lib::main(command),
+        Some(Command::Test { dir }) => test::main(dir),
         None => {
             eprintln!("morc: the REPL is not built yet; run a program: morc run examples/first_assembly.lua");
             exit::USAGE
