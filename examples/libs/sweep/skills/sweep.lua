@@ -5,7 +5,7 @@ return morc.skill {
   name = "sweep",
   doc = [[sweeps one axis with a linear chirp and measures its tracking bandwidth
 Measured: bandwidth (Hz, the chirp frequency when |command − position| first exceeds tolerance,
-nil if it never does), max_error (rad) and samples. The measured position lags the command by one
+nil if it never does), max_error (rad) and samples. The axes first go to 0 (`settle` s). The measured position lags the command by one
 bus cycle, so the error is compared with the command of the previous tick.]],
   params = {
     axis = { type = "integer", default = 1, range = { 1, 6 }, doc = "which axis" },
@@ -16,11 +16,20 @@ bus cycle, so the error is compared with the command of the previous tick.]],
     tolerance = { type = "number", unit = "rad", default = 0.01, range = { 0, 1 }, doc = "tracking error that ends the band" },
     min_bandwidth = { type = "number", unit = "Hz", default = 1, range = { 0, 100 }, doc = "the skill fails below this" },
     record = { type = "boolean", default = false, doc = "record robot.q and the command to HDF5" },
+    settle = { type = "number", unit = "s", default = 0.5, range = { 0, 60 }, doc = "time to go to the start (all axes at 0) first" },
   },
   precondition = function(ctx, p)
     return p.f1 > p.f0, ("f1 (%g Hz) must be above f0 (%g Hz)"):format(p.f1, p.f0)
   end,
   execute = function(ctx, p)
+    -- The chirp starts at 0: bring the axes there first, or the start would count as an error.
+    if p.settle > 0 then
+      local home = morc.assembly { "sweep_start", duration = p.settle }
+      home:add("zero", "constant", { n = 6, value = 0 })
+      home:connect("zero.y", "robot.q_cmd")
+      local h = ctx.engine:run(home)
+      if not h.ok then return h end
+    end
     local r = ctx.engine:run(chirp_axis(p))
     if not r.ok then return r end
     local command, measured = r.data["command.u"], r.data["measured.u"]
