@@ -28,6 +28,7 @@ fn main() {
         name = "bench_hold", doc = "one tick of a native assembly",
         params = { q = { type = "vector", size = 6, unit = "rad", default = { 0, 0, 0, 0, 0, 0 }, range = { -3, 3 } },
                    speed = { type = "number", unit = "%", default = 100, range = { 1, 100 } } },
+        positional = "q",
         precondition = function(ctx, p) return true end,
         execute = function(ctx, p) return ctx.engine:run(assembly()) end,
         evaluate = function(ctx, p, r) return r.ticks == 1, ("%d tick"):format(r.ticks) end,
