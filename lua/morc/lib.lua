@@ -6,7 +6,7 @@
 -- morc.lib.path (MORC_PATH, the user library folder, then morc's lua/ stdlib/ skills/ robots/).
 -- morc.lib.load "NAME" (or require "lib.NAME") checks morc's version, loads the dependencies,
 -- then every skills/*.lua (each returns a morc.skill). require "lib.NAME.assemblies.x" loads
--- NAME/assemblies/x.lua. Version constraints: ">=1.0", ">1.0", "<=2", "<2", "=1.2.3", "^1.2"
+-- NAME/assemblies/x.lua (components/ likewise); an FMU is lib.dir .. "/fmus/x.fmu". Version constraints: ">=1.0", ">1.0", "<=2", "<2", "=1.2.3", "^1.2"
 -- (same major, at least 1.2), "~1.2" (same minor), "*"; a bare version means "^"; several are
 -- separated by spaces or commas and must all hold.
 -- Rust sets morc.lib.path, morc.lib.user_dir and morc.lib.files before this file runs.
@@ -209,7 +209,10 @@ end)
 morc.doc(L.load, [[morc.lib.load(name_or_dir) — loads a library and returns { name, version, doc, dir, skills }.
 Checks the manifest's morc version and loads its dependencies first (versions checked: a conflict or a missing
 library is an error naming the manifest and what to do), then runs every skills/*.lua. require "lib.NAME" does the
-same; require "lib.NAME.assemblies.x" loads NAME/assemblies/x.lua.]])
+same; require "lib.NAME.assemblies.x" loads NAME/assemblies/x.lua (components/ likewise); FMUs are at lib.dir .. "/fmus/".
+A library is a folder NAME/ with a manifest NAME/morc-lib.lua returning
+  { name = "NAME", version = "1.0.0", morc = ">=0.1", depends = { other = ">=1.0" }, doc = "…" }
+and skills/, assemblies/, components/, fmus/, tests/ (`morc lib new NAME` makes one; `morc test NAME` runs its tests).]])
 morc.doc(L.find, "morc.lib.find(name) — the folder of library `name` in morc.lib.path, or nil.")
 morc.doc(L.list, "morc.lib.list() — the manifests of the libraries in morc.lib.path ({ name, version, doc, dir, depends, morc }), sorted by name.")
 morc.doc(L.manifest, "morc.lib.manifest(dir) — reads and checks dir/morc-lib.lua: { name, version, morc, depends, doc }.")

@@ -44,7 +44,7 @@ end
 -- One line per parameter, for help(skill) and the generated reference.
 local function describe_param(name, s)
   local ty = s.type == "vector" and s.size and ("vector[%d]"):format(s.size) or s.type
-  local line = ("  %-10s %-10s %-4s"):format(name, ty, s.unit or "")
+  local line = ("  %-13s %-10s %-4s"):format(name, ty, s.unit or "")
   if s.default ~= nil then line = line .. " default " .. show(s.default) end
   if s.range then line = line .. (" range [%s, %s]"):format(show(s.range[1]), show(s.range[2])) end
   if s.values then line = line .. " one of " .. table.concat(s.values, "|") end

@@ -111,7 +111,7 @@ T.test("skills() lists, help documents, a recording's path is in the result", fu
   for _, s in ipairs(morc.skills()) do names[#names + 1] = s.name end
   T.eq(table.concat(names, ","), "broken,move_test,twice")
   local doc = morc.doc_of(move)
-  assert(doc:find("speed      number     %    default 100 range [1, 100]", 1, true), doc)
+  assert(doc:find("speed         number     %    default 100 range [1, 100]", 1, true), doc)
   assert(doc:find("(required)", 1, true), doc)
   local dir = (os.getenv("CARGO_TARGET_TMPDIR") or "/tmp") .. "/morc-lua-skills"
   morc.record_dir = dir
