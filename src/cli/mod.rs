@@ -77,7 +77,7 @@ pub enum Command {
         #[command(subcommand)]
         command: lib::LibCommand,
     },
-    /// Run a library's Lua tests (DIR/tests/*.lua) on the virtual clock.
+    /// Run Lua tests on the virtual clock: a library's DIR/tests/*.lua, or the *.lua of a plain folder.
     Test {
         #[arg(default_value = ".")]
         dir: PathBuf,

@@ -69,11 +69,15 @@ pub fn test_files(dir: &Path) -> Result<Vec<PathBuf>, String> {
 /// when it has no tests/), with the library findable by name.
 pub fn run_library(dir: &Path) -> Result<Vec<FileResult>, String> {
     let dir = dir.canonicalize().map_err(|e| format!("{}: {e}", dir.display()))?;
-    let tests = if dir.join("tests").is_dir() { dir.join("tests") } else { dir.clone() };
+    let is_library = dir.join("morc-lib.lua").exists();
+    let tests = if dir.join("tests").is_dir() || is_library { dir.join("tests") } else { dir.clone() };
+    if !tests.is_dir() {
+        return Err(format!("{}: the library has no tests/ folder (add tests/NAME.lua files using morc.testing)", dir.display()));
+    }
     let files = test_files(&tests)?;
     if files.is_empty() {
         return Err(format!("{}: no tests (*.lua files using morc.testing)", tests.display()));
     }
-    let libraries: Vec<PathBuf> = if dir.join("morc-lib.lua").exists() { dir.parent().map(Path::to_path_buf).into_iter().collect() } else { Vec::new() };
+    let libraries: Vec<PathBuf> = if is_library { dir.parent().map(Path::to_path_buf).into_iter().collect() } else { Vec::new() };
     Ok(files.iter().map(|f| run_file(f, &libraries)).collect())
 }
