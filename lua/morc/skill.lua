@@ -327,13 +327,18 @@ function S.skill(def)
       if err then fail("default of %s", err) end
     end
   end
-  -- The param that may be given alone: declared, or the only one.
-  local names = sorted_keys(params)
+  -- The param that may be given alone: declared, else the only one, else the only required one.
+  local names, required = sorted_keys(params), {}
+  for _, n in ipairs(names) do
+    if params[n].default == nil and not params[n].optional then required[#required + 1] = n end
+  end
   if def.positional then
     if not params[def.positional] then fail("skill '%s': positional = '%s' is not one of its params", def.name, def.positional) end
     skill.positional = def.positional
   elseif #names == 1 then
     skill.positional = names[1]
+  elseif #required == 1 then
+    skill.positional = required[1]
   end
   registry[skill.name] = skill
   morc.doc(skill, full_doc(skill))
@@ -367,7 +372,7 @@ morc.doc(morc.skill, [[morc.skill { name, doc, params, precondition, execute, ev
   precondition = function(ctx, p) return ok, reason end          -- false: nothing runs, result.ok = false
   execute      = function(ctx, p) return ctx.engine:run(a) end     -- a result table; its fields are measured values
   evaluate     = function(ctx, p, r) return ok, text [, measured] end
-  positional   = "q"   the param given alone (default: the only param)
+  positional   = "q"   the param given alone (default: the only param, else the only required one)
 ctx = { engine, robot, data } is shared with the skills a skill calls. Calling it — skill { … }, skill(value),
 skill(value, { speed = 50 }) — checks params (errors name the skill and param, before anything moves), then runs
 precondition → execute → evaluate; errors inside are caught. The result: ok, reason, stage (where it failed),

@@ -123,4 +123,13 @@ T.test("skills() lists, help documents, a recording's path is in the result", fu
   assert(tostring(r):find("recorded " .. r.recording, 1, true))
 end)
 
+T.test("the only required param is positional by default", function()
+  local s = morc.skill { name = "pos", doc = "d", params = { q = { type = "vector" }, speed = { type = "number", default = 1 } },
+    execute = function(ctx, p) return { n = #p.q } end }
+  T.eq(s.positional, "q")
+  T.eq(s({ 1, 2, 3 }).n, 3)
+  local named = morc.skill { name = "named", doc = "d", params = { a = { type = "number" }, b = { type = "number" } }, execute = function() end }
+  T.raises(function() named(1) end, "named: takes named params only")
+end)
+
 return T.summary()
