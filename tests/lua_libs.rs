@@ -48,7 +48,7 @@ fn morc_test_runs_the_motion_library() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("skills/motion");
     let out = morc().arg("test").arg(&dir).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success() && text.contains("3 passed, 0 failed"), "{text}");
+    assert!(out.status.success() && text.contains("4 passed, 0 failed"), "{text}");
 }
 
 #[test]

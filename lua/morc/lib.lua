@@ -183,6 +183,19 @@ function L.load(name)
   return load_library((name:gsub("/+$", "")), nil, nil)
 end
 
+--- morc.lib.use(name_or_dir) — loads a library and makes its skills globals, for the REPL and short programs.
+function L.use(name)
+  local lib = L.load(name)
+  for skill_name, skill in pairs(lib.skills) do
+    local existing = rawget(_G, skill_name)
+    if existing ~= nil and existing ~= skill and not (getmetatable(existing) and existing.execute) then
+      error(("morc.lib.use '%s': the global '%s' exists already and is not a skill; use lib.skills.%s instead"):format(name, skill_name, skill_name), 2)
+    end
+    rawset(_G, skill_name, skill)
+  end
+  return lib
+end
+
 --- morc.lib.loaded() — the loaded libraries, name → library.
 function L.loaded()
   local copy = {}
@@ -213,6 +226,7 @@ same; require "lib.NAME.assemblies.x" loads NAME/assemblies/x.lua (components/ l
 A library is a folder NAME/ with a manifest NAME/morc-lib.lua returning
   { name = "NAME", version = "1.0.0", morc = ">=0.1", depends = { other = ">=1.0" }, doc = "…" }
 and skills/, assemblies/, components/, fmus/, tests/ (`morc lib new NAME` makes one; `morc test NAME` runs its tests).]])
+morc.doc(L.use, "morc.lib.use(name_or_dir) — morc.lib.load, then each of the library's skills becomes a global: morc.lib.use \"motion\"; move { 0, -90, 90, 0, 0, 0 }.")
 morc.doc(L.find, "morc.lib.find(name) — the folder of library `name` in morc.lib.path, or nil.")
 morc.doc(L.list, "morc.lib.list() — the manifests of the libraries in morc.lib.path ({ name, version, doc, dir, depends, morc }), sorted by name.")
 morc.doc(L.manifest, "morc.lib.manifest(dir) — reads and checks dir/morc-lib.lua: { name, version, morc, depends, doc }.")

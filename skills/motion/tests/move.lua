@@ -20,4 +20,9 @@ T.test("a target out of range is refused before anything moves", function()
   T.raises(function() move { 0, 0, 400, 0, 0, 0 } end, "move: param 'q' element 3 = 400 deg is out of range [-360, 360] deg")
 end)
 
+T.test("morc.lib.use makes the skills globals", function()
+  morc.lib.use "motion"
+  T.eq(rawequal(_G.move, move), true)
+end)
+
 return T.summary()
