@@ -10,6 +10,11 @@ function morc.doc(value, text)
   return value
 end
 
+--- The doc string attached to a value, or nil.
+function morc.doc_of(value)
+  return docs[value]
+end
+
 --- Shows the documentation of a function, component kind or object.
 function help(x)
   if x == nil then
@@ -17,7 +22,9 @@ function help(x)
   help(f)              documentation of a function, e.g. help(morc.assembly)
   morc.components()    native component kinds; help("gain") shows one
   morc.assembly "name" describe an assembly: a:add(...), a:connect(...)
-  morc.engine:run(a)   run it; the result says how it went]])
+  morc.engine:run(a)   run it; the result says how it went
+  skills()             the loaded skills; help(skill) shows one, skill { … } runs it
+  morc.lib.load "name" load a library of skills (morc.lib.list() shows them)]])
     return
   end
   if type(x) == "string" then
@@ -46,7 +53,8 @@ function help(x)
 end
 
 morc.doc(help, "help(x) — shows the documentation of a function, a component kind (by name) or an object.")
-morc.doc(morc.doc, "morc.doc(value, text) — attaches a doc string that help(value) shows.")
+morc.doc(morc.doc, "morc.doc(value, text) — attaches a doc string that help(value) shows; returns value.")
+morc.doc(morc.doc_of, "morc.doc_of(value) — the doc string attached to value, or nil.")
 morc.doc(morc.assembly, [[morc.assembly "name" or morc.assembly { "name", duration = s, overrun = "warn"|"fault" }
 Describes an assembly: components on one clock, connected by name.
   a:add(name, kind, { every = k | period = s, param = value, … })  kind: a name (see morc.components()) or morc.component{…}

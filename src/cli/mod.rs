@@ -5,9 +5,11 @@ pub mod bus;
 pub mod check;
 pub mod doc;
 pub mod fmu;
+pub mod lib;
 pub mod rec;
 pub mod repl;
 pub mod run;
+pub mod test;
 
 use std::path::PathBuf;
 
@@ -97,6 +99,16 @@ pub enum Command {
         #[command(subcommand)]
         command: fmu::FmuCommand,
     },
+    /// Libraries shared between labs: `list`, `info NAME`, `new NAME`, `install PATH|URL`.
+    Lib {
+        #[command(subcommand)]
+        command: lib::LibCommand,
+    },
+    /// Run Lua tests on the virtual clock: a library's DIR/tests/*.lua, or the *.lua of a plain folder.
+    Test {
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+    },
 }
 
 /// Exit codes: what a calling script can rely on.
@@ -154,6 +166,8 @@ pub fn main() -> i32 {
         Some(Command::Rec { cmd }) => rec::main(cmd),
         Some(Command::Fmu { command }) => fmu::main(command),
         Some(Command::Plot(args)) => rec::plot(args),
+        Some(Command::Lib { command }) => lib::main(command),
+        Some(Command::Test { dir }) => test::main(dir),
         None => repl::main(config, &setup),
     }
 }

@@ -5,9 +5,12 @@ pub mod assembly;
 pub mod convert;
 pub mod data;
 pub mod engine;
+pub mod lib;
 pub mod origin;
-pub mod robot;
+pub mod docs;
 pub mod plot;
+pub mod robot;
+pub mod testing;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -26,6 +29,7 @@ use origin::caller;
 
 /// The Lua half of the runtime, compiled in so the binary works anywhere.
 const PRELUDE: &str = include_str!("../../lua/morc/prelude.lua");
+const SKILL: &str = include_str!("../../lua/morc/skill.lua");
 
 /// Where morc's Lua folders are: `MORC_HOME`, else the source tree it was built from.
 pub fn home() -> PathBuf {
@@ -40,14 +44,10 @@ pub fn new_state() -> mlua::Result<Lua> {
     Ok(lua)
 }
 
-/// `require` finds modules by path in lua/, stdlib/, skills/, robots/ and the
-/// folders of MORC_PATH (separated by ':').
+/// `require` finds modules by path in the folders of MORC_PATH (separated by ':'),
+/// the user library folder, lua/, stdlib/, skills/, robots/ and morc's own folder.
 fn set_search_path(lua: &Lua, home: &Path) -> mlua::Result<()> {
-    let mut roots: Vec<PathBuf> = Vec::new();
-    if let Some(extra) = std::env::var_os("MORC_PATH") {
-        roots.extend(std::env::split_paths(&extra));
-    }
-    roots.push(home.join("lua"));
+    let mut roots: Vec<PathBuf> = lib::library_roots(home);
     roots.push(home.to_path_buf());
     let mut path = String::new();
     for r in &roots {
@@ -113,8 +113,12 @@ pub fn install(lua: &Lua, engine: Engine) -> mlua::Result<()> {
     lua.globals().set("morc", morc.clone())?;
     lua.load(PRELUDE).set_name("@lua/morc/prelude.lua").exec()?;
     plot::install(lua)?;
-    // `require "morc"` gives the same table.
+    // `require "morc"` gives the same table; the compiled-in modules are preloaded.
     let loaded: Table = lua.globals().get::<Table>("package")?.get("loaded")?;
+    let skill: Table = lua.load(SKILL).set_name("@lua/morc/skill.lua").eval()?;
+    loaded.set("morc.skill", skill)?;
+    loaded.set("morc.lib", lib::register(lua, &morc, &home())?)?;
+    loaded.set("morc.docs", docs::register(lua)?)?;
     loaded.set("morc", morc)?;
     Ok(())
 }
