@@ -79,3 +79,16 @@ morc.doc(morc.engine, [[morc.engine — the engine that cycles the robot and run
   engine:cancel()            ends the running assembly; the robot holds
   engine:check(a)            validates a without running it
   engine.period, engine.clock, engine:time(), engine:tick()]])
+
+morc.doc(morc.robot, [[morc.robot { name, model = morc.model.urdf "file" | morc.model.dh { … },
+             joints = { { "A1", drive = { slave, gear, counts, offset, direction, armature, viscous, coulomb },
+                          limits = { pos = { lo°, hi° }, vel = °/s, acc = °/s², torque = N·m } }, … },
+             tool = { xyz = { mm }, rpy = { ° } }, payload = { mass = kg, com = { mm }, inertia } }
+A robot definition (degrees and millimetres; ports and native parameters are SI). Errors name the file:line and the joint.
+  r:reachable(q°) → true, or false and why        r:fk(q°) → { pos = {mm}, rpy = {°} }
+  r:with_payload { mass, com, inertia } → a new robot      r:add(a, name, "ptp"|"rnea"|"monitor", params) → a
+See robots/kr16.lua and robots/ur5.lua.]])
+morc.doc(morc.start_engine, [[morc.start_engine { robot = r, q0 = { ° }, clock = "virtual"|"wall", period = s }
+Restarts morc.engine in place (the old one stops): on a simulated robot r (forward dynamics, servo drives) starting at q0,
+or, without a robot, on the default simulated axes.]])
+morc.doc(morc.use_robot, "morc.use_robot(r [, { q0 = { ° }, clock, period }]) — morc.start_engine with robot = r: programs then move the simulated r.")
