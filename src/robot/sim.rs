@@ -16,9 +16,6 @@ use crate::model::{self, Data};
 
 use super::Robot;
 
-/// Joint speed (rad/s) below which a robot between assemblies counts as standing still.
-const STANDSTILL: f64 = 1e-3;
-
 /// Servo-drive loop tuning, as bandwidths; gains follow from each joint's inertia.
 #[derive(Clone, Copy, Debug)]
 pub struct DriveGains {
@@ -127,10 +124,11 @@ impl Base for SimulatedRobot {
     }
 
     fn actuate(&mut self, _tick: u64, commands: Option<Commands>) -> Step {
-        // Between assemblies a robot at standstill is on its brakes and its state does not
-        // change: how long the engine idles (not at all on the virtual clock, some ms on the
-        // wall clock) must not change what the next assembly sees.
-        if commands.is_none() && self.qd.iter().all(|v| v.abs() < STANDSTILL) {
+        // Between assemblies the simulated plant's time stands still, as virtual time does:
+        // how long the engine idles (not at all on the virtual clock, some ms on the wall
+        // clock) must not change what the next assembly sees, or the two clocks would
+        // disagree. (A real robot holds under its drives' control meanwhile.)
+        if commands.is_none() {
             return Step::Continue;
         }
         let q_cmd = commands.and_then(|c| c.get(0)).map(Value::as_slice);
