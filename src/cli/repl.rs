@@ -7,10 +7,8 @@
 
 use std::borrow::Cow;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::OnceLock;
 
-use mlua::{AnyUserData, Function, HookTriggers, Lua, MultiValue, Table, VmState};
+use mlua::{AnyUserData, Function, Lua, MultiValue, Table};
 use rustyline::completion::{Completer, Pair};
 use rustyline::error::ReadlineError;
 use rustyline::highlight::Highlighter;
@@ -20,46 +18,13 @@ use rustyline::validate::Validator;
 use rustyline::{Context, Editor, Helper};
 
 use super::{exit, exit_code, lua_with_engine, LuaSetup};
-use crate::kernel::engine::{Canceller, EngineConfig};
-use crate::lua::engine::{LuaEngine, RUNS_IN_PROGRESS};
+use crate::kernel::engine::EngineConfig;
 
 /// Pretty printing and completion, written in Lua (they walk Lua values).
 const REPL_LUA: &str = include_str!("../../lua/morc/repl.lua");
 
 const PROMPT: &str = "morc> ";
 const CONTINUATION: &str = "   …> ";
-
-/// Set by Ctrl-C when no run is in progress: the Lua hook raises "interrupted".
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-/// Cancels the engine's run from the SIGINT handler.
-static CANCELLER: OnceLock<Canceller> = OnceLock::new();
-
-extern "C" fn on_sigint(_signal: libc::c_int) {
-    // Only atomics here: this runs in a signal handler.
-    if RUNS_IN_PROGRESS.load(Ordering::SeqCst) > 0 {
-        if let Some(c) = CANCELLER.get() {
-            c.cancel();
-        }
-    } else {
-        INTERRUPTED.store(true, Ordering::SeqCst);
-    }
-}
-
-/// Routes SIGINT to [`on_sigint`]. At the prompt rustyline reads Ctrl-C as a key
-/// (raw mode), so the signal only arrives while a command runs.
-fn install_sigint_handler() -> Result<(), String> {
-    // SAFETY: a plain sigaction with a handler that only touches atomics.
-    unsafe {
-        let mut action: libc::sigaction = std::mem::zeroed();
-        action.sa_sigaction = on_sigint as extern "C" fn(libc::c_int) as usize;
-        action.sa_flags = libc::SA_RESTART;
-        libc::sigemptyset(&mut action.sa_mask);
-        if libc::sigaction(libc::SIGINT, &action, std::ptr::null_mut()) != 0 {
-            return Err(format!("cannot install the Ctrl-C handler: {}", std::io::Error::last_os_error()));
-        }
-    }
-    Ok(())
-}
 
 /// `$MORC_HISTORY`, else `~/.local/share/morc/history`.
 pub fn history_path() -> Option<PathBuf> {
@@ -123,17 +88,7 @@ fn session(lua: &Lua) -> Result<(), String> {
     let pretty: Function = helpers.get("pretty").map_err(|e| e.to_string())?;
     let complete: Function = helpers.get("complete").map_err(|e| e.to_string())?;
     let engine: AnyUserData = lua.globals().get::<Table>("morc").and_then(|m| m.get("engine")).map_err(|e| e.to_string())?;
-    let canceller = engine.borrow::<LuaEngine>().map_err(|e| e.to_string())?.0.canceller();
-    let _ = CANCELLER.set(canceller);
-    install_sigint_handler()?;
-    // Lets Ctrl-C stop Lua code that loops without calling the engine.
-    lua.set_hook(HookTriggers::new().every_nth_instruction(1000), |_, _| {
-        if INTERRUPTED.swap(false, Ordering::SeqCst) {
-            Err(mlua::Error::runtime("interrupted (Ctrl-C)"))
-        } else {
-            Ok(VmState::Continue)
-        }
-    });
+    super::interrupt::install(lua, &engine, super::interrupt::Mode::Repl)?;
 
     let config = rustyline::Config::builder().completion_type(rustyline::CompletionType::List).auto_add_history(false).max_history_size(10_000).map_err(|e| e.to_string())?.build();
     let mut editor: Editor<ReplHelper, FileHistory> = Editor::with_config(config).map_err(|e| e.to_string())?;
@@ -156,7 +111,7 @@ fn session(lua: &Lua) -> Result<(), String> {
                     chunk.clear();
                     continue;
                 }
-                INTERRUPTED.store(false, Ordering::SeqCst);
+                super::interrupt::clear();
                 if let Evaluated::Done = evaluate(lua, &pretty, &chunk) {
                     let _ = editor.add_history_entry(chunk.as_str());
                     chunk.clear();

@@ -16,6 +16,11 @@ pub fn main(config: EngineConfig, setup: &LuaSetup, file: &Path, args: &[String]
             return exit::FAULT;
         }
     };
+    // Ctrl-C cancels the running assembly (the robot holds) and ends the program.
+    let engine = lua.globals().get::<mlua::Table>("morc").and_then(|m| m.get::<mlua::AnyUserData>("engine"));
+    if let Err(e) = engine.map_err(|e| e.to_string()).and_then(|e| super::interrupt::install(&lua, &e, super::interrupt::Mode::Program)) {
+        log::warn!("{e}");
+    }
     let result = run_file(&lua, file, args);
     if let Err(e) = &result {
         eprintln!("morc: {e}");
