@@ -176,11 +176,24 @@ end
 local stack = {}
 local current_ctx
 
-local function engine_proxy()
+local function engine_proxy(async)
   local engine = morc.engine
   local proxy = {}
   function proxy.run(_, assembly, opts)
-    local r = engine:run(assembly, opts)
+    local r
+    if async and coroutine.isyieldable() then
+      -- An async skill: start the run, hand its handle to the caller, and go on
+      -- when resumed. The call context is put aside meanwhile, so that skills the
+      -- program calls in between are not taken for nested ones.
+      local run = engine:start(assembly, opts)
+      local saved_ctx, saved_stack = current_ctx, stack
+      current_ctx, stack = nil, {}
+      coroutine.yield(run)
+      current_ctx, stack = saved_ctx, saved_stack
+      r = run:wait()
+    else
+      r = engine:run(assembly, opts)
+    end
     for _, frame in ipairs(stack) do
       frame.duration = frame.duration + (r.duration or 0)
       for _, path in ipairs(r.recordings or {}) do frame.recordings[#frame.recordings + 1] = path end
@@ -199,8 +212,8 @@ local function engine_proxy()
   })
 end
 
-local function new_context()
-  return { engine = engine_proxy(), robot = morc.robot, data = {} }
+local function new_context(async)
+  return { engine = engine_proxy(async), robot = morc.robot, data = {} }
 end
 
 local RESERVED = { ok = true, reason = true, duration = true, recording = true, recordings = true, skill = true, params = true, stage = true, summary = true, traceback = true }
@@ -213,10 +226,10 @@ local function merge(result, values)
 end
 
 -- precondition → execute → evaluate, each guarded: an error becomes ok = false with file:line.
-local function run_skill(skill, p, call_site)
+local function run_skill(skill, p, call_site, async)
   local result = setmetatable({ skill = skill.name, ok = false, params = p, duration = 0 }, ResultMT)
   local top = current_ctx == nil
-  if top then current_ctx = new_context() end
+  if top then current_ctx = new_context(async) end
   local ctx = current_ctx
   local frame = { duration = 0, recordings = {} }
   stack[#stack + 1] = frame
@@ -284,6 +297,49 @@ SkillMT.__call = function(skill, arg, more)
   return run_skill(skill, p, call_site)
 end
 SkillMT.__tostring = function(skill) return ("skill '%s'"):format(skill.name) end
+
+local AsyncMT = {}
+AsyncMT.__index = AsyncMT
+
+--- h:wait() — waits for an async skill to end and returns its result.
+function AsyncMT:wait()
+  while coroutine.status(self.co) ~= "dead" do
+    local ok, v = coroutine.resume(self.co)
+    if not ok then error(v, 0) end
+    if coroutine.status(self.co) ~= "dead" then self.run = v else self.result = v end
+  end
+  return self.result
+end
+
+--- h:cancel() — ends the assembly the skill is running (the robot holds); h:wait() then returns its result.
+function AsyncMT:cancel()
+  self.cancelled = true
+  morc.engine:cancel()
+end
+
+--- h:status() — "running" while the skill runs, "finished" when h:wait() will not block, "done" after it.
+function AsyncMT:status()
+  if coroutine.status(self.co) == "dead" then return "done" end
+  if self.run and self.run:status() == "finished" then return "finished" end
+  return "running"
+end
+
+AsyncMT.__tostring = function(h) return ("%s (async, %s)"):format(h.skill, h:status()) end
+
+--- skill:start(params) — the async form: checks the params, starts the skill and returns a
+--- handle at its first assembly run: h:wait() → result, h:cancel(), h:status().
+function SkillMT.start(skill, arg, more)
+  local call_site = where(2)
+  local p, err = check_params(skill, arg, more)
+  if not p then error(("%s: %s"):format(call_site, err), 0) end
+  if current_ctx ~= nil then error(("%s: start a skill asynchronously from the program, not from inside a skill"):format(call_site), 0) end
+  local h = setmetatable({ skill = skill.name }, AsyncMT)
+  h.co = coroutine.create(function() return run_skill(skill, p, call_site, true) end)
+  local ok, v = coroutine.resume(h.co)
+  if not ok then error(v, 0) end
+  if coroutine.status(h.co) == "dead" then h.result = v else h.run = v end
+  return h
+end
 
 ResultMT.__tostring = function(r)
   local line = ("%s %s  %.3g s"):format(r.skill, r.ok and "✓" or "✗", r.duration or 0)
@@ -377,7 +433,9 @@ ctx = { engine, robot, data } is shared with the skills a skill calls. Calling i
 skill(value, { speed = 50 }) — checks params (errors name the skill and param, before anything moves), then runs
 precondition → execute → evaluate; errors inside are caught. The result: ok, reason, stage (where it failed),
 duration (s of assembly runs), recording (path of the last recording), summary (evaluate's text), value
-(execute's return) and the measured values; tostring(result) is one line.]])
+(execute's return) and the measured values; tostring(result) is one line.
+The async form, skill:start { … }, checks the params the same way and returns at the skill's first assembly run:
+h:wait() → the result, h:cancel() (the robot holds), h:status() → "running" | "finished" | "done".]])
 morc.doc(morc.skills, "morc.skills() — the loaded skills (skill objects, with name, doc and params), sorted by name.")
 morc.doc(skills, "skills() — prints the loaded skills, one line each: name — doc.")
 

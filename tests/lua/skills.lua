@@ -132,4 +132,29 @@ T.test("the only required param is positional by default", function()
   T.raises(function() named(1) end, "named: takes named params only")
 end)
 
+T.test("the async form: start, status, cancel, wait", function()
+  local hold_still = morc.skill {
+    name = "hold_still", doc = "runs an assembly until its duration ends (or forever)",
+    params = { seconds = { type = "number", default = -1 } },
+    execute = function(ctx, p)
+      local a = morc.assembly "still"
+      a:add("c", "constant", { n = 6, value = 0 })
+      a:connect("c.y", "robot.q_cmd")
+      return ctx.engine:run(a, p.seconds > 0 and { duration = p.seconds } or nil)
+    end,
+    evaluate = function(ctx, p, r) return r.ok, r.reason end,
+  }
+  T.raises(function() hold_still:start { seconds = "x" } end, "seconds")
+  local h = hold_still:start {}
+  T.eq(h:status(), "running")
+  h:cancel()
+  local r = h:wait()
+  T.eq(r.ok, false)
+  T.eq(h:status(), "done")
+  local h2 = hold_still:start { seconds = 0.02 }
+  local r2 = h2:wait()
+  T.eq(r2.ok, true, r2.reason)
+  T.near(r2.duration, 0.02, 1e-9, "duration")
+end)
+
 return T.summary()
