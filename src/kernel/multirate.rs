@@ -9,6 +9,7 @@
 //! 3. slower tasks with n mod k = 0 are released with a snapshot of what is
 //!    published now, to run on their Updater threads;
 //! 4. the base's commands are gathered.
+//!
 //! Nothing here allocates after [`RunningAssembly::new`].
 
 use std::thread::JoinHandle;
@@ -366,7 +367,7 @@ impl RunningAssembly {
 
         // 4. Release slower tasks whose period starts now.
         for t in &mut self.threaded {
-            if n % t.every != 0 {
+            if !n.is_multiple_of(t.every) {
                 continue;
             }
             let Some(mut task) = t.task.take() else {
