@@ -10,5 +10,6 @@ pub mod fmi;
 pub mod kernel;
 pub mod lua;
 pub mod model;
+pub mod motion;
 pub mod record;
 pub mod robot;

@@ -4,6 +4,7 @@
 //! components in [`components`] (trajectory, feed-forward, monitor) are built around a robot.
 
 pub mod components;
+pub mod kinematics;
 pub mod sim;
 
 use std::sync::Arc;
@@ -11,6 +12,7 @@ use std::sync::Arc;
 use nalgebra::{Matrix3, Vector3};
 
 use crate::model::{self, Data, Frame, FrameIndex, FrameKind, Inertia, Model, Se3};
+pub use kinematics::RobotKinematics;
 pub use sim::{SimulatedRobot, DriveGains};
 
 /// How a joint maps to its drive: `drive counts = (q · direction · gear / 2π + offset) · counts`
@@ -50,6 +52,22 @@ pub struct Limits {
     pub torque: f64,
 }
 
+/// Limits of the tool's motion in Cartesian moves (m/s, m/s², rad/s, rad/s²).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CartesianLimits {
+    pub velocity: f64,
+    pub acceleration: f64,
+    pub angular_velocity: f64,
+    pub angular_acceleration: f64,
+}
+
+impl Default for CartesianLimits {
+    /// Conservative for a medium industrial arm: 1 m/s, 4 m/s², 180°/s, 720°/s².
+    fn default() -> Self {
+        CartesianLimits { velocity: 1.0, acceleration: 4.0, angular_velocity: std::f64::consts::PI, angular_acceleration: 4.0 * std::f64::consts::PI }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct RobotJoint {
     pub name: String,
@@ -65,13 +83,14 @@ pub struct Robot {
     pub joints: Vec<RobotJoint>,
     /// The frame FK reports: "tool" if the robot has one, else the last frame.
     pub tool_frame: FrameIndex,
+    pub cartesian: CartesianLimits,
     /// Where the definition came from (file:line), for error messages.
     pub origin: String,
 }
 
 impl Robot {
     /// Checks that joints and model agree (one joint per degree of freedom, sane limits).
-    pub fn new(name: &str, model: Model, joints: Vec<RobotJoint>, origin: &str) -> Result<Robot, String> {
+    pub fn new(name: &str, mut model: Model, joints: Vec<RobotJoint>, origin: &str) -> Result<Robot, String> {
         if joints.len() != model.nv() {
             return Err(format!(
                 "{origin}: robot '{name}' lists {} joints but its model has {} ({})",
@@ -97,8 +116,12 @@ impl Robot {
                 return bad("drive needs gear ≠ 0, counts > 0 and direction ±1");
             }
         }
+        // The model keeps the robot's limits too, so that IK solves within them.
+        for (limits, j) in model.limits.iter_mut().zip(&joints) {
+            (limits.lower, limits.upper, limits.velocity, limits.effort) = (j.limits.lower, j.limits.upper, j.limits.velocity, j.limits.torque);
+        }
         let tool_frame = model.frame_index("tool").unwrap_or(model.frames().len() - 1);
-        Ok(Robot { name: name.into(), model: Arc::new(model), joints, tool_frame, origin: origin.into() })
+        Ok(Robot { name: name.into(), model: Arc::new(model), joints, tool_frame, cartesian: CartesianLimits::default(), origin: origin.into() })
     }
 
     pub fn dof(&self) -> usize {

@@ -100,7 +100,7 @@ impl Biquad {
 
     /// One step in transposed direct form II; `s` is the section's state.
     #[inline]
-    fn step(&self, s: &mut [f64; 2], u: f64) -> f64 {
+    pub fn step(&self, s: &mut [f64; 2], u: f64) -> f64 {
         let y = self.b[0] * u + s[0];
         s[0] = self.b[1] * u - self.a[0] * y + s[1];
         s[1] = self.b[2] * u - self.a[1] * y;
@@ -108,7 +108,7 @@ impl Biquad {
     }
 
     /// The state in which a constant input u gives a constant output; returns that output.
-    fn rest_at(&self, s: &mut [f64; 2], u: f64) -> f64 {
+    pub fn rest_at(&self, s: &mut [f64; 2], u: f64) -> f64 {
         let y = self.dc_gain() * u;
         s[1] = self.b[2] * u - self.a[1] * y;
         s[0] = self.b[1] * u - self.a[0] * y + s[1];
@@ -212,6 +212,12 @@ impl Component for Bessel {
         self.started = true;
         Step::Continue
     }
+}
+
+/// The sections of a Bessel low-pass of `order` (1..=8) with −3 dB at `fc` Hz, sampled every
+/// `period` s: run a signal through them one after the other with [`Biquad::step`].
+pub fn bessel_sections(order: usize, fc: f64, period: f64) -> Vec<Biquad> {
+    bilinear_sections(&section_poles(&bessel_prototype(order)), fc, period)
 }
 
 /// Coefficients a_0..a_N of the reverse Bessel polynomial θ_N(s) = Σ a_k·s^k,

@@ -24,7 +24,7 @@ use crate::kernel::component::{ComponentInfo, ParamInfo, PortInfo};
 use crate::kernel::value::{Value, ValueType};
 
 pub use dynamic::{Integrator, UnitDelay};
-pub use filters::{Bessel, Lowpass};
+pub use filters::{bessel_sections, Bessel, Biquad, Lowpass, MAX_BESSEL_ORDER};
 pub use math::{Gain, Product, Sum};
 pub use motion::{Arm, PPi, Trajectory};
 pub use nonlinear::{RateLimiter, Saturation};

@@ -1,0 +1,14 @@
+//! Motion planning, independent of any particular arm: time profiles ([`profile`]), tool
+//! paths in Cartesian space ([`cartesian`]), via-point splines ([`spline`]) and sequences of
+//! moves with blending ([`sequence`]). An arm enters through the [`Kinematics`] trait; the
+//! trajectory component that runs a sequence on the engine is in `robot::components`.
+
+pub mod cartesian;
+pub mod profile;
+pub mod sequence;
+pub mod spline;
+
+pub use cartesian::CartesianPath;
+pub use profile::Profile;
+pub use sequence::{Kinematics, Move, MoveSpec, MotionLimits, Sequence};
+pub use spline::QuinticSpline;

@@ -1,0 +1,47 @@
+//! `rnea`: rigid-body feed-forward (computed torque) τ = RNEA(q, q̇, q̈) of the robot's model.
+
+use std::sync::Arc;
+
+use crate::kernel::component::*;
+use crate::kernel::value::{Value, ValueType};
+use crate::model::{self, Data};
+use crate::robot::Robot;
+
+use super::kind_doc;
+
+/// Rigid-body feed-forward: the torque the model says the reference motion needs.
+pub struct RigidBodyFeedForward {
+    info: ComponentInfo,
+    robot: Arc<Robot>,
+    data: Data,
+}
+
+impl RigidBodyFeedForward {
+    pub fn new(robot: Arc<Robot>) -> Self {
+        let ty = ValueType::Vector(robot.dof());
+        let info = ComponentInfo::new("rnea", kind_doc("rnea"))
+            .input(PortInfo::new("q", ty).unit("rad").required())
+            .input(PortInfo::new("qd", ty).unit("rad/s").required())
+            .input(PortInfo::new("qdd", ty).unit("rad/s²").required())
+            .output(PortInfo::new("tau", ty).unit("N·m").doc("feed-forward torque"));
+        RigidBodyFeedForward { info, data: Data::new(&robot.model), robot }
+    }
+}
+
+impl Component for RigidBodyFeedForward {
+    fn info(&self) -> &ComponentInfo {
+        &self.info
+    }
+    fn info_mut(&mut self) -> &mut ComponentInfo {
+        &mut self.info
+    }
+    fn initialize(&mut self, _: &InitContext, _: &mut [Value]) -> Result<(), String> {
+        Ok(())
+    }
+    fn step(&mut self, _: &StepContext, inputs: &[Value], outputs: &mut [Value]) -> Step {
+        let tau = model::rnea(&self.robot.model, &mut self.data, inputs[0].as_slice(), inputs[1].as_slice(), inputs[2].as_slice());
+        outputs[0].as_mut_slice().copy_from_slice(tau.as_slice());
+        Step::Continue
+    }
+}
+

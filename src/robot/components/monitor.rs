@@ -1,0 +1,92 @@
+//! `monitor`: following error and limits → fault naming the joint; completion → finish.
+
+use std::sync::Arc;
+
+use crate::kernel::component::*;
+use crate::kernel::value::{Value, ValueType};
+use crate::robot::Robot;
+
+use super::kind_doc;
+
+/// Watches a motion: following error |q_ref − q| and the joints' position, velocity and
+/// torque limits (fault naming the joint), and completion: `done` and every joint within
+/// `tolerance` of the reference (finish). Reports the peak and final following errors.
+pub struct Monitor {
+    info: ComponentInfo,
+    robot: Arc<Robot>,
+    peak: Vec<f64>,
+    last: Vec<f64>,
+    max_error: f64,
+    tolerance: f64,
+    check_torque: bool,
+}
+
+impl Monitor {
+    pub fn new(robot: Arc<Robot>) -> Self {
+        let n = robot.dof();
+        let ty = ValueType::Vector(n);
+        let info = ComponentInfo::new("monitor", kind_doc("monitor"))
+            .input(PortInfo::new("q_ref", ty).unit("rad").required())
+            .input(PortInfo::new("q", ty).unit("rad").required())
+            .input(PortInfo::new("qd", ty).unit("rad/s"))
+            .input(PortInfo::new("tau", ty).unit("N·m"))
+            .input(PortInfo::new("done", ValueType::Boolean).doc("the reference has arrived (connect ptp.done); unconnected: never"))
+            .output(PortInfo::new("error", ty).unit("rad").doc("following error q_ref − q"))
+            .param(ParamInfo::new("max_error", Value::Real(5f64.to_radians())).unit("rad").doc("largest following error allowed"))
+            .param(ParamInfo::new("tolerance", Value::Real(0.0)).unit("rad").doc("completion: done and every joint this close (0: the monitor does not finish)"))
+            .param(ParamInfo::new("check_torque", Value::Boolean(true)).doc("fault when a drive saturates at its torque limit"));
+        Monitor { info, peak: vec![0.0; n], last: vec![0.0; n], max_error: 0.0, tolerance: 0.0, check_torque: true, robot }
+    }
+}
+
+impl Component for Monitor {
+    fn info(&self) -> &ComponentInfo {
+        &self.info
+    }
+    fn info_mut(&mut self) -> &mut ComponentInfo {
+        &mut self.info
+    }
+    fn initialize(&mut self, _: &InitContext, _: &mut [Value]) -> Result<(), String> {
+        self.max_error = self.info.real("max_error");
+        self.tolerance = self.info.real("tolerance");
+        self.check_torque = self.info.boolean("check_torque");
+        self.peak.fill(0.0);
+        Ok(())
+    }
+    fn step(&mut self, ctx: &StepContext, inputs: &[Value], outputs: &mut [Value]) -> Step {
+        let (q_ref, q, qd, tau) = (inputs[0].as_slice(), inputs[1].as_slice(), inputs[2].as_slice(), inputs[3].as_slice());
+        let done = inputs[4].boolean();
+        let mut settled = done;
+        for (i, j) in self.robot.joints.iter().enumerate() {
+            let e = q_ref[i] - q[i];
+            outputs[0].as_mut_slice()[i] = e;
+            self.last[i] = e;
+            self.peak[i] = self.peak[i].max(e.abs());
+            settled &= e.abs() <= self.tolerance;
+            let l = &j.limits;
+            let fault = |what: String| Step::Fault(format!("monitor: joint {} at t = {:.3} s: {what}", j.name, ctx.time));
+            if e.is_nan() || e.abs() > self.max_error {
+                return fault(format!("following error {:.3}° exceeds {:.3}°", e.to_degrees(), self.max_error.to_degrees()));
+            }
+            if !(q[i] >= l.lower && q[i] <= l.upper) {
+                return fault(format!("position {:.3}° outside [{:.1}°, {:.1}°]", q[i].to_degrees(), l.lower.to_degrees(), l.upper.to_degrees()));
+            }
+            if qd[i].abs() > l.velocity {
+                return fault(format!("velocity {:.2}°/s exceeds {:.1}°/s", qd[i].to_degrees(), l.velocity.to_degrees()));
+            }
+            if self.check_torque && tau[i].abs() >= l.torque {
+                return fault(format!("torque {:.1} N·m at the drive's limit {:.1} N·m", tau[i], l.torque));
+            }
+        }
+        if settled && self.tolerance > 0.0 {
+            let worst = self.last.iter().fold(0.0f64, |m, e| m.max(e.abs()));
+            return Step::Finish(format!("monitor: target reached, final error {:.4}°", worst.to_degrees()));
+        }
+        Step::Continue
+    }
+    fn terminate(&mut self, results: &mut AssemblyResults) {
+        results.set("peak_error", Value::Vector(self.peak.clone()));
+        results.set("final_error", Value::Vector(self.last.clone()));
+        results.set("peak_error_max", Value::Real(self.peak.iter().fold(0.0, |m: f64, e| m.max(*e))));
+    }
+}
