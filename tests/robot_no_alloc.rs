@@ -11,7 +11,11 @@ use morc::kernel::base::{Base, Commands};
 use morc::kernel::component::*;
 use morc::kernel::data::AssemblyData;
 use morc::kernel::value::{Value, ValueType};
-use morc::robot::components::{Monitor, PtpTrajectory, RigidBodyFeedForward};
+use morc::motion::{Kinematics, Move, MoveSpec};
+use morc::model::spatial::rpy_from_rotation;
+use morc::robot::components::trajectory::encode_moves;
+use morc::robot::components::{Monitor, MotionTrajectory, RigidBodyFeedForward};
+use morc::robot::RobotKinematics;
 use morc::robot::SimulatedRobot;
 
 struct Counting;
@@ -48,7 +52,7 @@ fn simulated_robot_and_robot_components_do_not_allocate() {
     let robot = robot_support::ur5();
     let q0 = [0.0, -1.2, 1.4, -0.5, 0.3, 0.0];
     let mut base = SimulatedRobot::new(robot.clone(), &q0, robot_support::T).unwrap();
-    let mut traj = PtpTrajectory::new(robot.clone());
+    let mut traj = MotionTrajectory::new(robot.clone(), "ptp");
     traj.set_parameter("target", &Value::Vector(vec![0.3, -1.0, 1.2, -0.3, 0.5, 0.2])).unwrap();
     traj.set_parameter("settle", &Value::Real(-1.0)).unwrap();
     traj.configure().unwrap();
@@ -81,6 +85,49 @@ fn simulated_robot_and_robot_components_do_not_allocate() {
         let c = if commanded { Some(Commands::new(&commands, &driven)) } else { None };
         base.actuate(tick, c);
     };
+    // A blended path of PTP, LIN, CIRC and a spline plans at its first step and steps
+    // through IK (UR5: damped least squares): counted from the first step on.
+    let mut kinematics = RobotKinematics::new(robot.clone());
+    let pose_at = |k: &mut RobotKinematics, q: &[f64]| {
+        let p = k.tool_pose(q);
+        let r = rpy_from_rotation(&p.rotation);
+        [p.translation.x, p.translation.y, p.translation.z, r.x, r.y, r.z]
+    };
+    let q1 = [0.2, -1.1, 1.3, -0.4, 0.4, 0.1];
+    let lin_target = pose_at(&mut kinematics, &[0.3, -1.0, 1.2, -0.3, 0.5, 0.2]);
+    let circ_target = pose_at(&mut kinematics, &[0.5, -1.0, 1.1, -0.3, 0.5, 0.2]);
+    let via = pose_at(&mut kinematics, &[0.4, -0.95, 1.1, -0.3, 0.5, 0.2]);
+    let moves = [
+        MoveSpec { motion: Move::Ptp { target: q1.to_vec() }, blend: 0.02, velocity_scale: 1.0 },
+        MoveSpec { motion: Move::Lin { target: lin_target }, blend: 0.02, velocity_scale: 0.5 },
+        MoveSpec { motion: Move::Circ { via: [via[0], via[1], via[2]], target: circ_target }, blend: 0.0, velocity_scale: 1.0 },
+        MoveSpec { motion: Move::Spline { points: [q1, q0].concat() }, blend: 0.0, velocity_scale: 1.0 },
+    ];
+    let mut path = MotionTrajectory::new(robot.clone(), "path");
+    path.set_parameter("moves", &Value::Vector(encode_moves(&moves, 6))).unwrap();
+    path.set_parameter("ramp", &Value::Real(0.05)).unwrap();
+    path.set_parameter("filter", &Value::Real(20.0)).unwrap();
+    path.set_parameter("settle", &Value::Real(-1.0)).unwrap();
+    path.configure().unwrap();
+    let mut path_out = outputs(path.info());
+    path.initialize(&ctx("path"), &mut path_out).unwrap();
+    let start = [Value::Vector(q0.to_vec())];
+    ARMED.store(true, Ordering::SeqCst);
+    let mut path_steps = 0;
+    for tick in 0..20_000u64 {
+        let step = StepContext { step: tick, time: tick as f64 * robot_support::T, period: robot_support::T };
+        match path.step(&step, &start, &mut path_out) {
+            Step::Continue => path_steps += 1,
+            other => panic!("{other:?}"),
+        }
+        if path_out[3].boolean() {
+            break;
+        }
+    }
+    ARMED.store(false, Ordering::SeqCst);
+    assert_eq!(ALLOCATIONS.load(Ordering::SeqCst), 0, "allocations planning or stepping a path");
+    assert!(path_steps > 500, "the path ran {path_steps} steps");
+
     // Warm up (first steps may size things), then count over commanded and holding ticks.
     for tick in 0..10 {
         loop_once(tick, true);

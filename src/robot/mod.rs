@@ -81,7 +81,8 @@ pub struct Robot {
     pub name: String,
     pub model: Arc<Model>,
     pub joints: Vec<RobotJoint>,
-    /// The frame FK reports: "tool" if the robot has one, else the last frame.
+    /// The frame FK reports and Cartesian moves move: "tool", "tool0" or "flange", else the
+    /// last frame on the last joint.
     pub tool_frame: FrameIndex,
     pub cartesian: CartesianLimits,
     /// Where the definition came from (file:line), for error messages.
@@ -120,7 +121,14 @@ impl Robot {
         for (limits, j) in model.limits.iter_mut().zip(&joints) {
             (limits.lower, limits.upper, limits.velocity, limits.effort) = (j.limits.lower, j.limits.upper, j.limits.velocity, j.limits.torque);
         }
-        let tool_frame = model.frame_index("tool").unwrap_or(model.frames().len() - 1);
+        // The tool: "tool", else the URDF conventions' flange "tool0"/"flange", else the last
+        // frame on the last joint.
+        let last_joint = model.njoints() - 1;
+        let tool_frame = ["tool", "tool0", "flange"]
+            .iter()
+            .find_map(|n| model.frame_index(n))
+            .or_else(|| model.frames().iter().rposition(|f| f.parent_joint == last_joint))
+            .unwrap_or(model.frames().len() - 1);
         Ok(Robot { name: name.into(), model: Arc::new(model), joints, tool_frame, cartesian: CartesianLimits::default(), origin: origin.into() })
     }
 

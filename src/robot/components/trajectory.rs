@@ -20,6 +20,8 @@ const PTP: f64 = 1.0;
 const LIN: f64 = 2.0;
 const CIRC: f64 = 3.0;
 const SPLINE: f64 = 4.0;
+/// A spline point the next spline record continues from.
+const SPLINE_VIA: f64 = 5.0;
 
 /// Length of one move record of `path`: [code, blend, velocity scale, target…, via x, y, z];
 /// the target holds the joint positions (ptp, spline) or the pose x, y, z, roll, pitch, yaw.
@@ -45,7 +47,10 @@ pub fn encode_moves(moves: &[MoveSpec], dof: usize) -> Vec<f64> {
             Move::Ptp { target } => record(PTP, target, &[0.0; 3]),
             Move::Lin { target } => record(LIN, target, &[0.0; 3]),
             Move::Circ { via, target } => record(CIRC, target, via),
-            Move::Spline { points } => points.chunks(dof).for_each(|p| record(SPLINE, p, &[0.0; 3])),
+            Move::Spline { points } => {
+                let last = points.len() / dof - 1;
+                points.chunks(dof).enumerate().for_each(|(i, p)| record(if i < last { SPLINE_VIA } else { SPLINE }, p, &[0.0; 3]))
+            }
         }
     }
     out
@@ -58,6 +63,7 @@ pub fn decode_moves(v: &[f64], dof: usize) -> Result<Vec<MoveSpec>, String> {
         return Err(format!("moves must be records of {len} numbers (build them with robot:add(a, name, \"path\", {{ moves = {{…}} }})), got {} numbers", v.len()));
     }
     let mut moves: Vec<MoveSpec> = Vec::new();
+    let mut spline_open = false;
     for (i, r) in v.chunks(len).enumerate() {
         let (code, blend, velocity_scale) = (r[0], r[1], r[2]);
         let target = &r[3..3 + dof.max(6)];
@@ -66,18 +72,18 @@ pub fn decode_moves(v: &[f64], dof: usize) -> Result<Vec<MoveSpec>, String> {
             PTP => Move::Ptp { target: target[..dof].to_vec() },
             LIN => Move::Lin { target: pose() },
             CIRC => Move::Circ { via: [r[len - 3], r[len - 2], r[len - 1]], target: pose() },
-            SPLINE => {
-                if let Some(MoveSpec { motion: Move::Spline { points }, blend: b, .. }) = moves.last_mut() {
-                    if *b == 0.0 {
-                        points.extend_from_slice(&target[..dof]);
-                        *b = blend;
-                        continue;
-                    }
+            SPLINE | SPLINE_VIA => {
+                let continues = std::mem::replace(&mut spline_open, code == SPLINE_VIA);
+                if let (true, Some(MoveSpec { motion: Move::Spline { points }, blend: b, .. })) = (continues, moves.last_mut()) {
+                    points.extend_from_slice(&target[..dof]);
+                    *b = blend;
+                    continue;
                 }
                 Move::Spline { points: target[..dof].to_vec() }
             }
             other => return Err(format!("move {}: unknown move code {other}", i + 1)),
         };
+        spline_open &= matches!(motion, Move::Spline { .. });
         if !(velocity_scale > 0.0 && velocity_scale <= 1.0) || !(blend >= 0.0) || r.iter().any(|x| !x.is_finite()) {
             return Err(format!("move {}: velocity scale must be in (0, 1], blend ≥ 0 and all numbers finite", i + 1));
         }
@@ -340,5 +346,22 @@ impl Component for MotionTrajectory {
     }
     fn terminate(&mut self, results: &mut AssemblyResults) {
         results.set("duration", Value::Real(self.duration()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn moves_survive_their_encoding() {
+        let moves = vec![
+            MoveSpec { motion: Move::Ptp { target: vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0] }, blend: 0.01, velocity_scale: 0.5 },
+            MoveSpec { motion: Move::Circ { via: [0.1, 0.2, 0.3], target: [1.0, 2.0, 3.0, 0.1, 0.2, 0.3] }, blend: 0.0, velocity_scale: 1.0 },
+            MoveSpec { motion: Move::Spline { points: vec![0.5; 12] }, blend: 0.02, velocity_scale: 1.0 },
+            MoveSpec { motion: Move::Lin { target: [1.0, 2.0, 3.0, 0.1, 0.2, 0.3] }, blend: 0.0, velocity_scale: 1.0 },
+        ];
+        assert_eq!(decode_moves(&encode_moves(&moves, 6), 6).unwrap(), moves);
+        assert!(decode_moves(&[1.0; 5], 6).unwrap_err().contains("records of 12"));
     }
 }
