@@ -47,7 +47,7 @@ fn factory_for(kind: &mlua::Value) -> mlua::Result<(String, Factory)> {
             Ok((name, factory))
         }
         other => Err(mlua::Error::runtime(format!(
-            "a component kind is a name (\"gain\") or a kind made with morc.component{{…}}, got a {}",
+            "a component kind is a name (\"gain\"), a kind made with morc.component{{…}} or robot:component \"ptp\", got a {}",
             other.type_name()
         ))),
     }
@@ -76,6 +76,11 @@ impl UserData for LuaAssembly {
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
         methods.add_function("add", |lua, (ud, name, kind, opts): (AnyUserData, String, mlua::Value, Option<Table>)| {
             let origin = caller(lua);
+            if let mlua::Value::UserData(k) = &kind {
+                if let Ok(k) = k.borrow::<super::robot::RobotKind>() {
+                    return super::robot::add_component(lua, &k.robot, ud, name, &k.kind, opts);
+                }
+            }
             let (kind_name, factory) = factory_for(&kind).map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))?;
             let mut every = 1u32;
             let mut period = None;

@@ -10,6 +10,7 @@ pub mod origin;
 pub mod docs;
 pub mod plot;
 pub mod robot;
+mod robot_params;
 pub mod testing;
 
 use std::path::{Path, PathBuf};

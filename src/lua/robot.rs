@@ -15,10 +15,14 @@ use super::origin::caller;
 use crate::kernel::assembly::ComponentSpec;
 use crate::kernel::clock::ClockKind;
 use crate::kernel::engine::{Engine, EngineConfig};
+use crate::kernel::component::Component;
 use crate::kernel::value::Value;
 use crate::model::spatial::{rotation_from_rpy, rpy_from_rotation};
 use crate::model::{DhConvention, DhLink, DhTable, DriveTrain, Inertia, JointKind, JointLimits, Model, Se3};
-use crate::robot::{self, components, JointDrive, Limits, Robot, RobotJoint, SimulatedRobot};
+use super::robot_params::{self, Units};
+use crate::motion::sequence::pose_from_vector;
+use crate::motion::Kinematics;
+use crate::robot::{self, components, CartesianLimits, JointDrive, Limits, Robot, RobotJoint, RobotKinematics, SimulatedRobot};
 
 /// A robot model (from URDF or DH), before it becomes a robot.
 #[derive(Clone)]
@@ -233,15 +237,138 @@ fn define_robot(lua: &Lua, t: Table) -> mlua::Result<LuaRobot> {
         robot::add_payload(&mut model, inertia.mass, inertia.com, inertia.rotational).map_err(|e| fail(format!("robot '{name}': {e}")))?;
     }
     if let Some(tool) = t.get::<Option<Table>>("tool")? {
-        let xyz = vec3_mm(&tool, "xyz", "tool").map_err(|e| fail(e.to_string()))?;
-        let rpy = match tool.get::<mlua::Value>("rpy")? {
-            mlua::Value::Nil => vec![0.0; 3],
-            v => numbers(v, 3, "tool.rpy (degrees)").map_err(|e| fail(e.to_string()))?,
-        };
-        let placement = Se3::new(rotation_from_rpy(rpy[0].to_radians(), rpy[1].to_radians(), rpy[2].to_radians()), xyz);
+        let placement = tool_placement(&tool).map_err(|e| fail(e.to_string()))?;
         robot::set_tool(&mut model, flange_placement.compose(&placement));
     }
-    Robot::new(&name, model, joints, &origin).map(|r| LuaRobot(Arc::new(r))).map_err(mlua::Error::runtime)
+    let mut robot = Robot::new(&name, model, joints, &origin).map_err(mlua::Error::runtime)?;
+    if let Some(c) = t.get::<Option<Table>>("cartesian")? {
+        let what = format!("robot '{name}': cartesian");
+        let limit = |key: &str, default: f64, factor: f64| -> mlua::Result<f64> {
+            let x = number(&c, key, Some(default / factor), &what)? * factor;
+            if x > 0.0 && x.is_finite() { Ok(x) } else { Err(fail(format!("{what}.{key} must be > 0"))) }
+        };
+        let (deg, mm) = (1f64.to_radians(), 1e-3);
+        robot.cartesian = CartesianLimits {
+            velocity: limit("vel", robot.cartesian.velocity, mm)?,
+            acceleration: limit("acc", robot.cartesian.acceleration, mm)?,
+            angular_velocity: limit("rot_vel", robot.cartesian.angular_velocity, deg)?,
+            angular_acceleration: limit("rot_acc", robot.cartesian.angular_acceleration, deg)?,
+        };
+    }
+    Ok(LuaRobot(Arc::new(robot)))
+}
+
+/// `{ xyz = {mm}, rpy = {°} }` → the tool's placement at the flange.
+fn tool_placement(tool: &Table) -> mlua::Result<Se3> {
+    let xyz = vec3_mm(tool, "xyz", "tool")?;
+    let rpy = match tool.get::<mlua::Value>("rpy")? {
+        mlua::Value::Nil => vec![0.0; 3],
+        v => numbers(v, 3, "tool.rpy (degrees)")?,
+    };
+    Ok(Se3::new(rotation_from_rpy(rpy[0].to_radians(), rpy[1].to_radians(), rpy[2].to_radians()), xyz))
+}
+
+/// Lua units unless `units = "rad"` (then SI: m, rad).
+fn units_of(opts: Option<&Table>) -> mlua::Result<Units> {
+    Ok(match opts.map(|o| o.get::<Option<String>>("units")).transpose()?.flatten().as_deref() {
+        Some("rad") | Some("si") => Units::SI,
+        None | Some("deg") => Units::LUA,
+        Some(other) => return Err(mlua::Error::runtime(format!("units must be \"deg\" (degrees, mm) or \"rad\" (radians, m), got {other:?}"))),
+    })
+}
+
+/// A robot component kind for `a:add(name, robot:component "ptp", params)`.
+#[derive(Clone)]
+pub struct RobotKind {
+    pub robot: Arc<Robot>,
+    pub kind: String,
+}
+
+impl UserData for RobotKind {
+    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
+        methods.add_meta_method("__tostring", |_, this, ()| Ok(format!("{} of robot '{}'", this.kind, this.robot.name)));
+    }
+}
+
+/// Adds robot component `kind` named `name` to assembly `a`, its parameters converted from
+/// Lua's units and checked now so that errors point at the calling line.
+pub fn add_component(lua: &Lua, robot: &Arc<Robot>, a: AnyUserData, name: String, kind: &str, opts: Option<Table>) -> mlua::Result<AnyUserData> {
+    let origin = caller(lua);
+    let fail = |m: String| mlua::Error::runtime(format!("{origin}: {m}"));
+    let factory = components::factory(robot, kind).ok_or_else(|| {
+        let known: Vec<&str> = components::KINDS.iter().map(|k| k.0).collect();
+        fail(format!("robot '{}' has no component kind '{kind}' (kinds: {})", robot.name, known.join(", ")))
+    })?;
+    let mut every = 1u32;
+    let mut params = Vec::new();
+    let units = units_of(opts.as_ref()).map_err(|e| fail(e.to_string()))?;
+    if let Some(opts) = opts {
+        for pair in opts.pairs::<String, mlua::Value>() {
+            let (k, v) = pair?;
+            match k.as_str() {
+                "units" => {}
+                "every" => every = u32::try_from(v.as_integer().unwrap_or(0)).ok().filter(|&e| e >= 1).ok_or_else(|| fail(format!("'every' of '{name}' must be a whole number ≥ 1")))?,
+                _ => {
+                    let value = robot_params::convert(robot, kind, &k, &v, units, &format!("{name}.{k}")).map_err(|e| fail(e.to_string()))?;
+                    params.push((k, value));
+                }
+            }
+        }
+    }
+    let mut probe = factory().map_err(fail)?;
+    for (p, v) in &params {
+        probe.set_parameter(p, v).map_err(|e| fail(format!("component '{name}': {e}")))?;
+    }
+    probe.configure().map_err(|e| fail(format!("component '{name}': {e}")))?;
+    let mut assembly = a.borrow_mut::<LuaAssembly>().map_err(|_| fail("robot:add(a, name, kind, params): a must be an assembly".into()))?;
+    if assembly.0.components.iter().any(|c| c.name == name) {
+        return Err(fail(format!("a component named '{name}' is already in assembly '{}'", assembly.0.name)));
+    }
+    assembly.0.components.push(ComponentSpec { name, kind: kind.to_string(), factory, every, period: None, params, origin });
+    drop(assembly);
+    Ok(a)
+}
+
+/// `robot:plan(start, moves, opts)`: plans moves from `start` as the trajectory component
+/// would, without moving, and reports what a precondition needs.
+fn plan(lua: &Lua, robot: &Arc<Robot>, start: mlua::Value, list: Table, opts: Option<Table>) -> mlua::Result<Table> {
+    let units = units_of(opts.as_ref())?;
+    let start = robot_params::joints(robot, &start, units, "robot:plan start")?;
+    let mut moves = Vec::new();
+    for (i, m) in list.sequence_values::<Table>().enumerate() {
+        moves.push(robot_params::parse_move(robot, &m?, units, &format!("move {}", i + 1))?);
+    }
+    let out = lua.create_table()?;
+    let mut trajectory = components::MotionTrajectory::new(robot.clone(), "path");
+    let mut check = || -> Result<(), String> {
+        trajectory.set_parameter("moves", &Value::Vector(components::trajectory::encode_moves(&moves, robot.dof())))?;
+        if let Some(o) = &opts {
+            for key in ["vel_scale", "acc_scale", "ramp"] {
+                if let Ok(Some(x)) = o.get::<Option<f64>>(key) {
+                    trajectory.set_parameter(key, &Value::Real(x))?;
+                }
+            }
+        }
+        trajectory.configure()
+    };
+    if let Err(e) = check() {
+        out.set("ok", false)?;
+        out.set("reason", e)?;
+        return Ok(out);
+    }
+    match trajectory.survey(&start, 200) {
+        Ok(s) => {
+            out.set("ok", true)?;
+            out.set("duration", s.duration)?;
+            out.set("singularity", s.singularity)?;
+            out.set("end", lua.create_sequence_from(s.end.iter().map(|x| x / units.angle))?)?;
+        }
+        Err(e) => {
+            out.set("ok", false)?;
+            out.set("reason", e)?;
+        }
+    }
+    Ok(out)
 }
 
 /// Degrees (or radians with `units = "rad"`) → radians, for the robot's joints.
@@ -249,8 +376,6 @@ fn joint_vector(robot: &Robot, v: mlua::Value, what: &str) -> mlua::Result<Vec<f
     Ok(numbers(v, robot.dof(), &format!("{what} (degrees, one per joint)"))?.into_iter().map(f64::to_radians).collect())
 }
 
-/// Parameters of robot components given in degrees.
-const DEGREE_PARAMS: &[&str] = &["target", "max_error", "tolerance"];
 
 impl UserData for LuaRobot {
     fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
@@ -316,54 +441,53 @@ impl UserData for LuaRobot {
             let rotational = inertia_matrix(&p, "payload").map_err(|e| fail(e.to_string()))?;
             let inertia = flange_placement.act_inertia(&Inertia::new(mass, com, rotational));
             robot::add_payload(&mut model, inertia.mass, inertia.com, inertia.rotational).map_err(fail)?;
-            let name = format!("{} + {mass} kg", this.0.name);
-            Robot::new(&name, model, this.0.joints.clone(), &origin.to_string()).map(|r| LuaRobot(Arc::new(r))).map_err(mlua::Error::runtime)
+            let mut r = Robot::new(&this.0.name, model, this.0.joints.clone(), &origin.to_string()).map_err(mlua::Error::runtime)?;
+            r.cartesian = this.0.cartesian;
+            r.payload = Some(mass);
+            Ok(LuaRobot(Arc::new(r)))
         });
-        // robot:add(a, name, kind, params): a robot component ("ptp", "rnea", "monitor") in assembly a.
+        // robot:add(a, name, kind, params): a robot component in assembly a.
         methods.add_method("add", |lua, this, (a, name, kind, opts): (AnyUserData, String, String, Option<Table>)| {
-            let origin = caller(lua);
-            let fail = |m: String| mlua::Error::runtime(format!("{origin}: {m}"));
-            let factory = components::factory(&this.0, &kind).ok_or_else(|| {
+            add_component(lua, &this.0, a, name, &kind, opts)
+        });
+        // robot:component(kind): the kind for a:add(name, robot:component "ptp", params).
+        methods.add_method("component", |lua, this, kind: String| {
+            if components::factory(&this.0, &kind).is_none() {
                 let known: Vec<&str> = components::KINDS.iter().map(|k| k.0).collect();
-                fail(format!("robot '{}' has no component kind '{kind}' (kinds: {})", this.0.name, known.join(", ")))
-            })?;
-            let mut every = 1u32;
-            let mut params = Vec::new();
-            let radians = opts.as_ref().map(|o| o.get::<Option<String>>("units")).transpose()?.flatten().as_deref() == Some("rad");
-            if let Some(opts) = opts {
-                for pair in opts.pairs::<String, mlua::Value>() {
-                    let (k, v) = pair?;
-                    match k.as_str() {
-                        "units" => {}
-                        "every" => every = u32::try_from(v.as_integer().unwrap_or(0)).ok().filter(|&e| e >= 1).ok_or_else(|| fail(format!("'every' of '{name}' must be a whole number ≥ 1")))?,
-                        _ => {
-                            let mut value = to_value(&v, &format!("{name}.{k}")).map_err(|e| fail(e.to_string()))?;
-                            if !radians && DEGREE_PARAMS.contains(&k.as_str()) {
-                                value = match value {
-                                    Value::Vector(x) => Value::Vector(x.into_iter().map(f64::to_radians).collect()),
-                                    Value::Real(x) => Value::Real(x.to_radians()),
-                                    Value::Integer(x) => Value::Real((x as f64).to_radians()),
-                                    other => other,
-                                };
-                            }
-                            params.push((k, value));
-                        }
-                    }
-                }
+                return Err(mlua::Error::runtime(format!("{}: robot '{}' has no component kind '{kind}' (kinds: {})", caller(lua), this.0.name, known.join(", "))));
             }
-            // Check parameters now, so errors point at this line.
-            let mut probe = factory().map_err(fail)?;
-            for (p, v) in &params {
-                probe.set_parameter(p, v).map_err(|e| fail(format!("component '{name}': {e}")))?;
+            Ok(RobotKind { robot: this.0.clone(), kind })
+        });
+        // robot:ik(pose, seed) → q (degrees) nearest to seed, or nil and why.
+        methods.add_method("ik", |lua, this, (pose, seed, opts): (mlua::Value, Option<mlua::Value>, Option<Table>)| {
+            let units = units_of(opts.as_ref())?;
+            let target = robot_params::pose(&pose, units, "robot:ik(pose)")?;
+            let seed = match seed {
+                Some(s) if !s.is_nil() => robot_params::joints(&this.0, &s, units, "robot:ik seed")?,
+                _ => this.0.joints.iter().map(|j| 0f64.clamp(j.limits.lower, j.limits.upper)).collect(),
+            };
+            let mut kinematics = RobotKinematics::new(this.0.clone());
+            kinematics.cartesian().map_err(mlua::Error::runtime)?;
+            let mut q = vec![0.0; this.0.dof()];
+            if kinematics.inverse(&pose_from_vector(&target), &seed, &mut q) {
+                let q: Vec<f64> = q.into_iter().map(|x| x / units.angle).collect();
+                Ok((Some(lua.create_sequence_from(q)?), None))
+            } else {
+                Ok((None, Some(format!("the pose is out of reach of {} or outside its joint limits", this.0.name))))
             }
-            probe.configure().map_err(|e| fail(format!("component '{name}': {e}")))?;
-            let mut assembly = a.borrow_mut::<LuaAssembly>().map_err(|_| fail("robot:add(a, name, kind, params): a must be an assembly".into()))?;
-            if assembly.0.components.iter().any(|c| c.name == name) {
-                return Err(fail(format!("a component named '{name}' is already in assembly '{}'", assembly.0.name)));
-            }
-            assembly.0.components.push(ComponentSpec { name, kind, factory, every, period: None, params, origin });
-            drop(assembly);
-            Ok(a)
+        });
+        // robot:plan(start, moves, opts) → { ok, reason, duration, singularity, end } without moving.
+        methods.add_method("plan", |lua, this, (start, moves, opts): (mlua::Value, Table, Option<Table>)| plan(lua, &this.0, start, moves, opts));
+        // robot:with_tool { xyz = {mm}, rpy = {°} }: a new robot with this tool at the flange.
+        methods.add_method("with_tool", |lua, this, tool: Table| {
+            let origin = caller(lua);
+            let mut model = (*this.0.model).clone();
+            let (_, flange_placement) = flange(&model);
+            let placement = tool_placement(&tool).map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))?;
+            robot::set_tool(&mut model, flange_placement.compose(&placement));
+            let mut r = Robot::new(&this.0.name, model, this.0.joints.clone(), &origin.to_string()).map_err(mlua::Error::runtime)?;
+            r.cartesian = this.0.cartesian;
+            Ok(LuaRobot(Arc::new(r)))
         });
         methods.add_meta_method("__tostring", |_, this, ()| {
             let names: Vec<&str> = this.0.joints.iter().map(|j| j.name.as_str()).collect();

@@ -85,6 +85,8 @@ pub struct Robot {
     /// last frame on the last joint.
     pub tool_frame: FrameIndex,
     pub cartesian: CartesianLimits,
+    /// Mass of the payload added with `with_payload` (kg), for the record.
+    pub payload: Option<f64>,
     /// Where the definition came from (file:line), for error messages.
     pub origin: String,
 }
@@ -129,7 +131,7 @@ impl Robot {
             .find_map(|n| model.frame_index(n))
             .or_else(|| model.frames().iter().rposition(|f| f.parent_joint == last_joint))
             .unwrap_or(model.frames().len() - 1);
-        Ok(Robot { name: name.into(), model: Arc::new(model), joints, tool_frame, cartesian: CartesianLimits::default(), origin: origin.into() })
+        Ok(Robot { name: name.into(), model: Arc::new(model), joints, tool_frame, cartesian: CartesianLimits::default(), payload: None, origin: origin.into() })
     }
 
     pub fn dof(&self) -> usize {

@@ -248,6 +248,53 @@ impl MotionTrajectory {
     }
 }
 
+/// What planning a motion off-line found: see [`MotionTrajectory::survey`].
+#[derive(Clone, Debug)]
+pub struct Survey {
+    pub duration: f64,
+    /// Smallest singular value of the tool Jacobian along the path (∞ for robots without
+    /// Cartesian kinematics): near 0 the arm is close to a singularity.
+    pub singularity: f64,
+    pub end: Vec<f64>,
+}
+
+impl MotionTrajectory {
+    /// Plans the configured motion from `start` and walks it at `samples` points: every
+    /// reference within the joint position and velocity limits, and how close it comes to a
+    /// singularity. For preconditions, before anything moves (allocates; not real-time).
+    pub fn survey(&mut self, start: &[f64], samples: usize) -> Result<Survey, String> {
+        let kind = self.info.kind.clone();
+        let sequence = self.sequence.as_mut().ok_or("configure first")?;
+        sequence.plan(&mut self.kinematics, start).map_err(|e| format!("{kind}: {e}"))?;
+        let n = self.robot.dof();
+        let (mut q, mut qd, mut qdd) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        let cartesian = self.kinematics.cartesian().is_ok();
+        let mut singularity = f64::INFINITY;
+        let duration = sequence.duration();
+        for i in 0..=samples {
+            let t = duration * i as f64 / samples as f64;
+            sequence.sample(&mut self.kinematics, t, &mut q, &mut qd, &mut qdd).map_err(|e| format!("{kind}: {e}"))?;
+            if let Some(j) = self.robot.outside_limits(&q) {
+                let joint = &self.robot.joints[j];
+                return Err(format!(
+                    "{kind}: at t = {t:.3} s joint {} would be at {:.2}°, outside [{:.1}°, {:.1}°]",
+                    joint.name,
+                    q[j].to_degrees(),
+                    joint.limits.lower.to_degrees(),
+                    joint.limits.upper.to_degrees()
+                ));
+            }
+            if let Some((j, v)) = self.robot.joints.iter().zip(&qd).find(|(j, v)| v.abs() > j.limits.velocity * 1.001) {
+                return Err(format!("{kind}: at t = {t:.3} s joint {} would move at {:.1}°/s, over its limit {:.1}°/s", j.name, v.to_degrees(), j.limits.velocity.to_degrees()));
+            }
+            if cartesian {
+                singularity = singularity.min(self.kinematics.singularity_distance(&q));
+            }
+        }
+        Ok(Survey { duration, singularity, end: sequence.end().to_vec() })
+    }
+}
+
 impl Component for MotionTrajectory {
     fn info(&self) -> &ComponentInfo {
         &self.info
