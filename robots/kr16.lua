@@ -31,6 +31,9 @@ end
 return morc.robot {
   name = "KUKA KR 16-2",
   model = model,
+  home = { 0, -90, 90, 0, 45, 0 },
+  -- The data sheet's largest TCP speed is 2 m/s; a lab's default stays below.
+  cartesian = { vel = 1000, acc = 4000, rot_vel = 180, rot_acc = 720 },
   joints = {
     axis("A1", 1, 147.0, 25.0, 20.0, 15, { -185, 185 }, 156, 300, 2000),
     axis("A2", 2, 153.0, 25.0, 20.0, 15, { -155, 35 },  156, 300, 2500),

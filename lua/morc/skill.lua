@@ -117,12 +117,21 @@ end
 local function named_args(skill, arg, more)
   local named = {}
   local positional
-  if type(arg) == "table" and getmetatable(arg) == nil then
+  local ps = skill.positional and skill.params[skill.positional]
+  local function foreign_keys(t)
+    for k in pairs(t) do
+      if type(k) == "string" and skill.params[k] == nil then return true end
+    end
+    return false
+  end
+  if ps and ps.type == "table" and type(arg) == "table" and getmetatable(arg) == nil and foreign_keys(arg) then
+    -- A table param given alone with keys of its own (a pose { pos = …, rpy = … }): the whole table is the value.
+    positional = arg
+  elseif type(arg) == "table" and getmetatable(arg) == nil then
     for k, v in pairs(arg) do
       if type(k) == "string" then named[k] = v end
     end
     if #arg > 0 then
-      local ps = skill.positional and skill.params[skill.positional]
       positional = (ps and ps.type == "vector") and { table.unpack(arg) } or (#arg == 1 and arg[1] or { table.unpack(arg) })
     end
   elseif arg ~= nil then
@@ -213,7 +222,7 @@ local function engine_proxy(async)
 end
 
 local function new_context(async)
-  return { engine = engine_proxy(async), robot = morc.robot, data = {} }
+  return { engine = engine_proxy(async), robot = morc.current_robot, data = {} }
 end
 
 local RESERVED = { ok = true, reason = true, duration = true, recording = true, recordings = true, skill = true, params = true, stage = true, summary = true, traceback = true }

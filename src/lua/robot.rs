@@ -241,6 +241,13 @@ fn define_robot(lua: &Lua, t: Table) -> mlua::Result<LuaRobot> {
         robot::set_tool(&mut model, flange_placement.compose(&placement));
     }
     let mut robot = Robot::new(&name, model, joints, &origin).map_err(mlua::Error::runtime)?;
+    if let Some(home) = t.get::<Option<mlua::Value>>("home")? {
+        let q = joint_vector(&robot, home, &format!("robot '{name}': home")).map_err(|e| fail(e.to_string()))?;
+        if let Some(i) = robot.outside_limits(&q) {
+            return Err(fail(format!("robot '{name}': home of joint {} is outside its limits", robot.joints[i].name)));
+        }
+        robot.home = q;
+    }
     if let Some(c) = t.get::<Option<Table>>("cartesian")? {
         let what = format!("robot '{name}': cartesian");
         let limit = |key: &str, default: f64, factor: f64| -> mlua::Result<f64> {
@@ -401,6 +408,17 @@ impl UserData for LuaRobot {
             }
             Ok(list)
         });
+        fields.add_field_method_get("home", |lua, this| lua.create_sequence_from(this.0.home.iter().map(|x| x.to_degrees())));
+        fields.add_field_method_get("payload", |_, this| Ok(this.0.payload));
+        fields.add_field_method_get("cartesian", |lua, this| {
+            let c = this.0.cartesian;
+            let t = lua.create_table()?;
+            t.set("vel", c.velocity * 1e3)?;
+            t.set("acc", c.acceleration * 1e3)?;
+            t.set("rot_vel", c.angular_velocity.to_degrees())?;
+            t.set("rot_acc", c.angular_acceleration.to_degrees())?;
+            Ok(t)
+        });
         fields.add_field_method_get("components", |lua, _| {
             let t = lua.create_table()?;
             for (k, doc) in components::KINDS {
@@ -442,7 +460,7 @@ impl UserData for LuaRobot {
             let inertia = flange_placement.act_inertia(&Inertia::new(mass, com, rotational));
             robot::add_payload(&mut model, inertia.mass, inertia.com, inertia.rotational).map_err(fail)?;
             let mut r = Robot::new(&this.0.name, model, this.0.joints.clone(), &origin.to_string()).map_err(mlua::Error::runtime)?;
-            r.cartesian = this.0.cartesian;
+            (r.cartesian, r.home) = (this.0.cartesian, this.0.home.clone());
             r.payload = Some(mass);
             Ok(LuaRobot(Arc::new(r)))
         });
@@ -486,7 +504,7 @@ impl UserData for LuaRobot {
             let placement = tool_placement(&tool).map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))?;
             robot::set_tool(&mut model, flange_placement.compose(&placement));
             let mut r = Robot::new(&this.0.name, model, this.0.joints.clone(), &origin.to_string()).map_err(mlua::Error::runtime)?;
-            r.cartesian = this.0.cartesian;
+            (r.cartesian, r.home, r.payload) = (this.0.cartesian, this.0.home.clone(), this.0.payload);
             Ok(LuaRobot(Arc::new(r)))
         });
         methods.add_meta_method("__tostring", |_, this, ()| {
@@ -511,6 +529,7 @@ fn start_engine(lua: &Lua, opts: Table) -> mlua::Result<AnyUserData> {
     if let Some(p) = opts.get::<Option<f64>>("period")? {
         config.period = p;
     }
+    let robot_value = opts.get::<mlua::Value>("robot")?;
     let base: Box<dyn crate::kernel::base::Base> = match opts.get::<mlua::Value>("robot")? {
         mlua::Value::Nil => Box::new(crate::components::sim_axes::SimAxes::new(&[0.0; 6], config.period, 3.0)),
         mlua::Value::UserData(ud) if ud.is::<LuaRobot>() => {
@@ -534,6 +553,7 @@ fn start_engine(lua: &Lua, opts: Table) -> mlua::Result<AnyUserData> {
     let new = Engine::start(config, base).map_err(fail)?;
     let _old = std::mem::replace(&mut engine.0, new);
     drop(engine);
+    morc.set("current_robot", robot_value)?;
     Ok(engine_ud)
 }
 

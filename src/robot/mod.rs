@@ -85,6 +85,8 @@ pub struct Robot {
     /// last frame on the last joint.
     pub tool_frame: FrameIndex,
     pub cartesian: CartesianLimits,
+    /// Where `home` moves (rad): the definition's `home`, else 0 clamped into the limits.
+    pub home: Vec<f64>,
     /// Mass of the payload added with `with_payload` (kg), for the record.
     pub payload: Option<f64>,
     /// Where the definition came from (file:line), for error messages.
@@ -123,6 +125,7 @@ impl Robot {
         for (limits, j) in model.limits.iter_mut().zip(&joints) {
             (limits.lower, limits.upper, limits.velocity, limits.effort) = (j.limits.lower, j.limits.upper, j.limits.velocity, j.limits.torque);
         }
+        let home = joints.iter().map(|j| 0f64.clamp(j.limits.lower, j.limits.upper)).collect();
         // The tool: "tool", else the URDF conventions' flange "tool0"/"flange", else the last
         // frame on the last joint.
         let last_joint = model.njoints() - 1;
@@ -131,7 +134,7 @@ impl Robot {
             .find_map(|n| model.frame_index(n))
             .or_else(|| model.frames().iter().rposition(|f| f.parent_joint == last_joint))
             .unwrap_or(model.frames().len() - 1);
-        Ok(Robot { name: name.into(), model: Arc::new(model), joints, tool_frame, cartesian: CartesianLimits::default(), payload: None, origin: origin.into() })
+        Ok(Robot { name: name.into(), model: Arc::new(model), joints, tool_frame, cartesian: CartesianLimits::default(), payload: None, home, origin: origin.into() })
     }
 
     pub fn dof(&self) -> usize {

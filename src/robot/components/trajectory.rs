@@ -393,6 +393,9 @@ impl Component for MotionTrajectory {
     }
     fn terminate(&mut self, results: &mut AssemblyResults) {
         results.set("duration", Value::Real(self.duration()));
+        if let Some(sequence) = self.sequence.as_ref().filter(|_| self.planned) {
+            results.set("end", Value::Vector(sequence.end().to_vec()));
+        }
     }
 }
 

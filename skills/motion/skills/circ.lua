@@ -1,0 +1,17 @@
+-- circ: the tool on a circular arc.
+local cmd = require "stdlib.motion.command"
+
+return morc.skill {
+  name = "circ",
+  doc = [[moves the tool on the circular arc from where it is through via {x, y, z} (mm) to the pose to
+The orientation turns from start to target by the shortest rotation; refused before moving when the
+three points are on one line or the arc leaves the workspace.
+Measured: final_error and peak_error (deg), tool_error (mm), motion_time (s).]],
+  params = cmd.params {
+    via = { type = "table", doc = "a point of the arc (mm)" },
+    to = { type = "table", doc = "target pose of the tool" },
+  },
+  precondition = function(ctx, p) return cmd.precondition(ctx, p, { { "circ", p.via, p.to } }) end,
+  execute = function(ctx, p) return cmd.execute(ctx, p, { { "circ", p.via, p.to } }, "circ") end,
+  evaluate = cmd.evaluate,
+}

@@ -1,0 +1,21 @@
+-- ptp: point-to-point in joint space, all axes arriving together.
+local cmd = require "stdlib.motion.command"
+
+return morc.skill {
+  name = "ptp",
+  doc = [[moves the robot's joints to q (degrees) on a synchronised PTP: all axes start and arrive together
+The profile is trapezoidal, or jerk-limited with ramp > 0; rigid-body feed-forward, monitored.
+Measured: final_error and peak_error (deg), tool_error (mm), motion_time (s).]],
+  positional = "q",
+  params = cmd.params {
+    q = { type = "vector", unit = "deg", doc = "target joint positions, one per joint" },
+  },
+  precondition = function(ctx, p)
+    local robot = cmd.robot(ctx)
+    local ok, why = robot:reachable(p.q)
+    if not ok then return false, why end
+    return cmd.precondition(ctx, p, { { "ptp", p.q } })
+  end,
+  execute = function(ctx, p) return cmd.execute(ctx, p, { { "ptp", p.q } }, "ptp") end,
+  evaluate = cmd.evaluate,
+}

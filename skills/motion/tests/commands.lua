@@ -1,0 +1,46 @@
+-- `morc test skills/motion`: the motion commands on the simulated KR 16-2.
+local T = require "morc.testing"
+local motion = morc.lib.load("motion").skills
+local kr16 = require "robots.kr16"
+morc.use_robot(kr16, { q0 = kr16.home })
+
+T.test("ptp arrives within tolerance and says how well", function()
+  local r = motion.ptp { 10, -80, 80, 0, 30, 0 }
+  T.eq(r.ok, true, r.reason)
+  assert(r.final_error < 0.01 and r.peak_error > 0 and r.motion_time > 0, tostring(r))
+  assert(tostring(r):find("^ptp ✓"), tostring(r))
+end)
+
+T.test("lin and circ move the tool; the final tool error is in mm", function()
+  local p = kr16:fk { 10, -80, 80, 0, 30, 0 }
+  local goal = { pos = { p.pos[1], p.pos[2] + 150, p.pos[3] }, rpy = p.rpy }
+  local r = motion.lin(goal)
+  T.eq(r.ok, true, r.reason)
+  assert(r.tool_error < 0.1, r.tool_error)
+  local c = motion.circ { via = { p.pos[1] + 75, p.pos[2] + 75, p.pos[3] }, to = { pos = p.pos, rpy = p.rpy } }
+  T.eq(c.ok, true, c.reason)
+end)
+
+T.test("a target out of reach is refused before anything moves", function()
+  local r = motion.lin { 3000, 0, 0, 0, 0, 0 }
+  T.eq(r.ok, false)
+  T.eq(r.stage, "precondition")
+  assert(r.reason:find("out of reach"), r.reason)
+  local q = motion.ptp { 0, 0, 400, 0, 0, 0 }
+  T.eq(q.stage, "precondition")
+  assert(q.reason:find("A3"), q.reason)
+end)
+
+T.test("a blended path and home", function()
+  local p = kr16:fk(kr16.home)
+  local r = motion.path {
+    { "lin", { pos = { p.pos[1], p.pos[2] + 100, p.pos[3] }, rpy = p.rpy }, blend = 30 },
+    { "lin", { pos = { p.pos[1] + 100, p.pos[2] + 100, p.pos[3] }, rpy = p.rpy }, blend = 30 },
+    { "ptp", { 0, -80, 80, 0, 45, 0 } },
+  }
+  T.eq(r.ok, true, r.reason)
+  local h = motion.home()
+  T.eq(h.ok, true, h.reason)
+end)
+
+return T.summary()

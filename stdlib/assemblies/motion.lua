@@ -1,0 +1,35 @@
+-- stdlib/assemblies/motion.lua — the assembly a motion command runs: a trajectory of the
+-- robot drives its position inputs, rigid-body feed-forward adds the model's torque, and a
+-- monitor watches following error and limits.
+--
+--   local motion = require "stdlib.assemblies.motion"
+--   local a = motion(robot, "lin", { target = pose }, { max_error = 1, record = true })
+--
+-- opts: name, feed_forward (default true), max_error (°, default 2), record (true or a list
+-- of signal patterns), notes. The trajectory is "traj", the monitor "mon", feed-forward "ff".
+return function(robot, kind, params, opts)
+  opts = opts or {}
+  local a = morc.assembly { opts.name or kind }
+  a:add("traj", robot:component(kind), params)
+  robot:add(a, "mon", "monitor", { max_error = opts.max_error or 2 })
+  a:connect("robot.q", "traj.start")
+  a:connect("traj.q", "robot.q_cmd")
+  a:connect("traj.qd", "robot.qd_ff")
+  a:connect("traj.q", "mon.q_ref")
+  a:connect("robot.q", "mon.q")
+  a:connect("robot.qd", "mon.qd")
+  a:connect("robot.tau", "mon.tau")
+  if opts.feed_forward ~= false then
+    robot:add(a, "ff", "rnea")
+    a:connect("traj.q", "ff.q")
+    a:connect("traj.qd", "ff.qd")
+    a:connect("traj.qdd", "ff.qdd")
+    a:connect("ff.tau", "robot.tau_ff")
+  end
+  if opts.record then
+    local signals = type(opts.record) == "table" and opts.record or { "robot.*", "traj.*", "mon.error" }
+    signals.notes = opts.notes or kind
+    a:record(signals)
+  end
+  return a
+end

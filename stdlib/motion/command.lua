@@ -1,0 +1,97 @@
+-- stdlib/motion/command.lua — what the motion skills (ptp, lin, circ, home, path) share:
+-- where the robot is, the planning precondition, running the motion assembly and measuring
+-- the result. A skill library builds its commands from these.
+local motion_assembly = require "stdlib.assemblies.motion"
+
+local M = {}
+
+--- The robot the engine runs on, or an error saying how to get one.
+function M.robot(ctx)
+  local robot = ctx.robot or morc.current_robot
+  if not robot then error("no robot: start the engine on one with morc.use_robot(require \"robots.kr16\")", 0) end
+  return robot
+end
+
+--- Where the robot is (degrees): one engine tick with a probe on robot.q.
+function M.position(ctx, robot)
+  local a = morc.assembly { "where", duration = ctx.engine.period }
+  a:add("p", "probe", { n = robot.dof })
+  a:connect("robot.q", "p.u")
+  local r = ctx.engine:run(a)
+  if not r.ok then error("cannot read the robot's position: " .. tostring(r.reason), 0) end
+  local q = {}
+  for i, x in ipairs(r.data["p.u"]) do q[i] = math.deg(x) end
+  return q
+end
+
+--- The precondition of a motion: plans `moves` from where the robot is and checks reach,
+--- joint limits on the way and the distance to singularities (smallest singular value of the
+--- tool Jacobian, at least p.singularity). Keeps the plan in ctx for execute.
+function M.precondition(ctx, p, moves)
+  local robot = M.robot(ctx)
+  local start = M.position(ctx, robot)
+  local plan = robot:plan(start, moves, { vel_scale = p.speed / 100, acc_scale = p.acc / 100, ramp = p.ramp })
+  if not plan.ok then return false, plan.reason end
+  if p.singularity and plan.singularity < p.singularity then
+    return false, ("the motion comes within %.3g of a singularity (smallest singular value of the tool Jacobian; at least %.3g asked)"):format(plan.singularity, p.singularity)
+  end
+  ctx.plan = plan
+  return true
+end
+
+--- Runs a `path` of `moves` with the common params (speed, acc, ramp, filter, max_error, record).
+function M.execute(ctx, p, moves, name)
+  local robot = M.robot(ctx)
+  local a = motion_assembly(robot, "path", {
+    moves = moves, vel_scale = p.speed / 100, acc_scale = p.acc / 100, ramp = p.ramp, filter = p.filter, settle = p.settle,
+  }, { name = name, max_error = p.max_error, record = p.record, notes = name })
+  local r = ctx.engine:run(a)
+  if not r.ok then return r end
+  -- Final and peak following errors in degrees; the tool's final position error in mm.
+  local final, peak = 0, math.deg(r.data["mon.peak_error_max"])
+  local q_end, reached = r.data["traj.end"], {}
+  for i, e in ipairs(r.data["mon.final_error"]) do
+    final = math.max(final, math.abs(math.deg(e)))
+    reached[i] = math.deg(q_end[i] - e)
+  end
+  local out = { ok = true, final_error = final, peak_error = peak, motion_time = r.data["traj.duration"] }
+  if robot.dof == 6 then
+    local want, got = robot:fk(M.degrees(q_end)), robot:fk(reached)
+    local d = 0
+    for i = 1, 3 do d = d + (want.pos[i] - got.pos[i]) ^ 2 end
+    out.tool_error = math.sqrt(d)
+  end
+  return out
+end
+
+function M.degrees(q)
+  local out = {}
+  for i, x in ipairs(q) do out[i] = math.deg(x) end
+  return out
+end
+
+--- The evaluation: final joint error within tolerance (°).
+function M.evaluate(ctx, p, r)
+  local text = ("final error %.2g°  peak following error %.2g°"):format(r.final_error, r.peak_error)
+  if r.tool_error then text = text .. ("  tool %.2g mm"):format(r.tool_error) end
+  return r.final_error <= p.tolerance, text
+end
+
+--- The params every motion command takes.
+function M.params(extra)
+  local params = {
+    speed = { type = "number", unit = "%", default = 100, range = { 0.1, 100 }, doc = "share of the velocity limits" },
+    acc = { type = "number", unit = "%", default = 100, range = { 0.1, 100 }, doc = "share of the acceleration limits" },
+    ramp = { type = "number", unit = "s", default = 0, range = { 0, 2 }, doc = "jerk limit: time to reach full acceleration (0: trapezoid)" },
+    filter = { type = "number", unit = "Hz", default = 0, range = { 0, 100 }, doc = "Bessel low-pass of the reference (0: none)" },
+    settle = { type = "number", unit = "s", default = 0.2, range = { 0, 10 }, doc = "time after arrival before the final error is taken" },
+    tolerance = { type = "number", unit = "deg", default = 0.01, range = { 0, 10 }, doc = "largest final joint error that counts as arrived" },
+    max_error = { type = "number", unit = "deg", default = 2, range = { 0.001, 90 }, doc = "following error that stops the motion" },
+    singularity = { type = "number", default = 0.005, range = { 0, 1 }, doc = "smallest singular value of the tool Jacobian allowed on the way" },
+    record = { type = "boolean", default = false, doc = "record the run to HDF5" },
+  }
+  for k, v in pairs(extra) do params[k] = v end
+  return params
+end
+
+return M
