@@ -16,4 +16,6 @@ return morc.robot {
     joint("wrist_2_joint", 5, 800),
     joint("wrist_3_joint", 6, 800),
   },
+  -- Elbow up, tool pointing down (q = 0 is the stretched, singular arm).
+  home = { 0, -90, 90, -90, -90, 0 },
 }

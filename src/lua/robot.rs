@@ -18,7 +18,7 @@ use crate::kernel::engine::{Engine, EngineConfig};
 use crate::kernel::component::Component;
 use crate::kernel::value::Value;
 use crate::model::spatial::{rotation_from_rpy, rpy_from_rotation};
-use crate::model::{DhConvention, DhLink, DhTable, DriveTrain, Inertia, JointKind, JointLimits, Model, Se3};
+use crate::model::{DhConvention, DhLink, DhTable, DriveTrain, FrameKind, Inertia, JointKind, JointLimits, Model, ModelBuilder, Se3};
 use super::robot_params::{self, Units};
 use crate::motion::sequence::pose_from_vector;
 use crate::motion::Kinematics;
@@ -143,6 +143,70 @@ fn model_dh(lua: &Lua, t: Table) -> mlua::Result<LuaModel> {
         gravity: Vector3::new(0.0, 0.0, -9.81),
     };
     table.to_model().map(LuaModel).map_err(|e| fail(e.to_string()))
+}
+
+/// `morc.model.build { name, { "J1", parent = "universe", axis = {x, y, z}, xyz = {mm}, rpy = {°},
+/// mass = kg, com = {mm}, inertia = {…} }, …, frames = { { "tool", parent = "J3", xyz, rpy }, … } }`:
+/// a model composed from primitives — revolute joints placed in their parent joint's frame at
+/// q = 0, each carrying the body given with it (centre of mass and inertia in the joint frame).
+fn model_build(lua: &Lua, t: Table) -> mlua::Result<LuaModel> {
+    let origin = caller(lua);
+    let fail = |m: String| mlua::Error::runtime(format!("{origin}: morc.model.build: {m}"));
+    let name = t.get::<Option<String>>("name")?.unwrap_or_else(|| "model".into());
+    let mut builder = ModelBuilder::new(name.clone());
+    let placement = |row: &Table, what: &str| -> mlua::Result<Se3> {
+        let xyz = vec3_mm(row, "xyz", what)?;
+        let rpy = match row.get::<mlua::Value>("rpy")? {
+            mlua::Value::Nil => vec![0.0; 3],
+            v => numbers(v, 3, &format!("{what}.rpy (degrees)"))?,
+        };
+        Ok(Se3::new(rotation_from_rpy(rpy[0].to_radians(), rpy[1].to_radians(), rpy[2].to_radians()), xyz))
+    };
+    let parent_of = |builder: &ModelBuilder, row: &Table, what: &str| -> mlua::Result<usize> {
+        match row.get::<Option<String>>("parent")? {
+            None => Ok(builder.njoints() - 1),
+            Some(p) if p == "universe" => Ok(0),
+            Some(p) => builder.joint_index(&p).ok_or_else(|| mlua::Error::runtime(format!("{what}: parent '{p}' is not a joint defined before it"))),
+        }
+    };
+    for (i, row) in t.clone().sequence_values::<Table>().enumerate() {
+        let row = row.map_err(|_| fail(format!("joint {} must be a table {{ \"name\", parent = …, axis = {{…}}, xyz = {{…}} }}", i + 1)))?;
+        let jname: String = row.get::<Option<String>>(1)?.ok_or_else(|| fail(format!("joint {} needs a name first: {{ \"J1\", … }}", i + 1)))?;
+        let what = format!("joint {jname}");
+        match row.get::<Option<String>>("type")?.as_deref() {
+            None | Some("revolute") => {}
+            Some(other) => return Err(fail(format!("{what}: type {other:?}: robot definitions take revolute joints (their positions are in degrees)"))),
+        }
+        let parent = parent_of(&builder, &row, &what).map_err(|e| fail(e.to_string()))?;
+        let axis = match row.get::<mlua::Value>("axis")? {
+            mlua::Value::Nil => Vector3::z(),
+            v => {
+                let a = numbers(v, 3, &format!("{what}.axis")).map_err(|e| fail(e.to_string()))?;
+                Vector3::new(a[0], a[1], a[2])
+            }
+        };
+        let at = placement(&row, &what).map_err(|e| fail(e.to_string()))?;
+        let index = builder.add_joint(jname, parent, at, JointKind::Revolute, axis, JointLimits::UNBOUNDED).map_err(|e| fail(e.to_string()))?;
+        if let Some(mass) = row.get::<Option<f64>>("mass")? {
+            let com = vec3_mm(&row, "com", &what).map_err(|e| fail(e.to_string()))?;
+            let inertia = inertia_matrix(&row, &what).map_err(|e| fail(e.to_string()))?;
+            builder.append_body_inertia(index, &Inertia::new(mass, com, inertia)).map_err(|e| fail(e.to_string()))?;
+        }
+    }
+    if builder.njoints() < 2 {
+        return Err(fail("a model needs at least one joint".into()));
+    }
+    if let Some(frames) = t.get::<Option<Table>>("frames")? {
+        for f in frames.sequence_values::<Table>() {
+            let f = f?;
+            let fname: String = f.get::<Option<String>>(1)?.ok_or_else(|| fail("a frame needs a name first: { \"tool\", parent = \"J3\", xyz = {…} }".into()))?;
+            let what = format!("frame {fname}");
+            let parent = parent_of(&builder, &f, &what).map_err(|e| fail(e.to_string()))?;
+            let at = placement(&f, &what).map_err(|e| fail(e.to_string()))?;
+            builder.add_frame(fname, parent, at, FrameKind::Operational).map_err(|e| fail(e.to_string()))?;
+        }
+    }
+    Ok(LuaModel(builder.build()))
 }
 
 fn model_urdf(lua: &Lua, file: String) -> mlua::Result<LuaModel> {
@@ -562,6 +626,7 @@ pub fn install(lua: &Lua, morc: &Table) -> mlua::Result<()> {
     let model = lua.create_table()?;
     model.set("urdf", lua.create_function(model_urdf)?)?;
     model.set("dh", lua.create_function(model_dh)?)?;
+    model.set("build", lua.create_function(model_build)?)?;
     morc.set("model", model)?;
     morc.set("robot", lua.create_function(define_robot)?)?;
     morc.set("start_engine", lua.create_function(start_engine)?)?;

@@ -235,6 +235,10 @@ impl ModelBuilder {
         self.model.njoints()
     }
 
+    pub fn joint_index(&self, name: &str) -> Option<JointIndex> {
+        self.model.joint_index(name)
+    }
+
     /// Adds a one-degree-of-freedom joint under `parent`, placed at `placement` in the
     /// parent joint frame at `q = 0`, moving along `axis` (normalised here; must be non-zero).
     /// Also adds a [`FrameKind::Joint`] frame named like the joint.
