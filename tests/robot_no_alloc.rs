@@ -134,6 +134,15 @@ fn simulated_robot_and_robot_components_do_not_allocate() {
     }
     ARMED.store(true, Ordering::SeqCst);
     for tick in 10..600 {
+        if tick == 200 {
+            // A payload published mid-run (the publishing allocates, off the real-time path):
+            // plant and feed-forward pick it up at their next step without allocating.
+            ARMED.store(false, Ordering::SeqCst);
+            let mut loaded = (*robot.unloaded).clone();
+            morc::robot::add_payload(&mut loaded, 3.0, nalgebra::Vector3::zeros(), nalgebra::Matrix3::zeros()).unwrap();
+            robot.swapped(loaded, Some(3.0)).unwrap();
+            ARMED.store(true, Ordering::SeqCst);
+        }
         loop_once(tick, tick < 450);
     }
     ARMED.store(false, Ordering::SeqCst);

@@ -115,3 +115,38 @@ fn monitor_faults_naming_the_joint_and_ptp_rejects_targets_outside_limits() {
     let e = engine.run(&a, &AssemblyData::new()).err().expect("target outside the limits").to_string();
     assert!(e.contains("elbow_joint") && e.contains("outside its limits"), "{e}");
 }
+
+#[test]
+fn a_payload_changed_at_runtime_reaches_the_running_plant_and_feed_forward() {
+    // Wall clock, so the change lands in the middle of a running assembly.
+    let robot = ur5();
+    let mut engine = engine(&robot, &Q0, ClockKind::Wall);
+    let mut a = ptp_assembly(&robot, &Q0, true);
+    a.components[0].params.push(("settle".into(), Value::Real(-1.0)));
+    let (f, feed_forward) = tracer(6);
+    a.add("tau", "trace", 1, f).connect("ff.tau", "tau.u");
+    let (f, measured) = tracer(6);
+    a.add("q", "trace", 1, f).connect("robot.q", "q.u");
+    a.duration = Some(0.8);
+    let handle = engine.start_run(&a, &AssemblyData::new()).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // 5 kg at the flange: the new model is built here, off the real-time path, and published.
+    let mut loaded = (*robot.unloaded).clone();
+    morc::robot::add_payload(&mut loaded, 5.0, nalgebra::Vector3::new(0.0, 0.0, 0.05), nalgebra::Matrix3::zeros()).unwrap();
+    let swapped = robot.swapped(loaded, Some(5.0)).unwrap();
+    let result = engine.wait(handle).unwrap();
+    assert_eq!(result.outcome, Outcome::Finished("duration".into()));
+    let tau = feed_forward.lock().unwrap();
+    let (first, last) = (&tau[5], tau.last().unwrap());
+    // Shoulder and elbow carry the extra 5 kg against gravity from the swap on.
+    assert!((last[1] - first[1]).abs() > 5.0 && (last[2] - first[2]).abs() > 2.0, "{first:?} → {last:?}");
+    let changed_at = tau.iter().position(|t| (t[1] - first[1]).abs() > 1.0).unwrap();
+    assert!(changed_at > 100 && changed_at < tau.len() - 100, "changed at sample {changed_at} of {}", tau.len());
+    // The plant carries it too; the drives hold the arm (the sag is corrected).
+    let q = measured.lock().unwrap();
+    let sag = q.iter().fold(0.0, |m: f64, x| m.max(max_abs_diff(x, &Q0)));
+    assert!(sag < 1e-3, "sagged {sag} rad");
+    // New components built from the swapped robot start with the payload.
+    assert_eq!(swapped.payload, Some(5.0));
+    assert!(std::sync::Arc::ptr_eq(&swapped.live, &robot.live));
+}

@@ -80,15 +80,32 @@ morc.doc(morc.engine, [[morc.engine — the engine that cycles the robot and run
   engine:check(a)            validates a without running it
   engine.period, engine.clock, engine:time(), engine:tick()]])
 
-morc.doc(morc.robot, [[morc.robot { name, model = morc.model.urdf "file" | morc.model.dh { … },
+morc.doc(morc.robot, [[morc.robot { name, model = morc.model.urdf "file" | morc.model.dh { … } | morc.model.build { … },
              joints = { { "A1", drive = { slave, gear, counts, offset, direction, armature, viscous, coulomb },
                           limits = { pos = { lo°, hi° }, vel = °/s, acc = °/s², torque = N·m } }, … },
-             tool = { xyz = { mm }, rpy = { ° } }, payload = { mass = kg, com = { mm }, inertia } }
+             tool = { xyz = { mm }, rpy = { ° } }, payload = { mass = kg, com = { mm }, inertia },
+             home = { ° }, cartesian = { vel = mm/s, acc = mm/s², rot_vel = °/s, rot_acc = °/s² } }
 A robot definition (degrees and millimetres; ports and native parameters are SI). Errors name the file:line and the joint.
-  r:reachable(q°) → true, or false and why        r:fk(q°) → { pos = {mm}, rpy = {°} }
-  r:with_payload { mass, com, inertia } → a new robot      r:add(a, name, "ptp"|"rnea"|"monitor", params) → a
-See robots/kr16.lua and robots/ur5.lua.]])
+  r:reachable(q°) → true, or false and why        r:fk(q°) → { pos = {mm}, rpy = {°} } of the tool
+  r:ik(pose [, seed°]) → q° nearest to seed (closed form for spherical wrists, else damped least squares), or nil and why
+  r:plan(start°, moves [, { vel_scale, acc_scale, ramp }]) → { ok, reason, duration, singularity, end } without moving
+  r:with_payload { mass, com, inertia } → a new robot      r:with_tool { xyz, rpy } → a new robot
+  r:set_payload { mass, com, inertia }  changes the payload of r now, also under a running engine (nil: none)
+  r:add(a, name, kind, params) → a       a:add(name, r:component(kind), params) → a
+kinds: ptp { target = q° }, lin { target = pose }, circ { via = {mm}, target = pose }, spline { points = { q°, … } },
+  path { moves = { { "ptp", q° }, { "lin", pose, blend = mm, speed = % }, { "circ", via, pose }, { "spline", q1, q2, … } } },
+  rnea, monitor { max_error = °, tolerance = ° }; trajectories take vel_scale, acc_scale, ramp (s: jerk limit),
+  filter (Hz: Bessel reference filter), settle (s), lin_vel (mm/s), lin_acc, rot_vel (°/s), rot_acc.
+A pose is { x, y, z, a, b, c } (mm, ° roll-pitch-yaw) or { pos = { mm }, rpy = { ° } }; units = "rad" takes SI.
+r.name, r.dof, r.joints, r.home, r.cartesian, r.payload, r.components. See robots/*.lua and docs/robots.md.]])
+morc.doc(morc.model.build, [[morc.model.build { name, { "J1", parent = "universe", axis = { x, y, z }, xyz = { mm }, rpy = { ° },
+    mass = kg, com = { mm }, inertia = { ixx, iyy, izz, ixy, ixz, iyz } }, …, frames = { { "tool", parent = "J3", xyz, rpy } } }
+A model composed from primitives: revolute joints placed in their parent joint's frame (default: the joint before), each
+carrying its body. A tree is fine (two arms on one platform): see robots/stacker.lua.]])
+morc.doc(morc.model.dh, [[morc.model.dh { name, convention = "standard"|"modified", { a = mm, alpha = °, d = mm, offset = °, flip = bool,
+    mass = kg, com = { mm }, inertia = { … } }, … } — a serial arm from its DH table.]])
+morc.doc(morc.model.urdf, [[morc.model.urdf "file.urdf" — a model from URDF (path relative to the script, the working directory or morc's home).]])
 morc.doc(morc.start_engine, [[morc.start_engine { robot = r, q0 = { ° }, clock = "virtual"|"wall", period = s }
 Restarts morc.engine in place (the old one stops): on a simulated robot r (forward dynamics, servo drives) starting at q0,
 or, without a robot, on the default simulated axes.]])
-morc.doc(morc.use_robot, "morc.use_robot(r [, { q0 = { ° }, clock, period }]) — morc.start_engine with robot = r: programs then move the simulated r.")
+morc.doc(morc.use_robot, "morc.use_robot(r [, { q0 = { ° }, clock, period }]) — morc.start_engine with robot = r: programs then move the simulated r (morc.current_robot = r).")

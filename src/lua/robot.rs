@@ -218,7 +218,7 @@ fn model_urdf(lua: &Lua, file: String) -> mlua::Result<LuaModel> {
 /// The frame a payload and tool attach to: the flange ("tool"/"tool0" of the model), else the last joint.
 fn flange(model: &Model) -> (usize, Se3) {
     let last = model.njoints() - 1;
-    ["tool0", "tool", "flange"]
+    ["tool0", "flange"]
         .iter()
         .filter_map(|n| model.frame_index(n))
         .map(|f| &model.frames()[f])
@@ -293,18 +293,15 @@ fn define_robot(lua: &Lua, t: Table) -> mlua::Result<LuaRobot> {
         joints.push(RobotJoint { name: jname, drive, limits });
     }
     let (_, flange_placement) = flange(&model);
-    if let Some(p) = t.get::<Option<Table>>("payload")? {
-        let mass = number(&p, "mass", None, "payload").map_err(|e| fail(format!("robot '{name}': {e} (kg)")))?;
-        let com = vec3_mm(&p, "com", "payload").map_err(|e| fail(e.to_string()))?;
-        let rotational = inertia_matrix(&p, "payload").map_err(|e| fail(e.to_string()))?;
-        let inertia = flange_placement.act_inertia(&Inertia::new(mass, com, rotational));
-        robot::add_payload(&mut model, inertia.mass, inertia.com, inertia.rotational).map_err(|e| fail(format!("robot '{name}': {e}")))?;
-    }
     if let Some(tool) = t.get::<Option<Table>>("tool")? {
         let placement = tool_placement(&tool).map_err(|e| fail(e.to_string()))?;
         robot::set_tool(&mut model, flange_placement.compose(&placement));
     }
     let mut robot = Robot::new(&name, model, joints, &origin).map_err(mlua::Error::runtime)?;
+    if let Some(p) = t.get::<Option<Table>>("payload")? {
+        let (loaded, mass) = with_payload_table(&robot.unloaded, &p).map_err(|e| fail(format!("robot '{name}': {e}")))?;
+        robot = robot.loaded(loaded, Some(mass));
+    }
     if let Some(home) = t.get::<Option<mlua::Value>>("home")? {
         let q = joint_vector(&robot, home, &format!("robot '{name}': home")).map_err(|e| fail(e.to_string()))?;
         if let Some(i) = robot.outside_limits(&q) {
@@ -327,6 +324,18 @@ fn define_robot(lua: &Lua, t: Table) -> mlua::Result<LuaRobot> {
         };
     }
     Ok(LuaRobot(Arc::new(robot)))
+}
+
+/// `unloaded` with the payload `{ mass = kg, com = {mm}, inertia = {…} }` (in the flange frame) added.
+fn with_payload_table(unloaded: &Model, p: &Table) -> mlua::Result<(Model, f64)> {
+    let mut model = unloaded.clone();
+    let (_, flange_placement) = flange(&model);
+    let mass = number(p, "mass", None, "payload").map_err(|e| mlua::Error::runtime(format!("{e} (kg)")))?;
+    let com = vec3_mm(p, "com", "payload")?;
+    let rotational = inertia_matrix(p, "payload")?;
+    let inertia = flange_placement.act_inertia(&Inertia::new(mass, com, rotational));
+    robot::add_payload(&mut model, inertia.mass, inertia.com, inertia.rotational).map_err(mlua::Error::runtime)?;
+    Ok((model, mass))
 }
 
 /// `{ xyz = {mm}, rpy = {°} }` → the tool's placement at the flange.
@@ -515,18 +524,8 @@ impl UserData for LuaRobot {
         // payload added at the flange (the model is rebuilt here, off the real-time path).
         methods.add_method("with_payload", |lua, this, p: Table| {
             let origin = caller(lua);
-            let fail = |m: String| mlua::Error::runtime(format!("{origin}: robot '{}': {m}", this.0.name));
-            let mut model = (*this.0.model).clone();
-            let (_, flange_placement) = flange(&model);
-            let mass = number(&p, "mass", None, "payload").map_err(|e| fail(format!("{e} (kg)")))?;
-            let com = vec3_mm(&p, "com", "payload").map_err(|e| fail(e.to_string()))?;
-            let rotational = inertia_matrix(&p, "payload").map_err(|e| fail(e.to_string()))?;
-            let inertia = flange_placement.act_inertia(&Inertia::new(mass, com, rotational));
-            robot::add_payload(&mut model, inertia.mass, inertia.com, inertia.rotational).map_err(fail)?;
-            let mut r = Robot::new(&this.0.name, model, this.0.joints.clone(), &origin.to_string()).map_err(mlua::Error::runtime)?;
-            (r.cartesian, r.home) = (this.0.cartesian, this.0.home.clone());
-            r.payload = Some(mass);
-            Ok(LuaRobot(Arc::new(r)))
+            let (model, mass) = with_payload_table(&this.0.unloaded, &p).map_err(|e| mlua::Error::runtime(format!("{origin}: robot '{}': {e}", this.0.name)))?;
+            Ok(LuaRobot(Arc::new(this.0.loaded(model, Some(mass)))))
         });
         // robot:add(a, name, kind, params): a robot component in assembly a.
         methods.add_method("add", |lua, this, (a, name, kind, opts): (AnyUserData, String, String, Option<Table>)| {
@@ -558,18 +557,35 @@ impl UserData for LuaRobot {
                 Ok((None, Some(format!("the pose is out of reach of {} or outside its joint limits", this.0.name))))
             }
         });
+        // robot:set_payload { mass, com, inertia } (nil: none): changes this robot's payload now.
+        methods.add_method_mut("set_payload", |lua, this, p: Option<Table>| {
+            let origin = caller(lua);
+            let fail = |m: String| mlua::Error::runtime(format!("{origin}: robot '{}': set_payload: {m}", this.0.name));
+            let (model, mass) = match p {
+                None => ((*this.0.unloaded).clone(), None),
+                Some(p) => {
+                    let (model, mass) = with_payload_table(&this.0.unloaded, &p).map_err(|e| fail(e.to_string()))?;
+                    (model, Some(mass))
+                }
+            };
+            this.0 = Arc::new(this.0.swapped(model, mass).map_err(fail)?);
+            Ok(())
+        });
         // robot:plan(start, moves, opts) → { ok, reason, duration, singularity, end } without moving.
         methods.add_method("plan", |lua, this, (start, moves, opts): (mlua::Value, Table, Option<Table>)| plan(lua, &this.0, start, moves, opts));
         // robot:with_tool { xyz = {mm}, rpy = {°} }: a new robot with this tool at the flange.
         methods.add_method("with_tool", |lua, this, tool: Table| {
             let origin = caller(lua);
-            let mut model = (*this.0.model).clone();
-            let (_, flange_placement) = flange(&model);
             let placement = tool_placement(&tool).map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))?;
-            robot::set_tool(&mut model, flange_placement.compose(&placement));
-            let mut r = Robot::new(&this.0.name, model, this.0.joints.clone(), &origin.to_string()).map_err(mlua::Error::runtime)?;
-            (r.cartesian, r.home, r.payload) = (this.0.cartesian, this.0.home.clone(), this.0.payload);
-            Ok(LuaRobot(Arc::new(r)))
+            let tooled = |model: &Model| {
+                let mut model = model.clone();
+                let (_, flange_placement) = flange(&model);
+                robot::set_tool(&mut model, flange_placement.compose(&placement));
+                model
+            };
+            let mut r = Robot::new(&this.0.name, tooled(&this.0.unloaded), this.0.joints.clone(), &origin.to_string()).map_err(mlua::Error::runtime)?;
+            (r.cartesian, r.home) = (this.0.cartesian, this.0.home.clone());
+            Ok(LuaRobot(Arc::new(r.loaded(tooled(&this.0.model), this.0.payload))))
         });
         methods.add_meta_method("__tostring", |_, this, ()| {
             let names: Vec<&str> = this.0.joints.iter().map(|j| j.name.as_str()).collect();

@@ -5,6 +5,7 @@
 
 pub mod components;
 pub mod kinematics;
+pub mod live;
 pub mod sim;
 
 use std::sync::Arc;
@@ -13,6 +14,7 @@ use nalgebra::{Matrix3, Vector3};
 
 use crate::model::{self, Data, Frame, FrameIndex, FrameKind, Inertia, Model, Se3};
 pub use kinematics::RobotKinematics;
+pub use live::LiveModel;
 pub use sim::{SimulatedRobot, DriveGains};
 
 /// How a joint maps to its drive: `drive counts = (q · direction · gear / 2π + offset) · counts`
@@ -89,11 +91,33 @@ pub struct Robot {
     pub home: Vec<f64>,
     /// Mass of the payload added with `with_payload` (kg), for the record.
     pub payload: Option<f64>,
+    /// The model as it is now (payload changes at runtime), shared by the copies of this robot
+    /// that `set_payload` makes and read by the real-time users each step.
+    pub live: Arc<LiveModel>,
+    /// The model without payload, which payloads are added to.
+    pub unloaded: Arc<Model>,
     /// Where the definition came from (file:line), for error messages.
     pub origin: String,
 }
 
 impl Robot {
+    /// A new robot like this one carrying a payload: `model` is `unloaded` with the payload added.
+    pub fn loaded(&self, model: Model, payload: Option<f64>) -> Robot {
+        let model = Arc::new(model);
+        Robot { live: Arc::new(LiveModel::new(model.clone())), model, payload, ..self.clone() }
+    }
+
+    /// This robot with `model` (same structure, another payload), published to the live slot so
+    /// that running plants and feed-forward pick it up at their next step.
+    pub fn swapped(&self, model: Model, payload: Option<f64>) -> Result<Robot, String> {
+        if model.nv() != self.model.nv() || model.frames().len() != self.model.frames().len() {
+            return Err(format!("robot '{}': the new model has another structure; only tool and payload may change at runtime", self.name));
+        }
+        let model = Arc::new(model);
+        self.live.publish(model.clone());
+        Ok(Robot { model, payload, ..self.clone() })
+    }
+
     /// Checks that joints and model agree (one joint per degree of freedom, sane limits).
     pub fn new(name: &str, mut model: Model, joints: Vec<RobotJoint>, origin: &str) -> Result<Robot, String> {
         if joints.len() != model.nv() {
@@ -134,7 +158,9 @@ impl Robot {
             .find_map(|n| model.frame_index(n))
             .or_else(|| model.frames().iter().rposition(|f| f.parent_joint == last_joint))
             .unwrap_or(model.frames().len() - 1);
-        Ok(Robot { name: name.into(), model: Arc::new(model), joints, tool_frame, cartesian: CartesianLimits::default(), payload: None, home, origin: origin.into() })
+        let model = Arc::new(model);
+        let live = Arc::new(LiveModel::new(model.clone()));
+        Ok(Robot { name: name.into(), unloaded: model.clone(), model, joints, tool_frame, cartesian: CartesianLimits::default(), payload: None, home, live, origin: origin.into() })
     }
 
     pub fn dof(&self) -> usize {

@@ -37,6 +37,9 @@ impl Default for DriveGains {
 pub struct SimulatedRobot {
     info: ComponentInfo,
     robot: Arc<Robot>,
+    /// The arm as it is now: follows payload changes published at runtime.
+    model: Arc<crate::model::Model>,
+    seen: u64,
     data: Data,
     period: f64,
     q: Vec<f64>,
@@ -96,6 +99,8 @@ impl SimulatedRobot {
             kv: inertia.iter().map(|j| j * gains.velocity_bandwidth).collect(),
             kp: gains.position_gain,
             ki: gains.integral_corner,
+            model: robot.live.current(),
+            seen: 0,
             robot,
         })
     }
@@ -124,6 +129,8 @@ impl Base for SimulatedRobot {
     }
 
     fn actuate(&mut self, _tick: u64, commands: Option<Commands>) -> Step {
+        // A payload picked up (published at runtime) weighs on the arm from this tick on.
+        self.robot.live.refresh(&mut self.model, &mut self.seen);
         // Between assemblies the simulated plant's time stands still, as virtual time does:
         // how long the engine idles (not at all on the virtual clock, some ms on the wall
         // clock) must not change what the next assembly sees, or the two clocks would
@@ -149,7 +156,7 @@ impl Base for SimulatedRobot {
         if tau_ff.is_some() != self.ff_driven {
             self.ff_driven = tau_ff.is_some();
             let sign = if self.ff_driven { -1.0 } else { 1.0 };
-            let g = model::gravity(&self.robot.model, &mut self.data, &self.q);
+            let g = model::gravity(&self.model, &mut self.data, &self.q);
             for (i, gi) in self.integral.iter_mut().zip(g.iter()) {
                 *i += sign * gi;
             }
@@ -177,7 +184,7 @@ impl Base for SimulatedRobot {
             }
             self.tau[i] = (p_term + self.integral[i] + t_ff).clamp(-limit, limit);
         }
-        let qdd = model::aba(&self.robot.model, &mut self.data, &self.q, &self.qd, &self.tau);
+        let qdd = model::aba(&self.model, &mut self.data, &self.q, &self.qd, &self.tau);
         for i in 0..self.q.len() {
             self.qd[i] += qdd[i] * dt;
             self.q[i] += self.qd[i] * dt;

@@ -14,6 +14,8 @@ pub struct RigidBodyFeedForward {
     info: ComponentInfo,
     robot: Arc<Robot>,
     data: Data,
+    model: Arc<crate::model::Model>,
+    seen: u64,
 }
 
 impl RigidBodyFeedForward {
@@ -24,7 +26,7 @@ impl RigidBodyFeedForward {
             .input(PortInfo::new("qd", ty).unit("rad/s").required())
             .input(PortInfo::new("qdd", ty).unit("rad/s²").required())
             .output(PortInfo::new("tau", ty).unit("N·m").doc("feed-forward torque"));
-        RigidBodyFeedForward { info, data: Data::new(&robot.model), robot }
+        RigidBodyFeedForward { info, data: Data::new(&robot.model), model: robot.live.current(), seen: 0, robot }
     }
 }
 
@@ -39,7 +41,9 @@ impl Component for RigidBodyFeedForward {
         Ok(())
     }
     fn step(&mut self, _: &StepContext, inputs: &[Value], outputs: &mut [Value]) -> Step {
-        let tau = model::rnea(&self.robot.model, &mut self.data, inputs[0].as_slice(), inputs[1].as_slice(), inputs[2].as_slice());
+        // A payload changed at runtime takes effect here at the next step.
+        self.robot.live.refresh(&mut self.model, &mut self.seen);
+        let tau = model::rnea(&self.model, &mut self.data, inputs[0].as_slice(), inputs[1].as_slice(), inputs[2].as_slice());
         outputs[0].as_mut_slice().copy_from_slice(tau.as_slice());
         Step::Continue
     }
