@@ -147,7 +147,15 @@ fn run_experiment(clock: &str) -> (String, usize) {
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     eprintln!("{stdout}");
     let line = stdout.lines().find(|l| l.starts_with("result:")).expect("a result line").to_string();
-    let recordings = std::fs::read_dir(dir.join("runs")).unwrap().count();
+    let files: Vec<_> = std::fs::read_dir(dir.join("runs")).unwrap().map(|e| e.unwrap().path()).collect();
+    let recordings = files.len();
+    // The recordings say which robot they were made on (h5py reads the attribute).
+    let read = std::process::Command::new("python3")
+        .args(["-c", "import h5py, sys; a = h5py.File(sys.argv[1]).attrs['robot']; print(a.decode() if isinstance(a, bytes) else a)"])
+        .arg(&files[0])
+        .output()
+        .expect("python3 with h5py (scripts/setup --test installs it)");
+    assert_eq!(String::from_utf8_lossy(&read.stdout).trim(), "KUKA KR 16-2 (simulated, 16 kg payload)", "{}", String::from_utf8_lossy(&read.stderr));
     std::fs::remove_dir_all(&dir).ok();
     (line, recordings)
 }

@@ -80,6 +80,8 @@ pub struct ComponentView {
 pub struct AssemblyView<'a> {
     pub name: &'a str,
     pub base_name: &'a str,
+    /// What the base is (the robot's name), or empty.
+    pub base_description: &'a str,
     pub base_period: f64,
     pub signals: Vec<SignalInfo>,
     pub components: Vec<ComponentView>,
@@ -295,6 +297,7 @@ pub fn plan(
         let view = AssemblyView {
             name: &spec.name,
             base_name,
+            base_description: &base.description,
             base_period,
             signals: signals_of(base_name, base, &components),
             components: components

@@ -67,6 +67,9 @@ impl ParamInfo {
 pub struct ComponentInfo {
     pub kind: String,
     pub doc: String,
+    /// What this instance is beyond its kind — the robot a base simulates or drives
+    /// ("KUKA KR 16-2 + 16 kg payload"); empty for most components.
+    pub description: String,
     pub inputs: Vec<PortInfo>,
     pub outputs: Vec<PortInfo>,
     pub params: Vec<ParamInfo>,

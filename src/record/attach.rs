@@ -62,7 +62,7 @@ pub fn attachment(request: RecordRequest) -> Attach {
         };
         let metadata = RecordingMetadata {
             path,
-            robot: view.base_name.to_string(),
+            robot: if view.base_description.is_empty() { view.base_name.to_string() } else { view.base_description.to_string() },
             assembly: view.name.to_string(),
             base_period: view.base_period,
             notes: request.notes.clone(),

@@ -70,13 +70,17 @@ impl SimulatedRobot {
             return Err(format!("robot '{}' has {n} joints, the start position {} values", robot.name, q0.len()));
         }
         let ty = ValueType::Vector(n);
-        let info = ComponentInfo::new("simulated_robot", "the arm's forward dynamics driven by simulated servo drives (P-PI cascade, torque feed-forward); holds when not commanded")
+        let mut info = ComponentInfo::new("simulated_robot", "the arm's forward dynamics driven by simulated servo drives (P-PI cascade, torque feed-forward); holds when not commanded")
             .output(PortInfo::new("q", ty).unit("rad").doc("measured joint positions"))
             .output(PortInfo::new("qd", ty).unit("rad/s").doc("measured joint velocities"))
             .output(PortInfo::new("tau", ty).unit("N·m").doc("joint torques the drives applied in the last cycle"))
             .input(PortInfo::new("q_cmd", ty).unit("rad").doc("commanded positions (hold when not driven)"))
             .input(PortInfo::new("qd_ff", ty).unit("rad/s").doc("velocity feed-forward"))
             .input(PortInfo::new("tau_ff", ty).unit("N·m").doc("torque feed-forward"));
+        info.description = match robot.payload {
+            Some(kg) => format!("{} (simulated, {kg} kg payload)", robot.name),
+            None => format!("{} (simulated)", robot.name),
+        };
         let mut data = Data::new(&robot.model);
         // Gains from the inertia each joint sees at the start (mass matrix diagonal, armature included).
         let inertia: Vec<f64> = {
