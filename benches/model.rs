@@ -1,9 +1,11 @@
 //! `cargo bench --bench model`: nanoseconds per call of the model algorithms, beside
 //! Pinocchio on the same models in the same run.
 //!
-//! Robots: the UR5 of the shared reference URDF, and a 6R industrial arm built from the KR5
-//! DH table with plausible link inertias ("KR5 (DH)"), written to URDF so that both libraries
-//! load the very same file. Pinocchio is timed by `benches/pinocchio_peer.py` through its
+//! Robots: the UR5 of the shared reference URDF, the KUKA KR 16-2 of `robots/kr16.lua` (its
+//! DH model with estimated dynamics and drive trains), and a 6R industrial arm built from the
+//! KR5 DH table with plausible link inertias ("KR5 (DH)"); the DH models are written to URDF
+//! so that both libraries load the very same file. A second table times one step of morc's
+//! trajectory generator (PTP, and LIN through closed-form or least-squares IK). Pinocchio is timed by `benches/pinocchio_peer.py` through its
 //! Python bindings (`pip install pin`); those figures include the binding overhead.
 //!
 //! Environment: `MORC_BENCH_PYTHON` (interpreter, default `python3`), `MORC_BENCH_SECONDS`
@@ -153,6 +155,67 @@ fn kr5_with_inertias(reference: &Path) -> Result<Model, String> {
     table.to_model().map_err(|e| e.to_string())
 }
 
+/// A robot defined by a script of robots/, as a program loads it.
+fn robot_script(name: &str) -> std::sync::Arc<morc::robot::Robot> {
+    let lua = morc::lua::new_state().expect("a Lua state");
+    let engine = morc::cli::start_engine(morc::kernel::engine::EngineConfig::default()).expect("an engine");
+    morc::lua::install(&lua, engine).expect("morc in Lua");
+    let robot: mlua::AnyUserData = lua.load(format!("return require 'robots.{name}'")).eval().expect("the robot script loads");
+    let robot = robot.borrow::<morc::lua::robot::LuaRobot>().expect("a robot").0.clone();
+    robot
+}
+
+fn kr16_script() -> std::sync::Arc<morc::robot::Robot> {
+    robot_script("kr16")
+}
+
+/// ns per step of the trajectory generator: planned once, then stepped through its motion.
+fn time_trajectory_steps(run_seconds: f64) {
+    use morc::kernel::component::{Component, InitContext, Step, StepContext};
+    use morc::kernel::data::AssemblyData;
+    use morc::kernel::value::Value;
+    use morc::robot::components::MotionTrajectory;
+    use morc::robot::RobotKinematics;
+    use morc::motion::Kinematics;
+    println!();
+    println!("Trajectory generator: ns per step (thread CPU time), reference q, qd, qdd, tool position");
+    println!("{:<6} {:<34} {:>9}", "robot", "motion", "ns/step");
+    for (name, q0) in [("kr16", [0.0, -1.4, 1.4, 0.0, 0.8, 0.0]), ("ur5", [0.0, -1.4, 1.4, -1.5, -1.5, 0.0])] {
+        let robot = robot_script(name);
+        let mut kinematics = RobotKinematics::new(robot.clone());
+        let mut goal = kinematics.tool_pose(&q0);
+        goal.translation.y += 0.2;
+        let rpy = model::spatial::rpy_from_rotation(&goal.rotation);
+        let pose = vec![goal.translation.x, goal.translation.y, goal.translation.z, rpy.x, rpy.y, rpy.z];
+        let target: Vec<f64> = q0.iter().map(|q| q + 0.3).collect();
+        let cases = [("ptp", "ptp, trapezoid", Value::Vector(target.clone()), 0.0), ("ptp", "ptp, jerk-limited + Bessel filter", Value::Vector(target), 0.05), ("lin", "", Value::Vector(pose), 0.0)];
+        for (kind, label, goal, ramp) in cases {
+            let label = if kind == "lin" { format!("lin ({} IK)", kinematics.solver_name()) } else { label.to_string() };
+            let mut traj = MotionTrajectory::new(robot.clone(), kind);
+            traj.set_parameter("target", &goal).unwrap();
+            traj.set_parameter("settle", &Value::Real(-1.0)).unwrap();
+            if ramp > 0.0 {
+                traj.set_parameter("ramp", &Value::Real(ramp)).unwrap();
+                traj.set_parameter("filter", &Value::Real(10.0)).unwrap();
+            }
+            traj.configure().unwrap();
+            let data = AssemblyData::new();
+            let mut outputs: Vec<Value> = traj.info().outputs.iter().map(|p| Value::zero(p.ty)).collect();
+            traj.initialize(&InitContext { name: "traj", period: 1e-3, base_period: 1e-3, data: &data }, &mut outputs).unwrap();
+            let start = [Value::Vector(q0.to_vec())];
+            let mut step = 0u64;
+            let ns = ns_per_call(run_seconds, || {
+                // Cycle through the motion (about 1 s), re-planning never: time wraps within it.
+                let time = (step % 800) as f64 * 1e-3;
+                let ctx = StepContext { step, time, period: 1e-3 };
+                assert!(matches!(traj.step(&ctx, black_box(&start), &mut outputs), Step::Continue));
+                step += 1;
+            });
+            println!("{:<6} {:<34} {:>9.0}", name.to_uppercase(), label, ns);
+        }
+    }
+}
+
 /// Runs the Python peer on `robots`; `Err` says why Pinocchio's figures are missing.
 fn run_pinocchio_peer(robots: &[Robot], run_seconds: f64) -> Result<Value, String> {
     let python = std::env::var("MORC_BENCH_PYTHON").unwrap_or_else(|_| "python3".into());
@@ -195,11 +258,14 @@ fn main() {
     let run_seconds: f64 = std::env::var("MORC_BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(0.02);
     let reference = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/reference/dynamics");
     let kr5_urdf = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kr5_dh.urdf");
+    let kr16_urdf = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kr16.urdf");
     let robots = kr5_with_inertias(&reference)
         .and_then(|kr5| std::fs::write(&kr5_urdf, model::to_urdf(&kr5)).map_err(|e| format!("{}: {e}", kr5_urdf.display())))
+        .and_then(|()| std::fs::write(&kr16_urdf, model::to_urdf(&kr16_script().model)).map_err(|e| format!("{}: {e}", kr16_urdf.display())))
         .and_then(|()| {
             Ok(vec![
                 Robot::new("UR5", reference.join("ur5_robot.urdf"), "tool0")?,
+                Robot::new("KR16", kr16_urdf.clone(), "tool")?,
                 Robot::new("KR5 (DH)", kr5_urdf.clone(), "tool")?,
             ])
         });
@@ -265,4 +331,5 @@ fn main() {
             );
         }
     }
+    time_trajectory_steps(run_seconds);
 }
