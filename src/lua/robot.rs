@@ -444,8 +444,13 @@ fn plan(lua: &Lua, robot: &Arc<Robot>, start: mlua::Value, list: Table, opts: Op
             out.set("end", lua.create_sequence_from(s.end.iter().map(|x| x / units.angle))?)?;
         }
         Err(e) => {
+            // Said of the one move the caller gave, the sequence's own prefix is noise.
+            let mut reason = e.strip_prefix("path: ").unwrap_or(&e);
+            if moves.len() == 1 {
+                reason = reason.split_once("): ").filter(|(head, _)| head.starts_with("move 1 (")).map_or(reason, |(_, rest)| rest);
+            }
             out.set("ok", false)?;
-            out.set("reason", e)?;
+            out.set("reason", reason)?;
         }
     }
     Ok(out)
