@@ -215,10 +215,11 @@ fn model_urdf(lua: &Lua, file: String) -> mlua::Result<LuaModel> {
     crate::model::load_urdf(&path).map(LuaModel).map_err(|e| mlua::Error::runtime(format!("{origin}: morc.model.urdf: {e}")))
 }
 
-/// The frame a payload and tool attach to: the flange ("tool"/"tool0" of the model), else the last joint.
+/// The frame a payload and tool attach to: the flange ("tool0"/"flange" of the model, else the
+/// "tool" a DH table ends in, before any tool is set), else the last joint.
 fn flange(model: &Model) -> (usize, Se3) {
     let last = model.njoints() - 1;
-    ["tool0", "flange"]
+    ["tool0", "flange", "tool"]
         .iter()
         .filter_map(|n| model.frame_index(n))
         .map(|f| &model.frames()[f])
@@ -346,6 +347,19 @@ fn tool_placement(tool: &Table) -> mlua::Result<Se3> {
         v => numbers(v, 3, "tool.rpy (degrees)")?,
     };
     Ok(Se3::new(rotation_from_rpy(rpy[0].to_radians(), rpy[1].to_radians(), rpy[2].to_radians()), xyz))
+}
+
+/// `robot` with its tool at `placement` from the flange (a new robot: its own live model).
+fn tooled_robot(robot: &Robot, placement: &Se3, origin: &str) -> mlua::Result<Robot> {
+    let tooled = |model: &Model| {
+        let mut model = model.clone();
+        let (_, flange_placement) = flange(&model);
+        robot::set_tool(&mut model, flange_placement.compose(placement));
+        model
+    };
+    let mut r = Robot::new(&robot.name, tooled(&robot.unloaded), robot.joints.clone(), origin).map_err(mlua::Error::runtime)?;
+    (r.cartesian, r.home) = (robot.cartesian, robot.home.clone());
+    Ok(r.loaded(tooled(&robot.model), robot.payload))
 }
 
 /// Lua units unless `units = "rad"` (then SI: m, rad).
@@ -579,18 +593,18 @@ impl UserData for LuaRobot {
         // robot:plan(start, moves, opts) → { ok, reason, duration, singularity, end } without moving.
         methods.add_method("plan", |lua, this, (start, moves, opts): (mlua::Value, Table, Option<Table>)| plan(lua, &this.0, start, moves, opts));
         // robot:with_tool { xyz = {mm}, rpy = {°} }: a new robot with this tool at the flange.
+        // robot:set_tool { xyz, rpy }: this robot's tool changes now, for every motion planned
+        // from here on (a running one keeps the tool it was planned with).
+        methods.add_method_mut("set_tool", |lua, this, tool: Table| {
+            let origin = caller(lua);
+            let placement = tool_placement(&tool).map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))?;
+            this.0 = Arc::new(tooled_robot(&this.0, &placement, &origin.to_string())?.sharing_live(&this.0));
+            Ok(())
+        });
         methods.add_method("with_tool", |lua, this, tool: Table| {
             let origin = caller(lua);
             let placement = tool_placement(&tool).map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))?;
-            let tooled = |model: &Model| {
-                let mut model = model.clone();
-                let (_, flange_placement) = flange(&model);
-                robot::set_tool(&mut model, flange_placement.compose(&placement));
-                model
-            };
-            let mut r = Robot::new(&this.0.name, tooled(&this.0.unloaded), this.0.joints.clone(), &origin.to_string()).map_err(mlua::Error::runtime)?;
-            (r.cartesian, r.home) = (this.0.cartesian, this.0.home.clone());
-            Ok(LuaRobot(Arc::new(r.loaded(tooled(&this.0.model), this.0.payload))))
+            Ok(LuaRobot(Arc::new(tooled_robot(&this.0, &placement, &origin.to_string())?)))
         });
         methods.add_meta_method("__tostring", |_, this, ()| {
             let names: Vec<&str> = this.0.joints.iter().map(|j| j.name.as_str()).collect();

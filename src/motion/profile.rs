@@ -90,7 +90,7 @@ impl Profile {
 
     /// (s, ṡ, s̈) at time t (clamped to [0, duration]).
     pub fn sample(&self, t: f64) -> (f64, f64, f64) {
-        if self.length == 0.0 || t <= 0.0 {
+        if self.length == 0.0 || t < 0.0 {
             return (0.0, 0.0, 0.0);
         }
         let total = self.duration();

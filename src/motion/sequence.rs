@@ -219,7 +219,7 @@ impl Sequence {
         qdd.fill(0.0);
         for (k, segment) in self.segments.iter_mut().enumerate() {
             let tau = t - segment.start_time;
-            if tau <= 0.0 {
+            if tau < 0.0 {
                 break;
             }
             if tau >= segment.duration {

@@ -107,6 +107,12 @@ impl Robot {
         Robot { live: Arc::new(LiveModel::new(model.clone())), model, payload, ..self.clone() }
     }
 
+    /// This robot keeping `other`'s live model: a tool change, which moves no mass, leaves the
+    /// running plant and feed-forward as they are and the payload changes shared.
+    pub fn sharing_live(self, other: &Robot) -> Robot {
+        Robot { live: other.live.clone(), ..self }
+    }
+
     /// This robot with `model` (same structure, another payload), published to the live slot so
     /// that running plants and feed-forward pick it up at their next step.
     pub fn swapped(&self, model: Model, payload: Option<f64>) -> Result<Robot, String> {
@@ -191,9 +197,16 @@ pub fn add_payload(model: &mut Model, mass: f64, com: Vector3<f64>, rotational: 
     Ok(())
 }
 
-/// Adds (or replaces) the "tool" frame on the last joint.
+/// Adds (or replaces) the "tool" frame on the last joint; `placement` is from the last joint.
 pub fn set_tool(model: &mut Model, placement: Se3) {
     let last = model.njoints() - 1;
+    // Keep where the flange is (a DH model's "tool" is its flange) before the tool replaces it,
+    // so that a later tool change is measured from the flange again.
+    let has_flange = ["tool0", "flange"].iter().any(|n| model.frame_index(n).is_some_and(|f| model.frames[f].parent_joint == last));
+    if !has_flange {
+        let flange = model.frame_index("tool").filter(|&f| model.frames[f].parent_joint == last).map_or(Se3::identity(), |f| model.frames[f].placement);
+        model.frames.push(Frame { name: "flange".into(), parent_joint: last, placement: flange, kind: FrameKind::Operational });
+    }
     model.frames.retain(|f| f.name != "tool");
     model.frames.push(Frame { name: "tool".into(), parent_joint: last, placement, kind: FrameKind::Operational });
 }
