@@ -39,7 +39,7 @@ pub enum BusCommand {
 /// Where `--bus` (morc run) or `--sim` / `--iface` points.
 pub fn link_for(spec: &str, drives: usize) -> Result<Link, String> {
     match spec {
-        "sim" => Ok(Link::Simulated(shared_sim_segment(&SimSegmentConfig { drives, ..Default::default() })?)),
+        "sim" => Ok(Link::Simulated(shared_sim_segment(&SimSegmentConfig::cell(drives))?)),
         iface if !iface.is_empty() => Ok(Link::Interface(iface.to_string())),
         _ => Err("--bus needs 'sim' or a network interface name".into()),
     }
@@ -84,12 +84,12 @@ pub fn scan(spec: &str, drives: usize, config: &EngineConfig) -> Result<String, 
     let base = BusBase::open(link, BusConfig { period: config.period, enable_drives: false, master: MasterConfig::default(), ..Default::default() })?;
     let bus = base.bus();
     let mut s = String::new();
-    let _ = writeln!(s, "{:>3}  {:<6} {:<10} {:<10} {:<10} {:>6} {:>6}  {:<7} {:<8} name", "pos", "state", "vendor", "product", "revision", "in B", "out B", "DC", "class");
+    let _ = writeln!(s, "{:>3}  {:<6} {:<10} {:<10} {:<10} {:>6} {:>6}  {:<15} {:<7} name", "pos", "state", "vendor", "product", "revision", "in B", "out B", "DC", "class");
     for (d, state) in bus.devices().iter().zip(bus.states()) {
         let class = base.class_of(d.position).unwrap_or("-");
         let _ = writeln!(
             s,
-            "{:>3}  {:<6} 0x{:08x} 0x{:08x} 0x{:08x} {:>6} {:>6}  {:<7} {:<8} {}",
+            "{:>3}  {:<6} 0x{:08x} 0x{:08x} 0x{:08x} {:>6} {:>6}  {:<15} {:<7} {}",
             d.position,
             state_name(*state),
             d.vendor_id,
@@ -97,12 +97,18 @@ pub fn scan(spec: &str, drives: usize, config: &EngineConfig) -> Result<String, 
             d.revision,
             d.input_bytes,
             d.output_bytes,
-            d.dc,
+            if d.sync0 { format!("{}, SYNC0", d.dc) } else { d.dc.to_string() },
             class,
             d.name
         );
     }
     let _ = writeln!(s, "{} devices, working counter {} expected per cycle", bus.devices().len(), bus.expected_working_counter());
+    if bus.devices().iter().any(|d| d.sync0) {
+        let _ = writeln!(s, "distributed clocks: SYNC0 every {} ms on the devices marked SYNC0", config.period * 1e3);
+    }
+    if let Some(m) = base.fault() {
+        let _ = writeln!(s, "fault: {m}");
+    }
     Ok(s)
 }
 
