@@ -6,6 +6,7 @@
 use crate::bus::devices::identity;
 use crate::bus::devices::AnalogRange;
 use crate::bus::devices::DriveConfig;
+use crate::bus::master::Link;
 use crate::bus::transport::SharedSegment;
 use crate::bus::virtual_segment::process_data::PdoEntrySpec;
 use crate::bus::virtual_segment::sii::{self, build_image, DeviceDescription, FmmuUsage, Identity, MailboxConfig, Pdo, PdoEntry, SyncManagerEntry, SyncManagerUsage};
@@ -195,4 +196,15 @@ pub fn sim_segment(config: &SimSegmentConfig) -> Result<Segment, String> {
 /// [`sim_segment`], shared for the in-process transport.
 pub fn shared_sim_segment(config: &SimSegmentConfig) -> Result<SharedSegment, String> {
     Ok(Arc::new(Mutex::new(sim_segment(config)?)))
+}
+
+/// Where `--bus` (morc run), `morc bus scan --sim | --iface` or `morc.start_engine { bus = … }`
+/// points: "sim" is the simulated cell ([`SimSegmentConfig::cell`]) with `drives` drives,
+/// anything else a network interface.
+pub fn link_for(spec: &str, drives: usize) -> Result<Link, String> {
+    match spec {
+        "sim" => Ok(Link::Simulated(shared_sim_segment(&SimSegmentConfig::cell(drives))?)),
+        iface if !iface.is_empty() => Ok(Link::Interface(iface.to_string())),
+        _ => Err("the bus is 'sim' (the simulated cell) or a network interface name (e.g. eth1)".into()),
+    }
 }

@@ -11,6 +11,7 @@ use clap::Subcommand;
 use crate::bus::base::{BusBase, BusConfig};
 use crate::bus::master::{state_name, Link, MasterConfig};
 use crate::bus::sim::{shared_sim_segment, SimSegmentConfig};
+
 use crate::kernel::engine::EngineConfig;
 
 #[derive(Subcommand, Debug)]
@@ -36,14 +37,7 @@ pub enum BusCommand {
     },
 }
 
-/// Where `--bus` (morc run) or `--sim` / `--iface` points.
-pub fn link_for(spec: &str, drives: usize) -> Result<Link, String> {
-    match spec {
-        "sim" => Ok(Link::Simulated(shared_sim_segment(&SimSegmentConfig::cell(drives))?)),
-        iface if !iface.is_empty() => Ok(Link::Interface(iface.to_string())),
-        _ => Err("--bus needs 'sim' or a network interface name".into()),
-    }
-}
+pub use crate::bus::sim::link_for;
 
 pub fn main(command: &BusCommand, config: &EngineConfig) -> i32 {
     match command {
