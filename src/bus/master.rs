@@ -292,6 +292,10 @@ impl Bus {
             pdu: Duration::MAX,
             state_transition: config.bring_up_timeout,
             mailbox_response: Duration::from_secs(2),
+            // ethercrab's 10 ms default fails bring-up when the thread is preempted that long
+            // (a loaded machine, a VM stall) while an EEPROM read is pending.
+            eeprom: Duration::from_millis(500),
+            mailbox_echo: Duration::from_millis(500),
             wait_loop_delay: Duration::ZERO,
             ..Default::default()
         };

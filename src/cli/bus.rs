@@ -39,14 +39,16 @@ pub enum BusCommand {
 
 pub use crate::bus::sim::link_for;
 
-pub fn main(command: &BusCommand, config: &EngineConfig) -> i32 {
+/// `global_bus`: the global `--bus` flag, which `scan` honours as well (`morc --bus sim bus scan`).
+pub fn main(command: &BusCommand, config: &EngineConfig, global_bus: Option<&str>) -> i32 {
     match command {
         BusCommand::Scan { sim, iface, drives } => {
             let spec = match (sim, iface) {
                 (true, _) => "sim".to_string(),
                 (false, Some(i)) => i.clone(),
+                (false, None) if global_bus.is_some() => global_bus.unwrap_or_default().to_string(),
                 (false, None) => {
-                    eprintln!("morc bus scan: say where the bus is: --sim, or --iface IF (e.g. --iface eth1)");
+                    eprintln!("morc bus scan: say where the bus is: --sim, or --iface IF (e.g. --iface eth1), or the global --bus sim|IF");
                     return super::exit::USAGE;
                 }
             };
