@@ -153,7 +153,7 @@ fn drives_run_dc_synchronous_with_sync0_at_the_bus_cycle() {
             assert_eq!(esc.u8_at(0x0981), 0x03, "cyclic operation and SYNC0 activated");
             assert_eq!(esc.u32_at(0x09A0), 1_000_000, "SYNC0 cycle = the bus cycle (1 ms)");
             let start = esc.u64_at(0x0990);
-            assert!(start > 0 && start % 1_000_000 == 0, "first pulse on a cycle boundary: {start}");
+            assert!(start > 0 && start.is_multiple_of(1_000_000), "first pulse on a cycle boundary: {start}");
             // Static drift compensation: the drives' system times agree with the reference.
             let t = esc.system_time(s.time_ns());
             assert!(t.abs_diff(reference) < 1_000, "system time {t} vs reference {reference}");

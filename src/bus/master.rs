@@ -297,7 +297,6 @@ impl Bus {
             eeprom: Duration::from_millis(500),
             mailbox_echo: Duration::from_millis(500),
             wait_loop_delay: Duration::ZERO,
-            ..Default::default()
         };
         let maindevice = MainDevice::new(pdu_loop, timeouts, MainDeviceConfig { dc_static_sync_iterations: 100, ..Default::default() });
         let (mut driver, clock): (Driver, Box<dyn Fn() -> u64>) = match &link {

@@ -108,14 +108,23 @@ pub fn scan(spec: &str, drives: usize, config: &EngineConfig) -> Result<String, 
     Ok(s)
 }
 
-/// `morc bench bus`: the bus round trip per cycle — 6 drives, a coupler, a digital output and
-/// a digital input terminal — in-process and over a veth pair (root), and the cycle rates the
-/// veth link sustains without missed frames.
+/// `morc bench bus`: the bus round trip per cycle for the simulated cell — a coupler, 6 drives
+/// (DC-synchronous), digital and analog I/O terminals, a safety PLC and a force/torque sensor
+/// — in-process and over a veth pair (root), and the cycle rates the veth link sustains
+/// without missed frames.
 pub fn bench(seconds: f64, config: &EngineConfig) -> i32 {
     use crate::kernel::rt;
     rt::apply_to_current_thread(config.rt, "bus benchmark");
-    let sim = SimSegmentConfig::default();
-    println!("bus round trip per cycle: {} drives + coupler + DO{} + DI{} ({} devices)", sim.drives, sim.digital_outputs, sim.digital_inputs, sim.drives + 3);
+    let sim = SimSegmentConfig::cell(6);
+    println!(
+        "bus round trip per cycle: coupler + {} drives + DO{} + DI{} + AI{} + AO{} + safety PLC + F/T sensor ({} devices)",
+        sim.drives,
+        sim.digital_outputs,
+        sim.digital_inputs,
+        sim.analog_inputs,
+        sim.analog_outputs,
+        sim.device_count()
+    );
     match bench_in_process(seconds, &sim, config) {
         Ok(line) => println!("{line}"),
         Err(e) => {

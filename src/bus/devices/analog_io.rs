@@ -68,12 +68,33 @@ pub mod status {
     pub const ERROR: u16 = 1 << 6;
 }
 
-/// Analog inputs: 4 process-data bytes per channel (status word, value).
+/// What both kinds of analog terminal are: a device with channels over a range.
 #[derive(Debug, Clone)]
-pub struct AnalogInputs {
+pub struct AnalogTerminal {
     name: DeviceName,
     range: AnalogRange,
     channels: usize,
+}
+
+impl AnalogTerminal {
+    fn new(name: DeviceName, channels: usize, range: AnalogRange) -> Self {
+        Self { name, range, channels: channels.min(MAX_ANALOG_CHANNELS) }
+    }
+    pub fn name(&self) -> &DeviceName {
+        &self.name
+    }
+    pub fn channels(&self) -> usize {
+        self.channels
+    }
+    pub fn range(&self) -> AnalogRange {
+        self.range
+    }
+}
+
+/// Analog inputs: 4 process-data bytes per channel (status word, value).
+#[derive(Debug, Clone)]
+pub struct AnalogInputs {
+    terminal: AnalogTerminal,
     values: [f64; MAX_ANALOG_CHANNELS],
     status: [u16; MAX_ANALOG_CHANNELS],
 }
@@ -82,32 +103,23 @@ impl AnalogInputs {
     pub const BYTES_PER_CHANNEL: usize = 4;
 
     pub fn new(name: DeviceName, channels: usize, range: AnalogRange) -> Self {
-        Self { name, range, channels: channels.min(MAX_ANALOG_CHANNELS), values: [0.0; MAX_ANALOG_CHANNELS], status: [0; MAX_ANALOG_CHANNELS] }
-    }
-    pub fn name(&self) -> &DeviceName {
-        &self.name
-    }
-    pub fn channels(&self) -> usize {
-        self.channels
-    }
-    pub fn range(&self) -> AnalogRange {
-        self.range
+        Self { terminal: AnalogTerminal::new(name, channels, range), values: [0.0; MAX_ANALOG_CHANNELS], status: [0; MAX_ANALOG_CHANNELS] }
     }
     /// A channel in error (e.g. a wire break on 4…20 mA) reads NaN: no measurement.
     pub fn read_inputs(&mut self, inputs: &[u8]) {
-        for c in 0..self.channels {
+        for c in 0..self.terminal.channels {
             let at = c * Self::BYTES_PER_CHANNEL;
             let status = pd::u16_at(inputs, at);
             self.status[c] = status;
-            self.values[c] = if status & status::ERROR != 0 { f64::NAN } else { self.range.to_si(pd::i16_at(inputs, at + 2)) };
+            self.values[c] = if status & status::ERROR != 0 { f64::NAN } else { self.terminal.range.to_si(pd::i16_at(inputs, at + 2)) };
         }
     }
     /// Measured values in the range's unit, channel 1 first.
     pub fn values(&self) -> &[f64] {
-        &self.values[..self.channels]
+        &self.values[..self.terminal.channels]
     }
     pub fn status(&self) -> &[u16] {
-        &self.status[..self.channels]
+        &self.status[..self.terminal.channels]
     }
 }
 
@@ -115,9 +127,7 @@ impl AnalogInputs {
 /// end (0 V, 4 mA) and hold their last command.
 #[derive(Debug, Clone)]
 pub struct AnalogOutputs {
-    name: DeviceName,
-    range: AnalogRange,
-    channels: usize,
+    terminal: AnalogTerminal,
     raw: [i16; MAX_ANALOG_CHANNELS],
 }
 
@@ -126,41 +136,46 @@ impl AnalogOutputs {
 
     pub fn new(name: DeviceName, channels: usize, range: AnalogRange) -> Self {
         let zero = range.to_raw(0.0_f64.clamp(range.low, range.high)).unwrap_or(0);
-        Self { name, range, channels: channels.min(MAX_ANALOG_CHANNELS), raw: [zero; MAX_ANALOG_CHANNELS] }
-    }
-    pub fn name(&self) -> &DeviceName {
-        &self.name
-    }
-    pub fn channels(&self) -> usize {
-        self.channels
-    }
-    pub fn range(&self) -> AnalogRange {
-        self.range
+        Self { terminal: AnalogTerminal::new(name, channels, range), raw: [zero; MAX_ANALOG_CHANNELS] }
     }
     /// The commanded values in the range's unit.
     pub fn values(&self) -> impl Iterator<Item = f64> + '_ {
-        self.raw[..self.channels].iter().map(|r| self.range.to_si(*r))
+        self.raw[..self.terminal.channels].iter().map(|r| self.terminal.range.to_si(*r))
     }
 
     /// Sets channel `channel` (0-based); a value outside the range is refused and the channel
     /// keeps its value. Allocates only for the message.
     pub fn command(&mut self, channel: usize, value: f64) -> Result<(), String> {
-        if channel >= self.channels {
-            return Err(format!("{}: no analog output channel {} (it has {})", self.name, channel + 1, self.channels));
+        if channel >= self.terminal.channels {
+            return Err(format!("{}: no analog output channel {} (it has {})", self.terminal.name, channel + 1, self.terminal.channels));
         }
-        match self.range.to_raw(value) {
+        match self.terminal.range.to_raw(value) {
             Some(raw) => {
                 self.raw[channel] = raw;
                 Ok(())
             }
-            None => Err(format!("{}: analog output {} = {value} {} is outside its range {}; holding", self.name, channel + 1, self.range.unit, self.range)),
+            None => Err(format!("{}: analog output {} = {value} {} is outside its range {}; holding", self.terminal.name, channel + 1, self.terminal.range.unit, self.terminal.range)),
         }
     }
 
     pub fn write_outputs(&self, outputs: &mut [u8]) {
-        for c in 0..self.channels {
+        for c in 0..self.terminal.channels {
             pd::put(outputs, c * Self::BYTES_PER_CHANNEL, &self.raw[c].to_le_bytes());
         }
+    }
+}
+
+impl std::ops::Deref for AnalogInputs {
+    type Target = AnalogTerminal;
+    fn deref(&self) -> &AnalogTerminal {
+        &self.terminal
+    }
+}
+
+impl std::ops::Deref for AnalogOutputs {
+    type Target = AnalogTerminal;
+    fn deref(&self) -> &AnalogTerminal {
+        &self.terminal
     }
 }
 

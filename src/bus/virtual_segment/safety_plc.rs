@@ -1,6 +1,6 @@
 //! A simulated safety PLC (the layout of [`crate::bus::devices::safety_plc`]): e-stop, door
 //! and enabling switch set from outside (a test, Lua), a heartbeat watchdog on morc's toggle
-//! bit, and the re-arm rule of real safety circuits: once tripped, motion stays inhibited
+//! bit (on virtual time: over a wire the segment advances by the time between frames), and the re-arm rule of real safety circuits: once tripped, motion stays inhibited
 //! after the cause is gone until the controller acknowledges.
 //!
 //! It powers up armed (permitted, nothing tripped) so that a simulated cell starts ready.
@@ -8,18 +8,21 @@
 use super::process_data::FixedProcessData;
 use crate::bus::devices::safety_plc::{control, reason, status};
 
-/// Heartbeat watchdog default: PLC cycles without a toggle before it trips.
-pub const DEFAULT_WATCHDOG_CYCLES: u32 = 10;
+/// Heartbeat watchdog default: 10 PLC cycles of 1 ms without a toggle trip it.
+pub const DEFAULT_WATCHDOG_NS: u64 = 10_000_000;
 
 #[derive(Debug, Clone)]
 pub struct SimSafetyPlc {
     estop_pressed: bool,
     door_closed: bool,
     enabling_switch: bool,
-    /// PLC cycles without a heartbeat toggle that trip it.
-    pub watchdog_cycles: u32,
+    /// Time without a heartbeat toggle that trips it. Counted in virtual time, from the first
+    /// toggle on: bring-up (no cycles yet) does not trip it.
+    pub watchdog_ns: u64,
     last_heartbeat: Option<bool>,
-    cycles_without_toggle: u32,
+    /// The heartbeat toggled at least once: the watchdog runs.
+    watching: bool,
+    ns_without_toggle: u64,
     last_acknowledge: bool,
     acknowledged: bool,
     /// Tripped and not acknowledged yet.
@@ -34,9 +37,10 @@ impl Default for SimSafetyPlc {
             estop_pressed: false,
             door_closed: true,
             enabling_switch: false,
-            watchdog_cycles: DEFAULT_WATCHDOG_CYCLES,
+            watchdog_ns: DEFAULT_WATCHDOG_NS,
             last_heartbeat: None,
-            cycles_without_toggle: 0,
+            watching: false,
+            ns_without_toggle: 0,
             last_acknowledge: false,
             acknowledged: false,
             tripped: false,
@@ -76,7 +80,7 @@ impl SimSafetyPlc {
             Some(reason::ESTOP)
         } else if !self.door_closed && !self.enabling_switch {
             Some(reason::DOOR_OPEN)
-        } else if self.last_heartbeat.is_some() && self.cycles_without_toggle > self.watchdog_cycles {
+        } else if self.watching && self.ns_without_toggle > self.watchdog_ns {
             Some(reason::HEARTBEAT_LOST)
         } else {
             None
@@ -108,8 +112,9 @@ impl FixedProcessData for SimSafetyPlc {
     fn receive(&mut self, outputs: &[u8]) {
         let word = u16::from_le_bytes([outputs.first().copied().unwrap_or(0), outputs.get(1).copied().unwrap_or(0)]);
         let heartbeat = word & control::HEARTBEAT != 0;
-        if self.last_heartbeat != Some(heartbeat) {
-            self.cycles_without_toggle = 0;
+        if self.last_heartbeat.is_some_and(|last| last != heartbeat) {
+            self.ns_without_toggle = 0;
+            self.watching = true;
         }
         self.last_heartbeat = Some(heartbeat);
         let acknowledge = word & control::ACKNOWLEDGE != 0;
@@ -121,15 +126,15 @@ impl FixedProcessData for SimSafetyPlc {
 
     fn outputs_invalid(&mut self) {
         // The controller stopped exchanging: as good as a lost heartbeat.
-        if self.last_heartbeat.is_some() {
-            self.cycles_without_toggle = self.watchdog_cycles + 1;
+        if self.watching {
+            self.ns_without_toggle = self.watchdog_ns + 1;
             self.evaluate();
         }
     }
 
-    fn step(&mut self, _dt_ns: u64) {
-        if self.last_heartbeat.is_some() {
-            self.cycles_without_toggle = self.cycles_without_toggle.saturating_add(1);
+    fn step(&mut self, dt_ns: u64) {
+        if self.watching {
+            self.ns_without_toggle = self.ns_without_toggle.saturating_add(dt_ns);
         }
         self.evaluate();
     }
@@ -189,7 +194,8 @@ mod tests {
 
     #[test]
     fn heartbeat_watchdog() {
-        let mut plc = SimSafetyPlc { watchdog_cycles: 3, ..Default::default() };
+        let mut plc = SimSafetyPlc { watchdog_ns: 3_000_000, ..Default::default() };
+        cycle(&mut plc, 0);
         for _ in 0..5 {
             cycle(&mut plc, control::HEARTBEAT);
         }
