@@ -65,3 +65,53 @@ fn bus_base_cycles_without_allocating() {
     assert_eq!(after - before, 0, "allocations in 2000 bus cycles");
     assert!(outputs[0].as_slice().iter().any(|q| *q != 0.0), "the drives moved");
 }
+
+/// Allocations on this thread while `f` runs.
+fn allocations_in(f: impl FnOnce()) -> usize {
+    WATCHED.with(|w| w.set(true));
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    f();
+    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    WATCHED.with(|w| w.set(false));
+    after - before
+}
+
+#[test]
+fn a_robot_cell_cycles_without_allocating_healthy_and_idle_faulted() {
+    // Drives, digital and analog terminals, safety PLC (heartbeat) and F/T sensor.
+    let seg = shared_sim_segment(&SimSegmentConfig::cell(6)).unwrap();
+    let mut base = BusBase::open(Link::Simulated(seg), BusConfig::default()).unwrap();
+    let handle = base.handle();
+    let mut outputs: Vec<Value> = base.info().outputs.iter().map(|p| Value::zero(p.ty)).collect();
+    let mut inputs: Vec<Value> = base.info().inputs.iter().map(|p| Value::zero(p.ty)).collect();
+    let aout = base.info().inputs.iter().position(|p| p.name.starts_with("aout")).expect("analog outputs");
+    let mut tick = 0u64;
+    let mut healthy = |base: &mut BusBase, outputs: &mut Vec<Value>, inputs: &mut Vec<Value>, n: u64| {
+        for _ in 0..n {
+            assert_eq!(base.sense(tick, outputs), Step::Continue, "{:?}", base.fault());
+            for (c, v) in inputs[aout].as_mut_slice().iter_mut().enumerate() {
+                *v = ((tick as f64 * 1e-3) + c as f64).sin();
+            }
+            assert_eq!(base.actuate(tick, Some(morc::kernel::base::Commands::all(&inputs[..]))), Step::Continue);
+            tick += 1;
+        }
+    };
+    healthy(&mut base, &mut outputs, &mut inputs, 10);
+    let n = allocations_in(|| healthy(&mut base, &mut outputs, &mut inputs, 2000));
+    assert_eq!(n, 0, "allocations in 2000 healthy cycles of the cell");
+    // E-stop: the fault is latched (its message made once), then the engine idles: hold.
+    handle.sim_safety_plc(|plc| plc.set_estop(true)).unwrap();
+    let mut faulted = false;
+    for t in 0..10 {
+        faulted |= matches!(base.sense(2010 + t, &mut outputs), Step::Fault(_));
+        let _ = base.actuate(2010 + t, None);
+    }
+    assert!(faulted && handle.faulted());
+    let n = allocations_in(|| {
+        for t in 0..2000 {
+            assert_eq!(base.sense(3000 + t, &mut outputs), Step::Continue, "an idle faulted base reports nothing new");
+            assert_eq!(base.actuate(3000 + t, None), Step::Continue);
+        }
+    });
+    assert_eq!(n, 0, "allocations in 2000 idle faulted cycles");
+}

@@ -3,78 +3,24 @@
 //! cycles as `Step::Fault` naming the device and the cause, the drives quick-stop, and a
 //! fault reset recovers. In-process transport, virtual time: every run is the same.
 
-use morc::bus::base::{BusBase, BusConfig};
+mod bus_rig;
+
+use bus_rig::Rig;
 use morc::bus::devices::cia402::PowerState;
-use morc::bus::master::Link;
-use morc::bus::sim::{shared_sim_segment, SimSegmentConfig};
-use morc::bus::transport::{lock, SharedSegment};
+use morc::bus::sim::SimSegmentConfig;
+use morc::bus::transport::lock;
 use morc::bus::virtual_segment::Cia402Drive;
-use morc::kernel::base::Base;
 use morc::kernel::component::Step;
-use morc::kernel::value::Value;
 
-struct Rig {
-    base: BusBase,
-    seg: SharedSegment,
-    outputs: Vec<Value>,
-    inputs: Vec<Value>,
-    tick: u64,
-}
-
-impl Rig {
-    fn new() -> Rig {
-        let seg = shared_sim_segment(&SimSegmentConfig { drives: 2, ..Default::default() }).unwrap();
-        let base = BusBase::open(Link::Simulated(seg.clone()), BusConfig::default()).unwrap_or_else(|e| panic!("bus base: {e}"));
-        let outputs = base.info().outputs.iter().map(|p| Value::zero(p.ty)).collect();
-        let inputs = base.info().inputs.iter().map(|p| Value::zero(p.ty)).collect();
-        let mut rig = Rig { base, seg, outputs, inputs, tick: 0 };
-        rig.inputs[0] = Value::Vector(vec![0.1, -0.1]);
-        rig
-    }
-
-    /// One tick with the commands set (or hold).
-    fn tick(&mut self, hold: bool) -> Step {
-        let sensed = self.base.sense(self.tick, &mut self.outputs);
-        let commands = if hold { None } else { Some(morc::kernel::base::Commands::all(&self.inputs[..])) };
-        let acted = self.base.actuate(self.tick, commands);
-        self.tick += 1;
-        if sensed != Step::Continue {
-            sensed
-        } else {
-            acted
-        }
-    }
-
-    /// Ticks until a fault; returns (cycles it took, message).
-    fn until_fault(&mut self, max: u32) -> (u32, String) {
-        for n in 1..=max {
-            if let Step::Fault(m) = self.tick(false) {
-                return (n, m);
-            }
-        }
-        panic!("no fault within {max} cycles");
-    }
-
-    /// Resets faults and ticks until the drives are enabled again, without a fault.
-    fn recover(&mut self) -> u32 {
-        self.base.reset_faults();
-        for n in 1..=2000 {
-            assert_eq!(self.tick(true), Step::Continue, "after reset: {:?}", self.base.fault());
-            if self.outputs[3] == Value::Boolean(true) {
-                return n;
-            }
-        }
-        panic!("drives not enabled again after reset: {:?}", (0..2).map(|i| self.base.drive(i).unwrap().state()).collect::<Vec<_>>());
-    }
-
-    fn drive_states(&self) -> Vec<PowerState> {
-        (0..self.base.drive_count()).map(|i| self.base.drive(i).unwrap().state()).collect()
-    }
+fn rig() -> Rig {
+    let mut rig = Rig::new(&SimSegmentConfig { drives: 2, ..Default::default() });
+    rig.inputs[0] = morc::kernel::value::Value::Vector(vec![0.1, -0.1]);
+    rig
 }
 
 #[test]
 fn lost_frames_are_tolerated_briefly_then_fault_and_recover() {
-    let mut rig = Rig::new();
+    let mut rig = rig();
     for _ in 0..10 {
         assert_eq!(rig.tick(false), Step::Continue);
     }
@@ -107,7 +53,7 @@ fn lost_frames_are_tolerated_briefly_then_fault_and_recover() {
 
 #[test]
 fn a_device_dropping_out_is_named() {
-    let mut rig = Rig::new();
+    let mut rig = rig();
     for _ in 0..10 {
         rig.tick(false);
     }
@@ -130,7 +76,7 @@ fn a_device_dropping_out_is_named() {
 
 #[test]
 fn a_wrong_working_counter_faults_after_the_tolerance() {
-    let mut rig = Rig::new();
+    let mut rig = rig();
     for _ in 0..10 {
         rig.tick(false);
     }
@@ -147,7 +93,7 @@ fn a_wrong_working_counter_faults_after_the_tolerance() {
 
 #[test]
 fn a_drive_fault_is_named_with_its_error_code_and_reset() {
-    let mut rig = Rig::new();
+    let mut rig = rig();
     for _ in 0..100 {
         rig.tick(false);
     }
@@ -170,7 +116,7 @@ fn a_drive_fault_is_named_with_its_error_code_and_reset() {
 #[test]
 fn the_same_fault_sequence_gives_the_same_cycles() {
     let run = || {
-        let mut rig = Rig::new();
+        let mut rig = rig();
         for _ in 0..20 {
             rig.tick(false);
         }

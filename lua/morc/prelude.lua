@@ -45,6 +45,11 @@ function help(x)
     end
   end
   local text = docs[x]
+  if not text and type(x) == "userdata" then
+    -- Objects made anew on each access (engine.bus) carry their doc in a __doc field.
+    local ok, d = pcall(function() return x.__doc end)
+    text = ok and type(d) == "string" and d or nil
+  end
   if text then
     print(text)
   else
@@ -78,7 +83,10 @@ morc.doc(morc.engine, [[morc.engine — the engine that cycles the robot and run
   engine:start(a [, opts])   starts a and returns at once a handle: h:wait() → result, h:cancel(), h:status()
   engine:cancel()            ends the running assembly; the robot holds
   engine:check(a)            validates a without running it
-  engine.period, engine.clock, engine:time(), engine:tick()]])
+  engine:reset_faults()      clears latched bus faults (drive faults, a device out of OP, the safety PLC after an e-stop is
+                             released, …) and switches the drives on again: true, or false and what still faults
+  engine.bus                 the EtherCAT bus under the engine, or nil: help(engine.bus)
+  engine.period, engine.clock, engine.base, engine:time(), engine:tick()]])
 
 morc.doc(morc.robot, [[morc.robot { name, model = morc.model.urdf "file" | morc.model.dh { … } | morc.model.build { … },
              joints = { { "A1", drive = { slave, gear, counts, offset, direction, armature, viscous, coulomb },
@@ -106,6 +114,10 @@ morc.doc(morc.model.dh, [[morc.model.dh { name, convention = "standard"|"modifie
     mass = kg, com = { mm }, inertia = { … } }, … } — a serial arm from its DH table.]])
 morc.doc(morc.model.urdf, [[morc.model.urdf "file.urdf" — a model from URDF (path relative to the script, the working directory or morc's home).]])
 morc.doc(morc.start_engine, [[morc.start_engine { robot = r, q0 = { ° }, clock = "virtual"|"wall", period = s }
+morc.start_engine { bus = "sim" | "eth1", drives = 6, clock, period }
 Restarts morc.engine in place (the old one stops): on a simulated robot r (forward dynamics, servo drives) starting at q0,
-or, without a robot, on the default simulated axes.]])
+without a robot on the default simulated axes, or on the EtherCAT bus through the real master: "sim" is the simulated
+cell (coupler, drives, digital and analog terminals, safety PLC, force/torque sensor), anything else a network interface.
+On the bus, robot.q / robot.q_cmd are the drives and each device has its ports (robot.ain9, robot.ft12, …): see
+`morc bus scan --sim` and engine.bus.]])
 morc.doc(morc.use_robot, "morc.use_robot(r [, { q0 = { ° }, clock, period }]) — morc.start_engine with robot = r: programs then move the simulated r (morc.current_robot = r).")

@@ -1,26 +1,39 @@
 //! The bus as the engine's base: each tick `sense` exchanges process data once (and steps a
-//! simulated segment by the base period), checks the working counter and the devices' states,
-//! and writes measurements; `actuate` turns commands (or hold) into the devices' outputs,
-//! sent at the next tick's exchange.
+//! simulated segment by the base period), checks the working counter, the devices' states and
+//! the safety PLC, and writes measurements; `actuate` turns commands (or hold) into the
+//! devices' outputs, sent at the next tick's exchange.
 //!
-//! Ports (drives and terminals in line order):
+//! Ports (devices in line order, `p` = position on the line):
 //! - outputs: `q` (rad), `qd` (rad/s), `tau` (N·m) per drive — a real for one drive, a vector
-//!   for several —, `enabled` (all drives in Operation enabled), and `din<p>` (integer, bit 0 =
-//!   channel 1) per digital input terminal at position p;
+//!   for several —, `enabled` (all drives in Operation enabled), `din<p>` (integer, bit 0 =
+//!   channel 1) per digital input terminal, `ain<p>` (V or mA per channel) per analog input
+//!   terminal, `ft<p>` (Fx Fy Fz in N, Tx Ty Tz in N·m) per force/torque sensor, `safety<p>`
+//!   (integer: the safety PLC's status bits) per safety PLC;
 //! - inputs: `q_cmd` for drives in CSP, `qd_cmd` in CSV, `tau_cmd` in CST (each a real or a
-//!   vector over the drives in that mode, in line order), and `dout<p>` (integer) per digital
-//!   output terminal at position p.
+//!   vector over the drives in that mode, in line order), `dout<p>` (integer) per digital
+//!   output terminal, `aout<p>` (V or mA per channel) per analog output terminal.
 //!
-//! Faults: a drive fault or a device leaving Op faults at once; lost frames and wrong working
-//! counters once they persist for `max_bad_cycles` consecutive cycles. The fault is latched
-//! (drives quick-stop) until [`BusBase::reset_faults`] (or a [`BusHandle`]) asks for recovery.
+//! Faults: a drive fault, a device leaving Op, the safety PLC inhibiting motion or an F/T
+//! sensor error faults at once; lost frames and wrong working counters once they persist for
+//! `max_bad_cycles` consecutive cycles. The fault is latched (drives quick-stop) until
+//! [`BusBase::reset_faults`] (or a [`BusHandle`]) asks for recovery. The message is made once,
+//! when the fault is found; an idle faulted base cycles without allocating.
 
-use crate::bus::devices::{classify, known_channels, Cia402Drive, DeviceClassChoice, DeviceName, DigitalInputs, DigitalOutputs, DriveConfig, DriveMode};
-use crate::bus::master::{Bus, CycleStatus, DeviceInfo, Link, MasterConfig, PreOpWrite};
-use crate::kernel::base::{Base, Commands};
-use crate::kernel::component::{ComponentInfo, PortInfo, Step};
-use crate::kernel::value::{Value, ValueType};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+mod handle;
+mod ports;
+
+pub use handle::BusHandle;
+
+use crate::bus::devices::{
+    classify, classify_identity, force_torque, known_channels, AnalogInputs, AnalogOutputs, Cia402Drive, DeviceClassChoice, DeviceName, DigitalInputs, DigitalOutputs, DriveConfig, ForceTorqueSensor, FtScaling, SafetyPlc,
+};
+use crate::bus::master::{Bus, CycleStatus, DeviceInfo, Link, MasterConfig, PreOpPlan, PreOpWrite};
+use crate::kernel::base::{Base, BaseHandle, Commands};
+use crate::kernel::component::{ComponentInfo, Step};
+use crate::kernel::value::Value;
+use handle::BusShared;
+use ports::{mode_slot, read_real, Ports};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// How the bus base is set up.
@@ -37,6 +50,8 @@ pub struct BusConfig {
     pub max_bad_cycles: u32,
     /// Switch the drives on at start (holding where they are).
     pub enable_drives: bool,
+    /// Run the drives that can DC-synchronous: SYNC0 every period.
+    pub distributed_clocks: bool,
     pub master: MasterConfig,
 }
 
@@ -49,77 +64,45 @@ impl Default for BusConfig {
             class_overrides: Vec::new(),
             max_bad_cycles: 3,
             enable_drives: true,
+            distributed_clocks: true,
             master: MasterConfig::default(),
         }
     }
 }
 
-/// Talks to a bus base from other threads (the REPL, a program) while the engine owns it.
-#[derive(Debug, Default)]
-pub struct BusShared {
-    reset_requested: AtomicBool,
-    faulted: AtomicBool,
-    faults: AtomicU64,
-    cycles: AtomicU64,
-}
+/// Cycles a fault reset waits for the safety PLC to re-arm.
+const REARM_CYCLES: u32 = 20;
 
-/// A handle on a running bus base.
-#[derive(Debug, Clone)]
-pub struct BusHandle(Arc<BusShared>);
-
-impl BusHandle {
-    /// Asks for fault reset and recovery at the next tick.
-    pub fn reset_faults(&self) {
-        self.0.reset_requested.store(true, Ordering::Relaxed);
-    }
-    pub fn faulted(&self) -> bool {
-        self.0.faulted.load(Ordering::Relaxed)
-    }
-    /// Faults seen since start.
-    pub fn faults(&self) -> u64 {
-        self.0.faults.load(Ordering::Relaxed)
-    }
-    pub fn cycles(&self) -> u64 {
-        self.0.cycles.load(Ordering::Relaxed)
-    }
-}
-
-struct DriveSlot {
-    position: usize,
-    class: Cia402Drive,
+pub(crate) struct DriveSlot {
+    pub position: usize,
+    pub class: Cia402Drive,
     /// Index into the command vector of its mode.
-    command_index: usize,
+    pub command_index: usize,
 }
 
-struct DoutSlot {
-    position: usize,
-    class: DigitalOutputs,
-    port: usize,
+/// A device class at its line position, with its port index.
+pub(crate) struct Slot<C> {
+    pub position: usize,
+    pub class: C,
+    pub port: usize,
 }
 
-struct DinSlot {
-    position: usize,
-    class: DigitalInputs,
-    port: usize,
-}
-
-/// Port indices, fixed at construction.
-#[derive(Default)]
-struct Ports {
-    q: Option<usize>,
-    qd: Option<usize>,
-    tau: Option<usize>,
-    enabled: Option<usize>,
-    /// Command input per mode (CSP, CSV, CST).
-    command: [Option<usize>; 3],
-}
-
-fn mode_slot(mode: DriveMode) -> usize {
-    match mode {
-        DriveMode::Csp => 0,
-        DriveMode::Csv => 1,
-        DriveMode::Cst => 2,
+impl<C> Slot<C> {
+    fn new(position: usize, class: C) -> Self {
+        Slot { position, class, port: 0 }
     }
+}
+
+/// The device classes on the line, by kind.
+#[derive(Default)]
+pub(crate) struct Devices {
+    pub drives: Vec<DriveSlot>,
+    pub douts: Vec<Slot<DigitalOutputs>>,
+    pub dins: Vec<Slot<DigitalInputs>>,
+    pub ains: Vec<Slot<AnalogInputs>>,
+    pub aouts: Vec<Slot<AnalogOutputs>>,
+    pub safety: Vec<Slot<SafetyPlc>>,
+    pub fts: Vec<Slot<ForceTorqueSensor>>,
 }
 
 /// The EtherCAT bus with its drives and terminals, as the engine's base ("robot").
@@ -128,41 +111,32 @@ pub struct BusBase {
     info: ComponentInfo,
     config: BusConfig,
     period_ns: u64,
-    drives: Vec<DriveSlot>,
-    douts: Vec<DoutSlot>,
-    dins: Vec<DinSlot>,
+    devices: Devices,
     ports: Ports,
     bad_cycles: u32,
     /// The latched fault, until reset.
     fault: Option<String>,
+    /// The engine has not been told of the latched fault yet.
+    fault_unreported: bool,
+    /// The last `actuate` had commands: an assembly is trying to move the robot.
+    commanded: bool,
     shared: Arc<BusShared>,
 }
 
-fn vector_type(n: usize) -> ValueType {
-    if n == 1 {
-        ValueType::Real
-    } else {
-        ValueType::Vector(n)
+/// The class for the device `d`: a configured override, its identity, a CiA 402 device type
+/// (drives are known before Op: they need SDOs), else its process-data shape (after Op).
+fn choose_class(config: &BusConfig, d: &DeviceInfo, after_op: bool) -> Option<DeviceClassChoice> {
+    if let Some((_, c)) = config.class_overrides.iter().find(|(p, _)| *p == d.position) {
+        return Some(c.clone());
     }
-}
-
-fn write_real(value: &mut Value, i: usize, x: f64) {
-    match value {
-        Value::Real(r) => *r = x,
-        Value::Vector(v) => {
-            if let Some(slot) = v.get_mut(i) {
-                *slot = x;
-            }
-        }
-        _ => {}
+    if let Some(c) = classify_identity(d.vendor_id, d.product_code) {
+        return Some(c);
     }
-}
-
-fn read_real(value: &Value, i: usize) -> f64 {
-    match value {
-        Value::Real(r) => *r,
-        Value::Vector(v) => v.get(i).copied().unwrap_or(f64::NAN),
-        _ => f64::NAN,
+    let drive = config.drive_overrides.iter().find(|(p, _)| *p == d.position).map(|(_, c)| c.clone()).unwrap_or_else(|| config.drive.clone());
+    match classify(d.device_type, d.input_bytes, d.output_bytes, &drive) {
+        c @ DeviceClassChoice::Drive(_) => Some(c),
+        c if after_op => Some(c),
+        _ => None,
     }
 }
 
@@ -177,98 +151,31 @@ impl BusBase {
         for (_, d) in &config.drive_overrides {
             d.check()?;
         }
-        let drive_config = |position: usize| config.drive_overrides.iter().find(|(p, _)| *p == position).map(|(_, d)| d.clone()).unwrap_or_else(|| config.drive.clone());
-        let choice_before_op = |d: &DeviceInfo| -> Option<DeviceClassChoice> {
-            if let Some((_, c)) = config.class_overrides.iter().find(|(p, _)| *p == d.position) {
-                return Some(c.clone());
-            }
-            // Before Op the sizes are unknown; only drives are decided here (they need SDOs).
-            match classify(d.device_type, 0, 0, &drive_config(d.position)) {
-                c @ DeviceClassChoice::Drive(_) => Some(c),
-                _ => None,
-            }
-        };
         let period = config.period;
-        let bus = Bus::open(link, config.master.clone(), |devices| {
-            let mut writes = Vec::new();
+        let mut master = config.master.clone();
+        if config.distributed_clocks {
+            master.sync0_period = Some(std::time::Duration::from_nanos((period * 1e9).round() as u64));
+        }
+        let mut bus = Bus::open(link, master, |devices| {
+            let mut plan = PreOpPlan::default();
             for d in devices {
-                if let Some(DeviceClassChoice::Drive(dc)) = choice_before_op(d) {
+                if let Some(DeviceClassChoice::Drive(dc)) = choose_class(&config, d, false) {
                     let class = Cia402Drive::new(DeviceName { position: d.position, name: d.name.clone() }, dc, period);
-                    writes.extend(class.setup().into_iter().map(|write| PreOpWrite { position: d.position, write }));
+                    plan.writes.extend(class.setup().into_iter().map(|write| PreOpWrite { position: d.position, write }));
+                    plan.sync0.push(d.position);
                 }
             }
-            Ok(writes)
+            Ok(plan)
         })?;
-        let mut drives = Vec::new();
-        let mut douts = Vec::new();
-        let mut dins = Vec::new();
-        for d in bus.devices() {
-            let name = DeviceName { position: d.position, name: d.name.clone() };
-            let choice = match choice_before_op(d) {
-                Some(c) => c,
-                None => classify(d.device_type, d.input_bytes, d.output_bytes, &drive_config(d.position)),
-            };
-            match choice {
-                DeviceClassChoice::Drive(dc) => {
-                    let class = Cia402Drive::new(name, dc, period);
-                    class.check_process_data(d.input_bytes, d.output_bytes)?;
-                    drives.push(DriveSlot { position: d.position, class, command_index: 0 });
-                }
-                DeviceClassChoice::DigitalOutputs { channels } => {
-                    let channels = known_channels(d.vendor_id, d.product_code).unwrap_or(channels).min((d.output_bytes * 8) as u32);
-                    douts.push(DoutSlot { position: d.position, class: DigitalOutputs::new(name, channels), port: 0 });
-                }
-                DeviceClassChoice::DigitalInputs { channels } => {
-                    let channels = known_channels(d.vendor_id, d.product_code).unwrap_or(channels).min((d.input_bytes * 8) as u32);
-                    dins.push(DinSlot { position: d.position, class: DigitalInputs::new(name, channels), port: 0 });
-                }
-                DeviceClassChoice::Passive => {}
-            }
-        }
-        // Ports.
-        let mut info = ComponentInfo::new("ethercat", "the EtherCAT bus: CiA 402 drives and I/O terminals through ethercrab");
-        let mut ports = Ports::default();
-        let n = drives.len();
-        let (mut n_in, mut n_out) = (0, 0);
-        if n > 0 {
-            let ty = vector_type(n);
-            info = info
-                .output(PortInfo::new("q", ty).unit("rad").doc("measured joint positions, drives in line order"))
-                .output(PortInfo::new("qd", ty).unit("rad/s").doc("measured joint velocities"))
-                .output(PortInfo::new("tau", ty).unit("N·m").doc("measured joint torques"))
-                .output(PortInfo::new("enabled", ValueType::Boolean).doc("every drive is in Operation enabled"));
-            ports.q = Some(0);
-            ports.qd = Some(1);
-            ports.tau = Some(2);
-            ports.enabled = Some(3);
-            n_out = 4;
-            for (slot, (name, unit, what)) in [("q_cmd", "rad", "position (CSP)"), ("qd_cmd", "rad/s", "velocity (CSV)"), ("tau_cmd", "N·m", "torque (CST)")].into_iter().enumerate() {
-                let in_mode: Vec<usize> = (0..n).filter(|&i| mode_slot(drives[i].class.config().mode) == slot).collect();
-                if in_mode.is_empty() {
-                    continue;
-                }
-                for (k, &i) in in_mode.iter().enumerate() {
-                    drives[i].command_index = k;
-                }
-                info = info.input(PortInfo::new(name, vector_type(in_mode.len())).unit(unit).doc(&format!("commanded joint {what} of the drives in that mode, in line order")));
-                ports.command[slot] = Some(n_in);
-                n_in += 1;
-            }
-        }
-        for s in &mut dins {
-            info = info.output(PortInfo::new(&format!("din{}", s.position), ValueType::Integer).doc(&format!("{}: {} digital inputs, bit 0 = channel 1", s.class.name(), s.class.channels())));
-            s.port = n_out;
-            n_out += 1;
-        }
-        for s in &mut douts {
-            info = info.input(PortInfo::new(&format!("dout{}", s.position), ValueType::Integer).doc(&format!("{}: {} digital outputs, bit 0 = channel 1", s.class.name(), s.class.channels())));
-            s.port = n_in;
-            n_in += 1;
-        }
+        let devices = build_classes(&mut bus, &config)?;
+        let (info, ports, devices) = ports::layout(devices);
         let period_ns = (config.period * 1e9).round() as u64;
-        let mut base = BusBase { bus, info, config, period_ns, drives, douts, dins, ports, bad_cycles: 0, fault: None, shared: Arc::new(BusShared::default()) };
+        let shared = Arc::new(BusShared::default());
+        let mut base = BusBase {
+            bus,
+            info, config, period_ns, devices, ports, bad_cycles: 0, fault: None, fault_unreported: false, commanded: false, shared };
         if !base.config.enable_drives {
-            for d in &mut base.drives {
+            for d in &mut base.devices.drives {
                 d.class.disable();
             }
         }
@@ -277,20 +184,26 @@ impl BusBase {
     }
 
     /// First cycles, off the real-time path: check the exchange, and switch the drives on.
+    /// A safety PLC inhibiting motion is no reason to fail: the fault stays latched (and says
+    /// why) until the cause is gone and faults are reset.
     fn start(&mut self) -> Result<(), String> {
-        let timeout = self.drives.iter().map(|d| d.class.config().switch_on_timeout).fold(0.0, f64::max);
+        let timeout = self.devices.drives.iter().map(|d| d.class.config().switch_on_timeout).fold(0.0, f64::max);
         let max_cycles = ((4.0 * timeout + 0.1) / self.config.period).ceil() as u64 + 10;
         for _ in 0..max_cycles {
             self.cycle();
-            if let Some(f) = self.fault.take() {
-                return Err(f);
+            if self.fault.is_some() {
+                if self.devices.safety.iter().any(|s| !s.class.motion_permitted()) {
+                    log::warn!("bus up, motion inhibited: {}", self.fault.as_deref().unwrap_or_default());
+                    return Ok(());
+                }
+                return Err(self.fault.take().unwrap_or_default());
             }
             let _ = self.write_outputs(None);
-            if !self.config.enable_drives || self.drives.iter().all(|d| d.class.enabled()) {
+            if !self.config.enable_drives || self.devices.drives.iter().all(|d| d.class.enabled()) {
                 return Ok(());
             }
         }
-        let slow: Vec<String> = self.drives.iter().filter(|d| !d.class.enabled()).map(|d| d.class.not_switching_on()).collect();
+        let slow: Vec<String> = self.devices.drives.iter().filter(|d| !d.class.enabled()).map(|d| d.class.not_switching_on()).collect();
         Err(slow.join("\n"))
     }
 
@@ -301,29 +214,38 @@ impl BusBase {
         &mut self.bus
     }
     pub fn handle(&self) -> BusHandle {
-        BusHandle(self.shared.clone())
+        BusHandle { shared: self.shared.clone(), segment: self.bus.segment().cloned() }
     }
     /// The latched fault, if any.
     pub fn fault(&self) -> Option<&str> {
         self.fault.as_deref()
     }
     pub fn drive(&self, i: usize) -> Option<&Cia402Drive> {
-        self.drives.get(i).map(|d| &d.class)
-    }
-    /// Which class drives the device at `position` ("drive", "dout", "din"), if any.
-    pub fn class_of(&self, position: usize) -> Option<&'static str> {
-        if self.drives.iter().any(|d| d.position == position) {
-            Some("drive")
-        } else if self.douts.iter().any(|d| d.position == position) {
-            Some("dout")
-        } else if self.dins.iter().any(|d| d.position == position) {
-            Some("din")
-        } else {
-            None
-        }
+        self.devices.drives.get(i).map(|d| &d.class)
     }
     pub fn drive_count(&self) -> usize {
-        self.drives.len()
+        self.devices.drives.len()
+    }
+    pub fn safety_plc(&self, i: usize) -> Option<&SafetyPlc> {
+        self.devices.safety.get(i).map(|s| &s.class)
+    }
+    pub fn force_sensor(&self, i: usize) -> Option<&ForceTorqueSensor> {
+        self.devices.fts.get(i).map(|s| &s.class)
+    }
+    /// Which class drives the device at `position` ("drive", "dout", "din", "ain", "aout",
+    /// "safety", "ft"), if any.
+    pub fn class_of(&self, position: usize) -> Option<&'static str> {
+        let d = &self.devices;
+        let positions: [(&'static str, Vec<usize>); 7] = [
+            ("drive", d.drives.iter().map(|s| s.position).collect()),
+            ("dout", d.douts.iter().map(|s| s.position).collect()),
+            ("din", d.dins.iter().map(|s| s.position).collect()),
+            ("ain", d.ains.iter().map(|s| s.position).collect()),
+            ("aout", d.aouts.iter().map(|s| s.position).collect()),
+            ("safety", d.safety.iter().map(|s| s.position).collect()),
+            ("ft", d.fts.iter().map(|s| s.position).collect()),
+        ];
+        positions.into_iter().find_map(|(name, at)| at.contains(&position).then_some(name))
     }
 
     /// Asks for fault reset and recovery at the next tick (same as [`BusHandle::reset_faults`]).
@@ -334,7 +256,7 @@ impl BusBase {
     /// Quick stop every drive (they end disabled; [`reset_faults`](Self::reset_faults)
     /// switches them on again).
     pub fn quick_stop(&mut self) {
-        for d in &mut self.drives {
+        for d in &mut self.devices.drives {
             d.class.quick_stop();
         }
     }
@@ -344,50 +266,101 @@ impl BusBase {
             self.shared.faults.fetch_add(1, Ordering::Relaxed);
             log::error!("bus fault: {message}");
             self.fault = Some(message);
+            self.fault_unreported = true;
             self.shared.faulted.store(true, Ordering::Relaxed);
-            // Safe hold: drives quick-stop (the fault may be theirs or the line's).
-            for d in &mut self.drives {
-                d.class.quick_stop();
-            }
+            // Safe hold: drives quick-stop (the fault may be theirs, the line's or the cell's).
+            self.quick_stop();
         }
     }
 
-    /// Recovery, requested by reset: devices back to Op, drive faults acknowledged, drives
-    /// switched on again. Off the steady state (a few acyclic frames).
+    /// Recovery, requested by reset: devices back to Op, the safety PLC re-armed, drive
+    /// faults acknowledged, drives switched on again. Off the steady state (acyclic frames,
+    /// and a few extra exchanges while the PLC re-arms).
     fn recover(&mut self) {
-        match self.bus.recover() {
+        match self.bus.recover().and_then(|report| self.rearm_safety().map(|()| report)) {
             Ok(report) => {
                 if !report.is_empty() {
                     log::info!("bus recovery: {report}");
                 }
-                for d in &mut self.drives {
+                for d in &mut self.devices.drives {
                     d.class.reset_fault();
                 }
                 self.fault = None;
+                self.fault_unreported = false;
                 self.bad_cycles = 0;
                 self.shared.faulted.store(false, Ordering::Relaxed);
             }
             Err(e) => {
                 // Still faulted: say why the reset did not work.
                 self.fault = Some(format!("fault reset failed: {e}"));
+                self.fault_unreported = true;
             }
         }
     }
 
-    /// One exchange with its checks; latches a fault when one is found.
-    fn cycle(&mut self) {
+    /// Acknowledges every safety PLC and exchanges until they permit motion again, or says
+    /// what still inhibits it.
+    fn rearm_safety(&mut self) -> Result<(), String> {
+        if self.devices.safety.iter().all(|s| s.class.motion_permitted()) {
+            return Ok(());
+        }
+        for s in &mut self.devices.safety {
+            s.class.acknowledge();
+        }
+        for _ in 0..REARM_CYCLES {
+            let _ = self.write_outputs(None);
+            self.exchange();
+            if self.devices.safety.iter().all(|s| s.class.motion_permitted()) {
+                return Ok(());
+            }
+        }
+        match self.devices.safety.iter().find(|s| !s.class.motion_permitted()) {
+            Some(s) => Err(s.class.inhibit_message()),
+            None => Ok(()),
+        }
+    }
+
+    /// One process-data exchange: the simulated devices move by one base period, the classes
+    /// decode what came back (unless nothing did).
+    fn exchange(&mut self) -> CycleStatus {
         let status = self.bus.cycle();
         self.shared.cycles.fetch_add(1, Ordering::Relaxed);
-        // The simulated devices move by one base period between exchanges.
         self.bus.advance_segment(self.period_ns);
+        if matches!(status, CycleStatus::Ok | CycleStatus::NotOp) {
+            let (bus, d) = (&self.bus, &mut self.devices);
+            for s in &mut d.drives {
+                s.class.read_inputs(bus.inputs(s.position));
+            }
+            for s in &mut d.dins {
+                s.class.read_inputs(bus.inputs(s.position));
+            }
+            for s in &mut d.ains {
+                s.class.read_inputs(bus.inputs(s.position));
+            }
+            for s in &mut d.safety {
+                s.class.read_inputs(bus.inputs(s.position));
+            }
+            for s in &mut d.fts {
+                s.class.read_inputs(bus.inputs(s.position));
+            }
+        }
+        status
+    }
+
+    /// One exchange with its checks; latches a fault when one is found. Nothing here
+    /// allocates unless a new fault is latched.
+    fn cycle(&mut self) {
+        let status = self.exchange();
         match status {
             CycleStatus::Ok => self.bad_cycles = 0,
             CycleStatus::NotOp => {
-                let which = self.bus.devices_not_in_op();
-                self.latch(format!("{which} left OP; check the device's power and cabling, then reset faults"));
+                if self.fault.is_none() {
+                    let which = self.bus.devices_not_in_op();
+                    self.latch(format!("{which} left OP; check the device's power and cabling, then reset faults"));
+                }
             }
             CycleStatus::Lost | CycleStatus::Error | CycleStatus::WorkingCounter { .. } => {
-                self.bad_cycles += 1;
+                self.bad_cycles = self.bad_cycles.saturating_add(1);
                 if self.bad_cycles >= self.config.max_bad_cycles.max(1) && self.fault.is_none() {
                     let message = match status {
                         CycleStatus::WorkingCounter { got, expected } => format!(
@@ -406,47 +379,119 @@ impl BusBase {
                     };
                     self.latch(message);
                 }
-                // Inputs are last cycle's: measurements are not updated.
+                // Inputs are last cycle's: nothing new to check.
                 return;
             }
         }
-        for d in &mut self.drives {
-            d.class.read_inputs(self.bus.inputs(d.position));
-        }
-        for s in &mut self.dins {
-            s.class.read_inputs(self.bus.inputs(s.position));
-        }
         if self.fault.is_none() {
-            for i in 0..self.drives.len() {
-                if let Err(m) = self.drives[i].class.check() {
-                    self.latch(m);
-                    break;
-                }
+            if let Some(m) = self.device_fault() {
+                self.latch(m);
             }
         }
+    }
+
+    /// A device's own fault, or the safety PLC inhibiting motion (the message allocates: only
+    /// when there is one).
+    fn device_fault(&self) -> Option<String> {
+        let d = &self.devices;
+        d.safety
+            .iter()
+            .find(|s| !s.class.motion_permitted())
+            .map(|s| s.class.inhibit_message())
+            .or_else(|| d.drives.iter().find_map(|s| s.class.check().err()))
+            .or_else(|| d.fts.iter().find_map(|s| s.class.check().err()))
     }
 
     /// Commands (or hold) into the devices' outputs, for the next exchange.
     fn write_outputs(&mut self, commands: Option<Commands>) -> Result<(), String> {
         let mut result = Ok(());
         let commands = if self.fault.is_some() { None } else { commands };
-        for d in &mut self.drives {
-            let slot = mode_slot(d.class.config().mode);
-            let value = commands.and_then(|c| self.ports.command[slot].and_then(|p| c.get(p))).map(|v| read_real(v, d.command_index));
-            if let Err(e) = d.class.command(value) {
+        let (bus, d, ports) = (&mut self.bus, &mut self.devices, &self.ports);
+        for s in &mut d.drives {
+            let slot = mode_slot(s.class.config().mode);
+            let value = commands.and_then(|c| ports.command[slot].and_then(|p| c.get(p))).map(|v| read_real(v, s.command_index));
+            if let Err(e) = s.class.command(value) {
                 result = Err(e);
             }
-            d.class.write_outputs(self.bus.outputs_mut(d.position));
+            s.class.write_outputs(bus.outputs_mut(s.position));
         }
-        for s in &mut self.douts {
+        for s in &mut d.douts {
             let value = commands.and_then(|c| c.get(s.port)).map(|v| v.integer());
             if let Err(e) = s.class.command(value) {
                 result = Err(e);
             }
-            s.class.write_outputs(self.bus.outputs_mut(s.position));
+            s.class.write_outputs(bus.outputs_mut(s.position));
+        }
+        for s in &mut d.aouts {
+            if let Some(v) = commands.and_then(|c| c.get(s.port)) {
+                for channel in 0..s.class.channels() {
+                    if let Err(e) = s.class.command(channel, read_real(v, channel)) {
+                        result = Err(e);
+                    }
+                }
+            }
+            s.class.write_outputs(bus.outputs_mut(s.position));
+        }
+        for s in &mut d.safety {
+            s.class.write_outputs(bus.outputs_mut(s.position));
+        }
+        for s in &mut d.fts {
+            s.class.write_outputs(bus.outputs_mut(s.position));
         }
         result
     }
+}
+
+/// The class of every device found, with its checks; F/T sensors without configured scaling
+/// get theirs from their calibration objects (SDO uploads, once).
+fn build_classes(bus: &mut Bus, config: &BusConfig) -> Result<Devices, String> {
+    let mut devices = Devices::default();
+    for d in bus.devices().to_vec() {
+        let name = DeviceName { position: d.position, name: d.name.clone() };
+        let Some(choice) = choose_class(config, &d, true) else { continue };
+        match choice {
+            DeviceClassChoice::Drive(dc) => {
+                let class = Cia402Drive::new(name, dc, config.period);
+                class.check_process_data(d.input_bytes, d.output_bytes)?;
+                devices.drives.push(DriveSlot { position: d.position, class, command_index: 0 });
+            }
+            DeviceClassChoice::DigitalOutputs { channels } => {
+                let channels = known_channels(d.vendor_id, d.product_code).unwrap_or(channels).min((d.output_bytes * 8) as u32);
+                devices.douts.push(Slot::new(d.position, DigitalOutputs::new(name, channels)));
+            }
+            DeviceClassChoice::DigitalInputs { channels } => {
+                let channels = known_channels(d.vendor_id, d.product_code).unwrap_or(channels).min((d.input_bytes * 8) as u32);
+                devices.dins.push(Slot::new(d.position, DigitalInputs::new(name, channels)));
+            }
+            DeviceClassChoice::AnalogInputs { range } => {
+                devices.ains.push(Slot::new(d.position, AnalogInputs::new(name, d.input_bytes / AnalogInputs::BYTES_PER_CHANNEL, range)));
+            }
+            DeviceClassChoice::AnalogOutputs { range } => {
+                devices.aouts.push(Slot::new(d.position, AnalogOutputs::new(name, d.output_bytes / AnalogOutputs::BYTES_PER_CHANNEL, range)));
+            }
+            DeviceClassChoice::SafetyPlc => {
+                let class = SafetyPlc::new(name);
+                class.check_process_data(d.input_bytes, d.output_bytes)?;
+                devices.safety.push(Slot::new(d.position, class));
+            }
+            DeviceClassChoice::ForceTorque { scaling } => {
+                let scaling = match scaling {
+                    Some(s) => s,
+                    None => {
+                        let (f, t) = (force_torque::obj::COUNTS_PER_FORCE, force_torque::obj::COUNTS_PER_TORQUE);
+                        let why = |e: String| format!("{e}: the force/torque sensor's scaling (counts per N, per N·m) is needed; give it in the bus configuration if the sensor has no calibration objects");
+                        FtScaling { counts_per_newton: f64::from(bus.sdo_read_u32(d.position, f.0, f.1).map_err(why)?), counts_per_newton_metre: f64::from(bus.sdo_read_u32(d.position, t.0, t.1).map_err(why)?) }
+                    }
+                };
+                scaling.check().map_err(|e| format!("{name}: {e}"))?;
+                let class = ForceTorqueSensor::new(name, scaling);
+                class.check_process_data(d.input_bytes, d.output_bytes)?;
+                devices.fts.push(Slot::new(d.position, class));
+            }
+            DeviceClassChoice::Passive => {}
+        }
+    }
+    Ok(devices)
 }
 
 impl Base for BusBase {
@@ -454,36 +499,34 @@ impl Base for BusBase {
         &self.info
     }
 
+    fn handle(&self) -> Option<BaseHandle> {
+        Some(Arc::new(BusBase::handle(self)))
+    }
+
     fn sense(&mut self, _tick: u64, outputs: &mut [Value]) -> Step {
         if self.shared.reset_requested.swap(false, Ordering::Relaxed) {
             self.recover();
         }
+        if self.shared.bias_requested.swap(false, Ordering::Relaxed) {
+            for s in &mut self.devices.fts {
+                s.class.bias();
+            }
+        }
         self.cycle();
-        for (i, d) in self.drives.iter().enumerate() {
-            if let Some(p) = self.ports.q {
-                write_real(&mut outputs[p], i, d.class.position());
-            }
-            if let Some(p) = self.ports.qd {
-                write_real(&mut outputs[p], i, d.class.velocity());
-            }
-            if let Some(p) = self.ports.tau {
-                write_real(&mut outputs[p], i, d.class.torque());
-            }
-        }
-        if let Some(p) = self.ports.enabled {
-            outputs[p] = Value::Boolean(self.drives.iter().all(|d| d.class.enabled()));
-        }
-        for s in &self.dins {
-            outputs[s.port] = Value::Integer(s.class.value() as i64);
-        }
+        ports::write_measurements(&self.devices, &self.ports, outputs);
         match &self.fault {
-            // Cloning the message allocates, once per faulted run (the engine ends it).
-            Some(f) => Step::Fault(f.clone()),
-            None => Step::Continue,
+            // Told once when found, then to each assembly that tries to move: an idle faulted
+            // base does not clone the message every tick.
+            Some(f) if self.fault_unreported || self.commanded => {
+                self.fault_unreported = false;
+                Step::Fault(f.clone())
+            }
+            _ => Step::Continue,
         }
     }
 
     fn actuate(&mut self, _tick: u64, commands: Option<Commands>) -> Step {
+        self.commanded = commands.is_some();
         match self.write_outputs(commands) {
             Ok(()) => Step::Continue,
             Err(e) => Step::Fault(e),

@@ -16,8 +16,8 @@
 
 use crate::bus::raw_socket::RawSocket;
 use crate::bus::transport::{lock, InProcessTransport, SharedSegment, MAX_FRAME_LEN};
-use ethercrab::subdevice_group::Op;
-use ethercrab::{DcSupport, MainDevice, MainDeviceConfig, PduRx, PduStorage, PduTx, SubDeviceGroup, SubDeviceState, Timeouts};
+use ethercrab::subdevice_group::{DcConfiguration, HasDc, Op};
+use ethercrab::{DcSupport, DcSync, MainDevice, MainDeviceConfig, PduRx, PduStorage, PduTx, SubDeviceGroup, SubDeviceState, Timeouts};
 use std::future::Future;
 use std::ops::Range;
 use std::pin::pin;
@@ -32,7 +32,21 @@ const MAX_FRAMES: usize = 16;
 const MAX_PDU_DATA: usize = PduStorage::element_size(1100);
 
 type Storage = PduStorage<MAX_FRAMES, MAX_PDU_DATA>;
-type OpGroup = SubDeviceGroup<MAX_SUBDEVICES, MAX_PDI, ethercrab::DefaultLock, Op>;
+/// The group in Op, with or without distributed clocks (ethercrab's typestates differ).
+enum OpGroup {
+    Plain(SubDeviceGroup<MAX_SUBDEVICES, MAX_PDI, ethercrab::DefaultLock, Op>),
+    Dc(SubDeviceGroup<MAX_SUBDEVICES, MAX_PDI, ethercrab::DefaultLock, Op, HasDc>),
+}
+
+/// `$body` with `$g` bound to the group, whichever typestate it has.
+macro_rules! with_group {
+    ($group:expr, $g:ident => $body:expr) => {
+        match $group {
+            OpGroup::Plain($g) => $body,
+            OpGroup::Dc($g) => $body,
+        }
+    };
+}
 
 /// Where the segment is.
 #[derive(Clone)]
@@ -59,13 +73,20 @@ pub struct MasterConfig {
     pub bring_up_timeout: Duration,
     /// Over a network interface: how long a cycle waits for its frame to come back.
     pub receive_timeout: Duration,
+    /// Distributed clocks: the SYNC0 cycle of the devices the plan asks it for (the bus
+    /// cycle), or `None` to leave DC sync off.
+    pub sync0_period: Option<Duration>,
 }
 
 impl Default for MasterConfig {
     fn default() -> Self {
-        Self { bring_up_timeout: Duration::from_secs(10), receive_timeout: Duration::from_micros(900) }
+        Self { bring_up_timeout: Duration::from_secs(10), receive_timeout: Duration::from_micros(900), sync0_period: None }
     }
 }
+
+/// How long after configuration the first SYNC0 pulse comes: time for the devices to reach
+/// Op (ethercrab's examples use 100 ms).
+const SYNC0_START_DELAY: Duration = Duration::from_millis(100);
 
 /// What the master knows of one SubDevice.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,8 +99,12 @@ pub struct DeviceInfo {
     pub serial: u32,
     pub configured_address: u16,
     pub alias_address: u16,
-    /// Distributed clocks: "64 bit", "32 bit" or "no".
+    /// Distributed clocks: "64 bit", "32 bit", "ref only" or "no".
     pub dc: &'static str,
+    /// Its SYNC0 can be configured (enhanced DC sync activation).
+    pub dc_sync_capable: bool,
+    /// SYNC0 was configured at bring-up.
+    pub sync0: bool,
     /// CoE device type (0x1000), for devices with a CoE mailbox.
     pub device_type: Option<u32>,
     pub input_bytes: usize,
@@ -91,6 +116,14 @@ pub struct DeviceInfo {
 pub struct PreOpWrite {
     pub position: usize,
     pub write: crate::bus::devices::SdoWrite,
+}
+
+/// What to do in PreOp, chosen from what discovery found.
+#[derive(Debug, Clone, Default)]
+pub struct PreOpPlan {
+    pub writes: Vec<PreOpWrite>,
+    /// Devices to run DC-synchronous (SYNC0 every [`MasterConfig::sync0_period`]).
+    pub sync0: Vec<usize>,
 }
 
 /// How one cycle went.
@@ -250,7 +283,7 @@ fn dc_text(dc: DcSupport) -> &'static str {
 impl Bus {
     /// Discovers the devices on `link`, lets `plan` choose SDO downloads for PreOp from what
     /// was found, and brings every device to Op. Blocks (bring-up is not real-time).
-    pub fn open(link: Link, config: MasterConfig, plan: impl FnOnce(&[DeviceInfo]) -> Result<Vec<PreOpWrite>, String>) -> Result<Bus, String> {
+    pub fn open(link: Link, config: MasterConfig, plan: impl FnOnce(&[DeviceInfo]) -> Result<PreOpPlan, String>) -> Result<Bus, String> {
         // The frame storage lives as long as the process: ethercrab borrows it for the
         // MainDevice's lifetime, and a bus is opened a handful of times per process.
         let storage: &'static Storage = Box::leak(Box::new(Storage::new()));
@@ -259,8 +292,11 @@ impl Bus {
             pdu: Duration::MAX,
             state_transition: config.bring_up_timeout,
             mailbox_response: Duration::from_secs(2),
+            // ethercrab's 10 ms default fails bring-up when the thread is preempted that long
+            // (a loaded machine, a VM stall) while an EEPROM read is pending.
+            eeprom: Duration::from_millis(500),
+            mailbox_echo: Duration::from_millis(500),
             wait_loop_delay: Duration::ZERO,
-            ..Default::default()
         };
         let maindevice = MainDevice::new(pdu_loop, timeouts, MainDeviceConfig { dc_static_sync_iterations: 100, ..Default::default() });
         let (mut driver, clock): (Driver, Box<dyn Fn() -> u64>) = match &link {
@@ -305,6 +341,8 @@ impl Bus {
                 configured_address: sd.configured_address(),
                 alias_address: sd.alias_address(),
                 dc: dc_text(sd.dc_support()),
+                dc_sync_capable: sd.dc_support().enhanced(),
+                sync0: false,
                 device_type: None,
                 input_bytes: 0,
                 output_bytes: 0,
@@ -322,7 +360,7 @@ impl Bus {
             let read = driver.run(sd.sdo_read::<u32>(0x1000, 0), Patience::Until(Instant::now() + Duration::from_millis(500).min(config.bring_up_timeout)));
             d.device_type = read.and_then(|r| r.ok());
         }
-        let writes = plan(&devices)?;
+        let PreOpPlan { writes, sync0 } = plan(&devices)?;
         for w in writes {
             let d = &devices[w.position];
             let sd = group.subdevice(&maindevice, w.position).map_err(|e| e.to_string())?;
@@ -340,22 +378,57 @@ impl Bus {
                 None => return Err(format!("device {} '{}': SDO download 0x{index:04X}:{sub:02X} got no answer", d.position, d.name)),
             }
         }
-        let group = match driver.run(group.into_op(&maindevice), until) {
-            Some(Ok(g)) => g,
-            Some(Err(e)) => {
-                let names: Vec<String> = devices.iter().map(|d| format!("{} '{}'", d.position, d.name)).collect();
-                return Err(format!("{} (devices: {}; `morc bus scan` shows their states)", bus_driver_failed("PREOP → OP", Some(e)), names.join(", ")));
+        let into_op_failed = |e: Option<ethercrab::error::Error>, devices: &[DeviceInfo]| -> String {
+            let names: Vec<String> = devices.iter().map(|d| format!("{} '{}'", d.position, d.name)).collect();
+            match e {
+                Some(e) => format!("{} (devices: {}; `morc bus scan` shows their states)", bus_driver_failed("PREOP → OP", Some(e)), names.join(", ")),
+                None => bus_driver_failed("PREOP → OP", None),
             }
-            None => return Err(bus_driver_failed("PREOP → OP", None)),
+        };
+        let sync0: Vec<usize> = sync0.into_iter().filter(|p| devices.get(*p).is_some_and(|d| d.dc_sync_capable)).collect();
+        let group = match config.sync0_period {
+            Some(period) if !sync0.is_empty() => {
+                let mut group = group;
+                for (position, mut sd) in group.iter_mut(&maindevice).enumerate() {
+                    if sync0.contains(&position) {
+                        sd.set_dc_sync(DcSync::Sync0);
+                    }
+                }
+                // FMMUs first: configure_dc_sync leaves them as they are.
+                let group = match driver.run(group.into_pre_op_pdi(&maindevice), until) {
+                    Some(Ok(g)) => g,
+                    Some(Err(e)) => return Err(bus_driver_failed("process data configuration", Some(e))),
+                    None => return Err(bus_driver_failed("process data configuration", None)),
+                };
+                let dc = DcConfiguration { start_delay: SYNC0_START_DELAY, sync0_period: period, sync0_shift: Duration::ZERO };
+                let group = match driver.run(group.configure_dc_sync(&maindevice, dc), until) {
+                    Some(Ok(g)) => g,
+                    Some(Err(e)) => return Err(format!("EtherCAT bring-up on {link:?}: configuring distributed clocks (SYNC0 every {period:?}) failed: {e}")),
+                    None => return Err(bus_driver_failed("distributed clock configuration", None)),
+                };
+                for p in &sync0 {
+                    devices[*p].sync0 = true;
+                }
+                match driver.run(group.into_op(&maindevice), until) {
+                    Some(Ok(g)) => OpGroup::Dc(g),
+                    Some(Err(e)) => return Err(into_op_failed(Some(e), &devices)),
+                    None => return Err(into_op_failed(None, &devices)),
+                }
+            }
+            _ => match driver.run(group.into_op(&maindevice), until) {
+                Some(Ok(g)) => OpGroup::Plain(g),
+                Some(Err(e)) => return Err(into_op_failed(Some(e), &devices)),
+                None => return Err(into_op_failed(None, &devices)),
+            },
         };
         let mut input_ranges = Vec::new();
         let mut output_ranges = Vec::new();
         let (mut n_in, mut n_out) = (0, 0);
         let mut expected_wkc = 0u16;
-        for (d, sd) in devices.iter_mut().zip(group.iter(&maindevice)) {
-            let io = sd.io_raw();
-            d.input_bytes = io.inputs().len();
-            d.output_bytes = io.outputs().len();
+        let sizes: Vec<(usize, usize)> = with_group!(&group, g => g.iter(&maindevice).map(|sd| (sd.io_raw().inputs().len(), sd.io_raw().outputs().len())).collect());
+        for (d, (input_bytes, output_bytes)) in devices.iter_mut().zip(sizes) {
+            d.input_bytes = input_bytes;
+            d.output_bytes = output_bytes;
             input_ranges.push(n_in..n_in + d.input_bytes);
             output_ranges.push(n_out..n_out + d.output_bytes);
             n_in += d.input_bytes;
@@ -446,11 +519,19 @@ impl Bus {
     pub fn cycle(&mut self) -> CycleStatus {
         self.counters.cycles += 1;
         let Some(md) = self.maindevice.as_ref() else { return CycleStatus::Error };
-        for (sd, range) in self.group.iter(md).zip(&self.output_ranges) {
-            sd.outputs_raw_mut().copy_from_slice(&self.outputs[range.clone()]);
-        }
+        with_group!(&self.group, g => {
+            for (sd, range) in g.iter(md).zip(&self.output_ranges) {
+                sd.outputs_raw_mut().copy_from_slice(&self.outputs[range.clone()]);
+            }
+        });
         let patience = Patience::Cycle(self.config.receive_timeout);
-        let response = match self.driver.run(self.group.tx_rx(md), patience) {
+        // With DC, the exchange also carries the reference clock's system time to the others
+        // (FRMW), which keeps their clocks in step.
+        let exchanged = match &self.group {
+            OpGroup::Plain(g) => self.driver.run(g.tx_rx(md), patience).map(|r| r.map(|r| (r.working_counter, r.subdevice_states))),
+            OpGroup::Dc(g) => self.driver.run(g.tx_rx_dc(md), patience).map(|r| r.map(|r| (r.working_counter, r.subdevice_states))),
+        };
+        let (working_counter, subdevice_states) = match exchanged {
             Some(Ok(r)) => r,
             Some(Err(_)) => {
                 self.counters.errors += 1;
@@ -461,20 +542,22 @@ impl Bus {
                 return CycleStatus::Lost;
             }
         };
-        self.last_wkc = response.working_counter;
-        for (s, r) in self.states.iter_mut().zip(response.subdevice_states.iter()) {
+        self.last_wkc = working_counter;
+        for (s, r) in self.states.iter_mut().zip(subdevice_states.iter()) {
             *s = *r;
         }
-        for (sd, range) in self.group.iter(md).zip(&self.input_ranges) {
-            self.inputs[range.clone()].copy_from_slice(&sd.inputs_raw());
-        }
+        with_group!(&self.group, g => {
+            for (sd, range) in g.iter(md).zip(&self.input_ranges) {
+                self.inputs[range.clone()].copy_from_slice(&sd.inputs_raw());
+            }
+        });
         if self.states.iter().any(|s| *s != SubDeviceState::Op) {
             self.counters.not_op += 1;
             return CycleStatus::NotOp;
         }
-        if response.working_counter != self.expected_wkc {
+        if working_counter != self.expected_wkc {
             self.counters.working_counter_errors += 1;
-            return CycleStatus::WorkingCounter { got: response.working_counter, expected: self.expected_wkc };
+            return CycleStatus::WorkingCounter { got: working_counter, expected: self.expected_wkc };
         }
         CycleStatus::Ok
     }
@@ -508,34 +591,63 @@ impl Bus {
         let deadline = Instant::now() + self.config.bring_up_timeout;
         let mut report = String::new();
         for (position, d) in self.devices.iter().enumerate() {
-            let sd = self.group.subdevice(md, position).map_err(|e| e.to_string())?;
-            let status = match self.driver.run(sd.status(), Patience::Until(deadline)) {
-                Some(Ok(s)) => s,
-                Some(Err(e)) => return Err(format!("device {position} '{}': cannot read its AL status: {e}; check the cable and its power", d.name)),
-                None => return Err(format!("device {position} '{}' does not answer; check the cable and its power", d.name)),
-            };
-            if status.0 == SubDeviceState::Op {
-                continue;
+            let driver = &mut self.driver;
+            let found = with_group!(&self.group, g => match g.subdevice(md, position) {
+                Ok(sd) => recover_device(driver, &sd, d, deadline),
+                Err(e) => Err(e.to_string()),
+            })?;
+            if let Some(what) = found {
+                report.push_str(&what);
             }
-            report.push_str(&format!("device {position} '{}' was in {} ({}); ", d.name, state_text(status.0), status.1));
-            // SafeOp + error → Op with acknowledge (AL control 0x0120: state | 0x10).
-            for (value, target) in [(0x14u16, SubDeviceState::SafeOp), (0x08, SubDeviceState::Op)] {
-                match self.driver.run(sd.register_write(0x0120u16, value), Patience::Until(deadline)) {
-                    Some(Ok(_)) => {}
-                    _ => return Err(format!("device {position} '{}': cannot request {}", d.name, state_text(target))),
-                }
-            }
-            let back = loop {
-                match self.driver.run(sd.status(), Patience::Until(deadline)) {
-                    Some(Ok((SubDeviceState::Op, _))) => break Ok(()),
-                    Some(Ok((s, code))) if Instant::now() > deadline => break Err(format!("device {position} '{}' stays in {} ({code})", d.name, state_text(s))),
-                    Some(Ok(_)) => continue,
-                    _ => break Err(format!("device {position} '{}' does not answer", d.name)),
-                }
-            };
-            back?;
         }
         Ok(report)
+    }
+
+    /// An SDO upload of a u32, off the real-time path (e.g. a sensor's calibration, once
+    /// after bring-up).
+    pub fn sdo_read_u32(&mut self, position: usize, index: u16, sub: u8) -> Result<u32, String> {
+        let Some(md) = self.maindevice.as_ref() else { return Err("the bus is closed".into()) };
+        let name = self.devices.get(position).map(|d| format!("device {position} '{}'", d.name)).unwrap_or_else(|| format!("device {position}"));
+        let until = Patience::Until(Instant::now() + self.config.bring_up_timeout);
+        let driver = &mut self.driver;
+        let read = with_group!(&self.group, g => match g.subdevice(md, position) {
+            Ok(sd) => driver.run(sd.sdo_read::<u32>(index, sub), until),
+            Err(e) => Some(Err(e)),
+        });
+        match read {
+            Some(Ok(v)) => Ok(v),
+            Some(Err(e)) => Err(format!("{name}: SDO upload 0x{index:04X}:{sub:02X} refused: {e}")),
+            None => Err(format!("{name}: SDO upload 0x{index:04X}:{sub:02X} got no answer")),
+        }
+    }
+}
+
+/// Brings one device back to Op if it left it: `Some(what it found)`, `None` if it was in Op.
+fn recover_device<S>(driver: &mut Driver, sd: &ethercrab::SubDeviceRef<'_, S>, d: &DeviceInfo, deadline: Instant) -> Result<Option<String>, String> {
+    let (position, name) = (d.position, &d.name);
+    let status = match driver.run(sd.status(), Patience::Until(deadline)) {
+        Some(Ok(s)) => s,
+        Some(Err(e)) => return Err(format!("device {position} '{name}': cannot read its AL status: {e}; check the cable and its power")),
+        None => return Err(format!("device {position} '{name}' does not answer; check the cable and its power")),
+    };
+    if status.0 == SubDeviceState::Op {
+        return Ok(None);
+    }
+    let found = format!("device {position} '{name}' was in {} ({}); ", state_text(status.0), status.1);
+    // SafeOp + error → Op with acknowledge (AL control 0x0120: state | 0x10).
+    for (value, target) in [(0x14u16, SubDeviceState::SafeOp), (0x08, SubDeviceState::Op)] {
+        match driver.run(sd.register_write(0x0120u16, value), Patience::Until(deadline)) {
+            Some(Ok(_)) => {}
+            _ => return Err(format!("device {position} '{name}': cannot request {}", state_text(target))),
+        }
+    }
+    loop {
+        match driver.run(sd.status(), Patience::Until(deadline)) {
+            Some(Ok((SubDeviceState::Op, _))) => return Ok(Some(found)),
+            Some(Ok((s, code))) if Instant::now() > deadline => return Err(format!("device {position} '{name}' stays in {} ({code})", state_text(s))),
+            Some(Ok(_)) => continue,
+            _ => return Err(format!("device {position} '{name}' does not answer")),
+        }
     }
 }
 

@@ -1,15 +1,19 @@
 //! The simulated segment morc runs on without hardware (`morc run --bus sim`, `morc bus scan
-//! --sim`): a coupler, CiA 402 drives and digital I/O terminals, with morc's own identities
-//! (vendor 0x0DEF) and EEPROM images built here, so nothing outside the binary is needed.
+//! --sim`): a coupler, CiA 402 drives, digital and analog I/O terminals, a safety PLC and a
+//! force/torque sensor, with morc's own identities (vendor 0x0DEF) and EEPROM images built
+//! here, so nothing outside the binary is needed.
 
+use crate::bus::devices::identity;
+use crate::bus::devices::AnalogRange;
 use crate::bus::devices::DriveConfig;
+use crate::bus::master::Link;
 use crate::bus::transport::SharedSegment;
+use crate::bus::virtual_segment::process_data::PdoEntrySpec;
 use crate::bus::virtual_segment::sii::{self, build_image, DeviceDescription, FmmuUsage, Identity, MailboxConfig, Pdo, PdoEntry, SyncManagerEntry, SyncManagerUsage};
-use crate::bus::virtual_segment::{cia402_drive, coupler, digital_inputs, digital_outputs, morc_drive_image, EscConfig, IdealFollower, Segment};
+use crate::bus::virtual_segment::{cia402_drive, coupler, digital_inputs, digital_outputs, fixed_pdo_device, morc_drive_image, EscConfig, IdealFollower, Segment, SimAnalogInputs, SimAnalogOutputs, SimForceSensor, SimSafetyPlc};
 use std::sync::{Arc, Mutex};
 
-/// morc's vendor id for simulated devices.
-pub const MORC_VENDOR_ID: u32 = 0x0000_0DEF;
+pub use identity::MORC_VENDOR_ID;
 
 /// What the simulated segment holds.
 #[derive(Debug, Clone)]
@@ -22,57 +26,134 @@ pub struct SimSegmentConfig {
     pub max_acceleration: f64,
     pub digital_outputs: u32,
     pub digital_inputs: u32,
+    /// Channels of the analog input terminal (±10 V), 0 for none.
+    pub analog_inputs: usize,
+    /// Channels of the analog output terminal (±10 V), 0 for none.
+    pub analog_outputs: usize,
+    pub safety_plc: bool,
+    pub force_torque: bool,
 }
 
 impl Default for SimSegmentConfig {
+    /// Coupler, six drives, DO8, DI8: the segment most tests pin positions on.
     fn default() -> Self {
-        Self { drives: 6, drive: DriveConfig::default(), max_velocity: 3.0, max_acceleration: 30.0, digital_outputs: 8, digital_inputs: 8 }
+        Self { drives: 6, drive: DriveConfig::default(), max_velocity: 3.0, max_acceleration: 30.0, digital_outputs: 8, digital_inputs: 8, analog_inputs: 0, analog_outputs: 0, safety_plc: false, force_torque: false }
     }
 }
 
-fn terminal_image(product_code: u32, name: &str, outputs: bool, channels: u32) -> Result<sii::SiiImage, String> {
-    let entries = (0..channels)
-        .map(|c| PdoEntry { index: if outputs { 0x7000 } else { 0x6000 } + (c as u16) * 0x10, sub_index: 1, name_string: 0, data_type: 1, bit_len: 1 })
-        .collect();
-    let bytes = channels.div_ceil(8) as u16;
-    let (sm, pdo) = if outputs {
-        (SyncManagerEntry { start: 0x0F00, length: bytes, control: 0x44, enable: 1, usage: SyncManagerUsage::ProcessDataOut }, Pdo { index: 0x1600, sync_manager: 0, name_string: 0, entries })
+impl SimSegmentConfig {
+    /// A robot cell: the default segment plus analog terminals (AI4, AO4), a safety PLC and
+    /// a force/torque sensor. What `--bus sim` and `morc bus scan --sim` run on.
+    pub fn cell(drives: usize) -> Self {
+        Self { drives, analog_inputs: 4, analog_outputs: 4, safety_plc: true, force_torque: true, ..Default::default() }
+    }
+
+    /// How many devices the segment has.
+    pub fn device_count(&self) -> usize {
+        1 + self.drives + [self.digital_outputs > 0, self.digital_inputs > 0, self.analog_inputs > 0, self.analog_outputs > 0, self.safety_plc, self.force_torque].iter().filter(|b| **b).count()
+    }
+}
+
+/// What an SII image built here holds.
+struct ImageSpec<'a> {
+    product_code: u32,
+    name: &'a str,
+    group: &'a str,
+    /// Entries of the one RxPDO (outputs) and TxPDO (inputs): (index, sub-index, bits).
+    rx: &'a [PdoEntrySpec],
+    tx: &'a [PdoEntrySpec],
+    /// A CoE mailbox (SM0/SM1), process data on SM2/SM3; else process data on SM0/SM1.
+    coe: bool,
+    /// Start and control byte of the process-data SMs without a mailbox (outputs, inputs).
+    pd_sms: [(u16, u8); 2],
+}
+
+/// Process-data SMs in process RAM (mailbox-less devices with both directions).
+const PD_IN_RAM: [(u16, u8); 2] = [(0x1000, 0x64), (0x1100, 0x20)];
+const NO_PD: [(u16, u8); 2] = [(0, 0); 2];
+
+fn image(spec: &ImageSpec) -> Result<sii::SiiImage, String> {
+    let pdo = |index: u16, sync_manager: u8, entries: &[PdoEntrySpec]| Pdo {
+        index,
+        sync_manager,
+        name_string: 0,
+        // CoE data types: BOOL, UNSIGNED8/16/32 (ETG.1000.6 Table 64).
+        entries: entries.iter().map(|&(index, sub_index, bit_len)| PdoEntry { index, sub_index, name_string: 0, data_type: match bit_len { 1 => 0x01, 8 => 0x05, 16 => 0x06, _ => 0x07 }, bit_len }).collect(),
+    };
+    let bytes = |entries: &[PdoEntrySpec]| entries.iter().map(|e| u32::from(e.2)).sum::<u32>().div_ceil(8) as u16;
+    let mut sync_managers = Vec::new();
+    let mut fmmus = Vec::new();
+    let mut mailbox = MailboxConfig { receive_offset: 0, receive_size: 0, send_offset: 0, send_size: 0, protocols: 0 };
+    let [(out_start, out_control), (in_start, in_control)] = if spec.coe {
+        mailbox = MailboxConfig { receive_offset: 0x1000, receive_size: 128, send_offset: 0x1080, send_size: 128, protocols: sii::protocol::COE };
+        sync_managers.push(SyncManagerEntry { start: 0x1000, length: 128, control: 0x26, enable: 1, usage: SyncManagerUsage::MailboxOut });
+        sync_managers.push(SyncManagerEntry { start: 0x1080, length: 128, control: 0x22, enable: 1, usage: SyncManagerUsage::MailboxIn });
+        [(0x1100, 0x64), (0x1180, 0x20)]
     } else {
-        (SyncManagerEntry { start: 0x1000, length: bytes, control: 0x00, enable: 1, usage: SyncManagerUsage::ProcessDataIn }, Pdo { index: 0x1A00, sync_manager: 0, name_string: 0, entries })
+        spec.pd_sms
     };
+    let (mut rx_pdos, mut tx_pdos) = (Vec::new(), Vec::new());
+    if !spec.rx.is_empty() {
+        rx_pdos.push(pdo(0x1600, sync_managers.len() as u8, spec.rx));
+        sync_managers.push(SyncManagerEntry { start: out_start, length: bytes(spec.rx), control: out_control, enable: 1, usage: SyncManagerUsage::ProcessDataOut });
+        fmmus.push(FmmuUsage::Outputs);
+    }
+    if !spec.tx.is_empty() {
+        tx_pdos.push(pdo(0x1A00, sync_managers.len() as u8, spec.tx));
+        sync_managers.push(SyncManagerEntry { start: in_start, length: bytes(spec.tx), control: in_control, enable: 1, usage: SyncManagerUsage::ProcessDataIn });
+        fmmus.push(FmmuUsage::Inputs);
+    }
+    if spec.coe {
+        fmmus.push(FmmuUsage::SyncManagerStatus);
+    }
     let desc = DeviceDescription {
-        identity: Identity { vendor_id: MORC_VENDOR_ID, product_code, revision: 1, serial: 0 },
-        name: name.into(),
-        group: if outputs { "DigOut" } else { "DigIn" }.into(),
-        order_code: name.into(),
-        mailbox: MailboxConfig { receive_offset: 0, receive_size: 0, send_offset: 0, send_size: 0, protocols: 0 },
-        coe_details: 0,
-        fmmus: vec![if outputs { FmmuUsage::Outputs } else { FmmuUsage::Inputs }],
-        sync_managers: vec![sm],
-        tx_pdos: if outputs { vec![] } else { vec![pdo.clone()] },
-        rx_pdos: if outputs { vec![pdo] } else { vec![] },
+        identity: Identity { vendor_id: MORC_VENDOR_ID, product_code: spec.product_code, revision: 1, serial: 0 },
+        name: spec.name.into(),
+        group: spec.group.into(),
+        order_code: spec.name.into(),
+        mailbox,
+        coe_details: if spec.coe { sii::coe_details::SDO | sii::coe_details::PDO_ASSIGN } else { 0 },
+        fmmus,
+        sync_managers,
+        tx_pdos,
+        rx_pdos,
     };
-    build_image(&desc, 512).map_err(|e| e.to_string())
+    build_image(&desc, if spec.coe { 2048 } else { 512 }).map_err(|e| e.to_string())
+}
+
+/// A digital terminal: one bit per channel, on the ESC's digital I/O registers' SM layout
+/// (outputs at 0x0F00, as EL2xxx terminals have).
+fn terminal_image(product_code: u32, name: &str, outputs: bool, channels: u32) -> Result<sii::SiiImage, String> {
+    let entries: Vec<PdoEntrySpec> = (0..channels).map(|c| (if outputs { 0x7000 } else { 0x6000 } + (c as u16) * 0x10, 1, 1)).collect();
+    let (rx, tx): (&[PdoEntrySpec], &[PdoEntrySpec]) = if outputs { (&entries, &[]) } else { (&[], &entries) };
+    image(&ImageSpec { product_code, name, group: if outputs { "DigOut" } else { "DigIn" }, rx, tx, coe: false, pd_sms: [(0x0F00, 0x44), (0x1000, 0x00)] })
 }
 
 fn coupler_image() -> Result<sii::SiiImage, String> {
-    let desc = DeviceDescription {
-        identity: Identity { vendor_id: MORC_VENDOR_ID, product_code: 0x0000_1100, revision: 1, serial: 0 },
-        name: "SIM-COUPLER".into(),
-        group: "Coupler".into(),
-        order_code: "SIM-COUPLER".into(),
-        mailbox: MailboxConfig { receive_offset: 0, receive_size: 0, send_offset: 0, send_size: 0, protocols: 0 },
-        coe_details: 0,
-        fmmus: vec![],
-        sync_managers: vec![],
-        tx_pdos: vec![],
-        rx_pdos: vec![],
-    };
-    build_image(&desc, 512).map_err(|e| e.to_string())
+    image(&ImageSpec { product_code: identity::COUPLER, name: "SIM-COUPLER", group: "Coupler", rx: &[], tx: &[], coe: false, pd_sms: NO_PD })
+}
+
+fn analog_image(product_code: u32, name: &str, outputs: bool, channels: usize) -> Result<sii::SiiImage, String> {
+    // Inputs: status word + value per channel (EL31xx); outputs: a value per channel (EL41xx).
+    let entries: Vec<PdoEntrySpec> = (0..channels as u16)
+        .flat_map(|c| if outputs { vec![(0x7000 + 0x10 * c, 1, 16)] } else { vec![(0x6000 + 0x10 * c, 1, 16), (0x6000 + 0x10 * c, 0x11, 16)] })
+        .collect();
+    let (rx, tx): (&[PdoEntrySpec], &[PdoEntrySpec]) = if outputs { (&entries, &[]) } else { (&[], &entries) };
+    image(&ImageSpec { product_code, name, group: if outputs { "AnaOut" } else { "AnaIn" }, rx, tx, coe: false, pd_sms: PD_IN_RAM })
+}
+
+fn safety_plc_image() -> Result<sii::SiiImage, String> {
+    image(&ImageSpec { product_code: identity::SAFETY_PLC, name: "SIM-SAFETY-PLC", group: "Safety", rx: &[(0x7000, 1, 16)], tx: &[(0x6000, 1, 16), (0x6000, 2, 16)], coe: false, pd_sms: PD_IN_RAM })
+}
+
+fn force_sensor_image() -> Result<sii::SiiImage, String> {
+    let tx: Vec<PdoEntrySpec> = (1..=6).map(|s| (0x6000, s, 32)).chain([(0x6010, 0, 32), (0x6020, 0, 32)]).collect();
+    image(&ImageSpec { product_code: identity::FORCE_TORQUE, name: "SIM-FT6", group: "Sensors", rx: &[(0x7010, 1, 32)], tx: &tx, coe: true, pd_sms: NO_PD })
 }
 
 /// Coupler, then `drives` CiA 402 drives, then a digital output and a digital input terminal
-/// (each left out when it has 0 channels). Devices at positions 0, 1.., in that order.
+/// (each left out when it has 0 channels), analog inputs and outputs, the safety PLC and the
+/// force/torque sensor (each when configured). Devices at positions 0, 1.., in that order.
 pub fn sim_segment(config: &SimSegmentConfig) -> Result<Segment, String> {
     config.drive.check()?;
     let mut s = Segment::new();
@@ -91,6 +172,22 @@ pub fn sim_segment(config: &SimSegmentConfig) -> Result<Segment, String> {
         let image = terminal_image(0x1000 + config.digital_inputs, &format!("SIM-DI{}", config.digital_inputs), false, config.digital_inputs)?;
         s.push(digital_inputs(image, EscConfig::et1200(), 4_000)?);
     }
+    if config.analog_inputs > 0 {
+        let image = analog_image(identity::ANALOG_IN, &format!("SIM-AI{}", config.analog_inputs), false, config.analog_inputs)?;
+        s.push(fixed_pdo_device(image, EscConfig::et1200(), 5_000, SimAnalogInputs::new(config.analog_inputs, AnalogRange::VOLTS_PM10), None)?);
+    }
+    if config.analog_outputs > 0 {
+        let image = analog_image(identity::ANALOG_OUT, &format!("SIM-AO{}", config.analog_outputs), true, config.analog_outputs)?;
+        s.push(fixed_pdo_device(image, EscConfig::et1200(), 6_000, SimAnalogOutputs::new(config.analog_outputs, AnalogRange::VOLTS_PM10), None)?);
+    }
+    if config.safety_plc {
+        s.push(fixed_pdo_device(safety_plc_image()?, EscConfig::et1100(), 7_000, SimSafetyPlc::default(), None)?);
+    }
+    if config.force_torque {
+        let image = force_sensor_image()?;
+        let identity = image.parse().map_err(|e| e.to_string())?.identity;
+        s.push(fixed_pdo_device(image, EscConfig::et1100(), 8_000, SimForceSensor::default(), Some(SimForceSensor::objects(identity)))?);
+    }
     // Start virtual time away from 0 so DC system times look like a running line.
     s.set_time_ns(1_000_000_000);
     Ok(s)
@@ -99,4 +196,15 @@ pub fn sim_segment(config: &SimSegmentConfig) -> Result<Segment, String> {
 /// [`sim_segment`], shared for the in-process transport.
 pub fn shared_sim_segment(config: &SimSegmentConfig) -> Result<SharedSegment, String> {
     Ok(Arc::new(Mutex::new(sim_segment(config)?)))
+}
+
+/// Where `--bus` (morc run), `morc bus scan --sim | --iface` or `morc.start_engine { bus = … }`
+/// points: "sim" is the simulated cell ([`SimSegmentConfig::cell`]) with `drives` drives,
+/// anything else a network interface.
+pub fn link_for(spec: &str, drives: usize) -> Result<Link, String> {
+    match spec {
+        "sim" => Ok(Link::Simulated(shared_sim_segment(&SimSegmentConfig::cell(drives))?)),
+        iface if !iface.is_empty() => Ok(Link::Interface(iface.to_string())),
+        _ => Err("the bus is 'sim' (the simulated cell) or a network interface name (e.g. eth1)".into()),
+    }
 }

@@ -11,6 +11,7 @@ use clap::Subcommand;
 use crate::bus::base::{BusBase, BusConfig};
 use crate::bus::master::{state_name, Link, MasterConfig};
 use crate::bus::sim::{shared_sim_segment, SimSegmentConfig};
+
 use crate::kernel::engine::EngineConfig;
 
 #[derive(Subcommand, Debug)]
@@ -36,23 +37,18 @@ pub enum BusCommand {
     },
 }
 
-/// Where `--bus` (morc run) or `--sim` / `--iface` points.
-pub fn link_for(spec: &str, drives: usize) -> Result<Link, String> {
-    match spec {
-        "sim" => Ok(Link::Simulated(shared_sim_segment(&SimSegmentConfig { drives, ..Default::default() })?)),
-        iface if !iface.is_empty() => Ok(Link::Interface(iface.to_string())),
-        _ => Err("--bus needs 'sim' or a network interface name".into()),
-    }
-}
+pub use crate::bus::sim::link_for;
 
-pub fn main(command: &BusCommand, config: &EngineConfig) -> i32 {
+/// `global_bus`: the global `--bus` flag, which `scan` honours as well (`morc --bus sim bus scan`).
+pub fn main(command: &BusCommand, config: &EngineConfig, global_bus: Option<&str>) -> i32 {
     match command {
         BusCommand::Scan { sim, iface, drives } => {
             let spec = match (sim, iface) {
                 (true, _) => "sim".to_string(),
                 (false, Some(i)) => i.clone(),
+                (false, None) if global_bus.is_some() => global_bus.unwrap_or_default().to_string(),
                 (false, None) => {
-                    eprintln!("morc bus scan: say where the bus is: --sim, or --iface IF (e.g. --iface eth1)");
+                    eprintln!("morc bus scan: say where the bus is: --sim, or --iface IF (e.g. --iface eth1), or the global --bus sim|IF");
                     return super::exit::USAGE;
                 }
             };
@@ -84,12 +80,12 @@ pub fn scan(spec: &str, drives: usize, config: &EngineConfig) -> Result<String, 
     let base = BusBase::open(link, BusConfig { period: config.period, enable_drives: false, master: MasterConfig::default(), ..Default::default() })?;
     let bus = base.bus();
     let mut s = String::new();
-    let _ = writeln!(s, "{:>3}  {:<6} {:<10} {:<10} {:<10} {:>6} {:>6}  {:<7} {:<8} name", "pos", "state", "vendor", "product", "revision", "in B", "out B", "DC", "class");
+    let _ = writeln!(s, "{:>3}  {:<6} {:<10} {:<10} {:<10} {:>6} {:>6}  {:<15} {:<7} name", "pos", "state", "vendor", "product", "revision", "in B", "out B", "DC", "class");
     for (d, state) in bus.devices().iter().zip(bus.states()) {
         let class = base.class_of(d.position).unwrap_or("-");
         let _ = writeln!(
             s,
-            "{:>3}  {:<6} 0x{:08x} 0x{:08x} 0x{:08x} {:>6} {:>6}  {:<7} {:<8} {}",
+            "{:>3}  {:<6} 0x{:08x} 0x{:08x} 0x{:08x} {:>6} {:>6}  {:<15} {:<7} {}",
             d.position,
             state_name(*state),
             d.vendor_id,
@@ -97,23 +93,38 @@ pub fn scan(spec: &str, drives: usize, config: &EngineConfig) -> Result<String, 
             d.revision,
             d.input_bytes,
             d.output_bytes,
-            d.dc,
+            if d.sync0 { format!("{}, SYNC0", d.dc) } else { d.dc.to_string() },
             class,
             d.name
         );
     }
     let _ = writeln!(s, "{} devices, working counter {} expected per cycle", bus.devices().len(), bus.expected_working_counter());
+    if bus.devices().iter().any(|d| d.sync0) {
+        let _ = writeln!(s, "distributed clocks: SYNC0 every {} ms on the devices marked SYNC0", config.period * 1e3);
+    }
+    if let Some(m) = base.fault() {
+        let _ = writeln!(s, "fault: {m}");
+    }
     Ok(s)
 }
 
-/// `morc bench bus`: the bus round trip per cycle — 6 drives, a coupler, a digital output and
-/// a digital input terminal — in-process and over a veth pair (root), and the cycle rates the
-/// veth link sustains without missed frames.
+/// `morc bench bus`: the bus round trip per cycle for the simulated cell — a coupler, 6 drives
+/// (DC-synchronous), digital and analog I/O terminals, a safety PLC and a force/torque sensor
+/// — in-process and over a veth pair (root), and the cycle rates the veth link sustains
+/// without missed frames.
 pub fn bench(seconds: f64, config: &EngineConfig) -> i32 {
     use crate::kernel::rt;
     rt::apply_to_current_thread(config.rt, "bus benchmark");
-    let sim = SimSegmentConfig::default();
-    println!("bus round trip per cycle: {} drives + coupler + DO{} + DI{} ({} devices)", sim.drives, sim.digital_outputs, sim.digital_inputs, sim.drives + 3);
+    let sim = SimSegmentConfig::cell(6);
+    println!(
+        "bus round trip per cycle: coupler + {} drives + DO{} + DI{} + AI{} + AO{} + safety PLC + F/T sensor ({} devices)",
+        sim.drives,
+        sim.digital_outputs,
+        sim.digital_inputs,
+        sim.analog_inputs,
+        sim.analog_outputs,
+        sim.device_count()
+    );
     match bench_in_process(seconds, &sim, config) {
         Ok(line) => println!("{line}"),
         Err(e) => {

@@ -162,7 +162,7 @@ pub fn main() -> i32 {
         Some(Command::Run { file, args }) => run::main(config, &setup, file, args),
         Some(Command::Check { files }) => check::main(files),
         Some(Command::Doc { name }) => doc::main(name),
-        Some(Command::Bus { command }) => bus::main(command, &config),
+        Some(Command::Bus { command }) => bus::main(command, &config, cli.bus.as_deref()),
         Some(Command::Bench { what, seconds }) => bench::main(what, *seconds, &config),
         Some(Command::Rec { cmd }) => rec::main(cmd),
         Some(Command::Fmu { command }) => fmu::main(command),

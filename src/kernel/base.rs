@@ -4,6 +4,12 @@
 
 use super::component::{ComponentInfo, Step};
 use super::value::Value;
+use std::any::Any;
+use std::sync::Arc;
+
+/// What other threads (the REPL, a program) use to talk to a base while the engine owns it,
+/// e.g. the bus's fault reset; the caller downcasts it to the base's own handle type.
+pub type BaseHandle = Arc<dyn Any + Send + Sync>;
 
 pub trait Base: Send {
     /// How assemblies refer to it.
@@ -18,6 +24,10 @@ pub trait Base: Send {
     /// there is none (`None`: between assemblies, after a fault). Inputs
     /// the assembly does not drive hold too ([`Commands::get`] is `None`).
     fn actuate(&mut self, tick: u64, commands: Option<Commands>) -> Step;
+    /// A handle for other threads, taken before the engine moves the base to its thread.
+    fn handle(&self) -> Option<BaseHandle> {
+        None
+    }
 }
 
 /// The assembly's commands to the base for one tick.

@@ -9,7 +9,7 @@ use std::thread::JoinHandle;
 use crossbeam_channel::{bounded, Receiver, Sender};
 
 use super::assembly::{plan, AssemblyError, AssemblySpec};
-use super::base::Base;
+use super::base::{Base, BaseHandle};
 use super::clock::{monotonic_ns, sleep_until, ClockKind};
 use super::component::{ComponentInfo, Step};
 use super::data::AssemblyData;
@@ -198,6 +198,7 @@ pub struct Engine {
     config: EngineConfig,
     base_name: String,
     base_info: ComponentInfo,
+    base_handle: Option<BaseHandle>,
     commands: Sender<Command>,
     finished: Receiver<Box<Job>>,
     shared: Arc<Shared>,
@@ -222,6 +223,7 @@ impl Engine {
         rt::set_worker_policy(config.rt);
         let base_name = base.name().to_string();
         let base_info = base.info().clone();
+        let base_handle = base.handle();
         let (cmd_tx, cmd_rx) = bounded(1);
         let (done_tx, done_rx) = bounded(1);
         let shared = Arc::new(Shared { tick: AtomicU64::new(0), cancel: AtomicBool::new(false) });
@@ -234,6 +236,7 @@ impl Engine {
             config,
             base_name,
             base_info,
+            base_handle,
             commands: cmd_tx,
             finished: done_rx,
             shared,
@@ -250,6 +253,10 @@ impl Engine {
     }
     pub fn base_info(&self) -> &ComponentInfo {
         &self.base_info
+    }
+    /// The base's handle for other threads ([`Base::handle`]), e.g. a bus's fault reset.
+    pub fn base_handle(&self) -> Option<&BaseHandle> {
+        self.base_handle.as_ref()
     }
     /// The Coordinator's tick count.
     pub fn tick(&self) -> u64 {

@@ -227,6 +227,7 @@ impl UserData for LuaEngine {
         fields.add_field_method_get("period", |_, this| Ok(this.0.config().period));
         fields.add_field_method_get("clock", |_, this| Ok(this.0.config().clock.to_string()));
         fields.add_field_method_get("base", |_, this| Ok(this.0.base_name().to_string()));
+        fields.add_field_method_get("bus", |_, this| Ok(super::bus::bus_handle(&this.0).map(super::bus::LuaBus)));
     }
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
         methods.add_method_mut("run", |lua, this, (assembly, opts): (AnyUserData, Option<Table>)| run(lua, &mut this.0, &assembly, opts));
@@ -246,6 +247,7 @@ impl UserData for LuaEngine {
             this.0.cancel();
             Ok(())
         });
+        methods.add_method_mut("reset_faults", |_, this, ()| super::bus::reset_faults(&mut this.0));
         methods.add_method("tick", |_, this, ()| Ok(this.0.tick()));
         methods.add_method("time", |_, this, ()| Ok(this.0.tick() as f64 * this.0.config().period));
         methods.add_method("check", |_, this, assembly: AnyUserData| {

@@ -2,6 +2,7 @@
 //! What can be written in Lua lives in `lua/` (loaded from here at start).
 
 pub mod assembly;
+pub mod bus;
 pub mod convert;
 pub mod data;
 pub mod engine;

@@ -620,7 +620,10 @@ fn start_engine(lua: &Lua, opts: Table) -> mlua::Result<AnyUserData> {
     let fail = |m: String| mlua::Error::runtime(format!("{origin}: morc.start_engine: {m}"));
     let morc: Table = lua.globals().get("morc")?;
     let engine_ud: AnyUserData = morc.get("engine")?;
-    let mut engine = engine_ud.borrow_mut::<LuaEngine>().map_err(|_| fail("morc.engine is busy or not an engine".into()))?;
+    let engine = engine_ud.borrow_mut::<LuaEngine>().map_err(|_| fail("morc.engine is busy or not an engine".into()))?;
+    if engine.0.is_running() {
+        return Err(fail("an assembly is running".into()));
+    }
     let mut config: EngineConfig = engine.0.config().clone();
     if let Some(c) = opts.get::<Option<String>>("clock")? {
         config.clock = c.parse::<ClockKind>().map_err(fail)?;
@@ -629,6 +632,17 @@ fn start_engine(lua: &Lua, opts: Table) -> mlua::Result<AnyUserData> {
         config.period = p;
     }
     let robot_value = opts.get::<mlua::Value>("robot")?;
+    if let Some(bus) = opts.get::<Option<String>>("bus")? {
+        if !matches!(opts.get::<mlua::Value>("robot")?, mlua::Value::Nil) {
+            return Err(fail("give robot (the simulated robot) or bus (the EtherCAT bus), not both".into()));
+        }
+        let drives = opts.get::<Option<usize>>("drives")?.unwrap_or(6);
+        let link = crate::bus::sim::link_for(&bus, drives).map_err(fail)?;
+        let base = crate::bus::base::BusBase::open(link, crate::bus::base::BusConfig { period: config.period, ..Default::default() }).map_err(fail)?;
+        let engine = replace_engine(engine, engine_ud.clone(), config, Box::new(base)).map_err(fail)?;
+        morc.set("current_robot", mlua::Value::Nil)?;
+        return Ok(engine);
+    }
     let base: Box<dyn crate::kernel::base::Base> = match opts.get::<mlua::Value>("robot")? {
         mlua::Value::Nil => Box::new(crate::components::sim_axes::SimAxes::new(&[0.0; 6], config.period, 3.0)),
         mlua::Value::UserData(ud) if ud.is::<LuaRobot>() => {
@@ -644,15 +658,20 @@ fn start_engine(lua: &Lua, opts: Table) -> mlua::Result<AnyUserData> {
         }
         _ => return Err(fail("robot must be a robot made with morc.robot{…}".into())),
     };
+    let engine = replace_engine(engine, engine_ud.clone(), config, base).map_err(fail)?;
+    morc.set("current_robot", robot_value)?;
+    Ok(engine)
+}
+
+/// Starts the engine on `base` in place of the current one (dropping the old stops its
+/// Coordinator), so every reference to morc.engine follows.
+fn replace_engine(mut engine: mlua::UserDataRefMut<LuaEngine>, engine_ud: AnyUserData, config: EngineConfig, base: Box<dyn crate::kernel::base::Base>) -> Result<AnyUserData, String> {
     if engine.0.is_running() {
-        return Err(fail("an assembly is running".into()));
+        return Err("an assembly is running".into());
     }
-    // The new engine replaces the old one in place (dropping it stops its Coordinator), so
-    // every reference to morc.engine follows.
-    let new = Engine::start(config, base).map_err(fail)?;
+    let new = Engine::start(config, base)?;
     let _old = std::mem::replace(&mut engine.0, new);
     drop(engine);
-    morc.set("current_robot", robot_value)?;
     Ok(engine_ud)
 }
 

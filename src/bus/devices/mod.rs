@@ -5,11 +5,17 @@
 //! Classes never see ethercrab: they get SDO writes to perform in PreOp and byte slices of the
 //! process image each cycle, so they are testable on their own.
 
+pub mod analog_io;
 pub mod cia402;
 pub mod digital_io;
+pub mod force_torque;
+pub mod safety_plc;
 
+pub use analog_io::{AnalogInputs, AnalogOutputs, AnalogRange};
 pub use cia402::{Cia402Drive, DriveConfig, DriveMode};
 pub use digital_io::{DigitalInputs, DigitalOutputs};
+pub use force_torque::{ForceTorqueSensor, FtScaling};
+pub use safety_plc::SafetyPlc;
 
 /// Where a device sits and what it says it is: every message about a device starts here.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,6 +63,14 @@ pub enum DeviceClassChoice {
     DigitalOutputs { channels: u32 },
     /// Digital inputs; `channels` bits from bit 0.
     DigitalInputs { channels: u32 },
+    /// Analog inputs (status word + value per channel; channels from the process-data size).
+    AnalogInputs { range: AnalogRange },
+    /// Analog outputs (a value per channel; channels from the process-data size).
+    AnalogOutputs { range: AnalogRange },
+    /// The safety PLC interface ([`safety_plc`]).
+    SafetyPlc,
+    /// A 6-axis force/torque sensor; `None`: scaling from its calibration objects (CoE).
+    ForceTorque { scaling: Option<FtScaling> },
     /// No process data the robot uses (a coupler), or a device morc has no class for yet: it
     /// still takes part in the cycle (its working counter is checked).
     Passive,
@@ -79,6 +93,36 @@ pub fn classify(device_type: Option<u32>, input_bytes: usize, output_bytes: usiz
         (0, n) if n <= 4 => DeviceClassChoice::DigitalOutputs { channels: (n * 8) as u32 },
         (n, 0) if n <= 4 => DeviceClassChoice::DigitalInputs { channels: (n * 8) as u32 },
         _ => DeviceClassChoice::Passive,
+    }
+}
+
+/// morc's own identities: the simulated devices (`morc bus scan --sim`), whose class the
+/// identity says. A real safety PLC or F/T sensor gets its class from the bus configuration.
+pub mod identity {
+    /// morc's vendor id for simulated devices.
+    pub const MORC_VENDOR_ID: u32 = 0x0000_0DEF;
+    pub const COUPLER: u32 = 0x0000_1100;
+    pub const DRIVE: u32 = 0x0000_0402;
+    /// 4 analog inputs, ±10 V.
+    pub const ANALOG_IN: u32 = 0x0000_3104;
+    /// 4 analog outputs, ±10 V.
+    pub const ANALOG_OUT: u32 = 0x0000_4134;
+    pub const SAFETY_PLC: u32 = 0x0000_5AFE;
+    pub const FORCE_TORQUE: u32 = 0x0000_0F76;
+}
+
+/// The class an identity says, for devices whose process data alone does not (analog
+/// terminals, a safety PLC, an F/T sensor).
+pub fn classify_identity(vendor_id: u32, product_code: u32) -> Option<DeviceClassChoice> {
+    use identity::*;
+    match (vendor_id, product_code) {
+        (MORC_VENDOR_ID, ANALOG_IN) => Some(DeviceClassChoice::AnalogInputs { range: AnalogRange::VOLTS_PM10 }),
+        (MORC_VENDOR_ID, ANALOG_OUT) => Some(DeviceClassChoice::AnalogOutputs { range: AnalogRange::VOLTS_PM10 }),
+        (MORC_VENDOR_ID, SAFETY_PLC) => Some(DeviceClassChoice::SafetyPlc),
+        (MORC_VENDOR_ID, FORCE_TORQUE) => Some(DeviceClassChoice::ForceTorque { scaling: None }),
+        // Beckhoff EL3xxx / EL4xxx: product code = terminal number << 16 | 0x3052.
+        (2, p) => analog_io::beckhoff_analog(p >> 16).map(|(inputs, range)| if inputs { DeviceClassChoice::AnalogInputs { range } } else { DeviceClassChoice::AnalogOutputs { range } }),
+        _ => None,
     }
 }
 
@@ -109,6 +153,9 @@ pub(crate) mod pd {
     }
     pub fn i32_at(b: &[u8], at: usize) -> i32 {
         b.get(at..at + 4).map_or(0, |s| i32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+    }
+    pub fn u32_at(b: &[u8], at: usize) -> u32 {
+        i32_at(b, at) as u32
     }
     pub fn put(b: &mut [u8], at: usize, bytes: &[u8]) {
         if let Some(s) = b.get_mut(at..at + bytes.len()) {

@@ -605,7 +605,7 @@ pub fn cia402_drive(image: SiiImage, clock_offset_ns: u64, plant: Box<dyn DriveP
     let find = |usage| info.sync_managers.iter().position(|s| s.usage == usage).map(|i| i as u8);
     app.rx_sm = find(SyncManagerUsage::ProcessDataOut).unwrap_or(2);
     app.tx_sm = find(SyncManagerUsage::ProcessDataIn).unwrap_or(3);
-    Ok(SubDevice::new(Esc::new(EscConfig::et1100(), image, clock_offset_ns), Box::new(app)))
+    Ok(SubDevice::new(Esc::new(EscConfig::et1100_dc_sync(), image, clock_offset_ns), Box::new(app)))
 }
 
 /// An SII image for a drive that has no real one: morc's own identity, CoE with complete

@@ -170,6 +170,12 @@ impl EscConfig {
         }
     }
 
+    /// An ET1100 with enhanced DC sync activation (0x0008 bit 8: registers 0x0981..0x0984),
+    /// as servo drives that run DC-synchronous have: SYNC0 can be configured.
+    pub fn et1100_dc_sync() -> Self {
+        Self { features: 0x01FC, ..Self::et1100() }
+    }
+
     /// A Beckhoff ET1200-like ESC as in EL2xxx terminals: 3 FMMUs, 4 SMs, 1 KiB RAM
     /// (register counts as a real EL2889 answers them).
     pub fn et1200() -> Self {
