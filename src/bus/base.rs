@@ -143,6 +143,11 @@ fn choose_class(config: &BusConfig, d: &DeviceInfo, after_op: bool) -> Option<De
 impl BusBase {
     /// Opens the bus on `link`, configures every device's class, brings all to Op and (if
     /// configured) switches the drives on. Blocks; not for the real-time path.
+    /// Says what the bus drives (the robot's name), for recordings and messages.
+    pub fn set_description(&mut self, description: &str) {
+        self.info.description = description.to_string();
+    }
+
     pub fn open(link: Link, config: BusConfig) -> Result<BusBase, String> {
         if !(config.period.is_finite() && config.period > 0.0) {
             return Err(format!("bus period must be positive, got {} s", config.period));

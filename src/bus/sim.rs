@@ -10,7 +10,7 @@ use crate::bus::master::Link;
 use crate::bus::transport::SharedSegment;
 use crate::bus::virtual_segment::process_data::PdoEntrySpec;
 use crate::bus::virtual_segment::sii::{self, build_image, DeviceDescription, FmmuUsage, Identity, MailboxConfig, Pdo, PdoEntry, SyncManagerEntry, SyncManagerUsage};
-use crate::bus::virtual_segment::{cia402_drive, coupler, digital_inputs, digital_outputs, fixed_pdo_device, morc_drive_image, EscConfig, IdealFollower, Segment, SimAnalogInputs, SimAnalogOutputs, SimForceSensor, SimSafetyPlc};
+use crate::bus::virtual_segment::{cia402_drive, DrivePlant, coupler, digital_inputs, digital_outputs, fixed_pdo_device, morc_drive_image, EscConfig, IdealFollower, Segment, SimAnalogInputs, SimAnalogOutputs, SimForceSensor, SimSafetyPlc};
 use std::sync::{Arc, Mutex};
 
 pub use identity::MORC_VENDOR_ID;
@@ -156,13 +156,28 @@ fn force_sensor_image() -> Result<sii::SiiImage, String> {
 /// force/torque sensor (each when configured). Devices at positions 0, 1.., in that order.
 pub fn sim_segment(config: &SimSegmentConfig) -> Result<Segment, String> {
     config.drive.check()?;
+    let counts_per_rad = config.drive.counts_per_rev * config.drive.gear / std::f64::consts::TAU;
+    let plants = (0..config.drives)
+        .map(|_| Box::new(IdealFollower::new(config.max_velocity * counts_per_rad, config.max_acceleration * counts_per_rad)) as Box<dyn DrivePlant>)
+        .collect();
+    build_segment(config, plants)
+}
+
+/// [`sim_segment`] with the drives' mechanics given (one plant per drive, e.g. the joints of
+/// a simulated arm), shared for the in-process transport.
+pub fn sim_segment_with_plants(config: &SimSegmentConfig, plants: Vec<Box<dyn DrivePlant>>) -> Result<SharedSegment, String> {
+    if plants.len() != config.drives {
+        return Err(format!("{} drive plants for {} drives", plants.len(), config.drives));
+    }
+    Ok(Arc::new(Mutex::new(build_segment(config, plants)?)))
+}
+
+fn build_segment(config: &SimSegmentConfig, plants: Vec<Box<dyn DrivePlant>>) -> Result<Segment, String> {
     let mut s = Segment::new();
     s.push(coupler(coupler_image()?, 1_000));
-    let counts_per_rad = config.drive.counts_per_rev * config.drive.gear / std::f64::consts::TAU;
-    for i in 0..config.drives {
-        let plant = IdealFollower::new(config.max_velocity * counts_per_rad, config.max_acceleration * counts_per_rad);
+    for (i, plant) in plants.into_iter().enumerate() {
         let image = morc_drive_image().map_err(|e| e.to_string())?;
-        s.push(cia402_drive(image, 2_000 + 100 * i as u64, Box::new(plant))?);
+        s.push(cia402_drive(image, 2_000 + 100 * i as u64, plant)?);
     }
     if config.digital_outputs > 0 {
         let image = terminal_image(0x2000 + config.digital_outputs, &format!("SIM-DO{}", config.digital_outputs), true, config.digital_outputs)?;

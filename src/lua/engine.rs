@@ -227,6 +227,10 @@ impl UserData for LuaEngine {
         fields.add_field_method_get("period", |_, this| Ok(this.0.config().period));
         fields.add_field_method_get("clock", |_, this| Ok(this.0.config().clock.to_string()));
         fields.add_field_method_get("base", |_, this| Ok(this.0.base_name().to_string()));
+        // The base's ports: what assemblies can read (outputs) and drive (inputs), by name.
+        fields.add_field_method_get("inputs", |lua, this| lua.create_sequence_from(this.0.base_info().inputs.iter().map(|p| p.name.clone())));
+        fields.add_field_method_get("outputs", |lua, this| lua.create_sequence_from(this.0.base_info().outputs.iter().map(|p| p.name.clone())));
+        fields.add_field_method_get("description", |_, this| Ok(this.0.base_info().description.clone()));
         fields.add_field_method_get("bus", |_, this| Ok(super::bus::bus_handle(&this.0).map(super::bus::LuaBus)));
     }
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {

@@ -632,31 +632,47 @@ fn start_engine(lua: &Lua, opts: Table) -> mlua::Result<AnyUserData> {
         config.period = p;
     }
     let robot_value = opts.get::<mlua::Value>("robot")?;
-    if let Some(bus) = opts.get::<Option<String>>("bus")? {
-        if !matches!(opts.get::<mlua::Value>("robot")?, mlua::Value::Nil) {
-            return Err(fail("give robot (the simulated robot) or bus (the EtherCAT bus), not both".into()));
-        }
-        let drives = opts.get::<Option<usize>>("drives")?.unwrap_or(6);
-        let link = crate::bus::sim::link_for(&bus, drives).map_err(fail)?;
-        let base = crate::bus::base::BusBase::open(link, crate::bus::base::BusConfig { period: config.period, ..Default::default() }).map_err(fail)?;
-        let engine = replace_engine(engine, engine_ud.clone(), config, Box::new(base)).map_err(fail)?;
-        morc.set("current_robot", mlua::Value::Nil)?;
-        return Ok(engine);
-    }
-    let base: Box<dyn crate::kernel::base::Base> = match opts.get::<mlua::Value>("robot")? {
-        mlua::Value::Nil => Box::new(crate::components::sim_axes::SimAxes::new(&[0.0; 6], config.period, 3.0)),
-        mlua::Value::UserData(ud) if ud.is::<LuaRobot>() => {
-            let robot = ud.borrow::<LuaRobot>()?.0.clone();
+    let robot = match &robot_value {
+        mlua::Value::Nil => None,
+        mlua::Value::UserData(ud) if ud.is::<LuaRobot>() => Some(ud.borrow::<LuaRobot>()?.0.clone()),
+        _ => return Err(fail("robot must be a robot made with morc.robot{…}".into())),
+    };
+    let q0 = match &robot {
+        None => Vec::new(),
+        Some(robot) => {
             let q0 = match opts.get::<mlua::Value>("q0")? {
-                mlua::Value::Nil => robot.joints.iter().map(|j| 0f64.clamp(j.limits.lower, j.limits.upper)).collect(),
-                v => joint_vector(&robot, v, "q0").map_err(|e| fail(e.to_string()))?,
+                mlua::Value::Nil => robot.home.clone(),
+                v => joint_vector(robot, v, "q0").map_err(|e| fail(e.to_string()))?,
             };
             if let Some(i) = robot.outside_limits(&q0) {
                 return Err(fail(format!("q0 of joint {} is outside its limits", robot.joints[i].name)));
             }
-            Box::new(SimulatedRobot::new(robot, &q0, config.period).map_err(fail)?)
+            q0
         }
-        _ => return Err(fail("robot must be a robot made with morc.robot{…}".into())),
+    };
+    let base: Box<dyn crate::kernel::base::Base> = match (opts.get::<Option<String>>("bus")?, &robot) {
+        // The robot's drives on the bus, through the real master: simulated (the arm behind the
+        // virtual segment's drives) or a network interface (real drives, scaled as the robot
+        // definition maps them).
+        (Some(bus), Some(robot)) => {
+            let (link, bus_config) = if bus == "sim" {
+                crate::robot::drive_plant::simulated_cell(robot.clone(), &q0, config.period).map_err(fail)?
+            } else {
+                let link = crate::bus::sim::link_for(&bus, robot.dof()).map_err(fail)?;
+                let drives = (0..robot.dof()).map(|j| (robot.joints[j].drive.slave as usize, crate::robot::drive_plant::drive_config(robot, j))).collect();
+                (link, crate::bus::base::BusConfig { period: config.period, drive_overrides: drives, ..Default::default() })
+            };
+            let mut base = crate::bus::base::BusBase::open(link, bus_config).map_err(fail)?;
+            base.set_description(&format!("{} ({})", robot.name, if bus == "sim" { "simulated, on the virtual EtherCAT segment".to_string() } else { format!("EtherCAT on {bus}") }));
+            Box::new(base)
+        }
+        (Some(bus), None) => {
+            let drives = opts.get::<Option<usize>>("drives")?.unwrap_or(6);
+            let link = crate::bus::sim::link_for(&bus, drives).map_err(fail)?;
+            Box::new(crate::bus::base::BusBase::open(link, crate::bus::base::BusConfig { period: config.period, ..Default::default() }).map_err(fail)?)
+        }
+        (None, None) => Box::new(crate::components::sim_axes::SimAxes::new(&[0.0; 6], config.period, 3.0)),
+        (None, Some(robot)) => Box::new(SimulatedRobot::new(robot.clone(), &q0, config.period).map_err(fail)?),
     };
     let engine = replace_engine(engine, engine_ud.clone(), config, base).map_err(fail)?;
     morc.set("current_robot", robot_value)?;

@@ -4,6 +4,7 @@
 //! components in [`components`] (trajectory, feed-forward, monitor) are built around a robot.
 
 pub mod components;
+pub mod drive_plant;
 pub mod kinematics;
 pub mod live;
 pub mod sim;

@@ -5,21 +5,33 @@
 --   local motion = require "stdlib.assemblies.motion"
 --   local a = motion(robot, "lin", { target = pose }, { max_error = 1, record = true })
 --
--- opts: name, feed_forward (default true), max_error (°, default 2), record (true or a list
--- of signal patterns), notes. The trajectory is "traj", the monitor "mon", feed-forward "ff".
+-- opts: name, feed_forward (default: when the base takes qd_ff and tau_ff), max_error (°,
+-- default 2), record (true or a list of signal patterns), notes. The trajectory is "traj", the
+-- monitor "mon", feed-forward "ff". On the simulated robot the base takes position, velocity and
+-- torque feed-forward; on the EtherCAT bus the drives take the position (CSP) and close their
+-- own loops.
+local function takes(name)
+  for _, input in ipairs(morc.engine.inputs) do
+    if input == name then return true end
+  end
+  return false
+end
+
 return function(robot, kind, params, opts)
   opts = opts or {}
+  local feed_forward = opts.feed_forward
+  if feed_forward == nil then feed_forward = takes("tau_ff") end
   local a = morc.assembly { opts.name or kind }
   a:add("traj", robot:component(kind), params)
   robot:add(a, "mon", "monitor", { max_error = opts.max_error or 2 })
   a:connect("robot.q", "traj.start")
   a:connect("traj.q", "robot.q_cmd")
-  a:connect("traj.qd", "robot.qd_ff")
+  if takes("qd_ff") then a:connect("traj.qd", "robot.qd_ff") end
   a:connect("traj.q", "mon.q_ref")
   a:connect("robot.q", "mon.q")
   a:connect("robot.qd", "mon.qd")
   a:connect("robot.tau", "mon.tau")
-  if opts.feed_forward ~= false then
+  if feed_forward then
     robot:add(a, "ff", "rnea")
     a:connect("traj.q", "ff.q")
     a:connect("traj.qd", "ff.qd")

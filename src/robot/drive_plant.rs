@@ -1,0 +1,172 @@
+//! The simulated arm behind the virtual EtherCAT segment's drives: each simulated CiA 402
+//! drive of the segment moves one joint of one shared [`SimulatedRobot`] (forward dynamics,
+//! servo loop, torque limit), in the drive's own units (encoder counts through the joint's
+//! gear, direction and offset). So a robot program runs through the real master, real frames
+//! and the drives' state machines onto the same plant the direct simulation uses.
+//!
+//! The segment steps its drives one after the other each cycle; every joint reports the arm's
+//! state from the start of the cycle, and the arm integrates once, when the last joint has
+//! handed in its command.
+
+use std::sync::{Arc, Mutex};
+
+use crate::bus::base::BusConfig;
+use crate::bus::devices::DriveConfig;
+use crate::bus::master::Link;
+use crate::bus::sim::{sim_segment_with_plants, SimSegmentConfig};
+use crate::bus::virtual_segment::{DrivePlant, PlantActual, PlantCommand};
+use crate::kernel::base::{Base, Commands};
+use crate::kernel::value::{Value, ValueType};
+
+use super::{Robot, SimulatedRobot};
+
+/// The arm all joints share, with the commands of the current cycle.
+struct SharedArm {
+    plant: SimulatedRobot,
+    /// q_cmd, qd_ff, tau_ff (rad, rad/s, N·m) as the plant's inputs.
+    commands: Vec<Value>,
+    /// Measured q, qd, tau at the start of the cycle.
+    sensed: Vec<Value>,
+    holding: Vec<bool>,
+    handed_in: usize,
+    tick: u64,
+}
+
+impl SharedArm {
+    fn integrate(&mut self) {
+        let commands = if self.holding.iter().all(|h| *h) { None } else { Some(Commands::all(&self.commands)) };
+        // A fault of the plant (non-finite command) holds it; the drive reports what it measures.
+        let _ = self.plant.actuate(self.tick, commands);
+        self.tick += 1;
+        let _ = self.plant.sense(self.tick, &mut self.sensed);
+        self.handed_in = 0;
+    }
+}
+
+/// One joint of the shared arm, as a drive's mechanics.
+pub struct ArmJointPlant {
+    arm: Arc<Mutex<SharedArm>>,
+    joint: usize,
+    drive: DriveConfig,
+    actual: PlantActual,
+}
+
+/// Below this speed (counts/s) a stopping joint counts as standing (the drive state machine
+/// waits for standstill after a quick stop).
+const STANDSTILL_COUNTS_PER_S: f64 = 1.0;
+
+impl ArmJointPlant {
+    fn counts_per_rad(&self) -> f64 {
+        let sign = if self.drive.reversed { -1.0 } else { 1.0 };
+        sign * self.drive.counts_per_rev * self.drive.gear / std::f64::consts::TAU
+    }
+}
+
+impl DrivePlant for ArmJointPlant {
+    fn step(&mut self, command: PlantCommand, dt: f64) -> PlantActual {
+        let k = self.counts_per_rad();
+        let mut arm = self.arm.lock().unwrap_or_else(|e| e.into_inner());
+        let j = self.joint;
+        let (q, qd, tau) = (arm.sensed[0].as_slice()[j], arm.sensed[1].as_slice()[j], arm.sensed[2].as_slice()[j]);
+        let stopping = matches!(command, PlantCommand::Hold | PlantCommand::Stop);
+        let velocity = (qd * k).abs() < STANDSTILL_COUNTS_PER_S && stopping;
+        self.actual = PlantActual {
+            position: (q - self.drive.offset) * k,
+            velocity: if velocity { 0.0 } else { qd * k },
+            torque: tau / (self.drive.rated_torque * self.drive.gear) * 1e3 * k.signum(),
+        };
+        let was_holding = arm.holding[j];
+        arm.holding[j] = stopping;
+        let [q_cmd, qd_ff, tau_ff] = &mut arm.commands[..] else { unreachable!("three commands") };
+        let (q_cmd, qd_ff, tau_ff) = (&mut q_cmd.as_mut_slice()[j], &mut qd_ff.as_mut_slice()[j], &mut tau_ff.as_mut_slice()[j]);
+        match command {
+            // As servo drives do in CSP: the velocity feed-forward is the slope of the targets.
+            PlantCommand::Position(counts) => {
+                let target = counts / k + self.drive.offset;
+                *qd_ff = if was_holding || dt <= 0.0 { 0.0 } else { (target - *q_cmd) / dt };
+                (*q_cmd, *tau_ff) = (target, 0.0);
+            }
+            PlantCommand::Velocity(counts_per_s) => {
+                if was_holding {
+                    *q_cmd = q;
+                }
+                *qd_ff = counts_per_s / k;
+                *q_cmd += *qd_ff * dt;
+                *tau_ff = 0.0;
+            }
+            // The drive's torque command adds to holding the position it had (the simulated
+            // drive keeps its position loop; a pure torque mode would let the arm fall).
+            PlantCommand::Torque(per_mille) => {
+                if was_holding {
+                    *q_cmd = q;
+                }
+                (*qd_ff, *tau_ff) = (0.0, per_mille * 1e-3 * self.drive.rated_torque * self.drive.gear * k.signum());
+            }
+            PlantCommand::Hold | PlantCommand::Stop => {
+                if !was_holding {
+                    *q_cmd = q;
+                }
+                (*qd_ff, *tau_ff) = (0.0, 0.0);
+            }
+        }
+        arm.handed_in += 1;
+        if arm.handed_in == arm.holding.len() {
+            arm.integrate();
+        }
+        self.actual
+    }
+
+    fn actual(&self) -> PlantActual {
+        self.actual
+    }
+}
+
+/// How the master scales joint `j`'s drive: the robot definition's drive mapping
+/// (counts = (q·direction·gear/2π + offset)·counts); rated torque a third of the joint's
+/// torque limit seen at the motor, so the limit is 3000 ‰ (a servo motor's peak).
+pub fn drive_config(robot: &Robot, joint: usize) -> DriveConfig {
+    let j = &robot.joints[joint];
+    let gear = j.drive.gear.abs();
+    let reversed = (j.drive.direction * j.drive.gear.signum()) < 0.0;
+    let sign = if reversed { -1.0 } else { 1.0 };
+    DriveConfig {
+        counts_per_rev: j.drive.counts,
+        gear,
+        reversed,
+        // Joint position at 0 counts: q·dir·gear/2π + offset = 0.
+        offset: -j.drive.offset * std::f64::consts::TAU / (sign * gear),
+        rated_torque: j.limits.torque / gear / 3.0,
+        ..DriveConfig::default()
+    }
+}
+
+/// The simulated robot cell for `robot` at `q0`: the segment of `SimSegmentConfig::cell` with
+/// one drive per joint moving the simulated arm, and the bus configuration that scales each
+/// drive as the robot definition maps it (drives at positions 1..=dof, after the coupler).
+pub fn simulated_cell(robot: Arc<Robot>, q0: &[f64], period: f64) -> Result<(Link, BusConfig), String> {
+    let n = robot.dof();
+    let mut plant = SimulatedRobot::new(robot.clone(), q0, period)?;
+    let mut sensed: Vec<Value> = (0..3).map(|_| Value::zero(ValueType::Vector(n))).collect();
+    let _ = plant.sense(0, &mut sensed);
+    let mut commands: Vec<Value> = (0..3).map(|_| Value::zero(ValueType::Vector(n))).collect();
+    commands[0].as_mut_slice().copy_from_slice(q0);
+    let arm = Arc::new(Mutex::new(SharedArm { plant, commands, sensed, holding: vec![true; n], handed_in: 0, tick: 0 }));
+    let drives: Vec<DriveConfig> = (0..n).map(|j| drive_config(&robot, j)).collect();
+    for (j, d) in drives.iter().enumerate() {
+        d.check().map_err(|e| format!("robot '{}', joint {}: {e}", robot.name, robot.joints[j].name))?;
+    }
+    let plants: Vec<Box<dyn DrivePlant>> = drives
+        .iter()
+        .enumerate()
+        .map(|(joint, drive)| {
+            let mut plant = ArmJointPlant { arm: arm.clone(), joint, drive: drive.clone(), actual: PlantActual::default() };
+            // The encoders read where the arm is before the first cycle.
+            plant.actual.position = (q0[joint] - drive.offset) * plant.counts_per_rad();
+            Box::new(plant) as Box<dyn DrivePlant>
+        })
+        .collect();
+    let segment = sim_segment_with_plants(&SimSegmentConfig::cell(n), plants)?;
+    let mut config = BusConfig { period, ..Default::default() };
+    config.drive_overrides = drives.into_iter().enumerate().map(|(j, d)| (j + 1, d)).collect();
+    Ok((Link::Simulated(segment), config))
+}
