@@ -11,29 +11,12 @@ local start = { -5, -95, 85, 0, 0, 0 }
 morc.use_robot(kr16, { q0 = start })
 print(("%s on %s"):format(kr16.name, tostring(morc.engine)))
 
--- A PTP to `goal`; with `feed_forward` the model's torque for the reference goes to the drives.
+-- A PTP to `goal` in morc's standard motion assembly (trajectory → drives, monitor); with
+-- `feed_forward` the model's torque for the reference goes to the drives too.
+local motion_assembly = require "stdlib.assemblies.motion"
 local function motion(name, goal, feed_forward, record)
-  local a = morc.assembly { name }
-  kr16:add(a, "traj", "ptp", { target = goal, settle = 0.3 })
-  kr16:add(a, "mon", "monitor", { max_error = 2 })
-  a:connect("robot.q", "traj.start")
-  a:connect("traj.q", "robot.q_cmd")
-  a:connect("traj.qd", "robot.qd_ff")
-  a:connect("traj.q", "mon.q_ref")
-  a:connect("robot.q", "mon.q")
-  a:connect("robot.qd", "mon.qd")
-  a:connect("robot.tau", "mon.tau")
-  if feed_forward then
-    kr16:add(a, "ff", "rnea")
-    a:connect("traj.q", "ff.q")
-    a:connect("traj.qd", "ff.qd")
-    a:connect("traj.qdd", "ff.qdd")
-    a:connect("ff.tau", "robot.tau_ff")
-  end
-  if record then
-    a:record { "robot.*", "traj.*", "mon.error", notes = name }
-  end
-  return a
+  return motion_assembly(kr16, "ptp", { target = goal, settle = 0.3 },
+    { name = name, feed_forward = feed_forward, max_error = 2, record = record, notes = name })
 end
 
 local function run(a)
