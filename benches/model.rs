@@ -162,6 +162,7 @@ fn robot_script(name: &str) -> std::sync::Arc<morc::robot::Robot> {
     morc::lua::install(&lua, engine).expect("morc in Lua");
     let robot: mlua::AnyUserData = lua.load(format!("return require 'robots.{name}'")).eval().expect("the robot script loads");
     let robot = robot.borrow::<morc::lua::robot::LuaRobot>().expect("a robot").0.clone();
+    drop(lua);
     robot
 }
 

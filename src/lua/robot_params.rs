@@ -105,7 +105,8 @@ pub fn parse_move(robot: &Robot, t: &Table, units: Units, what: &str) -> mlua::R
     };
     let blend = t.get::<Option<f64>>("blend")?.unwrap_or(0.0) * units.length;
     let speed = t.get::<Option<f64>>("speed")?.unwrap_or(100.0);
-    if !(blend >= 0.0) || !(speed > 0.0 && speed <= 100.0) {
+    // NaN fails these checks too.
+    if !(blend >= 0.0 && speed > 0.0 && speed <= 100.0) {
         return Err(err(format!("{what}: blend must be ≥ 0 mm and speed in (0, 100] %")));
     }
     Ok(MoveSpec { motion, blend, velocity_scale: speed / 100.0 })

@@ -28,7 +28,7 @@ impl Profile {
     /// `jerk` > 0 (∞: no jerk limit, a trapezoid).
     pub fn plan(length: f64, velocity: f64, accel: f64, jerk: f64) -> Profile {
         debug_assert!(velocity > 0.0 && accel > 0.0 && jerk > 0.0, "limits must be positive");
-        if !(length > 0.0) || !length.is_finite() {
+        if !(length > 0.0 && length.is_finite()) {
             return Profile::STILL;
         }
         // Acceleration phase reaching `velocity` (with or without reaching `accel`).

@@ -223,8 +223,8 @@ impl Sequence {
                 break;
             }
             if tau >= segment.duration {
-                for j in 0..q.len() {
-                    q[j] += segment.end[j] - segment.start[j];
+                for ((q, end), start) in q.iter_mut().zip(&segment.end).zip(&segment.start) {
+                    *q += end - start;
                 }
                 continue;
             }

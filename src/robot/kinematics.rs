@@ -11,7 +11,7 @@ use crate::motion::Kinematics;
 use super::Robot;
 
 enum Solver {
-    Analytic(AnalyticIk),
+    Analytic(Box<AnalyticIk>),
     LeastSquares(DlsIk),
     /// Not a 6-DoF arm: Cartesian moves are refused with this reason.
     None(String),
@@ -32,7 +32,7 @@ impl RobotKinematics {
             Solver::None(format!("Cartesian moves need an arm of 6 joints; robot '{}' has {}", robot.name, robot.dof()))
         } else {
             match AnalyticIk::new(&robot.model, robot.tool_frame) {
-                Ok(ik) => Solver::Analytic(ik),
+                Ok(ik) => Solver::Analytic(Box::new(ik)),
                 Err(_) => {
                     let mut ik = DlsIk::new(&robot.model);
                     ik.tolerance = 1e-11;

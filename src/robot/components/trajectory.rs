@@ -59,7 +59,7 @@ pub fn encode_moves(moves: &[MoveSpec], dof: usize) -> Vec<f64> {
 /// The moves of a `moves` parameter; consecutive spline records form one spline.
 pub fn decode_moves(v: &[f64], dof: usize) -> Result<Vec<MoveSpec>, String> {
     let len = record_len(dof);
-    if v.is_empty() || v.len() % len != 0 {
+    if v.is_empty() || !v.len().is_multiple_of(len) {
         return Err(format!("moves must be records of {len} numbers (build them with robot:add(a, name, \"path\", {{ moves = {{…}} }})), got {} numbers", v.len()));
     }
     let mut moves: Vec<MoveSpec> = Vec::new();
@@ -84,7 +84,7 @@ pub fn decode_moves(v: &[f64], dof: usize) -> Result<Vec<MoveSpec>, String> {
             other => return Err(format!("move {}: unknown move code {other}", i + 1)),
         };
         spline_open &= matches!(motion, Move::Spline { .. });
-        if !(velocity_scale > 0.0 && velocity_scale <= 1.0) || !(blend >= 0.0) || r.iter().any(|x| !x.is_finite()) {
+        if !(velocity_scale > 0.0 && velocity_scale <= 1.0 && blend >= 0.0) || r.iter().any(|x| !x.is_finite()) {
             return Err(format!("move {}: velocity scale must be in (0, 1], blend ≥ 0 and all numbers finite", i + 1));
         }
         moves.push(MoveSpec { motion, blend, velocity_scale });
