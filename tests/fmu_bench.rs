@@ -1,7 +1,8 @@
 //! Cost per step (set inputs, step, get outputs) of an FMU: through morc's
-//! FMU component (a hand-off to its own thread each step), through a plain
-//! loop calling the FMU's C functions (the floor), and through FMPy's
-//! low-level API. Run: cargo test --test fmu_bench -- --ignored --nocapture
+//! FMU component (stepped on the caller's thread, as a task steps it),
+//! through a plain loop calling the FMU's C functions (the floor), and
+//! through FMPy's low-level API.
+//! Run: cargo test --release --test fmu_bench -- --ignored --nocapture
 
 mod fmu_support;
 
@@ -9,6 +10,7 @@ use std::time::Instant;
 
 use fmu_support::*;
 use morc::fmi::fmi2;
+use morc::fmi::instance::{Instance as _, Interface};
 use morc::kernel::component::{InitContext, StepContext};
 use morc::kernel::data::AssemblyData;
 use morc::kernel::value::Value;
@@ -50,21 +52,22 @@ fn cost_per_step() {
     }
     let component_ns = start.elapsed().as_nanos() as f64 / STEPS as f64;
 
-    // The floor: the same FMU's C functions in a loop on this thread.
+    // The floor: the same FMU's C functions called straight through their pointers, on this thread.
     let fmu = morc::fmi::Fmu::open(&path).unwrap();
     let binary = fmu.binary("morc_bessel").unwrap();
-    let api = std::sync::Arc::new(fmi2::Api::load(&binary).unwrap());
-    let mut i = fmi2::Instance::new(api, "bench", "floor", true, &fmu.description.token, "", false).unwrap();
-    i.setup_experiment(0.0, None).unwrap();
-    i.enter_initialization_mode().unwrap();
+    let mut i = fmi2::Instance::new(&fmu, &binary, Interface::CoSimulation, "floor", false).unwrap();
+    i.enter_initialization_mode(0.0).unwrap();
     i.exit_initialization_mode().unwrap();
+    let (api, c) = (i.api(), i.handle());
+    let (set, step, get) = (api.set_real.unwrap(), api.do_step.unwrap(), api.get_real.unwrap());
     let (u, y) = ([0u32], [1u32]);
     let mut out = [0.0];
     let start = Instant::now();
     for k in 0..STEPS {
-        i.set_real(&u, &[(k as f64 * 1e-3).sin()]).unwrap();
-        i.do_step(k as f64 * 1e-3, 1e-3).unwrap();
-        i.get_real(&y, &mut out).unwrap();
+        let x = (k as f64 * 1e-3).sin();
+        // SAFETY: a live instance; one value behind each pointer.
+        let s = unsafe { set(c, u.as_ptr(), 1, &x) | step(c, k as f64 * 1e-3, 1e-3, 1) | get(c, y.as_ptr(), 1, out.as_mut_ptr()) };
+        assert_eq!(s, 0);
     }
     let floor_ns = start.elapsed().as_nanos() as f64 / STEPS as f64;
 
@@ -92,7 +95,7 @@ print((time.perf_counter() - t0) / steps * 1e9)
         .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse::<f64>().ok());
     println!("cost per step of morc_bessel.fmu (set input, doStep, get output), {STEPS} steps:");
     println!("  plain loop over the C functions (floor): {floor_ns:8.0} ns");
-    println!("  morc FMU component (own thread):         {component_ns:8.0} ns");
+    println!("  morc FMU component:                      {component_ns:8.0} ns");
     match fmpy_ns {
         Some(ns) => println!("  FMPy low-level API:                      {ns:8.0} ns"),
         None => println!("  FMPy low-level API: not measured (python3 -m pip install fmpy)"),

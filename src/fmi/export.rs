@@ -324,6 +324,19 @@ pub fn platform_folder() -> Option<&'static str> {
     }
 }
 
+/// The platform tuple of FMI 3.0 binaries on this machine.
+pub fn platform_tuple() -> Option<&'static str> {
+    match (std::env::consts::OS, std::env::consts::ARCH) {
+        ("linux", "x86_64") => Some("x86_64-linux"),
+        ("linux", "aarch64") => Some("aarch64-linux"),
+        ("linux", "x86") => Some("x86-linux"),
+        ("macos", "x86_64") => Some("x86_64-darwin"),
+        ("macos", "aarch64") => Some("aarch64-darwin"),
+        ("windows", "x86_64") => Some("x86_64-windows"),
+        _ => None,
+    }
+}
+
 /// Writes `<out_dir>/<model_identifier>.fmu`: modelDescription.xml and the
 /// shared library `library` (the built `morc-fmus` cdylib) as
 /// binaries/<platform>/<model_identifier>.so.
