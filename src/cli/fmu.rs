@@ -5,13 +5,18 @@ use std::path::PathBuf;
 use clap::Subcommand;
 
 use super::exit;
+use crate::fmi::description::FmiVersion;
 use crate::fmi::export;
 
 #[derive(Subcommand, Debug)]
 pub enum FmuCommand {
-    /// Package morc's blocks as FMI 2.0 co-simulation FMUs (needs the built
-    /// `morc-fmus` library: `cargo build` builds it beside `morc`).
+    /// Package morc's blocks as FMUs, FMI 2.0 (<model>.fmu) and 3.0
+    /// (<model>-fmi3.fmu); co-simulation, and model exchange for ODE blocks
+    /// (needs the built `morc-fmus` library: `cargo build` builds it beside `morc`).
     Export {
+        /// Only this FMI version (2 or 3; default: both).
+        #[arg(long)]
+        fmi: Option<u8>,
         /// Folder to write <model>.fmu into.
         #[arg(short, long, default_value = "target/fmus")]
         out: PathBuf,
@@ -27,12 +32,21 @@ pub enum FmuCommand {
 
 pub fn main(command: &FmuCommand) -> i32 {
     match command {
-        FmuCommand::Export { out, library, models } => export_main(out, library.as_ref(), models),
+        FmuCommand::Export { out, library, models, fmi } => export_main(out, library.as_ref(), models, *fmi),
         FmuCommand::Info { file } => info_main(file),
     }
 }
 
-fn export_main(out: &PathBuf, library: Option<&PathBuf>, models: &[String]) -> i32 {
+fn export_main(out: &PathBuf, library: Option<&PathBuf>, models: &[String], fmi: Option<u8>) -> i32 {
+    let versions: &[FmiVersion] = match fmi {
+        None => &[FmiVersion::V2, FmiVersion::V3],
+        Some(2) => &[FmiVersion::V2],
+        Some(3) => &[FmiVersion::V3],
+        Some(v) => {
+            eprintln!("morc fmu export: --fmi must be 2 or 3, got {v}");
+            return exit::USAGE;
+        }
+    };
     let library = match library
         .cloned()
         .or_else(|| std::env::current_exe().ok().and_then(|e| export::find_library(&e)))
@@ -47,11 +61,13 @@ fn export_main(out: &PathBuf, library: Option<&PathBuf>, models: &[String]) -> i
         if !models.is_empty() && !models.iter().any(|m| m == block.model_identifier) {
             continue;
         }
-        match export::package(block, &library, out) {
-            Ok(path) => println!("{}", path.display()),
-            Err(e) => {
-                eprintln!("morc fmu export: {e}");
-                return exit::FAULT;
+        for &version in versions {
+            match export::package(block, version, &library, out) {
+                Ok(path) => println!("{}", path.display()),
+                Err(e) => {
+                    eprintln!("morc fmu export: {e}");
+                    return exit::FAULT;
+                }
             }
         }
     }

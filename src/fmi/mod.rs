@@ -4,6 +4,7 @@ pub mod archive;
 pub mod component;
 pub mod description;
 pub mod export;
+pub mod export_description;
 pub mod fmi2;
 pub mod fmi3;
 pub mod instance;

@@ -7,6 +7,7 @@ pub mod component;
 pub mod data;
 pub mod engine;
 pub mod multirate;
+pub mod ode;
 pub mod rt;
 pub mod stats;
 pub(crate) mod task;

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use morc::components::sim_axes::SimAxes;
+use morc::fmi::description::FmiVersion;
 use morc::fmi::export;
 use morc::kernel::assembly::AssemblySpec;
 use morc::kernel::clock::ClockKind;
@@ -37,7 +38,9 @@ pub fn exported() -> &'static Path {
         });
         let dir = scratch().join("fmus");
         for block in export::EXPORTED {
-            export::package(block, &library, &dir).unwrap();
+            for version in [FmiVersion::V2, FmiVersion::V3] {
+                export::package(block, version, &library, &dir).unwrap();
+            }
         }
         dir
     })
@@ -45,6 +48,11 @@ pub fn exported() -> &'static Path {
 
 pub fn fmu_path(model: &str) -> PathBuf {
     exported().join(format!("{model}.fmu"))
+}
+
+/// The FMI 3.0 export of `model`.
+pub fn fmu3_path(model: &str) -> PathBuf {
+    exported().join(format!("{model}-fmi3.fmu"))
 }
 
 /// Adds an FMU component made from `path`.
