@@ -339,3 +339,86 @@ pub unsafe extern "C" fn fmi3EnterStepMode(c: Instance) -> Status {
         }
     })
 }
+
+/// Capabilities this FMU declares it does not have (types it has no
+/// variables of, clocks, FMU state, derivatives, scheduled execution): each
+/// returns an error with a message. They exist because importers bind every
+/// FMI 3 function when they load the library.
+macro_rules! unsupported {
+    ($($fn:ident ( $($arg:ident : $ty:ty),* ) $what:literal;)*) => {
+        $(
+            #[no_mangle]
+            pub unsafe extern "C" fn $fn(c: Instance, $($arg: $ty),*) -> Status {
+                $(let _ = $arg;)*
+                with_model(c, stringify!($fn), |m| m.error(concat!(stringify!($fn), ": ", $what)))
+            }
+        )*
+    };
+}
+
+type P = *const c_void;
+
+unsupported! {
+    fmi3GetFloat32(vr: P, nvr: usize, v: P, n: usize) "the model has no Float32 variables";
+    fmi3GetInt8(vr: P, nvr: usize, v: P, n: usize) "the model has no Int8 variables";
+    fmi3GetUInt8(vr: P, nvr: usize, v: P, n: usize) "the model has no UInt8 variables";
+    fmi3GetInt16(vr: P, nvr: usize, v: P, n: usize) "the model has no Int16 variables";
+    fmi3GetUInt16(vr: P, nvr: usize, v: P, n: usize) "the model has no UInt16 variables";
+    fmi3GetInt32(vr: P, nvr: usize, v: P, n: usize) "the model has no Int32 variables";
+    fmi3GetUInt32(vr: P, nvr: usize, v: P, n: usize) "the model has no UInt32 variables";
+    fmi3GetUInt64(vr: P, nvr: usize, v: P, n: usize) "the model has no UInt64 variables";
+    fmi3GetBinary(vr: P, nvr: usize, sizes: P, v: P, n: usize) "the model has no Binary variables";
+    fmi3GetClock(vr: P, nvr: usize, v: P) "the model has no clocks";
+    fmi3SetFloat32(vr: P, nvr: usize, v: P, n: usize) "the model has no Float32 variables";
+    fmi3SetInt8(vr: P, nvr: usize, v: P, n: usize) "the model has no Int8 variables";
+    fmi3SetUInt8(vr: P, nvr: usize, v: P, n: usize) "the model has no UInt8 variables";
+    fmi3SetInt16(vr: P, nvr: usize, v: P, n: usize) "the model has no Int16 variables";
+    fmi3SetUInt16(vr: P, nvr: usize, v: P, n: usize) "the model has no UInt16 variables";
+    fmi3SetInt32(vr: P, nvr: usize, v: P, n: usize) "the model has no Int32 variables";
+    fmi3SetUInt32(vr: P, nvr: usize, v: P, n: usize) "the model has no UInt32 variables";
+    fmi3SetUInt64(vr: P, nvr: usize, v: P, n: usize) "the model has no UInt64 variables";
+    fmi3SetBinary(vr: P, nvr: usize, sizes: P, v: P, n: usize) "the model has no Binary variables";
+    fmi3SetClock(vr: P, nvr: usize, v: P) "the model has no clocks";
+    fmi3GetNumberOfVariableDependencies(vr: u32, n: P) "dependencies are not provided";
+    fmi3GetVariableDependencies(vr: u32, a: P, b: P, c2: P, d: P, n: usize) "dependencies are not provided";
+    fmi3GetFMUState(state: P) "canGetAndSetFMUState is false";
+    fmi3SetFMUState(state: P) "canGetAndSetFMUState is false";
+    fmi3FreeFMUState(state: P) "canGetAndSetFMUState is false";
+    fmi3SerializedFMUStateSize(state: P, size: P) "canSerializeFMUState is false";
+    fmi3SerializeFMUState(state: P, bytes: P, size: usize) "canSerializeFMUState is false";
+    fmi3DeserializeFMUState(bytes: P, size: usize, state: P) "canSerializeFMUState is false";
+    fmi3GetDirectionalDerivative(u: P, nu: usize, k: P, nk: usize, s: P, ns: usize, r: P, nr: usize) "providesDirectionalDerivatives is false";
+    fmi3GetAdjointDerivative(u: P, nu: usize, k: P, nk: usize, s: P, ns: usize, r: P, nr: usize) "providesAdjointDerivatives is false";
+    fmi3EnterConfigurationMode() "the model has no structural parameters";
+    fmi3ExitConfigurationMode() "the model has no structural parameters";
+    fmi3GetIntervalDecimal(vr: P, nvr: usize, i: P, q: P) "the model has no clocks";
+    fmi3GetIntervalFraction(vr: P, nvr: usize, c2: P, r: P, q: P) "the model has no clocks";
+    fmi3GetShiftDecimal(vr: P, nvr: usize, s: P) "the model has no clocks";
+    fmi3GetShiftFraction(vr: P, nvr: usize, c2: P, r: P) "the model has no clocks";
+    fmi3SetIntervalDecimal(vr: P, nvr: usize, i: P) "the model has no clocks";
+    fmi3SetIntervalFraction(vr: P, nvr: usize, c2: P, r: P) "the model has no clocks";
+    fmi3SetShiftDecimal(vr: P, nvr: usize, s: P) "the model has no clocks";
+    fmi3SetShiftFraction(vr: P, nvr: usize, c2: P, r: P) "the model has no clocks";
+    fmi3EvaluateDiscreteStates() "the model has no discrete states";
+    fmi3GetOutputDerivatives(vr: P, nvr: usize, orders: P, v: P, n: usize) "maxOutputDerivativeOrder is 0";
+    fmi3ActivateModelPartition(clock: u32, t: f64) "scheduled execution is not supported";
+}
+
+/// Scheduled execution is not supported: no instance.
+#[no_mangle]
+pub unsafe extern "C" fn fmi3InstantiateScheduledExecution(
+    instance_name: *const c_char,
+    _token: *const c_char,
+    _resource_path: *const c_char,
+    _visible: bool,
+    _logging_on: bool,
+    environment: *mut c_void,
+    log_message: Fmi3Logger,
+    _clock_update: P,
+    _lock: P,
+    _unlock: P,
+) -> Instance {
+    let name = CString::new(text(instance_name)).unwrap_or_default();
+    log_to(Logger::Fmi3(log_message), environment, &name, ERROR, "logStatusError", "scheduled execution is not supported");
+    std::ptr::null_mut()
+}

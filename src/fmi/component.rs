@@ -93,11 +93,11 @@ pub fn factory(path: &Path) -> Result<Factory, String> {
     Ok(Arc::new(move || Ok(Box::new(FmuComponent::new(fmu.clone())) as Box<dyn Component>)))
 }
 
-/// Our own parameters, beside the FMU's.
-const INTERFACE: &str = "interface";
-const SOLVER: &str = "solver";
-const SUBSTEPS: &str = "substeps";
-const LOGGING: &str = "logging";
+/// Our own parameters, beside the FMU's (an FMU variable of the same name wins).
+pub const INTERFACE: &str = "interface";
+pub const SOLVER: &str = "me_solver";
+pub const SUBSTEPS: &str = "me_substeps";
+pub const LOGGING: &str = "fmu_logging";
 
 /// A running instance and what its steps need, all allocated at initialisation.
 struct Running {
@@ -326,11 +326,11 @@ impl Component for FmuComponent {
         }
         let solver = self.info.param_value(SOLVER).map_or("", Value::str);
         if Method::parse(solver).is_none() {
-            return Err(format!("{}: parameter solver must be \"euler\" or \"rk4\", got {solver:?}", self.label()));
+            return Err(format!("{}: parameter {SOLVER} must be \"euler\" or \"rk4\", got {solver:?}", self.label()));
         }
         let substeps = self.info.integer(SUBSTEPS);
         if !(1..=10_000).contains(&substeps) {
-            return Err(format!("{}: parameter substeps must be between 1 and 10000, got {substeps}", self.label()));
+            return Err(format!("{}: parameter {SUBSTEPS} must be between 1 and 10000, got {substeps}", self.label()));
         }
         Ok(())
     }
