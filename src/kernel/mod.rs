@@ -6,6 +6,7 @@ pub mod clock;
 pub mod component;
 pub mod data;
 pub mod engine;
+pub(crate) mod interpolate;
 pub mod multirate;
 pub mod ode;
 pub mod rt;

@@ -361,7 +361,7 @@ impl UserData for LuaRobot {
             if assembly.0.components.iter().any(|c| c.name == name) {
                 return Err(fail(format!("a component named '{name}' is already in assembly '{}'", assembly.0.name)));
             }
-            assembly.0.components.push(ComponentSpec { name, kind, factory, every, period: None, params, origin });
+            assembly.0.components.push(ComponentSpec { name, kind, factory, every, period: None, params, interpolate: Vec::new(), origin });
             drop(assembly);
             Ok(a)
         });
