@@ -28,12 +28,53 @@ pub enum FmuCommand {
     },
     /// Variables (causality, type, unit, start), default experiment and interfaces of an FMU.
     Info { file: PathBuf },
+    /// Simulate an FMU alone (like `fmpy simulate`) and write its outputs as CSV in FMPy's layout.
+    Sim {
+        file: PathBuf,
+        /// Stop time in s (default: the FMU's default experiment, else 1 s).
+        #[arg(long)]
+        stop: Option<f64>,
+        /// Step (the FMU's sample time) in s (default: the default experiment's step, else stop/500).
+        #[arg(long)]
+        step: Option<f64>,
+        /// Parameter or start value: --param name=value (repeatable); also interface=me, me_solver=rk4, me_substeps=n.
+        #[arg(long = "param")]
+        params: Vec<String>,
+        /// Input CSV in FMPy's format: a "time" column, then one column per input.
+        #[arg(long)]
+        input: Option<PathBuf>,
+        /// Output CSV (default: standard output).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
 }
 
 pub fn main(command: &FmuCommand) -> i32 {
     match command {
         FmuCommand::Export { out, library, models, fmi } => export_main(out, library.as_ref(), models, *fmi),
         FmuCommand::Info { file } => info_main(file),
+        FmuCommand::Sim { file, stop, step, params, input, output } => {
+            let options = super::fmu_sim::SimOptions { file, stop: *stop, step: *step, params, input: input.as_deref() };
+            match super::fmu_sim::simulate(&options) {
+                Ok(csv) => match output {
+                    Some(path) => match std::fs::write(path, csv) {
+                        Ok(()) => exit::OK,
+                        Err(e) => {
+                            eprintln!("morc fmu sim: cannot write {}: {e}", path.display());
+                            exit::FAULT
+                        }
+                    },
+                    None => {
+                        print!("{csv}");
+                        exit::OK
+                    }
+                },
+                Err(e) => {
+                    eprintln!("morc fmu sim: {e}");
+                    exit::FAULT
+                }
+            }
+        }
     }
 }
 
