@@ -61,18 +61,23 @@ pub unsafe extern "C" fn fmi2Instantiate(
         };
         let logger = Logger::Fmi2(logger);
         let name = CString::new(text(instance_name)).unwrap_or_default();
+        // Logs why instantiation fails; the caller returns null.
         let fail = |message: String| log_to(logger, environment, &name, ERROR, "logStatusError", &message);
         let interface = match fmu_type {
             CO_SIMULATION => Interface::CoSimulation,
             MODEL_EXCHANGE => Interface::ModelExchange,
-            other => return Err(fail(format!("unknown fmi2Type {other}"))),
+            other => {
+                fail(format!("unknown fmi2Type {other}"));
+                return Err(());
+            }
         };
         let guid = text(guid);
         let Some(block) = find_model(&guid, FmiVersion::V2) else {
-            return Err(fail(format!(
+            fail(format!(
                 "GUID {guid} matches no model of this binary (morc {}): the FMU's modelDescription.xml and binary differ",
                 env!("CARGO_PKG_VERSION")
-            )));
+            ));
+            return Err(());
         };
         Model::new(block, FmiVersion::V2, interface, name.clone(), logger, environment, logging_on != 0).map_err(fail)
     })

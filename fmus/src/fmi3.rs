@@ -28,13 +28,15 @@ unsafe fn new_model(
     instantiate(|| {
         let logger = Logger::Fmi3(log_message);
         let name = CString::new(text(instance_name)).unwrap_or_default();
+        // Logs why instantiation fails; the caller returns null.
         let fail = |message: String| log_to(logger, environment, &name, ERROR, "logStatusError", &message);
         let token = text(token);
         let Some(block) = find_model(&token, FmiVersion::V3) else {
-            return Err(fail(format!(
+            fail(format!(
                 "instantiation token {token} matches no model of this binary (morc {}): the FMU's modelDescription.xml and binary differ",
                 env!("CARGO_PKG_VERSION")
-            )));
+            ));
+            return Err(());
         };
         Model::new(block, FmiVersion::V3, interface, name.clone(), logger, environment, logging_on).map_err(fail)
     })

@@ -78,7 +78,7 @@ pub fn main(command: &FmuCommand) -> i32 {
     }
 }
 
-fn export_main(out: &PathBuf, library: Option<&PathBuf>, models: &[String], fmi: Option<u8>) -> i32 {
+fn export_main(out: &std::path::Path, library: Option<&PathBuf>, models: &[String], fmi: Option<u8>) -> i32 {
     let versions: &[FmiVersion] = match fmi {
         None => &[FmiVersion::V2, FmiVersion::V3],
         Some(2) => &[FmiVersion::V2],
