@@ -91,3 +91,16 @@ pub fn samples(r: &RunResult, probe: &str) -> Vec<f64> {
 pub fn bits(v: &[f64]) -> Vec<u64> {
     v.iter().map(|x| x.to_bits()).collect()
 }
+
+/// Writes a zip archive of `entries` (name, content) at `path`.
+pub fn zip_file(path: &Path, entries: &[(&str, &[u8])]) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
+    let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    for (name, content) in entries {
+        zip.start_file(*name, options).unwrap();
+        std::io::Write::write_all(&mut zip, content).unwrap();
+    }
+    zip.finish().unwrap();
+}
+
