@@ -110,10 +110,14 @@ impl Group {
             };
         }
         match &mut self.data {
-            Data::F64(v) => {
-                let s = value.as_slice();
-                v[at..at + s.len()].copy_from_slice(s);
-            }
+            // Scalars first: the common case, without a slice copy.
+            Data::F64(v) => match value {
+                Value::Real(x) => v[at] = *x,
+                _ => {
+                    let s = value.as_slice();
+                    v[at..at + s.len()].copy_from_slice(s);
+                }
+            },
             Data::F32(v) => {
                 for (d, x) in v[at..].iter_mut().zip(value.as_slice()) {
                     *d = *x as f32;
@@ -140,9 +144,14 @@ impl Group {
     pub fn take(&self, at: usize, value: &mut Value) {
         let integer = match &self.data {
             Data::F64(v) => {
-                let s = value.as_mut_slice();
-                let n = s.len();
-                s.copy_from_slice(&v[at..at + n]);
+                match value {
+                    Value::Real(x) => *x = v[at],
+                    _ => {
+                        let s = value.as_mut_slice();
+                        let n = s.len();
+                        s.copy_from_slice(&v[at..at + n]);
+                    }
+                }
                 return;
             }
             Data::F32(v) => {
