@@ -19,17 +19,6 @@ use morc::kernel::rt::RtPolicy;
 use morc::kernel::value::Value;
 
 /// Writes a zip with the given (name, content) entries.
-fn zip_file(path: &Path, entries: &[(&str, &[u8])]) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    let mut zip = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
-    let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
-    for (name, content) in entries {
-        zip.start_file(*name, options).unwrap();
-        zip.write_all(content).unwrap();
-    }
-    zip.finish().unwrap();
-}
-
 /// The entries of an exported FMU, with `edit` applied to modelDescription.xml.
 fn rewritten(model: &str, out: &str, edit: impl Fn(String) -> String, keep_binary: bool) -> PathBuf {
     let mut archive = zip::ZipArchive::new(std::fs::File::open(fmu_path(model)).unwrap()).unwrap();

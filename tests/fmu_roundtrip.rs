@@ -14,19 +14,44 @@ fn r(x: f64) -> Value {
     Value::Real(x)
 }
 
+/// Which blocks of the loop are FMUs.
+#[derive(Clone, Copy, PartialEq)]
+enum Blocks {
+    Native,
+    Fmi2,
+    Fmi3,
+    /// Native blocks but the arm: its FMI 2 export in model exchange, RK4 in morc.
+    ArmModelExchange,
+}
+
 /// A position loop on the arm: trajectory (every 5) → ppi → arm (delayed
 /// back), the measured q through a Bessel filter and a PID on the filtered
-/// error. `fmu` chooses which blocks are FMUs.
-fn position_loop(fmu: bool) -> AssemblySpec {
+/// error.
+fn position_loop(blocks: Blocks) -> AssemblySpec {
+    let fmu = blocks == Blocks::Fmi2 || blocks == Blocks::Fmi3;
     let mut a = AssemblySpec::new(if fmu { "fmu loop" } else { "native loop" });
     a.duration = Some(1.5);
     let add = |a: &mut AssemblySpec, name: &str, kind: &str, model: &str, every: u32, params: &[(&str, Value)]| {
-        if fmu {
-            let mut params = params.to_vec();
-            params.push(("sample_period", r(f64::from(every) * T)));
-            add_fmu(a, name, &fmu_path(model), every, &params);
-        } else {
-            a.add_native(name, kind, every, params);
+        let mut params = params.to_vec();
+        match blocks {
+            Blocks::ArmModelExchange if kind == "arm" => {
+                // The arm's own `substeps` is its co-simulation RK4; morc's solver takes me_substeps.
+                params.retain(|(p, _)| *p != "substeps");
+                params.extend([
+                    ("interface", Value::String("me".into())),
+                    ("me_solver", Value::String("rk4".into())),
+                    ("me_substeps", Value::Integer(2)),
+                ]);
+                add_fmu(a, name, &fmu_path(model), every, &params);
+            }
+            Blocks::Fmi2 | Blocks::Fmi3 => {
+                params.push(("sample_period", r(f64::from(every) * T)));
+                let path = if blocks == Blocks::Fmi2 { fmu_path(model) } else { fmu3_path(model) };
+                add_fmu(a, name, &path, every, &params);
+            }
+            _ => {
+                a.add_native(name, kind, every, &params);
+            }
         }
     };
     add(
@@ -107,8 +132,15 @@ const PROBES: [&str; 6] = ["p_q", "p_qd", "p_tau", "p_ref", "p_f", "p_u"];
 
 #[test]
 fn every_exported_block_equals_the_native_block_bit_for_bit() {
-    let native = run(&position_loop(false), ClockKind::Virtual);
-    let fmu = run(&position_loop(true), ClockKind::Virtual);
+    for blocks in [Blocks::Fmi2, Blocks::Fmi3, Blocks::ArmModelExchange] {
+        same_as_native(blocks);
+    }
+}
+
+/// The loop with `blocks` as FMUs gives the native loop's bits.
+fn same_as_native(blocks: Blocks) {
+    let native = run(&position_loop(Blocks::Native), ClockKind::Virtual);
+    let fmu = run(&position_loop(blocks), ClockKind::Virtual);
     assert_eq!(
         native.outcome,
         Outcome::Finished("duration".into()),
@@ -119,7 +151,7 @@ fn every_exported_block_equals_the_native_block_bit_for_bit() {
     for p in PROBES {
         let (x, y) = (samples(&native, p), samples(&fmu, p));
         assert_eq!(x.len(), 1500, "{p}");
-        assert_eq!(bits(&x), bits(&y), "{p}: FMU and native differ");
+        assert_eq!(bits(&x), bits(&y), "{p}: FMU and native differ ({})", fmu.report());
     }
     // The loop did something: the arm followed the move to 1.2 rad.
     let q = samples(&fmu, "p_q");
@@ -129,14 +161,14 @@ fn every_exported_block_equals_the_native_block_bit_for_bit() {
 
 #[test]
 fn fmus_at_mixed_rates_give_identical_results_on_virtual_and_wall_clocks() {
-    let virtual_run = run(&position_loop(true), ClockKind::Virtual);
+    let virtual_run = run(&position_loop(Blocks::Fmi2), ClockKind::Virtual);
     // Bit-identity is promised for runs without overruns; a shared VM can
-    // stall a thread past a deadline now and then, so take the first of three
+    // stall a thread past a deadline now and then, so take the first of five
     // wall-clock runs that had none.
-    let wall_run = (0..3)
-        .map(|_| run(&position_loop(true), ClockKind::Wall))
+    let wall_run = (0..5)
+        .map(|_| run(&position_loop(Blocks::Fmi2), ClockKind::Wall))
         .find(|r| r.components.iter().all(|c| c.overruns == 0))
-        .expect("every one of three wall-clock runs overran: the machine is too loaded to compare");
+        .expect("every one of five wall-clock runs overran: the machine is too loaded to compare");
     assert!(wall_run.outcome.is_ok(), "{}", wall_run.report());
     for p in PROBES {
         assert_eq!(

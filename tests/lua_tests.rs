@@ -2,10 +2,14 @@
 //! simulated axes). Each file uses `morc.testing` and returns its summary.
 //! The runner is `morc::lua::testing`, the same one `morc test DIR` uses.
 
+mod fmu_support;
+
 use std::path::Path;
 
 #[test]
 fn lua_tests() {
+    // tests/lua/fmus.lua loads morc's exported FMUs from here.
+    std::env::set_var("MORC_TEST_FMUS", fmu_support::exported());
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lua");
     let files = morc::lua::testing::test_files(&dir).unwrap();
     assert!(!files.is_empty(), "no Lua tests in {}", dir.display());

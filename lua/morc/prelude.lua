@@ -62,13 +62,24 @@ morc.doc(morc.doc, "morc.doc(value, text) — attaches a doc string that help(va
 morc.doc(morc.doc_of, "morc.doc_of(value) — the doc string attached to value, or nil.")
 morc.doc(morc.assembly, [[morc.assembly "name" or morc.assembly { "name", duration = s, overrun = "warn"|"fault" }
 Describes an assembly: components on one clock, connected by name.
-  a:add(name, kind, { every = k | period = s, param = value, … })  kind: a name (see morc.components()) or morc.component{…}
+  a:add(name, kind, { every = k | period = s, param = value, … })  kind: a name (see morc.components()), morc.component{…},
+                                                                     morc.fmu(path), or "fmu" with path = "file.fmu"
+     interpolate = { "u", … }                                        those inputs, when fed by a slower component, follow the
+                                                                     line between its last two samples (one of its periods late)
+                                                                     instead of holding the last one
   a:connect("from.port", "to.port" [, { delay = true }])            same-rate connections take effect in the same tick
   a.duration = s                                                     stop after s seconds (else when a component finishes)
 Run it with morc.engine:run(a [, { data = d, duration = s }]).]])
 morc.doc(morc.data, [[morc.data { key = value, … } — Assembly Data: typed values (numbers, vectors, strings, booleans)
 handed to an assembly when it starts (a key "component.param" overrides that parameter) and filled with the
 components' results ("component.key") when it ends. Index it like a table.]])
+morc.doc(morc.fmu, [[morc.fmu(path) — a component kind made from an FMU file (FMI 2.0 or 3.0, co-simulation or
+model exchange): a:add("ctl", morc.fmu "pid.fmu", { kp = 2 }). Parameters are the FMU's by name (Assembly Data
+"ctl.kp" sets them too), plus interface = "cs"|"me", me_solver = "euler"|"rk4", me_substeps = n, fmu_logging.
+The FMU's sample time is the component's (every/period). kind:info() is morc.fmu_info of it.]])
+morc.doc(morc.fmu_info, [[morc.fmu_info(path) — what an FMU declares: name, doc, fmi_version, co_simulation,
+model_exchange, default_experiment { start, stop, step, tolerance } and variables, a list of
+{ name, causality, type, variability, unit, doc, start, value_reference, dimensions }.]])
 morc.doc(morc.components, "morc.components() — the native component kinds, as a list of { name, doc }.")
 morc.doc(morc.kind, "morc.kind(name) — a component kind's documentation, inputs, outputs and parameters.")
 morc.doc(morc.component, [[morc.component { name, doc, inputs = { "u", "q[6]", "n:integer" }, outputs = { … },

@@ -5,13 +5,18 @@ use std::path::PathBuf;
 use clap::Subcommand;
 
 use super::exit;
+use crate::fmi::description::FmiVersion;
 use crate::fmi::export;
 
 #[derive(Subcommand, Debug)]
 pub enum FmuCommand {
-    /// Package morc's blocks as FMI 2.0 co-simulation FMUs (needs the built
-    /// `morc-fmus` library: `cargo build` builds it beside `morc`).
+    /// Package morc's blocks as FMUs, FMI 2.0 (<model>.fmu) and 3.0
+    /// (<model>-fmi3.fmu); co-simulation, and model exchange for ODE blocks
+    /// (needs the built `morc-fmus` library: `cargo build` builds it beside `morc`).
     Export {
+        /// Only this FMI version (2 or 3; default: both).
+        #[arg(long)]
+        fmi: Option<u8>,
         /// Folder to write <model>.fmu into.
         #[arg(short, long, default_value = "target/fmus")]
         out: PathBuf,
@@ -23,16 +28,66 @@ pub enum FmuCommand {
     },
     /// Variables (causality, type, unit, start), default experiment and interfaces of an FMU.
     Info { file: PathBuf },
+    /// Simulate an FMU alone (like `fmpy simulate`) and write its outputs as CSV in FMPy's layout.
+    Sim {
+        file: PathBuf,
+        /// Stop time in s (default: the FMU's default experiment, else 1 s).
+        #[arg(long)]
+        stop: Option<f64>,
+        /// Step (the FMU's sample time) in s (default: the default experiment's step, else stop/500).
+        #[arg(long)]
+        step: Option<f64>,
+        /// Parameter or start value: --param name=value (repeatable); also interface=me, me_solver=rk4, me_substeps=n.
+        #[arg(long = "param")]
+        params: Vec<String>,
+        /// Input CSV in FMPy's format: a "time" column, then one column per input.
+        #[arg(long)]
+        input: Option<PathBuf>,
+        /// Output CSV (default: standard output).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
 }
 
 pub fn main(command: &FmuCommand) -> i32 {
     match command {
-        FmuCommand::Export { out, library, models } => export_main(out, library.as_ref(), models),
+        FmuCommand::Export { out, library, models, fmi } => export_main(out, library.as_ref(), models, *fmi),
         FmuCommand::Info { file } => info_main(file),
+        FmuCommand::Sim { file, stop, step, params, input, output } => {
+            let options = super::fmu_sim::SimOptions { file, stop: *stop, step: *step, params, input: input.as_deref() };
+            match super::fmu_sim::simulate(&options) {
+                Ok(csv) => match output {
+                    Some(path) => match std::fs::write(path, csv) {
+                        Ok(()) => exit::OK,
+                        Err(e) => {
+                            eprintln!("morc fmu sim: cannot write {}: {e}", path.display());
+                            exit::FAULT
+                        }
+                    },
+                    None => {
+                        print!("{csv}");
+                        exit::OK
+                    }
+                },
+                Err(e) => {
+                    eprintln!("morc fmu sim: {e}");
+                    exit::FAULT
+                }
+            }
+        }
     }
 }
 
-fn export_main(out: &PathBuf, library: Option<&PathBuf>, models: &[String]) -> i32 {
+fn export_main(out: &std::path::Path, library: Option<&PathBuf>, models: &[String], fmi: Option<u8>) -> i32 {
+    let versions: &[FmiVersion] = match fmi {
+        None => &[FmiVersion::V2, FmiVersion::V3],
+        Some(2) => &[FmiVersion::V2],
+        Some(3) => &[FmiVersion::V3],
+        Some(v) => {
+            eprintln!("morc fmu export: --fmi must be 2 or 3, got {v}");
+            return exit::USAGE;
+        }
+    };
     let library = match library
         .cloned()
         .or_else(|| std::env::current_exe().ok().and_then(|e| export::find_library(&e)))
@@ -47,11 +102,13 @@ fn export_main(out: &PathBuf, library: Option<&PathBuf>, models: &[String]) -> i
         if !models.is_empty() && !models.iter().any(|m| m == block.model_identifier) {
             continue;
         }
-        match export::package(block, &library, out) {
-            Ok(path) => println!("{}", path.display()),
-            Err(e) => {
-                eprintln!("morc fmu export: {e}");
-                return exit::FAULT;
+        for &version in versions {
+            match export::package(block, version, &library, out) {
+                Ok(path) => println!("{}", path.display()),
+                Err(e) => {
+                    eprintln!("morc fmu export: {e}");
+                    return exit::FAULT;
+                }
             }
         }
     }

@@ -5,6 +5,7 @@ pub mod bus;
 pub mod check;
 pub mod doc;
 pub mod fmu;
+pub mod fmu_sim;
 pub mod interrupt;
 pub mod lib;
 pub mod rec;

@@ -43,6 +43,9 @@ pub struct ComponentSpec {
     /// …or in seconds (then it must be an integer multiple of the base period).
     pub period: Option<f64>,
     pub params: Vec<(String, Value)>,
+    /// Inputs to interpolate linearly when fed by a slower component (see
+    /// `interpolate.rs`); the others hold the producer's latest sample.
+    pub interpolate: Vec<String>,
     pub origin: Origin,
 }
 
@@ -163,6 +166,8 @@ pub struct PlanInput {
     pub port: usize,
     pub source: PlanSource,
     pub delay: bool,
+    /// Interpolate between the producer's samples when it is slower.
+    pub interpolate: bool,
 }
 
 /// A validated assembly, its components instantiated, configured and ready
@@ -384,7 +389,23 @@ pub fn plan(
         if components[ti].inputs.iter().any(|i| i.port == p) {
             return err(o, format!("{} is already connected; an input takes one source (use a sum block to combine)", conn.to));
         }
-        components[ti].inputs.push(PlanInput { port: p, source, delay: conn.delay });
+        components[ti].inputs.push(PlanInput { port: p, source, delay: conn.delay, interpolate: false });
+    }
+
+    for (c, planned) in spec.components.iter().zip(components.iter_mut()) {
+        for name in &c.interpolate {
+            let info = planned.component.info();
+            let Some(p) = info.input_index(name) else {
+                return err(&c.origin, format!("component '{}': interpolate names '{name}', which is no input (inputs: {})", c.name, port_list(&info.inputs)));
+            };
+            if !matches!(info.inputs[p].ty, ValueType::Real | ValueType::Vector(_)) {
+                return err(&c.origin, format!("component '{}': input '{name}' is {}; only real inputs can be interpolated", c.name, info.inputs[p].ty));
+            }
+            let Some(input) = planned.inputs.iter_mut().find(|i| i.port == p) else {
+                return err(&c.origin, format!("component '{}': input '{name}' is to be interpolated but is not connected", c.name));
+            };
+            input.interpolate = true;
+        }
     }
 
     for c in &components {
@@ -499,6 +520,7 @@ impl AssemblySpec {
             every,
             period: None,
             params: Vec::new(),
+            interpolate: Vec::new(),
             origin: Origin::default(),
         });
         self

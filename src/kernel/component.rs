@@ -201,6 +201,11 @@ pub trait Component: Send {
     /// End of life: write results into Assembly Data (as `name.key`) and
     /// release resources. Runs off the real-time path.
     fn terminate(&mut self, _results: &mut AssemblyResults) {}
+
+    /// The block as an ODE, for blocks that are one (exported for FMI model exchange).
+    fn ode(&mut self) -> Option<&mut dyn super::ode::Ode> {
+        None
+    }
 }
 
 /// Where a terminating component writes its results; keys are prefixed with

@@ -24,6 +24,7 @@ use super::component::{AssemblyResults, ComponentInfo, InitContext, Step};
 use super::data::AssemblyData;
 use super::rt::RtPolicy;
 use super::stats::Summary;
+use super::interpolate::Ramp;
 use super::task::{updater_loop, Binding, Slot, Source, Task};
 use super::value::Value;
 
@@ -170,11 +171,13 @@ impl RunningAssembly {
             slots_bindings: Vec<Vec<Binding>>,
             imports: Vec<usize>,
             delay_sources: Vec<Source>,
+            /// (import slot, producer's every) of each interpolated input.
+            ramps: Vec<(usize, u64)>,
             exports: Vec<Export>,
         }
         let mut layouts: Vec<Layout> = Vec::new();
         for (t, member) in members.iter().enumerate() {
-            let mut layout = Layout { slots_bindings: Vec::new(), imports: Vec::new(), delay_sources: Vec::new(), exports: Vec::new() };
+            let mut layout = Layout { slots_bindings: Vec::new(), imports: Vec::new(), delay_sources: Vec::new(), ramps: Vec::new(), exports: Vec::new() };
             for &ci in member {
                 let mut bindings = Vec::new();
                 for input in &plan.components[ci].inputs {
@@ -186,7 +189,15 @@ impl RunningAssembly {
                         }
                         PlanSource::Base { port } => Source::External(import_slot(&mut layout.imports, port)),
                     };
-                    let source = if input.delay {
+                    let slower = match input.source {
+                        PlanSource::Component { index, .. } => plan.components[index].every > rates[t],
+                        PlanSource::Base { .. } => false,
+                    };
+                    let source = if let (true, true, Source::External(e)) = (input.interpolate, slower, direct) {
+                        let PlanSource::Component { index, .. } = input.source else { unreachable!("slower sources are components") };
+                        layout.ramps.push((e, u64::from(plan.components[index].every)));
+                        Source::Ramp(layout.ramps.len() - 1)
+                    } else if input.delay {
                         layout.delay_sources.push(direct);
                         Source::Delayed(layout.delay_sources.len() - 1)
                     } else {
@@ -231,13 +242,14 @@ impl RunningAssembly {
                 });
             }
             let externals: Vec<Value> = layout.imports.iter().map(|&p| published[p].clone()).collect();
+            let ramps = layout.ramps.iter().map(|&(e, every)| Ramp::new(e, every, &externals[e])).collect();
             let delays = layout
                 .delay_sources
                 .iter()
                 .map(|s| match *s {
                     Source::Local { slot, port } => slots[slot].outputs[port].clone(),
                     Source::External(e) => externals[e].clone(),
-                    Source::Delayed(_) => unreachable!("a delay reads a direct source"),
+                    Source::Delayed(_) | Source::Ramp(_) => unreachable!("a delay reads a direct source"),
                 })
                 .collect();
             let task = Box::new(Task {
@@ -248,6 +260,7 @@ impl RunningAssembly {
                 externals,
                 delays,
                 delay_sources: layout.delay_sources,
+                ramps,
                 outcome: Step::Continue,
             });
             let io = TaskIo { imports: layout.imports, exports: layout.exports };
@@ -482,6 +495,7 @@ fn empty_task() -> Task {
         externals: Vec::new(),
         delays: Vec::new(),
         delay_sources: Vec::new(),
+        ramps: Vec::new(),
         outcome: Step::Continue,
     }
 }

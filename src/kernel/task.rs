@@ -6,6 +6,7 @@ use crossbeam_channel::{Receiver, Sender};
 
 use super::clock::monotonic_ns;
 use super::component::{Component, Step, StepContext};
+use super::interpolate::Ramp;
 use super::rt::{self, RtPolicy};
 use super::stats::Histogram;
 use super::value::Value;
@@ -19,6 +20,8 @@ pub(crate) enum Source {
     External(usize),
     /// The task's copy of a value as it was at the end of its previous step.
     Delayed(usize),
+    /// An imported value of a slower producer, interpolated (see interpolate.rs).
+    Ramp(usize),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -50,6 +53,8 @@ pub(crate) struct Task {
     /// Delayed values and where they are latched from at the end of a step.
     pub delays: Vec<Value>,
     pub delay_sources: Vec<Source>,
+    /// Interpolated inputs from slower producers.
+    pub ramps: Vec<Ramp>,
     /// What the last step asked for (read by the Coordinator on return).
     pub outcome: Step,
 }
@@ -59,6 +64,10 @@ impl Task {
     /// request lets the rest of the step complete.
     pub fn run(&mut self) -> Step {
         let ctx = StepContext { step: self.steps, time: self.steps as f64 * self.period, period: self.period };
+        let tick = self.steps * u64::from(self.every);
+        for r in &mut self.ramps {
+            r.update(tick, &self.externals[r.external]);
+        }
         let mut outcome = Step::Continue;
         for i in 0..self.slots.len() {
             let (before, rest) = self.slots.split_at_mut(i);
@@ -68,6 +77,7 @@ impl Task {
                     Source::Local { slot, port } => &before[slot].outputs[port],
                     Source::External(e) => &self.externals[e],
                     Source::Delayed(d) => &self.delays[d],
+                    Source::Ramp(r) => &self.ramps[r].value,
                 };
                 slot.inputs[b.input].copy_from(value);
             }
@@ -91,7 +101,7 @@ impl Task {
             match *source {
                 Source::Local { slot, port } => d.copy_from(&self.slots[slot].outputs[port]),
                 Source::External(e) => d.copy_from(&self.externals[e]),
-                Source::Delayed(_) => {}
+                Source::Delayed(_) | Source::Ramp(_) => {}
             }
         }
         self.steps += 1;

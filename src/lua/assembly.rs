@@ -5,6 +5,7 @@ use std::sync::Arc;
 use mlua::{AnyUserData, Table, UserData, UserDataFields, UserDataMethods};
 
 use super::convert::to_value;
+use super::fmu::FmuKind;
 use super::origin::caller;
 use crate::components::lua_component::{LuaComponent, LuaComponentDef};
 use crate::kernel::assembly::{AssemblySpec, AttachmentSpec, ComponentSpec, ConnectionSpec, Factory, OverrunPolicy};
@@ -27,9 +28,19 @@ impl UserData for LuaKind {
 
 pub struct LuaAssembly(pub AssemblySpec);
 
-/// Resolves what `a:add` was given as kind into a factory.
-fn factory_for(kind: &mlua::Value) -> mlua::Result<(String, Factory)> {
+/// Resolves what `a:add` was given as kind into a factory; `fmu_path` is
+/// the `path` option, which the kind "fmu" needs.
+fn factory_for(lua: &mlua::Lua, kind: &mlua::Value, fmu_path: Option<&str>) -> mlua::Result<(String, Factory)> {
     match kind {
+        mlua::Value::String(s) if s.to_str()? == "fmu" => {
+            let path = fmu_path.ok_or_else(|| mlua::Error::runtime("kind \"fmu\" needs the FMU file: a:add(name, \"fmu\", { path = \"model.fmu\", … })"))?;
+            let kind = super::fmu::open(lua, path)?;
+            Ok((kind.0.description.model_name.clone(), kind.factory()))
+        }
+        mlua::Value::UserData(ud) if ud.is::<FmuKind>() => {
+            let kind = ud.borrow::<FmuKind>()?;
+            Ok((kind.0.description.model_name.clone(), kind.factory()))
+        }
         mlua::Value::String(s) => {
             let name = s.to_str()?.to_string();
             if crate::components::create(&name).is_none() {
@@ -47,9 +58,17 @@ fn factory_for(kind: &mlua::Value) -> mlua::Result<(String, Factory)> {
             Ok((name, factory))
         }
         other => Err(mlua::Error::runtime(format!(
-            "a component kind is a name (\"gain\"), a kind made with morc.component{{…}} or robot:component \"ptp\", got a {}",
+            "a component kind is a name (\"gain\"), \"fmu\" with a path, a kind made with morc.component{{…}}, morc.fmu(path) or robot:component \"ptp\", got a {}",
             other.type_name()
         ))),
+    }
+}
+
+/// `{ "u", "v" }`: the inputs named in an `interpolate` option.
+pub(super) fn input_names(v: &mlua::Value, what: &str) -> mlua::Result<Vec<String>> {
+    match v {
+        mlua::Value::Table(t) => t.clone().sequence_values::<String>().collect(),
+        _ => Err(mlua::Error::runtime(format!("{what} is a list of input names, e.g. interpolate = {{ \"u\" }}"))),
     }
 }
 
@@ -81,14 +100,22 @@ impl UserData for LuaAssembly {
                     return super::robot::add_component(lua, &k.robot, ud, name, &k.kind, opts);
                 }
             }
-            let (kind_name, factory) = factory_for(&kind).map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))?;
+            let fmu_path = match &opts {
+                Some(o) if matches!(&kind, mlua::Value::String(s) if s.to_str().is_ok_and(|s| s == "fmu")) => o.get::<Option<String>>("path")?,
+                _ => None,
+            };
+            let (kind_name, factory) =
+                factory_for(lua, &kind, fmu_path.as_deref()).map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))?;
             let mut every = 1u32;
             let mut period = None;
             let mut params = Vec::new();
+            let mut interpolate = Vec::new();
             if let Some(opts) = opts {
                 for pair in opts.pairs::<String, mlua::Value>() {
                     let (k, v) = pair?;
                     match k.as_str() {
+                        "path" if fmu_path.is_some() => {}
+                        "interpolate" => interpolate = input_names(&v, &format!("{origin}: 'interpolate' of '{name}'"))?,
                         "every" => match v {
                             mlua::Value::Integer(i) if i >= 1 && i <= i64::from(u32::MAX) => every = i as u32,
                             _ => return Err(mlua::Error::runtime(format!("{origin}: 'every' of '{name}' must be a whole number ≥ 1 of base periods"))),
@@ -111,7 +138,7 @@ impl UserData for LuaAssembly {
             if this.0.components.iter().any(|c| c.name == name) {
                 return Err(mlua::Error::runtime(format!("{origin}: a component named '{name}' is already in assembly '{}'", this.0.name)));
             }
-            this.0.components.push(ComponentSpec { name, kind: kind_name, factory, every, period, params, origin });
+            this.0.components.push(ComponentSpec { name, kind: kind_name, factory, every, period, params, interpolate, origin });
             drop(this);
             Ok(ud)
         });

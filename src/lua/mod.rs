@@ -6,6 +6,7 @@ pub mod bus;
 pub mod convert;
 pub mod data;
 pub mod engine;
+pub mod fmu;
 pub mod lib;
 pub mod origin;
 pub mod docs;
@@ -109,6 +110,7 @@ pub fn install(lua: &Lua, engine: Engine) -> mlua::Result<()> {
     morc.set("kind", lua.create_function(kind_info)?)?;
     morc.set("component", lua.create_function(define_lua_component)?)?;
     robot::install(lua, &morc)?;
+    fmu::install(lua, &morc)?;
 
     let engine_ud = lua.create_userdata(LuaEngine(engine, None))?;
     morc.set("engine", engine_ud)?;

@@ -395,12 +395,14 @@ pub fn add_component(lua: &Lua, robot: &Arc<Robot>, a: AnyUserData, name: String
     })?;
     let mut every = 1u32;
     let mut params = Vec::new();
+    let mut interpolate = Vec::new();
     let units = units_of(opts.as_ref()).map_err(|e| fail(e.to_string()))?;
     if let Some(opts) = opts {
         for pair in opts.pairs::<String, mlua::Value>() {
             let (k, v) = pair?;
             match k.as_str() {
                 "units" => {}
+                "interpolate" => interpolate = super::assembly::input_names(&v, &format!("{origin}: 'interpolate' of '{name}'"))?,
                 "every" => every = u32::try_from(v.as_integer().unwrap_or(0)).ok().filter(|&e| e >= 1).ok_or_else(|| fail(format!("'every' of '{name}' must be a whole number ≥ 1")))?,
                 _ => {
                     let value = robot_params::convert(robot, kind, &k, &v, units, &format!("{name}.{k}")).map_err(|e| fail(e.to_string()))?;
@@ -418,7 +420,7 @@ pub fn add_component(lua: &Lua, robot: &Arc<Robot>, a: AnyUserData, name: String
     if assembly.0.components.iter().any(|c| c.name == name) {
         return Err(fail(format!("a component named '{name}' is already in assembly '{}'", assembly.0.name)));
     }
-    assembly.0.components.push(ComponentSpec { name, kind: kind.to_string(), factory, every, period: None, params, origin });
+    assembly.0.components.push(ComponentSpec { name, kind: kind.to_string(), factory, every, period: None, params, interpolate, origin });
     drop(assembly);
     Ok(a)
 }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use morc::components::sim_axes::SimAxes;
+use morc::fmi::description::FmiVersion;
 use morc::fmi::export;
 use morc::kernel::assembly::AssemblySpec;
 use morc::kernel::clock::ClockKind;
@@ -37,7 +38,9 @@ pub fn exported() -> &'static Path {
         });
         let dir = scratch().join("fmus");
         for block in export::EXPORTED {
-            export::package(block, &library, &dir).unwrap();
+            for version in [FmiVersion::V2, FmiVersion::V3] {
+                export::package(block, version, &library, &dir).unwrap();
+            }
         }
         dir
     })
@@ -45,6 +48,11 @@ pub fn exported() -> &'static Path {
 
 pub fn fmu_path(model: &str) -> PathBuf {
     exported().join(format!("{model}.fmu"))
+}
+
+/// The FMI 3.0 export of `model`.
+pub fn fmu3_path(model: &str) -> PathBuf {
+    exported().join(format!("{model}-fmi3.fmu"))
 }
 
 /// Adds an FMU component made from `path`.
@@ -83,3 +91,16 @@ pub fn samples(r: &RunResult, probe: &str) -> Vec<f64> {
 pub fn bits(v: &[f64]) -> Vec<u64> {
     v.iter().map(|x| x.to_bits()).collect()
 }
+
+/// Writes a zip archive of `entries` (name, content) at `path`.
+pub fn zip_file(path: &Path, entries: &[(&str, &[u8])]) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut zip = zip::ZipWriter::new(std::fs::File::create(path).unwrap());
+    let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    for (name, content) in entries {
+        zip.start_file(*name, options).unwrap();
+        std::io::Write::write_all(&mut zip, content).unwrap();
+    }
+    zip.finish().unwrap();
+}
+

@@ -5,6 +5,7 @@
 
 use super::{check_finite, limit, per_element, width, width_param};
 use crate::kernel::component::*;
+use crate::kernel::ode::Ode;
 use crate::kernel::value::{Value, ValueType};
 
 fn real(name: &str, x: f64) -> ParamInfo {
@@ -278,14 +279,12 @@ impl Component for Arm {
     fn step(&mut self, _ctx: &StepContext, inputs: &[Value], outputs: &mut [Value]) -> Step {
         let tau = inputs[0].as_slice();
         let h = self.period / self.substeps as f64;
-        let [mass, length, gravity, friction, rotor, _, _] = &self.params;
-        for (i, x) in self.state.iter_mut().enumerate() {
-            let inertia = mass[i] * length[i] * length[i] + rotor[i];
+        for i in 0..self.state.len() {
             let torque = tau.get(i).copied().unwrap_or(0.0);
-            let gravity_torque = mass[i] * gravity[i] * length[i];
-            let f = |x: [f64; 2]| [x[1], (torque - friction[i] * x[1] - gravity_torque * x[0].sin()) / inertia];
+            let f = |x: [f64; 2]| self.derivative(i, x, torque);
+            let mut x = self.state[i];
             for _ in 0..self.substeps {
-                let k1 = f(*x);
+                let k1 = f(x);
                 let k2 = f([x[0] + 0.5 * h * k1[0], x[1] + 0.5 * h * k1[1]]);
                 let k3 = f([x[0] + 0.5 * h * k2[0], x[1] + 0.5 * h * k2[1]]);
                 let k4 = f([x[0] + h * k3[0], x[1] + h * k3[1]]);
@@ -293,13 +292,60 @@ impl Component for Arm {
                     x[j] += h / 6.0 * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j]);
                 }
             }
+            self.state[i] = x;
         }
         self.write(outputs);
         Step::Continue
     }
+
+    fn ode(&mut self) -> Option<&mut dyn Ode> {
+        Some(self)
+    }
+}
+
+/// States: every element's q, then every element's qd (the order of the outputs).
+impl Ode for Arm {
+    fn state_count(&self) -> usize {
+        2 * self.params[0].len()
+    }
+    fn state_outputs(&self) -> &[usize] {
+        &[0, 1]
+    }
+    fn states(&self, x: &mut [f64]) {
+        let n = self.state.len();
+        for (i, s) in self.state.iter().enumerate() {
+            x[i] = s[0];
+            x[n + i] = s[1];
+        }
+    }
+    fn set_states(&mut self, x: &[f64]) {
+        let n = self.state.len();
+        for (i, s) in self.state.iter_mut().enumerate() {
+            *s = [x[i], x[n + i]];
+        }
+    }
+    fn derivatives(&self, inputs: &[Value], dx: &mut [f64]) {
+        let tau = inputs[0].as_slice();
+        let n = self.state.len();
+        for (i, s) in self.state.iter().enumerate() {
+            let d = self.derivative(i, *s, tau.get(i).copied().unwrap_or(0.0));
+            dx[i] = d[0];
+            dx[n + i] = d[1];
+        }
+    }
 }
 
 impl Arm {
+    /// [q', qd'] of element i at state x under `torque`: the one expression
+    /// the block's RK4 and the exported ODE share, so both agree to the bit.
+    #[inline]
+    fn derivative(&self, i: usize, x: [f64; 2], torque: f64) -> [f64; 2] {
+        let [mass, length, gravity, friction, rotor, _, _] = &self.params;
+        let inertia = mass[i] * length[i] * length[i] + rotor[i];
+        let gravity_torque = mass[i] * gravity[i] * length[i];
+        [x[1], (torque - friction[i] * x[1] - gravity_torque * x[0].sin()) / inertia]
+    }
+
     fn write(&self, outputs: &mut [Value]) {
         let [q, qd] = outputs else { return };
         for ((q, qd), x) in q.as_mut_slice().iter_mut().zip(qd.as_mut_slice()).zip(&self.state) {
