@@ -69,15 +69,20 @@ pub fn probe(spec: &mut AssemblySpec, name: &str, from: &str) {
 }
 
 pub fn run(spec: &AssemblySpec, clock: ClockKind) -> RunResult {
+    run_at(spec, clock, T)
+}
+
+/// [`run`] with base period `period` (s).
+pub fn run_at(spec: &AssemblySpec, clock: ClockKind, period: f64) -> RunResult {
     let config = EngineConfig {
-        period: T,
+        period,
         clock,
         rt: RtPolicy {
             enabled: false,
             ..RtPolicy::default()
         },
     };
-    let mut engine = Engine::start(config, Box::new(SimAxes::new(&[0.0], T, 10.0))).unwrap();
+    let mut engine = Engine::start(config, Box::new(SimAxes::new(&[0.0], period, 10.0))).unwrap();
     engine.run(spec, &AssemblyData::new()).unwrap()
 }
 
