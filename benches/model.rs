@@ -166,6 +166,16 @@ fn robot_script(name: &str) -> std::sync::Arc<morc::robot::Robot> {
     robot
 }
 
+/// `model` without its drive trains: Pinocchio's RNEA has no friction or armature terms, so
+/// both sides compute the same rigid-body dynamics.
+fn rigid_body_only(model: &Model) -> Model {
+    let mut model = model.clone();
+    for joint in 1..model.njoints() {
+        model.set_drive_train(joint, model::DriveTrain::default()).expect("a joint of the model");
+    }
+    model
+}
+
 fn kr16_script() -> std::sync::Arc<morc::robot::Robot> {
     robot_script("kr16")
 }
@@ -262,7 +272,7 @@ fn main() {
     let kr16_urdf = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kr16.urdf");
     let robots = kr5_with_inertias(&reference)
         .and_then(|kr5| std::fs::write(&kr5_urdf, model::to_urdf(&kr5)).map_err(|e| format!("{}: {e}", kr5_urdf.display())))
-        .and_then(|()| std::fs::write(&kr16_urdf, model::to_urdf(&kr16_script().model)).map_err(|e| format!("{}: {e}", kr16_urdf.display())))
+        .and_then(|()| std::fs::write(&kr16_urdf, model::to_urdf(&rigid_body_only(&kr16_script().model))).map_err(|e| format!("{}: {e}", kr16_urdf.display())))
         .and_then(|()| {
             Ok(vec![
                 Robot::new("UR5", reference.join("ur5_robot.urdf"), "tool0")?,
