@@ -173,3 +173,21 @@ fn morc_experiment_feed_forward_reduces_the_peak_tracking_error() {
     assert!(with_ff > 0.0 && with_ff < 0.5 * without_ff, "feed-forward {with_ff}° vs feedback only {without_ff}°");
     assert_eq!(recordings, 2, "both runs recorded");
 }
+
+/// The same robot program on the direct simulation and, with `--bus sim`, through the real
+/// EtherCAT master onto the virtual segment's drives (virtual commissioning).
+#[test]
+fn motion_tour_runs_directly_and_through_the_bus() {
+    let dir = std::env::temp_dir().join(format!("morc-tour-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let program = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/motion_tour.lua");
+    for args in [&["run", program][..], &["--bus", "sim", "run", program][..]] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_morc")).args(args).current_dir(&dir).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{args:?}\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+        for line in ["ptp ✓", "path ✓", "circ ✓", "lin ✗", "precondition", "home ✓"] {
+            assert!(stdout.contains(line), "{args:?}: no '{line}' in\n{stdout}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

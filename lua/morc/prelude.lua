@@ -130,5 +130,9 @@ Restarts morc.engine in place (the old one stops): on a simulated robot r (forwa
 without a robot on the default simulated axes, or on the EtherCAT bus through the real master: "sim" is the simulated
 cell (coupler, drives, digital and analog terminals, safety PLC, force/torque sensor), anything else a network interface.
 On the bus, robot.q / robot.q_cmd are the drives and each device has its ports (robot.ain9, robot.ft12, …): see
-`morc bus scan --sim` and engine.bus.]])
+`morc bus scan --sim` and engine.bus.
+morc.start_engine { bus = "sim" | "eth1", robot = r, q0 } — the robot's joints on the bus: "sim" makes each simulated
+drive move one joint of the simulated arm; both scale counts ⇄ joint angles by r's drive mapping (robot.q in rad).
+With a robot and no bus given, the bus the program was started on (`morc --bus …`, morc.bus) is used; bus = false
+forces the direct simulation.]])
 morc.doc(morc.use_robot, "morc.use_robot(r [, { q0 = { ° }, clock, period }]) — morc.start_engine with robot = r: programs then move the simulated r (morc.current_robot = r).")

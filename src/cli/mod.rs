@@ -183,6 +183,11 @@ pub fn lua_with_engine(config: EngineConfig, setup: &LuaSetup) -> Result<mlua::L
     };
     let lua = crate::lua::new_state().map_err(|e| e.to_string())?;
     crate::lua::install(&lua, engine).map_err(|e| e.to_string())?;
+    if let Some(bus) = &setup.bus {
+        // Programs that put a robot on the engine (morc.use_robot) then drive its joints on this bus.
+        let morc: mlua::Table = lua.globals().get("morc").map_err(|e| e.to_string())?;
+        morc.set("bus", bus.as_str()).map_err(|e| e.to_string())?;
+    }
     if let Some(dir) = &setup.record_dir {
         let morc: mlua::Table = lua.globals().get("morc").map_err(|e| e.to_string())?;
         morc.set("record_dir", dir.display().to_string()).map_err(|e| e.to_string())?;

@@ -652,7 +652,15 @@ fn start_engine(lua: &Lua, opts: Table) -> mlua::Result<AnyUserData> {
             q0
         }
     };
-    let base: Box<dyn crate::kernel::base::Base> = match (opts.get::<Option<String>>("bus")?, &robot) {
+    // bus = "sim" | "eth1"; bus = false: the direct simulation; not given: the bus the program
+    // was started on (`morc --bus …`, morc.bus) when it puts a robot on the engine.
+    let bus = match opts.get::<mlua::Value>("bus")? {
+        mlua::Value::Nil if robot.is_some() => morc.get::<Option<String>>("bus")?,
+        mlua::Value::Nil | mlua::Value::Boolean(false) => None,
+        mlua::Value::String(s) => Some(s.to_str()?.to_string()),
+        other => return Err(fail(format!("bus must be \"sim\", a network interface or false, got a {}", other.type_name()))),
+    };
+    let base: Box<dyn crate::kernel::base::Base> = match (bus, &robot) {
         // The robot's drives on the bus, through the real master: simulated (the arm behind the
         // virtual segment's drives) or a network interface (real drives, scaled as the robot
         // definition maps them).
