@@ -4,7 +4,7 @@
 mod common;
 mod fmu_support;
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use common::func;
