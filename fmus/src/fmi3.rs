@@ -7,7 +7,7 @@ use morc::fmi::description::FmiVersion;
 use morc::kernel::value::{Value, ValueType};
 
 use crate::model::{find_model, log_to, Fmi3Logger, Interface, Logger, Model, Phase, Status, ERROR, OK};
-use crate::{free, instantiate, slice, slice_mut, text, with_model};
+use crate::{free, instantiate, set_time, slice, slice_mut, text, with_model, with_states};
 
 type Instance = *mut c_void;
 type Vr = u32;
@@ -203,33 +203,7 @@ pub unsafe extern "C" fn fmi3DoStep(
 
 #[no_mangle]
 pub unsafe extern "C" fn fmi3SetTime(c: Instance, t: f64) -> Status {
-    with_model(c, "fmi3SetTime", |m| match m.model_exchange("fmi3SetTime") {
-        Ok(_) => {
-            m.set_time(t);
-            OK
-        }
-        Err(s) => s,
-    })
-}
-
-/// A model-exchange call on an array of the states' size.
-unsafe fn with_states<T>(c: Instance, call: &str, p: *mut T, n: usize, f: impl FnOnce(&mut Model, &mut [T])) -> Status {
-    with_model(c, call, |m| {
-        let states = match m.model_exchange(call) {
-            Ok(states) => states,
-            Err(s) => return s,
-        };
-        if n != states {
-            return m.error(&format!("{call}: {n} values given, the model has {states} states"));
-        }
-        match slice_mut(p, n) {
-            Some(values) => {
-                f(m, values);
-                OK
-            }
-            None => m.error(&format!("{call}: null array")),
-        }
-    })
+    set_time(c, "fmi3SetTime", t)
 }
 
 #[no_mangle]

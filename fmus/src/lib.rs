@@ -78,6 +78,37 @@ unsafe fn slice_mut<'a, T>(p: *mut T, n: usize) -> Option<&'a mut [T]> {
     }
 }
 
+/// fmiXSetTime of both versions: model exchange only.
+fn set_time(c: *mut c_void, call: &str, t: f64) -> Status {
+    with_model(c, call, |m| match m.model_exchange(call) {
+        Ok(_) => {
+            m.set_time(t);
+            model::OK
+        }
+        Err(s) => s,
+    })
+}
+
+/// A model-exchange call on an array of the states' size (both FMI versions).
+unsafe fn with_states<T>(c: *mut c_void, call: &str, p: *mut T, n: usize, f: impl FnOnce(&mut Model, &mut [T])) -> Status {
+    with_model(c, call, |m| {
+        let states = match m.model_exchange(call) {
+            Ok(states) => states,
+            Err(s) => return s,
+        };
+        if n != states {
+            return m.error(&format!("{call}: {n} values given, the model has {states} states"));
+        }
+        match slice_mut(p, n) {
+            Some(values) => {
+                f(m, values);
+                model::OK
+            }
+            None => m.error(&format!("{call}: null array")),
+        }
+    })
+}
+
 unsafe fn text(s: *const c_char) -> String {
     if s.is_null() {
         String::new()
