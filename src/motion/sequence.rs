@@ -348,7 +348,6 @@ impl Segment {
     /// (`from_end`) or from the start forwards. Bisection on the segment's own path.
     fn time_at_distance(&mut self, arm: &mut dyn Kinematics, point: &Vector3<f64>, radius: f64, from_end: bool) -> f64 {
         let (mut near, mut far) = if from_end { (self.duration, 0.0) } else { (0.0, self.duration) };
-        self.seed.copy_from_slice(&self.start);
         if self.distance_at(arm, point, far) < radius {
             return far;
         }
@@ -360,7 +359,6 @@ impl Segment {
                 far = mid;
             }
         }
-        self.seed.copy_from_slice(&self.start);
         0.5 * (near + far)
     }
 
@@ -368,7 +366,7 @@ impl Segment {
         match &self.shape {
             Shape::Cartesian(path) => (path.pose(self.profile.sample(tau).0).translation - point).norm(),
             _ => {
-                // Joint-space segments: the tool's position through forward kinematics.
+                // Joint-space segments (no IK involved): the tool's position through forward kinematics.
                 let _ = self.sample(arm, tau);
                 (arm.tool_pose(&self.q).translation - point).norm()
             }
