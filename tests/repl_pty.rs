@@ -160,10 +160,8 @@ fn repl_as_a_person_types() {
     let running = term.screen();
     assert!(!running.ends_with("morc> "), "the run ended by itself:\n{running}");
     term.press("C-c");
-    term.wait_until("the prompt after Ctrl-C", 10.0, |s| s.len() > running.len() && s.ends_with("morc> "));
-    let before = term.screen();
-    term.type_line("r.outcome .. \" after more than 1 s: \" .. tostring(r.duration > 1)");
-    term.wait_for_new(&before, "\"cancelled after more than 1 s: true\"", 10.0);
+    let screen = term.wait_until("the prompt after Ctrl-C", 10.0, |s| s.len() > running.len() && s.ends_with("morc> "));
+    assert!(screen[running.len()..].contains("interrupted (Ctrl-C); the robot holds"), "{screen}");
 
     // Ctrl-C also interrupts Lua code that never calls the engine.
     let before = term.screen();
@@ -179,6 +177,63 @@ fn repl_as_a_person_types() {
     assert!(screen.contains("EXIT=0"), "Ctrl-D did not exit with 0:\n{screen}");
     let saved = std::fs::read_to_string(&history).expect("history file written");
     assert!(saved.contains("1+1") && saved.contains("r = morc.engine:run(a)"), "history:\n{saved}");
+}
+
+/// The README's REPL session: a robot, a motion, Ctrl-C during a long LIN inside a loop. The
+/// loop does not go on to its next motion, the prompt comes back, the robot holds; lines typed
+/// while a command runs are kept for the next prompts.
+#[test]
+fn ctrl_c_stops_a_robot_motion_at_the_repl() {
+    let dir = scratch_dir("robot");
+    let term = Terminal::start(&format!("cd {} && MORC_HISTORY={} {MORC} --clock wall", dir.display(), dir.join("history").display()));
+    term.wait_for("morc> ", 20.0);
+    // The README's first line: `require` returns two values in Lua 5.4.
+    let before = term.screen();
+    term.type_line("morc.use_robot(require \"robots.kr16\")");
+    term.wait_for_new(&before, "engine (wall clock", 20.0);
+    let before = term.screen();
+    term.type_line("morc.lib.use \"motion\"");
+    term.wait_for_new(&before, "skill 'ptp'", 20.0);
+
+    // Typed ahead while a motion runs: every line runs afterwards, in order.
+    term.wait_until("the prompt", 10.0, |s| s.ends_with("morc> "));
+    let before = term.screen();
+    term.type_line("ptp { 0, -80, 100, 0, 70, 0 }");
+    term.wait_for_new(&before, "ptp { 0, -80, 100, 0, 70, 0 }", 10.0);
+    term.type_line("print(\"one\")");
+    term.type_line("print(\"two\")");
+    term.type_line("print(\"three\")");
+    term.wait_for_new(&before, "ptp ✓", 30.0);
+    term.wait_for_new(&before, "\nthree\nmorc> ", 20.0);
+    let screen = term.screen();
+    let after = &screen[before.len()..];
+    assert!(after.contains("\none\n") && after.contains("\ntwo\n"), "typed-ahead lines were lost:\n{after}");
+
+    // A long LIN in a loop, interrupted: the prompt comes back at once, not after three LINs.
+    term.type_line("p = morc.current_robot:fk { 0, -80, 100, 0, 70, 0 }; cmd = require \"stdlib.motion.command\"");
+    term.type_line("function y() return morc.current_robot:fk(cmd.position({ engine = morc.engine }, morc.current_robot)).pos[2] end");
+    term.wait_until("the prompt", 10.0, |s| s.ends_with("morc> "));
+    let before = term.screen();
+    term.type_line("for i = 1, 3 do lin({ pos = { p.pos[1], p.pos[2] + 300, p.pos[3] }, rpy = p.rpy }, { speed = 0.5 }); print(\"next lin\") end");
+    term.wait_for_new(&before, "print(\"next lin\") end", 10.0);
+    std::thread::sleep(Duration::from_millis(2500));
+    let running = term.screen();
+    assert!(!running.ends_with("morc> "), "the motion ended by itself:\n{running}");
+    term.press("C-c");
+    let screen = term.wait_until("the prompt after Ctrl-C", 20.0, |s| s.len() > running.len() && s.ends_with("morc> "));
+    let after = &screen[before.len()..];
+    assert!(after.contains("stdin:1: interrupted (Ctrl-C); the robot holds"), "{after}");
+    assert!(!after.contains("\nnext lin"), "the loop went on after Ctrl-C:\n{after}");
+
+    // The robot holds where it stopped.
+    let before = term.screen();
+    term.type_line("y1 = y(); t0 = os.time(); while os.time() - t0 < 2 do end; print((\"held %.4f\"):format(math.abs(y() - y1)))");
+    let screen = term.wait_for_new(&before, "\nheld ", 20.0);
+    let held: f64 = screen[before.len()..].lines().find_map(|l| l.strip_prefix("held ")).and_then(|t| t.trim().parse().ok()).unwrap_or_else(|| panic!("{screen}"));
+    assert!(held < 0.05, "the tool moved {held} mm after Ctrl-C");
+    term.press("C-d");
+    let screen = term.wait_for("EXIT=", 20.0);
+    assert!(screen.contains("EXIT=0"), "{screen}");
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {

@@ -1,5 +1,7 @@
 //! Ctrl-C during `morc run`: the running assembly is cancelled (the robot
-//! holds) and the program stops with a message, exit code 1.
+//! holds) and the program stops with a message, exit code 130 — on every engine a
+//! program may start (`morc.use_robot` replaces the first one), directly and on the bus.
+//! SIGTERM does the same, exit code 143.
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -32,9 +34,121 @@ fn ctrl_c_cancels_the_run_and_stops_the_program() {
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "stdout: {stdout}\nstderr: {stderr}");
-    // The program stops at its next line, before it can go on.
+    assert_eq!(out.status.code(), Some(130), "stdout: {stdout}\nstderr: {stderr}");
+    // The run's line fails with the interruption: the program cannot go on.
+    assert!(!stdout.contains("the program went on") && !stdout.contains("after run"), "{stdout}");
+    assert!(stderr.contains("endless.lua:4: interrupted (Ctrl-C); the robot holds"), "{stderr}");
+}
+
+/// A robot program with a long LIN (300 mm at 0.5 % speed: about a minute), started with
+/// `args`, signalled once the motion runs. Returns the exit code, stdout, stderr and the
+/// seconds from the signal to the exit.
+fn interrupt_robot_program(name: &str, body: &str, args: &[&str], signal: libc::c_int) -> (Option<i32>, String, String, f64) {
+    use std::io::{BufRead, BufReader};
+    let dir = std::env::temp_dir().join(format!("morc-run-interrupt-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let prog = dir.join("prog.lua");
+    // The README's first line (require returns two values in Lua 5.4).
+    let program = format!(
+        "morc.use_robot(require \"robots.kr16\")\n\
+         morc.lib.use \"motion\"\n\
+         local robot = morc.current_robot\n\
+         local p = robot:fk {{ 0, -80, 100, 0, 70, 0 }}\n\
+         local r0 = ptp {{ 0, -80, 100, 0, 70, 0 }}\n\
+         assert(r0.ok, tostring(r0))\n\
+         local target = {{ pos = {{ p.pos[1], p.pos[2] + 300, p.pos[3] }}, rpy = p.rpy }}\n\
+         local function y() return robot:fk(require(\"stdlib.motion.command\").position({{ engine = morc.engine }}, robot)).pos[2] end\n\
+         print(\"moving\")\n\
+         {body}\n"
+    );
+    std::fs::write(&prog, program).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_morc"))
+        .args(args)
+        .args(["--clock", "wall", "run"])
+        .arg(&prog)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        if stdout.read_line(&mut line).unwrap() == 0 {
+            let out = child.wait_with_output().unwrap();
+            panic!("the program ended before moving ({}): {seen}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+        }
+        seen.push_str(&line);
+        if line.trim() == "moving" {
+            break;
+        }
+    }
+    // Let the motion get going.
+    std::thread::sleep(Duration::from_millis(1500));
+    let signalled = std::time::Instant::now();
+    // SAFETY: sending a signal to our own child process.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, signal) }, 0);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let seconds = signalled.elapsed().as_secs_f64();
+    (out.status.code(), seen + &rest, String::from_utf8_lossy(&out.stderr).into_owned(), seconds)
+}
+
+const LONG_LIN: &str = "local r = lin(target, { speed = 0.5 })\nprint(\"after lin: \" .. tostring(r))\nprint(\"the program went on\")";
+
+#[test]
+fn ctrl_c_stops_a_robot_program_on_the_engine_use_robot_started() {
+    let (code, stdout, stderr, seconds) = interrupt_robot_program("robot", LONG_LIN, &[], libc::SIGINT);
+    assert_eq!(code, Some(130), "stdout: {stdout}\nstderr: {stderr}");
+    assert!(!stdout.contains("the program went on") && !stdout.contains("after lin"), "{stdout}");
+    assert!(stderr.contains("prog.lua:10: interrupted (Ctrl-C); the robot holds"), "{stderr}");
+    // The motion would take a minute; a stop ends it at once (generous bound for a loaded machine).
+    assert!(seconds < 20.0, "the program took {seconds:.1} s to end after Ctrl-C");
+}
+
+#[test]
+fn ctrl_c_stops_a_robot_program_on_the_bus() {
+    let (code, stdout, stderr, seconds) = interrupt_robot_program("bus", LONG_LIN, &["--bus", "sim"], libc::SIGINT);
+    assert_eq!(code, Some(130), "stdout: {stdout}\nstderr: {stderr}");
     assert!(!stdout.contains("the program went on"), "{stdout}");
     assert!(stderr.contains("interrupted (Ctrl-C); the robot holds"), "{stderr}");
-    assert!(stderr.contains("endless.lua:5"), "{stderr}");
+    assert!(seconds < 20.0, "the program took {seconds:.1} s to end after Ctrl-C");
+}
+
+/// The robot really holds: a program that takes the interruption explicitly reads where the
+/// tool stopped, far from the target, and finds it there a second later.
+fn holds_after_ctrl_c(args: &[&str]) {
+    let body = "local ok, err = morc.catch_interrupt(lin, target, { speed = 0.5 })\n\
+                print(\"caught: \" .. tostring(ok) .. \" \" .. tostring(err))\n\
+                local a = y()\n\
+                local t0 = os.time()\n\
+                while os.time() - t0 < 2 do end\n\
+                local b = y()\n\
+                print((\"stopped %.3f mm short; moved %.4f mm since\"):format(p.pos[2] + 300 - a, math.abs(b - a)))";
+    let (code, stdout, stderr, _) = interrupt_robot_program(&format!("hold{}", args.len()), body, args, libc::SIGINT);
+    assert_eq!(code, Some(0), "stdout: {stdout}\nstderr: {stderr}");
+    assert!(stdout.contains("caught: false") && stdout.contains("interrupted (Ctrl-C)"), "{stdout}");
+    let line = stdout.lines().find(|l| l.starts_with("stopped")).unwrap_or_else(|| panic!("{stdout}"));
+    let numbers: Vec<f64> = line.split_whitespace().filter_map(|w| w.parse().ok()).collect();
+    assert!(numbers[0] > 200.0, "the tool went on towards the target: {line}");
+    assert!(numbers[1] < 0.05, "the tool did not hold: {line}");
+}
+
+#[test]
+fn the_robot_holds_after_ctrl_c() {
+    holds_after_ctrl_c(&[]);
+}
+
+#[test]
+fn the_robot_holds_after_ctrl_c_on_the_bus() {
+    holds_after_ctrl_c(&["--bus", "sim"]);
+}
+
+#[test]
+fn sigterm_stops_the_robot_and_ends_the_program() {
+    let (code, stdout, stderr, seconds) = interrupt_robot_program("term", LONG_LIN, &[], libc::SIGTERM);
+    assert_eq!(code, Some(143), "stdout: {stdout}\nstderr: {stderr}");
+    assert!(!stdout.contains("the program went on"), "{stdout}");
+    assert!(seconds < 20.0, "the program took {seconds:.1} s to end after SIGTERM");
 }

@@ -136,3 +136,10 @@ drive move one joint of the simulated arm; both scale counts ⇄ joint angles by
 With a robot and no bus given, the bus the program was started on (`morc --bus …`, morc.bus) is used; bus = false
 forces the direct simulation.]])
 morc.doc(morc.use_robot, "morc.use_robot(r [, { q0 = { ° }, clock, period }]) — morc.start_engine with robot = r: programs then move the simulated r (morc.current_robot = r).")
+morc.doc(morc.catch_interrupt, [[morc.catch_interrupt(f, ...) → true, f's results | false, message
+Calls f(...) (a function or a skill). Ctrl-C stops the robot (it holds) and interrupts the Lua code at the line it is on;
+the interruption stays until a command ends (the REPL) or the program ends (morc run, exit 130), so no pcall carries a
+program on to its next motion. Only catch_interrupt takes it: when Ctrl-C came during f it returns false and the message,
+and the program goes on (new motions may start). Other errors pass through.
+  local ok, err = morc.catch_interrupt(lin, target)
+  if not ok then print("stopped by the operator: " .. err); home() end]])

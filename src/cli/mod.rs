@@ -119,6 +119,8 @@ pub mod exit {
     pub const SCRIPT_ERROR: i32 = 1;
     pub const USAGE: i32 = 2;
     pub const FAULT: i32 = 3;
+    /// Ctrl-C ended the program (128 + SIGINT, as shells report it).
+    pub const INTERRUPTED: i32 = 130;
 }
 
 pub fn engine_config(cli: &Cli) -> Result<EngineConfig, String> {

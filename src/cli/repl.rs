@@ -8,7 +8,7 @@
 use std::borrow::Cow;
 use std::path::PathBuf;
 
-use mlua::{AnyUserData, Function, Lua, MultiValue, Table};
+use mlua::{Function, Lua, MultiValue, Table};
 use rustyline::completion::{Completer, Pair};
 use rustyline::error::ReadlineError;
 use rustyline::highlight::Highlighter;
@@ -75,7 +75,10 @@ pub fn main(config: EngineConfig, setup: &LuaSetup) -> i32 {
         }
     };
     match session(&lua) {
-        Ok(()) => exit_code(&lua, false),
+        Ok(()) => match super::interrupt::terminating() {
+            Some(signal) => 128 + signal,
+            None => exit_code(&lua, false),
+        },
         Err(e) => {
             eprintln!("morc: {e}");
             exit::SCRIPT_ERROR
@@ -87,8 +90,7 @@ fn session(lua: &Lua) -> Result<(), String> {
     let helpers: Table = lua.load(REPL_LUA).set_name("@lua/morc/repl.lua").eval().map_err(|e| e.to_string())?;
     let pretty: Function = helpers.get("pretty").map_err(|e| e.to_string())?;
     let complete: Function = helpers.get("complete").map_err(|e| e.to_string())?;
-    let engine: AnyUserData = lua.globals().get::<Table>("morc").and_then(|m| m.get("engine")).map_err(|e| e.to_string())?;
-    super::interrupt::install(lua, &engine, super::interrupt::Mode::Repl)?;
+    super::interrupt::install(lua)?;
 
     let config = rustyline::Config::builder().completion_type(rustyline::CompletionType::List).auto_add_history(false).max_history_size(10_000).map_err(|e| e.to_string())?.build();
     let mut editor: Editor<ReplHelper, FileHistory> = Editor::with_config(config).map_err(|e| e.to_string())?;
@@ -100,8 +102,14 @@ fn session(lua: &Lua) -> Result<(), String> {
     println!("morc {} — Lua REPL. help() for help, Ctrl-D to quit.", env!("CARGO_PKG_VERSION"));
     let mut chunk = String::new();
     loop {
+        if super::interrupt::terminating().is_some() {
+            break;
+        }
         let prompt = if chunk.is_empty() { PROMPT } else { CONTINUATION };
-        match editor.readline(prompt) {
+        super::interrupt::set_busy(false);
+        let line = editor.readline(prompt);
+        super::interrupt::set_busy(true);
+        match line {
             Ok(line) => {
                 if !chunk.is_empty() {
                     chunk.push('\n');
@@ -111,7 +119,7 @@ fn session(lua: &Lua) -> Result<(), String> {
                     chunk.clear();
                     continue;
                 }
-                super::interrupt::clear();
+                crate::lua::interrupt::clear();
                 if let Evaluated::Done = evaluate(lua, &pretty, &chunk) {
                     let _ = editor.add_history_entry(chunk.as_str());
                     chunk.clear();
@@ -156,8 +164,11 @@ fn evaluate(lua: &Lua, pretty: &Function, chunk: &str) -> Evaluated {
     };
     match super::run::call_with_traceback(lua, &function, &[]) {
         Ok(values) => print_values(pretty, values),
+        // Where it stopped is enough: the traceback of an interruption says nothing new.
+        Err(e) if crate::lua::interrupt::is_interruption(&e) => eprintln!("{}", crate::lua::interrupt::report(&e, "stdin")),
         Err(e) => eprintln!("{e}"),
     }
+    crate::lua::interrupt::clear();
     Evaluated::Done
 }
 

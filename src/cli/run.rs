@@ -17,16 +17,23 @@ pub fn main(config: EngineConfig, setup: &LuaSetup, file: &Path, args: &[String]
         }
     };
     // Ctrl-C cancels the running assembly (the robot holds) and ends the program.
-    let engine = lua.globals().get::<mlua::Table>("morc").and_then(|m| m.get::<mlua::AnyUserData>("engine"));
-    if let Err(e) = engine.map_err(|e| e.to_string()).and_then(|e| super::interrupt::install(&lua, &e, super::interrupt::Mode::Program)) {
+    if let Err(e) = super::interrupt::install(&lua) {
         log::warn!("{e}");
     }
     let result = run_file(&lua, file, args);
-    if let Err(e) = &result {
-        eprintln!("morc: {e}");
-    }
     // The engine holds the robot when no assembly runs; dropping the state stops it.
-    exit_code(&lua, result.is_err())
+    match result {
+        Err(e) if crate::lua::interrupt::pending() || super::interrupt::terminating().is_some() => {
+            // Where it stopped is enough: the traceback of an interruption says nothing new.
+            eprintln!("morc: {}", crate::lua::interrupt::report(&e, &file.display().to_string()));
+            super::interrupt::terminating().map_or(exit::INTERRUPTED, |signal| 128 + signal)
+        }
+        Err(e) => {
+            eprintln!("morc: {e}");
+            exit_code(&lua, true)
+        }
+        Ok(()) => exit_code(&lua, false),
+    }
 }
 
 /// Loads and runs `file` with `arg` set as the standalone lua interpreter does.

@@ -24,6 +24,18 @@ pub trait Base: Send {
     /// there is none (`None`: between assemblies, after a fault). Inputs
     /// the assembly does not drive hold too ([`Commands::get`] is `None`).
     fn actuate(&mut self, tick: u64, commands: Option<Commands>) -> Step;
+    /// End of a tick after a fault or a cancellation: bring the robot to a standstill (a
+    /// quick stop: decelerate, then hold where it stopped). The engine calls it every tick
+    /// until [`Base::is_still`], before the run's result is handed back, so the next command
+    /// starts from a robot at rest. By default the base holds as between assemblies.
+    fn stop(&mut self, tick: u64) -> Step {
+        self.actuate(tick, None)
+    }
+    /// Whether the robot stands still (after [`Base::stop`]). Bases whose hold is immediate
+    /// are always still.
+    fn is_still(&self) -> bool {
+        true
+    }
     /// A handle for other threads, taken before the engine moves the base to its thread.
     fn handle(&self) -> Option<BaseHandle> {
         None

@@ -181,6 +181,12 @@ struct Job {
     outcome: Option<Outcome>,
     start_tick: u64,
     data: AssemblyData,
+    /// [`CANCEL_ALL`] when the run was asked for.
+    cancel_epoch: u64,
+    /// Ticks spent bringing the robot to a standstill after a fault or a cancellation.
+    stopping: Option<u64>,
+    /// The run is over (and the robot still): hand it back.
+    done: bool,
 }
 
 enum Command {
@@ -192,6 +198,17 @@ enum Command {
 struct Shared {
     tick: AtomicU64,
     cancel: AtomicBool,
+}
+
+/// Bumped by [`cancel_all_runs`]. A run remembers the value it started under and
+/// stops at its next tick once it changes, whichever engine runs it: a Ctrl-C
+/// handler cannot know which engine the program has started since.
+static CANCEL_ALL: AtomicU64 = AtomicU64::new(0);
+
+/// Cancels the run of every engine in this process at its next tick; the robots hold.
+/// Async-signal-safe (one atomic add), so a SIGINT handler may call it.
+pub fn cancel_all_runs() {
+    CANCEL_ALL.fetch_add(1, Ordering::SeqCst);
 }
 
 pub struct Engine {
@@ -277,10 +294,12 @@ impl Engine {
         if let Some(name) = &self.running {
             return Err(EngineError::Busy(name.clone()));
         }
+        // Taken before the (possibly slow) preparation, so a Ctrl-C during it cancels the run.
+        let cancel_epoch = CANCEL_ALL.load(Ordering::SeqCst);
         let plan = plan(spec, &self.base_name, &self.base_info, self.config.period, data)?;
         let coordinator = self.coordinator.as_ref().map(|h| h.thread().clone()).ok_or_else(|| EngineError::Stopped("no Coordinator".into()))?;
         let assembly = RunningAssembly::new(plan, &self.base_info, self.config.period, data, self.config.rt.below(5), coordinator)?;
-        let job = Box::new(Job { assembly, stats: EngineStats::default(), outcome: None, start_tick: 0, data: data.clone() });
+        let job = Box::new(Job { assembly, stats: EngineStats::default(), outcome: None, start_tick: 0, data: data.clone(), cancel_epoch, stopping: None, done: false });
         self.shared.cancel.store(false, Ordering::Relaxed);
         self.commands
             .send(Command::Run(job))
@@ -294,7 +313,7 @@ impl Engine {
     pub fn wait(&mut self, handle: RunHandle) -> Result<RunResult, EngineError> {
         let job = self.finished.recv().map_err(|_| EngineError::Stopped(format!("the Coordinator ended during '{}'", handle.name)))?;
         self.running = None;
-        let Job { assembly, stats, outcome, start_tick, mut data } = *job;
+        let Job { assembly, stats, outcome, start_tick, mut data, .. } = *job;
         let ticks = assembly.tick;
         let name = assembly.name.clone();
         let components = assembly.finish(&mut data);
@@ -371,13 +390,19 @@ struct Coordinator {
     shared: Arc<Shared>,
     current: Option<Box<Job>>,
     tick: u64,
+    /// Ticks a stop may take before the run is handed back anyway ([`STOP_TIME_LIMIT`]).
+    stop_ticks: u64,
 }
+
+/// Longest a robot may take to come to a standstill after a fault or Ctrl-C (s).
+const STOP_TIME_LIMIT: f64 = 5.0;
 
 impl Coordinator {
     fn new(config: EngineConfig, base: Box<dyn Base>, commands: Receiver<Command>, finished: Sender<Box<Job>>, shared: Arc<Shared>) -> Self {
         let base_outputs = base.info().outputs.iter().map(|p| Value::zero(p.ty)).collect();
         let period_ns = (config.period * 1e9).round() as u64;
-        Coordinator { config, period_ns, base, base_outputs, commands, finished, shared, current: None, tick: 0 }
+        let stop_ticks = (STOP_TIME_LIMIT / config.period).ceil() as u64;
+        Coordinator { config, period_ns, base, base_outputs, commands, finished, shared, current: None, tick: 0, stop_ticks }
     }
 
     fn run(mut self) -> Box<dyn Base> {
@@ -423,7 +448,7 @@ impl Coordinator {
                 if self.config.clock == ClockKind::Wall && end > deadline {
                     job.stats.late_ticks += 1;
                 }
-                if job.outcome.is_some() {
+                if job.done {
                     let job = self.current.take().expect("current job");
                     if self.finished.send(job).is_err() {
                         break;
@@ -440,8 +465,28 @@ impl Coordinator {
         let sensed = self.base.sense(tick, &mut self.base_outputs);
         let mut hold = true;
         if let Some(job) = &mut self.current {
+            if let Some(ticks) = &mut job.stopping {
+                // After a fault or Ctrl-C: brake to a standstill before the result goes back.
+                *ticks += 1;
+                if let (Step::Fault(m), Some(Outcome::Cancelled)) = (&sensed, &job.outcome) {
+                    job.outcome = Some(Outcome::Fault(format!("{}: {m}", self.base.name())));
+                }
+                let _ = self.base.stop(tick);
+                if self.base.is_still() || *ticks >= self.stop_ticks {
+                    if !self.base.is_still() {
+                        if let Some(Outcome::Fault(m) | Outcome::Finished(m)) = &mut job.outcome {
+                            m.push_str(&format!("; the robot did not come to a standstill within {:.1} s", STOP_TIME_LIMIT));
+                        }
+                    }
+                    job.done = true;
+                }
+                self.tick += 1;
+                self.shared.tick.store(self.tick, Ordering::Relaxed);
+                return;
+            }
             let shared = &self.shared;
-            let cancelled = || shared.cancel.load(Ordering::Relaxed);
+            let epoch = job.cancel_epoch;
+            let cancelled = || shared.cancel.load(Ordering::Relaxed) || CANCEL_ALL.load(Ordering::Relaxed) != epoch;
             let step = match sensed {
                 Step::Fault(m) => Step::Fault(format!("{}: {m}", self.base.name())),
                 _ if cancelled() => {
@@ -461,11 +506,23 @@ impl Coordinator {
                 Step::Fault(_) if cancelled() => job.outcome = Some(Outcome::Cancelled),
                 Step::Fault(m) => job.outcome = Some(Outcome::Fault(m)),
             }
-            let commands = if hold { None } else { Some(job.assembly.commands()) };
-            if let Step::Fault(m) = self.base.actuate(tick, commands) {
+            let stop = matches!(job.outcome, Some(Outcome::Fault(_) | Outcome::Cancelled));
+            let actuated = if stop {
+                // The robot starts braking in this very tick.
+                self.base.stop(tick)
+            } else {
+                let commands = if hold { None } else { Some(job.assembly.commands()) };
+                self.base.actuate(tick, commands)
+            };
+            if let Step::Fault(m) = actuated {
                 if !matches!(job.outcome, Some(Outcome::Fault(_))) {
                     job.outcome = Some(Outcome::Fault(format!("{}: {m}", self.base.name())));
                 }
+            }
+            match &job.outcome {
+                Some(Outcome::Fault(_) | Outcome::Cancelled) if !self.base.is_still() => job.stopping = Some(0),
+                Some(_) => job.done = true,
+                None => {}
             }
         } else {
             let _ = self.base.actuate(tick, None);

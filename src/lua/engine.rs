@@ -154,6 +154,10 @@ pub fn run(lua: &Lua, engine: &mut Engine, assembly: &AnyUserData, opts: Option<
     if lua.app_data_ref::<CheckOnly>().is_some() {
         return checked_table(lua, engine, &req.spec, &req.data);
     }
+    // After Ctrl-C nothing new starts moving, even where Lua code caught the interruption.
+    if super::interrupt::pending() {
+        return Err(super::interrupt::error());
+    }
     let handle = engine.start_run(&req.spec, &req.data).map_err(|e| mlua::Error::runtime(e.to_string()))?;
     finish(lua, engine, handle, req)
 }
@@ -196,6 +200,11 @@ fn finish(lua: &Lua, engine: &mut Engine, handle: crate::kernel::engine::RunHand
     }
     t.set("report", report)?;
     t.set("recordings", lua.create_sequence_from(recordings)?)?;
+    // Ctrl-C: the code that asked for the run must not go on to its next motion as if the
+    // run had merely ended (its recordings are complete and closed by now).
+    if super::interrupt::pending() {
+        return Err(super::interrupt::error());
+    }
     Ok(t)
 }
 
@@ -241,6 +250,9 @@ impl UserData for LuaEngine {
                 let mut this = ud.borrow_mut::<LuaEngine>()?;
                 if lua.app_data_ref::<CheckOnly>().is_some() {
                     return Err(mlua::Error::runtime("engine:start cannot run while only checking: use engine:run"));
+                }
+                if super::interrupt::pending() {
+                    return Err(super::interrupt::error());
                 }
                 let handle = this.0.start_run(&req.spec, &req.data).map_err(|e| mlua::Error::runtime(e.to_string()))?;
                 this.1 = Some((handle, req));

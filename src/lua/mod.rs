@@ -7,6 +7,7 @@ pub mod convert;
 pub mod data;
 pub mod engine;
 pub mod fmu;
+pub mod interrupt;
 pub mod lib;
 pub mod origin;
 pub mod docs;
@@ -110,6 +111,7 @@ pub fn install(lua: &Lua, engine: Engine) -> mlua::Result<()> {
     morc.set("kind", lua.create_function(kind_info)?)?;
     morc.set("component", lua.create_function(define_lua_component)?)?;
     robot::install(lua, &morc)?;
+    interrupt::install(lua, &morc)?;
     fmu::install(lua, &morc)?;
 
     let engine_ud = lua.create_userdata(LuaEngine(engine, None))?;

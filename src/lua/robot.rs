@@ -712,10 +712,17 @@ pub fn install(lua: &Lua, morc: &Table) -> mlua::Result<()> {
     morc.set("start_engine", lua.create_function(start_engine)?)?;
     morc.set(
         "use_robot",
-        lua.create_function(|lua, (robot, opts): (AnyUserData, Option<Table>)| {
+        lua.create_function(|lua, (robot, opts): (mlua::Value, mlua::Value)| {
+            let origin = caller(lua);
+            if !matches!(&robot, mlua::Value::UserData(ud) if ud.is::<LuaRobot>()) {
+                return Err(mlua::Error::runtime(format!("{origin}: morc.use_robot expects a robot (e.g. morc.use_robot(require \"robots.kr16\")), got a {}", robot.type_name())));
+            }
             let opts = match opts {
-                Some(o) => o,
-                None => lua.create_table()?,
+                mlua::Value::Table(o) => o,
+                // `morc.use_robot(require "robots.kr16")`: Lua 5.4's require also returns where it
+                // found the module, a string, which is no options table.
+                mlua::Value::Nil | mlua::Value::String(_) => lua.create_table()?,
+                other => return Err(mlua::Error::runtime(format!("{origin}: morc.use_robot's options must be a table (q0, bus, clock, period), got a {}", other.type_name()))),
             };
             opts.set("robot", robot)?;
             start_engine(lua, opts)

@@ -28,18 +28,26 @@ struct SharedArm {
     /// Measured q, qd, tau at the start of the cycle.
     sensed: Vec<Value>,
     holding: Vec<bool>,
+    /// Whether a drive commanded torque this cycle (tau_ff is then driven).
+    torque_driven: bool,
     handed_in: usize,
     tick: u64,
 }
 
 impl SharedArm {
     fn integrate(&mut self) {
-        let commands = if self.holding.iter().all(|h| *h) { None } else { Some(Commands::all(&self.commands)) };
+        // CSP drives command positions (with the velocity feed-forward they derive); the torque
+        // input is driven only while a drive is in torque mode, so otherwise the servo's
+        // integrator keeps carrying gravity (taking tau_ff as driven would hand gravity over to
+        // a feed-forward of 0 and drop the arm at the start of every first motion).
+        let driven = [true, true, self.torque_driven];
+        let commands = if self.holding.iter().all(|h| *h) { None } else { Some(Commands::new(&self.commands, &driven)) };
         // A fault of the plant (non-finite command) holds it; the drive reports what it measures.
         let _ = self.plant.actuate(self.tick, commands);
         self.tick += 1;
         let _ = self.plant.sense(self.tick, &mut self.sensed);
         self.handed_in = 0;
+        self.torque_driven = false;
     }
 }
 
@@ -101,6 +109,7 @@ impl DrivePlant for ArmJointPlant {
                     *q_cmd = q;
                 }
                 (*qd_ff, *tau_ff) = (0.0, per_mille * 1e-3 * self.drive.rated_torque * self.drive.gear * k.signum());
+                arm.torque_driven = true;
             }
             PlantCommand::Hold | PlantCommand::Stop => {
                 if !was_holding {
@@ -150,7 +159,7 @@ pub fn simulated_cell(robot: Arc<Robot>, q0: &[f64], period: f64) -> Result<(Lin
     let _ = plant.sense(0, &mut sensed);
     let mut commands: Vec<Value> = (0..3).map(|_| Value::zero(ValueType::Vector(n))).collect();
     commands[0].as_mut_slice().copy_from_slice(q0);
-    let arm = Arc::new(Mutex::new(SharedArm { plant, commands, sensed, holding: vec![true; n], handed_in: 0, tick: 0 }));
+    let arm = Arc::new(Mutex::new(SharedArm { plant, commands, sensed, holding: vec![true; n], torque_driven: false, handed_in: 0, tick: 0 }));
     let drives: Vec<DriveConfig> = (0..n).map(|j| drive_config(&robot, j)).collect();
     for (j, d) in drives.iter().enumerate() {
         d.check().map_err(|e| format!("robot '{}', joint {}: {e}", robot.name, robot.joints[j].name))?;

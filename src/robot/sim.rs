@@ -48,6 +48,11 @@ pub struct SimulatedRobot {
     /// Position held while no assembly commands q_cmd (latched at the switch).
     hold: Vec<f64>,
     holding: bool,
+    /// A quick stop in progress ([`Base::stop`]): the braking reference's velocity per joint,
+    /// reaching 0 at the joints' acceleration limits, and the reference as commands.
+    stopping: bool,
+    stop_velocity: Vec<f64>,
+    stop_commands: Vec<Value>,
     /// Velocity-loop integrator state (N·m).
     integral: Vec<f64>,
     /// Whether the torque feed-forward was driven in the last cycle.
@@ -98,6 +103,9 @@ impl SimulatedRobot {
             tau: vec![0.0; n],
             hold: q0.to_vec(),
             holding: true,
+            stopping: false,
+            stop_velocity: vec![0.0; n],
+            stop_commands: vec![Value::Vector(q0.to_vec()), Value::Vector(vec![0.0; n])],
             integral,
             ff_driven: false,
             kv: inertia.iter().map(|j| j * gains.velocity_bandwidth).collect(),
@@ -142,6 +150,45 @@ impl Base for SimulatedRobot {
         if commands.is_none() {
             return Step::Continue;
         }
+        self.stopping = false;
+        self.servo(commands)
+    }
+
+    /// Quick stop: the reference decelerates from the measured velocity at each joint's
+    /// acceleration limit, and holds where it stopped. Braking by holding the position of the
+    /// moment of the fault instead would slam the drives into their torque limits.
+    fn stop(&mut self, _tick: u64) -> Step {
+        self.robot.live.refresh(&mut self.model, &mut self.seen);
+        if !self.stopping {
+            self.stopping = true;
+            self.hold.copy_from_slice(&self.q);
+            self.stop_velocity.copy_from_slice(&self.qd);
+        }
+        let dt = self.period;
+        for (i, joint) in self.robot.joints.iter().enumerate() {
+            let v = self.stop_velocity[i];
+            let dv = (joint.limits.acceleration * dt).min(v.abs());
+            let v_next = v - dv * v.signum();
+            self.hold[i] += 0.5 * (v + v_next) * dt;
+            self.stop_velocity[i] = v_next;
+        }
+        let mut commands = std::mem::take(&mut self.stop_commands);
+        commands[0].as_mut_slice().copy_from_slice(&self.hold);
+        commands[1].as_mut_slice().copy_from_slice(&self.stop_velocity);
+        let step = self.servo(Some(Commands::new(&commands, &[true, true, false])));
+        self.stop_commands = commands;
+        step
+    }
+
+    fn is_still(&self) -> bool {
+        // Still: the braking reference has stopped and the arm has settled on it.
+        self.stop_velocity.iter().all(|v| *v == 0.0) && self.qd.iter().all(|v| v.abs() < 1e-3) && self.q.iter().zip(&self.hold).all(|(q, h)| (q - h).abs() < 1e-3)
+    }
+}
+
+impl SimulatedRobot {
+    /// One servo cycle of every drive and one step of the arm's dynamics.
+    fn servo(&mut self, commands: Option<Commands>) -> Step {
         let q_cmd = commands.and_then(|c| c.get(0)).map(Value::as_slice);
         let qd_ff = commands.and_then(|c| c.get(1)).map(Value::as_slice);
         let tau_ff = commands.and_then(|c| c.get(2)).map(Value::as_slice);

@@ -23,6 +23,11 @@ const SPLINE: f64 = 4.0;
 /// A spline point the next spline record continues from.
 const SPLINE_VIA: f64 = 5.0;
 
+/// The share of each joint's velocity limit a motion at full speed is planned to: the drives
+/// follow the reference with a small overshoot, and the monitor checks the measured velocity
+/// against the full limit, so the plan leaves them this headroom.
+pub const PLANNED_VELOCITY_SHARE: f64 = 0.98;
+
 /// Length of one move record of `path`: [code, blend, velocity scale, target…, via x, y, z];
 /// the target holds the joint positions (ptp, spline) or the pose x, y, z, roll, pitch, yaw.
 pub fn record_len(dof: usize) -> usize {
@@ -239,7 +244,7 @@ impl MotionTrajectory {
         let c = self.robot.cartesian;
         let (lin_acc, rot_acc) = (cartesian("lin_acc", c.acceleration)? * as_, cartesian("rot_acc", c.angular_acceleration)? * as_);
         Ok(MotionLimits {
-            velocity: self.robot.joints.iter().map(|j| j.limits.velocity * vs).collect(),
+            velocity: self.robot.joints.iter().map(|j| j.limits.velocity * PLANNED_VELOCITY_SHARE * vs).collect(),
             jerk: acceleration.iter().map(|a| jerk(*a)).collect(),
             acceleration,
             linear: [cartesian("lin_vel", c.velocity)? * vs, lin_acc, jerk(lin_acc)],
