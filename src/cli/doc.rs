@@ -31,6 +31,44 @@ pub fn doc_text(name: &str) -> Result<Option<String>, String> {
     help_text(&lua, name).map_err(|e| e.to_string())
 }
 
+/// The skill or library `name` names in the library path, or nil. Only the library whose
+/// skills/NAME.lua exists is loaded (in its sandbox, as a program would load it).
+fn library_subject(lua: &Lua, name: &str) -> mlua::Result<Value> {
+    lua.load(
+        r#"local name = ...
+        local libname, skill = name:match("^([%w_%-]+)%.([%w_]+)$")
+        local function skill_of(lib_name, skill_name)
+          local ok, lib = pcall(morc.lib.load, lib_name)
+          if ok then return lib.skills[skill_name] end
+        end
+        if libname then return skill_of(libname, skill) end
+        for _, m in ipairs(morc.lib.list()) do
+          if not m.error and #morc.lib.files(m.dir .. "/skills") > 0 then
+            for _, f in ipairs(morc.lib.files(m.dir .. "/skills")) do
+              if f == name .. ".lua" then
+                local s = skill_of(m.name, name)
+                if s then return s end
+              end
+            end
+          end
+        end
+        for _, m in ipairs(morc.lib.list()) do
+          if m.name == name and not m.error then
+            local ok, lib = pcall(morc.lib.load, name)
+            if not ok then return morc.doc({}, ("%s %s — %s\n  (cannot load it: %s)"):format(m.name, m.version, m.doc or "", lib)) end
+            local names = {}
+            for s in pairs(lib.skills) do names[#names + 1] = s end
+            table.sort(names)
+            local doc = ("%s %s — %s\n  folder %s\n  skills %s"):format(lib.name, lib.version, lib.doc, lib.dir, table.concat(names, ", "))
+            return morc.doc({}, doc)
+          end
+        end
+        return nil"#,
+    )
+    .set_name("=morc doc")
+    .call(name)
+}
+
 fn help_text(lua: &Lua, name: &str) -> mlua::Result<Option<String>> {
     // A name that is a Lua path (morc.assembly) documents its value; any other
     // name (a component kind) goes to help as a string.
@@ -47,6 +85,9 @@ fn help_text(lua: &Lua, name: &str) -> mlua::Result<Option<String>> {
     } else {
         Value::Nil
     };
+    // Not a global: a skill of a library in the library path (`morc doc ptp`, as `help(ptp)`
+    // after morc.lib.use "motion"), LIB.SKILL, or a library by name.
+    let value = if value.is_nil() { library_subject(lua, name)? } else { value };
     let subject = if value.is_nil() { Value::String(lua.create_string(name)?) } else { value };
     let capture: Function = lua
         .load(

@@ -27,31 +27,62 @@ use crate::kernel::rt::RtPolicy;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// Options for running programs, given before the subcommand (`morc --bus sim run x.lua`)
+    /// or for the REPL (`morc --clock wall`).
+    #[command(flatten)]
+    pub run: RunOpts,
+}
+
+/// The options that only mean something where a program runs: the REPL (`morc …`), `morc run`,
+/// and, given before the subcommand, `morc bench` and `morc bus scan`. Not global, so the
+/// other subcommands' `--help` does not list them.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct RunOpts {
     /// Clock: "virtual" (as fast as possible; the default in simulation) or "wall".
-    #[arg(long, global = true, default_value = "virtual")]
-    pub clock: String,
-    /// Base period (bus cycle) in milliseconds.
-    #[arg(long, global = true, default_value_t = 1.0)]
-    pub period_ms: f64,
+    #[arg(long, value_name = "virtual|wall")]
+    pub clock: Option<String>,
+    /// Base period (bus cycle) in milliseconds [default: 1].
+    #[arg(long, value_name = "MS")]
+    pub period_ms: Option<f64>,
     /// Do not ask for real-time scheduling (SCHED_FIFO).
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub no_rt: bool,
     /// More log output (-v, -vv).
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    #[arg(short, long, action = clap::ArgAction::Count)]
     pub verbose: u8,
     /// Only errors.
-    #[arg(short, long, global = true)]
+    #[arg(short, long)]
     pub quiet: bool,
     /// Run on the simulated robot (the default).
-    #[arg(long, global = true, conflicts_with = "bus")]
+    #[arg(long, conflicts_with = "bus")]
     pub sim: bool,
     /// Run on the EtherCAT bus instead of the simulated axes: `sim` (the simulated
     /// segment through the real master) or a network interface.
-    #[arg(long, global = true, value_name = "IFACE|sim")]
+    #[arg(long, value_name = "IFACE|sim")]
     pub bus: Option<String>,
     /// Folder for recordings (sets morc.record_dir; default "runs").
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, value_name = "DIR")]
     pub record: Option<PathBuf>,
+}
+
+impl RunOpts {
+    /// These options after the subcommand (`morc run --bus sim x.lua`) over those before it.
+    pub fn over(&self, before: &RunOpts) -> Result<RunOpts, String> {
+        let merged = RunOpts {
+            clock: self.clock.clone().or_else(|| before.clock.clone()),
+            period_ms: self.period_ms.or(before.period_ms),
+            no_rt: self.no_rt || before.no_rt,
+            verbose: self.verbose + before.verbose,
+            quiet: self.quiet || before.quiet,
+            sim: self.sim || before.sim,
+            bus: self.bus.clone().or_else(|| before.bus.clone()),
+            record: self.record.clone().or_else(|| before.record.clone()),
+        };
+        if merged.sim && merged.bus.is_some() {
+            return Err("--sim and --bus exclude each other: --sim runs the simulated robot, --bus the EtherCAT bus".into());
+        }
+        Ok(merged)
+    }
 }
 
 /// What every Lua state of the command line is set up with.
@@ -68,6 +99,8 @@ pub enum Command {
         file: PathBuf,
         /// Arguments for the program (in the global table `arg`).
         args: Vec<String>,
+        #[command(flatten)]
+        opts: RunOpts,
     },
     /// Load and validate scripts without moving anything: each file runs with
     /// `engine:run` only checking its assemblies.
@@ -123,10 +156,16 @@ pub mod exit {
     pub const INTERRUPTED: i32 = 130;
 }
 
-pub fn engine_config(cli: &Cli) -> Result<EngineConfig, String> {
-    let clock: ClockKind = cli.clock.parse()?;
-    let rt = RtPolicy { enabled: !cli.no_rt, ..RtPolicy::default() };
-    Ok(EngineConfig { period: cli.period_ms * 1e-3, clock, rt })
+/// The engine configuration the options ask for; a bad value is a usage error (exit 2).
+pub fn engine_config(opts: &RunOpts) -> Result<EngineConfig, String> {
+    let clock: ClockKind = opts.clock.as_deref().unwrap_or("virtual").parse()?;
+    let rt = RtPolicy { enabled: !opts.no_rt, ..RtPolicy::default() };
+    let period_ms = opts.period_ms.unwrap_or(1.0);
+    // The engine's own bounds (1 µs … 1 s), checked here so a bad value is a usage error, not a fault.
+    if !(period_ms.is_finite() && (1e-3..=1000.0).contains(&period_ms)) {
+        return Err(format!("--period-ms {period_ms}: the base period must be between 0.001 ms (1 µs) and 1000 ms (1 s), e.g. --period-ms 1"));
+    }
+    Ok(EngineConfig { period: period_ms * 1e-3, clock, rt })
 }
 
 /// The engine a program runs on: the simulated base until robots exist.
@@ -143,8 +182,53 @@ pub fn start_bus_engine(config: EngineConfig, bus: &str) -> Result<Engine, Strin
 }
 
 pub fn main() -> i32 {
-    let cli = Cli::parse();
-    let level = match (cli.quiet, cli.verbose) {
+    quiet_broken_pipe(run_cli)
+}
+
+/// Runs `f`; when a print hit a closed pipe (`morc lib info x | head -2`), ends quietly with
+/// exit 0 instead of a panic message: the reader stopped reading, nothing went wrong. Other
+/// panics keep their message and exit code (101). Unwinding drops engines, so a robot holds.
+pub fn quiet_broken_pipe(f: impl FnOnce() -> i32 + std::panic::UnwindSafe) -> i32 {
+    fn is_broken_pipe(payload: &(dyn std::any::Any + Send)) -> bool {
+        let text = payload.downcast_ref::<String>().map(String::as_str).or_else(|| payload.downcast_ref::<&str>().copied()).unwrap_or("");
+        // std's print!/println!/eprintln! panic with "failed printing to stdout: Broken pipe (os error 32)".
+        text.starts_with("failed printing to std") && text.contains("os error 32")
+    }
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !is_broken_pipe(info.payload()) {
+            default_hook(info);
+        }
+    }));
+    match std::panic::catch_unwind(f) {
+        Ok(code) => code,
+        Err(payload) if is_broken_pipe(payload.as_ref()) => exit::OK,
+        Err(payload) => std::panic::resume_unwind(payload),
+    }
+}
+
+fn run_cli() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help and --version print to stdout (a closed pipe is quiet, as everywhere).
+            let code = if e.use_stderr() { exit::USAGE } else { exit::OK };
+            let _ = e.print();
+            return code;
+        }
+    };
+    let opts = match &cli.command {
+        Some(Command::Run { opts, .. }) => opts.over(&cli.run),
+        _ => Ok(cli.run.clone()),
+    };
+    let opts = match opts {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("morc: {e}");
+            return exit::USAGE;
+        }
+    };
+    let level = match (opts.quiet, opts.verbose) {
         (true, _) => "error",
         (false, 0) => "warn",
         (false, 1) => "info",
@@ -153,19 +237,19 @@ pub fn main() -> i32 {
     // ethercrab logs every late reply as an error; the bus counts them (stale replies).
     let level = format!("{level},ethercrab::pdu_loop::frame_element=off");
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level)).format_timestamp(None).init();
-    let config = match engine_config(&cli) {
+    let config = match engine_config(&opts) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("morc: {e}");
             return exit::USAGE;
         }
     };
-    let setup = LuaSetup { bus: cli.bus.clone(), record_dir: cli.record.clone() };
+    let setup = LuaSetup { bus: opts.bus.clone(), record_dir: opts.record.clone() };
     match &cli.command {
-        Some(Command::Run { file, args }) => run::main(config, &setup, file, args),
+        Some(Command::Run { file, args, .. }) => run::main(config, &setup, file, args),
         Some(Command::Check { files }) => check::main(files),
         Some(Command::Doc { name }) => doc::main(name),
-        Some(Command::Bus { command }) => bus::main(command, &config, cli.bus.as_deref()),
+        Some(Command::Bus { command }) => bus::main(command, &config, opts.bus.as_deref()),
         Some(Command::Bench { what, seconds }) => bench::main(what, *seconds, &config),
         Some(Command::Rec { cmd }) => rec::main(cmd),
         Some(Command::Fmu { command }) => fmu::main(command),
