@@ -1,0 +1,140 @@
+//! The command line as a shell user meets it: output into a closed pipe (`| head`), usage
+//! errors and their exit code, `morc doc` on a library skill, and which options each
+//! subcommand's `--help` offers (the run options in both documented places).
+
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn morc() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_morc"));
+    c.env_remove("MORC_PATH").env_remove("MORC_LIB").env_remove("RUST_BACKTRACE");
+    c
+}
+
+fn text(out: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs morc with stdout a pipe whose reading end is already closed: every write fails with
+/// EPIPE, deterministically (as `| head -2` does once head has what it wants).
+fn into_closed_pipe(args: &[&str]) -> Output {
+    let mut fds = [0; 2];
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: both descriptors were just made by pipe() and are owned here.
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    drop(read);
+    let mut cmd = morc();
+    cmd.args(args).stdout(Stdio::from(write)).stderr(Stdio::piped());
+    cmd.output().unwrap()
+}
+
+#[test]
+fn output_into_a_closed_pipe_ends_quietly() {
+    let sweep = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/libs/sweep");
+    let sweep = sweep.to_str().unwrap();
+    for args in [
+        &["lib", "info", "motion"][..],
+        &["lib", "list"],
+        &["doc", "morc.assembly"],
+        &["doc", "ptp"],
+        &["--help"],
+        &["lib", "--help"],
+        &["test", sweep],
+        &["fmu", "--help"],
+    ] {
+        let out = into_closed_pipe(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "morc {args:?} into a closed pipe: {err}");
+        assert!(!err.contains("panicked") && !err.contains("Broken pipe"), "morc {args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_bad_period_is_a_usage_error() {
+    let dir = scratch("cli-period");
+    let prog = dir.join("p.lua");
+    std::fs::write(&prog, "print('ran')\n").unwrap();
+    let prog = prog.to_str().unwrap();
+    for args in [&["--period-ms", "0", "run", prog][..], &["run", "--period-ms", "0", prog], &["run", prog, "--period-ms=-1"], &["--period-ms", "NaN"], &["--period-ms", "5000", "run", prog]] {
+        let out = morc().args(args).stdin(Stdio::null()).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "morc {args:?}: {}", text(&out));
+        assert!(text(&out).contains("--period-ms") && text(&out).contains("between 0.001 ms"), "{}", text(&out));
+        assert!(!text(&out).contains("ran"));
+    }
+    let out = morc().args(["--period-ms", "2", "run", prog]).output().unwrap();
+    assert!(out.status.success() && text(&out).contains("ran"), "{}", text(&out));
+}
+
+#[test]
+fn morc_doc_finds_library_skills_and_libraries() {
+    let out = morc().args(["doc", "ptp"]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).starts_with("ptp — moves the robot's joints") && text(&out).contains("params"), "{}", text(&out));
+    let out = morc().args(["doc", "motion.lin"]).output().unwrap();
+    assert!(out.status.success() && text(&out).starts_with("lin — "), "{}", text(&out));
+    let out = morc().args(["doc", "motion"]).output().unwrap();
+    assert!(out.status.success() && text(&out).contains("skills circ, home, lin, move, path, ptp"), "{}", text(&out));
+    // The example library through MORC_PATH, and a name nothing documents.
+    let out = morc().env("MORC_PATH", Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/libs")).args(["doc", "sweep"]).output().unwrap();
+    assert!(out.status.success() && text(&out).contains("sweep — "), "{}", text(&out));
+    let out = morc().args(["doc", "no_such_thing"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(text(&out).contains("no documentation for 'no_such_thing'"), "{}", text(&out));
+}
+
+const RUN_OPTIONS: [&str; 8] = ["--clock", "--period-ms", "--no-rt", "--verbose", "--quiet", "--sim", "--bus", "--record"];
+
+#[test]
+fn only_running_commands_offer_the_run_options() {
+    for sub in [&["lib"][..], &["lib", "info"], &["doc"], &["rec"], &["fmu"], &["check"], &["test"], &["plot"]] {
+        let out = morc().args(sub).arg("--help").output().unwrap();
+        assert!(out.status.success(), "{}", text(&out));
+        let help = String::from_utf8_lossy(&out.stdout);
+        for opt in RUN_OPTIONS {
+            assert!(!help.contains(opt), "morc {} --help lists {opt}:\n{help}", sub.join(" "));
+        }
+    }
+    for sub in [&["run"][..], &[]] {
+        let out = morc().args(sub).arg("--help").output().unwrap();
+        let help = String::from_utf8_lossy(&out.stdout);
+        for opt in RUN_OPTIONS {
+            assert!(help.contains(opt), "morc {} --help lacks {opt}:\n{help}", sub.join(" "));
+        }
+    }
+}
+
+#[test]
+fn run_options_work_before_and_after_run() {
+    let dir = scratch("cli-run-options");
+    let prog = dir.join("p.lua");
+    std::fs::write(&prog, "print('bus=' .. tostring(morc.bus) .. ' record=' .. tostring(morc.record_dir) .. ' period=' .. morc.engine.period)\n").unwrap();
+    let prog = prog.to_str().unwrap();
+    let rec = dir.join("recs");
+    let rec = rec.to_str().unwrap();
+    // The forms README, docs/guide.md and docs/robots.md show.
+    for args in [
+        &["--bus", "sim", "--record", rec, "run", prog][..],
+        &["run", "--bus", "sim", "--record", rec, prog],
+        &["--bus", "sim", "run", "--record", rec, prog],
+        &["run", prog, "--bus", "sim", "--record", rec],
+    ] {
+        let out = morc().args(args).output().unwrap();
+        assert!(out.status.success(), "morc {args:?}: {}", text(&out));
+        assert!(text(&out).contains(&format!("bus=sim record={rec}")), "morc {args:?}: {}", text(&out));
+    }
+    let out = morc().args(["--period-ms", "4", "run", "--clock", "wall", prog]).output().unwrap();
+    assert!(out.status.success() && text(&out).contains("bus=nil record=nil period=0.004"), "{}", text(&out));
+    // After the subcommand the run's own value wins; --sim and --bus still exclude each other.
+    let out = morc().args(["--period-ms", "4", "run", "--period-ms", "2", prog]).output().unwrap();
+    assert!(out.status.success() && text(&out).contains("period=0.002"), "{}", text(&out));
+    let out = morc().args(["--sim", "run", "--bus", "sim", prog]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+}
