@@ -170,3 +170,185 @@ fn lib_install_from_git() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(work.join("user/repo/morc-lib.lua").exists());
 }
+
+/// A library's code that tries every way out, one function each (lib.NAME.probe). `outside`
+/// is a file outside the library's folder.
+const PROBE: &str = r#"
+local outside = ...
+local P = {}
+P.io_open_outside = function() local f, e = io.open(OUTSIDE) return f, e end
+P.io_lines_outside = function() for l in io.lines(OUTSIDE) do end end
+P.io_write_own_folder = function() return io.open(morc.lib.find(LIB) .. "/new.txt", "w") end
+P.os_remove = function() return os.remove(OUTSIDE) end
+P.loadfile_outside = function() return loadfile(OUTSIDE) end
+P.os_execute = function() return os.execute("true") end
+P.io_popen = function() return io.popen("true") end
+P.os_exit = function() return os.exit(0) end
+P.load_dumped = function() return load(string.dump(function() return 1 end)) end
+P.load_mode_b = function() return load("return 1", "x", "b") end
+P.package_loadlib = function() return package.loadlib("libc.so.6", "*") end
+P.require_debug = function() return require "debug" end
+P.rawget_G_io = function() return rawget(_G, "io").open(OUTSIDE) end
+P.require_io = function() return require("io").open(OUTSIDE) end
+P.require_os = function() return require("os").execute("true") end
+P.require_G = function() return require("_G").os.execute("true") end
+P.load_with_G = function() return load("return os", "x", "t", _G)().execute("true") end
+P.system_module = function() return require "helper_outside" end
+P.start_engine_bus = function() return morc.start_engine { bus = "sim" } end
+P.engine_bus = function() return morc.engine.bus end
+P.coroutine_wrap_engine = function() return coroutine.wrap(morc.start_engine)({ bus = "sim" }) end
+P.tail_call = function() return io.open(OUTSIDE) end
+P.fmu = function() return morc.fmu(OUTSIDE) end
+P.plot = function() return plot(OUTSIDE, nil, OUTSIDE .. ".png") end
+P.component = function()
+  local k = morc.component { name = "sneaky", outputs = { "y" }, init = function(self, out) os.execute("true") end, step = function(self, inp, out, t) out.y = 1 end }
+  local a = morc.assembly { "sneaky", duration = 0.01 }
+  a:add("s", k)
+  local r = morc.engine:run(a)
+  error(tostring(r.reason or r.report or r), 0)
+end
+-- Escapes that must not error but must not reach the program either.
+P.string_metatable = function() getmetatable("").__index.upper = function() return "pwned" end end
+P.no_debug = function() return debug == nil and rawget(_G, "debug") == nil end
+P.read_own = function() return io.open(morc.lib.find(LIB) .. "/data.txt"):read("l") end
+return P
+"#;
+
+fn probe_library(libs: &Path, name: &str, caps: &str, outside: &Path) {
+    write(&libs.join(name).join("morc-lib.lua"), &format!("return {{ name = \"{name}\", version = \"1.0.0\", capabilities = {{ {caps} }}, doc = \"probes\" }}\n"));
+    write(&libs.join(name).join("probe.lua"), &PROBE.replace("OUTSIDE", &format!("{:?}", outside.display().to_string())).replace("LIB", &format!("{name:?}")));
+}
+
+/// Runs each probe of library `name` in a program; returns probe → (ok, message).
+fn run_probes(libs: &Path, name: &str, probes: &[&str]) -> Vec<(String, bool, String)> {
+    let list: Vec<String> = probes.iter().map(|p| format!("{p:?}")).collect();
+    let code = format!(
+        "local P = require 'lib.{name}.probe'\nfor _, k in ipairs {{ {} }} do\n  local ok, err = pcall(P[k])\n  print('PROBE', k, ok, (tostring(err):gsub('\\n', ' ')))\nend\nprint('UPPER', ('a'):upper())\n",
+        list.join(", ")
+    );
+    let (_, text) = run_lua(libs, &code);
+    let mut out = Vec::new();
+    for p in probes {
+        let line = text.lines().find(|l| l.starts_with(&format!("PROBE\t{p}\t"))).unwrap_or_else(|| panic!("no result for {p}:\n{text}"));
+        let mut parts = line.splitn(4, '\t').skip(2);
+        let ok = parts.next() == Some("true");
+        out.push((p.to_string(), ok, parts.next().unwrap_or("").to_string()));
+    }
+    assert!(text.contains("UPPER\tA"), "a library changed the program's string functions:\n{text}");
+    out
+}
+
+const FORBIDDEN: [(&str, &str); 25] = [
+    ("io_open_outside", "io"),
+    ("io_lines_outside", "io"),
+    ("io_write_own_folder", "io"),
+    ("os_remove", "io"),
+    ("loadfile_outside", "io"),
+    ("os_execute", "process"),
+    ("io_popen", "process"),
+    ("os_exit", "process"),
+    ("load_dumped", "binary"),
+    ("load_mode_b", "binary"),
+    ("package_loadlib", "binary"),
+    ("rawget_G_io", "io"),
+    ("require_io", "io"),
+    ("require_os", "process"),
+    ("require_G", "process"),
+    ("load_with_G", "process"),
+    ("system_module", "io"),
+    ("start_engine_bus", "bus"),
+    ("engine_bus", "bus"),
+    ("coroutine_wrap_engine", "bus"),
+    ("tail_call", "io"),
+    ("fmu", "binary"),
+    ("plot", "io"),
+    ("component", "process"),
+    ("require_debug", "debug"),
+];
+
+#[test]
+fn a_library_without_capabilities_is_refused_each_way_out() {
+    let libs = scratch("lib-sandbox");
+    let outside = libs.join("outside.txt");
+    write(&outside, "secret\n");
+    // A module outside any library, on the search path: it runs with the requiring library's rights.
+    write(&libs.join("helper_outside.lua"), &format!("return io.open({:?})\n", outside.display().to_string()));
+    probe_library(&libs, "stranger", "", &outside);
+    write(&libs.join("stranger/data.txt"), "own data\n");
+    let names: Vec<&str> = FORBIDDEN.iter().map(|(p, _)| *p).chain(["string_metatable", "no_debug", "read_own"]).collect();
+    let results = run_probes(&libs, "stranger", &names);
+    for ((probe, ok, msg), (_, cap)) in results.iter().zip(FORBIDDEN.iter()) {
+        assert!(!ok, "{probe} was allowed: {msg}");
+        if *cap == "debug" {
+            assert!(msg.contains("library 'stranger' may not use the debug library"), "{probe}: {msg}");
+            continue;
+        }
+        assert!(msg.contains("library 'stranger' may not") && msg.contains(&format!("capability '{cap}' not declared in its manifest")) && msg.contains("stranger/morc-lib.lua"), "{probe}: {msg}");
+    }
+    // The error points at the library's line that tried.
+    assert!(results[0].2.contains("stranger/probe.lua:4: library 'stranger' may not use io outside its folder (io.open"), "{}", results[0].2);
+    let (_, ok, msg) = &results[FORBIDDEN.len()];
+    assert!(*ok, "string_metatable: {msg}");
+    let (_, ok, msg) = &results[FORBIDDEN.len() + 1];
+    assert!(*ok && msg == "true", "no_debug: {msg}");
+    let (_, ok, msg) = &results[FORBIDDEN.len() + 2];
+    assert!(*ok && msg == "own data", "its own folder it may read: {msg}");
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "secret\n");
+
+    // The program itself keeps every power.
+    let (ok, text) = run_lua(&libs, "local lib = morc.lib.load 'stranger'\nlocal P = require 'lib.stranger.probe'\nprint(load('return io.open(...):read(\"l\")', 'x', 't', _G) ~= nil)\nprint(require('lib.stranger.probe') == P)\nprint(io.open(lib.dir .. '/data.txt'):read('l'), os.execute('true'), debug.getinfo(1).currentline)");
+    assert!(ok && text.contains("true\ntrue\nown data\ttrue\t5"), "{text}");
+}
+
+#[test]
+fn a_library_granted_its_capabilities_may_use_them() {
+    let libs = scratch("lib-sandbox-granted");
+    let outside = libs.join("outside.txt");
+    write(&outside, "secret\n");
+    write(&libs.join("helper_outside.lua"), &format!("return io.open({:?})\n", outside.display().to_string()));
+    // Used from MORC_PATH (not installed): it has what it declares.
+    probe_library(&libs, "trusted", "\"io\", \"process\", \"binary\", \"bus\"", &outside);
+    let results = run_probes(&libs, "trusted", &["io_open_outside", "io_lines_outside", "os_execute", "io_popen", "load_dumped", "load_mode_b", "system_module", "start_engine_bus", "require_debug"]);
+    for (probe, ok, msg) in &results[..8] {
+        assert!(ok, "{probe} refused although declared: {msg}");
+    }
+    assert!(!results[8].1, "debug is granted by no capability");
+
+    // Installed with --grant: what was granted; a declared capability not granted is refused
+    // with the way to grant it. Install refuses one whose capabilities were not granted.
+    let user = libs.join("user-lib");
+    let src = libs.join("src");
+    probe_library(&src, "acme-grip", "\"io\", \"process\"", &outside);
+    let install = |grant: Option<&str>| {
+        let mut c = morc();
+        c.env("MORC_LIB", &user).args(["lib", "install", "--force"]);
+        if let Some(g) = grant {
+            c.args(["--grant", g]);
+        }
+        c.arg(src.join("acme-grip")).output().unwrap()
+    };
+    let out = install(None);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("library 'acme-grip' asks for capabilities not granted: io (use io outside its folder") && err.contains("process (start processes") && err.contains("morc lib install --grant io,process"), "{err}");
+    assert!(!user.join("acme-grip").exists(), "refused, yet installed");
+    let out = install(Some("io,process"));
+    assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("granted io, process"), "{}", String::from_utf8_lossy(&out.stderr));
+    let run_installed = |code: &str| {
+        write(&libs.join("prog2.lua"), code);
+        let out = morc().env("MORC_LIB", &user).arg("run").arg(libs.join("prog2.lua")).output().unwrap();
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+    };
+    let text = run_installed("local P = require 'lib.acme-grip.probe'\nprint(pcall(P.io_open_outside))\nprint(pcall(P.os_execute))\nprint(pcall(P.load_dumped))");
+    assert!(text.contains("true\tfile (") && text.contains("true\ttrue\texit\t0"), "{text}");
+    assert!(text.contains("capability 'binary' not declared in its manifest") && text.contains("declare it and reinstall with --grant binary"), "{text}");
+    // A grant recorded for less than it declares (as an older install would leave it).
+    std::fs::write(user.join(".grants/acme-grip"), "io").unwrap();
+    let text = run_installed("local P = require 'lib.acme-grip.probe'\nprint(pcall(P.os_execute))");
+    assert!(text.contains("library 'acme-grip' may not start a process") && text.contains("capability 'process' declared in its manifest") && text.contains("not granted when it was installed") && text.contains("--grant process"), "{text}");
+    let out = morc().env("MORC_LIB", &user).args(["lib", "info", "acme-grip"]).output().unwrap();
+    let info = String::from_utf8_lossy(&out.stdout);
+    assert!(info.contains("may      io       use io outside its folder") && info.contains("[granted]") && info.contains("process  start processes") && info.contains("NOT granted"), "{info}");
+    let out = morc().args(["lib", "info", "motion"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("may      run skills on the engine and read its own folder; nothing more"), "{}", String::from_utf8_lossy(&out.stdout));
+}

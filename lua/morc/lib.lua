@@ -9,12 +9,17 @@
 -- NAME/assemblies/x.lua (components/ likewise); an FMU is lib.dir .. "/fmus/x.fmu". Version constraints: ">=1.0", ">1.0", "<=2", "<2", "=1.2.3", "^1.2"
 -- (same major, at least 1.2), "~1.2" (same minor), "*"; a bare version means "^"; several are
 -- separated by spaces or commas and must all hold.
--- Rust sets morc.lib.path, morc.lib.user_dir and morc.lib.files before this file runs.
+-- Rust sets morc.lib.path, morc.lib.user_dir, morc.lib.files and morc.lib.manifest (which reads
+-- a manifest in a Lua state of its own) before this file runs, and passes `private`: the unchecked
+-- folder listing and env_for(dir), the sandbox a library's code runs in (lua/morc/sandbox.lua).
 
+local private = ...
 local morc = morc
 local L = morc.lib
+local files = private.files
 
 local loaded = {}   -- name → library
+local envs = {}     -- name → { env, canonical folder }: where the library's code runs
 local loading = {}  -- name → true while its dependencies load (cycle detection)
 
 local function parse_version(text)
@@ -64,25 +69,6 @@ function L.satisfies(version, constraint)
   return true
 end
 
---- morc.lib.manifest(dir) — reads and checks dir/morc-lib.lua; returns the manifest with its dir.
-function L.manifest(dir)
-  local path = dir .. "/morc-lib.lua"
-  local chunk, err = loadfile(path, "t", setmetatable({}, { __index = _G }))
-  if not chunk then error(("%s: %s"):format(path, err), 0) end
-  local ok, m = pcall(chunk)
-  if not ok then error(("%s: %s"):format(path, tostring(m)), 0) end
-  local function bad(what) error(("%s: the manifest %s; it returns { name = \"…\", version = \"1.0.0\", morc = \">=0.1\", depends = { … }, doc = \"…\" }"):format(path, what), 0) end
-  if type(m) ~= "table" then bad("must return a table") end
-  if type(m.name) ~= "string" or not m.name:match("^[%a_][%w_%-]*$") then bad("needs a name (letters, digits, _ and -)") end
-  if not parse_version(m.version) then bad("needs a version such as \"1.0.0\"") end
-  if m.depends ~= nil and type(m.depends) ~= "table" then bad("'depends' must be a table name = \"constraint\"") end
-  if m.doc ~= nil and type(m.doc) ~= "string" then bad("'doc' must be a string") end
-  m.depends = m.depends or {}
-  m.dir = dir
-  m.path = path
-  return m
-end
-
 local function exists(path)
   local f = io.open(path, "r")
   if f then f:close() return true end
@@ -102,7 +88,7 @@ end
 function L.list()
   local seen, list = {}, {}
   for _, root in ipairs(L.path) do
-    for _, entry in ipairs(L.files(root)) do
+    for _, entry in ipairs(files(root)) do
       local dir = root .. "/" .. entry
       if not seen[entry] and exists(dir .. "/morc-lib.lua") then
         local ok, m = pcall(L.manifest, dir)
@@ -165,9 +151,12 @@ local function load_library(name, needed_by, constraint)
   end)
   loading[m.name] = nil
   if not ok then error(err, 0) end
-  local lib = { name = m.name, version = m.version, doc = m.doc or "", dir = dir, manifest = m, skills = {} }
+  local lib = { name = m.name, version = m.version, doc = m.doc or "", dir = dir, manifest = m, skills = {},
+    capabilities = m.capabilities }
+  local env, canonical = private.env_for(dir)
+  envs[m.name] = { env = env, dir = canonical }
   loaded[m.name] = lib
-  for _, file in ipairs(L.files(dir .. "/skills")) do
+  for _, file in ipairs(files(dir .. "/skills")) do
     local module = file:match("^(.+)%.lua$")
     if module then
       local skill = require(("lib.%s.skills.%s"):format(m.name, module))
@@ -210,11 +199,18 @@ table.insert(package.searchers, 2, function(module)
   if rest == "" then
     return function() return load_library(name, nil, nil) end, name
   end
-  local dir = loaded[name] and loaded[name].dir or L.find(name)
-  if not dir then return ("\n\tno library '%s' in the library path (%s)"):format(name, where_searched()) end
-  local path = ("%s/%s.lua"):format(dir, rest:gsub("%.", "/"))
+  if not loaded[name] and not L.find(name) then return ("\n\tno library '%s' in the library path (%s)"):format(name, where_searched()) end
+  -- The library first (its manifest, dependencies, sandbox), then its file in its sandbox,
+  -- named by its canonical path so morc's capability checks know it for the library's code.
+  local lib = load_library(name, nil, nil)
+  local box = envs[lib.name]
+  local rel = rest:gsub("%.", "/") .. ".lua"
+  local path = ("%s/%s"):format(box.dir, rel)
   if not exists(path) then return ("\n\tno file '%s'"):format(path) end
-  local chunk, err = loadfile(path)
+  local f = assert(io.open(path, "rb"))
+  local text = f:read("a")
+  f:close()
+  local chunk, err = load(text, "@" .. path, "t", box.env)
   if not chunk then error(err, 0) end
   return chunk, path
 end)
@@ -229,7 +225,7 @@ and skills/, assemblies/, components/, fmus/, tests/ (`morc lib new NAME` makes 
 morc.doc(L.use, "morc.lib.use(name_or_dir) — morc.lib.load, then each of the library's skills becomes a global: morc.lib.use \"motion\"; move { 0, -90, 90, 0, 0, 0 }.")
 morc.doc(L.find, "morc.lib.find(name) — the folder of library `name` in morc.lib.path, or nil.")
 morc.doc(L.list, "morc.lib.list() — the manifests of the libraries in morc.lib.path ({ name, version, doc, dir, depends, morc }), sorted by name.")
-morc.doc(L.manifest, "morc.lib.manifest(dir) — reads and checks dir/morc-lib.lua: { name, version, morc, depends, doc }.")
+morc.doc(L.manifest, "morc.lib.manifest(dir) — reads and checks dir/morc-lib.lua (in a Lua state of its own: a manifest only returns a table): { name, version, morc, depends, capabilities, doc, dir, path }.")
 morc.doc(L.satisfies, [[morc.lib.satisfies(version, constraint) — whether "1.2.3" meets a constraint: ">=1.0", ">1", "<=2", "<2",
 "=1.2.3", "^1.2" (same major, ≥ 1.2), "~1.2" (same minor), "*"; a bare version means ^; several (space or comma) must all hold.]])
 morc.doc(L.loaded, "morc.lib.loaded() — the libraries loaded so far, name → library.")

@@ -24,11 +24,17 @@ pub enum LibCommand {
     },
     /// Install a library into the user library folder ($MORC_LIB or ~/.local/share/morc/lib)
     /// from a folder, a .zip / .tar.gz archive, or a git URL.
+    /// A library's code runs with only the capabilities its manifest declares and `--grant`
+    /// gives it (`morc lib info` shows them); one asking for more is refused.
     Install {
         source: String,
         /// Replace an installed library of the same name.
         #[arg(long)]
         force: bool,
+        /// Capabilities granted to the library, e.g. --grant io,process (io outside its folder,
+        /// process, network, bus, binary); each must be one its manifest declares.
+        #[arg(long, value_delimiter = ',', value_name = "CAP,CAP")]
+        grant: Vec<String>,
     },
 }
 
@@ -37,7 +43,7 @@ pub fn main(cmd: &LibCommand) -> i32 {
         LibCommand::List => list(),
         LibCommand::Info { name } => info(name),
         LibCommand::New { name, dir } => new(name, dir),
-        LibCommand::Install { source, force } => install(source, *force),
+        LibCommand::Install { source, force, grant } => install(source, *force, grant),
     };
     match result {
         Ok(()) => exit::OK,
@@ -91,6 +97,7 @@ fn info(name: &str) -> Result<(), String> {
     let mut deps: Vec<String> = depends.pairs::<String, String>().filter_map(|p| p.ok()).map(|(k, v)| format!("{k} {v}")).collect();
     deps.sort();
     println!("  depends  {}", if deps.is_empty() { "nothing".to_string() } else { deps.join(", ") });
+    println!("  may      {}", may_text(&dir)?);
     for sub in ["skills", "assemblies", "components", "fmus", "tests"] {
         let mut names: Vec<String> = std::fs::read_dir(Path::new(&dir).join(sub))
             .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
@@ -104,6 +111,27 @@ fn info(name: &str) -> Result<(), String> {
         println!("\n{}", get("doc"));
     }
     Ok(())
+}
+
+/// What `morc lib info` says a library may do beyond reading its own folder and running skills.
+fn may_text(dir: &str) -> Result<String, String> {
+    use crate::lua::lib::{read_manifest, Trust, CAPABILITIES};
+    let m = read_manifest(Path::new(dir))?;
+    let trust = Trust::new(Path::new(dir), &m);
+    if m.capabilities.is_empty() {
+        return Ok("run skills on the engine and read its own folder; nothing more (it declares no capabilities)".into());
+    }
+    let mut lines = Vec::new();
+    for cap in &m.capabilities {
+        let what = CAPABILITIES.iter().find(|(c, _)| c == cap).map_or("", |(_, w)| *w);
+        let state = match (&trust.granted, trust.allows(cap)) {
+            (None, _) => "declared; used from a folder, not installed, so it has it",
+            (Some(_), true) => "granted",
+            (Some(_), false) => "declared but NOT granted: reinstall with --grant to allow it",
+        };
+        lines.push(format!("{cap:<8} {what} [{state}]"));
+    }
+    Ok(lines.join("\n           "))
 }
 
 fn new(name: &str, parent: &Path) -> Result<(), String> {
@@ -163,7 +191,12 @@ fn library_root(dir: &Path) -> Result<PathBuf, String> {
     Err(format!("{}: no morc-lib.lua manifest (a library is a folder with morc-lib.lua; `morc lib new NAME` makes one)", dir.display()))
 }
 
-fn install(source: &str, force: bool) -> Result<(), String> {
+fn install(source: &str, force: bool, grant: &[String]) -> Result<(), String> {
+    use crate::lua::lib::CAPABILITIES;
+    let known: Vec<&str> = CAPABILITIES.iter().map(|(c, _)| *c).collect();
+    if let Some(bad) = grant.iter().find(|g| !known.contains(&g.as_str())) {
+        return Err(format!("--grant {bad}: no such capability (known: {})", known.join(", ")));
+    }
     let staging = std::env::temp_dir().join(format!("morc-lib-install-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&staging);
     let result = (|| {
@@ -182,11 +215,26 @@ fn install(source: &str, force: bool) -> Result<(), String> {
             return Err(format!("{source}: not a folder, a .zip or .tar.gz archive, or a git URL"));
         };
         let root = library_root(&dir)?;
-        let lua = crate::lua::lib::manifest_state().map_err(|e| e.to_string())?;
-        let lib = lib_table(&lua).map_err(|e| e.to_string())?;
-        let m: Table = lib.get::<Function>("manifest").and_then(|f| f.call(root.display().to_string())).map_err(|e| e.to_string())?;
-        let name: String = m.get("name").map_err(|e| e.to_string())?;
-        let version: String = m.get("version").map_err(|e| e.to_string())?;
+        // Read in a state of its own: installing runs none of the library's code.
+        let m = crate::lua::lib::read_manifest(&root)?;
+        let (name, version) = (m.name.clone(), m.version.clone());
+        let missing: Vec<&String> = m.capabilities.iter().filter(|c| !grant.contains(c)).collect();
+        if !missing.is_empty() {
+            let list: Vec<String> = missing.iter().map(|c| format!("{c} ({})", CAPABILITIES.iter().find(|(k, _)| k == c).map_or("", |(_, w)| *w))).collect();
+            let caps: Vec<&str> = m.capabilities.iter().map(String::as_str).collect();
+            return Err(format!(
+                "library '{name}' asks for capabilities not granted: {}; its manifest {}/morc-lib.lua declares capabilities = {{ {} }}. \
+                 Nothing was installed. If you trust it with that: morc lib install --grant {} {source}",
+                list.join(", "),
+                root.display(),
+                caps.join(", "),
+                caps.join(",")
+            ));
+        }
+        let extra: Vec<&String> = grant.iter().filter(|g| !m.capabilities.contains(g)).collect();
+        if !extra.is_empty() {
+            eprintln!("morc lib: not granting {} to '{name}': its manifest does not declare it", extra.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "));
+        }
         let target = crate::lua::lib::user_lib_dir().join(&name);
         if target.exists() {
             if !force {
@@ -195,7 +243,11 @@ fn install(source: &str, force: bool) -> Result<(), String> {
             std::fs::remove_dir_all(&target).map_err(|e| format!("{}: {e}", target.display()))?;
         }
         copy_dir(&root, &target)?;
-        println!("installed {name} {version} in {}", target.display());
+        let grant_file = crate::lua::lib::grant_file(&name);
+        std::fs::create_dir_all(grant_file.parent().unwrap()).map_err(|e| format!("{}: {e}", grant_file.display()))?;
+        std::fs::write(&grant_file, m.capabilities.join(",")).map_err(|e| format!("{}: {e}", grant_file.display()))?;
+        let granted = if m.capabilities.is_empty() { "no capabilities".to_string() } else { format!("granted {}", m.capabilities.join(", ")) };
+        println!("installed {name} {version} in {} ({granted})", target.display());
         Ok(())
     })();
     let _ = std::fs::remove_dir_all(&staging);

@@ -24,6 +24,9 @@ pub struct LuaComponentDef {
     pub init: Option<Vec<u8>>,
     pub step: Vec<u8>,
     pub terminate: Option<Vec<u8>>,
+    /// The library that defined the component, when one did: its functions then run with
+    /// only that library's capabilities (the same environment as its code in the program).
+    pub sandbox: Option<std::sync::Arc<crate::lua::lib::Trust>>,
 }
 
 /// What travels to the Lua thread and back each step; allocated once.
@@ -175,6 +178,13 @@ fn lua_thread(
         let step = load(&def.step, "step")?;
         let init = def.init.as_deref().map(|c| load(c, "init")).transpose()?;
         let terminate = def.terminate.as_deref().map(|c| load(c, "terminate")).transpose()?;
+        if let Some(trust) = &def.sandbox {
+            let guard = crate::lua::lib::guard_table(&lua, trust.clone(), false)?;
+            let env: Table = crate::lua::lib::sandbox_builder(&lua)?.call(guard)?;
+            for f in [Some(&step), init.as_ref(), terminate.as_ref()].into_iter().flatten() {
+                f.set_environment(env.clone())?;
+            }
+        }
         let this = lua.create_table()?;
         this.set("name", name.as_str())?;
         for (k, v) in &params {

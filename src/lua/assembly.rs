@@ -34,6 +34,7 @@ fn factory_for(lua: &mlua::Lua, kind: &mlua::Value, fmu_path: Option<&str>) -> m
     match kind {
         mlua::Value::String(s) if s.to_str()? == "fmu" => {
             let path = fmu_path.ok_or_else(|| mlua::Error::runtime("kind \"fmu\" needs the FMU file: a:add(name, \"fmu\", { path = \"model.fmu\", … })"))?;
+            super::lib::check(lua, "binary", &format!("load binary code (the FMU {path})"))?;
             let kind = super::fmu::open(lua, path)?;
             Ok((kind.0.description.model_name.clone(), kind.factory()))
         }

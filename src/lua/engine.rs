@@ -240,7 +240,10 @@ impl UserData for LuaEngine {
         fields.add_field_method_get("inputs", |lua, this| lua.create_sequence_from(this.0.base_info().inputs.iter().map(|p| p.name.clone())));
         fields.add_field_method_get("outputs", |lua, this| lua.create_sequence_from(this.0.base_info().outputs.iter().map(|p| p.name.clone())));
         fields.add_field_method_get("description", |_, this| Ok(this.0.base_info().description.clone()));
-        fields.add_field_method_get("bus", |_, this| Ok(super::bus::bus_handle(&this.0).map(super::bus::LuaBus)));
+        fields.add_field_method_get("bus", |lua, this| {
+            super::lib::check(lua, "bus", "access the bus directly (engine.bus)")?;
+            Ok(super::bus::bus_handle(&this.0).map(super::bus::LuaBus))
+        });
     }
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
         methods.add_method_mut("run", |lua, this, (assembly, opts): (AnyUserData, Option<Table>)| run(lua, &mut this.0, &assembly, opts));
@@ -263,7 +266,10 @@ impl UserData for LuaEngine {
             this.0.cancel();
             Ok(())
         });
-        methods.add_method_mut("reset_faults", |_, this, ()| super::bus::reset_faults(&mut this.0));
+        methods.add_method_mut("reset_faults", |lua, this, ()| {
+            super::lib::check(lua, "bus", "access the bus directly (engine:reset_faults re-arms the safety PLC)")?;
+            super::bus::reset_faults(&mut this.0)
+        });
         methods.add_method("tick", |_, this, ()| Ok(this.0.tick()));
         methods.add_method("time", |_, this, ()| Ok(this.0.tick() as f64 * this.0.config().period));
         methods.add_method("check", |_, this, assembly: AnyUserData| {

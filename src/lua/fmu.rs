@@ -58,7 +58,9 @@ fn resolve(lua: &Lua, path: &str) -> PathBuf {
 /// Opens the FMU at `path` (resolved as above); errors point at the calling line.
 pub fn open(lua: &Lua, path: &str) -> mlua::Result<FmuKind> {
     let origin = caller(lua);
-    Fmu::open(&resolve(lua, path)).map(FmuKind).map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))
+    let file = resolve(lua, path);
+    super::lib::check_read(lua, &file, "read the FMU")?;
+    Fmu::open(&file).map(FmuKind).map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))
 }
 
 fn info_table(lua: &Lua, md: &ModelDescription) -> mlua::Result<Table> {
@@ -105,7 +107,13 @@ fn info_table(lua: &Lua, md: &ModelDescription) -> mlua::Result<Table> {
 }
 
 pub fn install(lua: &Lua, morc: &Table) -> mlua::Result<()> {
-    morc.set("fmu", lua.create_function(|lua, path: String| open(lua, &path))?)?;
+    morc.set(
+        "fmu",
+        lua.create_function(|lua, path: String| {
+            super::lib::check(lua, "binary", &format!("load binary code (the FMU {path})"))?;
+            open(lua, &path)
+        })?,
+    )?;
     morc.set(
         "fmu_info",
         lua.create_function(|lua, path: String| info_table(lua, &open(lua, &path)?.0.description))?,

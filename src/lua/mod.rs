@@ -222,6 +222,8 @@ fn define_lua_component(lua: &Lua, t: Table) -> mlua::Result<LuaKind> {
         step,
         terminate: optional("terminate")?,
         kind,
+        // Defined by a library: its functions run in its sandbox in the component's own state too.
+        sandbox: lib::defining_library(lua),
     };
     Ok(LuaKind(Arc::new(def)))
 }

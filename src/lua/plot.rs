@@ -14,7 +14,9 @@ Returns the picture's path.";
 
 /// Defines the global `plot` (and its documentation, where `morc.doc` exists).
 pub fn install(lua: &Lua) -> mlua::Result<()> {
-    let plot_fn = lua.create_function(|_, (what, signals, output): (Value, Option<Table>, Option<String>)| {
+    let plot_fn = lua.create_function(|lua, (what, signals, output): (Value, Option<Table>, Option<String>)| {
+        // A plot is a file written where the caller says.
+        super::lib::check(lua, "io", "use io outside its folder (plot writes a picture file)")?;
         let recording = recording_of(&what)?;
         let patterns: Vec<String> = match signals {
             Some(t) => t.sequence_values::<String>().collect::<mlua::Result<_>>()?,

@@ -212,6 +212,7 @@ fn model_build(lua: &Lua, t: Table) -> mlua::Result<LuaModel> {
 fn model_urdf(lua: &Lua, file: String) -> mlua::Result<LuaModel> {
     let origin = caller(lua);
     let path = resolve(lua, &file);
+    super::lib::check_read(lua, &path, "morc.model.urdf")?;
     crate::model::load_urdf(&path).map(LuaModel).map_err(|e| mlua::Error::runtime(format!("{origin}: morc.model.urdf: {e}")))
 }
 
@@ -654,6 +655,12 @@ fn start_engine(lua: &Lua, opts: Table) -> mlua::Result<AnyUserData> {
     };
     // bus = "sim" | "eth1"; bus = false: the direct simulation; not given: the bus the program
     // was started on (`morc --bus …`, morc.bus) when it puts a robot on the engine.
+    if let Some(bus) = opts.get::<Option<String>>("bus").ok().flatten() {
+        super::lib::check(lua, "bus", &format!("access the bus directly (morc.start_engine {{ bus = \"{bus}\" }})"))?;
+        if bus != "sim" {
+            super::lib::check(lua, "network", &format!("use a network interface (the EtherCAT bus on {bus})"))?;
+        }
+    }
     let bus = match opts.get::<mlua::Value>("bus")? {
         mlua::Value::Nil if robot.is_some() => morc.get::<Option<String>>("bus")?,
         mlua::Value::Nil | mlua::Value::Boolean(false) => None,
