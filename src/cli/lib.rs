@@ -178,7 +178,7 @@ fn new(name: &str, parent: &Path) -> Result<(), String> {
 
 /// Where a library folder's manifest is: the folder itself, or its single subfolder
 /// (archives and repositories often wrap the library in one top folder).
-fn library_root(dir: &Path) -> Result<PathBuf, String> {
+pub fn library_root(dir: &Path) -> Result<PathBuf, String> {
     if dir.join("morc-lib.lua").exists() {
         return Ok(dir.to_path_buf());
     }
@@ -281,21 +281,31 @@ fn safe_relative(name: &str, archive: &Path) -> Result<PathBuf, String> {
     Ok(p.to_path_buf())
 }
 
-fn extract_zip(archive: &Path, to: &Path) -> Result<(), String> {
+/// The most an archive may unpack to (a library is Lua files and a few FMUs): a larger one is
+/// refused as it is read, so a small archive cannot fill memory or the disk.
+pub const ARCHIVE_MAX_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Unpacks a .zip library archive into `to`; entries that would land outside it are refused.
+pub fn extract_zip(archive: &Path, to: &Path) -> Result<(), String> {
     let file = std::fs::File::open(archive).map_err(|e| format!("{}: {e}", archive.display()))?;
     let mut zip = zip::ZipArchive::new(file).map_err(|e| format!("{}: {e}", archive.display()))?;
+    let mut total: u64 = 0;
     for i in 0..zip.len() {
         let mut entry = zip.by_index(i).map_err(|e| format!("{}: {e}", archive.display()))?;
         let name = entry.name().map_err(|e| format!("{}: {e}", archive.display()))?.to_string();
         let rel = safe_relative(&name, archive)?;
         let path = to.join(rel);
         if entry.is_dir() {
-            std::fs::create_dir_all(&path).map_err(|e| e.to_string())?;
+            std::fs::create_dir_all(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         } else {
-            std::fs::create_dir_all(path.parent().unwrap()).map_err(|e| e.to_string())?;
+            std::fs::create_dir_all(path.parent().unwrap()).map_err(|e| format!("{}: {e}", path.display()))?;
             let mut bytes = Vec::new();
-            entry.read_to_end(&mut bytes).map_err(|e| format!("{}: {e}", archive.display()))?;
-            std::fs::write(&path, bytes).map_err(|e| e.to_string())?;
+            (&mut entry).take(ARCHIVE_MAX_BYTES - total + 1).read_to_end(&mut bytes).map_err(|e| format!("{}: {e}", archive.display()))?;
+            total += bytes.len() as u64;
+            if total > ARCHIVE_MAX_BYTES {
+                return Err(format!("{}: unpacks to more than {} MB; a library is not that large, refusing it", archive.display(), ARCHIVE_MAX_BYTES >> 20));
+            }
+            std::fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
         }
     }
     Ok(())
@@ -303,10 +313,13 @@ fn extract_zip(archive: &Path, to: &Path) -> Result<(), String> {
 
 /// A .tar.gz of plain files and folders (ustar/GNU headers; links and special files are skipped).
 /// A few lines here instead of one more crate: a library archive needs nothing else.
-fn extract_tar_gz(archive: &Path, to: &Path) -> Result<(), String> {
+pub fn extract_tar_gz(archive: &Path, to: &Path) -> Result<(), String> {
     let file = std::fs::File::open(archive).map_err(|e| format!("{}: {e}", archive.display()))?;
     let mut bytes = Vec::new();
-    flate2::read::GzDecoder::new(file).read_to_end(&mut bytes).map_err(|e| format!("{}: not a gzip archive: {e}", archive.display()))?;
+    flate2::read::GzDecoder::new(file).take(ARCHIVE_MAX_BYTES + 1).read_to_end(&mut bytes).map_err(|e| format!("{}: not a gzip archive: {e}", archive.display()))?;
+    if bytes.len() as u64 > ARCHIVE_MAX_BYTES {
+        return Err(format!("{}: unpacks to more than {} MB; a library is not that large, refusing it", archive.display(), ARCHIVE_MAX_BYTES >> 20));
+    }
     let field = |h: &[u8], a: usize, b: usize| String::from_utf8_lossy(&h[a..b]).trim_end_matches('\0').trim().to_string();
     let mut pos = 0;
     let mut long_name: Option<String> = None;
@@ -332,10 +345,10 @@ fn extract_tar_gz(archive: &Path, to: &Path) -> Result<(), String> {
             b'0' | 0 | b'5' => {
                 let path = to.join(safe_relative(&name, archive)?);
                 if kind == b'5' || name.ends_with('/') {
-                    std::fs::create_dir_all(&path).map_err(|e| e.to_string())?;
+                    std::fs::create_dir_all(&path).map_err(|e| format!("{}: {e}", path.display()))?;
                 } else {
-                    std::fs::create_dir_all(path.parent().unwrap()).map_err(|e| e.to_string())?;
-                    std::fs::write(&path, data).map_err(|e| e.to_string())?;
+                    std::fs::create_dir_all(path.parent().unwrap()).map_err(|e| format!("{}: {e}", path.display()))?;
+                    std::fs::write(&path, data).map_err(|e| format!("{}: {e}", path.display()))?;
                 }
             }
             _ => {} // pax headers, links, devices: not part of a library
