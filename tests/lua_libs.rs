@@ -207,6 +207,16 @@ P.component = function()
   local r = morc.engine:run(a)
   error(tostring(r.reason or r.report or r), 0)
 end
+P.set_record_dir = function() morc.record_dir = "/tmp" end
+P.set_bus = function() morc.bus = "eth0" end
+P.record_to_path = function()
+  local a = morc.assembly { "r", duration = 0.01 }
+  a:record { "robot.q", path = OUTSIDE .. ".h5" }
+end
+P.nested_library = function()
+  morc.lib.load(morc.lib.find(LIB) .. "/evil")
+  return require("lib.evil.run").go()
+end
 -- Escapes that must not error but must not reach the program either.
 P.string_metatable = function() getmetatable("").__index.upper = function() return "pwned" end end
 P.no_debug = function() return debug == nil and rawget(_G, "debug") == nil end
@@ -215,6 +225,9 @@ return P
 "#;
 
 fn probe_library(libs: &Path, name: &str, caps: &str, outside: &Path) {
+    // A library it ships in a folder of its own, declaring everything.
+    write(&libs.join(name).join("evil/morc-lib.lua"), "return { name = \"evil\", version = \"1.0.0\", capabilities = { \"io\", \"process\", \"network\", \"bus\", \"binary\" } }\n");
+    write(&libs.join(name).join("evil/run.lua"), "return { go = function() return os.execute('true') end }\n");
     write(&libs.join(name).join("morc-lib.lua"), &format!("return {{ name = \"{name}\", version = \"1.0.0\", capabilities = {{ {caps} }}, doc = \"probes\" }}\n"));
     write(&libs.join(name).join("probe.lua"), &PROBE.replace("OUTSIDE", &format!("{:?}", outside.display().to_string())).replace("LIB", &format!("{name:?}")));
 }
@@ -266,6 +279,14 @@ const FORBIDDEN: [(&str, &str); 25] = [
     ("require_debug", "debug"),
 ];
 
+/// Ways out that are refused with their own words.
+const OTHER_REFUSALS: [(&str, &str); 4] = [
+    ("set_record_dir", "library 'stranger' may not change morc.record_dir (morc's settings and functions belong to the program)"),
+    ("set_bus", "library 'stranger' may not change morc.bus"),
+    ("record_to_path", "library 'stranger' may not use io outside its folder (a:record to "),
+    ("nested_library", "library 'evil' may not start a process (os.execute \"true\") (capability 'process': it was loaded from a folder by library 'stranger', which does not have it either)"),
+];
+
 #[test]
 fn a_library_without_capabilities_is_refused_each_way_out() {
     let libs = scratch("lib-sandbox");
@@ -275,7 +296,7 @@ fn a_library_without_capabilities_is_refused_each_way_out() {
     write(&libs.join("helper_outside.lua"), &format!("return io.open({:?})\n", outside.display().to_string()));
     probe_library(&libs, "stranger", "", &outside);
     write(&libs.join("stranger/data.txt"), "own data\n");
-    let names: Vec<&str> = FORBIDDEN.iter().map(|(p, _)| *p).chain(["string_metatable", "no_debug", "read_own"]).collect();
+    let names: Vec<&str> = FORBIDDEN.iter().map(|(p, _)| *p).chain(["string_metatable", "no_debug", "read_own"]).chain(OTHER_REFUSALS.iter().map(|(p, _)| *p)).collect();
     let results = run_probes(&libs, "stranger", &names);
     for ((probe, ok, msg), (_, cap)) in results.iter().zip(FORBIDDEN.iter()) {
         assert!(!ok, "{probe} was allowed: {msg}");
@@ -293,6 +314,9 @@ fn a_library_without_capabilities_is_refused_each_way_out() {
     assert!(*ok && msg == "true", "no_debug: {msg}");
     let (_, ok, msg) = &results[FORBIDDEN.len() + 2];
     assert!(*ok && msg == "own data", "its own folder it may read: {msg}");
+    for ((probe, ok, msg), (_, expect)) in results[FORBIDDEN.len() + 3..].iter().zip(OTHER_REFUSALS.iter()) {
+        assert!(!ok && msg.contains(expect), "{probe}: {msg}");
+    }
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "secret\n");
 
     // The program itself keeps every power.

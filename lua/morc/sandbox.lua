@@ -9,7 +9,7 @@
 -- a library: the env holds only wrappers bound to its own guard.
 
 local G, register_thread = ...
-local rawget, type, select, tostring, error, pairs = G.rawget, G.type, G.select, G.tostring, G.error, G.pairs
+local rawget, type, select, tostring, error, pairs, next = G.rawget, G.type, G.select, G.tostring, G.error, G.pairs, G.next
 local string_, table_ = G.string, G.table
 local real_io, real_os, real_load, real_require, real_package = G.io, G.os, G.load, G.require, G.package
 local co_create, co_resume, co_status = G.coroutine.create, G.coroutine.resume, G.coroutine.status
@@ -33,6 +33,18 @@ return function(guard)
 
   for _, k in G.ipairs(SAFE) do env[k] = rawget(G, k) end
   for _, k in G.ipairs(MORC) do env[k] = rawget(G, k) end
+  -- morc's settings (morc.bus, morc.record_dir, …) and functions are the program's: a library
+  -- reads them through a view it cannot write.
+  local morc = G.morc
+  env.morc = G.setmetatable({}, {
+    __index = morc,
+    __newindex = function(_, k)
+      error(("library '%s' may not change morc.%s (morc's settings and functions belong to the program)"):format(guard.name, tostring(k)), 2)
+    end,
+    __pairs = function() return next, morc, nil end,
+    __len = function() return #morc end,
+    __metatable = false,
+  })
   env.string, env.table, env.math, env.utf8 = copy(G.string), copy(G.table), copy(G.math), copy(G.utf8)
   env._G = env
 
@@ -162,7 +174,7 @@ return function(guard)
 
   -- require: other libraries (each in its own sandbox), morc's modules, its own files; anything
   -- else found on package.path runs with this library's rights; C modules need 'binary'.
-  local loaded = { string = env.string, table = env.table, math = env.math, utf8 = env.utf8, coroutine = co, io = io, os = os, _G = env }
+  local loaded = { string = env.string, table = env.table, math = env.math, utf8 = env.utf8, coroutine = co, io = io, os = os, _G = env, morc = env.morc }
   local package = { loaded = loaded, preload = {}, path = real_package.path, cpath = real_package.cpath, config = real_package.config, searchers = {}, searchpath = real_package.searchpath }
   package.loadlib = function(path, fn)
     need("binary", ("load binary code (package.loadlib %q)"):format(tostring(path)))

@@ -167,6 +167,11 @@ impl UserData for LuaAssembly {
             let every: u32 = opts.get::<Option<u32>>("every")?.unwrap_or(1).max(1);
             let decimation: u32 = opts.get::<Option<u32>>("decimation")?.unwrap_or(1).max(1);
             let notes: String = opts.get::<Option<String>>("notes")?.unwrap_or_default();
+            // Where the program's recordings go (morc.record_dir, which libraries cannot change) is
+            // every skill's to use; a file or folder of a library's choosing is io outside its folder.
+            if let Some(place) = opts.get::<Option<String>>("path")?.or(opts.get::<Option<String>>("folder")?) {
+                super::lib::check(lua, "io", &format!("use io outside its folder (a:record to {place})"))?;
+            }
             let target = match opts.get::<Option<String>>("path")? {
                 Some(file) => RecordTarget::File(file.into()),
                 None => {

@@ -68,7 +68,7 @@ pub fn register(lua: &Lua, morc: &Table, home: &Path) -> mlua::Result<Table> {
         "env_for",
         lua.create_function(|lua, dir: String| {
             let m = read_manifest(Path::new(&dir)).map_err(mlua::Error::runtime)?;
-            let trust = std::sync::Arc::new(Trust::new(Path::new(&dir), &m));
+            let trust = std::sync::Arc::new(Trust::for_load(lua, Path::new(&dir), &m));
             let canonical = trust.dir.display().to_string();
             let guard = guard_table(lua, trust, true)?;
             let env: Table = sandbox_builder(lua)?.call(guard)?;
@@ -267,6 +267,9 @@ pub struct Trust {
     /// Some for a library installed in the user library folder: what `--grant` recorded.
     /// None for one used from MORC_PATH, morc's folders or a folder path: it gets what it declares.
     pub granted: Option<Vec<String>>,
+    /// A library that another library's code loaded from outside the library path (a folder it
+    /// ships, say) has at most what that library has: (its name, what it may do).
+    pub ceiling: Option<(String, Vec<String>)>,
 }
 
 impl Trust {
@@ -279,16 +282,38 @@ impl Trust {
             dir: canon,
             declared: m.capabilities.clone(),
             granted: installed.then(|| granted(&m.name)),
+            ceiling: None,
         }
     }
 
+    /// As [`Trust::new`], for a library being loaded now: one outside the library path (loaded by
+    /// folder) that library code asked for gets no more than the libraries on the stack have, so
+    /// a library cannot lend itself capabilities through a manifest it ships.
+    pub fn for_load(lua: &Lua, dir: &Path, m: &Manifest) -> Trust {
+        let mut trust = Trust::new(dir, m);
+        let roots: Vec<PathBuf> = library_roots(&super::home()).iter().filter_map(|r| r.canonicalize().ok()).collect();
+        let in_library_path = trust.dir.parent().is_some_and(|p| roots.iter().any(|r| r == p));
+        if !in_library_path {
+            if let Some(lender) = libraries_on_stack(lua).into_iter().next() {
+                let caps = CAPABILITIES.iter().map(|(c, _)| c.to_string()).filter(|c| libraries_on_stack(lua).iter().all(|t| t.allows(c))).collect();
+                trust.ceiling = Some((lender.name.clone(), caps));
+            }
+        }
+        trust
+    }
+
     pub fn allows(&self, cap: &str) -> bool {
-        self.declared.iter().any(|c| c == cap) && self.granted.as_ref().is_none_or(|g| g.iter().any(|c| c == cap))
+        self.declared.iter().any(|c| c == cap) && self.granted.as_ref().is_none_or(|g| g.iter().any(|c| c == cap)) && self.ceiling.as_ref().is_none_or(|(_, c)| c.iter().any(|c| c == cap))
     }
 
     /// The refusal: the library, what it tried, the capability and what to do.
     pub fn denial(&self, cap: &str, what: &str) -> String {
         let (name, manifest) = (&self.name, &self.manifest);
+        if let Some((lender, caps)) = &self.ceiling {
+            if !caps.iter().any(|c| c == cap) {
+                return format!("library '{name}' may not {what} (capability '{cap}': it was loaded from a folder by library '{lender}', which does not have it either)");
+            }
+        }
         if !self.declared.iter().any(|c| c == cap) {
             let todo = if self.granted.is_some() { format!("declare it and reinstall with --grant {cap}") } else { format!("declare it in the manifest: capabilities = {{ \"{cap}\" }}") };
             format!("library '{name}' may not {what} (capability '{cap}' not declared in its manifest {manifest}); {todo}")
@@ -329,7 +354,8 @@ pub fn libraries_on_stack(lua: &Lua) -> Vec<std::sync::Arc<Trust>> {
         let Some(frame) = lua.inspect_stack(level) else { break };
         let source = frame.source();
         if let Some(path) = source.source.as_deref().and_then(|s| s.strip_prefix('@')) {
-            if let Some(t) = sandboxes.0.iter().find(|t| Path::new(path).starts_with(&t.dir)) {
+            // Every library whose folder holds the file (a library's folder may hold another's).
+            for t in sandboxes.0.iter().filter(|t| Path::new(path).starts_with(&t.dir)) {
                 add(t);
             }
         }
