@@ -267,7 +267,9 @@ impl UserData for LuaEngine {
             Ok(())
         });
         methods.add_method_mut("reset_faults", |lua, this, ()| {
-            super::lib::check(lua, "bus", "access the bus directly (engine:reset_faults re-arms the safety PLC)")?;
+            if super::bus::bus_handle(&this.0).is_some() {
+                super::lib::check(lua, "bus", "access the bus directly (engine:reset_faults re-arms the safety PLC)")?;
+            }
             super::bus::reset_faults(&mut this.0)
         });
         methods.add_method("tick", |_, this, ()| Ok(this.0.tick()));
