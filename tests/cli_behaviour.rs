@@ -40,8 +40,12 @@ fn into_closed_pipe(args: &[&str]) -> Output {
 fn output_into_a_closed_pipe_ends_quietly() {
     let sweep = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/libs/sweep");
     let sweep = sweep.to_str().unwrap();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/first_assembly.lua");
+    let example = example.to_str().unwrap();
     for args in [
-        &["lib", "info", "motion"][..],
+        &["check", example][..],
+        &["bus", "scan", "--sim"],
+        &["lib", "info", "motion"],
         &["lib", "list"],
         &["doc", "morc.assembly"],
         &["doc", "ptp"],

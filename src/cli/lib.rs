@@ -147,7 +147,7 @@ fn new(name: &str, parent: &Path) -> Result<(), String> {
         (
             "morc-lib.lua".to_string(),
             format!(
-                "-- The manifest of library '{name}': `morc lib info {name}` shows it.\nreturn {{\n  name = \"{name}\",\n  version = \"0.1.0\",\n  morc = \">={}\",\n  depends = {{}},          -- other = \">=1.0\"\n  doc = \"what this library is for\",\n}}\n",
+                "-- The manifest of library '{name}': `morc lib info {name}` shows it.\nreturn {{\n  name = \"{name}\",\n  version = \"0.1.0\",\n  morc = \">={}\",\n  depends = {{}},          -- other = \">=1.0\"\n  capabilities = {{}},     -- beyond its own folder: \"io\", \"process\", \"network\", \"bus\", \"binary\" (docs/guide.md)\n  doc = \"what this library is for\",\n}}\n",
                 env!("CARGO_PKG_VERSION")
             ),
         ),

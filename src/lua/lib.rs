@@ -398,8 +398,8 @@ pub fn guard_table(lua: &Lua, trust: std::sync::Arc<Trust>, register: bool) -> m
         if lua.app_data_ref::<Sandboxes>().is_none() {
             lua.set_app_data(Sandboxes::default());
         }
+        // Kept, never replaced: a frame of any library loaded so far must still be recognised.
         if let Some(mut s) = lua.app_data_mut::<Sandboxes>() {
-            s.0.retain(|t| t.name != trust.name);
             s.0.push(trust.clone());
         }
     }
