@@ -142,7 +142,9 @@ fn model_dh(lua: &Lua, t: Table) -> mlua::Result<LuaModel> {
         links,
         gravity: Vector3::new(0.0, 0.0, -9.81),
     };
-    table.to_model().map(LuaModel).map_err(|e| fail(e.to_string()))
+    let model = table.to_model().map_err(|e| fail(e.to_string()))?;
+    model.check_mass_matrix().map_err(|e| fail(e.to_string()))?;
+    Ok(LuaModel(model))
 }
 
 /// `morc.model.build { name, { "J1", parent = "universe", axis = {x, y, z}, xyz = {mm}, rpy = {°},
@@ -206,13 +208,19 @@ fn model_build(lua: &Lua, t: Table) -> mlua::Result<LuaModel> {
             builder.add_frame(fname, parent, at, FrameKind::Operational).map_err(|e| fail(e.to_string()))?;
         }
     }
-    Ok(LuaModel(builder.build()))
+    let model = builder.build();
+    model.check_mass_matrix().map_err(|e| fail(e.to_string()))?;
+    Ok(LuaModel(model))
 }
 
 fn model_urdf(lua: &Lua, file: String) -> mlua::Result<LuaModel> {
     let origin = caller(lua);
     let path = resolve(lua, &file);
-    crate::model::load_urdf(&path).map(LuaModel).map_err(|e| mlua::Error::runtime(format!("{origin}: morc.model.urdf: {e}")))
+    let fail = |e: String| mlua::Error::runtime(format!("{origin}: morc.model.urdf: {e}"));
+    let model = crate::model::load_urdf(&path).map_err(|e| fail(e.to_string()))?;
+    // The file's parser takes kinematics-only URDFs; a robot also needs its dynamics.
+    model.check_mass_matrix().map_err(|e| fail(format!("{}: {e}", path.display())))?;
+    Ok(LuaModel(model))
 }
 
 /// The frame a payload and tool attach to: the flange ("tool0"/"flange" of the model, else the

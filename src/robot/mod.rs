@@ -156,6 +156,8 @@ impl Robot {
         for (limits, j) in model.limits.iter_mut().zip(&joints) {
             (limits.lower, limits.upper, limits.velocity, limits.effort) = (j.limits.lower, j.limits.upper, j.limits.velocity, j.limits.torque);
         }
+        // The simulated plant and the feed-forward need a mass matrix they can invert.
+        model.check_mass_matrix().map_err(|e| format!("{origin}: robot '{name}': {e}"))?;
         let home = joints.iter().map(|j| 0f64.clamp(j.limits.lower, j.limits.upper)).collect();
         // The tool: "tool", else the URDF conventions' flange "tool0"/"flange", else the last
         // frame on the last joint.
