@@ -200,7 +200,9 @@ impl Model {
             let q: Vec<f64> = (0..n)
                 .map(|i| {
                     let x = if k == 0 { 0.0 } else { (1.3 * (i + 1) as f64 * k as f64).sin() };
-                    x.clamp(self.limits[i].lower, self.limits[i].upper)
+                    let (lower, upper) = (self.limits[i].lower, self.limits[i].upper);
+                    // Limits as a file gives them may be inverted: they only pick poses here.
+                    if lower <= upper { x.clamp(lower, upper) } else { x }
                 })
                 .collect();
             let m = super::crba(self, &mut data, &q);
@@ -343,7 +345,11 @@ impl ModelBuilder {
         if let Some(why) = inertia.physical_error() {
             return Err(ModelError::invalid(&self.model.name, format!("the body on joint '{}': {why}", self.model.joint_names[joint])));
         }
-        self.model.inertias[joint] = self.model.inertias[joint].added(inertia);
+        let sum = self.model.inertias[joint].added(inertia);
+        if let Some(why) = sum.physical_error() {
+            return Err(ModelError::invalid(&self.model.name, format!("the bodies on joint '{}' together: {why}", self.model.joint_names[joint])));
+        }
+        self.model.inertias[joint] = sum;
         Ok(())
     }
 

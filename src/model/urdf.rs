@@ -118,6 +118,10 @@ impl<'a, 'i> Parser<'a, 'i> {
         let Some(origin) = Self::child(node, "origin") else { return Ok(Se3::identity()) };
         let xyz = self.vector3(origin, "xyz", Vector3::zeros())?;
         let rpy = self.vector3(origin, "rpy", Vector3::zeros())?;
+        // Beyond this, placements composed along a chain overflow into ∞ and NaN.
+        if !xyz.iter().chain(rpy.iter()).all(|x| x.abs() <= 1e6) {
+            return Err(self.error(origin, format!("xyz = ({}, {}, {}) m, rpy = ({}, {}, {}) rad: each must be finite and at most 10⁶", xyz.x, xyz.y, xyz.z, rpy.x, rpy.y, rpy.z)));
+        }
         Ok(Se3::new(rotation_from_rpy(rpy.x, rpy.y, rpy.z), xyz))
     }
 
@@ -176,6 +180,9 @@ impl<'a, 'i> Parser<'a, 'i> {
         let axis = match Self::child(node, "axis") {
             Some(axis_node) => {
                 let axis = self.vector3(axis_node, "xyz", Vector3::x())?;
+                if !axis.iter().all(|x| x.is_finite()) {
+                    return Err(self.error(node, "the joint axis must be finite"));
+                }
                 if kind.is_some() && axis.norm() == 0.0 {
                     return Err(self.error(node, "the joint axis must not be zero"));
                 }
