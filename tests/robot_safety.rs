@@ -88,6 +88,9 @@ fn inertias_no_body_can_have_are_refused_naming_the_link() {
     let (code, out) = morc_run("dh", &[], r#"local m = morc.model.dh { { a = 100, mass = 1, inertia = { 0.01, 0.01, 0.01, 0.05, 0, 0 } } }"#);
     assert_ne!(code, 0, "{out}");
     assert!(out.contains("prog.lua:1") && out.contains("link 1") && out.contains("not positive definite"), "{out}");
+    let (code, out) = morc_run("payload", &[], r#"local r = require("robots.kr16"):with_payload { mass = 2, inertia = { 0.01, 0.01, 0.05, 0, 0, 0 } }"#);
+    assert_ne!(code, 0, "{out}");
+    assert!(out.contains("prog.lua:1") && out.contains("payload") && out.contains("triangle inequality"), "{out}");
     let (code, out) = morc_run("dh_massless", &[], "local m = morc.model.dh { { a = 100, mass = 2, com = { -50, 0, 0 } }, { a = 100 } }");
     assert_ne!(code, 0, "{out}");
     assert!(out.contains("joint 'joint2' moves no mass or inertia") && out.contains("link 'link2'"), "{out}");

@@ -223,8 +223,12 @@ pub fn add_payload(model: &mut Model, mass: f64, com: Vector3<f64>, rotational: 
     if !(mass >= 0.0 && mass.is_finite() && com.iter().all(|x| x.is_finite())) {
         return Err(format!("payload mass must be ≥ 0 and finite and its com finite, got {mass} kg at {com:?}"));
     }
+    let payload = Inertia::new(mass, com, rotational);
+    if let Some(why) = payload.physical_error() {
+        return Err(format!("payload: {why}"));
+    }
     let last = model.njoints() - 1;
-    model.inertias[last] = model.inertias[last].added(&Inertia::new(mass, com, rotational));
+    model.inertias[last] = model.inertias[last].added(&payload);
     Ok(())
 }
 
