@@ -97,3 +97,24 @@ print("far", far.ok, far.reason)
     assert!((number(at[1]) - 0.035).abs() < 1e-5, "the finger is at {} m, not 0.035: {out}", at[1]);
     assert!(out.contains("far\tfalse\tprecondition: joint finger_joint at 45.000 mm is outside [0.0 mm, 40.0 mm]"), "{out}");
 }
+
+#[test]
+fn a_prismatic_axis_composed_with_model_build_speaks_mm() {
+    let code = r#"local m = morc.model.build { name = "gantry",
+  { "X", parent = "universe", type = "prismatic", axis = { 1, 0, 0 }, mass = 20, inertia = { 0.5, 0.5, 0.5, 0, 0, 0 } },
+  { "C", parent = "X", axis = { 0, 0, 1 }, xyz = { 0, 0, -200 }, mass = 3, com = { 100, 0, 0 }, inertia = { 0.01, 0.01, 0.01, 0, 0, 0 } } }
+local g = morc.robot { name = "gantry", model = m,
+  joints = { { "X", limits = { pos = { -500, 500 }, vel = 1000, acc = 2000, torque = 500 } },
+             { "C", limits = { pos = { -180, 180 }, vel = 180, acc = 360, torque = 50 } } } }
+print("units", g.joints[1].unit, g.joints[2].unit, g.joints[1].limits.pos[2], g.joints[2].limits.pos[2])
+print("fk", table.concat(g:fk { 250, 90 }.pos, " "))
+"#;
+    let (code, out) = run("build", code);
+    assert_eq!(code, 0, "{out}");
+    let u = line(&out, "units");
+    assert_eq!(&u[..2], &["mm", "deg"], "{out}");
+    assert_eq!([number(u[2]), number(u[3])], [500.0, 180.0], "{out}");
+    // The carriage moved 250 mm along x: the tool frame (on C) is there.
+    let fk = line(&out, "fk");
+    assert!((number(fk[0]) - 250.0).abs() < 1e-9 && (number(fk[2]) + 200.0).abs() < 1e-9, "{out}");
+}

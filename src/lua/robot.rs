@@ -147,10 +147,10 @@ fn model_dh(lua: &Lua, t: Table) -> mlua::Result<LuaModel> {
     Ok(LuaModel(model))
 }
 
-/// `morc.model.build { name, { "J1", parent = "universe", axis = {x, y, z}, xyz = {mm}, rpy = {°},
-/// mass = kg, com = {mm}, inertia = {…} }, …, frames = { { "tool", parent = "J3", xyz, rpy }, … } }`:
-/// a model composed from primitives — revolute joints placed in their parent joint's frame at
-/// q = 0, each carrying the body given with it (centre of mass and inertia in the joint frame).
+/// `morc.model.build { name, { "J1", parent = "universe", type = "revolute"|"prismatic", axis = {x, y, z},
+/// xyz = {mm}, rpy = {°}, mass = kg, com = {mm}, inertia = {…} }, …, frames = { { "tool", parent = "J3", xyz, rpy }, … } }`:
+/// a model composed from primitives — joints placed in their parent joint's frame at q = 0,
+/// each carrying the body given with it (centre of mass and inertia in the joint frame).
 fn model_build(lua: &Lua, t: Table) -> mlua::Result<LuaModel> {
     let origin = caller(lua);
     let fail = |m: String| mlua::Error::runtime(format!("{origin}: morc.model.build: {m}"));
@@ -175,10 +175,11 @@ fn model_build(lua: &Lua, t: Table) -> mlua::Result<LuaModel> {
         let row = row.map_err(|_| fail(format!("joint {} must be a table {{ \"name\", parent = …, axis = {{…}}, xyz = {{…}} }}", i + 1)))?;
         let jname: String = row.get::<Option<String>>(1)?.ok_or_else(|| fail(format!("joint {} needs a name first: {{ \"J1\", … }}", i + 1)))?;
         let what = format!("joint {jname}");
-        match row.get::<Option<String>>("type")?.as_deref() {
-            None | Some("revolute") => {}
-            Some(other) => return Err(fail(format!("{what}: type {other:?}: robot definitions take revolute joints (their positions are in degrees)"))),
-        }
+        let kind = match row.get::<Option<String>>("type")?.as_deref() {
+            None | Some("revolute") => JointKind::Revolute,
+            Some("prismatic") => JointKind::Prismatic,
+            Some(other) => return Err(fail(format!("{what}: type {other:?}: joints are \"revolute\" (degrees) or \"prismatic\" (mm)"))),
+        };
         let parent = parent_of(&builder, &row, &what).map_err(|e| fail(e.to_string()))?;
         let axis = match row.get::<mlua::Value>("axis")? {
             mlua::Value::Nil => Vector3::z(),
@@ -188,7 +189,7 @@ fn model_build(lua: &Lua, t: Table) -> mlua::Result<LuaModel> {
             }
         };
         let at = placement(&row, &what).map_err(|e| fail(e.to_string()))?;
-        let index = builder.add_joint(jname, parent, at, JointKind::Revolute, axis, JointLimits::UNBOUNDED).map_err(|e| fail(e.to_string()))?;
+        let index = builder.add_joint(jname, parent, at, kind, axis, JointLimits::UNBOUNDED).map_err(|e| fail(e.to_string()))?;
         if let Some(mass) = row.get::<Option<f64>>("mass")? {
             let com = vec3_mm(&row, "com", &what).map_err(|e| fail(e.to_string()))?;
             let inertia = inertia_matrix(&row, &what).map_err(|e| fail(e.to_string()))?;
