@@ -117,16 +117,16 @@ fn use_robot_restarts_the_engine_on_the_simulated_robot() {
 fn bad_robot_definitions_name_file_and_joint() {
     let lua = lua();
     let err = |code: &str| lua.load(code).set_name("@robots/bad.lua").exec().unwrap_err().to_string();
-    let e = err(r#"return morc.robot { name = "bad", model = morc.model.dh { { a = 100 }, { a = 100 } },
+    let e = err(r#"return morc.robot { name = "bad", model = morc.model.dh { { a = 100, mass = 1, com = { -50, 0, 0 } }, { a = 100, mass = 1, com = { -50, 0, 0 } } },
         joints = { { "J1", limits = { pos = { -90, 90 }, vel = 90, acc = 100, torque = 10 } },
                    { "J2", limits = { pos = { 90, -90 }, vel = 90, acc = 100, torque = 10 } } } }"#);
     assert!(e.contains("robots/bad.lua:1") && e.contains("joint J2") && e.contains("lower < upper"), "{e}");
-    let e = err(r#"return morc.robot { name = "bad", model = morc.model.dh { { a = 100 } },
+    let e = err(r#"return morc.robot { name = "bad", model = morc.model.dh { { a = 100, mass = 1, com = { -50, 0, 0 } } },
         joints = { { "J1", limits = { pos = { -90, 90 }, vel = 90 } } } }"#);
     assert!(e.contains("robots/bad.lua:1") && e.contains("joint J1") && e.contains("acc"), "{e}");
     let e = err(r#"return morc.robot { name = "bad", model = morc.model.urdf "nowhere.urdf", joints = {} }"#);
     assert!(e.contains("robots/bad.lua:1") && e.contains("nowhere.urdf"), "{e}");
-    let e = err(r#"return morc.robot { name = "bad", model = morc.model.dh { { a = 100 }, { a = 100 } },
+    let e = err(r#"return morc.robot { name = "bad", model = morc.model.dh { { a = 100, mass = 1, com = { -50, 0, 0 } }, { a = 100, mass = 1, com = { -50, 0, 0 } } },
         joints = { { "J1", limits = { pos = { -90, 90 }, vel = 90, acc = 100, torque = 10 } } } }"#);
     assert!(e.contains("lists 1 joints but its model has 2"), "{e}");
 }

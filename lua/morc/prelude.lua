@@ -117,7 +117,7 @@ kinds: ptp { target = q° }, lin { target = pose }, circ { via = {mm}, target = 
   filter (Hz: Bessel reference filter), settle (s), lin_vel (mm/s), lin_acc, rot_vel (°/s), rot_acc.
 A pose is { x, y, z, a, b, c } (mm, ° roll-pitch-yaw) or { pos = { mm }, rpy = { ° } }; units = "rad" takes SI.
 r.name, r.dof, r.joints, r.home, r.cartesian, r.payload, r.components. See robots/*.lua and docs/robots.md.]])
-morc.doc(morc.model.build, [[morc.model.build { name, { "J1", parent = "universe", axis = { x, y, z }, xyz = { mm }, rpy = { ° },
+morc.doc(morc.model.build, [[morc.model.build { name, { "J1", parent = "universe", type = "revolute"|"prismatic" (mm), axis = { x, y, z }, xyz = { mm }, rpy = { ° },
     mass = kg, com = { mm }, inertia = { ixx, iyy, izz, ixy, ixz, iyz } }, …, frames = { { "tool", parent = "J3", xyz, rpy } } }
 A model composed from primitives: revolute joints placed in their parent joint's frame (default: the joint before), each
 carrying its body. A tree is fine (two arms on one platform): see robots/stacker.lua.]])

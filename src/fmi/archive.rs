@@ -4,7 +4,7 @@
 //! path escapes the folder, too many entries, too much data in total, or a
 //! compression ratio that only a zip bomb has.
 
-use std::io::Read;
+use std::io::Read as _;
 use std::path::{Component as PathPart, Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -168,20 +168,26 @@ pub fn extract(bytes: &[u8], dest: &Path, limits: &Limits) -> Result<(), String>
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
         }
-        let budget = limits.max_total_bytes - written;
-        let mut data = Vec::with_capacity(entry.size().min(budget) as usize);
-        (&mut entry)
-            .take(budget + 1)
-            .read_to_end(&mut data)
+        // Streamed to the file, never held whole: an entry may write at most what it declared
+        // (checked against the ratio above) and what is left of the budget.
+        let declared = entry.size();
+        let allowed = declared.min(limits.max_total_bytes - written);
+        let mut file = std::fs::File::create(&target).map_err(|e| format!("cannot write {}: {e}", target.display()))?;
+        let copied = std::io::copy(&mut (&mut entry).take(allowed + 1), &mut file)
             .map_err(|e| format!("corrupt archive entry \"{}\": {e}", relative.display()))?;
-        written += data.len() as u64;
+        written += copied;
         if written > limits.max_total_bytes {
             return Err(format!(
                 "rejected as a zip bomb: it expands to more than {} bytes",
                 limits.max_total_bytes
             ));
         }
-        std::fs::write(&target, &data).map_err(|e| format!("cannot write {}: {e}", target.display()))?;
+        if copied > declared {
+            return Err(format!(
+                "rejected: entry \"{}\" expands beyond the {declared} bytes it declares",
+                relative.display()
+            ));
+        }
     }
     Ok(())
 }

@@ -124,6 +124,9 @@ impl ModelDescription {
     }
 }
 
+/// The most elements an FMI 3 array variable may have (8 MiB of Float64).
+pub const MAX_ARRAY_ELEMENTS: usize = 1 << 20;
+
 fn attr(node: Node, name: &str) -> String {
     node.attribute(name).unwrap_or_default().to_string()
 }
@@ -182,7 +185,10 @@ pub fn parse(xml: &str) -> Result<ModelDescription, String> {
         model_exchange: me.map(|n| attr(n, "modelIdentifier")),
         can_handle_variable_step: cs
             .is_some_and(|n| n.attribute("canHandleVariableCommunicationStepSize") == Some("true")),
-        number_of_event_indicators: attr(root, "numberOfEventIndicators").parse().unwrap_or(0),
+        number_of_event_indicators: match attr(root, "numberOfEventIndicators").parse::<usize>() {
+            Ok(n) if n > MAX_ARRAY_ELEMENTS => return Err(format!("numberOfEventIndicators = {n}: more than the {MAX_ARRAY_ELEMENTS} morc takes")),
+            n => n.unwrap_or(0),
+        },
         default_experiment: DefaultExperiment::default(),
         variables: Vec::new(),
         states: Vec::new(),
@@ -338,16 +344,14 @@ fn parse_v3_variables(md: &mut ModelDescription, vars: Node) -> Result<(), Strin
         .filter(|v| v.causality == Causality::StructuralParameter)
         .filter_map(|v| Some((v.value_reference, v.start.as_deref()?.trim().parse().ok()?)))
         .collect();
-    for node in vars.children().filter(|c| c.is_element()) {
-        let name = attr(node, "name");
+    // Variables were pushed one per element, in order: pair them by position (names may repeat).
+    for (node, v) in vars.children().filter(|c| c.is_element()).zip(md.variables.iter_mut()) {
         for (k, d) in node.children().filter(|c| c.has_tag_name("Dimension")).enumerate() {
             if let Some(vr) = d.attribute("valueReference").and_then(|s| s.parse::<u32>().ok()) {
                 let size = sizes.iter().find(|(r, _)| *r == vr).map(|(_, s)| *s).ok_or_else(|| {
-                    format!("variable '{name}': dimension refers to value reference {vr}, which is no structural parameter with a start")
+                    format!("variable '{}': dimension refers to value reference {vr}, which is no structural parameter with a start", v.name)
                 })?;
-                if let Some(v) = md.variables.iter_mut().find(|v| v.name == name) {
-                    v.dimensions[k] = size;
-                }
+                v.dimensions[k] = size;
             }
         }
     }
@@ -356,6 +360,16 @@ fn parse_v3_variables(md: &mut ModelDescription, vars: Node) -> Result<(), Strin
             "variable '{}': a dimension has neither start nor valueReference",
             v.name
         ));
+    }
+    // Sizes come from the file: an array is allocated with them, so they are capped here.
+    for v in &md.variables {
+        let elements = v.dimensions.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+        if !elements.is_some_and(|n| n <= MAX_ARRAY_ELEMENTS) {
+            return Err(format!(
+                "variable '{}': dimensions {:?} make more than {MAX_ARRAY_ELEMENTS} elements, more than morc takes in one variable",
+                v.name, v.dimensions
+            ));
+        }
     }
     let structure = vars.parent().and_then(|r| child(r, "ModelStructure"));
     if let Some(structure) = structure {

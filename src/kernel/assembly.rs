@@ -179,6 +179,8 @@ pub struct Plan {
     pub order: Vec<usize>,
     /// Base input port ← assembly component output.
     pub base_commands: Vec<(usize, usize, usize)>,
+    /// How the assembly refers to the base ("robot"), for messages.
+    pub base_name: String,
     pub duration_ticks: Option<u64>,
     pub overrun: OverrunPolicy,
 }
@@ -425,7 +427,7 @@ pub fn plan(
         Some(d) if d.is_finite() && d >= 0.0 => Some((d / base_period).round() as u64),
         Some(d) => return err(&spec.origin, format!("duration must be a non-negative number of seconds, got {d}")),
     };
-    Ok(Plan { name: spec.name.clone(), components, order, base_commands, duration_ticks, overrun: spec.overrun })
+    Ok(Plan { name: spec.name.clone(), components, order, base_commands, base_name: base_name.to_string(), duration_ticks, overrun: spec.overrun })
 }
 
 /// Topological order of the same-tick graph (same rate, not delayed), with

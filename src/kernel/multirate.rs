@@ -83,6 +83,9 @@ pub struct RunningAssembly {
     published: Vec<Value>,
     /// Base input port ← published index.
     base_commands: Vec<(usize, usize)>,
+    /// For each of `base_commands`: "component 'c' (output 'y')" and "robot.q_cmd", for the
+    /// fault a non-finite command raises.
+    command_sources: Vec<(String, String)>,
     commands: Vec<Value>,
     /// Which base inputs this assembly drives (the others hold).
     driven: Vec<bool>,
@@ -163,8 +166,12 @@ impl RunningAssembly {
         }
 
         let mut base_commands = Vec::new();
+        let mut command_sources = Vec::new();
         for &(bp, ci, port) in &plan.base_commands {
             base_commands.push((bp, publish(ci, port, &mut published)));
+            let c = &plan.components[ci];
+            let output = &c.component.info().outputs[port].name;
+            command_sources.push((format!("component '{}' (output '{output}')", c.name), format!("{}.{}", plan.base_name, base.inputs[bp].name)));
         }
 
         struct Layout {
@@ -300,6 +307,7 @@ impl RunningAssembly {
             threaded,
             published,
             base_commands,
+            command_sources,
             commands,
             driven,
             tick: 0,
@@ -403,8 +411,15 @@ impl RunningAssembly {
             }
         }
 
-        for &(bp, pi) in &self.base_commands {
+        for (c, &(bp, pi)) in self.base_commands.iter().enumerate() {
             self.commands[bp].copy_from(&self.published[pi]);
+            // A NaN or ∞ must not reach the robot, the plant or the drives: the run faults in
+            // this tick (the engine then holds), naming who wrote it. One test per value.
+            if let Some((element, x)) = first_non_finite(&self.commands[bp]) {
+                let (source, port) = &self.command_sources[c];
+                let at = element.map_or(String::new(), |i| format!("[{}]", i + 1));
+                return Step::Fault(format!("{source} wrote {x} to {port}{at}: the robot holds"));
+            }
         }
         self.tick += 1;
         if let Some(reason) = self.pending_finish.take() {
@@ -506,4 +521,15 @@ fn import_slot(imports: &mut Vec<usize>, p: usize) -> usize {
         imports.push(p);
         imports.len() - 1
     })
+}
+
+/// The first value of a real or vector port that is not finite: its element (vectors, from 0)
+/// and the value. Other types carry no real numbers.
+#[inline]
+fn first_non_finite(v: &Value) -> Option<(Option<usize>, f64)> {
+    match v {
+        Value::Real(x) if !x.is_finite() => Some((None, *x)),
+        Value::Vector(x) => x.iter().position(|a| !a.is_finite()).map(|i| (Some(i), x[i])),
+        _ => None,
+    }
 }

@@ -142,13 +142,15 @@ fn model_dh(lua: &Lua, t: Table) -> mlua::Result<LuaModel> {
         links,
         gravity: Vector3::new(0.0, 0.0, -9.81),
     };
-    table.to_model().map(LuaModel).map_err(|e| fail(e.to_string()))
+    let model = table.to_model().map_err(|e| fail(e.to_string()))?;
+    model.check_mass_matrix().map_err(|e| fail(e.to_string()))?;
+    Ok(LuaModel(model))
 }
 
-/// `morc.model.build { name, { "J1", parent = "universe", axis = {x, y, z}, xyz = {mm}, rpy = {°},
-/// mass = kg, com = {mm}, inertia = {…} }, …, frames = { { "tool", parent = "J3", xyz, rpy }, … } }`:
-/// a model composed from primitives — revolute joints placed in their parent joint's frame at
-/// q = 0, each carrying the body given with it (centre of mass and inertia in the joint frame).
+/// `morc.model.build { name, { "J1", parent = "universe", type = "revolute"|"prismatic", axis = {x, y, z},
+/// xyz = {mm}, rpy = {°}, mass = kg, com = {mm}, inertia = {…} }, …, frames = { { "tool", parent = "J3", xyz, rpy }, … } }`:
+/// a model composed from primitives — joints placed in their parent joint's frame at q = 0,
+/// each carrying the body given with it (centre of mass and inertia in the joint frame).
 fn model_build(lua: &Lua, t: Table) -> mlua::Result<LuaModel> {
     let origin = caller(lua);
     let fail = |m: String| mlua::Error::runtime(format!("{origin}: morc.model.build: {m}"));
@@ -173,10 +175,11 @@ fn model_build(lua: &Lua, t: Table) -> mlua::Result<LuaModel> {
         let row = row.map_err(|_| fail(format!("joint {} must be a table {{ \"name\", parent = …, axis = {{…}}, xyz = {{…}} }}", i + 1)))?;
         let jname: String = row.get::<Option<String>>(1)?.ok_or_else(|| fail(format!("joint {} needs a name first: {{ \"J1\", … }}", i + 1)))?;
         let what = format!("joint {jname}");
-        match row.get::<Option<String>>("type")?.as_deref() {
-            None | Some("revolute") => {}
-            Some(other) => return Err(fail(format!("{what}: type {other:?}: robot definitions take revolute joints (their positions are in degrees)"))),
-        }
+        let kind = match row.get::<Option<String>>("type")?.as_deref() {
+            None | Some("revolute") => JointKind::Revolute,
+            Some("prismatic") => JointKind::Prismatic,
+            Some(other) => return Err(fail(format!("{what}: type {other:?}: joints are \"revolute\" (degrees) or \"prismatic\" (mm)"))),
+        };
         let parent = parent_of(&builder, &row, &what).map_err(|e| fail(e.to_string()))?;
         let axis = match row.get::<mlua::Value>("axis")? {
             mlua::Value::Nil => Vector3::z(),
@@ -186,7 +189,7 @@ fn model_build(lua: &Lua, t: Table) -> mlua::Result<LuaModel> {
             }
         };
         let at = placement(&row, &what).map_err(|e| fail(e.to_string()))?;
-        let index = builder.add_joint(jname, parent, at, JointKind::Revolute, axis, JointLimits::UNBOUNDED).map_err(|e| fail(e.to_string()))?;
+        let index = builder.add_joint(jname, parent, at, kind, axis, JointLimits::UNBOUNDED).map_err(|e| fail(e.to_string()))?;
         if let Some(mass) = row.get::<Option<f64>>("mass")? {
             let com = vec3_mm(&row, "com", &what).map_err(|e| fail(e.to_string()))?;
             let inertia = inertia_matrix(&row, &what).map_err(|e| fail(e.to_string()))?;
@@ -206,14 +209,20 @@ fn model_build(lua: &Lua, t: Table) -> mlua::Result<LuaModel> {
             builder.add_frame(fname, parent, at, FrameKind::Operational).map_err(|e| fail(e.to_string()))?;
         }
     }
-    Ok(LuaModel(builder.build()))
+    let model = builder.build();
+    model.check_mass_matrix().map_err(|e| fail(e.to_string()))?;
+    Ok(LuaModel(model))
 }
 
 fn model_urdf(lua: &Lua, file: String) -> mlua::Result<LuaModel> {
     let origin = caller(lua);
     let path = resolve(lua, &file);
     super::lib::check_read(lua, &path, "morc.model.urdf")?;
-    crate::model::load_urdf(&path).map(LuaModel).map_err(|e| mlua::Error::runtime(format!("{origin}: morc.model.urdf: {e}")))
+    let fail = |e: String| mlua::Error::runtime(format!("{origin}: morc.model.urdf: {e}"));
+    let model = crate::model::load_urdf(&path).map_err(|e| fail(e.to_string()))?;
+    // The file's parser takes kinematics-only URDFs; a robot also needs its dynamics.
+    model.check_mass_matrix().map_err(|e| fail(format!("{}: {e}", path.display())))?;
+    Ok(LuaModel(model))
 }
 
 /// The frame a payload and tool attach to: the flange ("tool0"/"flange" of the model, else the
@@ -228,30 +237,32 @@ fn flange(model: &Model) -> (usize, Se3) {
         .map_or((last, Se3::identity()), |f| (last, f.placement))
 }
 
-fn limits_of(j: &Table, model_limits: &JointLimits, what: &str) -> mlua::Result<Limits> {
+/// A joint's limits from its Lua table (degrees, or mm for a `prismatic` joint), else its model's.
+fn limits_of(j: &Table, model_limits: &JointLimits, prismatic: bool, what: &str) -> mlua::Result<Limits> {
     let l: Table = j.get::<Option<Table>>("limits")?.unwrap_or(j.clone());
     let finite = |x: f64| if x.is_finite() { Some(x) } else { None };
+    let (si, unit, force) = if prismatic { (1e-3, "mm", "N") } else { (1f64.to_radians(), "°", "N·m") };
     let pos = match l.get::<mlua::Value>("pos")? {
         mlua::Value::Nil => match (finite(model_limits.lower), finite(model_limits.upper)) {
             (Some(lo), Some(hi)) => (lo, hi),
-            _ => return Err(mlua::Error::runtime(format!("{what}: needs limits.pos = {{lower, upper}} (degrees); the model has none"))),
+            _ => return Err(mlua::Error::runtime(format!("{what}: needs limits.pos = {{lower, upper}} ({unit}); the model has none"))),
         },
         v => {
-            let x = numbers(v, 2, &format!("{what}: limits.pos {{lower, upper}} (degrees)"))?;
-            (x[0].to_radians(), x[1].to_radians())
+            let x = numbers(v, 2, &format!("{what}: limits.pos {{lower, upper}} ({unit})"))?;
+            (x[0] * si, x[1] * si)
         }
     };
     let velocity = match l.get::<Option<f64>>("vel")? {
-        Some(v) => v.to_radians(),
-        None => finite(model_limits.velocity).ok_or_else(|| mlua::Error::runtime(format!("{what}: needs limits.vel (°/s); the model has none")))?,
+        Some(v) => v * si,
+        None => finite(model_limits.velocity).ok_or_else(|| mlua::Error::runtime(format!("{what}: needs limits.vel ({unit}/s); the model has none")))?,
     };
     let acceleration = match l.get::<Option<f64>>("acc")? {
-        Some(a) => a.to_radians(),
-        None => return Err(mlua::Error::runtime(format!("{what}: needs limits.acc (°/s²)"))),
+        Some(a) => a * si,
+        None => return Err(mlua::Error::runtime(format!("{what}: needs limits.acc ({unit}/s²)"))),
     };
     let torque = match l.get::<Option<f64>>("torque")? {
         Some(t) => t,
-        None => finite(model_limits.effort).ok_or_else(|| mlua::Error::runtime(format!("{what}: needs limits.torque (N·m); the model has none")))?,
+        None => finite(model_limits.effort).ok_or_else(|| mlua::Error::runtime(format!("{what}: needs limits.torque ({force}); the model has none")))?,
     };
     Ok(Limits { lower: pos.0, upper: pos.1, velocity, acceleration, torque })
 }
@@ -291,7 +302,8 @@ fn define_robot(lua: &Lua, t: Table) -> mlua::Result<LuaRobot> {
             return Err(fail(format!("{what}: drive armature, viscous and coulomb must be ≥ 0")));
         }
         model.set_drive_train(i + 1, train).map_err(|e| fail(e.to_string()))?;
-        let limits = limits_of(&j, &model.limits()[i], &what).map_err(|e| fail(e.to_string()))?;
+        let prismatic = model.joint_kinds()[i + 1] == JointKind::Prismatic;
+        let limits = limits_of(&j, &model.limits()[i], prismatic, &what).map_err(|e| fail(e.to_string()))?;
         joints.push(RobotJoint { name: jname, drive, limits });
     }
     let (_, flange_placement) = flange(&model);
@@ -458,7 +470,7 @@ fn plan(lua: &Lua, robot: &Arc<Robot>, start: mlua::Value, list: Table, opts: Op
             out.set("ok", true)?;
             out.set("duration", s.duration)?;
             out.set("singularity", s.singularity)?;
-            out.set("end", lua.create_sequence_from(s.end.iter().map(|x| x / units.angle))?)?;
+            out.set("end", lua.create_sequence_from(s.end.iter().enumerate().map(|(i, x)| x / units.joint(robot, i)))?)?;
         }
         Err(e) => {
             // Said of the one move the caller gave, the sequence's own prefix is noise.
@@ -473,9 +485,15 @@ fn plan(lua: &Lua, robot: &Arc<Robot>, start: mlua::Value, list: Table, opts: Op
     Ok(out)
 }
 
-/// Degrees (or radians with `units = "rad"`) → radians, for the robot's joints.
+/// Degrees (mm for prismatic joints) → SI, for the robot's joints.
 fn joint_vector(robot: &Robot, v: mlua::Value, what: &str) -> mlua::Result<Vec<f64>> {
-    Ok(numbers(v, robot.dof(), &format!("{what} (degrees, one per joint)"))?.into_iter().map(f64::to_radians).collect())
+    let x = numbers(v, robot.dof(), &format!("{what} (degrees, mm for prismatic joints; one per joint)"))?;
+    Ok(x.into_iter().enumerate().map(|(i, a)| a * Units::LUA.joint(robot, i)).collect())
+}
+
+/// SI → Lua's numbers (degrees, mm for prismatic joints), for the robot's joints.
+fn lua_joints(robot: &Robot, q: &[f64]) -> Vec<f64> {
+    q.iter().enumerate().map(|(i, x)| x / Units::LUA.joint(robot, i)).collect()
 }
 
 
@@ -485,25 +503,28 @@ impl UserData for LuaRobot {
         fields.add_field_method_get("dof", |_, this| Ok(this.0.dof()));
         fields.add_field_method_get("joints", |lua, this| {
             let list = lua.create_table()?;
-            for j in &this.0.joints {
+            for (i, j) in this.0.joints.iter().enumerate() {
                 let e = lua.create_table()?;
+                let to_lua = 1.0 / Units::LUA.joint(&this.0, i);
                 e.set("name", j.name.as_str())?;
+                e.set("kind", if this.0.is_prismatic(i) { "prismatic" } else { "revolute" })?;
+                e.set("unit", if this.0.is_prismatic(i) { "mm" } else { "deg" })?;
                 e.set("slave", j.drive.slave)?;
                 e.set("gear", j.drive.gear)?;
                 e.set("counts", j.drive.counts)?;
                 e.set("offset", j.drive.offset)?;
                 e.set("direction", j.drive.direction)?;
                 let l = lua.create_table()?;
-                l.set("pos", lua.create_sequence_from([j.limits.lower.to_degrees(), j.limits.upper.to_degrees()])?)?;
-                l.set("vel", j.limits.velocity.to_degrees())?;
-                l.set("acc", j.limits.acceleration.to_degrees())?;
+                l.set("pos", lua.create_sequence_from([j.limits.lower * to_lua, j.limits.upper * to_lua])?)?;
+                l.set("vel", j.limits.velocity * to_lua)?;
+                l.set("acc", j.limits.acceleration * to_lua)?;
                 l.set("torque", j.limits.torque)?;
                 e.set("limits", l)?;
                 list.push(e)?;
             }
             Ok(list)
         });
-        fields.add_field_method_get("home", |lua, this| lua.create_sequence_from(this.0.home.iter().map(|x| x.to_degrees())));
+        fields.add_field_method_get("home", |lua, this| lua.create_sequence_from(lua_joints(&this.0, &this.0.home)));
         fields.add_field_method_get("payload", |_, this| Ok(this.0.payload));
         fields.add_field_method_get("cartesian", |lua, this| {
             let c = this.0.cartesian;
@@ -529,7 +550,8 @@ impl UserData for LuaRobot {
                 None => (true, None),
                 Some(i) => {
                     let j = &this.0.joints[i];
-                    let msg = format!("joint {} at {:.3}° is outside [{:.1}°, {:.1}°]", j.name, q[i].to_degrees(), j.limits.lower.to_degrees(), j.limits.upper.to_degrees());
+                    let r = &this.0;
+                    let msg = format!("joint {} at {} is outside [{}, {}]", j.name, r.show(i, q[i], 3), r.show(i, j.limits.lower, 1), r.show(i, j.limits.upper, 1));
                     (false, Some(msg))
                 }
             })
@@ -573,7 +595,7 @@ impl UserData for LuaRobot {
             kinematics.cartesian().map_err(mlua::Error::runtime)?;
             let mut q = vec![0.0; this.0.dof()];
             if kinematics.inverse(&pose_from_vector(&target), &seed, &mut q) {
-                let q: Vec<f64> = q.into_iter().map(|x| x / units.angle).collect();
+                let q: Vec<f64> = q.iter().enumerate().map(|(i, x)| x / units.joint(&this.0, i)).collect();
                 Ok((Some(lua.create_sequence_from(q)?), None))
             } else {
                 Ok((None, Some(format!("the pose is out of reach of {} or outside its joint limits", this.0.name))))

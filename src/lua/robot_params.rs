@@ -20,6 +20,16 @@ pub struct Units {
 impl Units {
     pub const LUA: Units = Units { length: 1e-3, angle: std::f64::consts::PI / 180.0 };
     pub const SI: Units = Units { length: 1.0, angle: 1.0 };
+
+    /// The factor to SI of joint `i`'s positions: a length for a prismatic joint, an angle
+    /// for a revolute one.
+    pub fn joint(&self, robot: &Robot, i: usize) -> f64 {
+        if robot.is_prismatic(i) {
+            self.length
+        } else {
+            self.angle
+        }
+    }
 }
 
 fn err(m: String) -> mlua::Error {
@@ -35,13 +45,13 @@ fn numbers(v: &mlua::Value, what: &str) -> mlua::Result<Vec<f64>> {
     }
 }
 
-/// A joint vector of the robot (° or rad) in rad.
+/// A joint vector of the robot (° or rad; mm or m for prismatic joints) in SI.
 pub fn joints(robot: &Robot, v: &mlua::Value, units: Units, what: &str) -> mlua::Result<Vec<f64>> {
     let x = numbers(v, what)?;
     if x.len() != robot.dof() {
         return Err(err(format!("{what}: expected {} joint positions (one per joint of {}), got {}", robot.dof(), robot.name, x.len())));
     }
-    Ok(x.into_iter().map(|a| a * units.angle).collect())
+    Ok(x.into_iter().enumerate().map(|(i, a)| a * units.joint(robot, i)).collect())
 }
 
 /// A pose `{x, y, z, a, b, c}` or `{ pos = {x, y, z}, rpy = {a, b, c} }` → [m, rad] (roll, pitch, yaw).

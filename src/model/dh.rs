@@ -135,8 +135,8 @@ impl DhTable {
             let axis = if link.flip { -Vector3::z() } else { Vector3::z() };
             let joint = builder.add_joint(format!("joint{}", row + 1), parent, previous_post.compose(&pre), link.kind, axis, link.limits)?;
             if let Some(inertia) = &link.inertia {
-                if !(inertia.mass >= 0.0 && inertia.mass.is_finite()) {
-                    return Err(ModelError::invalid(origin, format!("mass must be a finite number ≥ 0, is {}", inertia.mass)));
+                if let Some(why) = inertia.physical_error() {
+                    return Err(ModelError::invalid(origin, format!("{why}: give the link the inertia of its real shape (CAD, or a box or cylinder of its size and mass)")));
                 }
                 builder.append_body_inertia(joint, &post.act_inertia(inertia))?;
             }

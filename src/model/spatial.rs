@@ -343,6 +343,43 @@ impl Inertia {
         Self { mass, com, rotational }
     }
 
+    /// Why no rigid body can have this inertia, or `None` when one can: the mass must be
+    /// finite and ≥ 0, the centre of mass finite, and the rotational inertia symmetric with
+    /// principal moments ≥ 0 that satisfy the triangle inequality (each at most the sum of the
+    /// other two), as every mass distribution's do. A point mass (rotational inertia zero)
+    /// passes. Rounding from merging and moving inertias is tolerated.
+    pub fn physical_error(&self) -> Option<String> {
+        if !(self.mass.is_finite() && self.mass >= 0.0) {
+            return Some(format!("mass must be a finite number ≥ 0, is {} kg", self.mass));
+        }
+        if !self.com.iter().all(|x| x.is_finite()) {
+            return Some(format!("centre of mass must be finite, is ({}, {}, {}) m", self.com.x, self.com.y, self.com.z));
+        }
+        let r = &self.rotational;
+        if !r.iter().all(|x| x.is_finite()) {
+            return Some("rotational inertia must be finite".into());
+        }
+        let scale = r.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        let tolerance = 1e-9 * scale;
+        if (r - r.transpose()).iter().any(|x| x.abs() > tolerance) {
+            return Some("rotational inertia must be symmetric".into());
+        }
+        let mut moments = r.symmetric_eigenvalues();
+        moments.as_mut_slice().sort_by(f64::total_cmp);
+        let [smallest, middle, largest] = [moments[0], moments[1], moments[2]];
+        if smallest < -tolerance {
+            return Some(format!(
+                "rotational inertia is not positive definite: its principal moments are {smallest:.4e}, {middle:.4e}, {largest:.4e} kg·m² (one is negative; check the signs of the products ixy, ixz, iyz)"
+            ));
+        }
+        if largest > smallest + middle + tolerance {
+            return Some(format!(
+                "rotational inertia violates the triangle inequality: its largest principal moment {largest:.4e} kg·m² exceeds the sum of the other two ({smallest:.4e} + {middle:.4e}); no body has such an inertia"
+            ));
+        }
+        None
+    }
+
     /// Momentum `I v` of a body moving with `v` (both in this inertia's frame).
     #[inline]
     pub fn mul_motion(&self, v: &Motion) -> Force {

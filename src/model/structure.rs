@@ -183,6 +183,64 @@ impl Model {
         Ok(())
     }
 
+    /// Checks that the model can be simulated and controlled by its dynamics: its joint-space
+    /// mass matrix must be positive definite, i.e. every joint must move some mass or inertia
+    /// (or drive an armature) that the joints before it do not. A massless last link behind a
+    /// moving joint makes it singular, and forward dynamics then gives NaN. Checked at q = 0
+    /// and at two other configurations within the limits, so that a coincidence of one pose
+    /// cannot hide it. The error names the joint, the links it carries and what to do.
+    /// Off the real-time path (allocates).
+    pub fn check_mass_matrix(&self) -> Result<(), ModelError> {
+        let n = self.nv();
+        if n == 0 {
+            return Ok(());
+        }
+        let mut data = super::Data::new(self);
+        for k in 0..3 {
+            let q: Vec<f64> = (0..n)
+                .map(|i| {
+                    let x = if k == 0 { 0.0 } else { (1.3 * (i + 1) as f64 * k as f64).sin() };
+                    let (lower, upper) = (self.limits[i].lower, self.limits[i].upper);
+                    // Limits as a file gives them may be inverted: they only pick poses here.
+                    if lower <= upper { x.clamp(lower, upper) } else { x }
+                })
+                .collect();
+            let m = super::crba(self, &mut data, &q);
+            if let Some((i, moves_nothing)) = singular_pivot(m) {
+                return Err(self.singular_joint_error(i + 1, moves_nothing));
+            }
+        }
+        Ok(())
+    }
+
+    /// The error for joint `joint` whose column of the mass matrix is (nearly) dependent.
+    fn singular_joint_error(&self, joint: JointIndex, moves_nothing: bool) -> ModelError {
+        let name = &self.joint_names[joint];
+        let carried: Vec<&str> = self
+            .frames
+            .iter()
+            .filter(|f| f.kind == FrameKind::Body && f.parent_joint != 0 && self.is_ancestor(joint, f.parent_joint))
+            .map(|f| f.name.as_str())
+            .collect();
+        let links = match carried.as_slice() {
+            [] => format!("the body of joint '{name}'"),
+            [one] => format!("link '{one}'"),
+            many => format!("links '{}'", many.join("', '")),
+        };
+        let first = carried.first().map_or_else(|| format!("joint '{name}'"), |l| format!("link '{l}'"));
+        let what = if moves_nothing {
+            format!("joint '{name}' moves no mass or inertia ({links}: massless, or mass only on the joint's axis)")
+        } else {
+            format!("joint '{name}' moves only what the joints before it move")
+        };
+        ModelError::invalid(
+            &self.name,
+            format!(
+                "{what}, so the mass matrix is singular and forward dynamics would give NaN: give {first} its mass and inertia (URDF <inertial>, or mass/com/inertia in the definition), make the joint fixed if it does not move, or give its drive an armature (reflected motor inertia)"
+            ),
+        )
+    }
+
     /// Whether `ancestor` lies on the path from the universe to `joint` (a joint supports itself).
     pub fn is_ancestor(&self, ancestor: JointIndex, mut joint: JointIndex) -> bool {
         loop {
@@ -278,12 +336,20 @@ impl ModelBuilder {
         Ok(index)
     }
 
-    /// Adds a body's inertia (expressed in the joint frame) to what the joint carries.
+    /// Adds a body's inertia (expressed in the joint frame) to what the joint carries; refuses
+    /// one no rigid body can have ([`Inertia::physical_error`]).
     pub fn append_body_inertia(&mut self, joint: JointIndex, inertia: &Inertia) -> Result<(), ModelError> {
         if joint >= self.model.njoints() {
             return Err(ModelError::invalid(&self.model.name, format!("append_body_inertia: joint {joint} does not exist")));
         }
-        self.model.inertias[joint] = self.model.inertias[joint].added(inertia);
+        if let Some(why) = inertia.physical_error() {
+            return Err(ModelError::invalid(&self.model.name, format!("the body on joint '{}': {why}", self.model.joint_names[joint])));
+        }
+        let sum = self.model.inertias[joint].added(inertia);
+        if let Some(why) = sum.physical_error() {
+            return Err(ModelError::invalid(&self.model.name, format!("the bodies on joint '{}' together: {why}", self.model.joint_names[joint])));
+        }
+        self.model.inertias[joint] = sum;
         Ok(())
     }
 
@@ -313,4 +379,25 @@ impl ModelBuilder {
     pub fn build(self) -> Model {
         self.model
     }
+}
+
+/// The first index at which the LDLᵀ factorisation of the symmetric matrix `m` meets a pivot
+/// that is not clearly positive (relative to its largest diagonal entry), if any, and whether
+/// that row's diagonal entry is itself (nearly) zero.
+fn singular_pivot(m: &nalgebra::DMatrix<f64>) -> Option<(usize, bool)> {
+    let n = m.nrows();
+    let scale = (0..n).fold(0.0f64, |s, i| s.max(m[(i, i)].abs()));
+    let tolerance = 1e-12 * scale;
+    let mut l = nalgebra::DMatrix::<f64>::identity(n, n);
+    let mut d = vec![0.0; n];
+    for j in 0..n {
+        d[j] = m[(j, j)] - (0..j).map(|k| l[(j, k)] * l[(j, k)] * d[k]).sum::<f64>();
+        if !(d[j] > tolerance) {
+            return Some((j, !(m[(j, j)] > tolerance)));
+        }
+        for i in j + 1..n {
+            l[(i, j)] = (m[(i, j)] - (0..j).map(|k| l[(i, k)] * l[(j, k)] * d[k]).sum::<f64>()) / d[j];
+        }
+    }
+    None
 }

@@ -22,6 +22,10 @@ use std::fmt::Write as _;
 use super::spatial::{rotation_from_rpy, rpy_from_rotation, Inertia, Se3};
 use super::{DriveTrain, FrameKind, JointIndex, JointKind, JointLimits, Model, ModelBuilder, ModelError};
 
+/// The most moving joints a URDF may have: the dynamics' workspace grows with its square and
+/// their checks with its cube, so a hostile file must not choose it freely.
+pub const MAX_MOVING_JOINTS: usize = 1024;
+
 /// Reads and parses a URDF file.
 pub fn load_urdf(path: impl AsRef<Path>) -> Result<Model, ModelError> {
     let path = path.as_ref();
@@ -114,6 +118,10 @@ impl<'a, 'i> Parser<'a, 'i> {
         let Some(origin) = Self::child(node, "origin") else { return Ok(Se3::identity()) };
         let xyz = self.vector3(origin, "xyz", Vector3::zeros())?;
         let rpy = self.vector3(origin, "rpy", Vector3::zeros())?;
+        // Beyond this, placements composed along a chain overflow into ∞ and NaN.
+        if !xyz.iter().chain(rpy.iter()).all(|x| x.abs() <= 1e6) {
+            return Err(self.error(origin, format!("xyz = ({}, {}, {}) m, rpy = ({}, {}, {}) rad: each must be finite and at most 10⁶", xyz.x, xyz.y, xyz.z, rpy.x, rpy.y, rpy.z)));
+        }
         Ok(Se3::new(rotation_from_rpy(rpy.x, rpy.y, rpy.z), xyz))
     }
 
@@ -138,6 +146,9 @@ impl<'a, 'i> Parser<'a, 'i> {
         }
         let rotational = Matrix3::new(ixx, ixy, ixz, ixy, iyy, iyz, ixz, iyz, izz);
         let body = Inertia::new(mass, Vector3::zeros(), rotational);
+        if let Some(why) = body.physical_error() {
+            return Err(self.error(node, format!("{why}: give the link the inertia of its real shape (CAD, or a box or cylinder of its size and mass)")));
+        }
         Ok(Link { name, inertia: Some(placement.act_inertia(&body)) })
     }
 
@@ -169,6 +180,9 @@ impl<'a, 'i> Parser<'a, 'i> {
         let axis = match Self::child(node, "axis") {
             Some(axis_node) => {
                 let axis = self.vector3(axis_node, "xyz", Vector3::x())?;
+                if !axis.iter().all(|x| x.is_finite()) {
+                    return Err(self.error(node, "the joint axis must be finite"));
+                }
                 if kind.is_some() && axis.norm() == 0.0 {
                     return Err(self.error(node, "the joint axis must not be zero"));
                 }
@@ -219,6 +233,10 @@ impl<'a, 'i> Parser<'a, 'i> {
             return Err(self.error(robot, "no <link> elements"));
         }
 
+        let moving = robot.children().filter(|n| n.has_tag_name("joint") && !matches!(n.attribute("type"), Some("fixed"))).count();
+        if moving > MAX_MOVING_JOINTS {
+            return Err(self.error(robot, format!("{moving} moving joints: morc takes at most {MAX_MOVING_JOINTS}")));
+        }
         let mut joints = Vec::new();
         let mut parent_joint_of: Vec<Option<usize>> = vec![None; links.len()];
         let mut child_joints: Vec<Vec<usize>> = vec![Vec::new(); links.len()];

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use nalgebra::{Matrix3, Vector3};
 
-use crate::model::{self, Data, Frame, FrameIndex, FrameKind, Inertia, Model, Se3};
+use crate::model::{self, Data, Frame, FrameIndex, FrameKind, Inertia, JointKind, Model, Se3};
 pub use kinematics::RobotKinematics;
 pub use live::LiveModel;
 pub use sim::{SimulatedRobot, DriveGains};
@@ -135,11 +135,12 @@ impl Robot {
                 model.joint_names()[1..].join(", ")
             ));
         }
-        for j in &joints {
+        for (i, j) in joints.iter().enumerate() {
             let l = &j.limits;
             let bad = |what: &str| Err(format!("{origin}: robot '{name}', joint {}: {what}", j.name));
             if l.lower.is_nan() || l.upper.is_nan() || l.lower >= l.upper {
-                return bad(&format!("position limits must be {{lower, upper}} with lower < upper, got {{{}, {}}}", l.lower.to_degrees(), l.upper.to_degrees()));
+                let (scale, unit) = joint_unit(model.joint_kinds().get(i + 1) == Some(&JointKind::Prismatic));
+                return bad(&format!("position limits must be {{lower, upper}} with lower < upper, got {{{}{unit}, {}{unit}}}", l.lower * scale, l.upper * scale));
             }
             for (what, x) in [("vel", l.velocity), ("acc", l.acceleration), ("torque", l.torque)] {
                 if x.is_nan() || x <= 0.0 {
@@ -156,6 +157,8 @@ impl Robot {
         for (limits, j) in model.limits.iter_mut().zip(&joints) {
             (limits.lower, limits.upper, limits.velocity, limits.effort) = (j.limits.lower, j.limits.upper, j.limits.velocity, j.limits.torque);
         }
+        // The simulated plant and the feed-forward need a mass matrix they can invert.
+        model.check_mass_matrix().map_err(|e| format!("{origin}: robot '{name}': {e}"))?;
         let home = joints.iter().map(|j| 0f64.clamp(j.limits.lower, j.limits.upper)).collect();
         // The tool: "tool", else the URDF conventions' flange "tool0"/"flange", else the last
         // frame on the last joint.
@@ -174,6 +177,23 @@ impl Robot {
         self.joints.len()
     }
 
+    /// Whether joint `i` (0-based) slides (positions in m, shown in mm) rather than turns
+    /// (positions in rad, shown in degrees).
+    pub fn is_prismatic(&self, i: usize) -> bool {
+        self.model.joint_kinds().get(i + 1) == Some(&JointKind::Prismatic)
+    }
+
+    /// Joint `i`'s position `x` (SI) as people read it: "12.50°", or "40.00 mm" for a prismatic joint.
+    pub fn show(&self, i: usize, x: f64, decimals: usize) -> String {
+        let (scale, unit) = joint_unit(self.is_prismatic(i));
+        format!("{:.decimals$}{unit}", x * scale)
+    }
+
+    /// Joint `i`'s velocity `v` (SI) as people read it: "°/s", or "mm/s" for a prismatic joint.
+    pub fn show_rate(&self, i: usize, v: f64, decimals: usize) -> String {
+        format!("{}/s", self.show(i, v, decimals))
+    }
+
     /// The joint whose position limit `q` (rad) violates, if any.
     pub fn outside_limits(&self, q: &[f64]) -> Option<usize> {
         self.joints.iter().zip(q).position(|(j, &x)| !(x >= j.limits.lower && x <= j.limits.upper))
@@ -188,13 +208,27 @@ impl Robot {
     }
 }
 
+/// How a joint's SI values read: the factor from SI and the unit's symbol (with its space) —
+/// degrees for a revolute joint, millimetres for a prismatic one, as Lua speaks them.
+pub fn joint_unit(prismatic: bool) -> (f64, &'static str) {
+    if prismatic {
+        (1e3, " mm")
+    } else {
+        (180.0 / std::f64::consts::PI, "°")
+    }
+}
+
 /// Adds a rigid payload (mass in kg, centre of mass in the last joint's frame, m) to the model.
 pub fn add_payload(model: &mut Model, mass: f64, com: Vector3<f64>, rotational: Matrix3<f64>) -> Result<(), String> {
     if !(mass >= 0.0 && mass.is_finite() && com.iter().all(|x| x.is_finite())) {
         return Err(format!("payload mass must be ≥ 0 and finite and its com finite, got {mass} kg at {com:?}"));
     }
+    let payload = Inertia::new(mass, com, rotational);
+    if let Some(why) = payload.physical_error() {
+        return Err(format!("payload: {why}"));
+    }
     let last = model.njoints() - 1;
-    model.inertias[last] = model.inertias[last].added(&Inertia::new(mass, com, rotational));
+    model.inertias[last] = model.inertias[last].added(&payload);
     Ok(())
 }
 

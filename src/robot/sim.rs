@@ -236,6 +236,17 @@ impl SimulatedRobot {
             self.tau[i] = (p_term + self.integral[i] + t_ff).clamp(-limit, limit);
         }
         let qdd = model::aba(&self.model, &mut self.data, &self.q, &self.qd, &self.tau);
+        // A state that stops being finite would be reported as measurements and "ok": the
+        // plant stops where it last was sound and the run faults, naming the joint.
+        if let Some(i) = qdd.iter().position(|a| !a.is_finite()) {
+            self.qd.fill(0.0);
+            self.stop_velocity.fill(0.0);
+            self.hold.copy_from_slice(&self.q);
+            self.holding = true;
+            // Off the normal path: say why when the model can tell (it names the link).
+            let why = self.model.check_mass_matrix().err().map_or_else(|| "the arm's model or its commands drove it beyond numbers".to_string(), |e| e.to_string());
+            return Step::Fault(format!("{}: the simulated arm's acceleration of joint {} is {}: {why}: holding", self.robot.name, self.robot.joints[i].name, qdd[i]));
+        }
         for i in 0..self.q.len() {
             self.qd[i] += qdd[i] * dt;
             self.q[i] += self.qd[i] * dt;

@@ -12,16 +12,29 @@ function M.robot(ctx)
   return robot
 end
 
---- Where the robot is (degrees): one engine tick with a probe on robot.q.
+--- Per joint, the factor from SI to Lua's numbers: degrees for a revolute joint, mm for a prismatic one.
+function M.scales(robot)
+  local s = {}
+  for i, j in ipairs(robot.joints) do s[i] = j.unit == "mm" and 1000 or 180 / math.pi end
+  return s
+end
+
+--- The unit of the errors a robot's motion reports: "°", "mm", or "° / mm" when it has both kinds of joint.
+local function error_unit(robot)
+  local units = {}
+  for _, j in ipairs(robot.joints) do units[j.unit] = true end
+  if units.mm and units.deg then return "° / mm" end
+  return units.mm and " mm" or "°"
+end
+
+--- Where the robot is (degrees; mm for prismatic joints): one engine tick with a probe on robot.q.
 function M.position(ctx, robot)
   local a = morc.assembly { "where", duration = ctx.engine.period }
   a:add("p", "probe", { n = robot.dof })
   a:connect("robot.q", "p.u")
   local r = ctx.engine:run(a)
   if not r.ok then error("cannot read the robot's position: " .. tostring(r.reason), 0) end
-  local q = {}
-  for i, x in ipairs(r.data["p.u"]) do q[i] = math.deg(x) end
-  return q
+  return M.degrees(r.data["p.u"], robot)
 end
 
 --- The precondition of a motion: plans `moves` from where the robot is and checks reach,
@@ -50,16 +63,18 @@ function M.execute(ctx, p, moves, name)
   }, { name = name, max_error = p.max_error, record = p.record, notes = name })
   local r = ctx.engine:run(a)
   if not r.ok then return r end
-  -- Final and peak following errors in degrees; the tool's final position error in mm.
-  local final, peak = 0, math.deg(r.data["mon.peak_error_max"])
-  local q_end, reached = r.data["traj.end"], {}
+  -- Final and peak following errors in degrees (mm for prismatic joints); the tool's final
+  -- position error in mm.
+  local scale, final, peak = M.scales(robot), 0, 0
+  local q_end, reached, peaks = r.data["traj.end"], {}, r.data["mon.peak_error"]
   for i, e in ipairs(r.data["mon.final_error"]) do
-    final = math.max(final, math.abs(math.deg(e)))
-    reached[i] = math.deg(q_end[i] - e)
+    final = math.max(final, math.abs(e * scale[i]))
+    peak = math.max(peak, math.abs(peaks[i] * scale[i]))
+    reached[i] = (q_end[i] - e) * scale[i]
   end
-  local out = { ok = true, final_error = final, peak_error = peak, motion_time = r.data["traj.duration"] }
+  local out = { ok = true, final_error = final, peak_error = peak, unit = error_unit(robot), motion_time = r.data["traj.duration"] }
   if robot.dof == 6 then
-    local want, got = robot:fk(M.degrees(q_end)), robot:fk(reached)
+    local want, got = robot:fk(M.degrees(q_end, robot)), robot:fk(reached)
     local d = 0
     for i = 1, 3 do d = d + (want.pos[i] - got.pos[i]) ^ 2 end
     out.tool_error = math.sqrt(d)
@@ -67,15 +82,17 @@ function M.execute(ctx, p, moves, name)
   return out
 end
 
-function M.degrees(q)
-  local out = {}
-  for i, x in ipairs(q) do out[i] = math.deg(x) end
+--- Joint positions from SI to Lua's numbers: degrees, or mm for the prismatic joints of `robot`.
+function M.degrees(q, robot)
+  local scale, out = robot and M.scales(robot) or {}, {}
+  for i, x in ipairs(q) do out[i] = x * (scale[i] or 180 / math.pi) end
   return out
 end
 
---- The evaluation: final joint error within tolerance (°).
+--- The evaluation: final joint error within tolerance (°, mm for prismatic joints).
 function M.evaluate(ctx, p, r)
-  local text = ("final error %.2g°  peak following error %.2g°"):format(r.final_error, r.peak_error)
+  local u = r.unit or "°"
+  local text = ("final error %.2g%s  peak following error %.2g%s"):format(r.final_error, u, r.peak_error, u)
   if r.tool_error then text = text .. ("  tool %.2g mm"):format(r.tool_error) end
   return r.final_error <= p.tolerance, text
 end
@@ -88,8 +105,8 @@ function M.params(extra)
     ramp = { type = "number", unit = "s", default = 0, range = { 0, 2 }, doc = "jerk limit: time to reach full acceleration (0: trapezoid)" },
     filter = { type = "number", unit = "Hz", default = 0, range = { 0, 100 }, doc = "Bessel low-pass of the reference (0: none)" },
     settle = { type = "number", unit = "s", default = 0.2, range = { 0, 10 }, doc = "time after arrival before the final error is taken" },
-    tolerance = { type = "number", unit = "deg", default = 0.01, range = { 0, 10 }, doc = "largest final joint error that counts as arrived" },
-    max_error = { type = "number", unit = "deg", default = 2, range = { 0.001, 90 }, doc = "following error that stops the motion" },
+    tolerance = { type = "number", unit = "deg", default = 0.01, range = { 0, 10 }, doc = "largest final joint error that counts as arrived (mm for prismatic joints)" },
+    max_error = { type = "number", unit = "deg", default = 2, range = { 0.001, 90 }, doc = "following error that stops the motion (mm for prismatic joints)" },
     singularity = { type = "number", default = 0.005, range = { 0, 1 }, doc = "smallest singular value of the tool Jacobian allowed on the way" },
     record = { type = "boolean", default = false, doc = "record the run to HDF5" },
   }

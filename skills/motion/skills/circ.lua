@@ -6,7 +6,7 @@ return morc.skill {
   doc = [[moves the tool on the circular arc from where it is through via {x, y, z} (mm) to the pose to
 The orientation turns from start to target by the shortest rotation; refused before moving when the
 three points are on one line or the arc leaves the workspace.
-Measured: final_error and peak_error (deg), tool_error (mm), motion_time (s).]],
+Measured: final_error and peak_error (deg; mm for prismatic joints), tool_error (mm), motion_time (s).]],
   params = cmd.params {
     via = { type = "table", doc = "a point of the arc (mm)" },
     to = { type = "table", doc = "target pose of the tool" },

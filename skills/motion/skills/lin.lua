@@ -7,7 +7,7 @@ return morc.skill {
 The orientation turns from start to target by the shortest rotation. Within the robot's Cartesian limits
 and its joint limits (slower where a joint needs it); refused before moving when the line leaves the
 workspace, crosses a singularity or needs another arm configuration.
-Measured: final_error and peak_error (deg), tool_error (mm), motion_time (s).]],
+Measured: final_error and peak_error (deg; mm for prismatic joints), tool_error (mm), motion_time (s).]],
   positional = "to",
   params = cmd.params {
     to = { type = "table", doc = "target pose of the tool" },

@@ -7,7 +7,7 @@ return morc.skill {
 moves = { { "ptp", q }, { "lin", pose, blend = mm }, { "circ", via, pose }, { "spline", q1, q2, … }, … }
 (degrees, mm; speed = % per move). A move with blend = r hands over to the next when the tool is r mm
 from its end point: the corner is cut within about r and the robot does not stop there.
-Measured: final_error and peak_error (deg), tool_error (mm), motion_time (s).]],
+Measured: final_error and peak_error (deg; mm for prismatic joints), tool_error (mm), motion_time (s).]],
   positional = "moves",
   params = cmd.params {
     moves = { type = "table", doc = "the moves, in order" },

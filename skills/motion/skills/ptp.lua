@@ -3,12 +3,12 @@ local cmd = require "stdlib.motion.command"
 
 return morc.skill {
   name = "ptp",
-  doc = [[moves the robot's joints to q (degrees) on a synchronised PTP: all axes start and arrive together
+  doc = [[moves the robot's joints to q (degrees; mm for prismatic joints) on a synchronised PTP: all axes start and arrive together
 The profile is trapezoidal, or jerk-limited with ramp > 0; rigid-body feed-forward, monitored.
-Measured: final_error and peak_error (deg), tool_error (mm), motion_time (s).]],
+Measured: final_error and peak_error (deg; mm for prismatic joints), tool_error (mm), motion_time (s).]],
   positional = "q",
   params = cmd.params {
-    q = { type = "vector", unit = "deg", doc = "target joint positions, one per joint" },
+    q = { type = "vector", unit = "deg", doc = "target joint positions, one per joint (mm for prismatic joints)" },
   },
   precondition = function(ctx, p)
     local robot = cmd.robot(ctx)

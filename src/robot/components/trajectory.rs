@@ -281,16 +281,18 @@ impl MotionTrajectory {
             sequence.sample(&mut self.kinematics, t, &mut q, &mut qd, &mut qdd).map_err(|e| format!("{kind}: {e}"))?;
             if let Some(j) = self.robot.outside_limits(&q) {
                 let joint = &self.robot.joints[j];
+                let r = &self.robot;
                 return Err(format!(
-                    "{kind}: at t = {t:.3} s joint {} would be at {:.2}°, outside [{:.1}°, {:.1}°]",
+                    "{kind}: at t = {t:.3} s joint {} would be at {}, outside [{}, {}]",
                     joint.name,
-                    q[j].to_degrees(),
-                    joint.limits.lower.to_degrees(),
-                    joint.limits.upper.to_degrees()
+                    r.show(j, q[j], 2),
+                    r.show(j, joint.limits.lower, 1),
+                    r.show(j, joint.limits.upper, 1)
                 ));
             }
-            if let Some((j, v)) = self.robot.joints.iter().zip(&qd).find(|(j, v)| v.abs() > j.limits.velocity * 1.001) {
-                return Err(format!("{kind}: at t = {t:.3} s joint {} would move at {:.1}°/s, over its limit {:.1}°/s", j.name, v.to_degrees(), j.limits.velocity.to_degrees()));
+            if let Some((i, (j, v))) = self.robot.joints.iter().zip(&qd).enumerate().find(|(_, (j, v))| v.abs() > j.limits.velocity * 1.001) {
+                let r = &self.robot;
+                return Err(format!("{kind}: at t = {t:.3} s joint {} would move at {}, over its limit {}", j.name, r.show_rate(i, *v, 1), r.show_rate(i, j.limits.velocity, 1)));
             }
             if cartesian {
                 singularity = singularity.min(self.kinematics.singularity_distance(&q));
@@ -324,12 +326,13 @@ impl Component for MotionTrajectory {
                 if let Some(j) = self.robot.outside_limits(q) {
                     let joint = &self.robot.joints[j];
                     let which = if moves.len() > 1 { format!("move {} ({}): ", i + 1, m.motion.name()) } else { String::new() };
+                    let r = &self.robot;
                     return Err(fail(format!(
-                        "{which}target of joint {} is {:.3}°, outside its limits [{:.1}°, {:.1}°]",
+                        "{which}target of joint {} is {}, outside its limits [{}, {}]",
                         joint.name,
-                        q[j].to_degrees(),
-                        joint.limits.lower.to_degrees(),
-                        joint.limits.upper.to_degrees()
+                        r.show(j, q[j], 3),
+                        r.show(j, joint.limits.lower, 1),
+                        r.show(j, joint.limits.upper, 1)
                     )));
                 }
             }
