@@ -376,11 +376,15 @@ impl BusBase {
                                 s => format!(" ({s})"),
                             }
                         ),
-                        _ => format!(
-                            "{} frames in a row lost{}: link down or the first device does not answer; check the cable and the devices' power, then reset faults",
-                            self.bad_cycles,
-                            self.bus.interface().map(|i| format!(" on {i}")).unwrap_or_default()
-                        ),
+                        // The OS refused the frames (the interface went down): that is the cause.
+                        _ => match self.bus.link_error() {
+                            Some(e) => format!("{} frames in a row lost: {e}, then reset faults", self.bad_cycles),
+                            None => format!(
+                                "{} frames in a row lost{}: link down or the first device does not answer; check the cable and the devices' power, then reset faults",
+                                self.bad_cycles,
+                                self.bus.interface().map(|i| format!(" on {i}")).unwrap_or_default()
+                            ),
+                        },
                     };
                     self.latch(message);
                 }

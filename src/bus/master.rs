@@ -154,7 +154,7 @@ enum Driver {
     InProcess { transport: InProcessTransport<'static>, segment: SharedSegment },
     /// A raw socket pumped on the calling thread: frames go out and replies come in within
     /// `run`, no TX/RX thread in between.
-    Socket { interface: String, socket: RawSocket, tx: PduTx<'static>, rx: PduRx<'static>, buffer: Box<[u8; MAX_FRAME_LEN + 4]>, stale_replies: u64 },
+    Socket { interface: String, socket: RawSocket, tx: PduTx<'static>, rx: PduRx<'static>, buffer: Box<[u8; MAX_FRAME_LEN + 4]>, stale_replies: u64, link_error: Option<i32> },
 }
 
 /// How long to wait for a future's frames.
@@ -199,7 +199,8 @@ impl Driver {
                     }
                 }
             }
-            Driver::Socket { socket, tx, rx, buffer, stale_replies, .. } => {
+            Driver::Socket { socket, tx, rx, buffer, stale_replies, link_error, .. } => {
+                *link_error = None;
                 let mut cx = Context::from_waker(Waker::noop());
                 let (deadline, slice) = match patience {
                     Patience::Cycle(d) => (Instant::now() + d, d),
@@ -210,9 +211,33 @@ impl Driver {
                     if let Poll::Ready(v) = fut.as_mut().poll(&mut cx) {
                         return Some(v);
                     }
+                    let mut send_failed = None;
                     while let Some(frame) = tx.next_sendable_frame() {
-                        // A failed send leaves the frame unanswered: it counts as lost below.
-                        let _ = frame.send_blocking(|bytes| socket.send(bytes).map(|_| bytes.len()).map_err(|_| ethercrab::error::Error::SendFrame));
+                        // ethercrab makes a frame whose send failed sendable again: trying it
+                        // again at once would spin for ever on a link that is down (ENETDOWN).
+                        // The future is dropped on return, which frees the frame.
+                        let mut errno = 0;
+                        let sent = frame.send_blocking(|bytes| {
+                            socket.send(bytes).map(|_| bytes.len()).map_err(|e| {
+                                errno = e.raw_os_error().unwrap_or(libc::EIO);
+                                ethercrab::error::Error::SendFrame
+                            })
+                        });
+                        if sent.is_err() {
+                            send_failed = Some(errno);
+                            break;
+                        }
+                    }
+                    if let Some(errno) = send_failed {
+                        *link_error = Some(errno);
+                        // A full queue may drain: bring-up waits for it; everything else (the
+                        // link is down, the interface gone) fails now, with the reason kept.
+                        let transient = matches!(errno, libc::ENOBUFS | libc::EAGAIN | libc::EINTR);
+                        if !transient || matches!(patience, Patience::Cycle(_)) || Instant::now() >= deadline {
+                            return None;
+                        }
+                        std::thread::sleep(Duration::from_micros(200));
+                        continue;
                     }
                     let now = Instant::now();
                     if now >= deadline {
@@ -228,10 +253,33 @@ impl Driver {
                         }
                         Ok(None) if matches!(patience, Patience::Cycle(_)) => return None,
                         Ok(None) => {}
-                        Err(_) => return None,
+                        Err(e) => {
+                            *link_error = Some(e.raw_os_error().unwrap_or(libc::EIO));
+                            return None;
+                        }
                     }
                 }
             }
+        }
+    }
+}
+
+impl Driver {
+    /// The OS error that made the last exchange fail on a network interface, as
+    /// "eth1: network is down (ENETDOWN)".
+    fn link_error(&self) -> Option<String> {
+        match self {
+            Driver::Socket { interface, link_error: Some(errno), .. } => Some(format!("{interface}: {}", crate::bus::raw_socket::os_error_text(*errno))),
+            _ => None,
+        }
+    }
+
+    /// What to do about the last exchange's OS error, for messages.
+    fn link_error_hint(&self) -> String {
+        match self {
+            Driver::Socket { interface, link_error: Some(libc::ENETDOWN), .. } => format!("the interface is down: bring it up (`ip link set {interface} up`) and check the cable"),
+            Driver::Socket { link_error: Some(libc::ENODEV | libc::ENXIO), .. } => "the interface is gone (an unplugged USB adapter?): see `ip link`".into(),
+            _ => "check the interface (`ip link`) and the cable".into(),
         }
     }
 }
@@ -306,14 +354,16 @@ impl Bus {
             }
             Link::Interface(interface) => {
                 let socket = RawSocket::open(interface).map_err(|e| raw_socket_error(interface, &e))?;
-                let driver = Driver::Socket { interface: interface.clone(), socket, tx, rx, buffer: Box::new([0; MAX_FRAME_LEN + 4]), stale_replies: 0 };
+                let driver = Driver::Socket { interface: interface.clone(), socket, tx, rx, buffer: Box::new([0; MAX_FRAME_LEN + 4]), stale_replies: 0, link_error: None };
                 (driver, Box::new(monotonic_ns))
             }
         };
-        let bus_driver_failed = |what: &str, e: Option<ethercrab::error::Error>| -> String {
-            match e {
-                Some(e) => format!("EtherCAT bring-up on {link:?}: {what} failed: {e}"),
-                None => format!("EtherCAT bring-up on {link:?}: {what} did not finish within {:?}: no devices answer? Check the cable / interface", config.bring_up_timeout),
+        let bus_driver_failed = |driver: &Driver, what: &str, e: Option<ethercrab::error::Error>| -> String {
+            match (e, driver.link_error()) {
+                // The link itself failed (e.g. the interface is down): that is the cause.
+                (_, Some(link_error)) => format!("EtherCAT bring-up on {link:?}: {what} failed: {link_error}; {}", driver.link_error_hint()),
+                (Some(e), None) => format!("EtherCAT bring-up on {link:?}: {what} failed: {e}"),
+                (None, None) => format!("EtherCAT bring-up on {link:?}: {what} did not finish within {:?}: no devices answer? Check the cable / interface", config.bring_up_timeout),
             }
         };
         let deadline = Instant::now() + config.bring_up_timeout;
@@ -322,8 +372,14 @@ impl Bus {
         let now = move || clock_ref();
         let group = match driver.run(maindevice.init_single_group::<MAX_SUBDEVICES, MAX_PDI>(&now), until) {
             Some(Ok(g)) => g,
-            Some(Err(e)) => return Err(bus_driver_failed("discovery", Some(e))),
-            None => return Err(bus_driver_failed("discovery", None)),
+            Some(Err(ethercrab::error::Error::Capacity(ethercrab::error::Item::SubDevice))) => {
+                return Err(format!(
+                    "EtherCAT on {link:?}: {} devices on the line, but morc handles at most {MAX_SUBDEVICES} on one bus; split the line over two network interfaces, or take devices off it",
+                    maindevice.num_subdevices()
+                ))
+            }
+            Some(Err(e)) => return Err(bus_driver_failed(&driver, "discovery", Some(e))),
+            None => return Err(bus_driver_failed(&driver, "discovery", None)),
         };
         if group.is_empty() {
             return Err(format!("EtherCAT on {link:?}: no devices found"));
@@ -378,14 +434,19 @@ impl Bus {
                 None => return Err(format!("device {} '{}': SDO download 0x{index:04X}:{sub:02X} got no answer", d.position, d.name)),
             }
         }
-        let into_op_failed = |e: Option<ethercrab::error::Error>, devices: &[DeviceInfo]| -> String {
-            let names: Vec<String> = devices.iter().map(|d| format!("{} '{}'", d.position, d.name)).collect();
-            match e {
-                Some(e) => format!("{} (devices: {}; `morc bus scan` shows their states)", bus_driver_failed("PREOP → OP", Some(e)), names.join(", ")),
-                None => bus_driver_failed("PREOP → OP", None),
+        let sync0: Vec<usize> = sync0.into_iter().filter(|p| devices.get(*p).is_some_and(|d| d.dc_sync_capable)).collect();
+        // A device refusing a state says why in its AL status code: read it, rather than wait
+        // for ethercrab's state-transition timeout and report "timeout".
+        let into_op_failed = |driver: &mut Driver, devices: &[DeviceInfo], e: Option<ethercrab::error::Error>| -> String {
+            if driver.link_error().is_some() {
+                return bus_driver_failed(driver, "PREOP → OP", e);
+            }
+            let states = device_states(driver, &maindevice, devices, Instant::now() + Duration::from_secs(1));
+            match (states, e) {
+                (Some(states), _) => format!("EtherCAT bring-up on {link:?}: PREOP → OP failed: {states}"),
+                (None, e) => bus_driver_failed(driver, "PREOP → OP", e),
             }
         };
-        let sync0: Vec<usize> = sync0.into_iter().filter(|p| devices.get(*p).is_some_and(|d| d.dc_sync_capable)).collect();
         let group = match config.sync0_period {
             Some(period) if !sync0.is_empty() => {
                 let mut group = group;
@@ -395,30 +456,31 @@ impl Bus {
                     }
                 }
                 // FMMUs first: configure_dc_sync leaves them as they are.
-                let group = match driver.run(group.into_pre_op_pdi(&maindevice), until) {
-                    Some(Ok(g)) => g,
-                    Some(Err(e)) => return Err(bus_driver_failed("process data configuration", Some(e))),
-                    None => return Err(bus_driver_failed("process data configuration", None)),
+                let group = match driver.run(watch_al_errors(&maindevice, group.into_pre_op_pdi(&maindevice)), until) {
+                    Some(Transition::Done(Ok(g))) => g,
+                    Some(Transition::Done(Err(e))) => return Err(bus_driver_failed(&driver, "process data configuration", Some(e))),
+                    Some(Transition::Refused) => return Err(into_op_failed(&mut driver, &devices, None)),
+                    None => return Err(bus_driver_failed(&driver, "process data configuration", None)),
                 };
                 let dc = DcConfiguration { start_delay: SYNC0_START_DELAY, sync0_period: period, sync0_shift: Duration::ZERO };
                 let group = match driver.run(group.configure_dc_sync(&maindevice, dc), until) {
                     Some(Ok(g)) => g,
                     Some(Err(e)) => return Err(format!("EtherCAT bring-up on {link:?}: configuring distributed clocks (SYNC0 every {period:?}) failed: {e}")),
-                    None => return Err(bus_driver_failed("distributed clock configuration", None)),
+                    None => return Err(bus_driver_failed(&driver, "distributed clock configuration", None)),
                 };
                 for p in &sync0 {
                     devices[*p].sync0 = true;
                 }
-                match driver.run(group.into_op(&maindevice), until) {
-                    Some(Ok(g)) => OpGroup::Dc(g),
-                    Some(Err(e)) => return Err(into_op_failed(Some(e), &devices)),
-                    None => return Err(into_op_failed(None, &devices)),
+                match driver.run(watch_al_errors(&maindevice, group.into_op(&maindevice)), until) {
+                    Some(Transition::Done(Ok(g))) => OpGroup::Dc(g),
+                    Some(Transition::Done(Err(e))) => return Err(into_op_failed(&mut driver, &devices, Some(e))),
+                    Some(Transition::Refused) | None => return Err(into_op_failed(&mut driver, &devices, None)),
                 }
             }
-            _ => match driver.run(group.into_op(&maindevice), until) {
-                Some(Ok(g)) => OpGroup::Plain(g),
-                Some(Err(e)) => return Err(into_op_failed(Some(e), &devices)),
-                None => return Err(into_op_failed(None, &devices)),
+            _ => match driver.run(watch_al_errors(&maindevice, group.into_op(&maindevice)), until) {
+                Some(Transition::Done(Ok(g))) => OpGroup::Plain(g),
+                Some(Transition::Done(Err(e))) => return Err(into_op_failed(&mut driver, &devices, Some(e))),
+                Some(Transition::Refused) | None => return Err(into_op_failed(&mut driver, &devices, None)),
             },
         };
         let mut input_ranges = Vec::new();
@@ -494,6 +556,12 @@ impl Bus {
             Driver::Socket { stale_replies, .. } => *stale_replies,
             Driver::InProcess { .. } => 0,
         }
+    }
+    /// Why the last exchange failed on the network interface, if the OS said so, with what
+    /// to do: "eth1: network is down (ENETDOWN); the interface is down: …". Allocates: for
+    /// fault messages only.
+    pub fn link_error(&self) -> Option<String> {
+        self.driver.link_error().map(|e| format!("{e}; {}", self.driver.link_error_hint()))
     }
     pub fn interface(&self) -> Option<&str> {
         match &self.driver {
@@ -603,6 +671,28 @@ impl Bus {
         Ok(report)
     }
 
+    /// Asks every device for PRE-OP (outputs no longer valid: drives stop, output terminals
+    /// go to their safe values; mailboxes stay usable) and waits until all are there, at
+    /// most `timeout`. What a master does when it lets go of the line.
+    pub fn to_pre_op(&mut self, timeout: Duration) -> Result<(), String> {
+        let Some(md) = self.maindevice.as_ref() else { return Ok(()) };
+        let until = Patience::Until(Instant::now() + timeout);
+        match self.driver.run(ethercrab::Command::bwr(0x0120).ignore_wkc().send(md, 0x0002u16), until) {
+            Some(Ok(())) => {}
+            Some(Err(e)) => return Err(format!("requesting PREOP: {e}")),
+            None => return Err(format!("requesting PREOP: no answer{}", self.link_error().map(|e| format!(" ({e})")).unwrap_or_default())),
+        }
+        loop {
+            // BRD ORs every device's AL status: exactly PREOP once all are there.
+            match self.driver.run(ethercrab::Command::brd(0x0130).ignore_wkc().receive::<u16>(md), until) {
+                Some(Ok(status)) if status & 0x1F == 0x02 => return Ok(()),
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(format!("waiting for PREOP: {e}")),
+                None => return Err(format!("devices not in PREOP within {timeout:?}: {}", self.devices_not_in_op())),
+            }
+        }
+    }
+
     /// An SDO upload of a u32, off the real-time path (e.g. a sensor's calibration, once
     /// after bring-up).
     pub fn sdo_read_u32(&mut self, position: usize, index: u16, sub: u8) -> Result<u32, String> {
@@ -651,6 +741,98 @@ fn recover_device<S>(driver: &mut Driver, sd: &ethercrab::SubDeviceRef<'_, S>, d
     }
 }
 
+/// How a watched state transition ended.
+enum Transition<G> {
+    /// ethercrab finished it (or failed it).
+    Done(Result<G, ethercrab::error::Error>),
+    /// A device set the AL error indication: it refused the state it was asked for.
+    Refused,
+}
+
+/// Runs `transition` while watching every device's AL status (BRD 0x0130, ORed over the
+/// line): a device that refuses sets the error indication at once, where ethercrab would
+/// wait out its whole state-transition timeout and then say only "timeout".
+async fn watch_al_errors<G>(md: &MainDevice<'_>, transition: impl Future<Output = Result<G, ethercrab::error::Error>>) -> Transition<G> {
+    let watch = async {
+        loop {
+            if let Ok(status) = ethercrab::Command::brd(0x0130).ignore_wkc().receive::<u16>(md).await {
+                if status & 0x0010 != 0 {
+                    return Transition::Refused;
+                }
+            }
+            pause(Duration::from_millis(2)).await;
+        }
+    };
+    futures_lite::future::or(async { Transition::Done(transition.await) }, watch).await
+}
+
+/// Pending until `d` has passed (the drivers re-poll on their own; no timer needed).
+async fn pause(d: Duration) {
+    let until = Instant::now() + d;
+    std::future::poll_fn(|_| if Instant::now() >= until { Poll::Ready(()) } else { Poll::Pending }).await
+}
+
+/// AL state bits (0x0130 / 0x0120, bits 0..3) in IgH's words.
+fn state_bits_text(bits: u16) -> &'static str {
+    match bits & 0x0F {
+        1 => "INIT",
+        2 => "PREOP",
+        3 => "BOOT",
+        4 => "SAFEOP",
+        8 => "OP",
+        _ => "an undefined state",
+    }
+}
+
+/// An AL status code (0x0134, ETG.1000.6 Table 11) with its meaning: "0x001E (invalid input
+/// configuration)".
+pub fn al_status_code_text(code: u16) -> String {
+    use ethercrab::EtherCrabWireRead;
+    match ethercrab::AlStatusCode::unpack_from_slice(&code.to_le_bytes()) {
+        // ethercrab's text is "0x001e: Invalid Input Configuration".
+        Ok(known) => {
+            let text = known.to_string();
+            let words = text.split_once(": ").map(|(_, w)| w).unwrap_or(&text).to_lowercase();
+            format!("0x{code:04X} ({words})")
+        }
+        Err(_) if code >= 0x8000 => format!("0x{code:04X} (vendor specific: see the device's manual)"),
+        Err(_) => format!("0x{code:04X} (not a code ETG.1000.6 defines)"),
+    }
+}
+
+/// What each device that is not where it was asked to be says about it: its AL status, the
+/// state it was asked for (AL control) and the AL status code. `None` if every device is
+/// where it was asked to be (the cause lies elsewhere).
+fn device_states(driver: &mut Driver, md: &MainDevice<'_>, devices: &[DeviceInfo], deadline: Instant) -> Option<String> {
+    let mut found = Vec::new();
+    for d in devices {
+        let read = |register: u16| ethercrab::Command::fprd(d.configured_address, register).receive::<u16>(md);
+        let (status, control, code) = match (driver.run(read(0x0130), Patience::Until(deadline)), driver.run(read(0x0120), Patience::Until(deadline)), driver.run(read(0x0134), Patience::Until(deadline))) {
+            (Some(Ok(s)), Some(Ok(c)), Some(Ok(code))) => (s, c, code),
+            _ => {
+                found.push(format!("device {} '{}' does not answer (check its power and the cable before it)", d.position, d.name));
+                continue;
+            }
+        };
+        let (now, asked) = (state_bits_text(status), state_bits_text(control));
+        if status & 0x0010 != 0 {
+            found.push(format!("device {} '{}' refused {asked}: AL status code {}; it stays in {now}{}", d.position, d.name, al_status_code_text(code), al_code_hint(code)));
+        } else if status & 0x0F != control & 0x0F {
+            found.push(format!("device {} '{}' is still in {now} (asked for {asked}), AL status code {}", d.position, d.name, al_status_code_text(code)));
+        }
+    }
+    (!found.is_empty()).then(|| found.join("; "))
+}
+
+/// What to look at for the AL status codes a configuration causes.
+fn al_code_hint(code: u16) -> &'static str {
+    match code {
+        0x0016 | 0x0017 | 0x001D | 0x001E => " (the process-data or sync manager setup from its EEPROM does not fit the device: check its EEPROM/ESI, e.g. a sync manager marked virtual, or configure its class)",
+        0x001A | 0x002C | 0x0030 | 0x0032 => " (distributed clocks: check its SYNC0 settings and the cycle time)",
+        _ => "",
+    }
+}
+
 fn raw_socket_error(interface: &str, e: &std::io::Error) -> String {
     let why = match e.raw_os_error() {
         Some(libc::EPERM) | Some(libc::EACCES) => "opening a raw socket needs root or CAP_NET_RAW (setcap cap_net_raw+ep on the morc binary)".to_string(),
@@ -662,6 +844,11 @@ fn raw_socket_error(interface: &str, e: &std::io::Error) -> String {
 
 impl Drop for Bus {
     fn drop(&mut self) {
+        // Devices left in OP would go on acting on the last outputs until their watchdogs
+        // trip; bounded, so a dead link does not hold up the exit.
+        if let Err(e) = self.to_pre_op(Duration::from_millis(500)) {
+            log::warn!("EtherCAT: leaving the bus: {e}");
+        }
         if let Some(md) = self.maindevice.take() {
             // SAFETY: the group is not used with this MainDevice again (we are dropping it).
             let _ = unsafe { md.release_all() };

@@ -118,6 +118,37 @@ impl RawSocket {
     }
 }
 
+/// An OS error in words with its name, as "network is down (ENETDOWN)" (strerror's text
+/// alone does not say which errno to look up).
+pub fn os_error_text(errno: i32) -> String {
+    let name = match errno {
+        libc::ENETDOWN => "ENETDOWN",
+        libc::ENODEV => "ENODEV",
+        libc::ENXIO => "ENXIO",
+        libc::ENOBUFS => "ENOBUFS",
+        libc::EAGAIN => "EAGAIN",
+        libc::EPERM => "EPERM",
+        libc::EACCES => "EACCES",
+        libc::EMSGSIZE => "EMSGSIZE",
+        libc::ENETUNREACH => "ENETUNREACH",
+        libc::EIO => "EIO",
+        libc::EINVAL => "EINVAL",
+        libc::EBADF => "EBADF",
+        libc::EINTR => "EINTR",
+        _ => "",
+    };
+    let text = io::Error::from_raw_os_error(errno).to_string();
+    // "Network is down (os error 100)" → "network is down".
+    let text = text.split(" (os error").next().unwrap_or(&text);
+    let mut words: String = text.chars().take(1).flat_map(char::to_lowercase).chain(text.chars().skip(1)).collect();
+    if name.is_empty() {
+        words.push_str(&format!(" (errno {errno})"));
+    } else {
+        words.push_str(&format!(" ({name})"));
+    }
+    words
+}
+
 /// Counts of a running server.
 #[derive(Debug, Default)]
 pub struct ServerCounters {

@@ -15,6 +15,10 @@ use std::sync::{Arc, Mutex};
 
 pub use identity::MORC_VENDOR_ID;
 
+/// Drives in the simulated cell unless told otherwise: the same for `--bus sim`, `morc bus
+/// scan --sim`, `morc bus serve` and `morc.start_engine { bus = "sim" }`.
+pub const DEFAULT_DRIVES: usize = 6;
+
 /// What the simulated segment holds.
 #[derive(Debug, Clone)]
 pub struct SimSegmentConfig {
@@ -73,6 +77,10 @@ const PD_IN_RAM: [(u16, u8); 2] = [(0x1000, 0x64), (0x1100, 0x20)];
 const NO_PD: [(u16, u8); 2] = [(0, 0); 2];
 
 fn image(spec: &ImageSpec) -> Result<sii::SiiImage, String> {
+    build_image(&description(spec), if spec.coe { 2048 } else { 512 }).map_err(|e| e.to_string())
+}
+
+fn description(spec: &ImageSpec) -> DeviceDescription {
     let pdo = |index: u16, sync_manager: u8, entries: &[PdoEntrySpec]| Pdo {
         index,
         sync_manager,
@@ -106,7 +114,7 @@ fn image(spec: &ImageSpec) -> Result<sii::SiiImage, String> {
     if spec.coe {
         fmmus.push(FmmuUsage::SyncManagerStatus);
     }
-    let desc = DeviceDescription {
+    DeviceDescription {
         identity: Identity { vendor_id: MORC_VENDOR_ID, product_code: spec.product_code, revision: 1, serial: 0 },
         name: spec.name.into(),
         group: spec.group.into(),
@@ -117,8 +125,7 @@ fn image(spec: &ImageSpec) -> Result<sii::SiiImage, String> {
         sync_managers,
         tx_pdos,
         rx_pdos,
-    };
-    build_image(&desc, if spec.coe { 2048 } else { 512 }).map_err(|e| e.to_string())
+    }
 }
 
 /// A digital terminal: one bit per channel, on the ESC's digital I/O registers' SM layout
@@ -206,6 +213,29 @@ fn build_segment(config: &SimSegmentConfig, plants: Vec<Box<dyn DrivePlant>>) ->
     // Start virtual time away from 0 so DC system times look like a running line.
     s.set_time_ns(1_000_000_000);
     Ok(s)
+}
+
+/// Devices with the faults real lines have, to test the master's diagnostics against (push
+/// them onto a [`Segment`]).
+pub mod faulty {
+    use super::*;
+    use crate::bus::virtual_segment::SubDevice;
+
+    /// A digital input terminal whose EEPROM marks its input sync manager virtual (enable byte
+    /// bit 2): a master that configures it from the EEPROM enables that SM, and the terminal
+    /// refuses SAFE-OP with AL status code 0x001E (invalid input configuration).
+    pub fn input_terminal_with_virtual_sm(channels: u32, clock_offset_ns: u64) -> Result<SubDevice, String> {
+        let entries: Vec<PdoEntrySpec> = (0..channels).map(|c| (0x6000 + (c as u16) * 0x10, 1, 1)).collect();
+        let spec = ImageSpec { product_code: 0x1F00 + channels, name: &format!("SIM-DI{channels}-VSM"), group: "DigIn", rx: &[], tx: &entries, coe: false, pd_sms: [(0x0F00, 0x44), (0x1000, 0x00)] };
+        let mut desc = description(&spec);
+        for sm in &mut desc.sync_managers {
+            if sm.usage == SyncManagerUsage::ProcessDataIn {
+                sm.enable = 0x05;
+            }
+        }
+        let image = build_image(&desc, 512).map_err(|e| e.to_string())?;
+        digital_inputs(image, EscConfig::et1200(), clock_offset_ns)
+    }
 }
 
 /// [`sim_segment`], shared for the in-process transport.

@@ -24,15 +24,16 @@ pub enum BusCommand {
         /// Network interface the EtherCAT line is on (needs root or CAP_NET_RAW).
         #[arg(long)]
         iface: Option<String>,
-        /// Drives in the simulated segment.
-        #[arg(long, default_value_t = 6)]
+        /// Drives in the simulated cell.
+        #[arg(long, default_value_t = crate::bus::sim::DEFAULT_DRIVES)]
         drives: usize,
     },
     /// Serve the simulated segment on a network interface until interrupted.
     Serve {
         #[arg(long)]
         iface: String,
-        #[arg(long, default_value_t = 6)]
+        /// Drives in the simulated cell.
+        #[arg(long, default_value_t = crate::bus::sim::DEFAULT_DRIVES)]
         drives: usize,
     },
 }
@@ -63,7 +64,9 @@ pub fn main(command: &BusCommand, config: &EngineConfig, global_bus: Option<&str
                 }
             }
         }
-        BusCommand::Serve { iface, drives } => match crate::bus::raw_socket::serve_forever(iface, &SimSegmentConfig { drives: *drives, ..Default::default() }) {
+        // The same cell as `scan --sim` and `--bus sim`: a master on the far end finds what
+        // morc itself would.
+        BusCommand::Serve { iface, drives } => match crate::bus::raw_socket::serve_forever(iface, &SimSegmentConfig::cell(*drives)) {
             Ok(()) => super::exit::OK,
             Err(e) => {
                 eprintln!("morc bus serve: {e}");
@@ -75,9 +78,26 @@ pub fn main(command: &BusCommand, config: &EngineConfig, global_bus: Option<&str
 
 /// Brings the bus up (drives left switched off) and lists it.
 pub fn scan(spec: &str, drives: usize, config: &EngineConfig) -> Result<String, String> {
+    scan_link(link_for(spec, drives)?, config)
+}
+
+/// [`scan`] on a link; the devices are back in PREOP when it returns.
+pub fn scan_link(link: Link, config: &EngineConfig) -> Result<String, String> {
     use std::fmt::Write;
-    let link = link_for(spec, drives)?;
-    let base = BusBase::open(link, BusConfig { period: config.period, enable_drives: false, master: MasterConfig::default(), ..Default::default() })?;
+    let mut base = BusBase::open(link, BusConfig { period: config.period, enable_drives: false, master: MasterConfig::default(), ..Default::default() })?;
+    let mut s = list(&base, config);
+    // A scan only looks: it leaves the line as a master that is not running finds it.
+    match base.bus_mut().to_pre_op(std::time::Duration::from_secs(2)) {
+        Ok(()) => s.push_str("devices back in PREOP\n"),
+        Err(e) => {
+            let _ = writeln!(s, "warning: bringing the devices back to PREOP: {e}");
+        }
+    }
+    Ok(s)
+}
+
+fn list(base: &BusBase, config: &EngineConfig) -> String {
+    use std::fmt::Write;
     let bus = base.bus();
     let mut s = String::new();
     let _ = writeln!(s, "{:>3}  {:<6} {:<10} {:<10} {:<10} {:>6} {:>6}  {:<15} {:<7} name", "pos", "state", "vendor", "product", "revision", "in B", "out B", "DC", "class");
@@ -105,7 +125,7 @@ pub fn scan(spec: &str, drives: usize, config: &EngineConfig) -> Result<String, 
     if let Some(m) = base.fault() {
         let _ = writeln!(s, "fault: {m}");
     }
-    Ok(s)
+    s
 }
 
 /// `morc bench bus`: the bus round trip per cycle for the simulated cell — a coupler, 6 drives
@@ -115,7 +135,7 @@ pub fn scan(spec: &str, drives: usize, config: &EngineConfig) -> Result<String, 
 pub fn bench(seconds: f64, config: &EngineConfig) -> i32 {
     use crate::kernel::rt;
     rt::apply_to_current_thread(config.rt, "bus benchmark");
-    let sim = SimSegmentConfig::cell(6);
+    let sim = SimSegmentConfig::cell(crate::bus::sim::DEFAULT_DRIVES);
     println!(
         "bus round trip per cycle: coupler + {} drives + DO{} + DI{} + AI{} + AO{} + safety PLC + F/T sensor ({} devices)",
         sim.drives,

@@ -176,7 +176,7 @@ pub fn start_engine(config: EngineConfig) -> Result<Engine, String> {
 
 /// The engine on the EtherCAT bus (`--bus sim` or `--bus IF`), six drives in the simulation.
 pub fn start_bus_engine(config: EngineConfig, bus: &str) -> Result<Engine, String> {
-    let link = bus::link_for(bus, 6)?;
+    let link = bus::link_for(bus, crate::bus::sim::DEFAULT_DRIVES)?;
     let base = crate::bus::base::BusBase::open(link, crate::bus::base::BusConfig { period: config.period, ..Default::default() })?;
     Engine::start(config, Box::new(base))
 }

@@ -706,7 +706,7 @@ fn start_engine(lua: &Lua, opts: Table) -> mlua::Result<AnyUserData> {
             Box::new(base)
         }
         (Some(bus), None) => {
-            let drives = opts.get::<Option<usize>>("drives")?.unwrap_or(6);
+            let drives = opts.get::<Option<usize>>("drives")?.unwrap_or(crate::bus::sim::DEFAULT_DRIVES);
             let link = crate::bus::sim::link_for(&bus, drives).map_err(fail)?;
             Box::new(crate::bus::base::BusBase::open(link, crate::bus::base::BusConfig { period: config.period, ..Default::default() }).map_err(fail)?)
         }

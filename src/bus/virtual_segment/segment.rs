@@ -2,7 +2,7 @@
 //! processes every datagram, incrementing position addresses on the way), and comes back with
 //! the source MAC's locally-administered bit set, as the first real ESC does.
 
-use super::esc::{AlState, DatagramContext, Esc, EscEvents};
+use super::esc::{al_code, AlState, DatagramContext, Esc, EscEvents};
 use super::sii::SyncManagerUsage;
 use crate::bus::frame::{parse_datagrams, DatagramLayout, FrameError, MAC_LOCALLY_ADMINISTERED};
 use std::any::Any;
@@ -54,6 +54,9 @@ pub struct SubDevice {
     mailbox_out: Vec<u8>,
     /// A reply waiting for the send mailbox to be emptied.
     pending_reply: usize,
+    /// SMs the SII marks virtual (enable byte bit 2: no hardware behind them), with the AL
+    /// status code for a master that enables one anyway.
+    virtual_sms: Vec<(u8, u16)>,
 }
 
 impl std::fmt::Debug for SubDevice {
@@ -72,7 +75,11 @@ impl SubDevice {
         };
         // Mailbox buffers are sized once here, so mailbox traffic does not allocate.
         let size = usize::from(info.mailbox.receive_size.max(info.mailbox.send_size)).max(16);
-        Self { esc, app, mailbox_sms, mailbox_in: vec![0; size], mailbox_out: vec![0; size], pending_reply: 0 }
+        let virtual_sms = (info.sync_managers.iter().enumerate())
+            .filter(|(_, sm)| sm.enable & 0x04 != 0)
+            .map(|(i, sm)| (i as u8, if matches!(sm.usage, SyncManagerUsage::ProcessDataIn | SyncManagerUsage::MailboxIn) { al_code::INVALID_INPUT_CONFIG } else { al_code::INVALID_OUTPUT_CONFIG }))
+            .collect();
+        Self { esc, app, mailbox_sms, mailbox_in: vec![0; size], mailbox_out: vec![0; size], pending_reply: 0, virtual_sms }
     }
 
     pub fn app(&self) -> &dyn DeviceApp {
@@ -93,7 +100,10 @@ impl SubDevice {
             self.esc.emulate_al_control();
         } else if events.al_control {
             let from = self.esc.al_state();
+            // Firmware behind a virtual SM finds a master enabling it an invalid configuration.
+            let virtual_enabled = self.virtual_sms.iter().find(|(sm, _)| self.esc.sm(*sm).enabled()).map(|(_, code)| *code);
             match self.esc.check_transition() {
+                Ok(Some(to)) if to >= AlState::SafeOp && to != AlState::Bootstrap && virtual_enabled.is_some() => self.esc.refuse_transition(virtual_enabled.unwrap_or_default()),
                 Ok(Some(to)) => match self.app.on_transition(&self.esc, from, to) {
                     Ok(()) => self.esc.enter_state(to),
                     Err(code) => self.esc.refuse_transition(code),
