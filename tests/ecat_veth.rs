@@ -114,3 +114,115 @@ fn soem_scans_maps_and_exchanges_process_data_over_veth() {
     assert_eq!(s.device(3).unwrap().app_as::<DigitalOutputs>().unwrap().outputs(), 0x3C, "SOEM's outputs reached the terminal");
     assert!(s.device(1).unwrap().app_as::<Cia402Drive>().is_some());
 }
+
+/// Runs `f` on a thread of its own and fails the test if it has not finished within
+/// `limit` (what used to happen here was a hang: the limit is far above the expected time).
+fn within<T: Send + 'static>(limit: Duration, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)));
+    });
+    match rx.recv_timeout(limit) {
+        Ok(Ok(v)) => v,
+        Ok(Err(panic)) => std::panic::resume_unwind(panic),
+        Err(_) => panic!("hung: not finished within {limit:?}"),
+    }
+}
+
+/// The master's interface goes down mid-run (`ip link set … down`): the sends fail with
+/// ENETDOWN; the base faults within a few cycles naming the interface and the OS error, and
+/// the robot holds — no spinning on a frame that can never go out.
+#[test]
+fn the_master_interface_going_down_mid_run_faults_naming_the_os_error() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ns = Netns::create();
+    let (ns_name, master_if, segment_if) = (ns.name.clone(), ns.master_if.clone(), ns.segment_if.clone());
+    let (cycles, message, after) = within(Duration::from_secs(120), move || {
+        let ns = Netns { name: ns_name, master_if, segment_if };
+        ns.enter();
+        let seg = shared_sim_segment(&SimSegmentConfig { drives: 2, ..Default::default() }).unwrap();
+        let server = SegmentServer::start(&ns.segment_if, seg).expect("serve the segment on veth");
+        let config = BusConfig { master: MasterConfig { receive_timeout: Duration::from_millis(20), ..Default::default() }, ..Default::default() };
+        let mut base = BusBase::open(Link::Interface(ns.master_if.clone()), config).unwrap_or_else(|e| panic!("bring-up over veth: {e}"));
+        let mut outputs: Vec<Value> = base.info().outputs.iter().map(|p| Value::zero(p.ty)).collect();
+        let mut inputs: Vec<Value> = base.info().inputs.iter().map(|p| Value::zero(p.ty)).collect();
+        inputs[0] = Value::Vector(vec![0.02, -0.02]);
+        for tick in 0..100 {
+            assert_eq!(base.sense(tick, &mut outputs), Step::Continue, "{:?}", base.fault());
+            assert_eq!(base.actuate(tick, Some(morc::kernel::base::Commands::all(&inputs))), Step::Continue);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        ns.set_link(&ns.master_if, false);
+        let mut found = None;
+        for n in 1..=10u64 {
+            if let Step::Fault(m) = base.sense(100 + n, &mut outputs) {
+                found = Some((n, m));
+                break;
+            }
+            let _ = base.actuate(100 + n, Some(morc::kernel::base::Commands::all(&inputs)));
+        }
+        let (cycles, message) = found.expect("no fault within 10 cycles of the link going down");
+        // Faulted, the base refuses commands (the robot holds) and keeps cycling without hanging.
+        let after = base.actuate(200, Some(morc::kernel::base::Commands::all(&inputs)));
+        let still = base.sense(201, &mut outputs);
+        drop(base);
+        std::mem::forget(ns); // the outer handle deletes the namespace
+        let _ = server.stop();
+        (cycles, message, (after, still))
+    });
+    drop(ns);
+    assert!(cycles <= 3, "fault after {cycles} cycles: {message}");
+    assert!(message.contains("ecat-master: network is down (ENETDOWN)"), "{message}");
+    assert!(message.contains("ip link set ecat-master up"), "{message}");
+    assert!(matches!(after.1, Step::Fault(_)), "still faulted while commanded: {after:?}");
+}
+
+/// `morc bus scan` on an interface that is down: a clear error naming it, exit code 3, in
+/// bounded time (it used to spin at 100 % CPU for ever).
+#[test]
+fn morc_bus_scan_on_a_down_interface_ends_with_a_clear_error() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ns = Netns::create();
+    ns.set_link(&ns.master_if, false);
+    let child = ns.command(env!("CARGO_BIN_EXE_morc")).args(["bus", "scan", "--iface", &ns.master_if]).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().expect("run morc");
+    let pid = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait_with_output()));
+    let out = match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(out) => out.expect("wait for morc"),
+        Err(_) => {
+            // SAFETY: kill(2) on the pid of the child this test started.
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+            panic!("morc bus scan on a down interface hung (killed after 60 s)");
+        }
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("ecat-master: network is down (ENETDOWN)") && stderr.contains("ip link set ecat-master up"), "{stderr}");
+}
+
+/// `morc bus serve` offers the same simulated cell as `morc bus scan --sim`: a master on the
+/// other end of the wire finds the same 13 devices.
+#[test]
+fn morc_bus_serve_offers_the_cell_scan_sim_lists() {
+    let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ns = Netns::create();
+    let morc = env!("CARGO_BIN_EXE_morc");
+    let mut serve = ns.command(morc).args(["bus", "serve", "--iface", &ns.segment_if]).stderr(std::process::Stdio::piped()).spawn().expect("run morc bus serve");
+    // It says so once it serves.
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(serve.stderr.take().unwrap()), &mut line).unwrap();
+    assert!(line.contains("serving"), "{line}");
+    let scanned = ns.command(morc).args(["bus", "scan", "--iface", &ns.master_if]).output().expect("run morc bus scan");
+    let _ = serve.kill();
+    let _ = serve.wait();
+    let local = std::process::Command::new(morc).args(["bus", "scan", "--sim"]).output().expect("run morc bus scan --sim");
+    let names = |out: &std::process::Output| -> Vec<String> {
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+        text.lines().skip(1).take_while(|l| !l.contains("devices,")).map(|l| l.split_whitespace().last().unwrap_or("").to_string()).collect()
+    };
+    let (served, sim) = (names(&scanned), names(&local));
+    assert_eq!(served.len(), 13, "{served:?}");
+    assert_eq!(served, sim);
+}

@@ -53,6 +53,14 @@ impl Netns {
         assert_eq!(r, 0, "setns into {}: {}", self.name, std::io::Error::last_os_error());
     }
 
+    /// Sets `interface` up or down (`ip link set … up|down` in the namespace).
+    #[allow(dead_code)]
+    pub fn set_link(&self, interface: &str, up: bool) {
+        if let Err(e) = ip(&["-n", &self.name, "link", "set", interface, if up { "up" } else { "down" }]) {
+            panic!("{e}");
+        }
+    }
+
     /// `cmd args…` run inside the namespace.
     pub fn command(&self, cmd: &str) -> Command {
         let mut c = Command::new("ip");
