@@ -11,7 +11,8 @@
 //!   (integer: the safety PLC's status bits) per safety PLC;
 //! - inputs: `q_cmd` for drives in CSP, `qd_cmd` in CSV, `tau_cmd` in CST (each a real or a
 //!   vector over the drives in that mode, in line order), `dout<p>` (integer) per digital
-//!   output terminal, `aout<p>` (V or mA per channel) per analog output terminal.
+//!   output terminal, `aout<p>` (V or mA per channel) per analog output terminal, and last
+//!   `tau_ff` (N·m per drive): feed-forward torque, sent as each drive's torque offset (0x60B2).
 //!
 //! Faults: a drive fault, a device leaving Op, the safety PLC inhibiting motion or an F/T
 //! sensor error faults at once; lost frames and wrong working counters once they persist for
@@ -416,10 +417,14 @@ impl BusBase {
         let mut result = Ok(());
         let commands = if self.fault.is_some() { None } else { commands };
         let (bus, d, ports) = (&mut self.bus, &mut self.devices, &self.ports);
-        for s in &mut d.drives {
+        for (drive, s) in d.drives.iter_mut().enumerate() {
             let slot = mode_slot(s.class.config().mode);
             let value = commands.and_then(|c| ports.command[slot].and_then(|p| c.get(p))).map(|v| read_real(v, s.command_index));
             if let Err(e) = s.class.command(value) {
+                result = Err(e);
+            }
+            let tau_ff = value.and(commands).and_then(|c| ports.tau_ff.and_then(|p| c.get(p))).map(|v| read_real(v, drive));
+            if let Err(e) = s.class.set_torque_offset(tau_ff) {
                 result = Err(e);
             }
             s.class.write_outputs(bus.outputs_mut(s.position));

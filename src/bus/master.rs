@@ -332,6 +332,22 @@ impl Bus {
     /// Discovers the devices on `link`, lets `plan` choose SDO downloads for PreOp from what
     /// was found, and brings every device to Op. Blocks (bring-up is not real-time).
     pub fn open(link: Link, config: MasterConfig, plan: impl FnOnce(&[DeviceInfo]) -> Result<PreOpPlan, String>) -> Result<Bus, String> {
+        let what = format!("{link:?}");
+        // ethercrab 0.7 panics on some malformed EEPROM contents (a category length that
+        // overflows its u16 address arithmetic, found by tests/fuzz_sii.rs): a device's bytes
+        // must not take the process down, so that becomes an error naming the cause.
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Self::open_unguarded(link, config, plan))) {
+            Ok(result) => result,
+            Err(panic) => {
+                let why = panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned()).unwrap_or_default();
+                Err(format!(
+                    "EtherCAT bring-up on {what} failed reading a device's EEPROM (SII): its content is malformed (ethercrab: {why}); read each device's EEPROM with its vendor's tool, or take devices off the line one at a time to find it"
+                ))
+            }
+        }
+    }
+
+    fn open_unguarded(link: Link, config: MasterConfig, plan: impl FnOnce(&[DeviceInfo]) -> Result<PreOpPlan, String>) -> Result<Bus, String> {
         // The frame storage lives as long as the process: ethercrab borrows it for the
         // MainDevice's lifetime, and a bus is opened a handful of times per process.
         let storage: &'static Storage = Box::leak(Box::new(Storage::new()));

@@ -28,7 +28,8 @@ struct SharedArm {
     /// Measured q, qd, tau at the start of the cycle.
     sensed: Vec<Value>,
     holding: Vec<bool>,
-    /// Whether a drive commanded torque this cycle (tau_ff is then driven).
+    /// Whether a drive commanded torque this cycle — in torque mode, or a torque offset
+    /// (0x60B2) with its position or velocity — (tau_ff is then driven).
     torque_driven: bool,
     handed_in: usize,
     tick: u64,
@@ -37,9 +38,10 @@ struct SharedArm {
 impl SharedArm {
     fn integrate(&mut self) {
         // CSP drives command positions (with the velocity feed-forward they derive); the torque
-        // input is driven only while a drive is in torque mode, so otherwise the servo's
-        // integrator keeps carrying gravity (taking tau_ff as driven would hand gravity over to
-        // a feed-forward of 0 and drop the arm at the start of every first motion).
+        // input is driven only while a drive is in torque mode or gets a torque offset, so
+        // otherwise the servo's integrator keeps carrying gravity (taking tau_ff as driven would
+        // hand gravity over to a feed-forward of 0 and drop the arm at the start of every first
+        // motion).
         let driven = [true, true, self.torque_driven];
         let commands = if self.holding.iter().all(|h| *h) { None } else { Some(Commands::new(&self.commands, &driven)) };
         // A fault of the plant (non-finite command) holds it; the drive reports what it measures.
@@ -68,6 +70,11 @@ impl ArmJointPlant {
         let sign = if self.drive.reversed { -1.0 } else { 1.0 };
         sign * self.drive.counts_per_rev * self.drive.gear / std::f64::consts::TAU
     }
+
+    /// A drive torque in per mille of rated motor torque, as joint torque (N·m).
+    fn joint_torque(&self, per_mille: f64) -> f64 {
+        per_mille * 1e-3 * self.drive.rated_torque * self.drive.gear * self.counts_per_rad().signum()
+    }
 }
 
 impl DrivePlant for ArmJointPlant {
@@ -89,18 +96,21 @@ impl DrivePlant for ArmJointPlant {
         let (q_cmd, qd_ff, tau_ff) = (&mut q_cmd.as_mut_slice()[j], &mut qd_ff.as_mut_slice()[j], &mut tau_ff.as_mut_slice()[j]);
         match command {
             // As servo drives do in CSP: the velocity feed-forward is the slope of the targets.
-            PlantCommand::Position(counts) => {
+            // The torque offset (0x60B2) adds to the servo's torque, as in a servo drive.
+            PlantCommand::Position { target: counts, torque_offset } => {
                 let target = counts / k + self.drive.offset;
                 *qd_ff = if was_holding || dt <= 0.0 { 0.0 } else { (target - *q_cmd) / dt };
-                (*q_cmd, *tau_ff) = (target, 0.0);
+                (*q_cmd, *tau_ff) = (target, self.joint_torque(torque_offset));
+                arm.torque_driven |= torque_offset != 0.0;
             }
-            PlantCommand::Velocity(counts_per_s) => {
+            PlantCommand::Velocity { target: counts_per_s, torque_offset } => {
                 if was_holding {
                     *q_cmd = q;
                 }
                 *qd_ff = counts_per_s / k;
                 *q_cmd += *qd_ff * dt;
-                *tau_ff = 0.0;
+                *tau_ff = self.joint_torque(torque_offset);
+                arm.torque_driven |= torque_offset != 0.0;
             }
             // The drive's torque command adds to holding the position it had (the simulated
             // drive keeps its position loop; a pure torque mode would let the arm fall).
@@ -108,7 +118,7 @@ impl DrivePlant for ArmJointPlant {
                 if was_holding {
                     *q_cmd = q;
                 }
-                (*qd_ff, *tau_ff) = (0.0, per_mille * 1e-3 * self.drive.rated_torque * self.drive.gear * k.signum());
+                (*qd_ff, *tau_ff) = (0.0, self.joint_torque(per_mille));
                 arm.torque_driven = true;
             }
             PlantCommand::Hold | PlantCommand::Stop => {

@@ -15,6 +15,8 @@ pub(crate) struct Ports {
     pub enabled: Option<usize>,
     /// Command input per mode (CSP, CSV, CST).
     pub command: [Option<usize>; 3],
+    /// Feed-forward torque per drive (its torque offset, 0x60B2).
+    pub tau_ff: Option<usize>,
 }
 
 pub(crate) fn mode_slot(mode: DriveMode) -> usize {
@@ -118,6 +120,13 @@ pub(crate) fn layout(mut devices: Devices) -> (ComponentInfo, Ports, Devices) {
         let (c, r) = (&s.class, s.class.range());
         let port = PortInfo::new(&format!("aout{}", s.position), vector_type(c.channels())).unit(r.unit).doc(&format!("{}: {} analog outputs, {r}; held when not driven", c.name(), c.channels()));
         (info, s.port) = input(info, port);
+    }
+    // Last, so the other inputs keep their places.
+    if n > 0 {
+        let port = PortInfo::new("tau_ff", vector_type(n)).unit("N·m").doc("feed-forward joint torque per drive, in line order: sent as the drive's torque offset (0x60B2), added to its own control");
+        let at;
+        (info, at) = input(info, port);
+        ports.tau_ff = Some(at);
     }
     (info, ports, devices)
 }

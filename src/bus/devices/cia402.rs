@@ -222,13 +222,15 @@ pub mod controlword {
 
 /// Byte offsets of the process data this class maps (see [`Cia402Drive::setup`]).
 pub mod layout {
-    /// RxPDO 0x1600: controlword, target position, target velocity, target torque, mode.
+    /// RxPDO 0x1600: controlword, target position, target velocity, target torque, mode,
+    /// torque offset (the feed-forward torque, added to the drive's own control).
     pub const CONTROLWORD: usize = 0;
     pub const TARGET_POSITION: usize = 2;
     pub const TARGET_VELOCITY: usize = 6;
     pub const TARGET_TORQUE: usize = 10;
     pub const MODE: usize = 12;
-    pub const OUTPUT_BYTES: usize = 13;
+    pub const TORQUE_OFFSET: usize = 13;
+    pub const OUTPUT_BYTES: usize = 15;
     /// TxPDO 0x1A00: statusword, position, velocity, torque, mode display, error code.
     pub const STATUSWORD: usize = 0;
     pub const POSITION: usize = 2;
@@ -243,7 +245,7 @@ const fn mapping(index: u16, sub: u8, bits: u8) -> u32 {
     ((index as u32) << 16) | ((sub as u32) << 8) | bits as u32
 }
 
-const RX_MAPPING: [u32; 5] = [mapping(0x6040, 0, 16), mapping(0x607A, 0, 32), mapping(0x60FF, 0, 32), mapping(0x6071, 0, 16), mapping(0x6060, 0, 8)];
+const RX_MAPPING: [u32; 6] = [mapping(0x6040, 0, 16), mapping(0x607A, 0, 32), mapping(0x60FF, 0, 32), mapping(0x6071, 0, 16), mapping(0x6060, 0, 8), mapping(0x60B2, 0, 16)];
 const TX_MAPPING: [u32; 6] = [mapping(0x6041, 0, 16), mapping(0x6064, 0, 32), mapping(0x606C, 0, 32), mapping(0x6077, 0, 16), mapping(0x6061, 0, 8), mapping(0x603F, 0, 16)];
 
 /// What the master wants of the drive.
@@ -271,6 +273,8 @@ pub struct Cia402Drive {
     target_position: i32,
     target_velocity: i32,
     target_torque: i16,
+    /// Torque offset (0x60B2), per mille of rated torque: the feed-forward torque.
+    torque_offset: i16,
     /// Commands arrived last cycle; a switch to hold latches the actual position.
     commanded: bool,
     /// Fault reset: bit 7 low for one cycle, then high (the drive acts on the rising edge).
@@ -295,6 +299,7 @@ impl Cia402Drive {
             target_position: 0,
             target_velocity: 0,
             target_torque: 0,
+            torque_offset: 0,
             commanded: false,
             reset_cycles: 0,
             cycles_in_state: 0,
@@ -421,6 +426,25 @@ impl Cia402Drive {
         Ok(())
     }
 
+    /// The feed-forward torque (N·m at the joint) sent as the torque offset (0x60B2) with
+    /// this cycle's command; `None` for none. Only while commanded: holding sends 0.
+    pub fn set_torque_offset(&mut self, tau: Option<f64>) -> Result<(), String> {
+        match tau {
+            Some(t) if !t.is_finite() => {
+                self.torque_offset = 0;
+                Err(format!("{}: non-finite feed-forward torque {t}: none sent", self.name))
+            }
+            Some(t) if self.commanded => {
+                self.torque_offset = self.config.per_mille_from_torque(t);
+                Ok(())
+            }
+            _ => {
+                self.torque_offset = 0;
+                Ok(())
+            }
+        }
+    }
+
     /// Hold: on the switch from commands, keep the target at the actual position then.
     fn hold(&mut self) {
         if self.commanded {
@@ -507,6 +531,8 @@ impl Cia402Drive {
         pd::put(outputs, TARGET_VELOCITY, &self.target_velocity.to_le_bytes());
         pd::put(outputs, TARGET_TORQUE, &self.target_torque.to_le_bytes());
         pd::put(outputs, MODE, &[mode.code() as u8]);
+        let offset = if self.commanded && self.enabled() { self.torque_offset } else { 0 };
+        pd::put(outputs, TORQUE_OFFSET, &offset.to_le_bytes());
     }
 
     /// A fault to report, if any: a drive fault, or a drive that will not switch on within

@@ -167,6 +167,8 @@ pub mod obj {
     pub const TORQUE_ACTUAL: u16 = 0x6077;
     pub const TARGET_POSITION: u16 = 0x607A;
     pub const TARGET_VELOCITY: u16 = 0x60FF;
+    /// Torque offset: added to the torque the drive's own control computes (feed-forward).
+    pub const TORQUE_OFFSET: u16 = 0x60B2;
     pub const SUPPORTED_MODES: u16 = 0x6502;
 }
 
@@ -213,8 +215,10 @@ impl Cia402State {
 pub enum PlantCommand {
     /// Power stage off or holding: keep still (brake).
     Hold,
-    Position(f64),
-    Velocity(f64),
+    /// Target position (counts) and torque offset (per mille of rated torque, 0x60B2).
+    Position { target: f64, torque_offset: f64 },
+    /// Target velocity (counts/s) and torque offset.
+    Velocity { target: f64, torque_offset: f64 },
     Torque(f64),
     /// Decelerate to standstill (quick stop / fault reaction).
     Stop,
@@ -258,13 +262,13 @@ impl DrivePlant for IdealFollower {
                 s.velocity = 0.0;
                 s.torque = 0.0;
             }
-            PlantCommand::Position(target) => {
+            PlantCommand::Position { target, .. } => {
                 let step = (target - s.position).clamp(-self.max_velocity * dt, self.max_velocity * dt);
                 s.position += step;
                 s.velocity = if dt > 0.0 { step / dt } else { 0.0 };
                 s.torque = 0.0;
             }
-            PlantCommand::Velocity(v) => {
+            PlantCommand::Velocity { target: v, .. } => {
                 s.velocity = v.clamp(-self.max_velocity, self.max_velocity);
                 s.position += s.velocity * dt;
                 s.torque = 0.0;
@@ -363,6 +367,7 @@ impl Cia402Drive {
         od.add_var(obj::TORQUE_ACTUAL, "Torque actual value", &0i16.to_le_bytes(), ReadOnly);
         od.add_var(obj::TARGET_POSITION, "Target position", &0i32.to_le_bytes(), ReadWrite);
         od.add_var(obj::TARGET_VELOCITY, "Target velocity", &0i32.to_le_bytes(), ReadWrite);
+        od.add_var(obj::TORQUE_OFFSET, "Torque offset", &0i16.to_le_bytes(), ReadWrite);
         // Bits 7, 8, 9: CSP, CSV, CST (CiA 402-2 0x6502).
         od.add_var(obj::SUPPORTED_MODES, "Supported drive modes", &0x0000_0380u32.to_le_bytes(), ReadOnly);
         Self {
@@ -482,14 +487,18 @@ impl Cia402Drive {
         use Cia402State::*;
         match self.state {
             OperationEnabled => match self.od.get_u8(obj::MODES_DISPLAY, 0).map(|m| m as i8) {
-                Some(mode::CSP) => PlantCommand::Position(f64::from(self.i32_of(obj::TARGET_POSITION))),
-                Some(mode::CSV) => PlantCommand::Velocity(f64::from(self.i32_of(obj::TARGET_VELOCITY))),
+                Some(mode::CSP) => PlantCommand::Position { target: f64::from(self.i32_of(obj::TARGET_POSITION)), torque_offset: self.torque_offset() },
+                Some(mode::CSV) => PlantCommand::Velocity { target: f64::from(self.i32_of(obj::TARGET_VELOCITY)), torque_offset: self.torque_offset() },
                 Some(mode::CST) => PlantCommand::Torque(f64::from(self.od.get_u16(obj::TARGET_TORQUE, 0).unwrap_or(0) as i16)),
                 _ => PlantCommand::Hold,
             },
             QuickStopActive | FaultReactionActive => PlantCommand::Stop,
             _ => PlantCommand::Hold,
         }
+    }
+
+    fn torque_offset(&self) -> f64 {
+        f64::from(self.od.get_u16(obj::TORQUE_OFFSET, 0).unwrap_or(0) as i16)
     }
 
     fn update_statusword(&mut self, at_target: bool) {
@@ -579,7 +588,7 @@ impl DeviceApp for Cia402Drive {
         self.od.set(obj::VELOCITY_ACTUAL, 0, &(actual.velocity.round() as i32).to_le_bytes());
         self.od.set(obj::TORQUE_ACTUAL, 0, &(actual.torque.round() as i16).to_le_bytes());
         let at_target = match command {
-            PlantCommand::Position(p) => (p - actual.position).abs() < 0.5,
+            PlantCommand::Position { target, .. } => (target - actual.position).abs() < 0.5,
             _ => actual.velocity == 0.0,
         };
         self.update_statusword(at_target);

@@ -242,6 +242,9 @@ impl ObjectDictionary {
     }
 }
 
+/// Largest segmented download accepted (the scratch buffer's reserved capacity).
+const SEGMENTED_MAX: usize = 4096;
+
 /// A segmented transfer in progress.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Transfer {
@@ -277,7 +280,7 @@ pub struct CoeServer {
 impl CoeServer {
     /// `complete_access`: whether the device supports it (SII General CoE details bit 5).
     pub fn new(complete_access: bool) -> Self {
-        Self { upload: None, download: None, scratch: Vec::with_capacity(4096), counter: 0, complete_access, counters: CoeCounters::default() }
+        Self { upload: None, download: None, scratch: Vec::with_capacity(SEGMENTED_MAX), counter: 0, complete_access, counters: CoeCounters::default() }
     }
 
     fn next_counter(&mut self) -> u8 {
@@ -467,8 +470,12 @@ impl CoeServer {
                         None => Err(abort::LENGTH_TOO_LOW),
                         Some(total) if data.len() >= total => self.download_into(od, state, index, sub, complete_access, &data[..total]),
                         Some(total) => {
-                            // More follows in download segments.
-                            if od.object(index).is_none() {
+                            // More follows in download segments. The size comes from the
+                            // wire: beyond what the scratch buffer holds it is refused, not
+                            // allocated (no object here is that large).
+                            if total > SEGMENTED_MAX {
+                                Err(abort::LENGTH_TOO_HIGH)
+                            } else if od.object(index).is_none() {
                                 Err(abort::OBJECT_NOT_FOUND)
                             } else {
                                 self.scratch.clear();
@@ -501,6 +508,10 @@ impl CoeServer {
                 }
                 let segment = body.get(3..).unwrap_or(&[]);
                 let segment = if segment.len() == 7 { &segment[..7 - usize::from((command >> 1) & 0x07)] } else { segment };
+                if t.offset + segment.len() > SEGMENTED_MAX {
+                    self.download = None;
+                    return self.abort(out, t.index, t.sub, abort::LENGTH_TOO_HIGH);
+                }
                 self.scratch.extend_from_slice(segment);
                 t.offset += segment.len();
                 t.toggle = !t.toggle;
