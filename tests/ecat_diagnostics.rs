@@ -7,8 +7,11 @@ use morc::bus::base::{BusBase, BusConfig};
 use morc::bus::master::Link;
 use morc::bus::sim::{faulty, shared_sim_segment, sim_segment, SimSegmentConfig};
 use morc::bus::transport::lock;
-use morc::bus::virtual_segment::AlState;
+use morc::bus::virtual_segment::{AlState, Cia402Drive, IdealFollower};
+use morc::kernel::base::{Base, Commands};
+use morc::kernel::component::Step;
 use morc::kernel::engine::EngineConfig;
+use morc::kernel::value::Value;
 use std::sync::{Arc, Mutex};
 
 /// Coupler, two drives, DO8, DI8, then a DI8 whose EEPROM marks its input SM virtual.
@@ -67,4 +70,38 @@ fn a_bus_let_go_of_leaves_its_devices_in_preop() {
     drop(base);
     let states: Vec<AlState> = lock(&seg).devices().iter().map(|d| d.esc.al_state()).collect();
     assert!(states.iter().all(|s| *s == AlState::PreOp), "after the bus was dropped: {states:?}");
+}
+
+/// Coupler, one drive, then a drive whose EEPROM says CoE but whose mailbox never answers.
+fn segment_with_a_drive_without_coe() -> morc::bus::transport::SharedSegment {
+    let mut segment = sim_segment(&SimSegmentConfig { drives: 1, digital_outputs: 0, digital_inputs: 0, ..Default::default() }).unwrap();
+    segment.push(faulty::drive_without_coe(2_500, Box::new(IdealFollower::new(1e6, 1e7))).unwrap());
+    Arc::new(Mutex::new(segment))
+}
+
+#[test]
+fn a_drive_whose_mailbox_does_not_answer_coe_runs_on_its_eeprom_pdos() {
+    let seg = segment_with_a_drive_without_coe();
+    let mut base = BusBase::open(Link::Simulated(seg.clone()), BusConfig::default()).unwrap_or_else(|e| panic!("bring-up: {e}"));
+    let d = base.bus().devices()[2].clone();
+    assert!(d.pdo_from_eeprom && d.name == "MORC-402-EEPROM", "{d:?}");
+    assert!(!base.bus().devices()[1].pdo_from_eeprom, "the drive that answers CoE is configured through it");
+    assert_eq!((base.class_of(2), d.input_bytes, d.output_bytes), (Some("drive"), 15, 15));
+    // It is driven like the other: both follow their commands.
+    let mut outputs: Vec<Value> = base.info().outputs.iter().map(|p| Value::zero(p.ty)).collect();
+    let mut inputs: Vec<Value> = base.info().inputs.iter().map(|p| Value::zero(p.ty)).collect();
+    inputs[0] = Value::Vector(vec![-0.05, 0.1]);
+    for tick in 0..300 {
+        assert_eq!(base.sense(tick, &mut outputs), Step::Continue, "{:?}", base.fault());
+        assert_eq!(base.actuate(tick, Some(Commands::all(&inputs))), Step::Continue);
+    }
+    let q = outputs[0].as_slice();
+    assert!((q[0] + 0.05).abs() < 1e-4 && (q[1] - 0.1).abs() < 1e-4, "{q:?}");
+    assert_eq!(lock(&seg).device(2).unwrap().app_as::<Cia402Drive>().unwrap().state(), morc::bus::virtual_segment::Cia402State::OperationEnabled);
+}
+
+#[test]
+fn a_scan_says_which_device_runs_on_its_eeprom_pdos() {
+    let text = morc::cli::bus::scan_link(Link::Simulated(segment_with_a_drive_without_coe()), &EngineConfig::default()).unwrap();
+    assert!(text.contains("device 2 'MORC-402-EEPROM': its mailbox does not answer CoE; process data from the PDO description in its EEPROM"), "{text}");
 }

@@ -167,7 +167,10 @@ impl BusBase {
             for d in devices {
                 if let Some(DeviceClassChoice::Drive(dc)) = choose_class(&config, d, false) {
                     let class = Cia402Drive::new(DeviceName { position: d.position, name: d.name.clone() }, dc, period);
-                    plan.writes.extend(class.setup().into_iter().map(|write| PreOpWrite { position: d.position, write }));
+                    // A drive without CoE keeps its EEPROM's mapping (the mode goes in the PDO).
+                    if !d.pdo_from_eeprom {
+                        plan.writes.extend(class.setup().into_iter().map(|write| PreOpWrite { position: d.position, write }));
+                    }
                     plan.sync0.push(d.position);
                 }
             }

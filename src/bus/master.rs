@@ -15,6 +15,7 @@
 //! instead, where the cyclic path knows its own deadline.
 
 use crate::bus::raw_socket::RawSocket;
+use crate::bus::sii_coe_mask::SiiCoeMask;
 use crate::bus::transport::{lock, InProcessTransport, SharedSegment, MAX_FRAME_LEN};
 use ethercrab::subdevice_group::{DcConfiguration, HasDc, Op};
 use ethercrab::{DcSupport, DcSync, MainDevice, MainDeviceConfig, PduRx, PduStorage, PduTx, SubDeviceGroup, SubDeviceState, Timeouts};
@@ -109,6 +110,9 @@ pub struct DeviceInfo {
     pub device_type: Option<u32>,
     pub input_bytes: usize,
     pub output_bytes: usize,
+    /// Its EEPROM says CoE but its mailbox does not answer: its process data comes from the
+    /// PDO description in its EEPROM, as SOEM does (and no SDOs go to it).
+    pub pdo_from_eeprom: bool,
 }
 
 /// An SDO download to do in PreOp, for the device at `position`.
@@ -154,7 +158,7 @@ enum Driver {
     InProcess { transport: InProcessTransport<'static>, segment: SharedSegment },
     /// A raw socket pumped on the calling thread: frames go out and replies come in within
     /// `run`, no TX/RX thread in between.
-    Socket { interface: String, socket: RawSocket, tx: PduTx<'static>, rx: PduRx<'static>, buffer: Box<[u8; MAX_FRAME_LEN + 4]>, stale_replies: u64, link_error: Option<i32> },
+    Socket { interface: String, socket: RawSocket, tx: PduTx<'static>, rx: PduRx<'static>, buffer: Box<[u8; MAX_FRAME_LEN + 4]>, stale_replies: u64, link_error: Option<i32>, sii_mask: SiiCoeMask },
 }
 
 /// How long to wait for a future's frames.
@@ -199,7 +203,7 @@ impl Driver {
                     }
                 }
             }
-            Driver::Socket { socket, tx, rx, buffer, stale_replies, link_error, .. } => {
+            Driver::Socket { socket, tx, rx, buffer, stale_replies, link_error, sii_mask, .. } => {
                 *link_error = None;
                 let mut cx = Context::from_waker(Waker::noop());
                 let (deadline, slice) = match patience {
@@ -218,6 +222,7 @@ impl Driver {
                         // The future is dropped on return, which frees the frame.
                         let mut errno = 0;
                         let sent = frame.send_blocking(|bytes| {
+                            sii_mask.outgoing(bytes);
                             socket.send(bytes).map(|_| bytes.len()).map_err(|e| {
                                 errno = e.raw_os_error().unwrap_or(libc::EIO);
                                 ethercrab::error::Error::SendFrame
@@ -245,6 +250,7 @@ impl Driver {
                     }
                     match socket.receive(&mut buffer[..], (deadline - now).min(slice)) {
                         Ok(Some(n)) => {
+                            sii_mask.reply(&mut buffer[..n]);
                             // A reply to a frame already given up (a late one) is refused by
                             // ethercrab; it is only counted, the link goes on.
                             if rx.receive_frame(&buffer[..n]).is_err() {
@@ -333,21 +339,31 @@ impl Bus {
     /// was found, and brings every device to Op. Blocks (bring-up is not real-time).
     pub fn open(link: Link, config: MasterConfig, plan: impl FnOnce(&[DeviceInfo]) -> Result<PreOpPlan, String>) -> Result<Bus, String> {
         let what = format!("{link:?}");
-        // ethercrab 0.7 panics on some malformed EEPROM contents (a category length that
-        // overflows its u16 address arithmetic, found by tests/fuzz_sii.rs): a device's bytes
-        // must not take the process down, so that becomes an error naming the cause.
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Self::open_unguarded(link, config, plan))) {
-            Ok(result) => result,
-            Err(panic) => {
-                let why = panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned()).unwrap_or_default();
-                Err(format!(
-                    "EtherCAT bring-up on {what} failed reading a device's EEPROM (SII): its content is malformed (ethercrab: {why}); read each device's EEPROM with its vendor's tool, or take devices off the line one at a time to find it"
-                ))
+        let mut plan = Some(plan);
+        // A second bring-up when devices turn out not to answer CoE, with CoE hidden from
+        // ethercrab for them (see `sii_coe_mask`); they are not probed again.
+        let mut without_coe: Vec<u16> = Vec::new();
+        loop {
+            // ethercrab 0.7 panics on some malformed EEPROM contents (a category length that
+            // overflows its u16 address arithmetic, found by tests/fuzz_sii.rs): a device's
+            // bytes must not take the process down, so that becomes an error naming the cause.
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Self::open_unguarded(link.clone(), config.clone(), &mut plan, &without_coe))) {
+                Ok(Ok(Opened::Bus(bus))) => return Ok(*bus),
+                Ok(Ok(Opened::WithoutCoe(stations))) if without_coe.is_empty() => without_coe = stations,
+                Ok(Ok(Opened::WithoutCoe(_))) => return Err(format!("EtherCAT bring-up on {what}: devices stopped answering CoE during bring-up")),
+                Ok(Err(e)) => return Err(e),
+                Err(panic) => {
+                    let why = panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned()).unwrap_or_default();
+                    return Err(format!(
+                        "EtherCAT bring-up on {what} failed reading a device's EEPROM (SII): its content is malformed (ethercrab: {why}); read each device's EEPROM with its vendor's tool, or take devices off the line one at a time to find it"
+                    ));
+                }
             }
         }
     }
 
-    fn open_unguarded(link: Link, config: MasterConfig, plan: impl FnOnce(&[DeviceInfo]) -> Result<PreOpPlan, String>) -> Result<Bus, String> {
+    /// One bring-up. `without_coe`: configured addresses of the devices whose CoE is hidden.
+    fn open_unguarded(link: Link, config: MasterConfig, plan: &mut Option<impl FnOnce(&[DeviceInfo]) -> Result<PreOpPlan, String>>, without_coe: &[u16]) -> Result<Opened, String> {
         // The frame storage lives as long as the process: ethercrab borrows it for the
         // MainDevice's lifetime, and a bus is opened a handful of times per process.
         let storage: &'static Storage = Box::leak(Box::new(Storage::new()));
@@ -366,11 +382,13 @@ impl Bus {
         let (mut driver, clock): (Driver, Box<dyn Fn() -> u64>) = match &link {
             Link::Simulated(segment) => {
                 let seg = segment.clone();
-                (Driver::InProcess { transport: InProcessTransport::new(tx, rx, segment.clone()), segment: segment.clone() }, Box::new(move || lock(&seg).time_ns()))
+                let mut transport = InProcessTransport::new(tx, rx, segment.clone());
+                transport.set_sii_mask(SiiCoeMask::new(without_coe));
+                (Driver::InProcess { transport, segment: segment.clone() }, Box::new(move || lock(&seg).time_ns()))
             }
             Link::Interface(interface) => {
                 let socket = RawSocket::open(interface).map_err(|e| raw_socket_error(interface, &e))?;
-                let driver = Driver::Socket { interface: interface.clone(), socket, tx, rx, buffer: Box::new([0; MAX_FRAME_LEN + 4]), stale_replies: 0, link_error: None };
+                let driver = Driver::Socket { interface: interface.clone(), socket, tx, rx, buffer: Box::new([0; MAX_FRAME_LEN + 4]), stale_replies: 0, link_error: None, sii_mask: SiiCoeMask::new(without_coe) };
                 (driver, Box::new(monotonic_ns))
             }
         };
@@ -418,20 +436,41 @@ impl Bus {
                 device_type: None,
                 input_bytes: 0,
                 output_bytes: 0,
+                pdo_from_eeprom: false,
             });
         }
         // The CoE device type says what a device is (a CiA 402 drive: 0x....0192). Devices
         // without a mailbox refuse at once.
+        let mut not_answering_coe = Vec::new();
         for d in &mut devices {
             let sd = group.subdevice(&maindevice, d.position).map_err(|e| e.to_string())?;
+            if without_coe.contains(&d.configured_address) {
+                // What its EEPROM's PDOs map says what it is (0x6040/0x6041: a CiA 402 drive).
+                d.pdo_from_eeprom = true;
+                let size = driver.run(sd.eeprom_size(&maindevice), until).and_then(|r| r.ok()).unwrap_or(0).min(MAX_EEPROM_BYTES);
+                let mut image = vec![0u8; size];
+                if size > 0 && matches!(driver.run(sd.eeprom_read_raw(&maindevice, 0, &mut image), until), Some(Ok(_))) {
+                    d.device_type = crate::bus::virtual_segment::SiiImage::from_raw(image).ok().and_then(|i| i.parse().ok()).and_then(|info| device_type_from_pdos(&info));
+                }
+                log::warn!("device {} '{}': its EEPROM says CoE but its mailbox does not answer it; using the PDO description in its EEPROM (as SOEM does), no SDOs", d.position, d.name);
+                continue;
+            }
             // SM0 in mailbox mode (control bits 0..1 = 10b) once in PreOp: the device has one.
             let sm0_control = driver.run(sd.register_read::<u8>(0x0804u16), until);
             if !matches!(sm0_control, Some(Ok(c)) if c & 0x03 == 0x02) {
                 continue;
             }
-            let read = driver.run(sd.sdo_read::<u32>(0x1000, 0), Patience::Until(Instant::now() + Duration::from_millis(500).min(config.bring_up_timeout)));
-            d.device_type = read.and_then(|r| r.ok());
+            match driver.run(sd.sdo_read::<u32>(0x1000, 0), Patience::Until(Instant::now() + Duration::from_millis(500).min(config.bring_up_timeout))) {
+                Some(Ok(t)) => d.device_type = Some(t),
+                // No answer at all (an abort would be one): the mailbox does not do CoE.
+                Some(Err(ethercrab::error::Error::Timeout(_))) | None if driver.link_error().is_none() => not_answering_coe.push(d.configured_address),
+                _ => {}
+            }
         }
+        if !not_answering_coe.is_empty() {
+            return Ok(Opened::WithoutCoe(not_answering_coe));
+        }
+        let plan = plan.take().ok_or("EtherCAT bring-up: the PreOp plan was already used")?;
         let PreOpPlan { writes, sync0 } = plan(&devices)?;
         for w in writes {
             let d = &devices[w.position];
@@ -532,7 +571,7 @@ impl Bus {
         };
         // Reserve the states' room so that copying them in the cycle never allocates.
         bus.states.reserve(MAX_SUBDEVICES);
-        Ok(bus)
+        Ok(Opened::Bus(Box::new(bus)))
     }
 
     pub fn devices(&self) -> &[DeviceInfo] {
@@ -755,6 +794,23 @@ fn recover_device<S>(driver: &mut Driver, sd: &ethercrab::SubDeviceRef<'_, S>, d
             _ => return Err(format!("device {position} '{name}' does not answer")),
         }
     }
+}
+
+/// How one bring-up attempt ended.
+enum Opened {
+    Bus(Box<Bus>),
+    /// These devices (configured addresses) do not answer CoE: bring up again without it.
+    WithoutCoe(Vec<u16>),
+}
+
+/// Largest EEPROM read whole (for a device's PDO description): 32 kbit.
+const MAX_EEPROM_BYTES: usize = 4096;
+
+/// A CiA 402 device type (servo drive) if the EEPROM's PDOs map the controlword or
+/// statusword (0x6040 / 0x6041), as the CoE object 0x1000 would say.
+fn device_type_from_pdos(info: &crate::bus::virtual_segment::SiiInfo) -> Option<u32> {
+    let cia402 = info.rx_pdos.iter().chain(&info.tx_pdos).flat_map(|p| &p.entries).any(|e| matches!(e.index, 0x6040 | 0x6041));
+    cia402.then_some(0x0002_0192)
 }
 
 /// How a watched state transition ended.

@@ -7,5 +7,6 @@ pub mod frame;
 pub mod sim;
 pub mod master;
 pub mod raw_socket;
+pub mod sii_coe_mask;
 pub mod transport;
 pub mod virtual_segment;

@@ -236,6 +236,47 @@ pub mod faulty {
         let image = build_image(&desc, 512).map_err(|e| e.to_string())?;
         digital_inputs(image, EscConfig::et1200(), clock_offset_ns)
     }
+
+    /// A CiA 402 drive whose EEPROM says CoE but whose mailbox never answers it (an
+    /// EEPROM-only device): its process data is described by the PDOs in its EEPROM — the
+    /// mapping morc's drive class uses — and a master must take them from there.
+    pub fn drive_without_coe(clock_offset_ns: u64, plant: Box<dyn DrivePlant>) -> Result<SubDevice, String> {
+        use crate::bus::devices::cia402::{RX_MAPPING, TX_MAPPING};
+        let entries = |mapping: &[u32]| -> Vec<PdoEntrySpec> { mapping.iter().map(|m| ((m >> 16) as u16, (m >> 8) as u8, *m as u8)).collect() };
+        let (rx, tx) = (entries(&RX_MAPPING), entries(&TX_MAPPING));
+        let spec = ImageSpec { product_code: identity::DRIVE + 1, name: "MORC-402-EEPROM", group: "Drives", rx: &rx, tx: &tx, coe: true, pd_sms: NO_PD };
+        let image = build_image(&description(&spec), 2048).map_err(|e| e.to_string())?;
+        let info = image.parse().map_err(|e| e.to_string())?;
+        let mut drive = crate::bus::virtual_segment::Cia402Drive::new(info.identity, "MORC-402-EEPROM", false, plant);
+        drive.set_default_mapping(&RX_MAPPING, &TX_MAPPING);
+        let esc = crate::bus::virtual_segment::Esc::new(EscConfig::et1100_dc_sync(), image, clock_offset_ns);
+        Ok(SubDevice::new(esc, Box::new(WithoutCoe(drive))))
+    }
+
+    /// A drive application whose mailbox takes requests and never answers.
+    struct WithoutCoe(crate::bus::virtual_segment::Cia402Drive);
+
+    impl crate::bus::virtual_segment::DeviceApp for WithoutCoe {
+        fn on_transition(&mut self, esc: &crate::bus::virtual_segment::Esc, from: crate::bus::virtual_segment::AlState, to: crate::bus::virtual_segment::AlState) -> Result<(), u16> {
+            self.0.on_transition(esc, from, to)
+        }
+        fn on_mailbox(&mut self, _state: crate::bus::virtual_segment::AlState, _request: &[u8], _response: &mut [u8]) -> usize {
+            0
+        }
+        fn after_frame(&mut self, esc: &mut crate::bus::virtual_segment::Esc) {
+            self.0.after_frame(esc)
+        }
+        fn step(&mut self, esc: &mut crate::bus::virtual_segment::Esc, dt_ns: u64) {
+            self.0.step(esc, dt_ns)
+        }
+        // The drive itself, so `app_as::<Cia402Drive>()` finds it.
+        fn as_any(&self) -> &dyn std::any::Any {
+            &self.0
+        }
+        fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+            &mut self.0
+        }
+    }
 }
 
 /// [`sim_segment`], shared for the in-process transport.

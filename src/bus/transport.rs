@@ -3,6 +3,7 @@
 //! `PduTx`, passed through the segment, and the replies handed to its `PduRx` in the same poll,
 //! so the exchange is deterministic.
 
+use crate::bus::sii_coe_mask::SiiCoeMask;
 use crate::bus::virtual_segment::Segment;
 use ethercrab::{PduRx, PduTx};
 use std::future::Future;
@@ -39,11 +40,18 @@ pub struct InProcessTransport<'sto> {
     /// Preallocated reply buffer: cyclic exchange allocates nothing.
     reply: Box<[u8; MAX_FRAME_LEN]>,
     counters: TransportCounters,
+    /// Devices whose CoE the master is not to see (see [`SiiCoeMask`]).
+    sii_mask: SiiCoeMask,
 }
 
 impl<'sto> InProcessTransport<'sto> {
     pub fn new(tx: PduTx<'sto>, rx: PduRx<'sto>, segment: SharedSegment) -> Self {
-        Self { tx, rx, segment, reply: Box::new([0; MAX_FRAME_LEN]), counters: TransportCounters::default() }
+        Self { tx, rx, segment, reply: Box::new([0; MAX_FRAME_LEN]), counters: TransportCounters::default(), sii_mask: SiiCoeMask::default() }
+    }
+
+    /// Hides CoE from the master for the devices `mask` names.
+    pub fn set_sii_mask(&mut self, mask: SiiCoeMask) {
+        self.sii_mask = mask;
     }
 
     pub fn counters(&self) -> TransportCounters {
@@ -62,8 +70,11 @@ impl<'sto> InProcessTransport<'sto> {
             let segment = &self.segment;
             let reply = &mut self.reply[..];
             let mut reply_len = None;
+            let mask = &mut self.sii_mask;
             let sent = frame.send_blocking(|bytes| {
+                mask.outgoing(bytes);
                 if let Ok(len) = lock(segment).process_frame(bytes, reply) {
+                    mask.reply(&mut reply[..len]);
                     reply_len = Some(len);
                 }
                 // The frame went onto the "wire" whatever the segment made of it.

@@ -118,6 +118,9 @@ fn list(base: &BusBase, config: &EngineConfig) -> String {
             d.name
         );
     }
+    for d in bus.devices().iter().filter(|d| d.pdo_from_eeprom) {
+        let _ = writeln!(s, "device {} '{}': its mailbox does not answer CoE; process data from the PDO description in its EEPROM", d.position, d.name);
+    }
     let _ = writeln!(s, "{} devices, working counter {} expected per cycle", bus.devices().len(), bus.expected_working_counter());
     if bus.devices().iter().any(|d| d.sync0) {
         let _ = writeln!(s, "distributed clocks: SYNC0 every {} ms on the devices marked SYNC0", config.period * 1e3);

@@ -245,8 +245,10 @@ const fn mapping(index: u16, sub: u8, bits: u8) -> u32 {
     ((index as u32) << 16) | ((sub as u32) << 8) | bits as u32
 }
 
-const RX_MAPPING: [u32; 6] = [mapping(0x6040, 0, 16), mapping(0x607A, 0, 32), mapping(0x60FF, 0, 32), mapping(0x6071, 0, 16), mapping(0x6060, 0, 8), mapping(0x60B2, 0, 16)];
-const TX_MAPPING: [u32; 6] = [mapping(0x6041, 0, 16), mapping(0x6064, 0, 32), mapping(0x606C, 0, 32), mapping(0x6077, 0, 16), mapping(0x6061, 0, 8), mapping(0x603F, 0, 16)];
+/// The mapping [`Cia402Drive::setup`] asks for, as PDO mapping entries (index << 16 |
+/// sub-index << 8 | bits): RxPDO 0x1600, TxPDO 0x1A00.
+pub const RX_MAPPING: [u32; 6] = [mapping(0x6040, 0, 16), mapping(0x607A, 0, 32), mapping(0x60FF, 0, 32), mapping(0x6071, 0, 16), mapping(0x6060, 0, 8), mapping(0x60B2, 0, 16)];
+pub const TX_MAPPING: [u32; 6] = [mapping(0x6041, 0, 16), mapping(0x6064, 0, 32), mapping(0x606C, 0, 32), mapping(0x6077, 0, 16), mapping(0x6061, 0, 8), mapping(0x603F, 0, 16)];
 
 /// What the master wants of the drive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

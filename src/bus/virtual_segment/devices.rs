@@ -388,6 +388,18 @@ impl Cia402Drive {
         self.state
     }
 
+    /// Replaces the default PDO mapping (0x1600 / 0x1A00, at most 8 entries each: index << 16
+    /// | sub-index << 8 | bits), e.g. to match the PDO description of a drive's EEPROM.
+    pub fn set_default_mapping(&mut self, rx: &[u32], tx: &[u32]) {
+        for (pdo, entries) in [(0x1600u16, rx), (0x1A00, tx)] {
+            let entries = &entries[..entries.len().min(8)];
+            for (i, m) in entries.iter().enumerate() {
+                self.od.set(pdo, i as u8 + 1, &m.to_le_bytes());
+            }
+            self.od.set(pdo, 0, &[entries.len() as u8]);
+        }
+    }
+
     pub fn od(&self) -> &ObjectDictionary {
         &self.od
     }
