@@ -31,7 +31,7 @@ fn ports_follow_the_devices_found() {
     let ins: Vec<(String, String)> = base.info().inputs.iter().map(|p| (p.name.clone(), p.ty.to_string())).collect();
     let s = |a: &str, b: &str| (a.to_string(), b.to_string());
     assert_eq!(outs, [s("q", "vector[6]"), s("qd", "vector[6]"), s("tau", "vector[6]"), s("enabled", "boolean"), s("din8", "integer")]);
-    assert_eq!(ins, [s("q_cmd", "vector[6]"), s("dout7", "integer")]);
+    assert_eq!(ins, [s("q_cmd", "vector[6]"), s("dout7", "integer"), s("tau_ff", "vector[6]")]);
     let names: Vec<&str> = base.bus().devices().iter().map(|d| d.name.as_str()).collect();
     assert_eq!(names[0], "SIM-COUPLER");
     assert_eq!(names[7..], ["SIM-DO8", "SIM-DI8"]);

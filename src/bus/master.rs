@@ -463,7 +463,14 @@ impl Bus {
             match driver.run(sd.sdo_read::<u32>(0x1000, 0), Patience::Until(Instant::now() + Duration::from_millis(500).min(config.bring_up_timeout))) {
                 Some(Ok(t)) => d.device_type = Some(t),
                 // No answer at all (an abort would be one): the mailbox does not do CoE.
-                Some(Err(ethercrab::error::Error::Timeout(_))) | None if driver.link_error().is_none() => not_answering_coe.push(d.configured_address),
+                Some(Err(ethercrab::error::Error::Timeout(_))) | None if driver.link_error().is_none() => {
+                    // Only a device whose EEPROM promises CoE (mailbox protocols, SII word
+                    // 0x001C, bit 2) gets the fallback; others just have no device type.
+                    let protocols = driver.run(sd.eeprom_read::<u16>(&maindevice, 0x001C), until);
+                    if !matches!(protocols, Some(Ok(p)) if p & 0x0004 == 0) {
+                        not_answering_coe.push(d.configured_address);
+                    }
+                }
                 _ => {}
             }
         }
