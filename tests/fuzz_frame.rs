@@ -4,7 +4,7 @@
 //! ethercrab's reply parser (`PduRx::receive_frame`, what the master does with each frame
 //! that comes back). None may panic; what the parser accepts must lie inside the frame.
 //!
-//! Cases: `MORC_FUZZ_CASES` (default 1500 per target). At length:
+//! Cases: `MORC_FUZZ_CASES` (default 20000 per target, about a second). At length:
 //!     MORC_FUZZ_CASES=200000 cargo test --release --test fuzz_frame
 
 use morc::bus::frame::{parse_datagrams, parse_header, Datagrams, FrameBuilder, ETHERNET_HEADER_LEN};
@@ -16,7 +16,7 @@ use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 fn cases() -> u32 {
-    std::env::var("MORC_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(1500)
+    std::env::var("MORC_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(20000)
 }
 
 fn runner() -> TestRunner {
