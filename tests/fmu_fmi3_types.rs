@@ -15,27 +15,7 @@ use morc::kernel::value::{Value, ValueType};
 
 /// Builds the C FMU; `token` replaces the one in the model description.
 fn build(token: &str, name: &str) -> PathBuf {
-    exported(); // sets the private cache
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fmu_support/c");
-    let dir = scratch().join("feedthrough3");
-    std::fs::create_dir_all(&dir).unwrap();
-    // One library per test: tests run in parallel and must not load a file another is writing.
-    let so = dir.join(format!("{name}.so"));
-    if !so.exists() {
-        let out = Command::new("cc")
-            .args(["-shared", "-fPIC", "-O1", "-o"])
-            .arg(&so)
-            .arg(src.join("feedthrough3.c"))
-            .output()
-            .expect("a C compiler (cc) to build the test FMU");
-        assert!(out.status.success(), "cc failed:\n{}", String::from_utf8_lossy(&out.stderr));
-    }
-    let xml = std::fs::read_to_string(src.join("feedthrough3.xml")).unwrap().replace("{morc-feedthrough3-token}", token);
-    let binary = std::fs::read(&so).unwrap();
-    let platform = morc::fmi::export::platform_tuple().unwrap();
-    let path = dir.join(name);
-    zip_file(&path, &[("modelDescription.xml", xml.as_bytes()), (&format!("binaries/{platform}/feedthrough3.so"), &binary)]);
-    path
+    build_c_fmu("feedthrough3", token, name)
 }
 
 #[test]

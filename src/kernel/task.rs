@@ -92,7 +92,9 @@ impl Task {
                     }
                 }
                 Step::Fault(message) => {
-                    outcome = Step::Fault(format!("component '{}' ({}) at t = {} s: {message}", slot.name, slot.kind, ctx.time));
+                    // Rounded to the ns: 0.284, not 0.28400000000000003.
+                    let time = (ctx.time * 1e9).round() / 1e9;
+                    outcome = Step::Fault(format!("component '{}' ({}) at t = {time} s: {message}", slot.name, slot.kind));
                     break;
                 }
             }

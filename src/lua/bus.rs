@@ -51,6 +51,32 @@ fn wrench(t: &Table) -> mlua::Result<[f64; 6]> {
     Ok(w)
 }
 
+/// `bus:sim { inject = { fault = …, after = s, … } }`: a fault the simulated segment raises by
+/// itself `after` seconds of bus time from now.
+fn schedule_fault(bus: &BusHandle, t: &Table) -> Result<(), String> {
+    use crate::bus::virtual_segment::ScheduledFault;
+    let segment = bus.segment().ok_or("the bus is not simulated: faults can be injected on the simulated segment only")?;
+    let after: f64 = t.get::<Option<f64>>("after").map_err(|e| e.to_string())?.unwrap_or(0.0);
+    if !(after.is_finite() && after >= 0.0) {
+        return Err(format!("inject: after must be a non-negative number of seconds, got {after}"));
+    }
+    let number = |key: &str| t.get::<Option<i64>>(key).map_err(|e| format!("inject: {key}: {e}"));
+    let fault = match t.get::<Option<String>>("fault").map_err(|e| e.to_string())?.as_deref() {
+        Some("lost_frames") => {
+            let frames = number("frames")?.ok_or("inject: lost_frames needs frames = n (how many frames are lost)")?;
+            ScheduledFault::LoseFrames(frames.clamp(0, u32::MAX as i64) as u32)
+        }
+        Some("drive") => {
+            let position = number("position")?.ok_or("inject: a drive fault needs position = p (the drive's position, as morc bus scan shows)")?;
+            let code = number("code")?.unwrap_or(0x8611); // following error
+            ScheduledFault::DriveFault { position: position.max(0) as usize, error_code: code.clamp(0, 0xFFFF) as u16 }
+        }
+        Some("cut_line") => ScheduledFault::CutLine(number("position")?.ok_or("inject: cut_line needs position = p (the first device lost)")?.max(0) as usize),
+        other => return Err(format!("inject: fault must be \"lost_frames\", \"drive\" or \"cut_line\", got {other:?}")),
+    };
+    crate::bus::transport::lock(segment).schedule_fault((after * 1e9).round() as u64, fault)
+}
+
 /// `bus:sim { … }`: sets the simulated devices named by the keys given.
 fn set_sim(bus: &BusHandle, t: Table) -> mlua::Result<()> {
     let fail = |e: String| mlua::Error::runtime(format!("bus:sim: {e}"));
@@ -68,9 +94,10 @@ fn set_sim(bus: &BusHandle, t: Table) -> mlua::Result<()> {
                 let values: Vec<f64> = v.sequence_values::<f64>().collect::<mlua::Result<_>>()?;
                 bus.sim_analog_inputs(|a| values.iter().enumerate().for_each(|(c, x)| a.set_value(c, *x))).map_err(fail)?
             }
+            ("inject", mlua::Value::Table(i)) => schedule_fault(bus, &i).map_err(fail)?,
             (key, v) => {
                 return Err(fail(format!(
-                    "unknown setting {key} = {} (a {}): use estop, door_closed, enabling_switch (booleans), load = {{ Fx, Fy, Fz, Tx, Ty, Tz }}, analog_in = {{ V, … }}",
+                    "unknown setting {key} = {} (a {}): use estop, door_closed, enabling_switch (booleans), load = {{ Fx, Fy, Fz, Tx, Ty, Tz }}, analog_in = {{ V, … }}, inject = {{ fault, after, … }}",
                     v.to_string().unwrap_or_default(),
                     v.type_name()
                 )))
@@ -110,6 +137,8 @@ pub const BUS_DOC: &str = r#"engine.bus — the EtherCAT bus under the engine (n
 On the simulated cell (bus = "sim"):
   bus:sim { estop = true|false, door_closed = true|false, enabling_switch = true|false,
             load = { Fx, Fy, Fz, Tx, Ty, Tz },  analog_in = { V, … } }   sets the simulated devices
+  bus:sim { inject = { fault = "lost_frames", frames = n | "drive", position = p [, code = 0x8611] | "cut_line", position = p,
+                       after = s } }   the segment raises that fault by itself after s seconds of bus time (fault injection)
   bus:analog_out(channel)                     what the simulated analog output terminal puts out (V)
 Faults (a drive fault, a device leaving OP, the safety PLC inhibiting motion, …) end the run that sees them with a message
 naming the device and what to do; engine:reset_faults() clears them once the cause is gone."#;

@@ -31,6 +31,8 @@ struct SharedArm {
     /// Whether a drive commanded torque this cycle — in torque mode, or a torque offset
     /// (0x60B2) with its position or velocity — (tau_ff is then driven).
     torque_driven: bool,
+    /// Whether a drive is in quick stop or fault reaction this cycle.
+    quick_stop: bool,
     handed_in: usize,
     tick: u64,
 }
@@ -43,13 +45,22 @@ impl SharedArm {
         // hand gravity over to a feed-forward of 0 and drop the arm at the start of every first
         // motion).
         let driven = [true, true, self.torque_driven];
-        let commands = if self.holding.iter().all(|h| *h) { None } else { Some(Commands::new(&self.commands, &driven)) };
-        // A fault of the plant (non-finite command) holds it; the drive reports what it measures.
-        let _ = self.plant.actuate(self.tick, commands);
+        let all_holding = self.holding.iter().all(|h| *h);
+        if all_holding && (self.quick_stop || !self.plant.is_still()) {
+            // A drive's quick stop or fault reaction brakes the arm (the drive waits for
+            // standstill), and the arm goes on braking until it stands; a still arm holding
+            // between assemblies lets the plant's time stand still.
+            let _ = self.plant.stop(self.tick);
+        } else {
+            let commands = if all_holding { None } else { Some(Commands::new(&self.commands, &driven)) };
+            // A fault of the plant (non-finite command) holds it; the drive reports what it measures.
+            let _ = self.plant.actuate(self.tick, commands);
+        }
         self.tick += 1;
         let _ = self.plant.sense(self.tick, &mut self.sensed);
         self.handed_in = 0;
         self.torque_driven = false;
+        self.quick_stop = false;
     }
 }
 
@@ -61,9 +72,10 @@ pub struct ArmJointPlant {
     actual: PlantActual,
 }
 
-/// Below this speed (counts/s) a stopping joint counts as standing (the drive state machine
-/// waits for standstill after a quick stop).
-const STANDSTILL_COUNTS_PER_S: f64 = 1.0;
+/// Below this speed (motor revolutions per second: 0.6 rpm) a stopping joint counts as
+/// standing (the drive state machine waits for standstill after a quick stop). A servo holding
+/// against gravity never reaches exactly 0; one encoder count per second would never be met.
+const STANDSTILL_REV_PER_S: f64 = 0.01;
 
 impl ArmJointPlant {
     fn counts_per_rad(&self) -> f64 {
@@ -84,7 +96,8 @@ impl DrivePlant for ArmJointPlant {
         let j = self.joint;
         let (q, qd, tau) = (arm.sensed[0].as_slice()[j], arm.sensed[1].as_slice()[j], arm.sensed[2].as_slice()[j]);
         let stopping = matches!(command, PlantCommand::Hold | PlantCommand::Stop);
-        let velocity = (qd * k).abs() < STANDSTILL_COUNTS_PER_S && stopping;
+        arm.quick_stop |= matches!(command, PlantCommand::Stop);
+        let velocity = (qd * k).abs() < STANDSTILL_REV_PER_S * self.drive.counts_per_rev && stopping;
         self.actual = PlantActual {
             position: (q - self.drive.offset) * k,
             velocity: if velocity { 0.0 } else { qd * k },
@@ -169,7 +182,7 @@ pub fn simulated_cell(robot: Arc<Robot>, q0: &[f64], period: f64) -> Result<(Lin
     let _ = plant.sense(0, &mut sensed);
     let mut commands: Vec<Value> = (0..3).map(|_| Value::zero(ValueType::Vector(n))).collect();
     commands[0].as_mut_slice().copy_from_slice(q0);
-    let arm = Arc::new(Mutex::new(SharedArm { plant, commands, sensed, holding: vec![true; n], torque_driven: false, handed_in: 0, tick: 0 }));
+    let arm = Arc::new(Mutex::new(SharedArm { plant, commands, sensed, holding: vec![true; n], torque_driven: false, quick_stop: false, handed_in: 0, tick: 0 }));
     let drives: Vec<DriveConfig> = (0..n).map(|j| drive_config(&robot, j)).collect();
     for (j, d) in drives.iter().enumerate() {
         d.check().map_err(|e| format!("robot '{}', joint {}: {e}", robot.name, robot.joints[j].name))?;

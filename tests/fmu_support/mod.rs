@@ -98,6 +98,32 @@ pub fn bits(v: &[f64]) -> Vec<u64> {
 }
 
 /// Writes a zip archive of `entries` (name, content) at `path`.
+/// Builds the C test FMU `tests/fmu_support/c/<stem>.c` (with `<stem>.xml`, whose
+/// `{morc-<stem>-token}` becomes `token`) into `<scratch>/<stem>/<name>`. One shared library
+/// per FMU name: tests run in parallel and must not load a file another is writing.
+pub fn build_c_fmu(stem: &str, token: &str, name: &str) -> PathBuf {
+    exported(); // sets the private extraction cache
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fmu_support/c");
+    let dir = scratch().join(stem);
+    std::fs::create_dir_all(&dir).unwrap();
+    let so = dir.join(format!("{name}.so"));
+    if !so.exists() {
+        let out = std::process::Command::new("cc")
+            .args(["-shared", "-fPIC", "-O1", "-o"])
+            .arg(&so)
+            .arg(src.join(format!("{stem}.c")))
+            .output()
+            .expect("a C compiler (cc) to build the test FMU");
+        assert!(out.status.success(), "cc failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let xml = std::fs::read_to_string(src.join(format!("{stem}.xml"))).unwrap().replace(&format!("{{morc-{stem}-token}}"), token);
+    let binary = std::fs::read(&so).unwrap();
+    let platform = morc::fmi::export::platform_tuple().unwrap();
+    let path = dir.join(name);
+    zip_file(&path, &[("modelDescription.xml", xml.as_bytes()), (&format!("binaries/{platform}/{stem}.so"), &binary)]);
+    path
+}
+
 pub fn zip_file(path: &Path, entries: &[(&str, &[u8])]) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     let mut zip = zip::ZipWriter::new(std::fs::File::create(path).unwrap());

@@ -27,7 +27,7 @@ pub mod force_sensor;
 
 pub use devices::{cia402_drive, coupler, digital_inputs, digital_outputs, load_sii, morc_drive_image, Cia402Drive, Cia402State, DigitalInputs, DigitalOutputs, DrivePlant, IdealFollower, PlantActual, PlantCommand};
 pub use esc::{AlState, DcUnit, Esc, EscConfig};
-pub use segment::{DeviceApp, Segment, SubDevice};
+pub use segment::{DeviceApp, ScheduledFault, Segment, SubDevice};
 pub use sii::{SiiImage, SiiInfo};
 pub use analog_terminals::{SimAnalogInputs, SimAnalogOutputs};
 pub use force_sensor::SimForceSensor;

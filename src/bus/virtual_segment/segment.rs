@@ -156,6 +156,20 @@ pub struct Segment {
     /// Simulated faults: frames still to lose, and where the line is cut.
     frames_to_lose: u32,
     line_cut_before: Option<usize>,
+    /// A fault to raise once virtual time reaches the given ns ([`Segment::schedule_fault`]).
+    scheduled: Option<(u64, ScheduledFault)>,
+}
+
+/// A fault the segment raises by itself at a moment of its virtual time: fault injection, to
+/// check that a program, its recording and the robot come through a line failing mid-motion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScheduledFault {
+    /// The next `n` frames are lost ([`Segment::lose_frames`]; `u32::MAX`: the link is gone).
+    LoseFrames(u32),
+    /// The CiA 402 drive at `position` faults with `error_code` (0x603F).
+    DriveFault { position: usize, error_code: u16 },
+    /// The line is cut before `position` ([`Segment::cut_line_before`]).
+    CutLine(usize),
 }
 
 impl std::fmt::Debug for Segment {
@@ -172,7 +186,7 @@ impl Default for Segment {
 
 impl Segment {
     pub fn new() -> Self {
-        Self { devices: Vec::new(), time_ns: 0, hop_delay_ns: 150, layouts: Vec::with_capacity(MAX_DATAGRAMS_PER_FRAME), counters: SegmentCounters::default(), frames_to_lose: 0, line_cut_before: None }
+        Self { devices: Vec::new(), time_ns: 0, hop_delay_ns: 150, layouts: Vec::with_capacity(MAX_DATAGRAMS_PER_FRAME), counters: SegmentCounters::default(), frames_to_lose: 0, line_cut_before: None, scheduled: None }
     }
 
     /// Appends a device at the end of the line.
@@ -229,9 +243,35 @@ impl Segment {
         self.line_cut_before = position;
     }
 
+    /// Raises `fault` once virtual time has advanced `after_ns` from now (replacing a fault
+    /// scheduled before). A drive fault for a position that holds no CiA 402 drive is refused.
+    pub fn schedule_fault(&mut self, after_ns: u64, fault: ScheduledFault) -> Result<(), String> {
+        if let ScheduledFault::DriveFault { position, .. } = fault {
+            if self.device(position).and_then(|d| d.app_as::<super::Cia402Drive>()).is_none() {
+                return Err(format!("there is no CiA 402 drive at position {position} of the simulated segment"));
+            }
+        }
+        self.scheduled = Some((self.time_ns.saturating_add(after_ns), fault));
+        Ok(())
+    }
+
     /// Advances virtual time, stepping every device's dynamics.
     pub fn advance(&mut self, dt_ns: u64) {
         self.time_ns = self.time_ns.wrapping_add(dt_ns);
+        if let Some((at, fault)) = self.scheduled {
+            if self.time_ns >= at {
+                self.scheduled = None;
+                match fault {
+                    ScheduledFault::LoseFrames(n) => self.lose_frames(n),
+                    ScheduledFault::CutLine(position) => self.cut_line_before(Some(position)),
+                    ScheduledFault::DriveFault { position, error_code } => {
+                        if let Some(drive) = self.device_mut(position).and_then(|d| d.app_as_mut::<super::Cia402Drive>()) {
+                            drive.inject_fault(error_code);
+                        }
+                    }
+                }
+            }
+        }
         for d in &mut self.devices {
             d.app.step(&mut d.esc, dt_ns);
         }
