@@ -98,6 +98,7 @@ fn metadata(spec: &AssemblySpec, path: &Path) -> RecordingMetadata {
         assembly: spec.name.clone(),
         base_period: T,
         notes: "a test run — with ünïcode".into(),
+        naming: Default::default(),
         components: spec
             .components
             .iter()

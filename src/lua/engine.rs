@@ -182,6 +182,11 @@ fn finish(lua: &Lua, engine: &mut Engine, handle: crate::kernel::engine::RunHand
             if let Err(e) = crate::record::write_timing(std::path::Path::new(path), &result.components) {
                 log::warn!("{path}: could not add timing statistics: {e}");
             }
+            // Said as it happens: a file's name is only known once it is created (never replacing one).
+            if lua.app_data_ref::<CheckOnly>().is_none() {
+                let samples = result.data.get(&format!("{}.samples", a.name)).map(|v| v.integer()).unwrap_or(0);
+                eprintln!("recorded {path} ({samples} samples)");
+            }
             recordings.push(path.clone());
         }
     }

@@ -39,10 +39,25 @@ pub struct ComponentMetadata {
     pub params: Vec<(String, Value)>,
 }
 
+/// How a recording's file is named when recording starts. Either way an
+/// existing file is never replaced: the file is created exclusively, and
+/// when the name is taken the next free numbered name next to it is used.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FileNaming {
+    /// `path` itself; if it exists, `stem-001.ext`, `stem-002.ext`… (with a warning
+    /// saying which): a file the user named.
+    #[default]
+    AsGiven,
+    /// `stem-000.ext`, `stem-001.ext`…, the first free one: the run files of a folder.
+    Numbered,
+}
+
 /// Where to record and what the file says about the run.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RecordingMetadata {
+    /// The file asked for; the one written (see [`FileNaming`]) is the result `path`.
     pub path: PathBuf,
+    pub naming: FileNaming,
     pub robot: String,
     pub assembly: String,
     /// Base period T in seconds.
@@ -115,6 +130,12 @@ impl Recorder {
     /// Rows written and flushed so far, while recording.
     pub fn progress(&self) -> Option<Arc<WriterProgress>> {
         self.writer.as_ref().map(|w| w.progress().clone())
+    }
+
+    /// The file being written, while recording: the one reserved when the
+    /// recorder was initialised (see [`FileNaming`]).
+    pub fn file(&self) -> Option<&std::path::Path> {
+        self.writer.as_ref().map(|w| w.path())
     }
 
     fn stop_writer(&mut self) -> Option<WriterOutcome> {
