@@ -393,18 +393,21 @@ fn wrong_shapes_types_and_attributes_fail_naming_the_file() {
     runner()
         .run(&input, |(datasets, file_attrs, ds_attrs, groups)| {
             let path = input_path();
+            let huge;
             {
                 let file = hdf5::File::create(&path).unwrap();
-                let mut made = Vec::new();
+                let mut made: Vec<(&str, &Data)> = Vec::new();
                 for (name, d) in &datasets {
-                    if !made.contains(name) && write_dataset(&file, name, d).is_ok() {
-                        made.push(*name);
+                    if !made.iter().any(|(n, _)| n == name) && write_dataset(&file, name, d).is_ok() {
+                        made.push((*name, d));
                     }
                 }
+                // A dataset declared larger than the file could hold is refused, not read.
+                huge = made.iter().any(|(_, d)| matches!(d, Data::Reals(s, Some(_)) if s.iter().product::<usize>() >= 1 << 30));
                 for (name, d) in &file_attrs {
                     let _ = write_attr(&file, name, d);
                 }
-                if let Some(first) = made.first() {
+                if let Some((first, _)) = made.first() {
                     let ds = file.dataset(first).unwrap();
                     for (name, d) in &ds_attrs {
                         let _ = write_attr(&ds, name, d);
@@ -422,8 +425,6 @@ fn wrong_shapes_types_and_attributes_fail_naming_the_file() {
                 }
             }
             read_back(&path, &tally)?;
-            // A dataset declared larger than the file could hold is refused, not read.
-            let huge = datasets.iter().any(|(_, d)| matches!(d, Data::Reals(s, Some(_)) if s.iter().product::<usize>() >= 1 << 30));
             if huge {
                 prop_assert!(morc::record::plot::load(&path, &[]).is_err(), "a 2^30-sample dataset in a small file was read");
             }
