@@ -261,3 +261,28 @@ fn ctrl_c_leaves_a_closed_file() {
     assert!(complete(&path) > 0, "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_simulation_faster_than_the_disk_loses_no_sample() {
+    let dir = scratch("fast_sim");
+    let path = dir.join("fast.h5");
+    let prog = dir.join("fast.lua");
+    // A cheap assembly on the virtual clock runs far faster than real time: 20 s of
+    // samples reach the recorder in a fraction of that, more than its buffer holds.
+    std::fs::write(
+        &prog,
+        format!(
+            "local a = morc.assembly {{ \"fast\", duration = 20 }}\na:add(\"s\", \"sine\", {{ amplitude = 1, frequency = 1 }})\na:record {{ \"s.y\", path = \"{}\" }}\n\
+             local r = morc.engine:run(a)\nprint(r.data[\"rec.samples\"], r.data[\"rec.dropped\"])\n",
+            path.display()
+        ),
+    )
+    .unwrap();
+    let out = morc().arg("run").arg(&prog).output().unwrap();
+    let (stdout, stderr) = text(&out);
+    assert_eq!(stdout.trim(), "20000\t0", "{stderr}");
+    assert_eq!(complete(&path), 20000);
+    let f = h5py(&path).unwrap();
+    assert_eq!(f["attrs"]["dropped_samples"], 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -79,6 +79,23 @@ fn for_check(check: &CheckOnly, mut req: Request) -> Request {
     req
 }
 
+/// On the virtual clock a recorder waits for its writer rather than drop
+/// samples (simulated time can wait; a fast simulation outran the disk).
+fn for_clock(engine: &Engine, mut req: Request) -> Request {
+    if engine.config().clock != crate::kernel::clock::ClockKind::Virtual {
+        return req;
+    }
+    for a in req.spec.attachments.iter_mut().filter(|a| a.kind == "recorder") {
+        let attach = a.attach.clone();
+        a.attach = std::sync::Arc::new(move |view| {
+            let mut attachment = attach(view)?;
+            attachment.component.info_mut().set_param("wait_when_full", &crate::kernel::value::Value::Boolean(true))?;
+            Ok(attachment)
+        });
+    }
+    req
+}
+
 /// The outcome of the last `engine:run` in this Lua state ("finished", "fault",
 /// "cancelled"), kept as app data so a program's exit code can tell a fault.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -182,7 +199,7 @@ fn request(assembly: &AnyUserData, opts: Option<Table>) -> mlua::Result<Request>
 
 /// Runs `assembly` on `engine` with the options table of `engine:run`.
 pub fn run(lua: &Lua, engine: &mut Engine, assembly: &AnyUserData, opts: Option<Table>) -> mlua::Result<Table> {
-    let mut req = request(assembly, opts)?;
+    let mut req = for_clock(engine, request(assembly, opts)?);
     if let Some(check) = lua.app_data_ref::<CheckOnly>() {
         req = for_check(&check, req);
     }
@@ -271,6 +288,7 @@ impl UserData for LuaEngine {
             }
             {
                 let mut this = ud.borrow_mut::<LuaEngine>()?;
+                req = for_clock(&this.0, req);
                 if super::interrupt::pending() {
                     return Err(super::interrupt::error());
                 }

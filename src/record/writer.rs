@@ -78,6 +78,8 @@ pub struct WriterProgress {
     pub written: AtomicU64,
     /// Rows made durable by the last flush.
     pub flushed: AtomicU64,
+    /// The writer thread has ended: it takes no more rows.
+    pub ended: AtomicBool,
 }
 
 /// What a finished writer reports.
@@ -158,6 +160,14 @@ impl Writer {
             .name(format!("rec-{}", header.recorder))
             .spawn(move || {
                 let _closed = closed_tx; // dropped when this thread ends: the file is closed
+                // Says "ended" however the thread ends (a recorder waiting for room stops waiting).
+                struct Ended(Arc<WriterProgress>);
+                impl Drop for Ended {
+                    fn drop(&mut self) {
+                        self.0.ended.store(true, Ordering::Release);
+                    }
+                }
+                let _ended = Ended(progress2.clone());
                 let file = match RecordingFile::create(&header, columns) {
                     Ok(f) => {
                         let _ = ready_tx.send(Ok(()));
@@ -197,6 +207,11 @@ impl Writer {
                 Err(format!("the writer thread for {} ended before creating the file", path.display()))
             }
         }
+    }
+
+    /// The writer thread, to wake it when rows wait for room.
+    pub fn thread(&self) -> Option<&std::thread::Thread> {
+        self.thread.as_ref().map(|t| t.thread())
     }
 
     /// The file being written.
