@@ -21,5 +21,7 @@ local square = path({
 print(square)
 
 print(circ { via = at(100, -100).pos, to = at(200, 0) })
-print(lin(at(3000, 0)))                     -- refused before anything moves: out of reach
+local far = lin(at(3000, 0))                 -- refused before anything moves: out of reach
+print(far)
+assert(not far.ok, "a point 3 m away cannot be reached")
 print(home())

@@ -98,6 +98,7 @@ fn metadata(spec: &AssemblySpec, path: &Path) -> RecordingMetadata {
         assembly: spec.name.clone(),
         base_period: T,
         notes: "a test run — with ünïcode".into(),
+        naming: Default::default(),
         components: spec
             .components
             .iter()
@@ -136,10 +137,33 @@ fn scratch(name: &str) -> PathBuf {
     dir.join(name)
 }
 
+/// A child process of these tests inherits no descriptor of the test
+/// process: tests run in parallel, and a child forked while another test's
+/// recording is open would inherit its descriptor (morc marks it
+/// close-on-exec only just after HDF5 opens it) and keep HDF5's lock on it
+/// for the child's life — long after that test's run closed the file, when
+/// its own h5py is refused the file.
+fn isolated(mut cmd: Command) -> Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only async-signal-safe system calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            // Every descriptor from 3 up close-on-exec (std's own exec-error pipe stays usable).
+            if libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, libc::CLOSE_RANGE_CLOEXEC) != 0 {
+                for fd in 3..4096 {
+                    libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+                }
+            }
+            Ok(())
+        });
+    }
+    cmd
+}
+
 /// What h5py finds in `path`, via tests/python/check_recording.py.
 fn h5py(path: &Path) -> Json {
     let python = std::env::var("MORC_PYTHON").unwrap_or_else(|_| "python3".into());
-    let probe = Command::new(&python).args(["-c", "import h5py, numpy"]).output();
+    let probe = isolated(Command::new(&python)).args(["-c", "import h5py, numpy"]).output();
     match probe {
         Err(e) => panic!("this test reads recordings with Python's h5py, but '{python}' cannot run ({e}): install python3, then `pip install h5py numpy`"),
         Ok(o) if !o.status.success() => panic!(
@@ -149,9 +173,20 @@ fn h5py(path: &Path) -> Json {
         Ok(_) => {}
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/check_recording.py");
-    let out = Command::new(&python).arg(&script).arg(path).output().unwrap();
+    let out = isolated(Command::new(&python)).arg(&script).arg(path).output().unwrap();
     assert!(out.status.success(), "h5py could not read {}: {}", path.display(), String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Asserts that nothing in this process holds `path` open for HDF5: its
+/// lock (an exclusive flock, which conflicts across descriptors, even in
+/// one process) is free the moment the run has returned.
+fn assert_closed(path: &Path) {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::File::open(path).unwrap();
+    // SAFETY: flock on a descriptor we own; released when `f` closes.
+    let r = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    assert_eq!(r, 0, "{} is still locked (open in HDF5) after its run returned: {}", path.display(), std::io::Error::last_os_error());
 }
 
 fn floats(ds: &Json) -> Vec<f64> {
@@ -199,6 +234,8 @@ fn recordings_hold_exactly_what_ran() {
 
     let mut engine = engine();
     let r = engine.run(&a, &AssemblyData::new()).unwrap();
+    assert_closed(&fast);
+    assert_closed(&slow);
     assert_eq!(r.outcome, Outcome::Finished("duration".into()), "{}", r.report());
     assert_eq!(r.ticks, 2000);
     assert_eq!(r.data.get("rec.samples"), Some(&Value::Integer(2000)));
@@ -329,7 +366,7 @@ fn crash_child() {
 #[test]
 fn a_killed_process_leaves_a_valid_file() {
     let path = scratch("crash.h5");
-    let out = Command::new(std::env::current_exe().unwrap())
+    let out = isolated(Command::new(std::env::current_exe().unwrap()))
         .args(["crash_child", "--exact", "--nocapture", "--test-threads=1"])
         .env(CHILD, &path)
         .output()
@@ -363,6 +400,7 @@ fn a_full_ring_is_counted_in_the_file() {
     let tuning = RecorderTuning { ring_rows: Some(16), writer: WriterTiming { poll_interval: Duration::from_millis(200), flush_interval: 0.5 } };
     add_recorder(&mut a, "rec", 1, 1, vec![signal("wave.y", ValueType::Real, "m")], &path, tuning);
     let r = engine().run(&a, &AssemblyData::new()).unwrap();
+    assert_closed(&path);
     assert_eq!(r.outcome, Outcome::Finished("duration".into()));
     let samples = r.data.get("rec.samples").unwrap().integer();
     let dropped = r.data.get("rec.dropped").unwrap().integer();

@@ -99,6 +99,7 @@ fn recording() -> &'static Path {
             assembly: a.name.clone(),
             base_period: T,
             notes: String::new(),
+            naming: Default::default(),
             components: a.components.iter().map(|c| ComponentMetadata { name: c.name.clone(), kind: c.kind.clone(), every: c.every, params: c.params.clone() }).collect(),
         };
         let rec = a.components.iter_mut().find(|c| c.name == "rec").unwrap();

@@ -280,7 +280,7 @@ fn check_validates_without_moving() {
     let bad = write(&dir, "bad.lua", BAD);
     let (code, out, _) = morc(&["check", good.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("outcome checked"), "engine:run only checked:\n{out}");
+    assert!(out.contains("outcome finished"), "engine:run ran on the simulation, as in morc run:\n{out}");
     assert!(out.contains("good.lua: OK"), "{out}");
     let (code, out, _) = morc(&["check", good.to_str().unwrap(), bad.to_str().unwrap()]);
     assert_eq!(code, 1, "{out}");

@@ -225,6 +225,31 @@ local function new_context(async)
   return { engine = engine_proxy(async), robot = morc.current_robot, data = {} }
 end
 
+-- Under `morc check` (morc.checking), a failed result the program never looks at fails the check:
+-- its `ok` is kept out of the table and reading it (r.ok) marks the failure as handled.
+local failed = setmetatable({}, { __mode = "k" })   -- failed results (check mode)
+local unread = {}                                   -- failed results not looked at, in order
+local function keep_failure(result, call_site)
+  failed[result] = true
+  rawset(result, "ok", nil)
+  unread[#unread + 1] = { result = result, text = ("%s: %s"):format(call_site, tostring(result)) }
+end
+ResultMT.__index = function(r, key)
+  if key == "ok" and failed[r] then
+    for i, u in ipairs(unread) do
+      if u.result == r then table.remove(unread, i) break end
+    end
+    return false
+  end
+end
+
+--- The failures no one looked at (morc check): "file:line: skill ✗ … reason", in order.
+function S.unread_failures()
+  local list = {}
+  for i, u in ipairs(unread) do list[i] = u.text end
+  return list
+end
+
 local RESERVED = { ok = true, reason = true, duration = true, recording = true, recordings = true, skill = true, params = true, stage = true, summary = true, traceback = true }
 
 local function merge(result, values)
@@ -248,6 +273,7 @@ local function run_skill(skill, p, call_site, async)
     result.duration = frame.duration
     result.recordings = frame.recordings
     result.recording = frame.recordings[#frame.recordings]
+    if morc.checking and rawget(result, "ok") == false then keep_failure(result, call_site) end
     return result
   end
   local function guarded(stage, fn, ...)
@@ -351,8 +377,10 @@ function SkillMT.start(skill, arg, more)
 end
 
 ResultMT.__tostring = function(r)
-  local line = ("%s %s  %.3g s"):format(r.skill, r.ok and "✓" or "✗", r.duration or 0)
-  if r.ok then
+  -- rawget: printing a result is not looking at whether it failed (see keep_failure).
+  local ok = rawget(r, "ok")
+  local line = ("%s %s  %.3g s"):format(r.skill, ok and "✓" or "✗", r.duration or 0)
+  if ok then
     if r.summary and r.summary ~= "" then line = line .. "   " .. r.summary end
   else
     line = line .. "   " .. tostring(r.reason)

@@ -1,11 +1,16 @@
-//! `morc check FILE…`: loads and validates scripts without moving anything.
-//! Each file runs in a Lua state of its own whose `engine:run` only checks the
-//! assembly (as a run would before it starts) and answers "checked".
+//! `morc check FILE…`: runs each program as `morc run` would, but on the
+//! simulation (simulated robot, virtual clock, the simulated segment for any
+//! bus: nothing real moves), so skills and programs get real results, and
+//! passes only what ran cleanly. A file fails on a Lua error, on a run that
+//! ended in a fault as the program's last, and on a skill that failed
+//! (precondition, execute or evaluate) whose result the program never looked
+//! at (`r.ok` never read). Recordings go to a scratch folder that is removed.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::{exit, start_engine};
 use crate::kernel::engine::EngineConfig;
+use crate::lua::engine::{CheckOnly, LastOutcome};
 
 pub fn main(files: &[PathBuf]) -> i32 {
     let mut failed = 0;
@@ -26,13 +31,56 @@ pub fn main(files: &[PathBuf]) -> i32 {
     }
 }
 
-/// Runs `file` with the engine in check mode (virtual clock, simulated robot: nothing moves).
-pub fn check_file(file: &PathBuf) -> Result<(), String> {
+/// Runs `file` on the simulation as `morc check` does; the error says everything that failed.
+pub fn check_file(file: &Path) -> Result<(), String> {
+    let scratch = ScratchDir::new()?;
     let engine = start_engine(EngineConfig::default())?;
     let lua = crate::lua::new_state().map_err(|e| e.to_string())?;
-    lua.set_app_data(crate::lua::engine::CheckOnly);
+    lua.set_app_data(CheckOnly { record_dir: scratch.0.clone() });
     crate::lua::install(&lua, engine).map_err(|e| e.to_string())?;
-    super::run::run_file(&lua, file, &[])
+    // Skills keep their failed results for the check (lua/morc/skill.lua).
+    let morc: mlua::Table = lua.globals().get("morc").map_err(|e| e.to_string())?;
+    morc.set("checking", true).map_err(|e| e.to_string())?;
+    let mut problems = Vec::new();
+    if let Err(e) = super::run::run_file(&lua, file, &[]) {
+        problems.push(e);
+    }
+    let unread: Vec<String> = lua
+        .load("local ok, skill = pcall(require, 'morc.skill') return ok and skill.unread_failures and skill.unread_failures() or {}")
+        .set_name("=morc check")
+        .eval()
+        .map_err(|e| e.to_string())?;
+    for failure in unread {
+        problems.push(format!("{failure}\n(the program did not look at this result: handle a failure with `if not r.ok then … end`)"));
+    }
+    if lua.app_data_ref::<LastOutcome>().is_some_and(|o| o.0 == "fault") && problems.is_empty() {
+        problems.push(format!("the program's last run ended in a fault (morc run would exit {})", exit::FAULT));
+    }
+    drop(lua); // the engine stops and every recording is closed before the scratch folder goes
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
+}
+
+/// A folder for a check's recordings, removed with everything in it when dropped.
+struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    fn new() -> Result<ScratchDir, String> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static N: AtomicU64 = AtomicU64::new(0);
+        let dir = std::env::temp_dir().join(format!("morc-check-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+        std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create the check's scratch folder {}: {e}", dir.display()))?;
+        Ok(ScratchDir(dir))
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 fn indent(text: &str) -> String {

@@ -102,8 +102,8 @@ pub enum Command {
         #[command(flatten)]
         opts: RunOpts,
     },
-    /// Load and validate scripts without moving anything: each file runs with
-    /// `engine:run` only checking its assemblies.
+    /// Run each program on the simulation (nothing real moves; recordings are not
+    /// kept): OK only if it runs cleanly — no Lua error, no fault, no skill failure left unhandled.
     Check {
         #[arg(required = true)]
         files: Vec<PathBuf>,

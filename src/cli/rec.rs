@@ -56,7 +56,7 @@ pub fn plot(args: &PlotArgs) -> i32 {
     let output = args.output.clone().unwrap_or_else(|| plot::default_output(&args.file));
     let options = plot::PlotOptions { width: args.width, panel_height: args.panel_height, share_units: args.share_units };
     let patterns: Vec<&str> = args.signals.iter().map(String::as_str).collect();
-    match plot::plot(&args.file, &patterns, &output, &options) {
+    let draw = || match plot::plot(&args.file, &patterns, &output, &options) {
         Ok(summary) => {
             let panels: Vec<&str> = summary.panels.iter().map(|p| p.0.as_str()).collect();
             println!("{} ({}×{}): {}", summary.output.display(), summary.width, summary.height, panels.join(", "));
@@ -66,12 +66,25 @@ pub fn plot(args: &PlotArgs) -> i32 {
             eprintln!("morc rec plot: {e}");
             exit::USAGE
         }
+    };
+    isolated(&args.file, "morc rec plot", draw)
+}
+
+/// Reads a file from anywhere in a reader process: a damaged file that
+/// crashes or hangs the HDF5 library is an error naming it, not a crash.
+fn isolated(file: &std::path::Path, command: &str, read: impl FnOnce() -> i32) -> i32 {
+    match crate::record::read::isolated(file, crate::record::read::READ_TIMEOUT, read) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("{command}: {e}");
+            exit::USAGE
+        }
     }
 }
 
 pub fn main(cmd: &RecCommand) -> i32 {
     match cmd {
-        RecCommand::Info { file } => match crate::record::read::info(file) {
+        RecCommand::Info { file } => isolated(file, "morc rec info", || match crate::record::read::info(file) {
             Ok(text) => {
                 print!("{text}");
                 exit::OK
@@ -80,7 +93,7 @@ pub fn main(cmd: &RecCommand) -> i32 {
                 eprintln!("morc rec info: {e}");
                 exit::USAGE
             }
-        },
+        }),
         RecCommand::Plot(args) => plot(args),
         RecCommand::Bench { signals, rate, seconds, dir } => match crate::record::bench::sustained(dir, *signals, *rate, *seconds) {
             Ok(report) => {

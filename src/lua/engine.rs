@@ -45,12 +45,59 @@ impl UserData for LuaRunHandle {
     }
 }
 
-/// Set as the Lua state's app data to make `engine:run` only validate (`morc check`):
-/// nothing moves, and the result's outcome is "checked".
-pub struct CheckOnly;
+/// Set as the Lua state's app data by `morc check`: runs go on the simulation
+/// as they would in `morc run` (check's engine is simulated, on the virtual
+/// clock), so programs and skills get real results, but recordings go to
+/// `record_dir` (a scratch folder the check removes) and a run without an
+/// end stops after [`CHECK_MAX_SECONDS`] of simulated time.
+pub struct CheckOnly {
+    pub record_dir: std::path::PathBuf,
+}
+
+/// The longest a run may go on under `morc check` (simulated seconds): an
+/// assembly with no end of its own (one a user would stop with Ctrl-C) ends then.
+pub const CHECK_MAX_SECONDS: f64 = 60.0;
+
+/// A run as `morc check` does it: recordings into the check's scratch folder
+/// (same file names), and an end for assemblies that have none.
+fn for_check(check: &CheckOnly, mut req: Request) -> Request {
+    if req.spec.duration.is_none_or(|d| d > CHECK_MAX_SECONDS) {
+        req.spec.duration = Some(CHECK_MAX_SECONDS);
+        req.capped = true;
+    }
+    for a in req.spec.attachments.iter_mut().filter(|a| a.kind == "recorder") {
+        let (attach, dir) = (a.attach.clone(), check.record_dir.clone());
+        a.attach = std::sync::Arc::new(move |view| {
+            let mut attachment = attach(view)?;
+            let info = attachment.component.info_mut();
+            let path = info.param_value("path").map(|v| v.str().to_string()).unwrap_or_default();
+            let file = std::path::Path::new(&path).file_name().map(|f| dir.join(f)).unwrap_or_else(|| dir.join("recording.h5"));
+            info.set_param("path", &crate::kernel::value::Value::String(file.display().to_string()))?;
+            Ok(attachment)
+        });
+    }
+    req
+}
+
+/// On the virtual clock a recorder waits for its writer rather than drop
+/// samples (simulated time can wait; a fast simulation outran the disk).
+fn for_clock(engine: &Engine, mut req: Request) -> Request {
+    if engine.config().clock != crate::kernel::clock::ClockKind::Virtual {
+        return req;
+    }
+    for a in req.spec.attachments.iter_mut().filter(|a| a.kind == "recorder") {
+        let attach = a.attach.clone();
+        a.attach = std::sync::Arc::new(move |view| {
+            let mut attachment = attach(view)?;
+            attachment.component.info_mut().set_param("wait_when_full", &crate::kernel::value::Value::Boolean(true))?;
+            Ok(attachment)
+        });
+    }
+    req
+}
 
 /// The outcome of the last `engine:run` in this Lua state ("finished", "fault",
-/// "cancelled", "checked"), kept as app data so a program's exit code can tell a fault.
+/// "cancelled"), kept as app data so a program's exit code can tell a fault.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LastOutcome(pub String);
 
@@ -117,6 +164,8 @@ pub struct Request {
     spec: crate::kernel::assembly::AssemblySpec,
     data: AssemblyData,
     data_ud: Option<AnyUserData>,
+    /// `morc check` gave the run an end it did not have.
+    capped: bool,
 }
 
 /// Reads `engine:run(a, opts)`'s arguments.
@@ -145,14 +194,14 @@ fn request(assembly: &AnyUserData, opts: Option<Table>) -> mlua::Result<Request>
             other => return Err(mlua::Error::runtime(format!("run option 'data' must be morc.data{{…}} or a table, got a {}", other.type_name()))),
         }
     }
-    Ok(Request { spec, data, data_ud })
+    Ok(Request { spec, data, data_ud, capped: false })
 }
 
 /// Runs `assembly` on `engine` with the options table of `engine:run`.
 pub fn run(lua: &Lua, engine: &mut Engine, assembly: &AnyUserData, opts: Option<Table>) -> mlua::Result<Table> {
-    let req = request(assembly, opts)?;
-    if lua.app_data_ref::<CheckOnly>().is_some() {
-        return checked_table(lua, engine, &req.spec, &req.data);
+    let mut req = for_clock(engine, request(assembly, opts)?);
+    if let Some(check) = lua.app_data_ref::<CheckOnly>() {
+        req = for_check(&check, req);
     }
     // After Ctrl-C nothing new starts moving, even where Lua code caught the interruption.
     if super::interrupt::pending() {
@@ -164,7 +213,7 @@ pub fn run(lua: &Lua, engine: &mut Engine, assembly: &AnyUserData, opts: Option<
 
 /// Waits for a started run and turns its result into the Lua result table.
 fn finish(lua: &Lua, engine: &mut Engine, handle: crate::kernel::engine::RunHandle, req: Request) -> mlua::Result<Table> {
-    let Request { spec, data_ud, .. } = req;
+    let Request { spec, data_ud, capped, .. } = req;
     RUNS_IN_PROGRESS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let result = engine.wait(handle);
     RUNS_IN_PROGRESS.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
@@ -175,12 +224,20 @@ fn finish(lua: &Lua, engine: &mut Engine, handle: crate::kernel::engine::RunHand
         Outcome::Cancelled => "cancelled",
     };
     lua.set_app_data(LastOutcome(outcome.to_string()));
+    if capped && result.outcome == Outcome::Finished("duration".into()) {
+        eprintln!("morc check: '{}' has no end of its own; checked for its first {CHECK_MAX_SECONDS} s", spec.name);
+    }
     // Recordings get the run's timing statistics, and the report says where they are.
     let mut recordings = Vec::new();
     for a in spec.attachments.iter().filter(|a| a.kind == "recorder") {
         if let Some(crate::kernel::value::Value::String(path)) = result.data.get(&format!("{}.path", a.name)) {
             if let Err(e) = crate::record::write_timing(std::path::Path::new(path), &result.components) {
                 log::warn!("{path}: could not add timing statistics: {e}");
+            }
+            // Said as it happens: a file's name is only known once it is created (never replacing one).
+            if lua.app_data_ref::<CheckOnly>().is_none() {
+                let samples = result.data.get(&format!("{}.samples", a.name)).map(|v| v.integer()).unwrap_or(0);
+                eprintln!("recorded {path} ({samples} samples)");
             }
             recordings.push(path.clone());
         }
@@ -208,29 +265,6 @@ fn finish(lua: &Lua, engine: &mut Engine, handle: crate::kernel::engine::RunHand
     Ok(t)
 }
 
-/// `engine:run` in check mode: plans the assembly (every validation a run does
-/// before anything moves) and answers with a result whose outcome is "checked".
-fn checked_table(lua: &Lua, engine: &Engine, spec: &crate::kernel::assembly::AssemblySpec, data: &AssemblyData) -> mlua::Result<Table> {
-    crate::kernel::assembly::plan(spec, engine.base_name(), engine.base_info(), engine.config().period, data)
-        .map_err(|err| mlua::Error::runtime(err.to_string()))?;
-    lua.set_app_data(LastOutcome("checked".into()));
-    let t = lua.create_table()?;
-    t.set("ok", true)?;
-    t.set("outcome", "checked")?;
-    t.set("reason", "checked")?;
-    t.set("assembly", spec.name.as_str())?;
-    t.set("ticks", 0)?;
-    t.set("duration", 0.0)?;
-    t.set("components", lua.create_table()?)?;
-    t.set("recordings", lua.create_table()?)?;
-    t.set("data", lua.create_userdata(LuaData(data.clone()))?)?;
-    t.set("report", format!("assembly '{}' checked (not run)\n", spec.name))?;
-    let meta = lua.create_table()?;
-    meta.set("__tostring", lua.create_function(|_, t: Table| t.get::<String>("report"))?)?;
-    t.set_metatable(Some(meta));
-    Ok(t)
-}
-
 impl UserData for LuaEngine {
     fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
         fields.add_field_method_get("period", |_, this| Ok(this.0.config().period));
@@ -248,12 +282,13 @@ impl UserData for LuaEngine {
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
         methods.add_method_mut("run", |lua, this, (assembly, opts): (AnyUserData, Option<Table>)| run(lua, &mut this.0, &assembly, opts));
         methods.add_function("start", |lua, (ud, assembly, opts): (AnyUserData, AnyUserData, Option<Table>)| {
-            let req = request(&assembly, opts)?;
+            let mut req = request(&assembly, opts)?;
+            if let Some(check) = lua.app_data_ref::<CheckOnly>() {
+                req = for_check(&check, req);
+            }
             {
                 let mut this = ud.borrow_mut::<LuaEngine>()?;
-                if lua.app_data_ref::<CheckOnly>().is_some() {
-                    return Err(mlua::Error::runtime("engine:start cannot run while only checking: use engine:run"));
-                }
+                req = for_clock(&this.0, req);
                 if super::interrupt::pending() {
                     return Err(super::interrupt::error());
                 }

@@ -689,6 +689,12 @@ fn start_engine(lua: &Lua, opts: Table) -> mlua::Result<AnyUserData> {
         mlua::Value::String(s) => Some(s.to_str()?.to_string()),
         other => return Err(fail(format!("bus must be \"sim\", a network interface or false, got a {}", other.type_name()))),
     };
+    // `morc check` moves nothing real: the simulated segment for any bus, and the virtual clock.
+    let checking = lua.app_data_ref::<super::engine::CheckOnly>().is_some();
+    let bus = if checking { bus.map(|_| "sim".to_string()) } else { bus };
+    if checking {
+        config.clock = ClockKind::Virtual;
+    }
     let base: Box<dyn crate::kernel::base::Base> = match (bus, &robot) {
         // The robot's drives on the bus, through the real master: simulated (the arm behind the
         // virtual segment's drives) or a network interface (real drives, scaled as the robot

@@ -1,12 +1,12 @@
 //! A recording as part of an assembly: signal patterns are matched against
 //! every output of the assembly when it is planned, and a Recorder is
-//! attached to the matches. Each run writes a new file.
+//! attached to the matches. Each run writes a new file: a recording never
+//! replaces an existing file (see [`super::writer`]).
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::recorder::{ComponentMetadata, RecordedSignal, Recorder, RecordingMetadata};
+use super::recorder::{ComponentMetadata, FileNaming, RecordedSignal, Recorder, RecordingMetadata};
 use crate::kernel::assembly::{Attach, Attachment};
 use crate::kernel::value::ValueType;
 
@@ -17,7 +17,7 @@ pub struct RecordRequest {
     pub patterns: Vec<String>,
     pub every: u32,
     pub decimation: u32,
-    /// A file, or a folder to put a new file in for each run.
+    /// A file, or a folder to put a new file in for each run (never replacing one).
     pub target: RecordTarget,
     pub notes: String,
 }
@@ -28,14 +28,14 @@ pub enum RecordTarget {
     Folder(PathBuf),
 }
 
-/// Runs within the same second get distinct file names.
-static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
-
+/// A folder's run file: `<assembly>-<UTC time to the second>.h5`, numbered
+/// `-000`, `-001`… by the writer when it creates the file exclusively (see
+/// [`super::writer`]), so runs in the same second, in this process or
+/// another, get distinct files.
 fn run_file(folder: &std::path::Path, assembly: &str) -> PathBuf {
     let stamp: String = super::writer::utc_now_iso8601().chars().filter(|c| c.is_ascii_digit() || *c == 'T').take(15).collect();
-    let n = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
     let safe: String = assembly.chars().map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
-    folder.join(format!("{safe}-{stamp}-{n:03}.h5"))
+    folder.join(format!("{safe}-{stamp}.h5"))
 }
 
 /// The attachment that builds the Recorder when the assembly is planned.
@@ -56,12 +56,13 @@ pub fn attachment(request: RecordRequest) -> Attach {
                 RecordedSignal::new(name, *ty, unit, &doc)
             })
             .collect();
-        let path = match &request.target {
-            RecordTarget::File(p) => p.clone(),
-            RecordTarget::Folder(dir) => run_file(dir, view.name),
+        let (path, naming) = match &request.target {
+            RecordTarget::File(p) => (p.clone(), FileNaming::AsGiven),
+            RecordTarget::Folder(dir) => (run_file(dir, view.name), FileNaming::Numbered),
         };
         let metadata = RecordingMetadata {
             path,
+            naming,
             robot: if view.base_description.is_empty() { view.base_name.to_string() } else { view.base_description.to_string() },
             assembly: view.name.to_string(),
             base_period: view.base_period,

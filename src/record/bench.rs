@@ -56,6 +56,8 @@ pub fn sustained(dir: &Path, signals: usize, rate: f64, seconds: f64) -> Result<
     let data = AssemblyData::new();
     rec.initialize(&InitContext { name: "rec", period, base_period: period, data: &data }, &mut [])?;
     let progress = rec.progress().ok_or("the recorder did not start its writer")?;
+    // record-bench-001.h5 when record-bench.h5 is there already (a recording never replaces a file).
+    let path = rec.file().map(Path::to_path_buf).unwrap_or(path);
 
     let mut inputs: Vec<Value> = (0..signals).map(|_| Value::Real(0.0)).collect();
     let mut hist = Histogram::new();

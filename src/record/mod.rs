@@ -30,5 +30,5 @@ pub mod recorder;
 pub mod writer;
 
 pub use glob::expand;
-pub use recorder::{ComponentMetadata, RecordedSignal, Recorder, RecorderTuning, RecordingMetadata};
+pub use recorder::{ComponentMetadata, FileNaming, RecordedSignal, Recorder, RecorderTuning, RecordingMetadata};
 pub use writer::write_timing;

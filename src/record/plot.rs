@@ -53,13 +53,14 @@ pub struct PlotSummary {
 }
 
 /// One recorded signal, read as f64 (integers and booleans converted).
-struct Signal {
-    name: String,
-    unit: String,
+#[derive(Debug, Clone, PartialEq)]
+pub struct Signal {
+    pub name: String,
+    pub unit: String,
     /// Line labels: `q[1]`…`q[n]`, or the dataset's `element_names`.
-    labels: Vec<String>,
+    pub labels: Vec<String>,
     /// `columns[k][i]`: element k at sample i.
-    columns: Vec<Vec<f64>>,
+    pub columns: Vec<Vec<f64>>,
 }
 
 struct Panel {
@@ -69,24 +70,29 @@ struct Panel {
     lines: Vec<(String, Vec<f64>)>,
 }
 
-/// Plots the signals of the recording at `recording` that `patterns` select
-/// (names or globs such as `robot.q*`; none: every signal) into `output`,
-/// PNG or SVG by its extension.
-pub fn plot(recording: &Path, patterns: &[&str], output: &Path, options: &PlotOptions) -> Result<PlotSummary, String> {
-    let format = OutputFormat::of(output)?;
-    let file = File::open(recording).map_err(|e| {
-        if recording.exists() {
-            format!("cannot read {} as HDF5: {e}", recording.display())
-        } else {
-            format!("no file {}", recording.display())
-        }
-    })?;
-    let in_file = |e: hdf5::Error| format!("reading {}: {e}", recording.display());
+/// What a plot shows of a recording, read and checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Loaded {
+    /// "assembly 'ptp' · robot … · started … UTC".
+    pub title: String,
+    /// Seconds, one per sample.
+    pub time: Vec<f64>,
+    pub signals: Vec<Signal>,
+}
 
+/// Reads the signals of the recording at `recording` that `patterns` select
+/// (names or globs such as `robot.q*`; none: every signal). Whatever the
+/// file holds, the answer is the data or an error naming the file: a file
+/// that is not HDF5 or not a morc recording, a dataset of the wrong type,
+/// or one larger than the file could hold (sizes are checked before
+/// anything is allocated).
+pub fn load(recording: &Path, patterns: &[&str]) -> Result<Loaded, String> {
+    let file = super::read::open(recording)?;
+    let in_file = |e: hdf5::Error| format!("reading {}: {e}", recording.display());
     let time: Vec<f64> = file
         .dataset("time")
-        .and_then(|d| d.read_raw::<f64>())
-        .map_err(|e| format!("{} has no readable /time dataset ({e}): not a morc recording?", recording.display()))?;
+        .map_err(|e| format!("{} has no readable /time dataset ({e}): not a morc recording?", recording.display()))
+        .and_then(|d| super::read::read_reals(&d, recording))?;
     if time.is_empty() {
         return Err(format!("{} holds no samples yet", recording.display()));
     }
@@ -103,11 +109,18 @@ pub fn plot(recording: &Path, patterns: &[&str], output: &Path, options: &PlotOp
 
     let mut signals = Vec::new();
     for name in chosen {
-        signals.push(read_signal(&file, &name, time.len()).map_err(in_file)?);
+        signals.push(read_signal(&file, &name, time.len(), recording)?);
     }
+    Ok(Loaded { title: title(&file), time, signals })
+}
+
+/// Plots the signals of the recording at `recording` that `patterns` select
+/// (see [`load`]) into `output`, PNG or SVG by its extension.
+pub fn plot(recording: &Path, patterns: &[&str], output: &Path, options: &PlotOptions) -> Result<PlotSummary, String> {
+    let format = OutputFormat::of(output)?;
+    let Loaded { title, time, signals } = load(recording, patterns)?;
     let panels = group(signals, options.share_units);
 
-    let title = title(&file);
     let height = TITLE_HEIGHT + options.panel_height * panels.len() as u32 + X_AXIS_HEIGHT;
     let size = (options.width, height);
     font()?;
@@ -167,13 +180,16 @@ fn select(patterns: &[&str], available: &[String]) -> Result<Vec<String>, String
     Ok(chosen)
 }
 
-fn read_signal(file: &File, name: &str, samples: usize) -> hdf5::Result<Signal> {
-    let ds = file.dataset(name)?;
+fn read_signal(file: &File, name: &str, samples: usize, path: &Path) -> Result<Signal, String> {
+    let ds = file.dataset(name).map_err(|e| format!("reading '{name}' in {}: {e}", path.display()))?;
     let shape = ds.shape();
-    let width = if shape.len() >= 2 { shape[1] } else { 1 };
+    if shape.len() > 2 {
+        return Err(format!("'{name}' in {} has {} dimensions ({shape:?}); a recorded signal has 1 or 2", path.display(), shape.len()));
+    }
+    let width = if shape.len() == 2 { shape[1] } else { 1 };
     // Integers and booleans convert to f64 in the library; a writer still
     // running may have a row or two more than /time.
-    let flat: Vec<f64> = ds.read_raw::<f64>()?;
+    let flat: Vec<f64> = super::read::read_reals(&ds, path)?;
     let rows = (flat.len() / width.max(1)).min(samples);
     let columns: Vec<Vec<f64>> = (0..width).map(|k| (0..rows).map(|i| flat[i * width + k]).collect()).collect();
 

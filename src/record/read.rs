@@ -1,23 +1,135 @@
-//! Reading recordings back: a summary for people (`morc rec info FILE`).
+//! Reading recordings back: a summary for people (`morc rec info FILE`), and
+//! the checked reads the plots use. Files come from anywhere: whatever they
+//! hold, the answer is the content or an error naming the file, never a
+//! panic or an allocation the file's size does not justify
+//! (tests/fuzz_recording.rs).
 
 use std::fmt::Write;
 use std::path::Path;
 
 use hdf5_metno as hdf5;
 use hdf5::types::{FloatSize, TypeDescriptor, VarLenAscii, VarLenUnicode};
-use hdf5::{Attribute, File, Group, Location};
+use hdf5::{Attribute, Dataset, File, Group, Location};
 
 /// A description of the recording at `path`: its attributes, every dataset
 /// (shape, type, unit, description), the assembly and its timing.
 pub fn info(path: &Path) -> Result<String, String> {
-    let file = File::open(path).map_err(|e| {
+    let file = open(path)?;
+    describe(&file, path).map_err(|e| format!("reading {}: {e}", path.display()))
+}
+
+/// Opens the recording at `path` for reading; the error names the file.
+pub fn open(path: &Path) -> Result<File, String> {
+    if path.is_dir() {
+        return Err(format!("{} is a folder, not a recording", path.display()));
+    }
+    File::open(path).map_err(|e| {
         if path.exists() {
-            format!("cannot read {} as HDF5: {e}", path.display())
+            format!("cannot read {} as HDF5 ({e}): not a recording, or a damaged one", path.display())
         } else {
             format!("no file {}", path.display())
         }
-    })?;
-    describe(&file, path).map_err(|e| format!("reading {}: {e}", path.display()))
+    })
+}
+
+/// How long a reading of an outside file may take in [`isolated`] before it
+/// counts as hung: far beyond any real recording's read.
+pub const READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Runs `read` (which reads the recording at `path` and gives an exit code)
+/// in a child process, and answers its exit code — or, when the HDF5 C
+/// library crashes or loops on a damaged file (libhdf5 1.10 does on some,
+/// see tests/fuzz_recording.rs), an error naming the file and what happened.
+/// The child's output goes where this process's goes.
+///
+/// Call it only while this process uses HDF5 on no other thread (the child
+/// inherits the library's lock as it was): the command line's `morc rec
+/// info` and `morc plot`.
+pub fn isolated(path: &Path, timeout: std::time::Duration, read: impl FnOnce() -> i32) -> Result<i32, String> {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let _ = std::io::stderr().flush();
+    // SAFETY: the child only runs `read`, flushes and leaves with _exit (no
+    // destructors, no atexit handlers of the parent's).
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(format!("cannot read {}: cannot start a reader process: {}", path.display(), std::io::Error::last_os_error()));
+    }
+    if pid == 0 {
+        let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)).unwrap_or(101);
+        let _ = std::io::stdout().flush();
+        let _ = std::io::stderr().flush();
+        // SAFETY: ends the child at once.
+        unsafe { libc::_exit(code) };
+    }
+    let start = std::time::Instant::now();
+    loop {
+        let mut status: libc::c_int = 0;
+        // SAFETY: waits for our own child.
+        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        if r == pid {
+            if libc::WIFEXITED(status) {
+                return Ok(libc::WEXITSTATUS(status));
+            }
+            let signal = if libc::WIFSIGNALED(status) { libc::WTERMSIG(status) } else { 0 };
+            return Err(format!(
+                "cannot read {}: the HDF5 library crashed on it (signal {signal}): the file is damaged or not a recording",
+                path.display()
+            ));
+        }
+        if r < 0 {
+            return Err(format!("cannot read {}: lost the reader process: {}", path.display(), std::io::Error::last_os_error()));
+        }
+        if start.elapsed() > timeout {
+            // SAFETY: ends our own child, then reaps it.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                libc::waitpid(pid, &mut status, 0);
+            }
+            return Err(format!(
+                "cannot read {}: the HDF5 library was still reading it after {} s (a loop in a damaged file); stopped",
+                path.display(),
+                timeout.as_secs()
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}
+
+/// Least room a dataset may take when read, whatever its file's size.
+const MIN_READ_BYTES: u64 = 64 << 20;
+/// How much larger than its file a dataset may be: deflate compresses by
+/// 1032:1 at most, so a real dataset is never larger than this.
+const MAX_EXPANSION: u64 = 1100;
+
+/// All of `ds` as f64 (integers and booleans converted). Its size, and its
+/// chunks' size, are checked against what the file could hold before
+/// anything is allocated: a small damaged or crafted file cannot make the
+/// reader allocate gigabytes.
+pub fn read_reals(ds: &Dataset, path: &Path) -> Result<Vec<f64>, String> {
+    let name = ds.name().trim_start_matches('/').to_string();
+    let file_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let limit = file_bytes.saturating_mul(MAX_EXPANSION).max(MIN_READ_BYTES);
+    let bytes = |dims: &[usize]| dims.iter().try_fold(8u64, |n, &d| n.checked_mul(d as u64));
+    let too_big = |what: &str, dims: &[usize]| {
+        format!("'{name}' in {}: its {what} {dims:?} is more than the file ({file_bytes} bytes) can hold: a damaged file?", path.display())
+    };
+    let shape = ds.shape();
+    if bytes(&shape).is_none_or(|b| b > limit) {
+        return Err(too_big("shape", &shape));
+    }
+    if let Some(chunk) = ds.chunk() {
+        if bytes(&chunk).is_none_or(|b| b > limit) {
+            return Err(too_big("chunk shape", &chunk));
+        }
+    }
+    let numeric = ds.dtype().and_then(|t| t.to_descriptor()).is_ok_and(|d| {
+        matches!(d, TypeDescriptor::Float(_) | TypeDescriptor::Integer(_) | TypeDescriptor::Unsigned(_) | TypeDescriptor::Boolean)
+    });
+    if !numeric {
+        return Err(format!("'{name}' in {} does not hold numbers: not a recorded signal", path.display()));
+    }
+    ds.read_raw::<f64>().map_err(|e| format!("reading '{name}' in {}: {e}", path.display()))
 }
 
 fn describe(file: &File, path: &Path) -> hdf5::Result<String> {
@@ -101,9 +213,52 @@ fn human_s(x: f64) -> String {
     }
 }
 
+/// The names of `loc`'s attributes, asked one by one. (hdf5-metno's
+/// `attr_names` converts each attribute's character-set code into a Rust
+/// enum unchecked: a damaged file's stray code made it allocate without
+/// bound — tests/fuzz_recording.rs.) At most 10 000 names of 64 KiB each.
+fn attr_names(loc: &Location) -> Vec<String> {
+    use hdf5_metno_sys::h5::{H5_index_t, H5_iter_order_t};
+    let mut names = Vec::new();
+    for idx in 0..10_000u64 {
+        let name = hdf5::sync::sync(|| {
+            let get = |buf: *mut libc::c_char, size: usize| {
+                // SAFETY: a valid location id, "." (the object itself), and a buffer of `size` bytes (or none).
+                unsafe {
+                    hdf5_metno_sys::h5a::H5Aget_name_by_idx(
+                        loc.id(),
+                        c".".as_ptr(),
+                        H5_index_t::H5_INDEX_NAME,
+                        H5_iter_order_t::H5_ITER_INC,
+                        idx,
+                        buf,
+                        size,
+                        hdf5_metno_sys::h5p::H5P_DEFAULT,
+                    )
+                }
+            };
+            let len = get(std::ptr::null_mut(), 0);
+            if !(0..=65_536).contains(&len) {
+                return None;
+            }
+            let mut buf = vec![0u8; len as usize + 1];
+            if get(buf.as_mut_ptr().cast(), buf.len()) < 0 {
+                return None;
+            }
+            buf.truncate(len as usize);
+            Some(String::from_utf8_lossy(&buf).into_owned())
+        });
+        match name {
+            Some(n) => names.push(n),
+            None => break,
+        }
+    }
+    names
+}
+
 /// Every attribute of `loc` as (name, value as text), sorted by name.
 fn attributes(loc: &Location) -> hdf5::Result<Vec<(String, String)>> {
-    let mut names = loc.attr_names()?;
+    let mut names = attr_names(loc);
     names.sort();
     Ok(names.into_iter().map(|n| {
         let v = loc.attr(&n).map(|a| attr_text(&a)).unwrap_or_else(|e| format!("<{e}>"));

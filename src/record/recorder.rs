@@ -39,10 +39,25 @@ pub struct ComponentMetadata {
     pub params: Vec<(String, Value)>,
 }
 
+/// How a recording's file is named when recording starts. Either way an
+/// existing file is never replaced: the file is created exclusively, and
+/// when the name is taken the next free numbered name next to it is used.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FileNaming {
+    /// `path` itself; if it exists, `stem-001.ext`, `stem-002.ext`… (with a warning
+    /// saying which): a file the user named.
+    #[default]
+    AsGiven,
+    /// `stem-000.ext`, `stem-001.ext`…, the first free one: the run files of a folder.
+    Numbered,
+}
+
 /// Where to record and what the file says about the run.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RecordingMetadata {
+    /// The file asked for; the one written (see [`FileNaming`]) is the result `path`.
     pub path: PathBuf,
+    pub naming: FileNaming,
     pub robot: String,
     pub assembly: String,
     /// Base period T in seconds.
@@ -71,6 +86,10 @@ pub struct Recorder {
     row: Vec<f64>,
     producer: Option<RingProducer>,
     writer: Option<Writer>,
+    /// A full ring waits for the writer rather than drop (the virtual clock).
+    wait_when_full: bool,
+    /// The writer's thread and progress, to wake it and to stop waiting if it ended.
+    writer_thread: Option<(std::thread::Thread, Arc<WriterProgress>)>,
 }
 
 impl Recorder {
@@ -83,7 +102,10 @@ impl Recorder {
         )
         .param(ParamInfo::new("path", Value::String(metadata.path.display().to_string())).doc("the HDF5 file to write"))
         .param(ParamInfo::new("notes", Value::String(metadata.notes.clone())).doc("the user's words about the run, stored in the file"))
-        .param(ParamInfo::new("decimation", Value::Integer(i64::from(decimation))).doc("record every m-th step"));
+        .param(ParamInfo::new("decimation", Value::Integer(i64::from(decimation))).doc("record every m-th step"))
+        .param(ParamInfo::new("wait_when_full", Value::Boolean(false)).doc(
+            "on a full buffer, wait for the writer instead of dropping the sample (only on the virtual clock, where time can wait; engine:run sets it there)",
+        ));
         for s in &signals {
             let doc = if s.description.is_empty() { format!("records {}", s.name) } else { s.description.clone() };
             info = info.input(PortInfo::new(&Self::input_port(&s.name), s.ty).unit(&s.unit).doc(&doc).required());
@@ -98,6 +120,8 @@ impl Recorder {
             row: Vec::new(),
             producer: None,
             writer: None,
+            wait_when_full: false,
+            writer_thread: None,
         }
     }
 
@@ -117,8 +141,15 @@ impl Recorder {
         self.writer.as_ref().map(|w| w.progress().clone())
     }
 
+    /// The file being written, while recording: the one reserved when the
+    /// recorder was initialised (see [`FileNaming`]).
+    pub fn file(&self) -> Option<&std::path::Path> {
+        self.writer.as_ref().map(|w| w.path())
+    }
+
     fn stop_writer(&mut self) -> Option<WriterOutcome> {
         self.producer = None;
+        self.writer_thread = None;
         self.writer.take().map(|mut w| w.finish())
     }
 }
@@ -143,6 +174,7 @@ impl Component for Recorder {
             return Err(format!("decimation must be a whole number from 1 (every step) up, got {m}"));
         }
         self.decimation = m as u64;
+        self.wait_when_full = self.info.boolean("wait_when_full");
         if self.signals.is_empty() {
             return Err("nothing to record: give the recorder at least one signal".into());
         }
@@ -190,6 +222,7 @@ impl Component for Recorder {
         }
         let header = FileHeader { metadata, sample_period, decimation: self.decimation as u32, recorder: ctx.name.to_string() };
         let writer = Writer::start(header, self.columns.clone(), consumer, self.tuning.writer.clone())?;
+        self.writer_thread = writer.thread().map(|t| (t.clone(), writer.progress().clone()));
         self.producer = Some(producer);
         self.writer = Some(writer);
         Ok(())
@@ -213,6 +246,15 @@ impl Component for Recorder {
                 }
                 // Reals, and integers and booleans as f64 (exact up to 2^53).
                 other => self.row[c.offset] = other.real(),
+            }
+        }
+        // Simulated time can wait for the disk: nothing is dropped on the virtual clock.
+        if self.wait_when_full {
+            if let Some((thread, progress)) = &self.writer_thread {
+                while !producer.has_room() && !progress.ended.load(std::sync::atomic::Ordering::Acquire) {
+                    thread.unpark();
+                    std::thread::yield_now();
+                }
             }
         }
         // A full ring drops the row and counts it: the file says how many.

@@ -72,6 +72,13 @@ impl Shared {
 }
 
 impl RingProducer {
+    /// Whether a row would fit now (the consumer may make room at any time).
+    #[inline]
+    pub fn has_room(&self) -> bool {
+        let s = &*self.shared;
+        self.head.wrapping_sub(s.tail.0.load(Ordering::Acquire)) < s.capacity
+    }
+
     /// Appends one row (`row.len()` must be the ring's width). Returns false,
     /// and counts the row as dropped, when the ring is full. Wait-free.
     #[inline]

@@ -7,10 +7,18 @@
 //! much. The file uses HDF5's default (oldest compatible) format on purpose:
 //! the newer format marks a file "open for writing" in its superblock and a
 //! file left by a crash then refuses to open without `h5clear`.
+//!
+//! A recording never replaces a file: its name is reserved create-exclusive
+//! (`O_EXCL`), taking the next free numbered name when one exists, so runs in
+//! one process or in several never overwrite each other. The file's
+//! descriptor is close-on-exec (a child process must not inherit it and hold
+//! HDF5's lock on the file after morc closed it), and a process that exits
+//! while recording (Lua's `os.exit`, `std::process::exit`) closes its files
+//! first (see [`finish_all_at_exit`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Once};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -18,7 +26,7 @@ use hdf5_metno as hdf5;
 use hdf5::types::VarLenUnicode;
 use hdf5::{Dataset, File, Location};
 
-use super::recorder::{ComponentMetadata, RecordingMetadata};
+use super::recorder::{ComponentMetadata, FileNaming, RecordingMetadata};
 use super::ring::RingConsumer;
 use crate::kernel::multirate::ComponentReport;
 use crate::kernel::value::{Value, ValueType};
@@ -70,6 +78,8 @@ pub struct WriterProgress {
     pub written: AtomicU64,
     /// Rows made durable by the last flush.
     pub flushed: AtomicU64,
+    /// The writer thread has ended: it takes no more rows.
+    pub ended: AtomicBool,
 }
 
 /// What a finished writer reports.
@@ -90,6 +100,41 @@ pub struct Writer {
     progress: Arc<WriterProgress>,
     thread: Option<JoinHandle<WriterOutcome>>,
     path: PathBuf,
+    /// Its entry in [`OPEN_WRITERS`].
+    id: u64,
+}
+
+/// A writer as the exit handler sees it: enough to stop it and wait for its file to close.
+struct OpenWriter {
+    id: u64,
+    stop: Arc<AtomicBool>,
+    thread: std::thread::Thread,
+    /// Disconnects when the writer thread ends (its sender is dropped then).
+    closed: crossbeam_channel::Receiver<()>,
+}
+
+/// Writers with a file open, for [`finish_all_at_exit`].
+static OPEN_WRITERS: Mutex<Vec<OpenWriter>> = Mutex::new(Vec::new());
+static NEXT_WRITER_ID: AtomicU64 = AtomicU64::new(0);
+static AT_EXIT: Once = Once::new();
+
+/// Closes every recording still open when the process exits through
+/// `exit()` (Lua's `os.exit`, `std::process::exit`), which runs no
+/// destructors: each writer drains its ring, writes its closing attributes
+/// and closes its file, so the data recorded so far is in the file. Waits at
+/// most 10 s per file (a stuck disk must not keep the process alive).
+extern "C" fn finish_all_at_exit() {
+    let writers: Vec<OpenWriter> = match OPEN_WRITERS.lock() {
+        Ok(mut w) => std::mem::take(&mut *w),
+        Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
+    };
+    for w in &writers {
+        w.stop.store(true, Ordering::Release);
+        w.thread.unpark();
+    }
+    for w in &writers {
+        let _ = w.closed.recv_timeout(Duration::from_secs(10));
+    }
 }
 
 impl Writer {
@@ -102,16 +147,27 @@ impl Writer {
         ring: RingConsumer,
         timing: WriterTiming,
     ) -> Result<Writer, String> {
-        let path = header.metadata.path.clone();
-        prepare_path(&path)?;
+        let mut header = header;
+        let path = reserve_file(&header.metadata.path, header.metadata.naming)?;
+        header.metadata.path = path.clone();
         let stop = Arc::new(AtomicBool::new(false));
         let progress = Arc::new(WriterProgress::default());
         let (ready_tx, ready_rx) = crossbeam_channel::bounded::<Result<(), String>>(1);
+        let (closed_tx, closed_rx) = crossbeam_channel::bounded::<()>(0);
         let (stop2, progress2) = (stop.clone(), progress.clone());
         // The HDF5 handles live and die on the writer thread.
         let thread = std::thread::Builder::new()
             .name(format!("rec-{}", header.recorder))
             .spawn(move || {
+                let _closed = closed_tx; // dropped when this thread ends: the file is closed
+                // Says "ended" however the thread ends (a recorder waiting for room stops waiting).
+                struct Ended(Arc<WriterProgress>);
+                impl Drop for Ended {
+                    fn drop(&mut self) {
+                        self.0.ended.store(true, Ordering::Release);
+                    }
+                }
+                let _ended = Ended(progress2.clone());
                 let file = match RecordingFile::create(&header, columns) {
                     Ok(f) => {
                         let _ = ready_tx.send(Ok(()));
@@ -126,10 +182,22 @@ impl Writer {
                 };
                 drain_loop(file, ring, &timing, &stop2, &progress2)
             })
-            .map_err(|e| format!("cannot start the writer thread for {}: {e}", path.display()))?;
-        let mut writer = Writer { stop, progress, thread: Some(thread), path: path.clone() };
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&path);
+                format!("cannot start the writer thread for {}: {e}", path.display())
+            })?;
+        let id = NEXT_WRITER_ID.fetch_add(1, Ordering::Relaxed);
+        let open = OpenWriter { id, stop: stop.clone(), thread: thread.thread().clone(), closed: closed_rx };
+        let mut writer = Writer { stop, progress, thread: Some(thread), path: path.clone(), id };
         match ready_rx.recv() {
-            Ok(Ok(())) => Ok(writer),
+            Ok(Ok(())) => {
+                AT_EXIT.call_once(|| {
+                    // SAFETY: registers a plain extern "C" fn; it runs once, at exit().
+                    unsafe { libc::atexit(finish_all_at_exit) };
+                });
+                OPEN_WRITERS.lock().unwrap_or_else(|p| p.into_inner()).push(open);
+                Ok(writer)
+            }
             Ok(Err(e)) => {
                 writer.finish();
                 Err(e)
@@ -141,6 +209,16 @@ impl Writer {
         }
     }
 
+    /// The writer thread, to wake it when rows wait for room.
+    pub fn thread(&self) -> Option<&std::thread::Thread> {
+        self.thread.as_ref().map(|t| t.thread())
+    }
+
+    /// The file being written.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     pub fn progress(&self) -> &Arc<WriterProgress> {
         &self.progress
     }
@@ -149,6 +227,7 @@ impl Writer {
     /// file and reports. Idempotent: later calls report nothing new.
     pub fn finish(&mut self) -> WriterOutcome {
         self.stop.store(true, Ordering::Release);
+        OPEN_WRITERS.lock().unwrap_or_else(|p| p.into_inner()).retain(|w| w.id != self.id);
         let Some(thread) = self.thread.take() else {
             return WriterOutcome { path: self.path.clone(), samples: 0, dropped: 0, error: Some("already finished".into()) };
         };
@@ -170,15 +249,46 @@ impl Drop for Writer {
     }
 }
 
-/// Creates the parent directory and checks that the file can be created,
-/// so the error is the operating system's plain reason, not HDF5's stack.
-fn prepare_path(path: &Path) -> Result<(), String> {
+/// Creates the parent directory and reserves the recording's file
+/// create-exclusive (`O_EXCL`): `path` itself ([`FileNaming::AsGiven`]) or
+/// `stem-000.ext` ([`FileNaming::Numbered`]), and when that exists the next
+/// free `stem-001.ext`, `stem-002.ext`… next to it. Returns the file
+/// reserved (empty, for HDF5 to write). Errors are the operating system's
+/// plain reason, not HDF5's stack.
+fn reserve_file(path: &Path, naming: FileNaming) -> Result<PathBuf, String> {
     let hint = "choose another --record DIR";
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create directory {}: {} — {hint}", dir.display(), io_reason(&e)))?;
     }
-    std::fs::File::create(path).map_err(|e| format!("cannot create {}: {} — {hint}", path.display(), io_reason(&e)))?;
-    Ok(())
+    // As given: x.h5, then x-001.h5, x-002.h5…; numbered: x-000.h5, x-001.h5…
+    // A bound, so a folder that refuses every name cannot loop for ever.
+    for n in 0..100_000u64 {
+        let candidate = match (naming, n) {
+            (FileNaming::AsGiven, 0) => path.to_path_buf(),
+            _ => numbered(path, n),
+        };
+        match std::fs::OpenOptions::new().write(true).create_new(true).open(&candidate) {
+            Ok(_) => {
+                if naming == FileNaming::AsGiven && n > 0 {
+                    log::warn!("{} exists: recording to {} instead (a recording never replaces a file)", path.display(), candidate.display());
+                }
+                return Ok(candidate);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(format!("cannot create {}: {} — {hint}", candidate.display(), io_reason(&e))),
+        }
+    }
+    Err(format!("cannot create {}: 100000 numbered files of that name exist already — {hint}", path.display()))
+}
+
+/// `stem-nnn.ext` next to `path` (three digits at least).
+fn numbered(path: &Path, n: u64) -> PathBuf {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}-{n:03}.{}", ext.to_string_lossy()),
+        None => format!("{stem}-{n:03}"),
+    };
+    path.with_file_name(name)
 }
 
 /// "permission denied" rather than "Permission denied (os error 13)".
@@ -296,6 +406,7 @@ impl RecordingFile {
         let path = meta.path.clone();
         let fail = |e: hdf5::Error| format!("cannot create {}: {e} — choose another --record DIR", path.display());
         let file = File::create(&path).map_err(fail)?;
+        close_on_exec(&file).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
         write_header(&file, header).map_err(fail)?;
         let time = new_dataset(&file, "time", ValueType::Real, 1).map_err(fail)?;
         set_str(&time, "unit", "s").map_err(fail)?;
@@ -394,6 +505,33 @@ impl RecordingFile {
         drop(time);
         drop(signals);
         file.close()
+    }
+}
+
+/// Marks the descriptor HDF5 opened `file` with close-on-exec (HDF5 does
+/// not): a child process started while recording (`os.execute`, a test's
+/// helper) would otherwise inherit it and, with it, HDF5's lock on the file,
+/// so a reader is refused the file until the child ends — long after morc
+/// closed it. (A child forked between HDF5's open and this call still
+/// inherits it; that window is a few microseconds.)
+fn close_on_exec(file: &File) -> Result<(), String> {
+    let mut handle: *mut libc::c_void = std::ptr::null_mut();
+    // SAFETY: a valid open file id and an out-pointer; HDF5's calls are serialised by its lock.
+    let status = hdf5::sync::sync(|| unsafe { hdf5_metno_sys::h5f::H5Fget_vfd_handle(file.id(), hdf5_metno_sys::h5p::H5P_DEFAULT, &mut handle) });
+    if status < 0 || handle.is_null() {
+        return Err("HDF5 does not tell the file's descriptor".into());
+    }
+    // SAFETY: the sec2 driver (HDF5's default) hands out a pointer to its int descriptor.
+    let fd = unsafe { *(handle as *const libc::c_int) };
+    // SAFETY: fcntl on a descriptor this process owns.
+    let ok = unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFD);
+        flags >= 0 && libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC) >= 0
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("cannot mark its descriptor close-on-exec: {}", std::io::Error::last_os_error()))
     }
 }
 

@@ -32,10 +32,15 @@ end)
 T.test("decimation and an explicit path", function()
   local a = tracking()
   local path = morc.record_dir .. "/explicit.h5"
+  os.remove(path)
+  os.remove(morc.record_dir .. "/explicit-001.h5")
   a:record { "lp.y", path = path, decimation = 4, name = "slow_rec" }
   local r = engine:run(a)
   T.eq(r.recordings[1], path)
   T.eq(r.data["slow_rec.samples"], 50)
+  -- The file is there now: the next run records next to it rather than replacing it.
+  r = engine:run(a)
+  T.eq(r.recordings[1], morc.record_dir .. "/explicit-001.h5")
 end)
 
 T.test("a pattern that matches nothing is an error naming it", function()
