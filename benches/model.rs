@@ -267,7 +267,7 @@ fn max_difference(ours: &[f64], theirs: Option<&Value>) -> Option<f64> {
 
 fn main() {
     let run_seconds: f64 = std::env::var("MORC_BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(0.02);
-    let reference = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/reference/dynamics");
+    let reference = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/reference/dynamics");
     let kr5_urdf = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kr5_dh.urdf");
     let kr16_urdf = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kr16.urdf");
     let robots = kr5_with_inertias(&reference)

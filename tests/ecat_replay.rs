@@ -14,11 +14,11 @@ const MASTER_MAC: [u8; 6] = [0x10; 6];
 const REPLY_MAC: [u8; 6] = [0x12, 0x10, 0x10, 0x10, 0x10, 0x10];
 
 fn reference(path: &str) -> Vec<u8> {
-    std::fs::read(format!("{}/../shared/reference/ethercat/{path}", env!("CARGO_MANIFEST_DIR"))).expect("reference file")
+    std::fs::read(format!("{}/tests/data/reference/ethercat/{path}", env!("CARGO_MANIFEST_DIR"))).expect("reference file")
 }
 
 fn image(name: &str) -> SiiImage {
-    load_sii(format!("{}/../shared/reference/ethercat/eeprom/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    load_sii(format!("{}/tests/data/reference/ethercat/eeprom/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
 }
 
 /// Data bytes of a datagram that depend on time, not on the simulation's logic. Their working

@@ -14,7 +14,7 @@ const PDI_LEN: usize = 64;
 const CYCLE_NS: u64 = 1_000_000;
 
 fn reference(name: &str) -> SiiImage {
-    load_sii(format!("{}/../shared/reference/ethercat/eeprom/{name}", env!("CARGO_MANIFEST_DIR"))).expect("reference EEPROM image")
+    load_sii(format!("{}/tests/data/reference/ethercat/eeprom/{name}", env!("CARGO_MANIFEST_DIR"))).expect("reference EEPROM image")
 }
 
 /// EK1100 + EL2004 + a CiA 402 drive with the Kollmorgen AKD's EEPROM.

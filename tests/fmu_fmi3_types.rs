@@ -5,8 +5,7 @@
 
 mod fmu_support;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
 use fmu_support::*;
 use morc::kernel::component::{InitContext, Step, StepContext};

@@ -48,7 +48,7 @@ fn allocations_during(f: impl FnOnce()) -> usize {
 
 #[test]
 fn algorithms_do_not_allocate_after_data_new() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/reference/dynamics/ur5_robot.urdf");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/reference/dynamics/ur5_robot.urdf");
     assert!(path.exists(), "reference URDF missing: expected {}", path.display());
     let mut robot = model::load_urdf(&path).unwrap();
     // Exercise the friction and armature branches too.

@@ -10,10 +10,10 @@ use nalgebra::{DMatrix, Matrix3, Vector3};
 use serde_json::Value;
 
 fn reference_path(file: &str) -> PathBuf {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/reference/dynamics").join(file);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/reference/dynamics").join(file);
     assert!(
         path.exists(),
-        "reference file missing: expected {} (the shared reference data lives in ../shared/reference/ beside the crate)",
+        "reference file missing: expected {} (the reference data lives in tests/data/reference/, see its README)",
         path.display()
     );
     path

@@ -333,7 +333,7 @@ mod tests {
     use crate::bus::virtual_segment::esc::{reg, EscConfig};
 
     fn reference(name: &str) -> crate::bus::virtual_segment::sii::SiiImage {
-        load_sii(format!("{}/../shared/reference/ethercat/eeprom/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+        load_sii(format!("{}/tests/data/reference/ethercat/eeprom/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
     }
 
     /// EK1100 + EL2004 + EL2828 from their real EEPROM images.

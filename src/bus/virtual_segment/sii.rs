@@ -605,7 +605,7 @@ mod tests {
     use super::*;
 
     pub fn reference_image(name: &str) -> SiiImage {
-        let path = format!("{}/../shared/reference/ethercat/eeprom/{name}", env!("CARGO_MANIFEST_DIR"));
+        let path = format!("{}/tests/data/reference/ethercat/eeprom/{name}", env!("CARGO_MANIFEST_DIR"));
         let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
         SiiImage::from_file_bytes(&bytes).unwrap()
     }
