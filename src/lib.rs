@@ -3,6 +3,8 @@
 //! A small real-time kernel ([`kernel`]) runs assemblies of components on one
 //! clock; everything a researcher touches is Lua on top ([`lua`]).
 
+#![deny(clippy::missing_safety_doc)]
+
 pub mod bus;
 pub mod cli;
 pub mod components;

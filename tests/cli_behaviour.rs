@@ -27,6 +27,7 @@ fn scratch(name: &str) -> PathBuf {
 /// EPIPE, deterministically (as `| head -2` does once head has what it wants).
 fn into_closed_pipe(args: &[&str]) -> Output {
     let mut fds = [0; 2];
+    // SAFETY: `fds` is a live [c_int; 2], exactly the two slots pipe() writes.
     assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
     // SAFETY: both descriptors were just made by pipe() and are owned here.
     let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };

@@ -16,20 +16,26 @@ thread_local! {
     static COUNTING: Cell<bool> = const { Cell::new(false) };
 }
 
+// SAFETY: every method passes its arguments unchanged to `System`, which meets GlobalAlloc's contract; the
+// bookkeeping reads a const-initialised thread-local Cell (no lazy init, no destructor) and a relaxed atomic,
+// so it neither allocates (no re-entry) nor panics.
 unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         if COUNTING.with(Cell::get) {
             ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
         }
+        // SAFETY: `layout` has a non-zero size (the caller's GlobalAlloc::alloc contract); passed unchanged to System.
         unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` was allocated by this allocator, that is by System, with `layout` (the caller's contract).
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         if COUNTING.with(Cell::get) {
             ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
         }
+        // SAFETY: `ptr` came from System with `layout` and `new_size` is valid for it (the caller's contract); passed unchanged.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 }

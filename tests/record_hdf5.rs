@@ -71,6 +71,7 @@ impl Component for Wave {
     }
     fn step(&mut self, ctx: &StepContext, _: &[Value], out: &mut [Value]) -> Step {
         if Some(ctx.step) == self.kill_at {
+            // SAFETY: kill() takes no pointers; SIGKILL to our own pid is the crash this test simulates.
             unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
         }
         if !self.sleep.is_zero() {

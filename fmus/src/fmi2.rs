@@ -44,6 +44,10 @@ pub extern "C" fn fmi2GetVersion() -> *const c_char {
     c"2.0".as_ptr()
 }
 
+/// # Safety
+/// `instance_name`, `guid` and `_resource_location` are null or NUL-terminated strings; `functions` is
+/// null or points to a valid fmi2CallbackFunctions whose logger and environment stay valid for the
+/// instance's lifetime (FMI 2.0, section 2.1.5).
 #[no_mangle]
 pub unsafe extern "C" fn fmi2Instantiate(
     instance_name: *const c_char,
@@ -83,11 +87,16 @@ pub unsafe extern "C" fn fmi2Instantiate(
     })
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; it is not used after this call.
 #[no_mangle]
 pub unsafe extern "C" fn fmi2FreeInstance(c: Instance) {
     free(c)
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi2SetDebugLogging(c: Instance, logging_on: c_int, _n: usize, _categories: *const *const c_char) -> Status {
     with_model(c, "fmi2SetDebugLogging", |m| {
@@ -96,6 +105,9 @@ pub unsafe extern "C" fn fmi2SetDebugLogging(c: Instance, logging_on: c_int, _n:
     })
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi2SetupExperiment(
     c: Instance,
@@ -116,21 +128,33 @@ pub unsafe extern "C" fn fmi2SetupExperiment(
     })
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi2EnterInitializationMode(c: Instance) -> Status {
     with_model(c, "fmi2EnterInitializationMode", |m| m.enter_initialization("fmi2EnterInitializationMode", 0.0))
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi2ExitInitializationMode(c: Instance) -> Status {
     with_model(c, "fmi2ExitInitializationMode", |m| m.exit_initialization("fmi2ExitInitializationMode"))
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi2Terminate(c: Instance) -> Status {
     with_model(c, "fmi2Terminate", |m| m.terminate("fmi2Terminate"))
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi2Reset(c: Instance) -> Status {
     with_model(c, "fmi2Reset", Model::reset)
@@ -139,6 +163,9 @@ pub unsafe extern "C" fn fmi2Reset(c: Instance) -> Status {
 /// Getter and setter bodies shared by the four types.
 macro_rules! getter {
     ($fn:ident, $c_ty:ty, $value_ty:expr, $convert:expr) => {
+        /// # Safety
+        /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+        /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
         #[no_mangle]
         pub unsafe extern "C" fn $fn(c: Instance, vr: *const Vr, nvr: usize, value: *mut $c_ty) -> Status {
             with_model(c, stringify!($fn), |m| {
@@ -159,6 +186,9 @@ macro_rules! getter {
 
 macro_rules! setter {
     ($fn:ident, $c_ty:ty, $convert:expr) => {
+        /// # Safety
+        /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+        /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
         #[no_mangle]
         pub unsafe extern "C" fn $fn(c: Instance, vr: *const Vr, nvr: usize, value: *const $c_ty) -> Status {
             with_model(c, stringify!($fn), |m| {
@@ -186,12 +216,19 @@ setter!(fmi2SetInteger, c_int, |x: c_int| Value::Integer(i64::from(x)));
 setter!(fmi2SetBoolean, c_int, |x: c_int| Value::Boolean(x != 0));
 setter!(fmi2SetString, *const c_char, |x: *const c_char| Value::String(text(x)));
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi2DoStep(c: Instance, current: f64, size: f64, _no_set_prior: c_int) -> Status {
     with_model(c, "fmi2DoStep", |m| m.do_step("fmi2DoStep", current, size))
 }
 
 /// The status functions for asynchronous steps: morc's steps are synchronous.
+///
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi2CancelStep(c: Instance) -> Status {
     with_model(c, "fmi2CancelStep", |m| m.error("fmi2CancelStep: steps are synchronous, there is nothing to cancel"))
@@ -200,11 +237,17 @@ pub unsafe extern "C" fn fmi2CancelStep(c: Instance) -> Status {
 const FMI2_LAST_SUCCESSFUL_TIME: c_int = 2;
 const FMI2_TERMINATED: c_int = 3;
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi2GetStatus(c: Instance, _s: c_int, _value: *mut Status) -> Status {
     with_model(c, "fmi2GetStatus", |_| DISCARD)
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi2GetRealStatus(c: Instance, s: c_int, value: *mut f64) -> Status {
     with_model(c, "fmi2GetRealStatus", |m| {
@@ -217,11 +260,17 @@ pub unsafe extern "C" fn fmi2GetRealStatus(c: Instance, s: c_int, value: *mut f6
     })
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi2GetIntegerStatus(c: Instance, _s: c_int, _v: *mut c_int) -> Status {
     with_model(c, "fmi2GetIntegerStatus", |_| DISCARD)
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi2GetBooleanStatus(c: Instance, s: c_int, value: *mut c_int) -> Status {
     with_model(c, "fmi2GetBooleanStatus", |m| {
@@ -234,6 +283,9 @@ pub unsafe extern "C" fn fmi2GetBooleanStatus(c: Instance, s: c_int, value: *mut
     })
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi2GetStringStatus(c: Instance, _s: c_int, _v: *mut *const c_char) -> Status {
     with_model(c, "fmi2GetStringStatus", |_| DISCARD)
@@ -241,47 +293,75 @@ pub unsafe extern "C" fn fmi2GetStringStatus(c: Instance, _s: c_int, _v: *mut *c
 
 // Model exchange.
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi2SetTime(c: Instance, t: f64) -> Status {
     set_time(c, "fmi2SetTime", t)
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi2SetContinuousStates(c: Instance, x: *const f64, n: usize) -> Status {
     with_states(c, "fmi2SetContinuousStates", x as *mut f64, n, |m, x| m.set_states(x))
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi2GetContinuousStates(c: Instance, x: *mut f64, n: usize) -> Status {
     with_states(c, "fmi2GetContinuousStates", x, n, |m, x| m.states(x))
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi2GetDerivatives(c: Instance, dx: *mut f64, n: usize) -> Status {
     with_states(c, "fmi2GetDerivatives", dx, n, |m, dx| m.derivatives(dx))
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi2GetNominalsOfContinuousStates(c: Instance, x: *mut f64, n: usize) -> Status {
     with_states(c, "fmi2GetNominalsOfContinuousStates", x, n, |_, x| x.fill(1.0))
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi2GetEventIndicators(c: Instance, _z: *mut f64, n: usize) -> Status {
     with_model(c, "fmi2GetEventIndicators", |m| if n == 0 { OK } else { m.error("fmi2GetEventIndicators: the model has no event indicators") })
 }
 
 /// Event handling: morc's ODE blocks have no events, so these only keep the state machine.
+///
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi2EnterEventMode(c: Instance) -> Status {
     with_model(c, "fmi2EnterEventMode", |m| m.model_exchange("fmi2EnterEventMode").map_or_else(|s| s, |_| OK))
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi2EnterContinuousTimeMode(c: Instance) -> Status {
     with_model(c, "fmi2EnterContinuousTimeMode", |m| m.model_exchange("fmi2EnterContinuousTimeMode").map_or_else(|s| s, |_| OK))
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi2NewDiscreteStates(c: Instance, info: *mut EventInfo) -> Status {
     with_model(c, "fmi2NewDiscreteStates", |m| {
@@ -301,6 +381,9 @@ pub unsafe extern "C" fn fmi2NewDiscreteStates(c: Instance, info: *mut EventInfo
     })
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi2CompletedIntegratorStep(c: Instance, _no_set_prior: c_int, event: *mut c_int, terminate: *mut c_int) -> Status {
     with_model(c, "fmi2CompletedIntegratorStep", |m| {
@@ -320,6 +403,8 @@ pub unsafe extern "C" fn fmi2CompletedIntegratorStep(c: Instance, _no_set_prior:
 /// an error with a message, as the standard asks.
 macro_rules! unsupported {
     ($fn:ident ( $($arg:ident : $ty:ty),* ), $what:expr) => {
+        /// # Safety
+        /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; the other arguments are not read.
         #[no_mangle]
         pub unsafe extern "C" fn $fn(c: Instance, $($arg: $ty),*) -> Status {
             $(let _ = $arg;)*

@@ -42,6 +42,9 @@ unsafe fn new_model(
     })
 }
 
+/// # Safety
+/// `instance_name` and `token` are null or NUL-terminated strings; `log_message` is null or a
+/// callback that stays valid, with `environment`, for the instance's lifetime (FMI 3.0, section 2.3.1).
 #[no_mangle]
 pub unsafe extern "C" fn fmi3InstantiateCoSimulation(
     instance_name: *const c_char,
@@ -66,6 +69,9 @@ pub unsafe extern "C" fn fmi3InstantiateCoSimulation(
     new_model(Interface::CoSimulation, instance_name, token, logging_on, environment, log_message)
 }
 
+/// # Safety
+/// `instance_name` and `token` are null or NUL-terminated strings; `log_message` is null or a
+/// callback that stays valid, with `environment`, for the instance's lifetime (FMI 3.0, section 2.3.1).
 #[no_mangle]
 pub unsafe extern "C" fn fmi3InstantiateModelExchange(
     instance_name: *const c_char,
@@ -79,11 +85,16 @@ pub unsafe extern "C" fn fmi3InstantiateModelExchange(
     new_model(Interface::ModelExchange, instance_name, token, logging_on, environment, log_message)
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; it is not used after this call.
 #[no_mangle]
 pub unsafe extern "C" fn fmi3FreeInstance(c: Instance) {
     free(c)
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi3SetDebugLogging(c: Instance, logging_on: bool, _n: usize, _categories: *const *const c_char) -> Status {
     with_model(c, "fmi3SetDebugLogging", |m| {
@@ -92,6 +103,9 @@ pub unsafe extern "C" fn fmi3SetDebugLogging(c: Instance, logging_on: bool, _n: 
     })
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi3EnterInitializationMode(
     c: Instance,
@@ -104,16 +118,25 @@ pub unsafe extern "C" fn fmi3EnterInitializationMode(
     with_model(c, "fmi3EnterInitializationMode", |m| m.enter_initialization("fmi3EnterInitializationMode", start_time))
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi3ExitInitializationMode(c: Instance) -> Status {
     with_model(c, "fmi3ExitInitializationMode", |m| m.exit_initialization("fmi3ExitInitializationMode"))
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi3Terminate(c: Instance) -> Status {
     with_model(c, "fmi3Terminate", |m| m.terminate("fmi3Terminate"))
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi3Reset(c: Instance) -> Status {
     with_model(c, "fmi3Reset", Model::reset)
@@ -122,6 +145,9 @@ pub unsafe extern "C" fn fmi3Reset(c: Instance) -> Status {
 /// Getters and setters of scalars: nValues must equal nValueReferences.
 macro_rules! getter {
     ($fn:ident, $c_ty:ty, $value_ty:expr, $convert:expr) => {
+        /// # Safety
+        /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+        /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
         #[no_mangle]
         pub unsafe extern "C" fn $fn(c: Instance, vr: *const Vr, nvr: usize, value: *mut $c_ty, n: usize) -> Status {
             with_model(c, stringify!($fn), |m| {
@@ -145,6 +171,9 @@ macro_rules! getter {
 
 macro_rules! setter {
     ($fn:ident, $c_ty:ty, $convert:expr) => {
+        /// # Safety
+        /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+        /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
         #[no_mangle]
         pub unsafe extern "C" fn $fn(c: Instance, vr: *const Vr, nvr: usize, value: *const $c_ty, n: usize) -> Status {
             with_model(c, stringify!($fn), |m| {
@@ -175,6 +204,9 @@ setter!(fmi3SetInt64, i64, Value::Integer);
 setter!(fmi3SetBoolean, bool, Value::Boolean);
 setter!(fmi3SetString, *const c_char, |x: *const c_char| Value::String(text(x)));
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi3DoStep(
     c: Instance,
@@ -201,31 +233,49 @@ pub unsafe extern "C" fn fmi3DoStep(
 
 // Model exchange.
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi3SetTime(c: Instance, t: f64) -> Status {
     set_time(c, "fmi3SetTime", t)
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi3SetContinuousStates(c: Instance, x: *const f64, n: usize) -> Status {
     with_states(c, "fmi3SetContinuousStates", x as *mut f64, n, |m, x| m.set_states(x))
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi3GetContinuousStates(c: Instance, x: *mut f64, n: usize) -> Status {
     with_states(c, "fmi3GetContinuousStates", x, n, |m, x| m.states(x))
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi3GetContinuousStateDerivatives(c: Instance, dx: *mut f64, n: usize) -> Status {
     with_states(c, "fmi3GetContinuousStateDerivatives", dx, n, |m, dx| m.derivatives(dx))
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi3GetNominalsOfContinuousStates(c: Instance, x: *mut f64, n: usize) -> Status {
     with_states(c, "fmi3GetNominalsOfContinuousStates", x, n, |_, x| x.fill(1.0))
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi3GetNumberOfContinuousStates(c: Instance, n: *mut usize) -> Status {
     with_model(c, "fmi3GetNumberOfContinuousStates", |m| match (m.model_exchange("fmi3GetNumberOfContinuousStates"), n.as_mut()) {
@@ -238,6 +288,9 @@ pub unsafe extern "C" fn fmi3GetNumberOfContinuousStates(c: Instance, n: *mut us
     })
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi3GetNumberOfEventIndicators(c: Instance, n: *mut usize) -> Status {
     with_model(c, "fmi3GetNumberOfEventIndicators", |m| match n.as_mut() {
@@ -249,22 +302,35 @@ pub unsafe extern "C" fn fmi3GetNumberOfEventIndicators(c: Instance, n: *mut usi
     })
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi3GetEventIndicators(c: Instance, _z: *mut f64, n: usize) -> Status {
     with_model(c, "fmi3GetEventIndicators", |m| if n == 0 { OK } else { m.error("fmi3GetEventIndicators: the model has no event indicators") })
 }
 
 /// Event handling: morc's ODE blocks have no events, so these only keep the state machine.
+///
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi3EnterEventMode(c: Instance) -> Status {
     with_model(c, "fmi3EnterEventMode", |m| m.model_exchange("fmi3EnterEventMode").map_or_else(|s| s, |_| OK))
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi3EnterContinuousTimeMode(c: Instance) -> Status {
     with_model(c, "fmi3EnterContinuousTimeMode", |m| m.model_exchange("fmi3EnterContinuousTimeMode").map_or_else(|s| s, |_| OK))
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi3UpdateDiscreteStates(
     c: Instance,
@@ -289,6 +355,9 @@ pub unsafe extern "C" fn fmi3UpdateDiscreteStates(
     })
 }
 
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi3CompletedIntegratorStep(c: Instance, _no_set_prior: bool, event: *mut bool, terminate: *mut bool) -> Status {
     with_model(c, "fmi3CompletedIntegratorStep", |m| {
@@ -305,6 +374,10 @@ pub unsafe extern "C" fn fmi3CompletedIntegratorStep(c: Instance, _no_set_prior:
 }
 
 /// Step mode entered with event mode: not used (hasEventMode is false).
+///
+/// # Safety
+/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
+/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi3EnterStepMode(c: Instance) -> Status {
     with_model(c, "fmi3EnterStepMode", |m| {
@@ -323,6 +396,8 @@ pub unsafe extern "C" fn fmi3EnterStepMode(c: Instance) -> Status {
 macro_rules! unsupported {
     ($($fn:ident ( $($arg:ident : $ty:ty),* ) $what:literal;)*) => {
         $(
+            /// # Safety
+            /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; the other arguments are not read.
             #[no_mangle]
             pub unsafe extern "C" fn $fn(c: Instance, $($arg: $ty),*) -> Status {
                 $(let _ = $arg;)*
@@ -381,6 +456,10 @@ unsupported! {
 }
 
 /// Scheduled execution is not supported: no instance.
+///
+/// # Safety
+/// `instance_name` is null or a NUL-terminated string; `log_message` is null or a callback
+/// valid with `environment` for this call.
 #[no_mangle]
 pub unsafe extern "C" fn fmi3InstantiateScheduledExecution(
     instance_name: *const c_char,

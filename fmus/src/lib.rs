@@ -6,7 +6,8 @@
 //! bug or a misuse gives an Error/Fatal status and a log message, never an
 //! unwind into C or an abort of the host.
 
-#![allow(non_snake_case, clippy::missing_safety_doc)]
+#![allow(non_snake_case)]
+#![deny(clippy::missing_safety_doc)]
 
 mod fmi2;
 mod fmi3;

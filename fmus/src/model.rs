@@ -92,7 +92,8 @@ pub fn log_to(logger: Logger, environment: *mut c_void, name: &CString, status: 
         }
         Logger::Fmi3(Some(f)) => {
             let message = CString::new(message.replace('\0', " ")).unwrap_or_default();
-            // SAFETY: the importer gave a valid logger.
+            // SAFETY: `f` is the importer's non-null logMessage callback, called with its own instanceEnvironment;
+            // `category` and `message` are NUL-terminated CStrings alive for the call.
             unsafe { f(environment, status, category.as_ptr(), message.as_ptr()) }
         }
         _ => {}

@@ -32,34 +32,41 @@ pub struct RawSocket {
 impl RawSocket {
     pub fn open(interface: &str) -> io::Result<RawSocket> {
         let name = CString::new(interface).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "interface name contains NUL"))?;
-        // SAFETY: plain libc calls with valid arguments; the fd is owned right away.
+        // SAFETY: `name` is a NUL-terminated CString that outlives the call; if_nametoindex only reads it.
         let ifindex = unsafe { libc::if_nametoindex(name.as_ptr()) } as i32;
         if ifindex == 0 {
             return Err(io::Error::new(io::ErrorKind::NotFound, format!("no network interface '{interface}'")));
         }
         let protocol = ETHERTYPE_ETHERCAT.to_be();
+        // SAFETY: socket() takes no pointers; its result is checked before use.
         let raw = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW, i32::from(protocol)) };
         if raw < 0 {
             return Err(io::Error::last_os_error());
         }
+        // SAFETY: `raw` is a freshly opened descriptor (checked >= 0 above) that nothing else owns or closes.
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
         let one: libc::c_int = 1;
         // Our own replies would otherwise come back to us as input.
+        // SAFETY: `fd` is open; the option value points to `one`, a live c_int, with its exact size.
         unsafe {
             libc::setsockopt(fd.as_raw_fd(), libc::SOL_PACKET, PACKET_IGNORE_OUTGOING, &one as *const _ as *const libc::c_void, std::mem::size_of::<libc::c_int>() as u32);
         }
+        // SAFETY: sockaddr_ll is a plain C struct of integers and byte arrays: all-zero is a valid value.
         let mut addr: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
         addr.sll_family = libc::AF_PACKET as u16;
         addr.sll_protocol = protocol;
         addr.sll_ifindex = ifindex;
+        // SAFETY: `fd` is open; the address points to `addr`, a live sockaddr_ll, and the length is its size.
         let r = unsafe { libc::bind(fd.as_raw_fd(), &addr as *const _ as *const libc::sockaddr, std::mem::size_of::<libc::sockaddr_ll>() as u32) };
         if r < 0 {
             return Err(io::Error::last_os_error());
         }
         // Masters send to the broadcast address, but some use the device's MAC: take all.
+        // SAFETY: packet_mreq is a plain C struct of integers and a byte array: all-zero is a valid value.
         let mut mreq: libc::packet_mreq = unsafe { std::mem::zeroed() };
         mreq.mr_ifindex = ifindex;
         mreq.mr_type = libc::PACKET_MR_PROMISC as u16;
+        // SAFETY: `fd` is open; the option value points to `mreq`, a live packet_mreq, with its exact size.
         unsafe {
             libc::setsockopt(fd.as_raw_fd(), libc::SOL_PACKET, libc::PACKET_ADD_MEMBERSHIP, &mreq as *const _ as *const libc::c_void, std::mem::size_of::<libc::packet_mreq>() as u32);
         }
@@ -74,6 +81,7 @@ impl RawSocket {
             let mut pfd = libc::pollfd { fd: self.fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
             // ppoll: microsecond timeouts (cycle times are below a millisecond).
             let ts = libc::timespec { tv_sec: left.as_secs() as libc::time_t, tv_nsec: left.subsec_nanos() as libc::c_long };
+            // SAFETY: `pfd` and `ts` are live locals and nfds is 1 (one pollfd); a null sigmask means "keep the current one".
             let r = unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
             if r < 0 {
                 let e = io::Error::last_os_error();
@@ -85,8 +93,11 @@ impl RawSocket {
             if r == 0 {
                 return Ok(None);
             }
+            // SAFETY: sockaddr_ll is a plain C struct of integers and byte arrays: all-zero is a valid value.
             let mut from: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
             let mut len = std::mem::size_of::<libc::sockaddr_ll>() as u32;
+            // SAFETY: the kernel writes at most `buf.len()` bytes into `buf` (an exclusive borrow) and at most
+            // `len` bytes into `from`, a live sockaddr_ll whose size `len` holds.
             let n = unsafe { libc::recvfrom(self.fd.as_raw_fd(), buf.as_mut_ptr() as *mut libc::c_void, buf.len(), 0, &mut from as *mut _ as *mut libc::sockaddr, &mut len) };
             if n < 0 {
                 let e = io::Error::last_os_error();
@@ -104,12 +115,14 @@ impl RawSocket {
     }
 
     pub fn send(&self, frame: &[u8]) -> io::Result<()> {
+        // SAFETY: sockaddr_ll is a plain C struct of integers and byte arrays: all-zero is a valid value.
         let mut addr: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
         addr.sll_family = libc::AF_PACKET as u16;
         addr.sll_protocol = ETHERTYPE_ETHERCAT.to_be();
         addr.sll_ifindex = self.ifindex;
         addr.sll_halen = 6;
         addr.sll_addr[..6].copy_from_slice(&frame[..6.min(frame.len())]);
+        // SAFETY: the kernel reads `frame.len()` bytes from `frame` and the sockaddr_ll `addr`, both alive for the call.
         let n = unsafe { libc::sendto(self.fd.as_raw_fd(), frame.as_ptr() as *const libc::c_void, frame.len(), 0, &addr as *const _ as *const libc::sockaddr, std::mem::size_of::<libc::sockaddr_ll>() as u32) };
         if n < 0 {
             return Err(io::Error::last_os_error());

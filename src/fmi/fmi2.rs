@@ -284,40 +284,40 @@ impl instance::Instance for Instance {
 
     fn enter_initialization_mode(&mut self, start: f64) -> Result<(), String> {
         let f = self.function(self.api.setup_experiment, "fmi2SetupExperiment")?;
-        // SAFETY: valid instance.
+        // SAFETY: `self.component` is the non-null instance made in `new` and freed only in Drop, so it is live here.
         self.check("fmi2SetupExperiment", unsafe { f(self.component, 0, 0.0, start, 0, 0.0) })?;
         let f = self.function(self.api.enter_initialization_mode, "fmi2EnterInitializationMode")?;
-        // SAFETY: valid instance.
+        // SAFETY: `self.component` is the non-null instance made in `new` and freed only in Drop, so it is live here.
         self.check("fmi2EnterInitializationMode", unsafe { f(self.component) })
     }
     fn exit_initialization_mode(&mut self) -> Result<(), String> {
         let f = self.function(self.api.exit_initialization_mode, "fmi2ExitInitializationMode")?;
-        // SAFETY: valid instance.
+        // SAFETY: `self.component` is the non-null instance made in `new` and freed only in Drop, so it is live here.
         self.check("fmi2ExitInitializationMode", unsafe { f(self.component) })
     }
     fn terminate(&mut self) -> Result<(), String> {
         let f = self.function(self.api.terminate, "fmi2Terminate")?;
-        // SAFETY: valid instance.
+        // SAFETY: `self.component` is the non-null instance made in `new` and freed only in Drop, so it is live here.
         self.check("fmi2Terminate", unsafe { f(self.component) })
     }
     #[inline]
     fn do_step(&mut self, t: f64, h: f64) -> Result<bool, String> {
         let f = self.function(self.api.do_step, "fmi2DoStep")?;
-        // SAFETY: valid instance.
+        // SAFETY: `self.component` is the non-null instance made in `new` and freed only in Drop, so it is live here.
         self.check("fmi2DoStep", unsafe { f(self.component, t, h, 1) })?;
         // FMI 2 reports a wish to terminate through fmi2GetBooleanStatus, which morc does not poll.
         Ok(false)
     }
     fn enter_event_mode(&mut self) -> Result<(), String> {
         let f = self.function(self.api.enter_event_mode, "fmi2EnterEventMode")?;
-        // SAFETY: valid instance.
+        // SAFETY: `self.component` is the non-null instance made in `new` and freed only in Drop, so it is live here.
         self.check("fmi2EnterEventMode", unsafe { f(self.component) })
     }
     fn settle_discrete_states(&mut self) -> Result<bool, String> {
         let f = self.function(self.api.new_discrete_states, "fmi2NewDiscreteStates")?;
         for _ in 0..MAX_EVENT_ITERATIONS {
             let mut info = EventInfo { new_discrete_states_needed: 1, ..Default::default() };
-            // SAFETY: valid instance and EventInfo.
+            // SAFETY: `self.component` is the non-null instance made in `new` and freed only in Drop, so it is live here; `info` is a live #[repr(C)] fmi2EventInfo.
             self.check("fmi2NewDiscreteStates", unsafe { f(self.component, &mut info) })?;
             if info.terminate_simulation != 0 {
                 return Ok(true);
@@ -330,38 +330,38 @@ impl instance::Instance for Instance {
     }
     fn enter_continuous_time_mode(&mut self) -> Result<(), String> {
         let f = self.function(self.api.enter_continuous_time_mode, "fmi2EnterContinuousTimeMode")?;
-        // SAFETY: valid instance.
+        // SAFETY: `self.component` is the non-null instance made in `new` and freed only in Drop, so it is live here.
         self.check("fmi2EnterContinuousTimeMode", unsafe { f(self.component) })
     }
     #[inline]
     fn completed_integrator_step(&mut self) -> Result<(bool, bool), String> {
         let f = self.function(self.api.completed_integrator_step, "fmi2CompletedIntegratorStep")?;
         let (mut event, mut terminate) = (0, 0);
-        // SAFETY: valid instance and out-pointers.
+        // SAFETY: `self.component` is the non-null instance made in `new` and freed only in Drop, so it is live here; the out-pointers are live locals of the declared types.
         self.check("fmi2CompletedIntegratorStep", unsafe { f(self.component, 1, &mut event, &mut terminate) })?;
         Ok((event != 0, terminate != 0))
     }
     #[inline]
     fn set_time(&mut self, t: f64) -> Result<(), String> {
         let f = self.function(self.api.set_time, "fmi2SetTime")?;
-        // SAFETY: valid instance.
+        // SAFETY: `self.component` is the non-null instance made in `new` and freed only in Drop, so it is live here.
         self.check("fmi2SetTime", unsafe { f(self.component, t) })
     }
     #[inline]
     fn set_continuous_states(&mut self, x: &[f64]) -> Result<(), String> {
         let f = self.function(self.api.set_continuous_states, "fmi2SetContinuousStates")?;
-        // SAFETY: x.len() elements.
+        // SAFETY: `self.component` is the non-null instance made in `new` and freed only in Drop, so it is live here; the FMU reads x.len() elements from `x`.
         self.check("fmi2SetContinuousStates", unsafe { f(self.component, x.as_ptr(), x.len()) })
     }
     #[inline]
     fn get_derivatives(&mut self, dx: &mut [f64]) -> Result<(), String> {
         let f = self.function(self.api.get_derivatives, "fmi2GetDerivatives")?;
-        // SAFETY: dx.len() elements.
+        // SAFETY: `self.component` is the non-null instance made in `new` and freed only in Drop, so it is live here; the FMU writes dx.len() elements into `dx`.
         self.check("fmi2GetDerivatives", unsafe { f(self.component, dx.as_mut_ptr(), dx.len()) })
     }
     fn get_continuous_states(&mut self, x: &mut [f64]) -> Result<(), String> {
         let f = self.function(self.api.get_continuous_states, "fmi2GetContinuousStates")?;
-        // SAFETY: x.len() elements.
+        // SAFETY: `self.component` is the non-null instance made in `new` and freed only in Drop, so it is live here; the FMU writes x.len() elements into `x`.
         self.check("fmi2GetContinuousStates", unsafe { f(self.component, x.as_mut_ptr(), x.len()) })
     }
 }
@@ -369,7 +369,7 @@ impl instance::Instance for Instance {
 impl Drop for Instance {
     fn drop(&mut self) {
         if let Some(free) = self.api.free_instance {
-            // SAFETY: the instance is valid and freed once.
+            // SAFETY: `self.component` is the non-null instance made in `new`; Drop runs once, so it is freed once and never used after.
             unsafe { free(self.component) };
         }
     }

@@ -95,9 +95,12 @@ impl Api {
 /// Receives the FMU's log messages (FMI 3 messages are plain text).
 unsafe extern "C" fn collect_log(environment: *mut c_void, status: Status, category: *const c_char, message: *const c_char) {
     let _ = std::panic::catch_unwind(|| {
-        // SAFETY: the environment is this instance's LogSink; the strings are the FMU's.
+        // SAFETY: the importer passed this instance's LogSink as instanceEnvironment, and the instance (which owns
+        // the sink) outlives every call the FMU makes into this callback.
         if let Some(sink) = unsafe { log::sink(environment) } {
-            sink.push(status, &unsafe { log::text(category) }, &unsafe { log::text(message) });
+            // SAFETY: FMI 3.0 logMessage: category and message are null or NUL-terminated, valid for this call.
+            let (category, message) = unsafe { (log::text(category), log::text(message)) };
+            sink.push(status, &category, &message);
         }
     });
 }
@@ -257,24 +260,24 @@ impl instance::Instance for Instance {
 
     fn enter_initialization_mode(&mut self, start: f64) -> Result<(), String> {
         let f = self.function(self.api.enter_initialization_mode, "fmi3EnterInitializationMode")?;
-        // SAFETY: valid instance; no tolerance, no stop time.
+        // SAFETY: `self.handle` is the non-null instance made in `new` and freed only in Drop, so it is live here; the rest are plain values (no tolerance, no stop time).
         self.check("fmi3EnterInitializationMode", unsafe { f(self.handle, false, 0.0, start, false, 0.0) })
     }
     fn exit_initialization_mode(&mut self) -> Result<(), String> {
         let f = self.function(self.api.exit_initialization_mode, "fmi3ExitInitializationMode")?;
-        // SAFETY: valid instance.
+        // SAFETY: `self.handle` is the non-null instance made in `new` and freed only in Drop, so it is live here.
         self.check("fmi3ExitInitializationMode", unsafe { f(self.handle) })
     }
     fn terminate(&mut self) -> Result<(), String> {
         let f = self.function(self.api.terminate, "fmi3Terminate")?;
-        // SAFETY: valid instance.
+        // SAFETY: `self.handle` is the non-null instance made in `new` and freed only in Drop, so it is live here.
         self.check("fmi3Terminate", unsafe { f(self.handle) })
     }
     #[inline]
     fn do_step(&mut self, t: f64, h: f64) -> Result<bool, String> {
         let f = self.function(self.api.do_step, "fmi3DoStep")?;
         let (mut event, mut terminate, mut early, mut last) = (false, false, false, 0.0);
-        // SAFETY: valid instance and out-pointers.
+        // SAFETY: `self.handle` is the non-null instance made in `new` and freed only in Drop, so it is live here; the out-pointers are live locals of the declared types.
         self.check("fmi3DoStep", unsafe {
             f(self.handle, t, h, true, &mut event, &mut terminate, &mut early, &mut last)
         })?;
@@ -282,7 +285,7 @@ impl instance::Instance for Instance {
     }
     fn enter_event_mode(&mut self) -> Result<(), String> {
         let f = self.function(self.api.enter_event_mode, "fmi3EnterEventMode")?;
-        // SAFETY: valid instance.
+        // SAFETY: `self.handle` is the non-null instance made in `new` and freed only in Drop, so it is live here.
         self.check("fmi3EnterEventMode", unsafe { f(self.handle) })
     }
     fn settle_discrete_states(&mut self) -> Result<bool, String> {
@@ -290,7 +293,7 @@ impl instance::Instance for Instance {
         for _ in 0..super::instance::MAX_EVENT_ITERATIONS {
             let (mut again, mut terminate, mut nominals, mut values, mut next_defined, mut next) =
                 (false, false, false, false, false, 0.0);
-            // SAFETY: valid instance and out-pointers.
+            // SAFETY: `self.handle` is the non-null instance made in `new` and freed only in Drop, so it is live here; the out-pointers are live locals of the declared types.
             self.check("fmi3UpdateDiscreteStates", unsafe {
                 f(self.handle, &mut again, &mut terminate, &mut nominals, &mut values, &mut next_defined, &mut next)
             })?;
@@ -309,38 +312,38 @@ impl instance::Instance for Instance {
     }
     fn enter_continuous_time_mode(&mut self) -> Result<(), String> {
         let f = self.function(self.api.enter_continuous_time_mode, "fmi3EnterContinuousTimeMode")?;
-        // SAFETY: valid instance.
+        // SAFETY: `self.handle` is the non-null instance made in `new` and freed only in Drop, so it is live here.
         self.check("fmi3EnterContinuousTimeMode", unsafe { f(self.handle) })
     }
     #[inline]
     fn completed_integrator_step(&mut self) -> Result<(bool, bool), String> {
         let f = self.function(self.api.completed_integrator_step, "fmi3CompletedIntegratorStep")?;
         let (mut event, mut terminate) = (false, false);
-        // SAFETY: valid instance and out-pointers.
+        // SAFETY: `self.handle` is the non-null instance made in `new` and freed only in Drop, so it is live here; the out-pointers are live locals of the declared types.
         self.check("fmi3CompletedIntegratorStep", unsafe { f(self.handle, true, &mut event, &mut terminate) })?;
         Ok((event, terminate))
     }
     #[inline]
     fn set_time(&mut self, t: f64) -> Result<(), String> {
         let f = self.function(self.api.set_time, "fmi3SetTime")?;
-        // SAFETY: valid instance.
+        // SAFETY: `self.handle` is the non-null instance made in `new` and freed only in Drop, so it is live here.
         self.check("fmi3SetTime", unsafe { f(self.handle, t) })
     }
     #[inline]
     fn set_continuous_states(&mut self, x: &[f64]) -> Result<(), String> {
         let f = self.function(self.api.set_continuous_states, "fmi3SetContinuousStates")?;
-        // SAFETY: x.len() elements.
+        // SAFETY: `self.handle` is the non-null instance made in `new` and freed only in Drop, so it is live here; the FMU reads x.len() elements from `x`.
         self.check("fmi3SetContinuousStates", unsafe { f(self.handle, x.as_ptr(), x.len()) })
     }
     #[inline]
     fn get_derivatives(&mut self, dx: &mut [f64]) -> Result<(), String> {
         let f = self.function(self.api.get_derivatives, "fmi3GetContinuousStateDerivatives")?;
-        // SAFETY: dx.len() elements.
+        // SAFETY: `self.handle` is the non-null instance made in `new` and freed only in Drop, so it is live here; the FMU writes dx.len() elements into `dx`.
         self.check("fmi3GetContinuousStateDerivatives", unsafe { f(self.handle, dx.as_mut_ptr(), dx.len()) })
     }
     fn get_continuous_states(&mut self, x: &mut [f64]) -> Result<(), String> {
         let f = self.function(self.api.get_continuous_states, "fmi3GetContinuousStates")?;
-        // SAFETY: x.len() elements.
+        // SAFETY: `self.handle` is the non-null instance made in `new` and freed only in Drop, so it is live here; the FMU writes x.len() elements into `x`.
         self.check("fmi3GetContinuousStates", unsafe { f(self.handle, x.as_mut_ptr(), x.len()) })
     }
 }
@@ -348,7 +351,7 @@ impl instance::Instance for Instance {
 impl Drop for Instance {
     fn drop(&mut self) {
         if let Some(free) = self.api.free_instance {
-            // SAFETY: the instance is valid and freed once.
+            // SAFETY: `self.handle` is the non-null instance made in `new`; Drop runs once, so it is freed once and never used after.
             unsafe { free(self.handle) };
         }
     }

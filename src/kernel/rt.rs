@@ -45,7 +45,7 @@ pub fn apply_to_current_thread(policy: RtPolicy, what: &str) -> RtStatus {
         return status;
     }
     let param = libc::sched_param { sched_priority: policy.priority.clamp(1, 99) };
-    // SAFETY: plain FFI calls on the current thread with valid arguments.
+    // SAFETY: pthread_self() is always a valid handle of the calling thread; `param` is a live sched_param it only reads.
     let r = unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) };
     if r == 0 {
         status.fifo = true;
@@ -57,7 +57,8 @@ pub fn apply_to_current_thread(policy: RtPolicy, what: &str) -> RtStatus {
         );
     }
     if let Some(cpu) = policy.cpu {
-        // SAFETY: cpu_set_t is plain data; CPU_SET writes within it.
+        // SAFETY: cpu_set_t is a plain bit array, valid all-zero; CPU_SET bounds-checks `cpu` (panics, never writes
+        // outside `set`); sched_setaffinity reads exactly size_of::<cpu_set_t>() bytes of the live `set`.
         unsafe {
             let mut set: libc::cpu_set_t = std::mem::zeroed();
             libc::CPU_SET(cpu, &mut set);

@@ -59,13 +59,14 @@ pub fn isolated(path: &Path, timeout: std::time::Duration, read: impl FnOnce() -
         let code = std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)).unwrap_or(101);
         let _ = std::io::stdout().flush();
         let _ = std::io::stderr().flush();
-        // SAFETY: ends the child at once.
+        // SAFETY: _exit takes no pointers and never returns; in the forked child it skips the parent's
+        // destructors and atexit handlers, which must not run twice.
         unsafe { libc::_exit(code) };
     }
     let start = std::time::Instant::now();
     loop {
         let mut status: libc::c_int = 0;
-        // SAFETY: waits for our own child.
+        // SAFETY: `status` is a live c_int for waitpid to write; `pid` is our own child, reaped only here.
         let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
         if r == pid {
             if libc::WIFEXITED(status) {
@@ -81,7 +82,7 @@ pub fn isolated(path: &Path, timeout: std::time::Duration, read: impl FnOnce() -
             return Err(format!("cannot read {}: lost the reader process: {}", path.display(), std::io::Error::last_os_error()));
         }
         if start.elapsed() > timeout {
-            // SAFETY: ends our own child, then reaps it.
+            // SAFETY: `pid` is our own child, not yet reaped (so the pid cannot have been reused); `status` is a live c_int.
             unsafe {
                 libc::kill(pid, libc::SIGKILL);
                 libc::waitpid(pid, &mut status, 0);

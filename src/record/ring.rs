@@ -28,11 +28,12 @@ struct Shared {
     dropped: AtomicU64,
 }
 
-// Safety: a slot is written only by the producer while it is outside
-// [tail, head) and read only by the consumer while it is inside; the
-// Release/Acquire pairs on head and tail order those accesses.
+// SAFETY: the UnsafeCell slots are the only non-Sync part. A slot is written only by the one
+// producer while it is outside [tail, head) and read only by the one consumer while it is inside
+// (RingProducer and RingConsumer are not Clone and their methods take &mut self); the
+// Release/Acquire pairs on head and tail order those accesses. (Send needs no impl: every field,
+// UnsafeCell<f64> included, is Send.)
 unsafe impl Sync for Shared {}
-unsafe impl Send for Shared {}
 
 /// The real-time side: pushes rows.
 pub struct RingProducer {
@@ -90,7 +91,8 @@ impl RingProducer {
             s.dropped.fetch_add(1, Ordering::Relaxed);
             return false;
         }
-        // Safety: the slot is outside [tail, head): the consumer does not touch it.
+        // SAFETY: `row` has `width` samples (asserted) and slot(head) starts a row of `width` samples in `buf`;
+        // that row is outside [tail, head), so the consumer does not read it until head is published below.
         unsafe { std::ptr::copy_nonoverlapping(row.as_ptr(), s.slot(self.head), s.width) };
         self.head = self.head.wrapping_add(1);
         s.head.0.store(self.head, Ordering::Release);
@@ -133,8 +135,8 @@ impl RingConsumer {
             // Copy the contiguous run up to the end of the buffer, then wrap.
             let start = (self.tail.wrapping_add(done)) % s.capacity;
             let run = (n - done).min(s.capacity - start);
-            // Safety: rows in [tail, head) are complete (Acquire on head) and
-            // the producer does not write them until tail moves past them.
+            // SAFETY: rows start..start+run lie inside `buf` (run <= capacity - start) and are in [tail, head):
+            // complete (Acquire on head) and not written by the producer until tail moves past them (Release below).
             let src = unsafe { std::slice::from_raw_parts(s.slot(start) as *const f64, run * s.width) };
             out.extend_from_slice(src);
             done += run;

@@ -26,7 +26,7 @@ fn ip(args: &[&str]) -> Result<(), String> {
 impl Netns {
     pub fn create() -> Netns {
         static COUNT: AtomicUsize = AtomicUsize::new(0);
-        // SAFETY: geteuid has no preconditions.
+        // SAFETY: geteuid takes no arguments, touches no memory of ours and cannot fail.
         if unsafe { libc::geteuid() } != 0 {
             panic!("MISSING PRIVILEGE: this network test needs root (network namespaces, veth, raw sockets); run it as root, as CI's .ci/run does");
         }
