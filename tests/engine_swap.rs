@@ -17,7 +17,7 @@ const SLOW_PREPARATION_MS: u64 = 50;
 
 fn velocity_assembly(i: usize, ticks: u64) -> AssemblySpec {
     let mut a = AssemblySpec::new(&format!("swap-{i}"));
-    let v = if i % 2 == 0 { 1.0 } else { -1.0 };
+    let v = if i.is_multiple_of(2) { 1.0 } else { -1.0 };
     let slow = i % 10 == 5;
     a.add("v", "test", 1, func(&[], &["y"], move || {
         if slow {

@@ -83,8 +83,8 @@ fn assembly() -> AssemblySpec {
     a.add_native("err", "sum", 1, &[n6.clone(), ("signs", Value::String("+-".into()))]);
     a.add_native("pid", "pid", 1, &[n6.clone(), ("kp", Value::Real(2.0)), ("ki", Value::Real(1.0)), ("umin", Value::Real(-1.0)), ("umax", Value::Real(1.0))]);
     a.add_native("lim", "rate_limiter", 1, &[n6.clone(), ("rising", Value::Real(5.0)), ("falling", Value::Real(5.0))]);
-    a.add_native("int", "integrator", 4, &[n6.clone()]);
-    a.add_native("sat", "saturation", 20, &[n6.clone()]);
+    a.add_native("int", "integrator", 4, std::slice::from_ref(&n6));
+    a.add_native("sat", "saturation", 20, std::slice::from_ref(&n6));
     a.add_native("lp", "lowpass", 20, &[n6.clone(), ("fc", Value::Real(2.0))]);
     a.add_native("probe", "probe", 1, &[n6, ("capacity", Value::Integer(30_000))]);
     a.connect("ref.y", "shape.u")

@@ -364,7 +364,7 @@ fn parse_v3_variables(md: &mut ModelDescription, vars: Node) -> Result<(), Strin
     // Sizes come from the file: an array is allocated with them, so they are capped here.
     for v in &md.variables {
         let elements = v.dimensions.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
-        if !elements.is_some_and(|n| n <= MAX_ARRAY_ELEMENTS) {
+        if elements.is_none_or(|n| n > MAX_ARRAY_ELEMENTS) {
             return Err(format!(
                 "variable '{}': dimensions {:?} make more than {MAX_ARRAY_ELEMENTS} elements, more than morc takes in one variable",
                 v.name, v.dimensions

@@ -392,8 +392,9 @@ fn singular_pivot(m: &nalgebra::DMatrix<f64>) -> Option<(usize, bool)> {
     let mut d = vec![0.0; n];
     for j in 0..n {
         d[j] = m[(j, j)] - (0..j).map(|k| l[(j, k)] * l[(j, k)] * d[k]).sum::<f64>();
-        if !(d[j] > tolerance) {
-            return Some((j, !(m[(j, j)] > tolerance)));
+        // A NaN pivot counts as not positive, hence the explicit is_nan.
+        if d[j].is_nan() || d[j] <= tolerance {
+            return Some((j, m[(j, j)].is_nan() || m[(j, j)] <= tolerance));
         }
         for i in j + 1..n {
             l[(i, j)] = (m[(i, j)] - (0..j).map(|k| l[(i, k)] * l[(j, k)] * d[k]).sum::<f64>()) / d[j];

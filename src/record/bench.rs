@@ -43,7 +43,7 @@ impl std::fmt::Display for BenchReport {
 
 /// Runs the benchmark, writing `dir/record-bench.h5` (removed afterwards).
 pub fn sustained(dir: &Path, signals: usize, rate: f64, seconds: f64) -> Result<BenchReport, String> {
-    if signals == 0 || !(rate > 0.0) || !(seconds > 0.0) {
+    if signals == 0 || rate.is_nan() || rate <= 0.0 || seconds.is_nan() || seconds <= 0.0 {
         return Err("need at least one signal, a positive rate and a positive duration".into());
     }
     let period = 1.0 / rate;
