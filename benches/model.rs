@@ -68,14 +68,7 @@ fn ns_per_call(run_seconds: f64, mut call: impl FnMut()) -> f64 {
 }
 
 /// The algorithms compared, in table order: (key in the peer's JSON, label).
-const ALGORITHMS: [(&str, &str); 6] = [
-    ("rnea", "RNEA"),
-    ("aba", "ABA"),
-    ("crba", "CRBA"),
-    ("fk_joints", "FK (joints)"),
-    ("fk_frames", "FK (+ frames)"),
-    ("frame_jacobian", "EE frame Jacobian"),
-];
+const ALGORITHMS: [(&str, &str); 6] = [("rnea", "RNEA"), ("aba", "ABA"), ("crba", "CRBA"), ("fk_joints", "FK (joints)"), ("fk_frames", "FK (+ frames)"), ("frame_jacobian", "EE frame Jacobian")];
 
 struct Robot {
     label: &'static str,
@@ -185,9 +178,9 @@ fn time_trajectory_steps(run_seconds: f64) {
     use morc::kernel::component::{Component, InitContext, Step, StepContext};
     use morc::kernel::data::AssemblyData;
     use morc::kernel::value::Value;
+    use morc::motion::Kinematics;
     use morc::robot::components::MotionTrajectory;
     use morc::robot::RobotKinematics;
-    use morc::motion::Kinematics;
     println!();
     println!("Trajectory generator: ns per step (thread CPU time), reference q, qd, qdd, tool position");
     println!("{:<6} {:<34} {:>9}", "robot", "motion", "ns/step");
@@ -260,9 +253,7 @@ fn run_pinocchio_peer(robots: &[Robot], run_seconds: f64) -> Result<Value, Strin
 
 fn max_difference(ours: &[f64], theirs: Option<&Value>) -> Option<f64> {
     let theirs = theirs?.as_array()?;
-    (theirs.len() == ours.len()).then(|| {
-        ours.iter().zip(theirs).map(|(x, y)| (x - y.as_f64().unwrap_or(f64::NAN)).abs()).fold(0.0, f64::max)
-    })
+    (theirs.len() == ours.len()).then(|| ours.iter().zip(theirs).map(|(x, y)| (x - y.as_f64().unwrap_or(f64::NAN)).abs()).fold(0.0, f64::max))
 }
 
 fn main() {
@@ -273,13 +264,7 @@ fn main() {
     let robots = kr5_with_inertias(&reference)
         .and_then(|kr5| std::fs::write(&kr5_urdf, model::to_urdf(&kr5)).map_err(|e| format!("{}: {e}", kr5_urdf.display())))
         .and_then(|()| std::fs::write(&kr16_urdf, model::to_urdf(&rigid_body_only(&kr16_script().model))).map_err(|e| format!("{}: {e}", kr16_urdf.display())))
-        .and_then(|()| {
-            Ok(vec![
-                Robot::new("UR5", reference.join("ur5_robot.urdf"), "tool0")?,
-                Robot::new("KR16", kr16_urdf.clone(), "tool")?,
-                Robot::new("KR5 (DH)", kr5_urdf.clone(), "tool")?,
-            ])
-        });
+        .and_then(|()| Ok(vec![Robot::new("UR5", reference.join("ur5_robot.urdf"), "tool0")?, Robot::new("KR16", kr16_urdf.clone(), "tool")?, Robot::new("KR5 (DH)", kr5_urdf.clone(), "tool")?]));
     let robots = match robots {
         Ok(robots) => robots,
         Err(e) => {
@@ -289,16 +274,9 @@ fn main() {
     };
 
     let morc: Vec<Vec<f64>> = robots.iter().map(|r| r.time_morc(run_seconds)).collect();
-    let peer = if std::env::var_os("MORC_BENCH_NO_PEER").is_some() {
-        Err("skipped (MORC_BENCH_NO_PEER)".to_string())
-    } else {
-        run_pinocchio_peer(&robots, run_seconds)
-    };
+    let peer = if std::env::var_os("MORC_BENCH_NO_PEER").is_some() { Err("skipped (MORC_BENCH_NO_PEER)".to_string()) } else { run_pinocchio_peer(&robots, run_seconds) };
 
-    println!(
-        "Model algorithms: ns per call (thread CPU time), median of {REPETITIONS} runs of ~{:.0} ms each",
-        run_seconds * 1e3
-    );
+    println!("Model algorithms: ns per call (thread CPU time), median of {REPETITIONS} runs of ~{:.0} ms each", run_seconds * 1e3);
     match &peer {
         Ok(p) => {
             println!(
@@ -312,10 +290,7 @@ fn main() {
         Err(e) => println!("Pinocchio not measured: {e}\n  (to compare: pip install pin)"),
     }
     println!();
-    println!(
-        "{:<9} {:<18} {:>9} {:>11} {:>15} {:>14}",
-        "robot", "algorithm", "morc ns", "Pinocchio", "morc/Pinocchio", "binding floor"
-    );
+    println!("{:<9} {:<18} {:>9} {:>11} {:>15} {:>14}", "robot", "algorithm", "morc ns", "Pinocchio", "morc/Pinocchio", "binding floor");
     for (robot, ours) in robots.iter().zip(&morc) {
         let theirs = peer.as_ref().ok().map(|p| &p["robots"][robot.label]);
         for ((key, label), ns) in ALGORITHMS.iter().zip(ours) {

@@ -68,7 +68,6 @@ fn replies_match_real_ek1100_el2828_el2889_with_distributed_clocks() {
     replay("captures/replay-dc.pcapng", real_line(), 1000);
 }
 
-
 fn replay(capture: &str, mut segment: Segment, min_replies: usize) {
     let packets = read_packets(&reference(capture)).expect("pcapng");
 

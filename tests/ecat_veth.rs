@@ -184,7 +184,13 @@ fn morc_bus_scan_on_a_down_interface_ends_with_a_clear_error() {
     let _turn = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let ns = Netns::create();
     ns.set_link(&ns.master_if, false);
-    let child = ns.command(env!("CARGO_BIN_EXE_morc")).args(["bus", "scan", "--iface", &ns.master_if]).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().expect("run morc");
+    let child = ns
+        .command(env!("CARGO_BIN_EXE_morc"))
+        .args(["bus", "scan", "--iface", &ns.master_if])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run morc");
     let pid = child.id();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || tx.send(child.wait_with_output()));

@@ -95,10 +95,10 @@ fn ethercrab_brings_simulated_devices_to_op_and_exchanges_process_data() {
                 i32::from_le_bytes(io.inputs()[2..6].try_into().unwrap())
             };
             let controlword: u16 = match statusword & 0x6F {
-                0x40 | 0x60 => 0x0006,          // switch on disabled → shutdown
-                0x21 => 0x0007,                 // ready to switch on → switch on
-                0x23 => 0x000F,                 // switched on → enable operation
-                0x27 => 0x000F,                 // operation enabled
+                0x40 | 0x60 => 0x0006,                 // switch on disabled → shutdown
+                0x21 => 0x0007,                        // ready to switch on → switch on
+                0x23 => 0x000F,                        // switched on → enable operation
+                0x27 => 0x000F,                        // operation enabled
                 _ if statusword & 0x08 != 0 => 0x0080, // fault → reset
                 _ => 0x0000,
             };
@@ -124,10 +124,7 @@ fn ethercrab_brings_simulated_devices_to_op_and_exchanges_process_data() {
                 }
             }
         }
-        assert_eq!(
-            seen_states,
-            [Cia402State::SwitchOnDisabled, Cia402State::ReadyToSwitchOn, Cia402State::SwitchedOn, Cia402State::OperationEnabled]
-        );
+        assert_eq!(seen_states, [Cia402State::SwitchOnDisabled, Cia402State::ReadyToSwitchOn, Cia402State::SwitchedOn, Cia402State::OperationEnabled]);
         let io = drive.io_raw();
         let statusword = u16::from_le_bytes([io.inputs()[0], io.inputs()[1]]);
         let position = i32::from_le_bytes(io.inputs()[2..6].try_into().unwrap());

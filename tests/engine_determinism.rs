@@ -27,48 +27,133 @@ fn multirate_assembly() -> AssemblySpec {
     let mut a = AssemblySpec::new("multirate");
     a.duration = Some(1.0);
     // Counters that make the timing of every hand-off visible.
-    a.add("ticker", "test", 1, func(&[], &["y"], || Box::new(|ctx, _, out| { out[0].set_real(ctx.step as f64); Step::Continue })));
-    a.add("echo", "test", 1, func(&["u"], &["y"], || Box::new(|_, i, o| { o[0].copy_from(&i[0]); Step::Continue })));
-    a.add("late", "test", 1, func(&["u"], &["y"], || Box::new(|_, i, o| { o[0].copy_from(&i[0]); Step::Continue })));
-    a.add("count", "test", 20, func(&[], &["y"], || Box::new(|ctx, _, out| { out[0].set_real((ctx.step + 1) as f64); Step::Continue })));
-    a.add("sampler", "test", 20, func(&["u"], &["y"], || Box::new(|_, i, o| { o[0].copy_from(&i[0]); Step::Continue })));
+    a.add(
+        "ticker",
+        "test",
+        1,
+        func(&[], &["y"], || {
+            Box::new(|ctx, _, out| {
+                out[0].set_real(ctx.step as f64);
+                Step::Continue
+            })
+        }),
+    );
+    a.add(
+        "echo",
+        "test",
+        1,
+        func(&["u"], &["y"], || {
+            Box::new(|_, i, o| {
+                o[0].copy_from(&i[0]);
+                Step::Continue
+            })
+        }),
+    );
+    a.add(
+        "late",
+        "test",
+        1,
+        func(&["u"], &["y"], || {
+            Box::new(|_, i, o| {
+                o[0].copy_from(&i[0]);
+                Step::Continue
+            })
+        }),
+    );
+    a.add(
+        "count",
+        "test",
+        20,
+        func(&[], &["y"], || {
+            Box::new(|ctx, _, out| {
+                out[0].set_real((ctx.step + 1) as f64);
+                Step::Continue
+            })
+        }),
+    );
+    a.add(
+        "sampler",
+        "test",
+        20,
+        func(&["u"], &["y"], || {
+            Box::new(|_, i, o| {
+                o[0].copy_from(&i[0]);
+                Step::Continue
+            })
+        }),
+    );
     a.connect("ticker.y", "echo.u").connect_delayed("ticker.y", "late.u").connect("ticker.y", "sampler.u");
 
     // A control loop with parts at three rates.
-    a.add("src", "test", 1, func(&["slow"], &["y"], || Box::new(|ctx, i, o| {
-        o[0].set_real((2.0 * std::f64::consts::PI * 3.0 * ctx.time).sin() + 0.1 * i[0].real());
-        Step::Continue
-    })));
-    a.add("mid", "test", 4, func(&["q", "y"], &["m"], || {
-        let mut state = 0.0;
-        Box::new(move |ctx, i, o| {
-            o[0].set_real(state);
-            state += ctx.period * (i[0].real() + i[1].real());
-            Step::Continue
-        })
-    }));
-    a.add("slow", "test", 20, func(&["m", "y"], &["s"], || Box::new(|_, i, o| {
-        let start = monotonic_ns();
-        let mut x = i[0].real() + i[1].real();
-        for _ in 0..20_000 {
-            x = x * 0.999_999 + (x * 1.1).sin() * 1e-6;
-        }
-        // Take 3 ms whatever the machine, so the work spans base periods.
-        while monotonic_ns() - start < 3_000_000 {
-            std::hint::spin_loop();
-        }
-        o[0].set_real(x);
-        Step::Continue
-    })));
-    a.add("fb", "test", 1, func(&["y", "q", "m", "s", "acc"], &["u"], || Box::new(|_, i, o| {
-        let (y, q, m, s, acc) = (i[0].real(), i[1].real(), i[2].real(), i[3].real(), i[4].real());
-        o[0].set_real(q + 0.5 * (y - q) + 0.01 * m + 0.01 * s - 0.001 * acc);
-        Step::Continue
-    })));
-    a.add("acc", "test", 1, func(&["u"], &["y"], || {
-        let mut sum = 0.0;
-        Box::new(move |_, i, o| { sum += i[0].real(); o[0].set_real(sum); Step::Continue })
-    }));
+    a.add(
+        "src",
+        "test",
+        1,
+        func(&["slow"], &["y"], || {
+            Box::new(|ctx, i, o| {
+                o[0].set_real((2.0 * std::f64::consts::PI * 3.0 * ctx.time).sin() + 0.1 * i[0].real());
+                Step::Continue
+            })
+        }),
+    );
+    a.add(
+        "mid",
+        "test",
+        4,
+        func(&["q", "y"], &["m"], || {
+            let mut state = 0.0;
+            Box::new(move |ctx, i, o| {
+                o[0].set_real(state);
+                state += ctx.period * (i[0].real() + i[1].real());
+                Step::Continue
+            })
+        }),
+    );
+    a.add(
+        "slow",
+        "test",
+        20,
+        func(&["m", "y"], &["s"], || {
+            Box::new(|_, i, o| {
+                let start = monotonic_ns();
+                let mut x = i[0].real() + i[1].real();
+                for _ in 0..20_000 {
+                    x = x * 0.999_999 + (x * 1.1).sin() * 1e-6;
+                }
+                // Take 3 ms whatever the machine, so the work spans base periods.
+                while monotonic_ns() - start < 3_000_000 {
+                    std::hint::spin_loop();
+                }
+                o[0].set_real(x);
+                Step::Continue
+            })
+        }),
+    );
+    a.add(
+        "fb",
+        "test",
+        1,
+        func(&["y", "q", "m", "s", "acc"], &["u"], || {
+            Box::new(|_, i, o| {
+                let (y, q, m, s, acc) = (i[0].real(), i[1].real(), i[2].real(), i[3].real(), i[4].real());
+                o[0].set_real(q + 0.5 * (y - q) + 0.01 * m + 0.01 * s - 0.001 * acc);
+                Step::Continue
+            })
+        }),
+    );
+    a.add(
+        "acc",
+        "test",
+        1,
+        func(&["u"], &["y"], || {
+            let mut sum = 0.0;
+            Box::new(move |_, i, o| {
+                sum += i[0].real();
+                o[0].set_real(sum);
+                Step::Continue
+            })
+        }),
+    );
     a.connect("slow.s", "src.slow")
         .connect("robot.q", "mid.q")
         .connect("src.y", "mid.y")
@@ -81,8 +166,7 @@ fn multirate_assembly() -> AssemblySpec {
         .connect("fb.u", "acc.u")
         .connect_delayed("acc.y", "fb.acc") // the loop fb → acc → fb needs its delay
         .connect("fb.u", "robot.q_cmd");
-    for (name, from) in [("p_echo", "echo.y"), ("p_late", "late.y"), ("p_count", "count.y"), ("p_sampler", "sampler.y"),
-                         ("p_u", "fb.u"), ("p_m", "mid.m"), ("p_s", "slow.s"), ("p_q", "robot.q")] {
+    for (name, from) in [("p_echo", "echo.y"), ("p_late", "late.y"), ("p_count", "count.y"), ("p_sampler", "sampler.y"), ("p_u", "fb.u"), ("p_m", "mid.m"), ("p_s", "slow.s"), ("p_q", "robot.q")] {
         probe(&mut a, name, from);
     }
     a

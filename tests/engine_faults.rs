@@ -21,15 +21,32 @@ fn engine(clock: ClockKind) -> (Engine, std::sync::Arc<std::sync::Mutex<common::
 /// A component every 2 ticks that computes for 5 ms: it cannot keep up.
 fn overrunning(policy: OverrunPolicy) -> AssemblySpec {
     let mut a = AssemblySpec::new("overrun");
-    a.add("v", "test", 1, func(&[], &["y"], || Box::new(|_, _, o| { o[0].set_real(0.1); Step::Continue })));
-    a.add("slow", "test", 2, func(&[], &["y"], || Box::new(|_, _, o| {
-        let start = monotonic_ns();
-        while monotonic_ns() - start < 5_000_000 {
-            std::hint::spin_loop();
-        }
-        o[0].set_real(1.0);
-        Step::Continue
-    })));
+    a.add(
+        "v",
+        "test",
+        1,
+        func(&[], &["y"], || {
+            Box::new(|_, _, o| {
+                o[0].set_real(0.1);
+                Step::Continue
+            })
+        }),
+    );
+    a.add(
+        "slow",
+        "test",
+        2,
+        func(&[], &["y"], || {
+            Box::new(|_, _, o| {
+                let start = monotonic_ns();
+                while monotonic_ns() - start < 5_000_000 {
+                    std::hint::spin_loop();
+                }
+                o[0].set_real(1.0);
+                Step::Continue
+            })
+        }),
+    );
     a.connect("v.y", "robot.v_cmd");
     a.duration = Some(0.1);
     a.overrun = policy;
@@ -65,10 +82,21 @@ fn overrun_faults_under_fault_policy() {
 fn a_component_fault_ends_the_run_and_the_robot_holds() {
     let (mut e, log) = engine(ClockKind::Virtual);
     let mut a = AssemblySpec::new("faulty");
-    a.add("v", "test", 1, func(&[], &["y"], || Box::new(|ctx, _, o| {
-        o[0].set_real(1.0);
-        if ctx.step == 7 { Step::Fault("following error 12° exceeds 5°".into()) } else { Step::Continue }
-    })));
+    a.add(
+        "v",
+        "test",
+        1,
+        func(&[], &["y"], || {
+            Box::new(|ctx, _, o| {
+                o[0].set_real(1.0);
+                if ctx.step == 7 {
+                    Step::Fault("following error 12° exceeds 5°".into())
+                } else {
+                    Step::Continue
+                }
+            })
+        }),
+    );
     a.connect("v.y", "robot.v_cmd");
     let r = e.run(&a, &AssemblyData::new()).unwrap();
     assert_eq!(r.outcome, Outcome::Fault("component 'v' (test) at t = 0.007 s: following error 12° exceeds 5°".into()));
@@ -88,7 +116,17 @@ fn a_base_fault_is_named() {
     base.fail_at = Some(3);
     let mut e = Engine::start(EngineConfig { period: 0.001, clock: ClockKind::Virtual, rt: RtPolicy::default() }, Box::new(base)).unwrap();
     let mut a = AssemblySpec::new("busfault");
-    a.add("v", "test", 1, func(&[], &["y"], || Box::new(|_, _, o| { o[0].set_real(1.0); Step::Continue })));
+    a.add(
+        "v",
+        "test",
+        1,
+        func(&[], &["y"], || {
+            Box::new(|_, _, o| {
+                o[0].set_real(1.0);
+                Step::Continue
+            })
+        }),
+    );
     a.connect("v.y", "robot.v_cmd");
     let r = e.run(&a, &AssemblyData::new()).unwrap();
     assert_eq!(r.outcome, Outcome::Fault("robot: drive 3 reports an over-current fault".into()));
@@ -99,7 +137,17 @@ fn cancel_from_another_thread_holds_the_robot() {
     for clock in [ClockKind::Virtual, ClockKind::Wall] {
         let (mut e, log) = engine(clock);
         let mut a = AssemblySpec::new("endless");
-        a.add("v", "test", 1, func(&[], &["y"], || Box::new(|_, _, o| { o[0].set_real(1.0); Step::Continue })));
+        a.add(
+            "v",
+            "test",
+            1,
+            func(&[], &["y"], || {
+                Box::new(|_, _, o| {
+                    o[0].set_real(1.0);
+                    Step::Continue
+                })
+            }),
+        );
         a.add("slow", "test", 10, func(&[], &["y"], || Box::new(|_, _, _| Step::Continue)));
         a.connect("v.y", "robot.v_cmd");
         let canceller = e.canceller();

@@ -19,13 +19,31 @@ fn velocity_assembly(i: usize, ticks: u64) -> AssemblySpec {
     let mut a = AssemblySpec::new(&format!("swap-{i}"));
     let v = if i.is_multiple_of(2) { 1.0 } else { -1.0 };
     let slow = i % 10 == 5;
-    a.add("v", "test", 1, func(&[], &["y"], move || {
-        if slow {
-            std::thread::sleep(std::time::Duration::from_millis(SLOW_PREPARATION_MS));
-        }
-        Box::new(move |_, _, o| { o[0].set_real(v); Step::Continue })
-    }));
-    a.add("slow", "test", 5, func(&["q"], &["y"], || Box::new(|_, i, o| { o[0].copy_from(&i[0]); Step::Continue })));
+    a.add(
+        "v",
+        "test",
+        1,
+        func(&[], &["y"], move || {
+            if slow {
+                std::thread::sleep(std::time::Duration::from_millis(SLOW_PREPARATION_MS));
+            }
+            Box::new(move |_, _, o| {
+                o[0].set_real(v);
+                Step::Continue
+            })
+        }),
+    );
+    a.add(
+        "slow",
+        "test",
+        5,
+        func(&["q"], &["y"], || {
+            Box::new(|_, i, o| {
+                o[0].copy_from(&i[0]);
+                Step::Continue
+            })
+        }),
+    );
     a.connect("v.y", "robot.v_cmd").connect("robot.q", "slow.q");
     a.duration = Some(ticks as f64 * 0.002);
     a

@@ -27,16 +27,7 @@ fn cost_per_step() {
     c.configure().unwrap();
     let mut outputs = vec![Value::Real(0.0)];
     let data = AssemblyData::new();
-    c.initialize(
-        &InitContext {
-            name: "bench",
-            period: 1e-3,
-            base_period: 1e-3,
-            data: &data,
-        },
-        &mut outputs,
-    )
-    .unwrap();
+    c.initialize(&InitContext { name: "bench", period: 1e-3, base_period: 1e-3, data: &data }, &mut outputs).unwrap();
     // The floor: the same FMU's C functions called straight through their pointers, on this thread.
     let fmu = morc::fmi::Fmu::open(&path).unwrap();
     let binary = fmu.binary("morc_bessel").unwrap();
@@ -68,9 +59,7 @@ fn cost_per_step() {
         for j in 0..STEPS {
             let x = (j as f64 * 1e-3).sin();
             // SAFETY: a live instance; one value behind each pointer.
-            let s = unsafe {
-                set(handle, u.as_ptr(), 1, &x) | step(handle, floor_steps as f64 * 1e-3, 1e-3, 1) | get(handle, y.as_ptr(), 1, out.as_mut_ptr())
-            };
+            let s = unsafe { set(handle, u.as_ptr(), 1, &x) | step(handle, floor_steps as f64 * 1e-3, 1e-3, 1) | get(handle, y.as_ptr(), 1, out.as_mut_ptr()) };
             floor_steps += 1;
             assert_eq!(s, 0);
         }
@@ -93,12 +82,8 @@ for k in range(steps):
 print((time.perf_counter() - t0) / steps * 1e9)
 "#;
     let fmpy_steps = STEPS / 10;
-    let out = std::process::Command::new("python3")
-        .args(["-c", script, path.to_str().unwrap(), &fmpy_steps.to_string()])
-        .output();
-    let fmpy_ns = out
-        .ok()
-        .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse::<f64>().ok());
+    let out = std::process::Command::new("python3").args(["-c", script, path.to_str().unwrap(), &fmpy_steps.to_string()]).output();
+    let fmpy_ns = out.ok().and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse::<f64>().ok());
     println!("cost per step of morc_bessel.fmu (set input, doStep, get output), {STEPS} steps:");
     println!("  plain loop over the C functions (floor): {floor_ns:8.0} ns");
     println!("  morc FMU component:                      {component_ns:8.0} ns");

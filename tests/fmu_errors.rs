@@ -66,23 +66,9 @@ fn run_fmu(path: &Path, params: &[(&str, Value)], input: f64) -> Result<Outcome,
     );
     add_fmu(&mut a, "fmu", path, 1, params);
     a.connect("src.y", "fmu.u");
-    let config = EngineConfig {
-        period: T,
-        clock: ClockKind::Virtual,
-        rt: RtPolicy {
-            enabled: false,
-            ..RtPolicy::default()
-        },
-    };
-    let mut engine = Engine::start(
-        config,
-        Box::new(morc::components::sim_axes::SimAxes::new(&[0.0], T, 10.0)),
-    )
-    .unwrap();
-    engine
-        .run(&a, &AssemblyData::new())
-        .map(|r| r.outcome)
-        .map_err(|e| e.to_string())
+    let config = EngineConfig { period: T, clock: ClockKind::Virtual, rt: RtPolicy { enabled: false, ..RtPolicy::default() } };
+    let mut engine = Engine::start(config, Box::new(morc::components::sim_axes::SimAxes::new(&[0.0], T, 10.0))).unwrap();
+    engine.run(&a, &AssemblyData::new()).map(|r| r.outcome).map_err(|e| e.to_string())
 }
 
 #[test]
@@ -91,10 +77,7 @@ fn not_a_zip_archive() {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(&path, b"this is no zip archive").unwrap();
     let e = open_error(&path);
-    assert!(
-        e.contains("garbage.fmu") && e.contains("not a readable zip archive"),
-        "{e}"
-    );
+    assert!(e.contains("garbage.fmu") && e.contains("not a readable zip archive"), "{e}");
 }
 
 #[test]
@@ -102,24 +85,15 @@ fn archive_without_model_description() {
     let path = scratch().join("bad").join("empty.fmu");
     zip_file(&path, &[("readme.txt", b"hello")]);
     let e = open_error(&path);
-    assert!(
-        e.contains("empty.fmu: not an FMU: it has no readable modelDescription.xml"),
-        "{e}"
-    );
+    assert!(e.contains("empty.fmu: not an FMU: it has no readable modelDescription.xml"), "{e}");
 }
 
 #[test]
 fn paths_escaping_the_folder_are_rejected_before_writing() {
     let path = scratch().join("bad").join("traversal.fmu");
-    zip_file(
-        &path,
-        &[("modelDescription.xml", b"<x/>"), ("../../escaped.txt", b"owned")],
-    );
+    zip_file(&path, &[("modelDescription.xml", b"<x/>"), ("../../escaped.txt", b"owned")]);
     let e = open_error(&path);
-    assert!(
-        e.contains("\"../../escaped.txt\" would be written outside the extraction folder"),
-        "{e}"
-    );
+    assert!(e.contains("\"../../escaped.txt\" would be written outside the extraction folder"), "{e}");
     let dest = scratch().join("traversal-dest");
     let bytes = std::fs::read(&path).unwrap();
     assert!(extract(&bytes, &dest.join("x"), &Limits::default()).is_err());
@@ -131,17 +105,11 @@ fn zip_bombs_are_rejected() {
     // 64 MiB of zeros compress about 1000:1.
     let path = scratch().join("bad").join("bomb.fmu");
     let zeros = vec![0u8; 64 << 20];
-    zip_file(
-        &path,
-        &[("modelDescription.xml", b"<x/>"), ("binaries/linux64/bomb.so", &zeros)],
-    );
+    zip_file(&path, &[("modelDescription.xml", b"<x/>"), ("binaries/linux64/bomb.so", &zeros)]);
     let e = open_error(&path);
     assert!(e.contains("rejected as a zip bomb") && e.contains("expands"), "{e}");
     // A total over the limit is rejected too, whatever the ratio.
-    let small = Limits {
-        max_total_bytes: 1000,
-        ..Limits::default()
-    };
+    let small = Limits { max_total_bytes: 1000, ..Limits::default() };
     let path2 = scratch().join("bad").join("big.fmu");
     zip_file(&path2, &[("a.bin", &[7u8; 600]), ("b.bin", &[9u8; 600])]);
     let e = extract(&std::fs::read(&path2).unwrap(), &scratch().join("big-dest"), &small).unwrap_err();
@@ -155,53 +123,34 @@ fn guid_mismatch_names_the_call_and_quotes_the_fmu() {
         "wrong_guid.fmu",
         |xml| {
             let start = xml.find("guid=\"").unwrap() + 6;
-            format!(
-                "{}{{00000000-0000-0000-0000-000000000000}}{}",
-                &xml[..start],
-                &xml[start + 38..]
-            )
+            format!("{}{{00000000-0000-0000-0000-000000000000}}{}", &xml[..start], &xml[start + 38..])
         },
         true,
     );
     let e = run_fmu(&path, &[], 1.0).unwrap_err();
     assert!(e.contains("wrong_guid.fmu: fmi2Instantiate failed"), "{e}");
-    assert!(
-        e.contains("GUID {00000000-0000-0000-0000-000000000000} matches no model of this binary"),
-        "{e}"
-    );
+    assert!(e.contains("GUID {00000000-0000-0000-0000-000000000000} matches no model of this binary"), "{e}");
 }
 
 #[test]
 fn no_binary_for_this_platform() {
     let path = rewritten("morc_bessel", "no_binary.fmu", |x| x, false);
     let e = run_fmu(&path, &[], 1.0).unwrap_err();
-    assert!(
-        e.contains("no_binary.fmu: no binary for this platform: binaries/linux64/morc_bessel.so is missing"),
-        "{e}"
-    );
+    assert!(e.contains("no_binary.fmu: no binary for this platform: binaries/linux64/morc_bessel.so is missing"), "{e}");
 }
 
 #[test]
 fn unknown_parameter_and_wrong_type() {
     let e = run_fmu(&fmu_path("morc_bessel"), &[("cutoff", Value::Real(3.0))], 1.0).unwrap_err();
-    assert!(
-        e.contains("morc_bessel.fmu: the FMU has no parameter 'cutoff' (parameters: fc, order"),
-        "{e}"
-    );
+    assert!(e.contains("morc_bessel.fmu: the FMU has no parameter 'cutoff' (parameters: fc, order"), "{e}");
     let e = run_fmu(&fmu_path("morc_bessel"), &[("order", Value::String("two".into()))], 1.0).unwrap_err();
-    assert!(
-        e.contains("morc_bessel.fmu: parameter 'order' is integer, got string"),
-        "{e}"
-    );
+    assert!(e.contains("morc_bessel.fmu: parameter 'order' is integer, got string"), "{e}");
 }
 
 #[test]
 fn an_error_in_initialisation_quotes_the_fmu() {
     let e = run_fmu(&fmu_path("morc_bessel"), &[("fc", Value::Real(900.0))], 1.0).unwrap_err();
-    assert!(
-        e.contains("morc_bessel.fmu: fmi2ExitInitializationMode returned Error; the FMU said:"),
-        "{e}"
-    );
+    assert!(e.contains("morc_bessel.fmu: fmi2ExitInitializationMode returned Error; the FMU said:"), "{e}");
     assert!(e.contains("below the Nyquist frequency 500 Hz"), "{e}");
 }
 
@@ -209,29 +158,16 @@ fn an_error_in_initialisation_quotes_the_fmu() {
 fn an_fmu_error_in_a_step_faults_the_assembly() {
     // The FMU's sample period is 3 ms but morc steps it every 1 ms.
     let outcome = run_fmu(&fmu_path("morc_bessel"), &[("sample_period", Value::Real(0.003))], 1.0).unwrap();
-    let Outcome::Fault(e) = outcome else {
-        panic!("{outcome:?}")
-    };
-    assert!(
-        e.contains("morc_bessel.fmu: fmi2DoStep returned Error; the FMU said:"),
-        "{e}"
-    );
-    assert!(
-        e.contains("doStep of 0.001 s is not a whole number of sample periods"),
-        "{e}"
-    );
+    let Outcome::Fault(e) = outcome else { panic!("{outcome:?}") };
+    assert!(e.contains("morc_bessel.fmu: fmi2DoStep returned Error; the FMU said:"), "{e}");
+    assert!(e.contains("doStep of 0.001 s is not a whole number of sample periods"), "{e}");
 }
 
 #[test]
 fn non_finite_outputs_fault_the_assembly() {
     let outcome = run_fmu(&fmu_path("morc_bessel"), &[], f64::NAN).unwrap();
-    let Outcome::Fault(e) = outcome else {
-        panic!("{outcome:?}")
-    };
-    assert!(
-        e.contains("morc_bessel.fmu: output with value reference 1 is NaN (non-finite)"),
-        "{e}"
-    );
+    let Outcome::Fault(e) = outcome else { panic!("{outcome:?}") };
+    assert!(e.contains("morc_bessel.fmu: output with value reference 1 is NaN (non-finite)"), "{e}");
 }
 
 #[test]

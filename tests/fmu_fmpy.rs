@@ -16,19 +16,12 @@ use morc::kernel::value::Value;
 const INSTALL: &str = "install FMPy for these tests: python3 -m pip install fmpy";
 
 fn python(args: &[&str]) -> String {
-    let out = Command::new("python3")
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run python3 ({e}); install Python 3 and then: {INSTALL}"));
+    let out = Command::new("python3").args(args).output().unwrap_or_else(|e| panic!("cannot run python3 ({e}); install Python 3 and then: {INSTALL}"));
     let stderr = String::from_utf8_lossy(&out.stderr);
     if stderr.contains("No module named 'fmpy'") || stderr.contains("No module named fmpy") {
         panic!("FMPy is missing; {INSTALL}");
     }
-    assert!(
-        out.status.success(),
-        "python3 {:?} failed:\n{stderr}",
-        &args[..args.len().min(2)]
-    );
+    assert!(out.status.success(), "python3 {:?} failed:\n{stderr}", &args[..args.len().min(2)]);
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -72,14 +65,7 @@ fn compare(kind: &str, model: &str, params: &[(&str, Value)], inputs: &[(&str, V
 /// Steps `component` (with `params`) n times directly and FMPy simulates
 /// `fmu` with the same parameters and inputs (`fmpy` adds simulate_fmu
 /// options: fmi_type, solver); their outputs must agree, to the bit if `exact`.
-fn compare_with(
-    mut block: Box<dyn Component>,
-    fmu: &Path,
-    params: &[(&str, Value)],
-    inputs: &[(&str, Vec<f64>)],
-    fmpy: &serde_json::Value,
-    exact: bool,
-) {
+fn compare_with(mut block: Box<dyn Component>, fmu: &Path, params: &[(&str, Value)], inputs: &[(&str, Vec<f64>)], fmpy: &serde_json::Value, exact: bool) {
     let h = 1e-3;
     let n = inputs.first().map_or(1500, |(_, v)| v.len());
     let model = fmu.file_name().unwrap().to_string_lossy().into_owned();
@@ -110,11 +96,7 @@ fn compare_with(
     };
     let output_names: Vec<&str> = info.outputs.iter().map(|p| p.name.as_str()).collect();
     // Only the FMU's own variables go to FMPy (not morc's import options such as "interface").
-    let fmu_params: serde_json::Map<_, _> = params
-        .iter()
-        .filter(|(p, _)| !["interface", "me_solver", "me_substeps"].contains(p))
-        .map(|(p, v)| (p.to_string(), to_json(v)))
-        .collect();
+    let fmu_params: serde_json::Map<_, _> = params.iter().filter(|(p, _)| !["interface", "me_solver", "me_substeps"].contains(p)).map(|(p, v)| (p.to_string(), to_json(v))).collect();
     let mut cfg = serde_json::json!({
         "fmu": fmu.to_str().unwrap(),
         "h": h,
@@ -129,56 +111,33 @@ fn compare_with(
     let out = python(&["-c", SIMULATE, &cfg.to_string()]);
     // FMPy may print warnings first (an unconnected input): the JSON is the last line.
     let last = out.lines().last().unwrap_or_default();
-    let fmpy: serde_json::Value =
-        serde_json::from_str(last).unwrap_or_else(|e| panic!("{e}: {}", &out[..out.len().min(500)]));
+    let fmpy: serde_json::Value = serde_json::from_str(last).unwrap_or_else(|e| panic!("{e}: {}", &out[..out.len().min(500)]));
     for (j, name) in output_names.iter().enumerate() {
-        let column: Vec<f64> =
-            fmpy[name].as_array().unwrap().iter().map(|b| f64::from_bits(b.as_u64().unwrap())).collect();
+        let column: Vec<f64> = fmpy[name].as_array().unwrap().iter().map(|b| f64::from_bits(b.as_u64().unwrap())).collect();
         assert_eq!(column.len(), n + 1, "{model}.{name}: FMPy rows");
         // FMPy's row at t_k holds the outputs after doStep(t_(k−1)): morc's step k − 1.
         for (k, (fmpy_value, native_row)) in column.iter().zip(&native).enumerate() {
             let native_value = native_row[j];
             if exact {
-                assert_eq!(
-                    fmpy_value.to_bits(),
-                    native_value.to_bits(),
-                    "{model}.{name} at row {k}: FMPy {fmpy_value} vs morc {native_value}"
-                );
+                assert_eq!(fmpy_value.to_bits(), native_value.to_bits(), "{model}.{name} at row {k}: FMPy {fmpy_value} vs morc {native_value}");
             } else {
                 let tolerance = 1e-12 * (1.0 + native_value.abs());
-                assert!(
-                    (fmpy_value - native_value).abs() <= tolerance,
-                    "{model}.{name} at row {k}: FMPy {fmpy_value} vs morc {native_value}"
-                );
+                assert!((fmpy_value - native_value).abs() <= tolerance, "{model}.{name} at row {k}: FMPy {fmpy_value} vs morc {native_value}");
             }
         }
     }
 }
 
 fn sine(n: usize, amplitude: f64, hz: f64) -> Vec<f64> {
-    (0..n)
-        .map(|k| amplitude * (std::f64::consts::TAU * hz * k as f64 * 1e-3).sin())
-        .collect()
+    (0..n).map(|k| amplitude * (std::f64::consts::TAU * hz * k as f64 * 1e-3).sin()).collect()
 }
 
 #[test]
 fn fmpy_simulates_the_trajectory_and_the_arm_exactly_like_morc() {
     let r = Value::Real;
     // No inputs, or constant ones: the arithmetic is the same code, so the results are the same bits.
-    compare(
-        "trajectory",
-        "morc_trajectory",
-        &[("q0", r(-0.5)), ("q1", r(1.0)), ("start", r(0.2)), ("duration", r(0.9))],
-        &[],
-        true,
-    );
-    compare(
-        "arm",
-        "morc_arm",
-        &[("q0", r(0.3)), ("friction", r(0.05)), ("substeps", Value::Integer(3))],
-        &[("tau", vec![0.7; 1500])],
-        true,
-    );
+    compare("trajectory", "morc_trajectory", &[("q0", r(-0.5)), ("q1", r(1.0)), ("start", r(0.2)), ("duration", r(0.9))], &[], true);
+    compare("arm", "morc_arm", &[("q0", r(0.3)), ("friction", r(0.05)), ("substeps", Value::Integer(3))], &[("tau", vec![0.7; 1500])], true);
 }
 
 #[test]
@@ -186,43 +145,19 @@ fn fmpy_simulates_the_filter_and_controllers_like_morc() {
     let r = Value::Real;
     // FMPy interpolates inputs at its own (summed) times: equal to about 1e-12.
     let n = 800;
-    compare(
-        "bessel",
-        "morc_bessel",
-        &[("fc", r(15.0)), ("order", Value::Integer(5))],
-        &[("u", sine(n, 1.0, 7.0))],
-        false,
-    );
+    compare("bessel", "morc_bessel", &[("fc", r(15.0)), ("order", Value::Integer(5))], &[("u", sine(n, 1.0, 7.0))], false);
     compare(
         "pid",
         "morc_pid",
-        &[
-            ("kp", r(2.0)),
-            ("ki", r(5.0)),
-            ("kd", r(0.01)),
-            ("tf", r(0.01)),
-            ("umax", r(1.0)),
-            ("antiwindup", Value::String("clamp".into())),
-        ],
+        &[("kp", r(2.0)), ("ki", r(5.0)), ("kd", r(0.01)), ("tf", r(0.01)), ("umax", r(1.0)), ("antiwindup", Value::String("clamp".into()))],
         &[("r", sine(n, 1.0, 2.0)), ("y", sine(n, 0.5, 3.0))],
         false,
     );
     compare(
         "ppi",
         "morc_ppi",
-        &[
-            ("kp", r(10.0)),
-            ("kv", r(1.5)),
-            ("ki", r(8.0)),
-            ("umin", r(-2.0)),
-            ("umax", r(2.0)),
-        ],
-        &[
-            ("q_ref", sine(n, 1.0, 1.0)),
-            ("qd_ref", sine(n, 0.3, 1.0)),
-            ("q", sine(n, 0.9, 1.1)),
-            ("qd", sine(n, 0.2, 0.7)),
-        ],
+        &[("kp", r(10.0)), ("kv", r(1.5)), ("ki", r(8.0)), ("umin", r(-2.0)), ("umax", r(2.0))],
+        &[("q_ref", sine(n, 1.0, 1.0)), ("qd_ref", sine(n, 0.3, 1.0)), ("q", sine(n, 0.9, 1.1)), ("qd", sine(n, 0.2, 0.7))],
         false,
     );
 }
@@ -232,30 +167,9 @@ fn fmpy_simulates_the_fmi3_exports_like_morc() {
     let r = Value::Real;
     let native = |kind: &str| morc::components::create(kind).unwrap();
     let none = serde_json::json!({});
-    compare_with(
-        native("trajectory"),
-        &fmu3_path("morc_trajectory"),
-        &[("q0", r(-0.5)), ("q1", r(1.0)), ("start", r(0.2)), ("duration", r(0.9))],
-        &[],
-        &none,
-        true,
-    );
-    compare_with(
-        native("arm"),
-        &fmu3_path("morc_arm"),
-        &[("q0", r(0.3)), ("friction", r(0.05)), ("substeps", Value::Integer(3))],
-        &[("tau", vec![0.7; 1500])],
-        &none,
-        true,
-    );
-    compare_with(
-        native("bessel"),
-        &fmu3_path("morc_bessel"),
-        &[("fc", r(15.0)), ("order", Value::Integer(5))],
-        &[("u", sine(800, 1.0, 7.0))],
-        &none,
-        false,
-    );
+    compare_with(native("trajectory"), &fmu3_path("morc_trajectory"), &[("q0", r(-0.5)), ("q1", r(1.0)), ("start", r(0.2)), ("duration", r(0.9))], &[], &none, true);
+    compare_with(native("arm"), &fmu3_path("morc_arm"), &[("q0", r(0.3)), ("friction", r(0.05)), ("substeps", Value::Integer(3))], &[("tau", vec![0.7; 1500])], &none, true);
+    compare_with(native("bessel"), &fmu3_path("morc_bessel"), &[("fc", r(15.0)), ("order", Value::Integer(5))], &[("u", sine(800, 1.0, 7.0))], &none, false);
 }
 
 /// Model exchange: morc's explicit Euler on the arm's ODE against FMPy's
@@ -264,12 +178,7 @@ fn fmpy_simulates_the_fmi3_exports_like_morc() {
 #[test]
 fn fmpy_euler_on_the_arm_model_exchange_agrees_with_morc() {
     let r = Value::Real;
-    let params = [
-        ("interface", Value::String("me".into())),
-        ("me_solver", Value::String("euler".into())),
-        ("q0", r(0.5)),
-        ("friction", r(0.3)),
-    ];
+    let params = [("interface", Value::String("me".into())), ("me_solver", Value::String("euler".into())), ("q0", r(0.5)), ("friction", r(0.3))];
     for path in [fmu_path("morc_arm"), fmu3_path("morc_arm")] {
         let morc = morc::fmi::factory(&path).unwrap()().unwrap();
         let fmpy = serde_json::json!({ "fmi_type": "ModelExchange", "solver": "Euler" });

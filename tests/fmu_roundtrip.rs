@@ -37,11 +37,7 @@ fn position_loop(blocks: Blocks) -> AssemblySpec {
             Blocks::ArmModelExchange if kind == "arm" => {
                 // The arm's own `substeps` is its co-simulation RK4; morc's solver takes me_substeps.
                 params.retain(|(p, _)| *p != "substeps");
-                params.extend([
-                    ("interface", Value::String("me".into())),
-                    ("me_solver", Value::String("rk4".into())),
-                    ("me_substeps", Value::Integer(2)),
-                ]);
+                params.extend([("interface", Value::String("me".into())), ("me_solver", Value::String("rk4".into())), ("me_substeps", Value::Integer(2))]);
                 add_fmu(a, name, &fmu_path(model), every, &params);
             }
             Blocks::Fmi2 | Blocks::Fmi3 => {
@@ -54,59 +50,11 @@ fn position_loop(blocks: Blocks) -> AssemblySpec {
             }
         }
     };
-    add(
-        &mut a,
-        "traj",
-        "trajectory",
-        "morc_trajectory",
-        5,
-        &[("q0", r(0.0)), ("q1", r(1.2)), ("start", r(0.1)), ("duration", r(0.8))],
-    );
-    add(
-        &mut a,
-        "ctrl",
-        "ppi",
-        "morc_ppi",
-        1,
-        &[
-            ("kp", r(30.0)),
-            ("kv", r(2.0)),
-            ("ki", r(20.0)),
-            ("umin", r(-15.0)),
-            ("umax", r(15.0)),
-        ],
-    );
-    add(
-        &mut a,
-        "arm",
-        "arm",
-        "morc_arm",
-        1,
-        &[("friction", r(0.2)), ("substeps", Value::Integer(2))],
-    );
-    add(
-        &mut a,
-        "filter",
-        "bessel",
-        "morc_bessel",
-        1,
-        &[("fc", r(20.0)), ("order", Value::Integer(4))],
-    );
-    add(
-        &mut a,
-        "pid",
-        "pid",
-        "morc_pid",
-        2,
-        &[
-            ("kp", r(2.0)),
-            ("ki", r(5.0)),
-            ("kd", r(0.01)),
-            ("tf", r(0.01)),
-            ("umax", r(1.0)),
-            ("antiwindup", Value::String("clamp".into())),
-        ],
-    );
+    add(&mut a, "traj", "trajectory", "morc_trajectory", 5, &[("q0", r(0.0)), ("q1", r(1.2)), ("start", r(0.1)), ("duration", r(0.8))]);
+    add(&mut a, "ctrl", "ppi", "morc_ppi", 1, &[("kp", r(30.0)), ("kv", r(2.0)), ("ki", r(20.0)), ("umin", r(-15.0)), ("umax", r(15.0))]);
+    add(&mut a, "arm", "arm", "morc_arm", 1, &[("friction", r(0.2)), ("substeps", Value::Integer(2))]);
+    add(&mut a, "filter", "bessel", "morc_bessel", 1, &[("fc", r(20.0)), ("order", Value::Integer(4))]);
+    add(&mut a, "pid", "pid", "morc_pid", 2, &[("kp", r(2.0)), ("ki", r(5.0)), ("kd", r(0.01)), ("tf", r(0.01)), ("umax", r(1.0)), ("antiwindup", Value::String("clamp".into()))]);
     a.connect("traj.q", "ctrl.q_ref")
         .connect("traj.qd", "ctrl.qd_ref")
         .connect_delayed("arm.q", "ctrl.q")
@@ -115,14 +63,7 @@ fn position_loop(blocks: Blocks) -> AssemblySpec {
         .connect("arm.q", "filter.u")
         .connect("traj.q", "pid.r")
         .connect("filter.y", "pid.y");
-    for (p, from) in [
-        ("p_q", "arm.q"),
-        ("p_qd", "arm.qd"),
-        ("p_tau", "ctrl.tau"),
-        ("p_ref", "traj.q"),
-        ("p_f", "filter.y"),
-        ("p_u", "pid.u"),
-    ] {
+    for (p, from) in [("p_q", "arm.q"), ("p_qd", "arm.qd"), ("p_tau", "ctrl.tau"), ("p_ref", "traj.q"), ("p_f", "filter.y"), ("p_u", "pid.u")] {
         probe(&mut a, p, from);
     }
     a
@@ -142,12 +83,7 @@ fn every_exported_block_equals_the_native_block_bit_for_bit() {
 fn same_as_native(blocks: Blocks) {
     let native = run(&position_loop(Blocks::Native), ClockKind::Virtual);
     let fmu = run(&position_loop(blocks), ClockKind::Virtual);
-    assert_eq!(
-        native.outcome,
-        Outcome::Finished("duration".into()),
-        "{}",
-        native.report()
-    );
+    assert_eq!(native.outcome, Outcome::Finished("duration".into()), "{}", native.report());
     assert_eq!(fmu.outcome, Outcome::Finished("duration".into()), "{}", fmu.report());
     for p in PROBES {
         let (x, y) = (samples(&native, p), samples(&fmu, p));
@@ -180,11 +116,7 @@ fn fmus_at_mixed_rates_give_identical_results_on_virtual_and_wall_clocks() {
         .expect("every one of five wall-clock runs overran: the machine is too loaded to compare");
     assert!(wall_run.outcome.is_ok(), "{}", wall_run.report());
     for p in PROBES {
-        assert_eq!(
-            bits(&samples(&virtual_run, p)),
-            bits(&samples(&wall_run, p)),
-            "{p}: virtual and wall clock differ"
-        );
+        assert_eq!(bits(&samples(&virtual_run, p)), bits(&samples(&wall_run, p)), "{p}: virtual and wall clock differ");
     }
 }
 

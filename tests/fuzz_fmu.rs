@@ -136,9 +136,7 @@ fn build(entries: &[Entry]) -> Vec<u8> {
                 let method = if *deflate { Deflated } else { Stored };
                 zip.start_file(name.as_str(), SimpleFileOptions::default().compression_method(method)).map(|()| zip.write_all(data).unwrap())
             }
-            Entry::Zeros { name, len } => zip
-                .start_file(name.as_str(), SimpleFileOptions::default().compression_method(Deflated))
-                .map(|()| zip.write_all(&vec![0u8; *len]).unwrap()),
+            Entry::Zeros { name, len } => zip.start_file(name.as_str(), SimpleFileOptions::default().compression_method(Deflated)).map(|()| zip.write_all(&vec![0u8; *len]).unwrap()),
             Entry::Dir(name) => zip.add_directory(name.as_str(), SimpleFileOptions::default()),
             Entry::Link(name, target) => zip.add_symlink(name.as_str(), target.as_str(), SimpleFileOptions::default()),
         };
@@ -206,11 +204,7 @@ fn no_fmu_archive_escapes_or_blows_up() {
 
     let n = cases();
     let mut runner = TestRunner::new(Config { cases: n / 4 + 1, failure_persistence: None, ..Config::default() });
-    let strategy = (
-        prop::collection::vec(entry(), 0..6),
-        prop_oneof![Just(Vec::new()), edits()],
-        prop::option::weighted(0.1, (any::<u32>(), any::<u32>())),
-    );
+    let strategy = (prop::collection::vec(entry(), 0..6), prop_oneof![Just(Vec::new()), edits()], prop::option::weighted(0.1, (any::<u32>(), any::<u32>())));
     runner
         .run(&strategy, |(entries, edits, forged)| {
             let mut bytes = build(&entries);

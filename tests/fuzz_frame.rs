@@ -103,18 +103,20 @@ fn the_coe_mailbox_server_takes_any_message() {
     let response = RefCell::new(vec![0u8; 128]);
     // Mailbox header (6), CoE header (2), SDO command and address: mostly well-formed SDO
     // requests (service 2) with random bodies, and random bytes.
-    let sdo = (any::<u8>(), prop_oneof![Just(0x1C12u16), Just(0x1600), Just(0x1A00), Just(0x6040), Just(0x1008), any::<u16>()], any::<u8>(), prop::collection::vec(any::<u8>(), 0..120)).prop_map(|(command, index, sub, body)| {
-        let mut m = vec![0u8; 6];
-        let len = (2 + 4 + body.len()) as u16;
-        m[0..2].copy_from_slice(&len.to_le_bytes());
-        m[5] = 0x03 | (1 << 4); // CoE, counter 1
-        m.extend_from_slice(&(2u16 << 12).to_le_bytes());
-        m.push(command);
-        m.extend_from_slice(&index.to_le_bytes());
-        m.push(sub);
-        m.extend_from_slice(&body);
-        m
-    });
+    let sdo = (any::<u8>(), prop_oneof![Just(0x1C12u16), Just(0x1600), Just(0x1A00), Just(0x6040), Just(0x1008), any::<u16>()], any::<u8>(), prop::collection::vec(any::<u8>(), 0..120)).prop_map(
+        |(command, index, sub, body)| {
+            let mut m = vec![0u8; 6];
+            let len = (2 + 4 + body.len()) as u16;
+            m[0..2].copy_from_slice(&len.to_le_bytes());
+            m[5] = 0x03 | (1 << 4); // CoE, counter 1
+            m.extend_from_slice(&(2u16 << 12).to_le_bytes());
+            m.push(command);
+            m.extend_from_slice(&index.to_le_bytes());
+            m.push(sub);
+            m.extend_from_slice(&body);
+            m
+        },
+    );
     let messages = prop_oneof![prop::collection::vec(any::<u8>(), 0..200), sdo];
     runner()
         .run(&(messages, prop_oneof![Just(AlState::PreOp), Just(AlState::SafeOp), Just(AlState::Op)]), |(message, state)| {

@@ -38,10 +38,13 @@ fn lua_value() -> impl Strategy<Value = String> {
     ];
     leaf.prop_recursive(3, 16, 4, |inner| {
         prop::collection::vec((prop::option::of("[a-z_]{1,8}"), inner), 0..4).prop_map(|items| {
-            let fields: Vec<String> = items.into_iter().map(|(k, v)| match k {
-                Some(k) => format!("{k} = {v}"),
-                None => v,
-            }).collect();
+            let fields: Vec<String> = items
+                .into_iter()
+                .map(|(k, v)| match k {
+                    Some(k) => format!("{k} = {v}"),
+                    None => v,
+                })
+                .collect();
             format!("{{ {} }}", fields.join(", "))
         })
     })
@@ -59,11 +62,10 @@ fn manifest_text() -> impl Strategy<Value = String> {
         Just("error(setmetatable({}, { __tostring = function() while true do end end }))\n".to_string()),
         Just("return setmetatable({}, { __index = function() while true do end end })\n".to_string()),
     ];
-    (prefix, field("name"), field("version"), field("morc"), field("depends"), field("doc"), field("capabilities"))
-        .prop_map(|(prefix, a, b, c, d, e, f)| {
-            let fields: Vec<String> = [a, b, c, d, e, f].into_iter().flatten().collect();
-            format!("{prefix}return {{ {} }}\n", fields.join(", "))
-        })
+    (prefix, field("name"), field("version"), field("morc"), field("depends"), field("doc"), field("capabilities")).prop_map(|(prefix, a, b, c, d, e, f)| {
+        let fields: Vec<String> = [a, b, c, d, e, f].into_iter().flatten().collect();
+        format!("{prefix}return {{ {} }}\n", fields.join(", "))
+    })
 }
 
 const GOOD: &str = "return { name = \"acme-grip\", version = \"1.2.0\", morc = \">=0.1\", depends = { sweep = \"^1.0\" }, capabilities = { \"io\", \"process\" }, doc = \"grips\" }\n";
@@ -173,13 +175,7 @@ fn archives_never_panic_or_write_outside_their_folder() {
     let n = cases(150);
     let work = scratch("fuzz-archives");
     let mut tried = 0u64;
-    let size_field = prop_oneof![
-        (0u64..2000).prop_map(|s| format!("{s:011o}")),
-        Just("77777777777".to_string()),
-        Just("zzzz".to_string()),
-        Just(String::new()),
-        Just("-1".to_string()),
-    ];
+    let size_field = prop_oneof![(0u64..2000).prop_map(|s| format!("{s:011o}")), Just("77777777777".to_string()), Just("zzzz".to_string()), Just(String::new()), Just("-1".to_string()),];
     let entry = (entry_name(), size_field, prop::sample::select(vec![b'0', 0, b'5', b'L', b'2', b'x']), prop::collection::vec(any::<u8>(), 0..600));
     let case = std::sync::atomic::AtomicU64::new(0);
     runner(n)

@@ -119,12 +119,7 @@ struct Tally {
 
 impl Tally {
     fn report(&self, what: &str) {
-        eprintln!(
-            "fuzz recording ({what}): {} inputs ({} read whole, {} crashed or hung libhdf5 and were reported as damaged)",
-            self.tried.get(),
-            self.read_whole.get(),
-            self.library_failed.get()
-        );
+        eprintln!("fuzz recording ({what}): {} inputs ({} read whole, {} crashed or hung libhdf5 and were reported as damaged)", self.tried.get(), self.read_whole.get(), self.library_failed.get());
     }
 }
 
@@ -288,12 +283,7 @@ enum Data {
 }
 
 fn shape() -> impl Strategy<Value = Vec<usize>> {
-    prop_oneof![
-        Just(vec![]),
-        (0usize..40).prop_map(|n| vec![n]),
-        (0usize..40, 0usize..5).prop_map(|(n, m)| vec![n, m]),
-        (0usize..8, 0usize..4, 0usize..4).prop_map(|(a, b, c)| vec![a, b, c]),
-    ]
+    prop_oneof![Just(vec![]), (0usize..40).prop_map(|n| vec![n]), (0usize..40, 0usize..5).prop_map(|(n, m)| vec![n, m]), (0usize..8, 0usize..4, 0usize..4).prop_map(|(a, b, c)| vec![a, b, c]),]
 }
 
 fn data() -> impl Strategy<Value = Data> {

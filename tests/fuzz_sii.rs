@@ -96,5 +96,10 @@ fn the_master_brings_up_or_refuses_a_device_with_any_image() {
             Ok(())
         })
         .unwrap();
-    eprintln!("fuzz sii (master bring-up through the ESC's SII registers): {} inputs ({} up, {} refused with a message)", n.load(Ordering::Relaxed), ok.load(Ordering::Relaxed), refused.load(Ordering::Relaxed));
+    eprintln!(
+        "fuzz sii (master bring-up through the ESC's SII registers): {} inputs ({} up, {} refused with a message)",
+        n.load(Ordering::Relaxed),
+        ok.load(Ordering::Relaxed),
+        refused.load(Ordering::Relaxed)
+    );
 }

@@ -148,11 +148,12 @@ fn exercise(text: &str) {
 
 fn run(strategy: impl Strategy<Value = String>, cases: u32) {
     let mut runner = TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() });
-    runner.run(&strategy, |text| {
-        exercise(&text);
-        Ok(())
-    })
-    .unwrap();
+    runner
+        .run(&strategy, |text| {
+            exercise(&text);
+            Ok(())
+        })
+        .unwrap();
 }
 
 #[test]

@@ -354,7 +354,12 @@ fn a_library_granted_its_capabilities_may_use_them() {
     let out = install(None);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("library 'acme-grip' asks for capabilities not granted: io (use io outside its folder") && err.contains("process (start processes") && err.contains("morc lib install --grant io,process"), "{err}");
+    assert!(
+        err.contains("library 'acme-grip' asks for capabilities not granted: io (use io outside its folder")
+            && err.contains("process (start processes")
+            && err.contains("morc lib install --grant io,process"),
+        "{err}"
+    );
     assert!(!user.join("acme-grip").exists(), "refused, yet installed");
     let out = install(Some("io,process"));
     assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("granted io, process"), "{}", String::from_utf8_lossy(&out.stderr));
@@ -369,7 +374,13 @@ fn a_library_granted_its_capabilities_may_use_them() {
     // A grant recorded for less than it declares (as an older install would leave it).
     std::fs::write(user.join(".grants/acme-grip"), "io").unwrap();
     let text = run_installed("local P = require 'lib.acme-grip.probe'\nprint(pcall(P.os_execute))");
-    assert!(text.contains("library 'acme-grip' may not start a process") && text.contains("capability 'process' declared in its manifest") && text.contains("not granted when it was installed") && text.contains("--grant process"), "{text}");
+    assert!(
+        text.contains("library 'acme-grip' may not start a process")
+            && text.contains("capability 'process' declared in its manifest")
+            && text.contains("not granted when it was installed")
+            && text.contains("--grant process"),
+        "{text}"
+    );
     let out = morc().env("MORC_LIB", &user).args(["lib", "info", "acme-grip"]).output().unwrap();
     let info = String::from_utf8_lossy(&out.stdout);
     assert!(info.contains("may      io       use io outside its folder") && info.contains("[granted]") && info.contains("process  start processes") && info.contains("NOT granted"), "{info}");

@@ -2,20 +2,13 @@
 
 use std::path::PathBuf;
 
-use morc::model::{
-    self, aba, compute_frame_jacobian, crba, forward_kinematics, forward_kinematics_placements, frame_placement,
-    gravity, nle, rnea, Data, DhTable, DlsIk, Inertia, Model, Se3,
-};
+use morc::model::{self, aba, compute_frame_jacobian, crba, forward_kinematics, forward_kinematics_placements, frame_placement, gravity, nle, rnea, Data, DhTable, DlsIk, Inertia, Model, Se3};
 use nalgebra::{DMatrix, Matrix3, Vector3};
 use serde_json::Value;
 
 fn reference_path(file: &str) -> PathBuf {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/reference/dynamics").join(file);
-    assert!(
-        path.exists(),
-        "reference file missing: expected {} (the reference data lives in tests/data/reference/, see its README)",
-        path.display()
-    );
+    assert!(path.exists(), "reference file missing: expected {} (the reference data lives in tests/data/reference/, see its README)", path.display());
     path
 }
 
@@ -75,15 +68,7 @@ fn ur5_matches_pinocchio() {
     assert_eq!(robot.joint_names()[robot.frames()[ee].parent_joint], reference["ee_parent_joint"].as_str().unwrap());
 
     let mut data = Data::new(&robot);
-    let mut worst = [
-        Worst::new("tau (rnea)"),
-        Worst::new("gravity"),
-        Worst::new("nle"),
-        Worst::new("mass_matrix"),
-        Worst::new("ee_placement"),
-        Worst::new("ee_jacobian_lwa"),
-        Worst::new("aba_ddq"),
-    ];
+    let mut worst = [Worst::new("tau (rnea)"), Worst::new("gravity"), Worst::new("nle"), Worst::new("mass_matrix"), Worst::new("ee_placement"), Worst::new("ee_jacobian_lwa"), Worst::new("aba_ddq")];
     let samples = reference["samples"].as_array().unwrap();
     assert_eq!(samples.len(), 20);
     for sample in samples {
@@ -126,11 +111,7 @@ fn kr5(with_drives: bool) -> Model {
     let mut table = DhTable::load_rtb_json(reference_path("kr5_dh.json"), "KR5").unwrap_or_else(|e| panic!("{e}"));
     for (j, link) in table.links.iter_mut().enumerate() {
         let k = j as f64 + 1.0;
-        link.inertia = Some(Inertia::new(
-            12.0 / k,
-            Vector3::new(0.05 * k, -0.02 * k, 0.03),
-            Matrix3::new(0.3 / k, 0.01, 0.0, 0.01, 0.25 / k, 0.005, 0.0, 0.005, 0.2 / k),
-        ));
+        link.inertia = Some(Inertia::new(12.0 / k, Vector3::new(0.05 * k, -0.02 * k, 0.03), Matrix3::new(0.3 / k, 0.01, 0.0, 0.01, 0.25 / k, 0.005, 0.0, 0.005, 0.2 / k)));
         if with_drives {
             link.drive.armature = 0.1 * k;
             link.drive.viscous_friction = 0.5;

@@ -73,9 +73,7 @@ impl Component for Window {
 
 fn assembly() -> AssemblySpec {
     let mut a = AssemblySpec::new("steady");
-    a.add("window", "window", 1, Arc::new(|| {
-        Ok(Box::new(Window { info: ComponentInfo::new("window", "arms the allocation counter"), from: 1000, to: 19_000 }) as Box<dyn Component>)
-    }));
+    a.add("window", "window", 1, Arc::new(|| Ok(Box::new(Window { info: ComponentInfo::new("window", "arms the allocation counter"), from: 1000, to: 19_000 }) as Box<dyn Component>)));
     let n6 = ("n", Value::Integer(6));
     // A control loop of native blocks at three rates, and a probe.
     a.add_native("ref", "sine", 1, &[n6.clone(), ("amplitude", Value::Real(0.2)), ("frequency", Value::Real(0.5))]);

@@ -215,10 +215,7 @@ fn a_program_that_ends_or_exits_mid_run_leaves_a_closed_file() {
         // The run goes on (an endless assembly) when the program ends, fails or exits.
         std::fs::write(
             &prog,
-            format!(
-                "{ENDLESS}\nlocal h = morc.engine:start(endless(\"{}\"))\nlocal t0 = morc.engine:tick()\nwhile morc.engine:tick() < t0 + 100 do end\nprint(\"started\")\n{ending}",
-                path.display()
-            ),
+            format!("{ENDLESS}\nlocal h = morc.engine:start(endless(\"{}\"))\nlocal t0 = morc.engine:tick()\nwhile morc.engine:tick() < t0 + 100 do end\nprint(\"started\")\n{ending}", path.display()),
         )
         .unwrap();
         let out = morc().arg("run").arg(&prog).output().unwrap();

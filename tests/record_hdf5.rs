@@ -100,11 +100,7 @@ fn metadata(spec: &AssemblySpec, path: &Path) -> RecordingMetadata {
         base_period: T,
         notes: "a test run — with ünïcode".into(),
         naming: Default::default(),
-        components: spec
-            .components
-            .iter()
-            .map(|c| ComponentMetadata { name: c.name.clone(), kind: c.kind.clone(), every: c.every, params: c.params.clone() })
-            .collect(),
+        components: spec.components.iter().map(|c| ComponentMetadata { name: c.name.clone(), kind: c.kind.clone(), every: c.every, params: c.params.clone() }).collect(),
     }
 }
 
@@ -117,9 +113,7 @@ fn add_recorder(spec: &mut AssemblySpec, name: &str, every: u32, decimation: u32
     }
     let meta = metadata(spec, path);
     let recorder = spec.components.iter_mut().find(|c| c.name == name).unwrap();
-    recorder.factory = Arc::new(move || {
-        Ok(Box::new(Recorder::new(signals.clone(), meta.clone(), decimation).with_tuning(tuning.clone())) as Box<dyn Component>)
-    });
+    recorder.factory = Arc::new(move || Ok(Box::new(Recorder::new(signals.clone(), meta.clone(), decimation).with_tuning(tuning.clone())) as Box<dyn Component>));
 }
 
 fn wave(spec: &mut AssemblySpec, make: fn() -> Wave) {
@@ -167,10 +161,7 @@ fn h5py(path: &Path) -> Json {
     let probe = isolated(Command::new(&python)).args(["-c", "import h5py, numpy"]).output();
     match probe {
         Err(e) => panic!("this test reads recordings with Python's h5py, but '{python}' cannot run ({e}): install python3, then `pip install h5py numpy`"),
-        Ok(o) if !o.status.success() => panic!(
-            "this test reads recordings with Python's h5py: `pip install h5py numpy` ({python}: {})",
-            String::from_utf8_lossy(&o.stderr).trim()
-        ),
+        Ok(o) if !o.status.success() => panic!("this test reads recordings with Python's h5py: `pip install h5py numpy` ({python}: {})", String::from_utf8_lossy(&o.stderr).trim()),
         Ok(_) => {}
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/check_recording.py");
@@ -225,13 +216,15 @@ fn recordings_hold_exactly_what_ran() {
     let v6 = ValueType::Vector(AXES);
     // Slower and decimated: every 2nd base tick, every 2nd of its steps.
     add_recorder(&mut a, "rec_slow", 2, 2, vec![signal("robot.q", v6, "rad"), signal("wave.y", ValueType::Real, "m")], &slow, RecorderTuning::default());
-    add_recorder(&mut a, "rec", 1, 1, vec![
-        signal("robot.q", v6, "rad"),
-        signal("wave.y", ValueType::Real, "m"),
-        signal("wave.n", ValueType::Integer, ""),
-        signal("wave.b", ValueType::Boolean, ""),
-        signal("g.y", v6, "rad"),
-    ], &fast, RecorderTuning::default());
+    add_recorder(
+        &mut a,
+        "rec",
+        1,
+        1,
+        vec![signal("robot.q", v6, "rad"), signal("wave.y", ValueType::Real, "m"), signal("wave.n", ValueType::Integer, ""), signal("wave.b", ValueType::Boolean, ""), signal("g.y", v6, "rad")],
+        &fast,
+        RecorderTuning::default(),
+    );
 
     let mut engine = engine();
     let r = engine.run(&a, &AssemblyData::new()).unwrap();

@@ -27,10 +27,7 @@ impl Terminal {
         static COUNT: AtomicUsize = AtomicUsize::new(0);
         let socket = format!("morc-test-{}-{}", std::process::id(), COUNT.fetch_add(1, Ordering::SeqCst));
         let version = Command::new("tmux").arg("-V").output();
-        assert!(
-            version.is_ok_and(|o| o.status.success()),
-            "these tests drive the REPL through tmux, which is not installed: apt-get install -y tmux"
-        );
+        assert!(version.is_ok_and(|o| o.status.success()), "these tests drive the REPL through tmux, which is not installed: apt-get install -y tmux");
         let terminal = Terminal { socket };
         // Keep the pane after the command ends, so its exit code can be read; the shell
         // traps (not ignores) SIGINT, so Ctrl-C meant for morc does not end the shell.

@@ -12,7 +12,14 @@ fn run(name: &str, code: &str) -> (i32, String) {
     std::fs::create_dir_all(&dir).unwrap();
     let prog = dir.join("prog.lua");
     std::fs::write(&prog, code).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_morc")).current_dir(env!("CARGO_MANIFEST_DIR")).env_remove("MORC_PATH").env_remove("MORC_LIB").arg("run").arg(&prog).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_morc"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("MORC_PATH")
+        .env_remove("MORC_LIB")
+        .arg("run")
+        .arg(&prog)
+        .output()
+        .unwrap();
     (out.status.code().unwrap_or(-1), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
 }
 

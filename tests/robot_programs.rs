@@ -71,11 +71,9 @@ fn ur5_script_loads_moves_and_holds() {
 #[test]
 fn kr16_script_loads_moves_and_holds_with_a_load() {
     let lua = lua();
-    let (reachable, why): (bool, Option<String>) =
-        lua.load("local r = require 'robots.kr16'; return r:reachable { 0, -90, 90, 0, 0, 0 }").eval().unwrap();
+    let (reachable, why): (bool, Option<String>) = lua.load("local r = require 'robots.kr16'; return r:reachable { 0, -90, 90, 0, 0, 0 }").eval().unwrap();
     assert!(reachable, "{why:?}");
-    let (reachable, why): (bool, Option<String>) =
-        lua.load("local r = require 'robots.kr16'; return r:reachable { 0, 40, 90, 0, 0, 0 }").eval().unwrap();
+    let (reachable, why): (bool, Option<String>) = lua.load("local r = require 'robots.kr16'; return r:reachable { 0, 40, 90, 0, 0, 0 }").eval().unwrap();
     assert!(!reachable && why.as_deref().unwrap().contains("A2"), "{why:?}");
     // Flange at KUKA's home: forearm horizontal, 260 + 670 + 158 mm forward, 675 + 680 + 35 mm up.
     let pos: Vec<f64> = lua.load("return require('robots.kr16'):fk { 0, -90, 90, 0, 0, 0 }.pos").eval().unwrap();
@@ -138,11 +136,7 @@ fn run_experiment(clock: &str) -> (String, usize) {
     let dir = std::env::temp_dir().join(format!("morc-experiment-{clock}-{}-{run}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let program = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/morc_experiment.lua");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_morc"))
-        .args(["--clock", clock, "run", program])
-        .current_dir(&dir)
-        .output()
-        .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_morc")).args(["--clock", clock, "run", program]).current_dir(&dir).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     eprintln!("{stdout}");

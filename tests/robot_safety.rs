@@ -78,11 +78,7 @@ fn inertias_no_body_can_have_are_refused_naming_the_link() {
     assert_ne!(code, 0, "{out}");
     assert!(out.contains("negative_inertia.urdf") && out.contains("<link name=\"tool_link\">") && out.contains("not positive definite"), "{out}");
     // The same from the other ways of defining a robot.
-    let (code, out) = morc_run(
-        "build",
-        &[],
-        r#"local m = morc.model.build { name = "m", { "J1", parent = "universe", mass = 1, inertia = { 0.01, 0.01, 0.05, 0, 0, 0 } } }"#,
-    );
+    let (code, out) = morc_run("build", &[], r#"local m = morc.model.build { name = "m", { "J1", parent = "universe", mass = 1, inertia = { 0.01, 0.01, 0.05, 0, 0, 0 } } }"#);
     assert_ne!(code, 0, "{out}");
     assert!(out.contains("prog.lua:1") && out.contains("joint 'J1'") && out.contains("triangle inequality"), "{out}");
     let (code, out) = morc_run("dh", &[], r#"local m = morc.model.dh { { a = 100, mass = 1, inertia = { 0.01, 0.01, 0.01, 0.05, 0, 0 } } }"#);

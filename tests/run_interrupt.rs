@@ -21,13 +21,7 @@ fn ctrl_c_cancels_the_run_and_stops_the_program() {
          print(\"the program went on\")\n",
     )
     .unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_morc"))
-        .args(["--clock", "wall", "run"])
-        .arg(&prog)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_morc")).args(["--clock", "wall", "run"]).arg(&prog).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     std::thread::sleep(Duration::from_millis(1500));
     // SAFETY: sending a signal to our own child process.
     assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);

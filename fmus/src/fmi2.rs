@@ -77,10 +77,7 @@ pub unsafe extern "C" fn fmi2Instantiate(
         };
         let guid = text(guid);
         let Some(block) = find_model(&guid, FmiVersion::V2) else {
-            fail(format!(
-                "GUID {guid} matches no model of this binary (morc {}): the FMU's modelDescription.xml and binary differ",
-                env!("CARGO_PKG_VERSION")
-            ));
+            fail(format!("GUID {guid} matches no model of this binary (morc {}): the FMU's modelDescription.xml and binary differ", env!("CARGO_PKG_VERSION")));
             return Err(());
         };
         Model::new(block, FmiVersion::V2, interface, name.clone(), logger, environment, logging_on != 0).map_err(fail)
@@ -109,14 +106,7 @@ pub unsafe extern "C" fn fmi2SetDebugLogging(c: Instance, logging_on: c_int, _n:
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
-pub unsafe extern "C" fn fmi2SetupExperiment(
-    c: Instance,
-    _tolerance_defined: c_int,
-    _tolerance: f64,
-    start_time: f64,
-    _stop_time_defined: c_int,
-    _stop_time: f64,
-) -> Status {
+pub unsafe extern "C" fn fmi2SetupExperiment(c: Instance, _tolerance_defined: c_int, _tolerance: f64, start_time: f64, _stop_time_defined: c_int, _stop_time: f64) -> Status {
     with_model(c, "fmi2SetupExperiment", |m| {
         if let Err(s) = m.check_phase("fmi2SetupExperiment", &[Phase::Instantiated]) {
             return s;

@@ -17,14 +17,7 @@ pub extern "C" fn fmi3GetVersion() -> *const c_char {
     c"3.0".as_ptr()
 }
 
-unsafe fn new_model(
-    interface: Interface,
-    instance_name: *const c_char,
-    token: *const c_char,
-    logging_on: bool,
-    environment: *mut c_void,
-    log_message: Fmi3Logger,
-) -> Instance {
+unsafe fn new_model(interface: Interface, instance_name: *const c_char, token: *const c_char, logging_on: bool, environment: *mut c_void, log_message: Fmi3Logger) -> Instance {
     instantiate(|| {
         let logger = Logger::Fmi3(log_message);
         let name = CString::new(text(instance_name)).unwrap_or_default();
@@ -32,10 +25,7 @@ unsafe fn new_model(
         let fail = |message: String| log_to(logger, environment, &name, ERROR, "logStatusError", &message);
         let token = text(token);
         let Some(block) = find_model(&token, FmiVersion::V3) else {
-            fail(format!(
-                "instantiation token {token} matches no model of this binary (morc {}): the FMU's modelDescription.xml and binary differ",
-                env!("CARGO_PKG_VERSION")
-            ));
+            fail(format!("instantiation token {token} matches no model of this binary (morc {}): the FMU's modelDescription.xml and binary differ", env!("CARGO_PKG_VERSION")));
             return Err(());
         };
         Model::new(block, FmiVersion::V3, interface, name.clone(), logger, environment, logging_on).map_err(fail)
@@ -62,8 +52,7 @@ pub unsafe extern "C" fn fmi3InstantiateCoSimulation(
 ) -> Instance {
     if event_mode_used || early_return_allowed {
         let name = CString::new(text(instance_name)).unwrap_or_default();
-        log_to(Logger::Fmi3(log_message), environment, &name, ERROR, "logStatusError",
-            "event mode and early return are not supported (hasEventMode and mightReturnEarlyFromDoStep are false)");
+        log_to(Logger::Fmi3(log_message), environment, &name, ERROR, "logStatusError", "event mode and early return are not supported (hasEventMode and mightReturnEarlyFromDoStep are false)");
         return std::ptr::null_mut();
     }
     new_model(Interface::CoSimulation, instance_name, token, logging_on, environment, log_message)
@@ -107,14 +96,7 @@ pub unsafe extern "C" fn fmi3SetDebugLogging(c: Instance, logging_on: bool, _n: 
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
-pub unsafe extern "C" fn fmi3EnterInitializationMode(
-    c: Instance,
-    _tolerance_defined: bool,
-    _tolerance: f64,
-    start_time: f64,
-    _stop_time_defined: bool,
-    _stop_time: f64,
-) -> Status {
+pub unsafe extern "C" fn fmi3EnterInitializationMode(c: Instance, _tolerance_defined: bool, _tolerance: f64, start_time: f64, _stop_time_defined: bool, _stop_time: f64) -> Status {
     with_model(c, "fmi3EnterInitializationMode", |m| m.enter_initialization("fmi3EnterInitializationMode", start_time))
 }
 
@@ -380,13 +362,7 @@ pub unsafe extern "C" fn fmi3CompletedIntegratorStep(c: Instance, _no_set_prior:
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi3EnterStepMode(c: Instance) -> Status {
-    with_model(c, "fmi3EnterStepMode", |m| {
-        if m.phase == Phase::Running {
-            OK
-        } else {
-            m.error("fmi3EnterStepMode is only allowed after initialisation")
-        }
-    })
+    with_model(c, "fmi3EnterStepMode", |m| if m.phase == Phase::Running { OK } else { m.error("fmi3EnterStepMode is only allowed after initialisation") })
 }
 
 /// Capabilities this FMU declares it does not have (types it has no

@@ -29,11 +29,7 @@ fn with_model(instance: *mut c_void, call: &str, f: impl FnOnce(&mut Model) -> S
     match catch_unwind(AssertUnwindSafe(|| f(model))) {
         Ok(status) => status,
         Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
+            let what = panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned()).unwrap_or_default();
             let _ = catch_unwind(AssertUnwindSafe(|| {
                 model.phase = Phase::Failed;
                 model.log(FATAL, "logStatusFatal", &format!("{call}: internal error (panic): {what}"));

@@ -19,8 +19,7 @@ pub const ERROR: Status = 3;
 pub const FATAL: Status = 4;
 
 /// The FMI 2 logger: printf-style and variadic, so messages go through as literal formats.
-pub type Fmi2Logger =
-    Option<unsafe extern "C" fn(*mut c_void, *const c_char, Status, *const c_char, *const c_char, ...)>;
+pub type Fmi2Logger = Option<unsafe extern "C" fn(*mut c_void, *const c_char, Status, *const c_char, *const c_char, ...)>;
 /// The FMI 3 logger: plain text.
 pub type Fmi3Logger = Option<unsafe extern "C" fn(*mut c_void, Status, *const c_char, *const c_char)>;
 
@@ -102,22 +101,12 @@ pub fn log_to(logger: Logger, environment: *mut c_void, name: &CString, status: 
 
 /// Finds the model whose description (of `version`) has `token` as GUID or instantiation token.
 pub fn find_model(token: &str, version: FmiVersion) -> Option<&'static ExportedBlock> {
-    export::EXPORTED
-        .iter()
-        .find(|block| export::model_description(block, version).is_ok_and(|(_, t)| t == token))
+    export::EXPORTED.iter().find(|block| export::model_description(block, version).is_ok_and(|(_, t)| t == token))
 }
 
 impl Model {
     #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        block: &'static ExportedBlock,
-        version: FmiVersion,
-        interface: Interface,
-        name: CString,
-        logger: Logger,
-        environment: *mut c_void,
-        logging_on: bool,
-    ) -> Result<Model, String> {
+    pub fn new(block: &'static ExportedBlock, version: FmiVersion, interface: Interface, name: CString, logger: Logger, environment: *mut c_void, logging_on: bool) -> Result<Model, String> {
         let mut component = export::instantiate(block)?;
         if interface == Interface::ModelExchange && component.ode().is_none() {
             return Err(format!("{} supports co-simulation only", block.model_identifier));
@@ -236,9 +225,7 @@ impl Model {
                 self.inputs[i].copy_from(&value);
                 Ok(())
             }
-            Role::Parameter(_) | Role::SamplePeriod if fixed => {
-                Err(self.error(&format!("parameter {} is fixed: set it before initialisation ends", name())))
-            }
+            Role::Parameter(_) | Role::SamplePeriod if fixed => Err(self.error(&format!("parameter {} is fixed: set it before initialisation ends", name()))),
             Role::Parameter(_) => {
                 let name = name();
                 self.component.set_parameter(&name, &value).map_err(|e| self.error(&e))
@@ -251,9 +238,7 @@ impl Model {
                 self.sample_period = h;
                 Ok(())
             }
-            Role::Output(_) | Role::Time | Role::Derivative(_) => {
-                Err(self.error(&format!("variable {} is calculated and cannot be set", name())))
-            }
+            Role::Output(_) | Role::Time | Role::Derivative(_) => Err(self.error(&format!("variable {} is calculated and cannot be set", name()))),
         }
     }
 
@@ -325,18 +310,12 @@ impl Model {
         let expected = self.steps as f64 * h;
         // The importer's time is a running sum: allow its rounding, not a skipped step.
         if (current - expected).abs() > 1e-6 * h.max(expected.abs() * 1e-9) + 1e-9 * h {
-            return self.error(&format!(
-                "doStep at t = {current} s, but the block is at t = {expected} s (step {} of {h} s)",
-                self.steps
-            ));
+            return self.error(&format!("doStep at t = {current} s, but the block is at t = {expected} s (step {} of {h} s)", self.steps));
         }
         let ratio = size / h;
         let count = ratio.round();
         if !(count >= 1.0 && (ratio - count).abs() < 1e-6) {
-            return self.error(&format!(
-                "doStep of {size} s is not a whole number of sample periods ({h} s); set {} or use steps of k·{h} s",
-                export::SAMPLE_PERIOD
-            ));
+            return self.error(&format!("doStep of {size} s is not a whole number of sample periods ({h} s); set {} or use steps of k·{h} s", export::SAMPLE_PERIOD));
         }
         for _ in 0..count as u64 {
             let ctx = StepContext { step: self.steps, time: self.steps as f64 * h, period: h };

@@ -26,7 +26,8 @@ mod ports;
 pub use handle::BusHandle;
 
 use crate::bus::devices::{
-    classify, classify_identity, force_torque, known_channels, AnalogInputs, AnalogOutputs, Cia402Drive, DeviceClassChoice, DeviceName, DigitalInputs, DigitalOutputs, DriveConfig, ForceTorqueSensor, FtScaling, SafetyPlc,
+    classify, classify_identity, force_torque, known_channels, AnalogInputs, AnalogOutputs, Cia402Drive, DeviceClassChoice, DeviceName, DigitalInputs, DigitalOutputs, DriveConfig, ForceTorqueSensor,
+    FtScaling, SafetyPlc,
 };
 use crate::bus::master::{Bus, CycleStatus, DeviceInfo, Link, MasterConfig, PreOpPlan, PreOpWrite};
 use crate::kernel::base::{Base, BaseHandle, Commands};
@@ -180,9 +181,7 @@ impl BusBase {
         let (info, ports, devices) = ports::layout(devices);
         let period_ns = (config.period * 1e9).round() as u64;
         let shared = Arc::new(BusShared::default());
-        let mut base = BusBase {
-            bus,
-            info, config, period_ns, devices, ports, bad_cycles: 0, fault: None, fault_unreported: false, commanded: false, shared };
+        let mut base = BusBase { bus, info, config, period_ns, devices, ports, bad_cycles: 0, fault: None, fault_unreported: false, commanded: false, shared };
         if !base.config.enable_drives {
             for d in &mut base.devices.drives {
                 d.class.disable();
@@ -496,8 +495,12 @@ fn build_classes(bus: &mut Bus, config: &BusConfig) -> Result<Devices, String> {
                     Some(s) => s,
                     None => {
                         let (f, t) = (force_torque::obj::COUNTS_PER_FORCE, force_torque::obj::COUNTS_PER_TORQUE);
-                        let why = |e: String| format!("{e}: the force/torque sensor's scaling (counts per N, per N·m) is needed; give it in the bus configuration if the sensor has no calibration objects");
-                        FtScaling { counts_per_newton: f64::from(bus.sdo_read_u32(d.position, f.0, f.1).map_err(why)?), counts_per_newton_metre: f64::from(bus.sdo_read_u32(d.position, t.0, t.1).map_err(why)?) }
+                        let why =
+                            |e: String| format!("{e}: the force/torque sensor's scaling (counts per N, per N·m) is needed; give it in the bus configuration if the sensor has no calibration objects");
+                        FtScaling {
+                            counts_per_newton: f64::from(bus.sdo_read_u32(d.position, f.0, f.1).map_err(why)?),
+                            counts_per_newton_metre: f64::from(bus.sdo_read_u32(d.position, t.0, t.1).map_err(why)?),
+                        }
                     }
                 };
                 scaling.check().map_err(|e| format!("{name}: {e}"))?;

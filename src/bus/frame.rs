@@ -173,9 +173,7 @@ impl DatagramHeader {
 
     pub fn encode(&self, out: &mut [u8]) -> Result<(), FrameError> {
         let available = out.len();
-        let h = out
-            .get_mut(..DATAGRAM_HEADER_LEN)
-            .ok_or(FrameError::BufferTooSmall { needed: DATAGRAM_HEADER_LEN, available })?;
+        let h = out.get_mut(..DATAGRAM_HEADER_LEN).ok_or(FrameError::BufferTooSmall { needed: DATAGRAM_HEADER_LEN, available })?;
         if usize::from(self.len) > MAX_DATAGRAM_LEN {
             return Err(FrameError::DatagramTooLong { len: self.len.into() });
         }
@@ -384,15 +382,7 @@ impl<'a> FrameBuilder<'a> {
             // More-follows is bit 15 of the len field, byte 7 of the header.
             self.buf[previous + 7] |= 0x80;
         }
-        let header = DatagramHeader {
-            command,
-            index,
-            address,
-            len: data.len() as u16,
-            circulating: false,
-            more_follows: false,
-            irq: 0,
-        };
+        let header = DatagramHeader { command, index, address, len: data.len() as u16, circulating: false, more_follows: false, irq: 0 };
         header.encode(&mut self.buf[self.len..])?;
         let data_offset = self.len + DATAGRAM_HEADER_LEN;
         self.buf[data_offset..data_offset + data.len()].copy_from_slice(data);

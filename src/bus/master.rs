@@ -137,7 +137,10 @@ pub enum CycleStatus {
     /// No reply (within the receive timeout): inputs are last cycle's.
     Lost,
     /// The reply came with another working counter than the devices give in Op.
-    WorkingCounter { got: u16, expected: u16 },
+    WorkingCounter {
+        got: u16,
+        expected: u16,
+    },
     /// The reply came, but some devices are not in Op (see [`Bus::states`]).
     NotOp,
     /// ethercrab refused the exchange (e.g. no free frame): counted like a lost frame.
@@ -155,10 +158,22 @@ pub struct BusCounters {
 }
 
 enum Driver {
-    InProcess { transport: InProcessTransport<'static>, segment: SharedSegment },
+    InProcess {
+        transport: InProcessTransport<'static>,
+        segment: SharedSegment,
+    },
     /// A raw socket pumped on the calling thread: frames go out and replies come in within
     /// `run`, no TX/RX thread in between.
-    Socket { interface: String, socket: RawSocket, tx: PduTx<'static>, rx: PduRx<'static>, buffer: Box<[u8; MAX_FRAME_LEN + 4]>, stale_replies: u64, link_error: Option<i32>, sii_mask: SiiCoeMask },
+    Socket {
+        interface: String,
+        socket: RawSocket,
+        tx: PduTx<'static>,
+        rx: PduRx<'static>,
+        buffer: Box<[u8; MAX_FRAME_LEN + 4]>,
+        stale_replies: u64,
+        link_error: Option<i32>,
+        sii_mask: SiiCoeMask,
+    },
 }
 
 /// How long to wait for a future's frames.
@@ -388,7 +403,16 @@ impl Bus {
             }
             Link::Interface(interface) => {
                 let socket = RawSocket::open(interface).map_err(|e| raw_socket_error(interface, &e))?;
-                let driver = Driver::Socket { interface: interface.clone(), socket, tx, rx, buffer: Box::new([0; MAX_FRAME_LEN + 4]), stale_replies: 0, link_error: None, sii_mask: SiiCoeMask::new(without_coe) };
+                let driver = Driver::Socket {
+                    interface: interface.clone(),
+                    socket,
+                    tx,
+                    rx,
+                    buffer: Box::new([0; MAX_FRAME_LEN + 4]),
+                    stale_replies: 0,
+                    link_error: None,
+                    sii_mask: SiiCoeMask::new(without_coe),
+                };
                 (driver, Box::new(monotonic_ns))
             }
         };
@@ -886,13 +910,14 @@ fn device_states(driver: &mut Driver, md: &MainDevice<'_>, devices: &[DeviceInfo
     let mut found = Vec::new();
     for d in devices {
         let read = |register: u16| ethercrab::Command::fprd(d.configured_address, register).receive::<u16>(md);
-        let (status, control, code) = match (driver.run(read(0x0130), Patience::Until(deadline)), driver.run(read(0x0120), Patience::Until(deadline)), driver.run(read(0x0134), Patience::Until(deadline))) {
-            (Some(Ok(s)), Some(Ok(c)), Some(Ok(code))) => (s, c, code),
-            _ => {
-                found.push(format!("device {} '{}' does not answer (check its power and the cable before it)", d.position, d.name));
-                continue;
-            }
-        };
+        let (status, control, code) =
+            match (driver.run(read(0x0130), Patience::Until(deadline)), driver.run(read(0x0120), Patience::Until(deadline)), driver.run(read(0x0134), Patience::Until(deadline))) {
+                (Some(Ok(s)), Some(Ok(c)), Some(Ok(code))) => (s, c, code),
+                _ => {
+                    found.push(format!("device {} '{}' does not answer (check its power and the cable before it)", d.position, d.name));
+                    continue;
+                }
+            };
         let (now, asked) = (state_bits_text(status), state_bits_text(control));
         if status & 0x0010 != 0 {
             found.push(format!("device {} '{}' refused {asked}: AL status code {}; it stays in {now}{}", d.position, d.name, al_status_code_text(code), al_code_hint(code)));
@@ -906,7 +931,9 @@ fn device_states(driver: &mut Driver, md: &MainDevice<'_>, devices: &[DeviceInfo
 /// What to look at for the AL status codes a configuration causes.
 fn al_code_hint(code: u16) -> &'static str {
     match code {
-        0x0016 | 0x0017 | 0x001D | 0x001E => " (the process-data or sync manager setup from its EEPROM does not fit the device: check its EEPROM/ESI, e.g. a sync manager marked virtual, or configure its class)",
+        0x0016 | 0x0017 | 0x001D | 0x001E => {
+            " (the process-data or sync manager setup from its EEPROM does not fit the device: check its EEPROM/ESI, e.g. a sync manager marked virtual, or configure its class)"
+        }
         0x001A | 0x002C | 0x0030 | 0x0032 => " (distributed clocks: check its SYNC0 settings and the cycle time)",
         _ => "",
     }

@@ -4,9 +4,9 @@
 pub mod base;
 pub mod devices;
 pub mod frame;
-pub mod sim;
 pub mod master;
 pub mod raw_socket;
 pub mod sii_coe_mask;
+pub mod sim;
 pub mod transport;
 pub mod virtual_segment;

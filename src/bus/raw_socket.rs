@@ -123,7 +123,9 @@ impl RawSocket {
         addr.sll_halen = 6;
         addr.sll_addr[..6].copy_from_slice(&frame[..6.min(frame.len())]);
         // SAFETY: the kernel reads `frame.len()` bytes from `frame` and the sockaddr_ll `addr`, both alive for the call.
-        let n = unsafe { libc::sendto(self.fd.as_raw_fd(), frame.as_ptr() as *const libc::c_void, frame.len(), 0, &addr as *const _ as *const libc::sockaddr, std::mem::size_of::<libc::sockaddr_ll>() as u32) };
+        let n = unsafe {
+            libc::sendto(self.fd.as_raw_fd(), frame.as_ptr() as *const libc::c_void, frame.len(), 0, &addr as *const _ as *const libc::sockaddr, std::mem::size_of::<libc::sockaddr_ll>() as u32)
+        };
         if n < 0 {
             return Err(io::Error::last_os_error());
         }

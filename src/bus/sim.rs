@@ -10,7 +10,10 @@ use crate::bus::master::Link;
 use crate::bus::transport::SharedSegment;
 use crate::bus::virtual_segment::process_data::PdoEntrySpec;
 use crate::bus::virtual_segment::sii::{self, build_image, DeviceDescription, FmmuUsage, Identity, MailboxConfig, Pdo, PdoEntry, SyncManagerEntry, SyncManagerUsage};
-use crate::bus::virtual_segment::{cia402_drive, DrivePlant, coupler, digital_inputs, digital_outputs, fixed_pdo_device, morc_drive_image, EscConfig, IdealFollower, Segment, SimAnalogInputs, SimAnalogOutputs, SimForceSensor, SimSafetyPlc};
+use crate::bus::virtual_segment::{
+    cia402_drive, coupler, digital_inputs, digital_outputs, fixed_pdo_device, morc_drive_image, DrivePlant, EscConfig, IdealFollower, Segment, SimAnalogInputs, SimAnalogOutputs, SimForceSensor,
+    SimSafetyPlc,
+};
 use std::sync::{Arc, Mutex};
 
 pub use identity::MORC_VENDOR_ID;
@@ -41,7 +44,18 @@ pub struct SimSegmentConfig {
 impl Default for SimSegmentConfig {
     /// Coupler, six drives, DO8, DI8: the segment most tests pin positions on.
     fn default() -> Self {
-        Self { drives: 6, drive: DriveConfig::default(), max_velocity: 3.0, max_acceleration: 30.0, digital_outputs: 8, digital_inputs: 8, analog_inputs: 0, analog_outputs: 0, safety_plc: false, force_torque: false }
+        Self {
+            drives: 6,
+            drive: DriveConfig::default(),
+            max_velocity: 3.0,
+            max_acceleration: 30.0,
+            digital_outputs: 8,
+            digital_inputs: 8,
+            analog_inputs: 0,
+            analog_outputs: 0,
+            safety_plc: false,
+            force_torque: false,
+        }
     }
 }
 
@@ -54,7 +68,11 @@ impl SimSegmentConfig {
 
     /// How many devices the segment has.
     pub fn device_count(&self) -> usize {
-        1 + self.drives + [self.digital_outputs > 0, self.digital_inputs > 0, self.analog_inputs > 0, self.analog_outputs > 0, self.safety_plc, self.force_torque].iter().filter(|b| **b).count()
+        1 + self.drives
+            + [self.digital_outputs > 0, self.digital_inputs > 0, self.analog_inputs > 0, self.analog_outputs > 0, self.safety_plc, self.force_torque]
+                .iter()
+                .filter(|b| **b)
+                .count()
     }
 }
 
@@ -86,7 +104,21 @@ fn description(spec: &ImageSpec) -> DeviceDescription {
         sync_manager,
         name_string: 0,
         // CoE data types: BOOL, UNSIGNED8/16/32 (ETG.1000.6 Table 64).
-        entries: entries.iter().map(|&(index, sub_index, bit_len)| PdoEntry { index, sub_index, name_string: 0, data_type: match bit_len { 1 => 0x01, 8 => 0x05, 16 => 0x06, _ => 0x07 }, bit_len }).collect(),
+        entries: entries
+            .iter()
+            .map(|&(index, sub_index, bit_len)| PdoEntry {
+                index,
+                sub_index,
+                name_string: 0,
+                data_type: match bit_len {
+                    1 => 0x01,
+                    8 => 0x05,
+                    16 => 0x06,
+                    _ => 0x07,
+                },
+                bit_len,
+            })
+            .collect(),
     };
     let bytes = |entries: &[PdoEntrySpec]| entries.iter().map(|e| u32::from(e.2)).sum::<u32>().div_ceil(8) as u16;
     let mut sync_managers = Vec::new();
@@ -150,7 +182,15 @@ fn analog_image(product_code: u32, name: &str, outputs: bool, channels: usize) -
 }
 
 fn safety_plc_image() -> Result<sii::SiiImage, String> {
-    image(&ImageSpec { product_code: identity::SAFETY_PLC, name: "SIM-SAFETY-PLC", group: "Safety", rx: &[(0x7000, 1, 16)], tx: &[(0x6000, 1, 16), (0x6000, 2, 16)], coe: false, pd_sms: PD_IN_RAM })
+    image(&ImageSpec {
+        product_code: identity::SAFETY_PLC,
+        name: "SIM-SAFETY-PLC",
+        group: "Safety",
+        rx: &[(0x7000, 1, 16)],
+        tx: &[(0x6000, 1, 16), (0x6000, 2, 16)],
+        coe: false,
+        pd_sms: PD_IN_RAM,
+    })
 }
 
 fn force_sensor_image() -> Result<sii::SiiImage, String> {
@@ -226,7 +266,15 @@ pub mod faulty {
     /// refuses SAFE-OP with AL status code 0x001E (invalid input configuration).
     pub fn input_terminal_with_virtual_sm(channels: u32, clock_offset_ns: u64) -> Result<SubDevice, String> {
         let entries: Vec<PdoEntrySpec> = (0..channels).map(|c| (0x6000 + (c as u16) * 0x10, 1, 1)).collect();
-        let spec = ImageSpec { product_code: 0x1F00 + channels, name: &format!("SIM-DI{channels}-VSM"), group: "DigIn", rx: &[], tx: &entries, coe: false, pd_sms: [(0x0F00, 0x44), (0x1000, 0x00)] };
+        let spec = ImageSpec {
+            product_code: 0x1F00 + channels,
+            name: &format!("SIM-DI{channels}-VSM"),
+            group: "DigIn",
+            rx: &[],
+            tx: &entries,
+            coe: false,
+            pd_sms: [(0x0F00, 0x44), (0x1000, 0x00)],
+        };
         let mut desc = description(&spec);
         for sm in &mut desc.sync_managers {
             if sm.usage == SyncManagerUsage::ProcessDataIn {

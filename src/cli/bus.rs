@@ -265,7 +265,12 @@ fn bench_veth(seconds: f64, sim: &SimSegmentConfig, config: &EngineConfig) -> Re
             let (h, late) = cycle_histogram(&mut base, cycles, Some(period));
             let lost = base.bus().counters().lost_frames - lost0;
             let verdict = if lost == 0 && late == 0 { "sustained" } else { "NOT sustained" };
-            let _ = writeln!(s, "    {hz:>5} Hz  {cycles:>6} cycles  lost frames {lost:>5}  late cycles {late:>5}  round trip p99 {}  max {}  {verdict}", crate::kernel::stats::human_ns(h.quantile(0.99) as f64), crate::kernel::stats::human_ns(h.max() as f64));
+            let _ = writeln!(
+                s,
+                "    {hz:>5} Hz  {cycles:>6} cycles  lost frames {lost:>5}  late cycles {late:>5}  round trip p99 {}  max {}  {verdict}",
+                crate::kernel::stats::human_ns(h.quantile(0.99) as f64),
+                crate::kernel::stats::human_ns(h.max() as f64)
+            );
         }
         drop(base);
         let _ = server.stop();

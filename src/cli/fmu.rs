@@ -88,10 +88,7 @@ fn export_main(out: &std::path::Path, library: Option<&PathBuf>, models: &[Strin
             return exit::USAGE;
         }
     };
-    let library = match library
-        .cloned()
-        .or_else(|| std::env::current_exe().ok().and_then(|e| export::find_library(&e)))
-    {
+    let library = match library.cloned().or_else(|| std::env::current_exe().ok().and_then(|e| export::find_library(&e))) {
         Some(l) => l,
         None => {
             eprintln!("morc fmu export: no morc-fmus library beside this executable; run `cargo build` (it builds the workspace member fmus/) or pass --library");
@@ -128,44 +125,20 @@ fn info_main(file: &std::path::Path) -> i32 {
     if !md.description.is_empty() {
         println!("  {}", md.description);
     }
-    let interfaces: Vec<String> = [
-        ("co-simulation", &md.co_simulation),
-        ("model exchange", &md.model_exchange),
-    ]
-    .iter()
-    .filter_map(|(what, id)| id.as_ref().map(|id| format!("{what} ({id})")))
-    .collect();
+    let interfaces: Vec<String> = [("co-simulation", &md.co_simulation), ("model exchange", &md.model_exchange)]
+        .iter()
+        .filter_map(|(what, id)| id.as_ref().map(|id| format!("{what} ({id})")))
+        .collect();
     println!("interfaces: {}", interfaces.join(", "));
     let de = &md.default_experiment;
     let show = |x: Option<f64>| x.map_or("-".to_string(), |x| x.to_string());
-    println!(
-        "default experiment: start {} s, stop {} s, step {} s, tolerance {}",
-        show(de.start_time),
-        show(de.stop_time),
-        show(de.step_size),
-        show(de.tolerance)
-    );
-    println!(
-        "{:<24} {:<12} {:<10} {:<10} {:<12} start",
-        "variable", "causality", "type", "unit", "variability"
-    );
+    println!("default experiment: start {} s, stop {} s, step {} s, tolerance {}", show(de.start_time), show(de.stop_time), show(de.step_size), show(de.tolerance));
+    println!("{:<24} {:<12} {:<10} {:<10} {:<12} start", "variable", "causality", "type", "unit", "variability");
     for v in &md.variables {
         let causality = format!("{:?}", v.causality).to_lowercase();
         let ty = format!("{:?}", v.ty);
-        let dims = if v.dimensions.is_empty() {
-            String::new()
-        } else {
-            format!("{:?}", v.dimensions)
-        };
-        println!(
-            "{:<24} {:<12} {:<10} {:<10} {:<12} {}",
-            v.name,
-            causality,
-            format!("{ty}{dims}"),
-            v.unit,
-            v.variability,
-            v.start.as_deref().unwrap_or("")
-        );
+        let dims = if v.dimensions.is_empty() { String::new() } else { format!("{:?}", v.dimensions) };
+        println!("{:<24} {:<12} {:<10} {:<10} {:<12} {}", v.name, causality, format!("{ty}{dims}"), v.unit, v.variability, v.start.as_deref().unwrap_or(""));
     }
     exit::OK
 }

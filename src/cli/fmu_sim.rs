@@ -38,12 +38,7 @@ impl InputTable {
     fn read(path: &Path, fmu: &FmuComponent) -> Result<InputTable, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-        let header: Vec<String> = lines
-            .next()
-            .ok_or_else(|| format!("{}: empty file", path.display()))?
-            .split(',')
-            .map(|h| h.trim().trim_matches('"').to_string())
-            .collect();
+        let header: Vec<String> = lines.next().ok_or_else(|| format!("{}: empty file", path.display()))?.split(',').map(|h| h.trim().trim_matches('"').to_string()).collect();
         if header.first().map(String::as_str) != Some("time") {
             return Err(format!("{}: the first column must be \"time\"", path.display()));
         }
@@ -253,17 +248,9 @@ mod tests {
 
     #[test]
     fn floats_print_as_python_prints_them() {
-        for (x, python) in [
-            (0.1, "0.1"),
-            (1e-5, "1e-05"),
-            (0.0001, "0.0001"),
-            (123.456, "123.456"),
-            (1e16, "1e+16"),
-            (1234567890123456.0, "1234567890123456.0"),
-            (-2.5e-7, "-2.5e-07"),
-            (3.0, "3.0"),
-            (0.0, "0.0"),
-        ] {
+        for (x, python) in
+            [(0.1, "0.1"), (1e-5, "1e-05"), (0.0001, "0.0001"), (123.456, "123.456"), (1e16, "1e+16"), (1234567890123456.0, "1234567890123456.0"), (-2.5e-7, "-2.5e-07"), (3.0, "3.0"), (0.0, "0.0")]
+        {
             assert_eq!(python_float(x), python, "{x:e}");
         }
     }

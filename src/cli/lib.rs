@@ -82,11 +82,7 @@ fn list() -> Result<(), String> {
 fn info(name: &str) -> Result<(), String> {
     let lua = crate::lua::lib::manifest_state().map_err(|e| e.to_string())?;
     let lib = lib_table(&lua).map_err(|e| e.to_string())?;
-    let dir: Option<String> = if Path::new(name).join("morc-lib.lua").exists() {
-        Some(name.to_string())
-    } else {
-        lib.get::<Function>("find").and_then(|f| f.call(name)).map_err(|e| e.to_string())?
-    };
+    let dir: Option<String> = if Path::new(name).join("morc-lib.lua").exists() { Some(name.to_string()) } else { lib.get::<Function>("find").and_then(|f| f.call(name)).map_err(|e| e.to_string())? };
     let dir = dir.ok_or_else(|| format!("library '{name}' not found in the library path; `morc lib list` shows what is installed"))?;
     let m: Table = lib.get::<Function>("manifest").and_then(|f| f.call(dir.as_str())).map_err(|e| e.to_string())?;
     let get = |k: &str| m.get::<Option<String>>(k).ok().flatten().unwrap_or_default();
@@ -316,7 +312,10 @@ pub fn extract_zip(archive: &Path, to: &Path) -> Result<(), String> {
 pub fn extract_tar_gz(archive: &Path, to: &Path) -> Result<(), String> {
     let file = std::fs::File::open(archive).map_err(|e| format!("{}: {e}", archive.display()))?;
     let mut bytes = Vec::new();
-    flate2::read::GzDecoder::new(file).take(ARCHIVE_MAX_BYTES + 1).read_to_end(&mut bytes).map_err(|e| format!("{}: not a gzip archive: {e}", archive.display()))?;
+    flate2::read::GzDecoder::new(file)
+        .take(ARCHIVE_MAX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{}: not a gzip archive: {e}", archive.display()))?;
     if bytes.len() as u64 > ARCHIVE_MAX_BYTES {
         return Err(format!("{}: unpacks to more than {} MB; a library is not that large, refusing it", archive.display(), ARCHIVE_MAX_BYTES >> 20));
     }

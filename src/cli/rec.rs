@@ -98,7 +98,11 @@ pub fn main(cmd: &RecCommand) -> i32 {
         RecCommand::Bench { signals, rate, seconds, dir } => match crate::record::bench::sustained(dir, *signals, *rate, *seconds) {
             Ok(report) => {
                 println!("{report}");
-                if report.dropped == 0 { exit::OK } else { exit::FAULT }
+                if report.dropped == 0 {
+                    exit::OK
+                } else {
+                    exit::FAULT
+                }
             }
             Err(e) => {
                 eprintln!("morc rec bench: {e}");

@@ -92,7 +92,12 @@ fn session(lua: &Lua) -> Result<(), String> {
     let complete: Function = helpers.get("complete").map_err(|e| e.to_string())?;
     super::interrupt::install(lua)?;
 
-    let config = rustyline::Config::builder().completion_type(rustyline::CompletionType::List).auto_add_history(false).max_history_size(10_000).map_err(|e| e.to_string())?.build();
+    let config = rustyline::Config::builder()
+        .completion_type(rustyline::CompletionType::List)
+        .auto_add_history(false)
+        .max_history_size(10_000)
+        .map_err(|e| e.to_string())?
+        .build();
     let mut editor: Editor<ReplHelper, FileHistory> = Editor::with_config(config).map_err(|e| e.to_string())?;
     editor.set_helper(Some(ReplHelper { complete }));
     let history = history_path();

@@ -24,5 +24,9 @@ pub fn main(dir: &Path) -> i32 {
         }
     }
     println!("{passed} passed, {failed} failed");
-    if failed == 0 { exit::OK } else { exit::SCRIPT_ERROR }
+    if failed == 0 {
+        exit::OK
+    } else {
+        exit::SCRIPT_ERROR
+    }
 }

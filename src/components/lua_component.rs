@@ -163,14 +163,7 @@ impl Drop for LuaComponent {
     }
 }
 
-fn lua_thread(
-    def: Arc<LuaComponentDef>,
-    name: String,
-    params: Vec<(String, Value)>,
-    mut exchange: Box<Exchange>,
-    requests: Receiver<Request>,
-    replies: Sender<Reply>,
-) {
+fn lua_thread(def: Arc<LuaComponentDef>, name: String, params: Vec<(String, Value)>, mut exchange: Box<Exchange>, requests: Receiver<Request>, replies: Sender<Reply>) {
     crate::kernel::rt::apply_to_current_thread(crate::kernel::rt::worker_policy(), "Lua component");
     let lua = Lua::new();
     let setup = (|| -> mlua::Result<(Table, Table, Table, Function, Option<Function>)> {
@@ -306,10 +299,7 @@ pub fn parse_port(decl: &str) -> Result<PortInfo, String> {
     };
     let (name, ty) = match name.split_once('[') {
         Some((n, rest)) => {
-            let size: usize = rest
-                .trim_end_matches(']')
-                .parse()
-                .map_err(|_| format!("port '{decl}': the size in [ ] must be a whole number"))?;
+            let size: usize = rest.trim_end_matches(']').parse().map_err(|_| format!("port '{decl}': the size in [ ] must be a whole number"))?;
             if size == 0 {
                 return Err(format!("port '{decl}': a vector needs at least one element"));
             }

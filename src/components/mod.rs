@@ -14,11 +14,7 @@ pub struct Kind {
     pub make: fn() -> Box<dyn Component>,
 }
 
-static TOOLS: &[Kind] = &[Kind {
-    name: "probe",
-    doc: "keeps every sample of a signal in memory and returns them in Assembly Data",
-    make: || Box::new(probe::Probe::new()),
-}];
+static TOOLS: &[Kind] = &[Kind { name: "probe", doc: "keeps every sample of a signal in memory and returns them in Assembly Data", make: || Box::new(probe::Probe::new()) }];
 
 /// Every native kind, in the order `morc.components()` lists them.
 pub fn kinds() -> impl Iterator<Item = &'static Kind> {

@@ -21,11 +21,7 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits {
-            max_total_bytes: 1 << 30,
-            max_entries: 20_000,
-            max_ratio: 200,
-        }
+        Limits { max_total_bytes: 1 << 30, max_entries: 20_000, max_ratio: 200 }
     }
 }
 
@@ -64,15 +60,9 @@ pub fn extract_cached(fmu: &Path, limits: &Limits) -> Result<PathBuf, String> {
     }
     std::fs::create_dir_all(&root).map_err(|e| format!("cannot create the FMU cache {}: {e}", root.display()))?;
     // Extract beside the final folder, then rename: readers never see half an FMU.
-    let staging = root.join(format!(
-        "{}.partial-{}-{:?}",
-        &hash[..32],
-        std::process::id(),
-        std::thread::current().id()
-    ));
+    let staging = root.join(format!("{}.partial-{}-{:?}", &hash[..32], std::process::id(), std::thread::current().id()));
     let _ = std::fs::remove_dir_all(&staging);
-    let result = extract(&bytes, &staging, limits)
-        .and_then(|()| std::fs::write(staging.join(COMPLETE), hash.as_bytes()).map_err(|e| e.to_string()));
+    let result = extract(&bytes, &staging, limits).and_then(|()| std::fs::write(staging.join(COMPLETE), hash.as_bytes()).map_err(|e| e.to_string()));
     if let Err(e) = result {
         let _ = std::fs::remove_dir_all(&staging);
         return Err(format!("{}: {e}", fmu.display()));
@@ -108,46 +98,28 @@ fn safe_relative_path(name: &str) -> Option<PathBuf> {
 
 /// Extracts the archive in `bytes` into `dest` (created), enforcing `limits`.
 pub fn extract(bytes: &[u8], dest: &Path, limits: &Limits) -> Result<(), String> {
-    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes))
-        .map_err(|e| format!("not an FMU: the file is not a readable zip archive ({e})"))?;
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(|e| format!("not an FMU: the file is not a readable zip archive ({e})"))?;
     if zip.len() > limits.max_entries {
-        return Err(format!(
-            "rejected: {} entries (at most {})",
-            zip.len(),
-            limits.max_entries
-        ));
+        return Err(format!("rejected: {} entries (at most {})", zip.len(), limits.max_entries));
     }
     // Check every entry before writing anything.
     let mut declared: u64 = 0;
     for i in 0..zip.len() {
-        let entry = zip
-            .by_index_raw(i)
-            .map_err(|e| format!("corrupt archive entry {i}: {e}"))?;
-        let name = entry
-            .name()
-            .map_err(|e| format!("corrupt archive entry {i}: {e}"))?
-            .to_string();
+        let entry = zip.by_index_raw(i).map_err(|e| format!("corrupt archive entry {i}: {e}"))?;
+        let name = entry.name().map_err(|e| format!("corrupt archive entry {i}: {e}"))?.to_string();
         if safe_relative_path(&name).is_none() {
-            return Err(format!(
-                "rejected: entry \"{name}\" would be written outside the extraction folder"
-            ));
+            return Err(format!("rejected: entry \"{name}\" would be written outside the extraction folder"));
         }
         if entry.is_symlink() {
             return Err(format!("rejected: entry \"{name}\" is a symbolic link"));
         }
         let (size, packed) = (entry.size(), entry.compressed_size().max(1));
         if size > 1 << 20 && size / packed > limits.max_ratio {
-            return Err(format!(
-                "rejected as a zip bomb: entry \"{name}\" expands {} times ({size} bytes from {packed})",
-                size / packed
-            ));
+            return Err(format!("rejected as a zip bomb: entry \"{name}\" expands {} times ({size} bytes from {packed})", size / packed));
         }
         declared = declared.saturating_add(size);
         if declared > limits.max_total_bytes {
-            return Err(format!(
-                "rejected: it expands to more than {} bytes",
-                limits.max_total_bytes
-            ));
+            return Err(format!("rejected: it expands to more than {} bytes", limits.max_total_bytes));
         }
     }
     std::fs::create_dir_all(dest).map_err(|e| format!("cannot create {}: {e}", dest.display()))?;
@@ -155,10 +127,7 @@ pub fn extract(bytes: &[u8], dest: &Path, limits: &Limits) -> Result<(), String>
     let mut written: u64 = 0;
     for i in 0..zip.len() {
         let mut entry = zip.by_index(i).map_err(|e| format!("corrupt archive entry {i}: {e}"))?;
-        let name = entry
-            .name()
-            .map_err(|e| format!("corrupt archive entry {i}: {e}"))?
-            .to_string();
+        let name = entry.name().map_err(|e| format!("corrupt archive entry {i}: {e}"))?.to_string();
         let relative = safe_relative_path(&name).ok_or("rejected: unsafe entry path")?;
         let target = dest.join(&relative);
         if entry.is_dir() {
@@ -173,20 +142,13 @@ pub fn extract(bytes: &[u8], dest: &Path, limits: &Limits) -> Result<(), String>
         let declared = entry.size();
         let allowed = declared.min(limits.max_total_bytes - written);
         let mut file = std::fs::File::create(&target).map_err(|e| format!("cannot write {}: {e}", target.display()))?;
-        let copied = std::io::copy(&mut (&mut entry).take(allowed + 1), &mut file)
-            .map_err(|e| format!("corrupt archive entry \"{}\": {e}", relative.display()))?;
+        let copied = std::io::copy(&mut (&mut entry).take(allowed + 1), &mut file).map_err(|e| format!("corrupt archive entry \"{}\": {e}", relative.display()))?;
         written += copied;
         if written > limits.max_total_bytes {
-            return Err(format!(
-                "rejected as a zip bomb: it expands to more than {} bytes",
-                limits.max_total_bytes
-            ));
+            return Err(format!("rejected as a zip bomb: it expands to more than {} bytes", limits.max_total_bytes));
         }
         if copied > declared {
-            return Err(format!(
-                "rejected: entry \"{}\" expands beyond the {declared} bytes it declares",
-                relative.display()
-            ));
+            return Err(format!("rejected: entry \"{}\" expands beyond the {declared} bytes it declares", relative.display()));
         }
     }
     Ok(())
@@ -198,14 +160,8 @@ mod tests {
 
     #[test]
     fn paths_must_stay_inside() {
-        assert_eq!(
-            safe_relative_path("binaries/linux64/a.so"),
-            Some(PathBuf::from("binaries/linux64/a.so"))
-        );
-        assert_eq!(
-            safe_relative_path("./modelDescription.xml"),
-            Some(PathBuf::from("modelDescription.xml"))
-        );
+        assert_eq!(safe_relative_path("binaries/linux64/a.so"), Some(PathBuf::from("binaries/linux64/a.so")));
+        assert_eq!(safe_relative_path("./modelDescription.xml"), Some(PathBuf::from("modelDescription.xml")));
         assert!(safe_relative_path("../evil").is_none());
         assert!(safe_relative_path("a/../../evil").is_none());
         assert!(safe_relative_path("/etc/passwd").is_none());

@@ -34,20 +34,12 @@ pub struct Fmu {
 impl Fmu {
     /// Extracts (once, into the cache) and reads the model description.
     pub fn open(path: &Path) -> Result<Arc<Fmu>, String> {
-        let label = path
-            .file_name()
-            .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let label = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
         let folder = extract_cached(path, &Limits::default())?;
         let xml_path = folder.join("modelDescription.xml");
-        let xml = std::fs::read_to_string(&xml_path)
-            .map_err(|e| format!("{label}: not an FMU: it has no readable modelDescription.xml ({e})"))?;
+        let xml = std::fs::read_to_string(&xml_path).map_err(|e| format!("{label}: not an FMU: it has no readable modelDescription.xml ({e})"))?;
         let description = parse(&xml).map_err(|e| format!("{label}: {e}"))?;
-        Ok(Arc::new(Fmu {
-            path: path.to_path_buf(),
-            folder,
-            description,
-            label,
-        }))
+        Ok(Arc::new(Fmu { path: path.to_path_buf(), folder, description, label }))
     }
 
     /// The shared library for `model_identifier` on this platform.
@@ -63,26 +55,14 @@ impl Fmu {
             return Ok(path);
         }
         let mut found: Vec<String> = std::fs::read_dir(self.folder.join("binaries"))
-            .map(|d| {
-                d.flatten()
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .collect()
-            })
+            .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
             .unwrap_or_default();
         found.sort();
         Err(format!(
             "{}: no binary for this platform: binaries/{platform}/{file} is missing (the FMU has binaries for: {}){}",
             self.label,
-            if found.is_empty() {
-                "none".to_string()
-            } else {
-                found.join(", ")
-            },
-            if self.folder.join("sources").is_dir() {
-                "; it ships sources, which morc does not compile"
-            } else {
-                ""
-            }
+            if found.is_empty() { "none".to_string() } else { found.join(", ") },
+            if self.folder.join("sources").is_dir() { "; it ships sources, which morc does not compile" } else { "" }
         ))
     }
 }
@@ -164,8 +144,7 @@ impl FmuComponent {
         }
         let default_interface = if md.co_simulation.is_some() { "cs" } else { "me" };
         let ours = [
-            ParamInfo::new(INTERFACE, Value::String(default_interface.into()))
-                .doc("\"cs\" (co-simulation: the FMU's own solver) or \"me\" (model exchange: morc's solver)"),
+            ParamInfo::new(INTERFACE, Value::String(default_interface.into())).doc("\"cs\" (co-simulation: the FMU's own solver) or \"me\" (model exchange: morc's solver)"),
             ParamInfo::new(SOLVER, Value::String("rk4".into())).doc("model exchange: \"euler\" or \"rk4\""),
             ParamInfo::new(SUBSTEPS, Value::Integer(1)).doc("model exchange: solver steps per sample period"),
             ParamInfo::new(LOGGING, Value::Boolean(false)).doc("ask the FMU for debug logging"),
@@ -177,16 +156,7 @@ impl FmuComponent {
             }
         }
         let user_set = vec![false; info.params.len()];
-        FmuComponent {
-            fmu,
-            info,
-            param_variables,
-            user_set,
-            input_variables,
-            output_variables,
-            running: None,
-            period: 0.0,
-        }
+        FmuComponent { fmu, info, param_variables, user_set, input_variables, output_variables, running: None, period: 0.0 }
     }
 
     pub fn fmu(&self) -> &Fmu {
@@ -284,11 +254,7 @@ impl Component for FmuComponent {
     fn set_parameter(&mut self, name: &str, value: &Value) -> Result<(), String> {
         let Some(i) = self.info.params.iter().position(|p| p.name == name) else {
             let known: Vec<&str> = self.info.params.iter().map(|p| p.name.as_str()).collect();
-            return Err(format!(
-                "{}: the FMU has no parameter '{name}' (parameters: {})",
-                self.fmu.label,
-                known.join(", ")
-            ));
+            return Err(format!("{}: the FMU has no parameter '{name}' (parameters: {})", self.fmu.label, known.join(", ")));
         };
         // Exact types only for FMU variables: a silent conversion would hide a wrong model.
         let expected = self.info.params[i].value.ty();
@@ -298,11 +264,7 @@ impl Component for FmuComponent {
             (t, v) => t == v.ty() || (t == ValueType::Integer && matches!(v, Value::Real(x) if x.fract() == 0.0)),
         };
         if !ok {
-            return Err(format!(
-                "{}: parameter '{name}' is {expected}, got {} ({value})",
-                self.fmu.label,
-                value.ty()
-            ));
+            return Err(format!("{}: parameter '{name}' is {expected}, got {} ({value})", self.fmu.label, value.ty()));
         }
         self.info.set_param(name, value).map_err(|e| format!("{}: {e}", self.fmu.label))?;
         self.user_set[i] = true;
@@ -313,16 +275,10 @@ impl Component for FmuComponent {
         let interface = self.info.param_value(INTERFACE).map_or("", Value::str).to_string();
         let md = &self.fmu.description;
         match interface.as_str() {
-            "cs" if md.co_simulation.is_none() => {
-                return Err(format!("{}: the FMU has no co-simulation interface (interface = \"me\")", self.label()))
-            }
-            "me" if md.model_exchange.is_none() => {
-                return Err(format!("{}: the FMU has no model-exchange interface (interface = \"cs\")", self.label()))
-            }
+            "cs" if md.co_simulation.is_none() => return Err(format!("{}: the FMU has no co-simulation interface (interface = \"me\")", self.label())),
+            "me" if md.model_exchange.is_none() => return Err(format!("{}: the FMU has no model-exchange interface (interface = \"cs\")", self.label())),
             "cs" | "me" => {}
-            other => {
-                return Err(format!("{}: parameter interface must be \"cs\" or \"me\", got {other:?}", self.label()))
-            }
+            other => return Err(format!("{}: parameter interface must be \"cs\" or \"me\", got {other:?}", self.label())),
         }
         let solver = self.info.param_value(SOLVER).map_or("", Value::str);
         if Method::parse(solver).is_none() {

@@ -33,17 +33,7 @@ impl VarType {
         matches!(self, VarType::Float64 | VarType::Float32)
     }
     pub fn is_integer(self) -> bool {
-        matches!(
-            self,
-            VarType::Int8
-                | VarType::UInt8
-                | VarType::Int16
-                | VarType::UInt16
-                | VarType::Int32
-                | VarType::UInt32
-                | VarType::Int64
-                | VarType::UInt64
-        )
+        matches!(self, VarType::Int8 | VarType::UInt8 | VarType::Int16 | VarType::UInt16 | VarType::Int32 | VarType::UInt32 | VarType::Int64 | VarType::UInt64)
     }
 }
 
@@ -149,10 +139,7 @@ pub fn parse(xml: &str) -> Result<ModelDescription, String> {
     let doc = Document::parse(xml).map_err(|e| format!("modelDescription.xml is not well-formed XML: {e}"))?;
     let root = doc.root_element();
     if !root.has_tag_name("fmiModelDescription") {
-        return Err(format!(
-            "modelDescription.xml: root element is <{}>, not <fmiModelDescription>",
-            root.tag_name().name()
-        ));
+        return Err(format!("modelDescription.xml: root element is <{}>, not <fmiModelDescription>", root.tag_name().name()));
     }
     let fmi_version = attr(root, "fmiVersion");
     let version = if fmi_version.starts_with("2.") {
@@ -160,18 +147,9 @@ pub fn parse(xml: &str) -> Result<ModelDescription, String> {
     } else if fmi_version.starts_with("3.") {
         FmiVersion::V3
     } else {
-        return Err(format!(
-            "FMI version \"{fmi_version}\" is not supported (morc runs FMI 2.0 and 3.0)"
-        ));
+        return Err(format!("FMI version \"{fmi_version}\" is not supported (morc runs FMI 2.0 and 3.0)"));
     };
-    let token = attr(
-        root,
-        if version == FmiVersion::V2 {
-            "guid"
-        } else {
-            "instantiationToken"
-        },
-    );
+    let token = attr(root, if version == FmiVersion::V2 { "guid" } else { "instantiationToken" });
     let cs = child(root, "CoSimulation");
     let me = child(root, "ModelExchange");
     let mut md = ModelDescription {
@@ -183,8 +161,7 @@ pub fn parse(xml: &str) -> Result<ModelDescription, String> {
         generation_tool: attr(root, "generationTool"),
         co_simulation: cs.map(|n| attr(n, "modelIdentifier")),
         model_exchange: me.map(|n| attr(n, "modelIdentifier")),
-        can_handle_variable_step: cs
-            .is_some_and(|n| n.attribute("canHandleVariableCommunicationStepSize") == Some("true")),
+        can_handle_variable_step: cs.is_some_and(|n| n.attribute("canHandleVariableCommunicationStepSize") == Some("true")),
         number_of_event_indicators: match attr(root, "numberOfEventIndicators").parse::<usize>() {
             Ok(n) if n > MAX_ARRAY_ELEMENTS => return Err(format!("numberOfEventIndicators = {n}: more than the {MAX_ARRAY_ELEMENTS} morc takes")),
             n => n.unwrap_or(0),
@@ -195,12 +172,7 @@ pub fn parse(xml: &str) -> Result<ModelDescription, String> {
     };
     if let Some(de) = child(root, "DefaultExperiment") {
         let get = |n: &str| de.attribute(n).and_then(parse_real);
-        md.default_experiment = DefaultExperiment {
-            start_time: get("startTime"),
-            stop_time: get("stopTime"),
-            tolerance: get("tolerance"),
-            step_size: get("stepSize"),
-        };
+        md.default_experiment = DefaultExperiment { start_time: get("startTime"), stop_time: get("stopTime"), tolerance: get("tolerance"), step_size: get("stepSize") };
     }
     let vars = child(root, "ModelVariables").ok_or("modelDescription.xml has no <ModelVariables>")?;
     match version {
@@ -227,9 +199,7 @@ fn parse_v2_variables(md: &mut ModelDescription, vars: Node) -> Result<(), Strin
     let mut derivative_index: Vec<Option<usize>> = Vec::new();
     for sv in vars.children().filter(|c| c.has_tag_name("ScalarVariable")) {
         let name = attr(sv, "name");
-        let vr: u32 = attr(sv, "valueReference")
-            .parse()
-            .map_err(|_| format!("variable '{name}': valueReference is not a whole number"))?;
+        let vr: u32 = attr(sv, "valueReference").parse().map_err(|_| format!("variable '{name}': valueReference is not a whole number"))?;
         let Some(type_node) = sv.children().find(|c| c.is_element()) else {
             return Err(format!("variable '{name}' has no type element"));
         };
@@ -261,12 +231,7 @@ fn parse_v2_variables(md: &mut ModelDescription, vars: Node) -> Result<(), Strin
             let state_vr = md
                 .variables
                 .get(state.wrapping_sub(1))
-                .ok_or_else(|| {
-                    format!(
-                        "variable '{}': derivative=\"{state}\" is no variable index",
-                        md.variables[i].name
-                    )
-                })?
+                .ok_or_else(|| format!("variable '{}': derivative=\"{state}\" is no variable index", md.variables[i].name))?
                 .value_reference;
             md.variables[i].derivative_of = Some(state_vr);
         }
@@ -275,16 +240,9 @@ fn parse_v2_variables(md: &mut ModelDescription, vars: Node) -> Result<(), Strin
     let structure = vars.parent().and_then(|r| child(r, "ModelStructure"));
     if let Some(derivatives) = structure.and_then(|s| child(s, "Derivatives")) {
         for u in derivatives.children().filter(|c| c.has_tag_name("Unknown")) {
-            let index: usize = attr(u, "index")
-                .parse()
-                .map_err(|_| "ModelStructure/Derivatives: bad index".to_string())?;
-            let v = md
-                .variables
-                .get(index.wrapping_sub(1))
-                .ok_or("ModelStructure/Derivatives: index out of range")?;
-            let state = v
-                .derivative_of
-                .ok_or_else(|| format!("derivative '{}' names no state", v.name))?;
+            let index: usize = attr(u, "index").parse().map_err(|_| "ModelStructure/Derivatives: bad index".to_string())?;
+            let v = md.variables.get(index.wrapping_sub(1)).ok_or("ModelStructure/Derivatives: index out of range")?;
+            let state = v.derivative_of.ok_or_else(|| format!("derivative '{}' names no state", v.name))?;
             md.states.push((state, v.value_reference));
         }
     }
@@ -294,9 +252,7 @@ fn parse_v2_variables(md: &mut ModelDescription, vars: Node) -> Result<(), Strin
 fn parse_v3_variables(md: &mut ModelDescription, vars: Node) -> Result<(), String> {
     for node in vars.children().filter(|c| c.is_element()) {
         let name = attr(node, "name");
-        let vr: u32 = attr(node, "valueReference")
-            .parse()
-            .map_err(|_| format!("variable '{name}': valueReference is not a whole number"))?;
+        let vr: u32 = attr(node, "valueReference").parse().map_err(|_| format!("variable '{name}': valueReference is not a whole number"))?;
         let ty = match node.tag_name().name() {
             "Float64" => VarType::Float64,
             "Float32" => VarType::Float32,
@@ -317,11 +273,7 @@ fn parse_v3_variables(md: &mut ModelDescription, vars: Node) -> Result<(), Strin
             dimensions.push(d.attribute("start").and_then(|s| s.parse().ok()).unwrap_or(usize::MAX));
         }
         // String starts are child elements in FMI 3.
-        let start = node.attribute("start").map(str::to_string).or_else(|| {
-            child(node, "Start")
-                .and_then(|s| s.attribute("value"))
-                .map(str::to_string)
-        });
+        let start = node.attribute("start").map(str::to_string).or_else(|| child(node, "Start").and_then(|s| s.attribute("value")).map(str::to_string));
         let default_variability = if ty.is_float() { "continuous" } else { "discrete" };
         md.variables.push(Variable {
             name,
@@ -348,46 +300,31 @@ fn parse_v3_variables(md: &mut ModelDescription, vars: Node) -> Result<(), Strin
     for (node, v) in vars.children().filter(|c| c.is_element()).zip(md.variables.iter_mut()) {
         for (k, d) in node.children().filter(|c| c.has_tag_name("Dimension")).enumerate() {
             if let Some(vr) = d.attribute("valueReference").and_then(|s| s.parse::<u32>().ok()) {
-                let size = sizes.iter().find(|(r, _)| *r == vr).map(|(_, s)| *s).ok_or_else(|| {
-                    format!("variable '{}': dimension refers to value reference {vr}, which is no structural parameter with a start", v.name)
-                })?;
+                let size = sizes
+                    .iter()
+                    .find(|(r, _)| *r == vr)
+                    .map(|(_, s)| *s)
+                    .ok_or_else(|| format!("variable '{}': dimension refers to value reference {vr}, which is no structural parameter with a start", v.name))?;
                 v.dimensions[k] = size;
             }
         }
     }
     if let Some(v) = md.variables.iter().find(|v| v.dimensions.contains(&usize::MAX)) {
-        return Err(format!(
-            "variable '{}': a dimension has neither start nor valueReference",
-            v.name
-        ));
+        return Err(format!("variable '{}': a dimension has neither start nor valueReference", v.name));
     }
     // Sizes come from the file: an array is allocated with them, so they are capped here.
     for v in &md.variables {
         let elements = v.dimensions.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
         if elements.is_none_or(|n| n > MAX_ARRAY_ELEMENTS) {
-            return Err(format!(
-                "variable '{}': dimensions {:?} make more than {MAX_ARRAY_ELEMENTS} elements, more than morc takes in one variable",
-                v.name, v.dimensions
-            ));
+            return Err(format!("variable '{}': dimensions {:?} make more than {MAX_ARRAY_ELEMENTS} elements, more than morc takes in one variable", v.name, v.dimensions));
         }
     }
     let structure = vars.parent().and_then(|r| child(r, "ModelStructure"));
     if let Some(structure) = structure {
-        for u in structure
-            .children()
-            .filter(|c| c.has_tag_name("ContinuousStateDerivative"))
-        {
-            let vr: u32 = attr(u, "valueReference")
-                .parse()
-                .map_err(|_| "ContinuousStateDerivative: bad valueReference")?;
-            let v = md
-                .variables
-                .iter()
-                .find(|v| v.value_reference == vr)
-                .ok_or("ContinuousStateDerivative: unknown variable")?;
-            let state = v
-                .derivative_of
-                .ok_or_else(|| format!("derivative '{}' names no state", v.name))?;
+        for u in structure.children().filter(|c| c.has_tag_name("ContinuousStateDerivative")) {
+            let vr: u32 = attr(u, "valueReference").parse().map_err(|_| "ContinuousStateDerivative: bad valueReference")?;
+            let v = md.variables.iter().find(|v| v.value_reference == vr).ok_or("ContinuousStateDerivative: unknown variable")?;
+            let state = v.derivative_of.ok_or_else(|| format!("derivative '{}' names no state", v.name))?;
             md.states.push((state, vr));
         }
     }

@@ -35,31 +35,11 @@ pub struct ExportedBlock {
 
 /// Every block morc exports, by model identifier.
 pub static EXPORTED: &[ExportedBlock] = &[
-    ExportedBlock {
-        model_identifier: "morc_bessel",
-        kind: "bessel",
-        stop_time: 1.0,
-    },
-    ExportedBlock {
-        model_identifier: "morc_pid",
-        kind: "pid",
-        stop_time: 1.0,
-    },
-    ExportedBlock {
-        model_identifier: "morc_ppi",
-        kind: "ppi",
-        stop_time: 1.0,
-    },
-    ExportedBlock {
-        model_identifier: "morc_trajectory",
-        kind: "trajectory",
-        stop_time: 2.0,
-    },
-    ExportedBlock {
-        model_identifier: "morc_arm",
-        kind: "arm",
-        stop_time: 2.0,
-    },
+    ExportedBlock { model_identifier: "morc_bessel", kind: "bessel", stop_time: 1.0 },
+    ExportedBlock { model_identifier: "morc_pid", kind: "pid", stop_time: 1.0 },
+    ExportedBlock { model_identifier: "morc_ppi", kind: "ppi", stop_time: 1.0 },
+    ExportedBlock { model_identifier: "morc_trajectory", kind: "trajectory", stop_time: 2.0 },
+    ExportedBlock { model_identifier: "morc_arm", kind: "arm", stop_time: 2.0 },
 ];
 
 /// The default sample period of an exported block (also its default experiment's step).
@@ -104,16 +84,7 @@ pub fn variables(component: &mut dyn Component, version: FmiVersion) -> Vec<Expo
     let info = component.info().clone();
     let mut vars: Vec<ExportVariable> = Vec::new();
     let push = |vars: &mut Vec<ExportVariable>, name: &str, ty, role, start: Option<Value>, unit: &str, doc: &str| {
-        vars.push(ExportVariable {
-            name: name.into(),
-            value_reference: vars.len() as u32,
-            ty,
-            role,
-            start,
-            unit: unit.into(),
-            description: doc.into(),
-            derivative_of: None,
-        });
+        vars.push(ExportVariable { name: name.into(), value_reference: vars.len() as u32, ty, role, start, unit: unit.into(), description: doc.into(), derivative_of: None });
     };
     for (i, p) in info.inputs.iter().enumerate() {
         push(&mut vars, &p.name, p.ty, Role::Input(i), Some(Value::zero(p.ty)), &p.unit, &p.doc);
@@ -128,15 +99,7 @@ pub fn variables(component: &mut dyn Component, version: FmiVersion) -> Vec<Expo
         }
         push(&mut vars, &p.name, p.value.ty(), Role::Parameter(i), Some(p.value.clone()), &p.unit, &p.doc);
     }
-    push(
-        &mut vars,
-        SAMPLE_PERIOD,
-        ValueType::Real,
-        Role::SamplePeriod,
-        Some(Value::Real(DEFAULT_SAMPLE_PERIOD)),
-        "s",
-        "the block's sample period h; each doStep must span a whole number of periods",
-    );
+    push(&mut vars, SAMPLE_PERIOD, ValueType::Real, Role::SamplePeriod, Some(Value::Real(DEFAULT_SAMPLE_PERIOD)), "s", "the block's sample period h; each doStep must span a whole number of periods");
     // Exported blocks have width 1: state k is output port state_outputs[k], whose value reference is its index.
     let state_ports: Vec<usize> = component.ode().map(|o| o.state_outputs().to_vec()).unwrap_or_default();
     for (k, port) in state_ports.into_iter().enumerate() {
@@ -208,8 +171,7 @@ pub fn platform_tuple() -> Option<&'static str> {
 /// binaries/<platform>/<model_identifier>.so.
 pub fn package(block: &ExportedBlock, version: FmiVersion, library: &Path, out_dir: &Path) -> Result<PathBuf, String> {
     let (xml, _) = model_description(block, version)?;
-    let binary =
-        std::fs::read(library).map_err(|e| format!("cannot read the FMU library {}: {e}", library.display()))?;
+    let binary = std::fs::read(library).map_err(|e| format!("cannot read the FMU library {}: {e}", library.display()))?;
     let platform = match version {
         FmiVersion::V2 => platform_folder(),
         FmiVersion::V3 => platform_tuple(),
@@ -223,14 +185,7 @@ pub fn package(block: &ExportedBlock, version: FmiVersion, library: &Path, out_d
         let options = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
         zip.start_file("modelDescription.xml", options)?;
         zip.write_all(xml.as_bytes())?;
-        zip.start_file(
-            format!(
-                "binaries/{platform}/{}{}",
-                block.model_identifier,
-                std::env::consts::DLL_SUFFIX
-            ),
-            options,
-        )?;
+        zip.start_file(format!("binaries/{platform}/{}{}", block.model_identifier, std::env::consts::DLL_SUFFIX), options)?;
         zip.write_all(&binary)?;
         zip.finish()?;
         Ok(())
@@ -242,13 +197,7 @@ pub fn package(block: &ExportedBlock, version: FmiVersion, library: &Path, out_d
 /// Where the built `morc-fmus` library is: beside `exe` (target/<profile>/)
 /// or in its deps/ folder (where test builds leave it).
 pub fn find_library(exe: &Path) -> Option<PathBuf> {
-    let name = format!(
-        "{}morc_fmus{}",
-        std::env::consts::DLL_PREFIX,
-        std::env::consts::DLL_SUFFIX
-    );
+    let name = format!("{}morc_fmus{}", std::env::consts::DLL_PREFIX, std::env::consts::DLL_SUFFIX);
     let dir = exe.parent()?;
-    [dir.join(&name), dir.join("deps").join(&name), dir.parent()?.join(&name)]
-        .into_iter()
-        .find(|p| p.is_file())
+    [dir.join(&name), dir.join("deps").join(&name), dir.parent()?.join(&name)].into_iter().find(|p| p.is_file())
 }

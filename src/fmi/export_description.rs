@@ -13,13 +13,7 @@ use crate::kernel::component::ComponentInfo;
 use crate::kernel::value::{Value, ValueType};
 
 /// The description and its GUID (FMI 2) or instantiation token (FMI 3).
-pub fn write(
-    block: &ExportedBlock,
-    info: &ComponentInfo,
-    vars: &[ExportVariable],
-    model_exchange: bool,
-    version: FmiVersion,
-) -> (String, String) {
+pub fn write(block: &ExportedBlock, info: &ComponentInfo, vars: &[ExportVariable], model_exchange: bool, version: FmiVersion) -> (String, String) {
     let without = xml(block, info, vars, model_exchange, version, "");
     let digest = Sha256::digest(without.as_bytes());
     let hex: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
@@ -90,23 +84,12 @@ fn attributes(v: &ExportVariable) -> (&'static str, &'static str, Option<&'stati
     }
 }
 
-fn xml(
-    block: &ExportedBlock,
-    info: &ComponentInfo,
-    vars: &[ExportVariable],
-    model_exchange: bool,
-    version: FmiVersion,
-    token: &str,
-) -> String {
+fn xml(block: &ExportedBlock, info: &ComponentInfo, vars: &[ExportVariable], model_exchange: bool, version: FmiVersion, token: &str) -> String {
     let v3 = version == FmiVersion::V3;
     let id = block.model_identifier;
     let mut x = String::new();
     let _ = writeln!(x, r#"<?xml version="1.0" encoding="UTF-8"?>"#);
-    let (fmi_version, token_attribute, event_indicators) = if v3 {
-        ("3.0", "instantiationToken", "")
-    } else {
-        ("2.0", "guid", r#" numberOfEventIndicators="0""#)
-    };
+    let (fmi_version, token_attribute, event_indicators) = if v3 { ("3.0", "instantiationToken", "") } else { ("2.0", "guid", r#" numberOfEventIndicators="0""#) };
     let _ = writeln!(
         x,
         r#"<fmiModelDescription fmiVersion="{fmi_version}" modelName="{id}" {token_attribute}="{token}" description="{}" generationTool="morc {}" variableNamingConvention="structured"{event_indicators}>"#,
@@ -118,10 +101,7 @@ fn xml(
     if model_exchange {
         let _ = writeln!(x, r#"  <ModelExchange modelIdentifier="{id}" canBeInstantiatedOnlyOncePerProcess="false"{memory} {state}/>"#);
     }
-    let _ = writeln!(
-        x,
-        r#"  <CoSimulation modelIdentifier="{id}" canHandleVariableCommunicationStepSize="true" canBeInstantiatedOnlyOncePerProcess="false"{memory} {state}/>"#
-    );
+    let _ = writeln!(x, r#"  <CoSimulation modelIdentifier="{id}" canHandleVariableCommunicationStepSize="true" canBeInstantiatedOnlyOncePerProcess="false"{memory} {state}/>"#);
     let mut units: Vec<&str> = vars.iter().map(|v| v.unit.as_str()).filter(|u| !u.is_empty()).collect();
     units.sort_unstable();
     units.dedup();
@@ -132,12 +112,7 @@ fn xml(
         }
         let _ = writeln!(x, "  </UnitDefinitions>");
     }
-    let _ = writeln!(
-        x,
-        r#"  <DefaultExperiment startTime="0" stopTime="{}" stepSize="{}"/>"#,
-        xml_real(block.stop_time),
-        xml_real(DEFAULT_SAMPLE_PERIOD)
-    );
+    let _ = writeln!(x, r#"  <DefaultExperiment startTime="0" stopTime="{}" stepSize="{}"/>"#, xml_real(block.stop_time), xml_real(DEFAULT_SAMPLE_PERIOD));
     let _ = writeln!(x, "  <ModelVariables>");
     for v in vars {
         variable(&mut x, v, vars, version);

@@ -109,26 +109,14 @@ impl Api {
 /// declared with the five fixed arguments, which the x86-64 and AArch64
 /// Linux calling conventions pass identically, so the printf arguments are
 /// not formatted (as FMPy does): the message is kept as written.
-unsafe extern "C" fn collect_log(
-    environment: *mut c_void,
-    _instance: *const c_char,
-    status: Status,
-    category: *const c_char,
-    message: *const c_char,
-) {
+unsafe extern "C" fn collect_log(environment: *mut c_void, _instance: *const c_char, status: Status, category: *const c_char, message: *const c_char) {
     let _ = std::panic::catch_unwind(|| {
         // SAFETY: the environment is the LogSink this instance was created with; the strings are the FMU's.
-        let (Some(sink), category, message) = (unsafe { log::sink(environment) }, unsafe { log::text(category) }, unsafe {
-            log::text(message)
-        }) else {
+        let (Some(sink), category, message) = (unsafe { log::sink(environment) }, unsafe { log::text(category) }, unsafe { log::text(message) }) else {
             return;
         };
         // Without the variadic arguments only "%%" can be formatted; other conversions stay as written.
-        let message = if message.contains('%') && !message.replace("%%", "").contains('%') {
-            message.replace("%%", "%")
-        } else {
-            message
-        };
+        let message = if message.contains('%') && !message.replace("%%", "").contains('%') { message.replace("%%", "%") } else { message };
         sink.push(status, &category, &message);
     });
 }
@@ -158,23 +146,10 @@ impl Instance {
     }
 
     /// fmi2Instantiate on a loaded library.
-    pub fn instantiate(
-        api: Arc<Api>,
-        label: &str,
-        instance_name: &str,
-        interface: Interface,
-        guid: &str,
-        resource_uri: &str,
-        logging_on: bool,
-    ) -> Result<Instance, String> {
+    pub fn instantiate(api: Arc<Api>, label: &str, instance_name: &str, interface: Interface, guid: &str, resource_uri: &str, logging_on: bool) -> Result<Instance, String> {
         let log = Box::<LogSink>::default();
         // SAFETY: collect_log reads only the five fixed arguments of the variadic logger (see there).
-        let logger: Logger = unsafe {
-            std::mem::transmute::<
-                unsafe extern "C" fn(*mut c_void, *const c_char, Status, *const c_char, *const c_char),
-                Logger,
-            >(collect_log)
-        };
+        let logger: Logger = unsafe { std::mem::transmute::<unsafe extern "C" fn(*mut c_void, *const c_char, Status, *const c_char, *const c_char), Logger>(collect_log) };
         let callbacks = Box::new(CallbackFunctions {
             logger: Some(logger),
             allocate_memory: Some(libc::calloc),
@@ -190,9 +165,7 @@ impl Instance {
             Interface::ModelExchange => MODEL_EXCHANGE,
         };
         // SAFETY: every pointer is valid for the call; callbacks and log outlive the instance.
-        let component = unsafe {
-            instantiate(name.as_ptr(), kind, guid_c.as_ptr(), resources.as_ptr(), &*callbacks, 0, c_int::from(logging_on))
-        };
+        let component = unsafe { instantiate(name.as_ptr(), kind, guid_c.as_ptr(), resources.as_ptr(), &*callbacks, 0, c_int::from(logging_on)) };
         if component.is_null() {
             return Err(format!("{label}: fmi2Instantiate failed (returned NULL){}", log.quote("")));
         }
@@ -220,13 +193,7 @@ impl Instance {
 
     /// Calls a getter or setter `f` named `call` on a group's references and values.
     #[inline]
-    fn values<T>(
-        &self,
-        f: Option<unsafe extern "C" fn(Component, *const Vr, usize, T) -> Status>,
-        call: &str,
-        vrs: &[Vr],
-        values: T,
-    ) -> Result<(), String> {
+    fn values<T>(&self, f: Option<unsafe extern "C" fn(Component, *const Vr, usize, T) -> Status>, call: &str, vrs: &[Vr], values: T) -> Result<(), String> {
         let f = self.function(f, call)?;
         // SAFETY: `values` points at vrs.len() elements (a group holds one per reference in FMI 2).
         self.check(call, unsafe { f(self.component, vrs.as_ptr(), vrs.len(), values) })
@@ -250,8 +217,7 @@ impl instance::Instance for Instance {
             (Data::I32(v), _) => self.values(a.set_integer, "fmi2SetInteger", &g.vrs, v.as_ptr()),
             (Data::Str { values, .. }, _) => {
                 // Allocates: string inputs are off the allocation-free path.
-                let owned: Vec<CString> =
-                    values.iter().map(|s| CString::new(s.replace('\0', " ")).unwrap_or_default()).collect();
+                let owned: Vec<CString> = values.iter().map(|s| CString::new(s.replace('\0', " ")).unwrap_or_default()).collect();
                 let pointers: Vec<*const c_char> = owned.iter().map(|s| s.as_ptr()).collect();
                 self.values(a.set_string, "fmi2SetString", &g.vrs, pointers.as_ptr())
             }

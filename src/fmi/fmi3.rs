@@ -72,10 +72,7 @@ impl Api {
             ("fmi3SetFloat64", self.set_float64.is_some()),
         ];
         match interface {
-            Interface::CoSimulation => present.extend([
-                ("fmi3InstantiateCoSimulation", self.instantiate_co_simulation.is_some()),
-                ("fmi3DoStep", self.do_step.is_some()),
-            ]),
+            Interface::CoSimulation => present.extend([("fmi3InstantiateCoSimulation", self.instantiate_co_simulation.is_some()), ("fmi3DoStep", self.do_step.is_some())]),
             Interface::ModelExchange => present.extend([
                 ("fmi3InstantiateModelExchange", self.instantiate_model_exchange.is_some()),
                 ("fmi3EnterEventMode", self.enter_event_mode.is_some()),
@@ -133,22 +130,7 @@ impl Instance {
             Interface::CoSimulation => {
                 let f = api.instantiate_co_simulation.ok_or_else(|| format!("{label}: no fmi3InstantiateCoSimulation"))?;
                 // SAFETY: valid strings; no intermediate variables, no event mode, no early return.
-                let h = unsafe {
-                    f(
-                        name.as_ptr(),
-                        token.as_ptr(),
-                        resources.as_ptr(),
-                        false,
-                        logging,
-                        false,
-                        false,
-                        std::ptr::null(),
-                        0,
-                        environment,
-                        Some(collect_log),
-                        std::ptr::null(),
-                    )
-                };
+                let h = unsafe { f(name.as_ptr(), token.as_ptr(), resources.as_ptr(), false, logging, false, false, std::ptr::null(), 0, environment, Some(collect_log), std::ptr::null()) };
                 (h, "fmi3InstantiateCoSimulation")
             }
             Interface::ModelExchange => {
@@ -176,14 +158,7 @@ impl Instance {
 
     /// Calls a getter or setter `f` named `call` with `n` values behind `values`.
     #[inline]
-    fn values<T>(
-        &self,
-        f: Option<unsafe extern "C" fn(Handle, *const Vr, usize, T, usize) -> Status>,
-        call: &str,
-        vrs: &[Vr],
-        values: T,
-        n: usize,
-    ) -> Result<(), String> {
+    fn values<T>(&self, f: Option<unsafe extern "C" fn(Handle, *const Vr, usize, T, usize) -> Status>, call: &str, vrs: &[Vr], values: T, n: usize) -> Result<(), String> {
         let f = self.function(f, call)?;
         // SAFETY: `values` points at `n` elements, the total size of the variables in `vrs`.
         self.check(call, unsafe { f(self.handle, vrs.as_ptr(), vrs.len(), values, n) })
@@ -278,9 +253,7 @@ impl instance::Instance for Instance {
         let f = self.function(self.api.do_step, "fmi3DoStep")?;
         let (mut event, mut terminate, mut early, mut last) = (false, false, false, 0.0);
         // SAFETY: `self.handle` is the non-null instance made in `new` and freed only in Drop, so it is live here; the out-pointers are live locals of the declared types.
-        self.check("fmi3DoStep", unsafe {
-            f(self.handle, t, h, true, &mut event, &mut terminate, &mut early, &mut last)
-        })?;
+        self.check("fmi3DoStep", unsafe { f(self.handle, t, h, true, &mut event, &mut terminate, &mut early, &mut last) })?;
         Ok(terminate)
     }
     fn enter_event_mode(&mut self) -> Result<(), String> {
@@ -291,12 +264,9 @@ impl instance::Instance for Instance {
     fn settle_discrete_states(&mut self) -> Result<bool, String> {
         let f = self.function(self.api.update_discrete_states, "fmi3UpdateDiscreteStates")?;
         for _ in 0..super::instance::MAX_EVENT_ITERATIONS {
-            let (mut again, mut terminate, mut nominals, mut values, mut next_defined, mut next) =
-                (false, false, false, false, false, 0.0);
+            let (mut again, mut terminate, mut nominals, mut values, mut next_defined, mut next) = (false, false, false, false, false, 0.0);
             // SAFETY: `self.handle` is the non-null instance made in `new` and freed only in Drop, so it is live here; the out-pointers are live locals of the declared types.
-            self.check("fmi3UpdateDiscreteStates", unsafe {
-                f(self.handle, &mut again, &mut terminate, &mut nominals, &mut values, &mut next_defined, &mut next)
-            })?;
+            self.check("fmi3UpdateDiscreteStates", unsafe { f(self.handle, &mut again, &mut terminate, &mut nominals, &mut values, &mut next_defined, &mut next) })?;
             if terminate {
                 return Ok(true);
             }
@@ -304,11 +274,7 @@ impl instance::Instance for Instance {
                 return Ok(false);
             }
         }
-        Err(format!(
-            "{}: fmi3UpdateDiscreteStates still needs iterations after {}",
-            self.label,
-            super::instance::MAX_EVENT_ITERATIONS
-        ))
+        Err(format!("{}: fmi3UpdateDiscreteStates still needs iterations after {}", self.label, super::instance::MAX_EVENT_ITERATIONS))
     }
     fn enter_continuous_time_mode(&mut self) -> Result<(), String> {
         let f = self.function(self.api.enter_continuous_time_mode, "fmi3EnterContinuousTimeMode")?;

@@ -57,12 +57,7 @@ pub trait Instance: Send {
 }
 
 /// Loads the FMU's binary for `interface` and instantiates it.
-pub fn instantiate(
-    fmu: &Arc<Fmu>,
-    interface: Interface,
-    instance_name: &str,
-    logging: bool,
-) -> Result<Box<dyn Instance>, String> {
+pub fn instantiate(fmu: &Arc<Fmu>, interface: Interface, instance_name: &str, logging: bool) -> Result<Box<dyn Instance>, String> {
     let md: &ModelDescription = &fmu.description;
     let identifier = match interface {
         Interface::CoSimulation => md.co_simulation.as_deref(),

@@ -59,11 +59,7 @@ impl LogSink {
         if status == OK || status == WARNING {
             return Ok(());
         }
-        Err(format!(
-            "{label}: {call} returned {}{}",
-            status_name(status),
-            self.quote(" (the FMU logged nothing)")
-        ))
+        Err(format!("{label}: {call} returned {}{}", status_name(status), self.quote(" (the FMU logged nothing)")))
     }
 
     /// Records one message (called from the FMU's logger callbacks).

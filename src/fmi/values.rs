@@ -24,7 +24,10 @@ pub enum Data {
     /// FMI 3 Boolean (C `bool`). FMI 2 Booleans are `I32` (fmi2Boolean is an int).
     Bool(Vec<bool>),
     /// Strings, and scratch for the pointers a getter returns.
-    Str { values: Vec<String>, pointers: Vec<*const c_char> },
+    Str {
+        values: Vec<String>,
+        pointers: Vec<*const c_char>,
+    },
 }
 
 // SAFETY: the string pointers are scratch, written by a getter and read right after it on the same call.

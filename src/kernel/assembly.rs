@@ -220,12 +220,15 @@ fn sample_multiple(c: &ComponentSpec, base_period: f64) -> Result<u32, AssemblyE
     let k = period / base_period;
     let rounded = k.round();
     if !period.is_finite() || rounded < 1.0 || (k - rounded).abs() > 1e-9 * k.max(1.0) || rounded > f64::from(u32::MAX) {
-        return err(&c.origin, format!(
-            "component '{}': sample time {period} s is not a whole multiple of the base period {base_period} s; use e.g. period = {} or every = {}",
-            c.name,
-            rounded.max(1.0) * base_period,
-            rounded.max(1.0)
-        ));
+        return err(
+            &c.origin,
+            format!(
+                "component '{}': sample time {period} s is not a whole multiple of the base period {base_period} s; use e.g. period = {} or every = {}",
+                c.name,
+                rounded.max(1.0) * base_period,
+                rounded.max(1.0)
+            ),
+        );
     }
     Ok(rounded as u32)
 }
@@ -246,13 +249,7 @@ fn port_list(ports: &[super::component::PortInfo]) -> String {
 
 /// Validates `spec` against the base's ports and instantiates its components.
 /// `base_name` is how assemblies call the base ("robot").
-pub fn plan(
-    spec: &AssemblySpec,
-    base_name: &str,
-    base: &ComponentInfo,
-    base_period: f64,
-    data: &AssemblyData,
-) -> Result<Plan, AssemblyError> {
+pub fn plan(spec: &AssemblySpec, base_name: &str, base: &ComponentInfo, base_period: f64, data: &AssemblyData) -> Result<Plan, AssemblyError> {
     let mut index: HashMap<&str, usize> = HashMap::new();
     let mut components = Vec::with_capacity(spec.components.len());
     for c in &spec.components {
@@ -268,31 +265,15 @@ pub fn plan(
         let every = sample_multiple(c, base_period)?;
         let mut component = (c.factory)().or_else(|e| err(&c.origin, format!("component '{}' ({}): {e}", c.name, c.kind)))?;
         for (p, v) in &c.params {
-            component
-                .set_parameter(p, v)
-                .or_else(|e| err(&c.origin, format!("component '{}': {e}", c.name)))?;
+            component.set_parameter(p, v).or_else(|e| err(&c.origin, format!("component '{}': {e}", c.name)))?;
         }
         // Assembly Data may override parameters as "component.parameter".
-        let overrides: Vec<(String, Value)> = component
-            .info()
-            .params
-            .iter()
-            .filter_map(|p| data.get(&format!("{}.{}", c.name, p.name)).map(|v| (p.name.clone(), v.clone())))
-            .collect();
+        let overrides: Vec<(String, Value)> = component.info().params.iter().filter_map(|p| data.get(&format!("{}.{}", c.name, p.name)).map(|v| (p.name.clone(), v.clone()))).collect();
         for (p, v) in overrides {
-            component
-                .set_parameter(&p, &v)
-                .or_else(|e| err(&c.origin, format!("component '{}', from Assembly Data: {e}", c.name)))?;
+            component.set_parameter(&p, &v).or_else(|e| err(&c.origin, format!("component '{}', from Assembly Data: {e}", c.name)))?;
         }
         component.configure().or_else(|e| err(&c.origin, format!("component '{}' ({}): {e}", c.name, c.kind)))?;
-        components.push(PlannedComponent {
-            name: c.name.clone(),
-            kind: c.kind.clone(),
-            every,
-            component,
-            inputs: Vec::new(),
-            origin: c.origin.clone(),
-        });
+        components.push(PlannedComponent { name: c.name.clone(), kind: c.kind.clone(), every, component, inputs: Vec::new(), origin: c.origin.clone() });
     }
 
     let mut connections = spec.connections.clone();
@@ -317,21 +298,13 @@ pub fn plan(
                 })
                 .collect(),
         };
-        let Attachment { mut component, every, inputs } =
-            (a.attach)(&view).or_else(|e| err(&a.origin, format!("{} '{}': {e}", a.kind, a.name)))?;
+        let Attachment { mut component, every, inputs } = (a.attach)(&view).or_else(|e| err(&a.origin, format!("{} '{}': {e}", a.kind, a.name)))?;
         component.configure().or_else(|e| err(&a.origin, format!("{} '{}': {e}", a.kind, a.name)))?;
         for (from, port) in inputs {
             connections.push(ConnectionSpec { from, to: format!("{}.{port}", a.name), delay: false, origin: a.origin.clone() });
         }
         names.push(a.name.clone());
-        components.push(PlannedComponent {
-            name: a.name.clone(),
-            kind: a.kind.clone(),
-            every,
-            component,
-            inputs: Vec::new(),
-            origin: a.origin.clone(),
-        });
+        components.push(PlannedComponent { name: a.name.clone(), kind: a.kind.clone(), every, component, inputs: Vec::new(), origin: a.origin.clone() });
     }
     let index: HashMap<&str, usize> = names.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
     let known = || {
@@ -413,10 +386,7 @@ pub fn plan(
     for c in &components {
         for (p, port) in c.component.info().inputs.iter().enumerate() {
             if port.required && !c.inputs.iter().any(|i| i.port == p) {
-                return err(&c.origin, format!(
-                    "input {}.{} ({}) is not connected; connect it, e.g. a:connect(\"source.port\", \"{}.{}\")",
-                    c.name, port.name, port.ty, c.name, port.name
-                ));
+                return err(&c.origin, format!("input {}.{} ({}) is not connected; connect it, e.g. a:connect(\"source.port\", \"{}.{}\")", c.name, port.name, port.ty, c.name, port.name));
             }
         }
     }
@@ -460,11 +430,7 @@ fn data_flow_order(spec: &AssemblySpec, connections: &[ConnectionSpec], componen
                 .find(|c| c.from.starts_with(&format!("{}.", components[first].name)) && c.to.starts_with(&format!("{}.", components[second].name)))
                 .map(|c| c.origin.clone())
                 .unwrap_or_else(|| spec.origin.clone());
-            return err(&origin, format!(
-                "same-tick loop {} → {}: declare one of its connections as delayed, e.g. a:connect(\"from.y\", \"to.u\", {{ delay = true }})",
-                names.join(" → "),
-                names[0]
-            ));
+            return err(&origin, format!("same-tick loop {} → {}: declare one of its connections as delayed, e.g. a:connect(\"from.y\", \"to.u\", {{ delay = true }})", names.join(" → "), names[0]));
         };
         done[next] = true;
         order.push(next);
@@ -515,16 +481,8 @@ impl AssemblySpec {
 
     /// Adds a component made by `factory`, stepped every `every` base periods.
     pub fn add(&mut self, name: &str, kind: &str, every: u32, factory: Factory) -> &mut Self {
-        self.components.push(ComponentSpec {
-            name: name.into(),
-            kind: kind.into(),
-            factory,
-            every,
-            period: None,
-            params: Vec::new(),
-            interpolate: Vec::new(),
-            origin: Origin::default(),
-        });
+        self.components
+            .push(ComponentSpec { name: name.into(), kind: kind.into(), factory, every, period: None, params: Vec::new(), interpolate: Vec::new(), origin: Origin::default() });
         self
     }
 

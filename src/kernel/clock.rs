@@ -45,15 +45,10 @@ pub fn monotonic_ns() -> u64 {
 /// once when it has passed. Retries when a signal interrupts the sleep.
 #[inline]
 pub fn sleep_until(deadline_ns: u64) {
-    let ts = libc::timespec {
-        tv_sec: (deadline_ns / 1_000_000_000) as libc::time_t,
-        tv_nsec: (deadline_ns % 1_000_000_000) as libc::c_long,
-    };
+    let ts = libc::timespec { tv_sec: (deadline_ns / 1_000_000_000) as libc::time_t, tv_nsec: (deadline_ns % 1_000_000_000) as libc::c_long };
     loop {
         // SAFETY: ts is a valid timespec; a null remainder is allowed with TIMER_ABSTIME.
-        let r = unsafe {
-            libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut())
-        };
+        let r = unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut()) };
         if r != libc::EINTR {
             return;
         }

@@ -98,12 +98,7 @@ pub struct EngineSummary {
 
 impl EngineStats {
     pub fn summary(&self) -> EngineSummary {
-        EngineSummary {
-            wake_latency: self.wake_latency.summary(),
-            cycle: self.cycle.summary(),
-            late_ticks: self.late_ticks,
-            ticks: self.ticks,
-        }
+        EngineSummary { wake_latency: self.wake_latency.summary(), cycle: self.cycle.summary(), late_ticks: self.late_ticks, ticks: self.ticks }
     }
 }
 
@@ -117,15 +112,8 @@ impl RunResult {
             Outcome::Fault(m) => format!("FAULT: {m}"),
             Outcome::Cancelled => "cancelled".into(),
         };
-        let _ = writeln!(
-            s,
-            "assembly '{}' {outcome} after {} ticks = {:.3} s ({} clock, T = {} ms)",
-            self.assembly,
-            self.ticks,
-            self.ticks as f64 * self.base_period,
-            self.clock,
-            self.base_period * 1e3
-        );
+        let _ =
+            writeln!(s, "assembly '{}' {outcome} after {} ticks = {:.3} s ({} clock, T = {} ms)", self.assembly, self.ticks, self.ticks as f64 * self.base_period, self.clock, self.base_period * 1e3);
         if self.clock == ClockKind::Wall {
             let _ = writeln!(s, "  wake-up latency  {}", self.engine.wake_latency);
         }
@@ -249,17 +237,7 @@ impl Engine {
             .name("morc-coordinator".into())
             .spawn(move || coordinator.run())
             .map_err(|e| format!("cannot start the Coordinator thread: {e}"))?;
-        Ok(Engine {
-            config,
-            base_name,
-            base_info,
-            base_handle,
-            commands: cmd_tx,
-            finished: done_rx,
-            shared,
-            coordinator: Some(handle),
-            running: None,
-        })
+        Ok(Engine { config, base_name, base_info, base_handle, commands: cmd_tx, finished: done_rx, shared, coordinator: Some(handle), running: None })
     }
 
     pub fn config(&self) -> &EngineConfig {
@@ -301,9 +279,7 @@ impl Engine {
         let assembly = RunningAssembly::new(plan, &self.base_info, self.config.period, data, self.config.rt.below(5), coordinator)?;
         let job = Box::new(Job { assembly, stats: EngineStats::default(), outcome: None, start_tick: 0, data: data.clone(), cancel_epoch, stopping: None, done: false });
         self.shared.cancel.store(false, Ordering::Relaxed);
-        self.commands
-            .send(Command::Run(job))
-            .map_err(|_| EngineError::Stopped("the Coordinator thread is gone".into()))?;
+        self.commands.send(Command::Run(job)).map_err(|_| EngineError::Stopped("the Coordinator thread is gone".into()))?;
         self.running = Some(spec.name.clone());
         Ok(RunHandle { name: spec.name.clone() })
     }

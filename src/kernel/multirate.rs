@@ -22,9 +22,9 @@ use super::base::Commands;
 use super::clock::ClockKind;
 use super::component::{AssemblyResults, ComponentInfo, InitContext, Step};
 use super::data::AssemblyData;
+use super::interpolate::Ramp;
 use super::rt::RtPolicy;
 use super::stats::Summary;
-use super::interpolate::Ramp;
 use super::task::{updater_loop, Binding, Slot, Source, Task};
 use super::value::Value;
 
@@ -110,32 +110,16 @@ pub struct ComponentReport {
 impl RunningAssembly {
     /// Initialises the planned components (in data-flow order), lays out
     /// every buffer and starts the Updater threads. Off the real-time path.
-    pub fn new(
-        mut plan: Plan,
-        base: &ComponentInfo,
-        base_period: f64,
-        data: &AssemblyData,
-        policy: RtPolicy,
-        coordinator: std::thread::Thread,
-    ) -> Result<RunningAssembly, AssemblyError> {
+    pub fn new(mut plan: Plan, base: &ComponentInfo, base_period: f64, data: &AssemblyData, policy: RtPolicy, coordinator: std::thread::Thread) -> Result<RunningAssembly, AssemblyError> {
         let n = plan.components.len();
         // Initialise in data-flow order: initial outputs exist before readers start.
-        let mut outputs: Vec<Vec<Value>> = plan
-            .components
-            .iter()
-            .map(|c| c.component.info().outputs.iter().map(|p| Value::zero(p.ty)).collect())
-            .collect();
+        let mut outputs: Vec<Vec<Value>> = plan.components.iter().map(|c| c.component.info().outputs.iter().map(|p| Value::zero(p.ty)).collect()).collect();
         for &i in &plan.order {
             let c = &mut plan.components[i];
-            let ctx = InitContext {
-                name: &c.name,
-                period: f64::from(c.every) * base_period,
-                base_period,
-                data,
-            };
-            c.component.initialize(&ctx, &mut outputs[i]).map_err(|e| AssemblyError {
-                message: format!("{}: component '{}' ({}) failed to initialise: {e}", c.origin, c.name, c.kind),
-            })?;
+            let ctx = InitContext { name: &c.name, period: f64::from(c.every) * base_period, base_period, data };
+            c.component
+                .initialize(&ctx, &mut outputs[i])
+                .map_err(|e| AssemblyError { message: format!("{}: component '{}' ({}) failed to initialise: {e}", c.origin, c.name, c.kind) })?;
         }
 
         // Published table: base outputs first, then every output read across tasks.
@@ -283,17 +267,7 @@ impl RunningAssembly {
                     .name(name)
                     .spawn(move || updater_loop(jobs_rx, done_tx, policy, coordinator))
                     .map_err(|e| AssemblyError { message: format!("cannot start an Updater thread: {e}") })?;
-                threaded.push(ThreadedTask {
-                    every: u64::from(every),
-                    task: Some(task),
-                    io,
-                    jobs: Some(jobs_tx),
-                    done: done_rx,
-                    thread: Some(thread),
-                    due: 0,
-                    overruns: 0,
-                    late: false,
-                });
+                threaded.push(ThreadedTask { every: u64::from(every), task: Some(task), io, jobs: Some(jobs_tx), done: done_rx, thread: Some(thread), due: 0, overruns: 0, late: false });
             }
         }
         let commands = base.inputs.iter().map(|p| Value::zero(p.ty)).collect();
@@ -456,14 +430,7 @@ impl RunningAssembly {
             for slot in &mut task.slots {
                 let mut results = AssemblyResults { prefix: &slot.name, data };
                 slot.component.terminate(&mut results);
-                reports.push(ComponentReport {
-                    name: slot.name.clone(),
-                    kind: slot.kind.clone(),
-                    every: task.every,
-                    steps: task.steps,
-                    exec: slot.exec.summary(),
-                    overruns,
-                });
+                reports.push(ComponentReport { name: slot.name.clone(), kind: slot.kind.clone(), every: task.every, steps: task.steps, exec: slot.exec.summary(), overruns });
             }
         }
         reports

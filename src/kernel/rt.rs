@@ -74,10 +74,7 @@ pub fn lock_memory() -> bool {
     // SAFETY: mlockall has no memory-safety preconditions.
     let ok = unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } == 0;
     if !ok && !WARNED_MLOCK.swap(true, Ordering::Relaxed) {
-        log::warn!(
-            "could not lock memory (mlockall: {}): page faults may add latency",
-            std::io::Error::last_os_error()
-        );
+        log::warn!("could not lock memory (mlockall: {}): page faults may add latency", std::io::Error::last_os_error());
     }
     ok
 }

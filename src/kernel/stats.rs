@@ -71,10 +71,18 @@ impl Histogram {
         self.count
     }
     pub fn mean(&self) -> f64 {
-        if self.count == 0 { 0.0 } else { self.sum as f64 / self.count as f64 }
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum as f64 / self.count as f64
+        }
     }
     pub fn min(&self) -> u64 {
-        if self.count == 0 { 0 } else { self.min }
+        if self.count == 0 {
+            0
+        } else {
+            self.min
+        }
     }
     pub fn max(&self) -> u64 {
         self.max
@@ -148,15 +156,7 @@ pub fn human_ns(ns: f64) -> String {
 
 impl fmt::Display for Summary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "mean {} p50 {} p99 {} p99.9 {} max {}",
-            human_ns(self.mean),
-            human_ns(self.p50 as f64),
-            human_ns(self.p99 as f64),
-            human_ns(self.p999 as f64),
-            human_ns(self.max as f64)
-        )
+        write!(f, "mean {} p50 {} p99 {} p99.9 {} max {}", human_ns(self.mean), human_ns(self.p50 as f64), human_ns(self.p99 as f64), human_ns(self.p999 as f64), human_ns(self.max as f64))
     }
 }
 

@@ -156,9 +156,7 @@ impl Value {
         match (self, ty) {
             (v, t) if v.ty() == t => Ok(v.clone()),
             (Value::Integer(i), ValueType::Real) => Ok(Value::Real(*i as f64)),
-            (Value::Real(x), ValueType::Integer) if x.fract() == 0.0 && x.is_finite() => {
-                Ok(Value::Integer(*x as i64))
-            }
+            (Value::Real(x), ValueType::Integer) if x.fract() == 0.0 && x.is_finite() => Ok(Value::Integer(*x as i64)),
             (Value::Real(x), ValueType::Vector(n)) => Ok(Value::Vector(vec![*x; n])),
             (Value::Integer(i), ValueType::Vector(n)) => Ok(Value::Vector(vec![*i as f64; n])),
             (Value::Vector(v), ValueType::Real) if v.len() == 1 => Ok(Value::Real(v[0])),
@@ -200,10 +198,19 @@ mod tests {
         assert_eq!(a.as_slice(), &[1.0, 2.0, 3.0]);
         assert_eq!(ptr, a.as_slice().as_ptr());
         let mut s = Value::zero(ValueType::String);
-        let cap = match &s { Value::String(s) => s.capacity(), _ => 0 };
+        let cap = match &s {
+            Value::String(s) => s.capacity(),
+            _ => 0,
+        };
         s.copy_from(&Value::String("hello".into()));
         assert_eq!(s.str(), "hello");
-        assert_eq!(cap, match &s { Value::String(s) => s.capacity(), _ => 0 });
+        assert_eq!(
+            cap,
+            match &s {
+                Value::String(s) => s.capacity(),
+                _ => 0,
+            }
+        );
     }
 
     #[test]

@@ -9,8 +9,8 @@ use super::fmu::FmuKind;
 use super::origin::caller;
 use crate::components::lua_component::{LuaComponent, LuaComponentDef};
 use crate::kernel::assembly::{AssemblySpec, AttachmentSpec, ComponentSpec, ConnectionSpec, Factory, OverrunPolicy};
-use crate::record::attach::{RecordRequest, RecordTarget};
 use crate::kernel::component::Component;
+use crate::record::attach::{RecordRequest, RecordTarget};
 
 /// A Lua component kind made by `morc.component { … }`.
 #[derive(Clone)]
@@ -105,8 +105,7 @@ impl UserData for LuaAssembly {
                 Some(o) if matches!(&kind, mlua::Value::String(s) if s.to_str().is_ok_and(|s| s == "fmu")) => o.get::<Option<String>>("path")?,
                 _ => None,
             };
-            let (kind_name, factory) =
-                factory_for(lua, &kind, fmu_path.as_deref()).map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))?;
+            let (kind_name, factory) = factory_for(lua, &kind, fmu_path.as_deref()).map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))?;
             let mut every = 1u32;
             let mut period = None;
             let mut params = Vec::new();
@@ -183,7 +182,10 @@ impl UserData for LuaAssembly {
             let mut this = ud.borrow_mut::<LuaAssembly>()?;
             let name = match opts.get::<Option<String>>("name")? {
                 Some(n) => n,
-                None => (1..).map(|i| if i == 1 { "rec".to_string() } else { format!("rec{i}") }).find(|n| !this.0.attachments.iter().any(|a| &a.name == n) && !this.0.components.iter().any(|c| &c.name == n)).expect("a free name"),
+                None => (1..)
+                    .map(|i| if i == 1 { "rec".to_string() } else { format!("rec{i}") })
+                    .find(|n| !this.0.attachments.iter().any(|a| &a.name == n) && !this.0.components.iter().any(|c| &c.name == n))
+                    .expect("a free name"),
             };
             let request = RecordRequest { patterns, every, decimation, target, notes };
             this.0.attachments.push(AttachmentSpec { name, kind: "recorder".into(), attach: crate::record::attach::attachment(request), origin });

@@ -97,10 +97,10 @@ fn set_sim(bus: &BusHandle, t: Table) -> mlua::Result<()> {
             ("inject", mlua::Value::Table(i)) => schedule_fault(bus, &i).map_err(fail)?,
             (key, v) => {
                 return Err(fail(format!(
-                    "unknown setting {key} = {} (a {}): use estop, door_closed, enabling_switch (booleans), load = {{ Fx, Fy, Fz, Tx, Ty, Tz }}, analog_in = {{ V, … }}, inject = {{ fault, after, … }}",
-                    v.to_string().unwrap_or_default(),
-                    v.type_name()
-                )))
+                "unknown setting {key} = {} (a {}): use estop, door_closed, enabling_switch (booleans), load = {{ Fx, Fy, Fz, Tx, Ty, Tz }}, analog_in = {{ V, … }}, inject = {{ fault, after, … }}",
+                v.to_string().unwrap_or_default(),
+                v.type_name()
+            )))
             }
         }
     }
@@ -121,11 +121,14 @@ impl UserData for LuaBus {
             Ok(())
         });
         methods.add_method("sim", |_, this, t: Table| set_sim(&this.0, t));
-        methods.add_method("analog_out", |_, this, channel: usize| {
-            this.0.sim_analog_outputs(|a| a.value(channel.saturating_sub(1))).map_err(|e| mlua::Error::runtime(format!("bus:analog_out: {e}")))
-        });
+        methods.add_method("analog_out", |_, this, channel: usize| this.0.sim_analog_outputs(|a| a.value(channel.saturating_sub(1))).map_err(|e| mlua::Error::runtime(format!("bus:analog_out: {e}"))));
         methods.add_meta_method("__tostring", |_, this, ()| {
-            Ok(format!("EtherCAT bus ({} cycles, {}){}", this.0.cycles(), if this.0.faulted() { "FAULTED: engine:reset_faults()" } else { "ok" }, if this.0.segment().is_some() { ", simulated" } else { "" }))
+            Ok(format!(
+                "EtherCAT bus ({} cycles, {}){}",
+                this.0.cycles(),
+                if this.0.faulted() { "FAULTED: engine:reset_faults()" } else { "ok" },
+                if this.0.segment().is_some() { ", simulated" } else { "" }
+            ))
         });
     }
 }

@@ -19,23 +19,12 @@ pub fn to_value(v: &mlua::Value, what: &str) -> mlua::Result<Value> {
                 match x? {
                     mlua::Value::Integer(n) => out.push(n as f64),
                     mlua::Value::Number(n) => out.push(n),
-                    other => {
-                        return Err(mlua::Error::runtime(format!(
-                            "{what}: element {} is a {}, expected a number",
-                            i + 1,
-                            other.type_name()
-                        )))
-                    }
+                    other => return Err(mlua::Error::runtime(format!("{what}: element {} is a {}, expected a number", i + 1, other.type_name()))),
                 }
             }
             Value::Vector(out)
         }
-        other => {
-            return Err(mlua::Error::runtime(format!(
-                "{what}: expected a number, boolean, string or list of numbers, got a {}",
-                other.type_name()
-            )))
-        }
+        other => return Err(mlua::Error::runtime(format!("{what}: expected a number, boolean, string or list of numbers, got a {}", other.type_name()))),
     })
 }
 

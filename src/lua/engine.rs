@@ -170,11 +170,7 @@ pub struct Request {
 
 /// Reads `engine:run(a, opts)`'s arguments.
 fn request(assembly: &AnyUserData, opts: Option<Table>) -> mlua::Result<Request> {
-    let mut spec = assembly
-        .borrow::<LuaAssembly>()
-        .map_err(|_| mlua::Error::runtime("engine:run expects an assembly made with morc.assembly"))?
-        .0
-        .clone();
+    let mut spec = assembly.borrow::<LuaAssembly>().map_err(|_| mlua::Error::runtime("engine:run expects an assembly made with morc.assembly"))?.0.clone();
     let mut data_ud: Option<AnyUserData> = None;
     let mut data = AssemblyData::new();
     if let Some(opts) = &opts {
@@ -312,8 +308,7 @@ impl UserData for LuaEngine {
         methods.add_method("check", |_, this, assembly: AnyUserData| {
             let spec = &assembly.borrow::<LuaAssembly>()?.0;
             let e = &this.0;
-            crate::kernel::assembly::plan(spec, e.base_name(), e.base_info(), e.config().period, &AssemblyData::new())
-                .map_err(|err| mlua::Error::runtime(err.to_string()))?;
+            crate::kernel::assembly::plan(spec, e.base_name(), e.base_info(), e.config().period, &AssemblyData::new()).map_err(|err| mlua::Error::runtime(err.to_string()))?;
             Ok(true)
         });
         methods.add_meta_method("__tostring", |_, this, ()| {

@@ -36,9 +36,7 @@ impl UserData for FmuKind {
     }
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
         methods.add_method("info", |lua, this, ()| info_table(lua, &this.0.description));
-        methods.add_meta_method("__tostring", |_, this, ()| {
-            Ok(format!("FMU kind '{}' ({})", this.0.description.model_name, this.0.path.display()))
-        });
+        methods.add_meta_method("__tostring", |_, this, ()| Ok(format!("FMU kind '{}' ({})", this.0.description.model_name, this.0.path.display())));
     }
 }
 
@@ -114,9 +112,6 @@ pub fn install(lua: &Lua, morc: &Table) -> mlua::Result<()> {
             open(lua, &path)
         })?,
     )?;
-    morc.set(
-        "fmu_info",
-        lua.create_function(|lua, path: String| info_table(lua, &open(lua, &path)?.0.description))?,
-    )?;
+    morc.set("fmu_info", lua.create_function(|lua, path: String| info_table(lua, &open(lua, &path)?.0.description))?)?;
     Ok(())
 }

@@ -32,9 +32,7 @@ pub fn library_roots(home: &Path) -> Vec<PathBuf> {
 
 /// Sorted entry names of a folder; empty when it does not exist.
 fn list_dir(dir: &str) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
-        .unwrap_or_default();
+    let mut names: Vec<String> = std::fs::read_dir(dir).map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect()).unwrap_or_default();
     names.sort();
     names
 }
@@ -253,7 +251,9 @@ pub fn grant_file(name: &str) -> PathBuf {
 
 /// The capabilities granted to installed library `name` (none when no grant was recorded).
 pub fn granted(name: &str) -> Vec<String> {
-    std::fs::read_to_string(grant_file(name)).map(|t| t.split([',', '\n', ' ']).filter(|s| !s.is_empty()).map(str::to_string).collect()).unwrap_or_default()
+    std::fs::read_to_string(grant_file(name))
+        .map(|t| t.split([',', '\n', ' ']).filter(|s| !s.is_empty()).map(str::to_string).collect())
+        .unwrap_or_default()
 }
 
 /// What a loaded library may do, and how a refusal says so.
@@ -425,10 +425,7 @@ pub fn guard_table(lua: &Lua, trust: std::sync::Arc<Trust>, register: bool) -> m
         })?,
     )?;
     let home_dirs: Vec<PathBuf> = ["lua", "stdlib", "skills", "robots"].iter().filter_map(|d| super::home().join(d).canonicalize().ok()).collect();
-    g.set(
-        "is_morc_code",
-        lua.create_function(move |_, path: String| Ok(Path::new(&path).canonicalize().is_ok_and(|p| home_dirs.iter().any(|h| p.starts_with(h)))))?,
-    )?;
+    g.set("is_morc_code", lua.create_function(move |_, path: String| Ok(Path::new(&path).canonicalize().is_ok_and(|p| home_dirs.iter().any(|h| p.starts_with(h)))))?)?;
     Ok(g)
 }
 

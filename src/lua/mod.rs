@@ -5,12 +5,12 @@ pub mod assembly;
 pub mod bus;
 pub mod convert;
 pub mod data;
+pub mod docs;
 pub mod engine;
 pub mod fmu;
 pub mod interrupt;
 pub mod lib;
 pub mod origin;
-pub mod docs;
 pub mod plot;
 pub mod robot;
 mod robot_params;
@@ -92,7 +92,15 @@ pub fn install(lua: &Lua, engine: Engine) -> mlua::Result<()> {
         })?,
     )?;
 
-    morc.set("data", lua.create_function(|_, t: Option<Table>| Ok(LuaData(match t { Some(t) => table_to_data(&t, "data")?, None => Default::default() })))?)?;
+    morc.set(
+        "data",
+        lua.create_function(|_, t: Option<Table>| {
+            Ok(LuaData(match t {
+                Some(t) => table_to_data(&t, "data")?,
+                None => Default::default(),
+            }))
+        })?,
+    )?;
 
     morc.set(
         "components",
@@ -208,11 +216,11 @@ fn define_lua_component(lua: &Lua, t: Table) -> mlua::Result<LuaKind> {
         }
         params.sort_by(|a, b| a.name.cmp(&b.name));
     }
-    let step: Function = t.get::<Option<Function>>("step")?.ok_or_else(|| fail(format!("Lua component '{kind}' needs a step function: step = function(self, inp, out, t) … end")))?;
+    let step: Function = t
+        .get::<Option<Function>>("step")?
+        .ok_or_else(|| fail(format!("Lua component '{kind}' needs a step function: step = function(self, inp, out, t) … end")))?;
     let step = dump_isolated(lua, &kind, "step", &step).map_err(|e| fail(e.to_string()))?;
-    let optional = |key: &str| -> mlua::Result<Option<Vec<u8>>> {
-        t.get::<Option<Function>>(key)?.map(|f| dump_isolated(lua, &kind, key, &f).map_err(|e| fail(e.to_string()))).transpose()
-    };
+    let optional = |key: &str| -> mlua::Result<Option<Vec<u8>>> { t.get::<Option<Function>>(key)?.map(|f| dump_isolated(lua, &kind, key, &f).map_err(|e| fail(e.to_string()))).transpose() };
     let def = LuaComponentDef {
         doc: t.get::<Option<String>>("doc")?.unwrap_or_default(),
         inputs,

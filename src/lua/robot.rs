@@ -12,14 +12,14 @@ use super::assembly::LuaAssembly;
 use super::convert::to_value;
 use super::engine::LuaEngine;
 use super::origin::caller;
+use super::robot_params::{self, Units};
 use crate::kernel::assembly::ComponentSpec;
 use crate::kernel::clock::ClockKind;
-use crate::kernel::engine::{Engine, EngineConfig};
 use crate::kernel::component::Component;
+use crate::kernel::engine::{Engine, EngineConfig};
 use crate::kernel::value::Value;
 use crate::model::spatial::{rotation_from_rpy, rpy_from_rotation};
 use crate::model::{DhConvention, DhLink, DhTable, DriveTrain, FrameKind, Inertia, JointKind, JointLimits, Model, ModelBuilder, Se3};
-use super::robot_params::{self, Units};
 use crate::motion::sequence::pose_from_vector;
 use crate::motion::Kinematics;
 use crate::robot::{self, components, CartesianLimits, JointDrive, Limits, Robot, RobotJoint, RobotKinematics, SimulatedRobot};
@@ -327,7 +327,11 @@ fn define_robot(lua: &Lua, t: Table) -> mlua::Result<LuaRobot> {
         let what = format!("robot '{name}': cartesian");
         let limit = |key: &str, default: f64, factor: f64| -> mlua::Result<f64> {
             let x = number(&c, key, Some(default / factor), &what)? * factor;
-            if x > 0.0 && x.is_finite() { Ok(x) } else { Err(fail(format!("{what}.{key} must be > 0"))) }
+            if x > 0.0 && x.is_finite() {
+                Ok(x)
+            } else {
+                Err(fail(format!("{what}.{key} must be > 0")))
+            }
         };
         let (deg, mm) = (1f64.to_radians(), 1e-3);
         robot.cartesian = CartesianLimits {
@@ -496,7 +500,6 @@ fn lua_joints(robot: &Robot, q: &[f64]) -> Vec<f64> {
     q.iter().enumerate().map(|(i, x)| x / Units::LUA.joint(robot, i)).collect()
 }
 
-
 impl UserData for LuaRobot {
     fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
         fields.add_field_method_get("name", |_, this| Ok(this.0.name.clone()));
@@ -572,9 +575,7 @@ impl UserData for LuaRobot {
             Ok(LuaRobot(Arc::new(this.0.loaded(model, Some(mass)))))
         });
         // robot:add(a, name, kind, params): a robot component in assembly a.
-        methods.add_method("add", |lua, this, (a, name, kind, opts): (AnyUserData, String, String, Option<Table>)| {
-            add_component(lua, &this.0, a, name, &kind, opts)
-        });
+        methods.add_method("add", |lua, this, (a, name, kind, opts): (AnyUserData, String, String, Option<Table>)| add_component(lua, &this.0, a, name, &kind, opts));
         // robot:component(kind): the kind for a:add(name, robot:component "ptp", params).
         methods.add_method("component", |lua, this, kind: String| {
             if components::factory(&this.0, &kind).is_none() {

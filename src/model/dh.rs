@@ -97,21 +97,10 @@ impl DhTable {
         };
         let id = Se3::identity();
         match (self.convention, link.kind) {
-            (DhConvention::Standard, JointKind::Revolute) => {
-                pre_and_post([rot_z(link.offset), id, id, id], [trans(0.0, 0.0, link.d), trans(link.a, 0.0, 0.0), rot_x(link.alpha)])
-            }
-            (DhConvention::Standard, JointKind::Prismatic) => pre_and_post(
-                [rot_z(link.theta), trans(0.0, 0.0, link.offset), id, id],
-                [trans(link.a, 0.0, 0.0), rot_x(link.alpha), id],
-            ),
-            (DhConvention::Modified, JointKind::Revolute) => pre_and_post(
-                [rot_x(link.alpha), trans(link.a, 0.0, 0.0), trans(0.0, 0.0, link.d), rot_z(link.offset)],
-                [id, id, id],
-            ),
-            (DhConvention::Modified, JointKind::Prismatic) => pre_and_post(
-                [rot_x(link.alpha), trans(link.a, 0.0, 0.0), rot_z(link.theta), trans(0.0, 0.0, link.offset)],
-                [id, id, id],
-            ),
+            (DhConvention::Standard, JointKind::Revolute) => pre_and_post([rot_z(link.offset), id, id, id], [trans(0.0, 0.0, link.d), trans(link.a, 0.0, 0.0), rot_x(link.alpha)]),
+            (DhConvention::Standard, JointKind::Prismatic) => pre_and_post([rot_z(link.theta), trans(0.0, 0.0, link.offset), id, id], [trans(link.a, 0.0, 0.0), rot_x(link.alpha), id]),
+            (DhConvention::Modified, JointKind::Revolute) => pre_and_post([rot_x(link.alpha), trans(link.a, 0.0, 0.0), trans(0.0, 0.0, link.d), rot_z(link.offset)], [id, id, id]),
+            (DhConvention::Modified, JointKind::Prismatic) => pre_and_post([rot_x(link.alpha), trans(link.a, 0.0, 0.0), rot_z(link.theta), trans(0.0, 0.0, link.offset)], [id, id, id]),
         }
     }
 
@@ -161,19 +150,13 @@ impl DhTable {
     /// sigma flip qlim`, and when present `m`, `r`, `I` (3×3, about the centre of mass),
     /// `Jm`, `G` (armature `Jm·G²`) and `B` (viscous friction `B·G²`, motor side).
     pub fn parse_rtb_json(text: &str, robot: &str, origin: &str) -> Result<DhTable, ModelError> {
-        let root: Value =
-            serde_json::from_str(text).map_err(|e| ModelError::invalid(origin, format!("not valid JSON: {e}")))?;
-        let spec = root
-            .get("models")
-            .and_then(|m| m.get(robot))
-            .ok_or_else(|| ModelError::invalid(origin, format!("no model '{robot}' under \"models\"")))?;
+        let root: Value = serde_json::from_str(text).map_err(|e| ModelError::invalid(origin, format!("not valid JSON: {e}")))?;
+        let spec = root.get("models").and_then(|m| m.get(robot)).ok_or_else(|| ModelError::invalid(origin, format!("no model '{robot}' under \"models\"")))?;
         let at = |what: &str| format!("{origin}: models.{robot}.{what}");
         let convention = match spec.get("convention").and_then(Value::as_str) {
             Some(c) if c.starts_with("standard") => DhConvention::Standard,
             Some(c) if c.starts_with("modified") => DhConvention::Modified,
-            other => {
-                return Err(ModelError::invalid(at("convention"), format!("expected \"standard DH\" or \"modified DH\", found {other:?}")))
-            }
+            other => return Err(ModelError::invalid(at("convention"), format!("expected \"standard DH\" or \"modified DH\", found {other:?}"))),
         };
         let base = match spec.get("base") {
             Some(v) => Se3::from_homogeneous(&matrix4(v).ok_or_else(|| ModelError::invalid(at("base"), "expected a 4×4 matrix"))?),

@@ -53,8 +53,7 @@ fn rnea_impl<'a>(model: &Model, data: &'a mut Data, q: &[f64], v: Option<&[f64]>
         let inertia = &model.inertias[i];
         let force = if let Some(v) = v {
             let joint_velocity = joint.motion(v[i - 1]);
-            let velocity =
-                if parent == 0 { joint_velocity } else { local.inv_act_motion(&data.velocities[parent]).add(&joint_velocity) };
+            let velocity = if parent == 0 { joint_velocity } else { local.inv_act_motion(&data.velocities[parent]).add(&joint_velocity) };
             acceleration = acceleration.add(&joint.motion_cross(&velocity, v[i - 1]));
             data.velocities[i] = velocity;
             let mut f = inertia.mul_motion(&acceleration);

@@ -67,14 +67,7 @@ impl DlsIk {
             let current = frame_placement(model, data, frame);
             let position_error = target.translation - current.translation;
             let rotation_error = log3(&(target.rotation * current.rotation.transpose()));
-            let error = Vector6::new(
-                position_error.x,
-                position_error.y,
-                position_error.z,
-                rotation_error.x,
-                rotation_error.y,
-                rotation_error.z,
-            );
+            let error = Vector6::new(position_error.x, position_error.y, position_error.z, rotation_error.x, rotation_error.y, rotation_error.z);
             outcome.iterations = iteration;
             outcome.error = error.norm();
             if outcome.error < self.tolerance {

@@ -110,10 +110,7 @@ impl JointMotion {
                 let (sin, cos) = q.sin_cos();
                 Se3 { rotation: self.axis.rotate(&fixed.rotation, sin, cos), translation: fixed.translation }
             }
-            JointKind::Prismatic => Se3 {
-                rotation: fixed.rotation,
-                translation: fixed.translation + self.axis.rotated_by(&fixed.rotation) * q,
-            },
+            JointKind::Prismatic => Se3 { rotation: fixed.rotation, translation: fixed.translation + self.axis.rotated_by(&fixed.rotation) * q },
         }
     }
 
@@ -139,10 +136,7 @@ impl JointMotion {
     #[inline(always)]
     pub(crate) fn motion_cross(&self, v: &Motion, qd: f64) -> Motion {
         match self.kind {
-            JointKind::Revolute => Motion {
-                linear: self.axis.cross_from(&v.linear, qd),
-                angular: self.axis.cross_from(&v.angular, qd),
-            },
+            JointKind::Revolute => Motion { linear: self.axis.cross_from(&v.linear, qd), angular: self.axis.cross_from(&v.angular, qd) },
             JointKind::Prismatic => Motion { linear: self.axis.cross_from(&v.angular, qd), angular: Vector3::zeros() },
         }
     }

@@ -22,8 +22,7 @@ pub(crate) fn update_joint_placements(model: &Model, data: &mut Data, q: &[f64])
     for i in 1..model.njoints() {
         let local = joint_local_placement(model, i, q[i - 1]);
         let parent = model.parents[i];
-        data.joint_placements[i] =
-            if parent == 0 { local } else { data.joint_placements[parent].compose(&local) };
+        data.joint_placements[i] = if parent == 0 { local } else { data.joint_placements[parent].compose(&local) };
         data.local_placements[i] = local;
     }
 }
@@ -64,10 +63,7 @@ pub fn forward_kinematics(model: &Model, data: &mut Data, q: &[f64], v: &[f64], 
             (joint_velocity, joint.motion(a[i - 1]))
         } else {
             let vel = local.inv_act_motion(&data.velocities[parent]).add(&joint_velocity);
-            let acc = local
-                .inv_act_motion(&data.accelerations[parent])
-                .add(&joint.motion(a[i - 1]))
-                .add(&joint.motion_cross(&vel, v[i - 1]));
+            let acc = local.inv_act_motion(&data.accelerations[parent]).add(&joint.motion(a[i - 1])).add(&joint.motion_cross(&vel, v[i - 1]));
             (vel, acc)
         };
         data.velocities[i] = vel;

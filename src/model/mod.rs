@@ -29,10 +29,7 @@ pub use data::Data;
 pub use dh::{DhConvention, DhLink, DhTable};
 pub use dynamics::{aba, crba, gravity, nle, rnea};
 pub use ik::{AnalyticIk, DlsIk, IkOutcome};
-pub use kinematics::{
-    compute_frame_jacobian, forward_kinematics, forward_kinematics_joints, forward_kinematics_placements, frame_jacobian, frame_placement,
-    update_frame_placements,
-};
+pub use kinematics::{compute_frame_jacobian, forward_kinematics, forward_kinematics_joints, forward_kinematics_placements, frame_jacobian, frame_placement, update_frame_placements};
 pub use spatial::{Force, Inertia, Motion, Se3};
 pub use structure::{DriveTrain, Frame, FrameIndex, FrameKind, JointIndex, JointKind, JointLimits, Model, ModelBuilder};
 pub use urdf::{load_urdf, parse_urdf, to_urdf};

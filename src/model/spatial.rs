@@ -18,17 +18,7 @@ pub fn rotation_from_rpy(roll: f64, pitch: f64, yaw: f64) -> Matrix3<f64> {
     let (sr, cr) = roll.sin_cos();
     let (sp, cp) = pitch.sin_cos();
     let (sy, cy) = yaw.sin_cos();
-    Matrix3::new(
-        cy * cp,
-        cy * sp * sr - sy * cr,
-        cy * sp * cr + sy * sr,
-        sy * cp,
-        sy * sp * sr + cy * cr,
-        sy * sp * cr - cy * sr,
-        -sp,
-        cp * sr,
-        cp * cr,
-    )
+    Matrix3::new(cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr, sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr, -sp, cp * sr, cp * cr)
 }
 
 /// Roll, pitch, yaw with `rotation = Rz(yaw) Ry(pitch) Rx(roll)` (inverse of
@@ -56,17 +46,7 @@ pub fn rotation_about_axis(axis: &Vector3<f64>, sin: f64, cos: f64) -> Matrix3<f
     let t = 1.0 - cos;
     let (tx, ty, tz) = (t * x, t * y, t * z);
     let (sx, sy, sz) = (sin * x, sin * y, sin * z);
-    Matrix3::new(
-        tx * x + cos,
-        tx * y - sz,
-        tx * z + sy,
-        tx * y + sz,
-        ty * y + cos,
-        ty * z - sx,
-        tx * z - sy,
-        ty * z + sx,
-        tz * z + cos,
-    )
+    Matrix3::new(tx * x + cos, tx * y - sz, tx * z + sy, tx * y + sz, ty * y + cos, ty * z - sx, tx * z - sy, ty * z + sx, tz * z + cos)
 }
 
 /// The rotation vector (axis × angle) of a rotation matrix: the SO(3) logarithm.
@@ -108,10 +88,7 @@ impl Se3 {
 
     /// From a 4×4 homogeneous transform (the bottom row is not checked).
     pub fn from_homogeneous(m: &Matrix4<f64>) -> Self {
-        Self {
-            rotation: m.fixed_view::<3, 3>(0, 0).into_owned(),
-            translation: m.fixed_view::<3, 1>(0, 3).into_owned(),
-        }
+        Self { rotation: m.fixed_view::<3, 3>(0, 0).into_owned(), translation: m.fixed_view::<3, 1>(0, 3).into_owned() }
     }
 
     pub fn to_homogeneous(&self) -> Matrix4<f64> {
@@ -124,10 +101,7 @@ impl Se3 {
     /// `self * other`: placement of `other`'s frame seen from `self`'s parent frame.
     #[inline]
     pub fn compose(&self, other: &Se3) -> Se3 {
-        Se3 {
-            rotation: self.rotation * other.rotation,
-            translation: self.rotation * other.translation + self.translation,
-        }
+        Se3 { rotation: self.rotation * other.rotation, translation: self.rotation * other.translation + self.translation }
     }
 
     #[inline]
@@ -166,10 +140,7 @@ impl Se3 {
     #[inline]
     pub fn inv_act_motion(&self, m: &Motion) -> Motion {
         let rt = self.rotation.transpose();
-        Motion {
-            linear: rt * (m.linear - self.translation.cross(&m.angular)),
-            angular: rt * m.angular,
-        }
+        Motion { linear: rt * (m.linear - self.translation.cross(&m.angular)), angular: rt * m.angular }
     }
 
     /// Force expressed in the child frame → the same force expressed in the parent frame.
@@ -182,11 +153,7 @@ impl Se3 {
     /// Inertia expressed in the child frame → the same inertia expressed in the parent frame.
     #[inline]
     pub fn act_inertia(&self, inertia: &Inertia) -> Inertia {
-        Inertia {
-            mass: inertia.mass,
-            com: self.act_point(&inertia.com),
-            rotational: self.rotation * inertia.rotational * self.rotation.transpose(),
-        }
+        Inertia { mass: inertia.mass, com: self.act_point(&inertia.com), rotational: self.rotation * inertia.rotational * self.rotation.transpose() }
     }
 
     /// A 6×6 articulated-body inertia (maps motion to force) expressed in the child frame
@@ -232,22 +199,12 @@ impl Motion {
 
     #[inline]
     pub fn to_vector(&self) -> Vector6<f64> {
-        Vector6::new(
-            self.linear.x,
-            self.linear.y,
-            self.linear.z,
-            self.angular.x,
-            self.angular.y,
-            self.angular.z,
-        )
+        Vector6::new(self.linear.x, self.linear.y, self.linear.z, self.angular.x, self.angular.y, self.angular.z)
     }
 
     #[inline]
     pub fn from_vector(v: &Vector6<f64>) -> Self {
-        Self {
-            linear: Vector3::new(v[0], v[1], v[2]),
-            angular: Vector3::new(v[3], v[4], v[5]),
-        }
+        Self { linear: Vector3::new(v[0], v[1], v[2]), angular: Vector3::new(v[3], v[4], v[5]) }
     }
 
     #[inline]
@@ -263,19 +220,13 @@ impl Motion {
     /// Spatial cross product `self × m` (the motion of a moving frame's motion).
     #[inline]
     pub fn cross_motion(&self, m: &Motion) -> Motion {
-        Motion {
-            linear: self.angular.cross(&m.linear) + self.linear.cross(&m.angular),
-            angular: self.angular.cross(&m.angular),
-        }
+        Motion { linear: self.angular.cross(&m.linear) + self.linear.cross(&m.angular), angular: self.angular.cross(&m.angular) }
     }
 
     /// Dual cross product `self ×* f` (rate of change of a force carried by this motion).
     #[inline]
     pub fn cross_force(&self, f: &Force) -> Force {
-        Force {
-            linear: self.angular.cross(&f.linear),
-            angular: self.angular.cross(&f.angular) + self.linear.cross(&f.linear),
-        }
+        Force { linear: self.angular.cross(&f.linear), angular: self.angular.cross(&f.angular) + self.linear.cross(&f.linear) }
     }
 
     /// Power pairing `self · f`.
@@ -299,22 +250,12 @@ impl Force {
 
     #[inline]
     pub fn to_vector(&self) -> Vector6<f64> {
-        Vector6::new(
-            self.linear.x,
-            self.linear.y,
-            self.linear.z,
-            self.angular.x,
-            self.angular.y,
-            self.angular.z,
-        )
+        Vector6::new(self.linear.x, self.linear.y, self.linear.z, self.angular.x, self.angular.y, self.angular.z)
     }
 
     #[inline]
     pub fn from_vector(v: &Vector6<f64>) -> Self {
-        Self {
-            linear: Vector3::new(v[0], v[1], v[2]),
-            angular: Vector3::new(v[3], v[4], v[5]),
-        }
+        Self { linear: Vector3::new(v[0], v[1], v[2]), angular: Vector3::new(v[3], v[4], v[5]) }
     }
 
     #[inline]

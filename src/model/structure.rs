@@ -33,12 +33,7 @@ pub struct JointLimits {
 }
 
 impl JointLimits {
-    pub const UNBOUNDED: JointLimits = JointLimits {
-        lower: f64::NEG_INFINITY,
-        upper: f64::INFINITY,
-        velocity: f64::INFINITY,
-        effort: f64::INFINITY,
-    };
+    pub const UNBOUNDED: JointLimits = JointLimits { lower: f64::NEG_INFINITY, upper: f64::INFINITY, velocity: f64::INFINITY, effort: f64::INFINITY };
 }
 
 /// Drive-train terms of one joint, seen at the joint: reflected motor inertia and friction.
@@ -173,10 +168,7 @@ impl Model {
     /// Sets a moving joint's drive-train terms (model reconfiguration, off the real-time path).
     pub fn set_drive_train(&mut self, joint: JointIndex, drive: DriveTrain) -> Result<(), ModelError> {
         if joint == 0 || joint >= self.njoints() {
-            return Err(ModelError::invalid(
-                &self.name,
-                format!("no moving joint with index {joint} (the model has joints 1..{})", self.njoints() - 1),
-            ));
+            return Err(ModelError::invalid(&self.name, format!("no moving joint with index {joint} (the model has joints 1..{})", self.njoints() - 1)));
         }
         self.drives[joint - 1] = drive;
         self.has_friction = self.drives.iter().any(|d| d.viscous_friction != 0.0 || d.coulomb_friction != 0.0);
@@ -202,7 +194,11 @@ impl Model {
                     let x = if k == 0 { 0.0 } else { (1.3 * (i + 1) as f64 * k as f64).sin() };
                     let (lower, upper) = (self.limits[i].lower, self.limits[i].upper);
                     // Limits as a file gives them may be inverted: they only pick poses here.
-                    if lower <= upper { x.clamp(lower, upper) } else { x }
+                    if lower <= upper {
+                        x.clamp(lower, upper)
+                    } else {
+                        x
+                    }
                 })
                 .collect();
             let m = super::crba(self, &mut data, &q);
@@ -264,12 +260,7 @@ pub struct ModelBuilder {
 impl ModelBuilder {
     /// A model holding only the universe joint (and a frame for it), with gravity −9.81 z.
     pub fn new(name: impl Into<String>) -> Self {
-        let universe = Frame {
-            name: "universe".into(),
-            parent_joint: 0,
-            placement: Se3::identity(),
-            kind: FrameKind::FixedJoint,
-        };
+        let universe = Frame { name: "universe".into(), parent_joint: 0, placement: Se3::identity(), kind: FrameKind::FixedJoint };
         Self {
             model: Model {
                 name: name.into(),
@@ -300,15 +291,7 @@ impl ModelBuilder {
     /// Adds a one-degree-of-freedom joint under `parent`, placed at `placement` in the
     /// parent joint frame at `q = 0`, moving along `axis` (normalised here; must be non-zero).
     /// Also adds a [`FrameKind::Joint`] frame named like the joint.
-    pub fn add_joint(
-        &mut self,
-        name: impl Into<String>,
-        parent: JointIndex,
-        placement: Se3,
-        kind: JointKind,
-        axis: Vector3<f64>,
-        limits: JointLimits,
-    ) -> Result<JointIndex, ModelError> {
+    pub fn add_joint(&mut self, name: impl Into<String>, parent: JointIndex, placement: Se3, kind: JointKind, axis: Vector3<f64>, limits: JointLimits) -> Result<JointIndex, ModelError> {
         let name = name.into();
         if parent >= self.model.njoints() {
             return Err(ModelError::invalid(&self.model.name, format!("joint '{name}': parent joint {parent} does not exist")));
@@ -353,13 +336,7 @@ impl ModelBuilder {
         Ok(())
     }
 
-    pub fn add_frame(
-        &mut self,
-        name: impl Into<String>,
-        parent_joint: JointIndex,
-        placement: Se3,
-        kind: FrameKind,
-    ) -> Result<FrameIndex, ModelError> {
+    pub fn add_frame(&mut self, name: impl Into<String>, parent_joint: JointIndex, placement: Se3, kind: FrameKind) -> Result<FrameIndex, ModelError> {
         let name = name.into();
         if parent_joint >= self.model.njoints() {
             return Err(ModelError::invalid(&self.model.name, format!("frame '{name}': joint {parent_joint} does not exist")));

@@ -134,13 +134,9 @@ impl<'a, 'i> Parser<'a, 'i> {
         if !(mass >= 0.0 && mass.is_finite()) {
             return Err(self.error(node, format!("mass must be a finite number ≥ 0, is {mass}")));
         }
-        let inertia_node =
-            Self::child(inertial, "inertia").ok_or_else(|| self.error(node, "<inertial> has no <inertia>"))?;
-        let moment = |attribute| -> Result<f64, ModelError> {
-            self.number(inertia_node, attribute, self.required_attribute(inertia_node, attribute)?)
-        };
-        let (ixx, ixy, ixz, iyy, iyz, izz) =
-            (moment("ixx")?, moment("ixy")?, moment("ixz")?, moment("iyy")?, moment("iyz")?, moment("izz")?);
+        let inertia_node = Self::child(inertial, "inertia").ok_or_else(|| self.error(node, "<inertial> has no <inertia>"))?;
+        let moment = |attribute| -> Result<f64, ModelError> { self.number(inertia_node, attribute, self.required_attribute(inertia_node, attribute)?) };
+        let (ixx, ixy, ixz, iyy, iyz, izz) = (moment("ixx")?, moment("ixy")?, moment("ixz")?, moment("iyy")?, moment("iyz")?, moment("izz")?);
         if ixx < 0.0 || iyy < 0.0 || izz < 0.0 {
             return Err(self.error(node, "the principal moments ixx, iyy, izz must not be negative"));
         }
@@ -159,12 +155,8 @@ impl<'a, 'i> Parser<'a, 'i> {
             "revolute" | "continuous" => Some(JointKind::Revolute),
             "prismatic" => Some(JointKind::Prismatic),
             "fixed" => None,
-            "floating" | "planar" => {
-                return Err(self.error(node, format!("joint type '{joint_type}' is not supported (use revolute, continuous, prismatic or fixed)")))
-            }
-            other => {
-                return Err(self.error(node, format!("unknown joint type '{other}' (URDF knows revolute, continuous, prismatic, fixed, floating, planar)")))
-            }
+            "floating" | "planar" => return Err(self.error(node, format!("joint type '{joint_type}' is not supported (use revolute, continuous, prismatic or fixed)"))),
+            other => return Err(self.error(node, format!("unknown joint type '{other}' (URDF knows revolute, continuous, prismatic, fixed, floating, planar)"))),
         };
         if Self::child(node, "mimic").is_some() {
             return Err(self.error(node, "mimic joints are not supported"));
@@ -248,10 +240,7 @@ impl<'a, 'i> Parser<'a, 'i> {
             }
             if let Some(other) = parent_joint_of[joint.child] {
                 let other_name = joints.iter().map(|j: &Joint| j.name).nth(other).unwrap_or("?");
-                return Err(self.error(
-                    node,
-                    format!("link '{}' is already the child of joint '{other_name}' (a link has one parent)", links[joint.child].name),
-                ));
+                return Err(self.error(node, format!("link '{}' is already the child of joint '{other_name}' (a link has one parent)", links[joint.child].name)));
             }
             parent_joint_of[joint.child] = Some(joints.len());
             child_joints[joint.parent].push(joints.len());
@@ -289,9 +278,7 @@ impl<'a, 'i> Parser<'a, 'i> {
             let child = &links[joint.child];
             let (joint_index, child_placement) = match joint.kind {
                 Some(kind) => {
-                    let index = builder
-                        .add_joint(joint.name, parent_joint, placement, kind, joint.axis, joint.limits)
-                        .map_err(|e| self.error(joint.node, e.to_string()))?;
+                    let index = builder.add_joint(joint.name, parent_joint, placement, kind, joint.axis, joint.limits).map_err(|e| self.error(joint.node, e.to_string()))?;
                     builder.set_drive_train(index, joint.drive)?;
                     (index, Se3::identity())
                 }
@@ -309,12 +296,8 @@ impl<'a, 'i> Parser<'a, 'i> {
             stack.extend(child_joints[joint.child].iter().rev().copied());
         }
         if visited != links.len() {
-            let unreachable: Vec<&str> =
-                (0..links.len()).filter(|&l| attachment[l].is_none()).map(|l| links[l].name).collect();
-            return Err(self.error(
-                robot,
-                format!("links {} are not connected to the root link '{}': their joints form a cycle", unreachable.join(", "), links[root].name),
-            ));
+            let unreachable: Vec<&str> = (0..links.len()).filter(|&l| attachment[l].is_none()).map(|l| links[l].name).collect();
+            return Err(self.error(robot, format!("links {} are not connected to the root link '{}': their joints form a cycle", unreachable.join(", "), links[root].name)));
         }
         Ok(builder.build())
     }
@@ -335,9 +318,11 @@ pub fn to_urdf(model: &Model) -> String {
     // A link is named after the body frame sitting at its joint's origin, if there is one.
     let mut link_names: Vec<String> = Vec::with_capacity(model.njoints());
     for joint in 0..model.njoints() {
-        let body = frames.iter().enumerate().skip(1).find(|(f, frame)| {
-            !used[*f] && frame.parent_joint == joint && frame.kind == FrameKind::Body && frame.placement == Se3::identity()
-        });
+        let body = frames
+            .iter()
+            .enumerate()
+            .skip(1)
+            .find(|(f, frame)| !used[*f] && frame.parent_joint == joint && frame.kind == FrameKind::Body && frame.placement == Se3::identity());
         let name = match body {
             Some((f, frame)) => {
                 used[f] = true;
@@ -374,25 +359,11 @@ pub fn to_urdf(model: &Model) -> String {
         let axis = &model.axes[joint];
         let _ = writeln!(out, "    <axis xyz=\"{} {} {}\"/>", number(axis.x), number(axis.y), number(axis.z));
         let finite_or_max = |x: f64| if x.is_finite() { x } else { f64::MAX };
-        let bounds = if unbounded {
-            String::new()
-        } else {
-            format!("lower=\"{}\" upper=\"{}\" ", number(limits.lower.max(-f64::MAX)), number(limits.upper.min(f64::MAX)))
-        };
-        let _ = writeln!(
-            out,
-            "    <limit {bounds}effort=\"{}\" velocity=\"{}\"/>",
-            number(finite_or_max(limits.effort)),
-            number(finite_or_max(limits.velocity))
-        );
+        let bounds = if unbounded { String::new() } else { format!("lower=\"{}\" upper=\"{}\" ", number(limits.lower.max(-f64::MAX)), number(limits.upper.min(f64::MAX))) };
+        let _ = writeln!(out, "    <limit {bounds}effort=\"{}\" velocity=\"{}\"/>", number(finite_or_max(limits.effort)), number(finite_or_max(limits.velocity)));
         let drive = &model.drives[joint - 1];
         if drive.viscous_friction != 0.0 || drive.coulomb_friction != 0.0 {
-            let _ = writeln!(
-                out,
-                "    <dynamics damping=\"{}\" friction=\"{}\"/>",
-                number(drive.viscous_friction),
-                number(drive.coulomb_friction)
-            );
+            let _ = writeln!(out, "    <dynamics damping=\"{}\" friction=\"{}\"/>", number(drive.viscous_friction), number(drive.coulomb_friction));
         }
         out.push_str("  </joint>\n");
     }
@@ -403,13 +374,9 @@ pub fn to_urdf(model: &Model) -> String {
         used[f] = true;
         let frame = &frames[f];
         // A URDF fixed joint comes back as this frame followed by its child link's frame.
-        let partner = frames.get(f + 1).filter(|next| {
-            frame.kind == FrameKind::FixedJoint
-                && !used[f + 1]
-                && next.kind == FrameKind::Body
-                && next.parent_joint == frame.parent_joint
-                && next.placement == frame.placement
-        });
+        let partner = frames
+            .get(f + 1)
+            .filter(|next| frame.kind == FrameKind::FixedJoint && !used[f + 1] && next.kind == FrameKind::Body && next.parent_joint == frame.parent_joint && next.placement == frame.placement);
         let (joint_name, link_name) = match (partner, frame.kind) {
             (Some(next), _) => {
                 used[f + 1] = true;
@@ -454,16 +421,7 @@ fn write_link(out: &mut String, name: &str, inertia: Option<&Inertia>) {
 fn write_origin(out: &mut String, placement: &Se3) {
     let t = &placement.translation;
     let rpy = rpy_from_rotation(&placement.rotation);
-    let _ = writeln!(
-        out,
-        "    <origin xyz=\"{} {} {}\" rpy=\"{} {} {}\"/>",
-        number(t.x),
-        number(t.y),
-        number(t.z),
-        number(rpy.x),
-        number(rpy.y),
-        number(rpy.z)
-    );
+    let _ = writeln!(out, "    <origin xyz=\"{} {} {}\" rpy=\"{} {} {}\"/>", number(t.x), number(t.y), number(t.z), number(rpy.x), number(rpy.y), number(rpy.z));
 }
 
 /// Shortest text that reads back to the same `f64`; exponent form for very large or small

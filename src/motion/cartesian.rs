@@ -9,9 +9,18 @@ use crate::model::Se3;
 /// The geometry of the position part.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Geometry {
-    Line { from: Vector3<f64>, to: Vector3<f64> },
+    Line {
+        from: Vector3<f64>,
+        to: Vector3<f64>,
+    },
     /// p(u) = centre + radius·(cos(u·angle)·e1 + sin(u·angle)·e2).
-    Arc { centre: Vector3<f64>, radius: f64, e1: Vector3<f64>, e2: Vector3<f64>, angle: f64 },
+    Arc {
+        centre: Vector3<f64>,
+        radius: f64,
+        e1: Vector3<f64>,
+        e2: Vector3<f64>,
+        angle: f64,
+    },
 }
 
 /// A tool path: pose(u) for u ∈ [0, 1].
@@ -44,10 +53,7 @@ impl CartesianPath {
         let normal = a.cross(&b);
         let scale = a.norm().max(b.norm()).max(1e-9);
         if normal.norm() < 1e-6 * scale * scale {
-            return Err(format!(
-                "the auxiliary point {:.1?} mm is on the line from start to target (or two points coincide): no circle passes through them; use lin",
-                (via * 1e3).as_slice()
-            ));
+            return Err(format!("the auxiliary point {:.1?} mm is on the line from start to target (or two points coincide): no circle passes through them; use lin", (via * 1e3).as_slice()));
         }
         // Circumcentre of the triangle (p0, via, p2).
         let centre = p2 + (b * a.norm_squared() - a * b.norm_squared()).cross(&normal) / (2.0 * normal.norm_squared());

@@ -10,5 +10,5 @@ pub mod spline;
 
 pub use cartesian::CartesianPath;
 pub use profile::Profile;
-pub use sequence::{Kinematics, Move, MoveSpec, MotionLimits, Sequence};
+pub use sequence::{Kinematics, MotionLimits, Move, MoveSpec, Sequence};
 pub use spline::QuinticSpline;

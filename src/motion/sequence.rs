@@ -321,7 +321,12 @@ impl Segment {
                     let p = pose.translation * 1e3;
                     return Err(format!(
                         "joint {} jumps by {:.1}° near ({:.1}, {:.1}, {:.1}) mm at {:.0}% of the path: the path passes through a singularity or needs another arm configuration",
-                        j + 1, (self.q[j] - self.before[j]).to_degrees(), p.x, p.y, p.z, u * 100.0
+                        j + 1,
+                        (self.q[j] - self.before[j]).to_degrees(),
+                        p.x,
+                        p.y,
+                        p.z,
+                        u * 100.0
                     ));
                 }
                 let curvature = if i > 1 { (slope - self.qd[j]) / du } else { 0.0 };

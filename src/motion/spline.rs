@@ -23,13 +23,7 @@ impl QuinticSpline {
         let pieces = points.len() / dof;
         let mut knots = vec![0.0; (pieces + 1) * dof];
         knots[dof..].copy_from_slice(&points[..pieces * dof]);
-        QuinticSpline {
-            dof,
-            points: knots,
-            velocities: vec![0.0; (pieces + 1) * dof],
-            durations: vec![0.0; pieces],
-            coefficients: vec![[0.0; 6]; pieces * dof],
-        }
+        QuinticSpline { dof, points: knots, velocities: vec![0.0; (pieces + 1) * dof], durations: vec![0.0; pieces], coefficients: vec![[0.0; 6]; pieces * dof] }
     }
 
     pub fn pieces(&self) -> usize {

@@ -41,12 +41,7 @@ fn run_file(folder: &std::path::Path, assembly: &str) -> PathBuf {
 /// The attachment that builds the Recorder when the assembly is planned.
 pub fn attachment(request: RecordRequest) -> Attach {
     Arc::new(move |view| {
-        let available: Vec<(String, ValueType, String)> = view
-            .signals
-            .iter()
-            .filter(|s| s.ty != ValueType::String)
-            .map(|s| (s.name.clone(), s.ty, s.unit.clone()))
-            .collect();
+        let available: Vec<(String, ValueType, String)> = view.signals.iter().filter(|s| s.ty != ValueType::String).map(|s| (s.name.clone(), s.ty, s.unit.clone())).collect();
         let patterns: Vec<&str> = request.patterns.iter().map(String::as_str).collect();
         let matched = super::glob::expand(&patterns, &available)?;
         let signals: Vec<RecordedSignal> = matched
@@ -67,11 +62,7 @@ pub fn attachment(request: RecordRequest) -> Attach {
             assembly: view.name.to_string(),
             base_period: view.base_period,
             notes: request.notes.clone(),
-            components: view
-                .components
-                .iter()
-                .map(|c| ComponentMetadata { name: c.name.clone(), kind: c.kind.clone(), every: c.every, params: c.params.clone() })
-                .collect(),
+            components: view.components.iter().map(|c| ComponentMetadata { name: c.name.clone(), kind: c.kind.clone(), every: c.every, params: c.params.clone() }).collect(),
         };
         let inputs = matched.iter().map(|(name, _, _)| (name.clone(), Recorder::input_port(name))).collect();
         Ok(Attachment { component: Box::new(Recorder::new(signals, metadata, request.decimation)), every: request.every, inputs })

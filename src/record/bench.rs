@@ -48,8 +48,7 @@ pub fn sustained(dir: &Path, signals: usize, rate: f64, seconds: f64) -> Result<
     }
     let period = 1.0 / rate;
     let path = dir.join("record-bench.h5");
-    let list: Vec<RecordedSignal> =
-        (0..signals).map(|i| RecordedSignal::new(&format!("bench.s{i:03}"), ValueType::Real, "", "")).collect();
+    let list: Vec<RecordedSignal> = (0..signals).map(|i| RecordedSignal::new(&format!("bench.s{i:03}"), ValueType::Real, "", "")).collect();
     let meta = RecordingMetadata { path: path.clone(), assembly: "record-bench".into(), base_period: period, ..Default::default() };
     let mut rec = Recorder::new(list, meta, 1);
     rec.configure()?;
@@ -84,15 +83,5 @@ pub fn sustained(dir: &Path, signals: usize, rate: f64, seconds: f64) -> Result<
     let samples = progress.written.load(Ordering::Relaxed);
     let file_bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
     let _ = std::fs::remove_file(&path);
-    Ok(BenchReport {
-        signals,
-        rate,
-        steps,
-        samples,
-        dropped: steps - samples.min(steps),
-        step_ns: hist.summary(),
-        late_steps,
-        file_bytes,
-        path,
-    })
+    Ok(BenchReport { signals, rate, steps, samples, dropped: steps - samples.min(steps), step_ns: hist.summary(), late_steps, file_bytes, path })
 }

@@ -57,10 +57,7 @@ pub fn expand_indices(patterns: &[&str], available: &[(String, ValueType, String
 
 /// The signals (name, type, unit) the patterns select, in the order of
 /// [`expand_indices`].
-pub fn expand(
-    patterns: &[&str],
-    available: &[(String, ValueType, String)],
-) -> Result<Vec<(String, ValueType, String)>, String> {
+pub fn expand(patterns: &[&str], available: &[(String, ValueType, String)]) -> Result<Vec<(String, ValueType, String)>, String> {
     Ok(expand_indices(patterns, available)?.into_iter().map(|i| available[i].clone()).collect())
 }
 

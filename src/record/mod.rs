@@ -25,8 +25,8 @@ pub mod bench;
 pub mod glob;
 pub mod plot;
 pub mod read;
-pub mod ring;
 pub mod recorder;
+pub mod ring;
 pub mod writer;
 
 pub use glob::expand;

@@ -15,9 +15,9 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use hdf5_metno as hdf5;
 use hdf5::types::{VarLenAscii, VarLenUnicode};
 use hdf5::{File, Location};
+use hdf5_metno as hdf5;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -97,13 +97,7 @@ pub fn load(recording: &Path, patterns: &[&str]) -> Result<Loaded, String> {
         return Err(format!("{} holds no samples yet", recording.display()));
     }
 
-    let mut available: Vec<String> = file
-        .datasets()
-        .map_err(in_file)?
-        .iter()
-        .map(|d| d.name().trim_start_matches('/').to_string())
-        .filter(|n| n != "time")
-        .collect();
+    let mut available: Vec<String> = file.datasets().map_err(in_file)?.iter().map(|d| d.name().trim_start_matches('/').to_string()).filter(|n| n != "time").collect();
     available.sort();
     let chosen = select(patterns, &available).map_err(|e| format!("{e} in {}", recording.display()))?;
 
@@ -210,10 +204,7 @@ fn read_signal(file: &File, name: &str, samples: usize, path: &Path) -> Result<S
 fn group(signals: Vec<Signal>, share_units: bool) -> Vec<Panel> {
     let with_unit = |label: &str, unit: &str| if unit.is_empty() { label.to_string() } else { format!("{label} [{unit}]") };
     if !share_units {
-        return signals
-            .into_iter()
-            .map(|s| Panel { axis_label: with_unit(&s.name, &s.unit), lines: s.labels.into_iter().zip(s.columns).collect() })
-            .collect();
+        return signals.into_iter().map(|s| Panel { axis_label: with_unit(&s.name, &s.unit), lines: s.labels.into_iter().zip(s.columns).collect() }).collect();
     }
     let mut by_unit: Vec<(String, Vec<Signal>)> = Vec::new();
     for s in signals {
@@ -264,10 +255,7 @@ fn title(file: &File) -> String {
 
 fn text_attr(loc: &Location, name: &str) -> String {
     let Ok(a) = loc.attr(name) else { return String::new() };
-    a.read_scalar::<VarLenUnicode>()
-        .map(|s| s.to_string())
-        .or_else(|_| a.read_scalar::<VarLenAscii>().map(|s| s.to_string()))
-        .unwrap_or_default()
+    a.read_scalar::<VarLenUnicode>().map(|s| s.to_string()).or_else(|_| a.read_scalar::<VarLenAscii>().map(|s| s.to_string())).unwrap_or_default()
 }
 
 fn string_list(loc: &Location, name: &str) -> Vec<String> {
@@ -285,8 +273,8 @@ fn font() -> Result<(), String> {
 }
 
 const FONT_DIRS: [&str; 4] = [
-    "/usr/share/fonts/truetype/dejavu", // Debian, Ubuntu (fonts-dejavu-core)
-    "/usr/share/fonts/TTF",             // Arch
+    "/usr/share/fonts/truetype/dejavu",   // Debian, Ubuntu (fonts-dejavu-core)
+    "/usr/share/fonts/TTF",               // Arch
     "/usr/share/fonts/dejavu-sans-fonts", // Fedora
     "/usr/share/fonts/dejavu",
 ];
@@ -294,17 +282,18 @@ const FONT_DIRS: [&str; 4] = [
 fn register_fonts() -> Result<(), String> {
     let regular = match std::env::var_os("MORC_PLOT_FONT") {
         Some(path) => PathBuf::from(path),
-        None => FONT_DIRS.iter().map(|d| Path::new(d).join("DejaVuSans.ttf")).find(|p| p.exists()).ok_or_else(|| {
-            "plots need a TrueType font for their labels: `sudo apt-get install fonts-dejavu-core`, or set MORC_PLOT_FONT=/path/to/font.ttf".to_string()
-        })?,
+        None => FONT_DIRS
+            .iter()
+            .map(|d| Path::new(d).join("DejaVuSans.ttf"))
+            .find(|p| p.exists())
+            .ok_or_else(|| "plots need a TrueType font for their labels: `sudo apt-get install fonts-dejavu-core`, or set MORC_PLOT_FONT=/path/to/font.ttf".to_string())?,
     };
     let bold = regular.with_file_name("DejaVuSans-Bold.ttf");
     let load = |path: &Path, style: FontStyle| -> Result<(), String> {
         let bytes = std::fs::read(path).map_err(|e| format!("cannot read the plot font {}: {e}", path.display()))?;
         // plotters keeps fonts for the life of the process; they are loaded once.
         let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-        plotters::style::register_font("sans-serif", style, bytes)
-            .map_err(|_| format!("{} is not a TrueType/OpenType font", path.display()))
+        plotters::style::register_font("sans-serif", style, bytes).map_err(|_| format!("{} is not a TrueType/OpenType font", path.display()))
     };
     load(&regular, FontStyle::Normal)?;
     if bold.exists() {
@@ -333,14 +322,7 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(23, 190, 207),
 ];
 
-fn draw<DB: DrawingBackend>(
-    root: DrawingArea<DB, Shift>,
-    title: &str,
-    time: &[f64],
-    panels: &[Panel],
-    options: &PlotOptions,
-    thin_overlay: bool,
-) -> Result<(), String>
+fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, title: &str, time: &[f64], panels: &[Panel], options: &PlotOptions, thin_overlay: bool) -> Result<(), String>
 where
     DB::ErrorType: 'static,
 {
@@ -348,11 +330,7 @@ where
     root.fill(&WHITE).map_err(fail)?;
     let (title_area, rest) = root.split_vertically(TITLE_HEIGHT);
     title_area
-        .draw_text(
-            title,
-            &("sans-serif", 20).into_font().style(FontStyle::Bold).color(&BLACK).pos(Pos::new(HPos::Center, VPos::Center)),
-            (options.width as i32 / 2, TITLE_HEIGHT as i32 / 2),
-        )
+        .draw_text(title, &("sans-serif", 20).into_font().style(FontStyle::Bold).color(&BLACK).pos(Pos::new(HPos::Center, VPos::Center)), (options.width as i32 / 2, TITLE_HEIGHT as i32 / 2))
         .map_err(fail)?;
 
     let t_range = padded_time(time);
@@ -491,7 +469,11 @@ fn tick_text(x: f64, range: &Range<f64>, ticks: usize) -> String {
     let text = format!("{:.*}", decimals.min(6), x);
     // Trailing zeros say nothing; "-0" is "0".
     let text = if text.contains('.') { text.trim_end_matches('0').trim_end_matches('.').to_string() } else { text };
-    if text == "-0" { "0".into() } else { text }
+    if text == "-0" {
+        "0".into()
+    } else {
+        text
+    }
 }
 
 #[cfg(test)]

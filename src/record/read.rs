@@ -7,9 +7,9 @@
 use std::fmt::Write;
 use std::path::Path;
 
-use hdf5_metno as hdf5;
 use hdf5::types::{FloatSize, TypeDescriptor, VarLenAscii, VarLenUnicode};
 use hdf5::{Attribute, Dataset, File, Group, Location};
+use hdf5_metno as hdf5;
 
 /// A description of the recording at `path`: its attributes, every dataset
 /// (shape, type, unit, description), the assembly and its timing.
@@ -23,13 +23,7 @@ pub fn open(path: &Path) -> Result<File, String> {
     if path.is_dir() {
         return Err(format!("{} is a folder, not a recording", path.display()));
     }
-    File::open(path).map_err(|e| {
-        if path.exists() {
-            format!("cannot read {} as HDF5 ({e}): not a recording, or a damaged one", path.display())
-        } else {
-            format!("no file {}", path.display())
-        }
-    })
+    File::open(path).map_err(|e| if path.exists() { format!("cannot read {} as HDF5 ({e}): not a recording, or a damaged one", path.display()) } else { format!("no file {}", path.display()) })
 }
 
 /// How long a reading of an outside file may take in [`isolated`] before it
@@ -73,10 +67,7 @@ pub fn isolated(path: &Path, timeout: std::time::Duration, read: impl FnOnce() -
                 return Ok(libc::WEXITSTATUS(status));
             }
             let signal = if libc::WIFSIGNALED(status) { libc::WTERMSIG(status) } else { 0 };
-            return Err(format!(
-                "cannot read {}: the HDF5 library crashed on it (signal {signal}): the file is damaged or not a recording",
-                path.display()
-            ));
+            return Err(format!("cannot read {}: the HDF5 library crashed on it (signal {signal}): the file is damaged or not a recording", path.display()));
         }
         if r < 0 {
             return Err(format!("cannot read {}: lost the reader process: {}", path.display(), std::io::Error::last_os_error()));
@@ -87,11 +78,7 @@ pub fn isolated(path: &Path, timeout: std::time::Duration, read: impl FnOnce() -
                 libc::kill(pid, libc::SIGKILL);
                 libc::waitpid(pid, &mut status, 0);
             }
-            return Err(format!(
-                "cannot read {}: the HDF5 library was still reading it after {} s (a loop in a damaged file); stopped",
-                path.display(),
-                timeout.as_secs()
-            ));
+            return Err(format!("cannot read {}: the HDF5 library was still reading it after {} s (a loop in a damaged file); stopped", path.display(), timeout.as_secs()));
         }
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
@@ -112,9 +99,7 @@ pub fn read_reals(ds: &Dataset, path: &Path) -> Result<Vec<f64>, String> {
     let file_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
     let limit = file_bytes.saturating_mul(MAX_EXPANSION).max(MIN_READ_BYTES);
     let bytes = |dims: &[usize]| dims.iter().try_fold(8u64, |n, &d| n.checked_mul(d as u64));
-    let too_big = |what: &str, dims: &[usize]| {
-        format!("'{name}' in {}: its {what} {dims:?} is more than the file ({file_bytes} bytes) can hold: a damaged file?", path.display())
-    };
+    let too_big = |what: &str, dims: &[usize]| format!("'{name}' in {}: its {what} {dims:?} is more than the file ({file_bytes} bytes) can hold: a damaged file?", path.display());
     let shape = ds.shape();
     if bytes(&shape).is_none_or(|b| b > limit) {
         return Err(too_big("shape", &shape));
@@ -124,9 +109,10 @@ pub fn read_reals(ds: &Dataset, path: &Path) -> Result<Vec<f64>, String> {
             return Err(too_big("chunk shape", &chunk));
         }
     }
-    let numeric = ds.dtype().and_then(|t| t.to_descriptor()).is_ok_and(|d| {
-        matches!(d, TypeDescriptor::Float(_) | TypeDescriptor::Integer(_) | TypeDescriptor::Unsigned(_) | TypeDescriptor::Boolean)
-    });
+    let numeric = ds
+        .dtype()
+        .and_then(|t| t.to_descriptor())
+        .is_ok_and(|d| matches!(d, TypeDescriptor::Float(_) | TypeDescriptor::Integer(_) | TypeDescriptor::Unsigned(_) | TypeDescriptor::Boolean));
     if !numeric {
         return Err(format!("'{name}' in {} does not hold numbers: not a recorded signal", path.display()));
     }
@@ -169,13 +155,7 @@ fn describe(file: &File, path: &Path) -> hdf5::Result<String> {
                 .and_then(|p| attributes(&p).ok())
                 .map(|a| a.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "))
                 .unwrap_or_default();
-            let _ = writeln!(
-                s,
-                "  {name:<16} {:<12} every {:<4} ({} s)  {params}",
-                text_attr(&c, "kind"),
-                text_attr(&c, "every"),
-                text_attr(&c, "sample_time")
-            );
+            let _ = writeln!(s, "  {name:<16} {:<12} every {:<4} ({} s)  {params}", text_attr(&c, "kind"), text_attr(&c, "every"), text_attr(&c, "sample_time"));
         }
     }
     if let Ok(timing) = file.group("timing") {
@@ -184,15 +164,7 @@ fn describe(file: &File, path: &Path) -> hdf5::Result<String> {
         for c in sorted_groups(&timing)? {
             let name = c.name().rsplit('/').next().unwrap_or_default().to_string();
             let secs = |k: &str| c.attr(k).and_then(|a| a.read_scalar::<f64>()).map(human_s).unwrap_or_default();
-            let _ = writeln!(
-                s,
-                "  {name:<16} {:>8} {:>10} {:>10} {:>10} {:>8}",
-                text_attr(&c, "count"),
-                secs("mean"),
-                secs("p99"),
-                secs("max"),
-                text_attr(&c, "overruns")
-            );
+            let _ = writeln!(s, "  {name:<16} {:>8} {:>10} {:>10} {:>10} {:>8}", text_attr(&c, "count"), secs("mean"), secs("p99"), secs("max"), text_attr(&c, "overruns"));
         }
     }
     Ok(s)
@@ -225,18 +197,7 @@ fn attr_names(loc: &Location) -> Vec<String> {
         let name = hdf5::sync::sync(|| {
             let get = |buf: *mut libc::c_char, size: usize| {
                 // SAFETY: a valid location id, "." (the object itself), and a buffer of `size` bytes (or none).
-                unsafe {
-                    hdf5_metno_sys::h5a::H5Aget_name_by_idx(
-                        loc.id(),
-                        c".".as_ptr(),
-                        H5_index_t::H5_INDEX_NAME,
-                        H5_iter_order_t::H5_ITER_INC,
-                        idx,
-                        buf,
-                        size,
-                        hdf5_metno_sys::h5p::H5P_DEFAULT,
-                    )
-                }
+                unsafe { hdf5_metno_sys::h5a::H5Aget_name_by_idx(loc.id(), c".".as_ptr(), H5_index_t::H5_INDEX_NAME, H5_iter_order_t::H5_ITER_INC, idx, buf, size, hdf5_metno_sys::h5p::H5P_DEFAULT) }
             };
             let len = get(std::ptr::null_mut(), 0);
             if !(0..=65_536).contains(&len) {
@@ -261,10 +222,13 @@ fn attr_names(loc: &Location) -> Vec<String> {
 fn attributes(loc: &Location) -> hdf5::Result<Vec<(String, String)>> {
     let mut names = attr_names(loc);
     names.sort();
-    Ok(names.into_iter().map(|n| {
-        let v = loc.attr(&n).map(|a| attr_text(&a)).unwrap_or_else(|e| format!("<{e}>"));
-        (n, v)
-    }).collect())
+    Ok(names
+        .into_iter()
+        .map(|n| {
+            let v = loc.attr(&n).map(|a| attr_text(&a)).unwrap_or_else(|e| format!("<{e}>"));
+            (n, v)
+        })
+        .collect())
 }
 
 /// An attribute's value as text ("" when absent).
@@ -279,9 +243,7 @@ fn attr_text(a: &Attribute) -> String {
     let scalar = a.is_scalar();
     let joined = |v: Vec<String>| if scalar { v.join("") } else { format!("[{}]", v.join(", ")) };
     let r = match desc {
-        TypeDescriptor::Float(FloatSize::U8) | TypeDescriptor::Float(_) => {
-            a.read_raw::<f64>().map(|v| joined(v.iter().map(|x| x.to_string()).collect()))
-        }
+        TypeDescriptor::Float(FloatSize::U8) | TypeDescriptor::Float(_) => a.read_raw::<f64>().map(|v| joined(v.iter().map(|x| x.to_string()).collect())),
         TypeDescriptor::Integer(_) => a.read_raw::<i64>().map(|v| joined(v.iter().map(|x| x.to_string()).collect())),
         TypeDescriptor::Unsigned(_) => a.read_raw::<u64>().map(|v| joined(v.iter().map(|x| x.to_string()).collect())),
         TypeDescriptor::VarLenUnicode => a.read_raw::<VarLenUnicode>().map(|v| joined(v.iter().map(|x| x.to_string()).collect())),

@@ -96,16 +96,14 @@ impl Recorder {
     /// A recorder of `signals` into `metadata.path`, keeping every
     /// `decimation`-th step (1 = every step).
     pub fn new(signals: Vec<RecordedSignal>, metadata: RecordingMetadata, decimation: u32) -> Self {
-        let mut info = ComponentInfo::new(
-            "recorder",
-            "records its inputs to an HDF5 file; results: name.path, name.samples, name.dropped",
-        )
-        .param(ParamInfo::new("path", Value::String(metadata.path.display().to_string())).doc("the HDF5 file to write"))
-        .param(ParamInfo::new("notes", Value::String(metadata.notes.clone())).doc("the user's words about the run, stored in the file"))
-        .param(ParamInfo::new("decimation", Value::Integer(i64::from(decimation))).doc("record every m-th step"))
-        .param(ParamInfo::new("wait_when_full", Value::Boolean(false)).doc(
-            "on a full buffer, wait for the writer instead of dropping the sample (only on the virtual clock, where time can wait; engine:run sets it there)",
-        ));
+        let mut info = ComponentInfo::new("recorder", "records its inputs to an HDF5 file; results: name.path, name.samples, name.dropped")
+            .param(ParamInfo::new("path", Value::String(metadata.path.display().to_string())).doc("the HDF5 file to write"))
+            .param(ParamInfo::new("notes", Value::String(metadata.notes.clone())).doc("the user's words about the run, stored in the file"))
+            .param(ParamInfo::new("decimation", Value::Integer(i64::from(decimation))).doc("record every m-th step"))
+            .param(
+                ParamInfo::new("wait_when_full", Value::Boolean(false))
+                    .doc("on a full buffer, wait for the writer instead of dropping the sample (only on the virtual clock, where time can wait; engine:run sets it there)"),
+            );
         for s in &signals {
             let doc = if s.description.is_empty() { format!("records {}", s.name) } else { s.description.clone() };
             info = info.input(PortInfo::new(&Self::input_port(&s.name), s.ty).unit(&s.unit).doc(&doc).required());
@@ -196,14 +194,7 @@ impl Component for Recorder {
                 ValueType::Vector(_) => return Err(format!("signal '{}' is an empty vector: nothing to record", s.name)),
                 ValueType::String => return Err(format!("signal '{}': string signals can't be recorded yet; leave it out", s.name)),
             };
-            self.columns.push(SignalColumn {
-                name: s.name.clone(),
-                ty: s.ty,
-                unit: s.unit.clone(),
-                description: s.description.clone(),
-                offset,
-                width,
-            });
+            self.columns.push(SignalColumn { name: s.name.clone(), ty: s.ty, unit: s.unit.clone(), description: s.description.clone(), offset, width });
             offset += width;
         }
         self.row = vec![0.0; offset];
@@ -267,11 +258,7 @@ impl Component for Recorder {
             return;
         };
         if outcome.dropped > 0 {
-            log::warn!(
-                "recording {}: {} samples dropped (the writer did not keep up; record fewer signals, decimate, or use a faster disk)",
-                outcome.path.display(),
-                outcome.dropped
-            );
+            log::warn!("recording {}: {} samples dropped (the writer did not keep up; record fewer signals, decimate, or use a faster disk)", outcome.path.display(), outcome.dropped);
         }
         results.set("path", Value::String(outcome.path.display().to_string()));
         results.set("samples", Value::Integer(outcome.samples as i64));

@@ -53,14 +53,7 @@ pub struct RingConsumer {
 pub fn ring(capacity: usize, width: usize) -> (RingProducer, RingConsumer) {
     assert!(capacity > 0 && width > 0, "a ring needs at least one row of at least one sample");
     let buf: Box<[UnsafeCell<f64>]> = (0..capacity * width).map(|_| UnsafeCell::new(0.0)).collect();
-    let shared = Arc::new(Shared {
-        buf,
-        width,
-        capacity,
-        head: Padded(AtomicUsize::new(0)),
-        tail: Padded(AtomicUsize::new(0)),
-        dropped: AtomicU64::new(0),
-    });
+    let shared = Arc::new(Shared { buf, width, capacity, head: Padded(AtomicUsize::new(0)), tail: Padded(AtomicUsize::new(0)), dropped: AtomicU64::new(0) });
     (RingProducer { shared: shared.clone(), head: 0 }, RingConsumer { shared, tail: 0 })
 }
 

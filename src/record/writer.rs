@@ -22,9 +22,9 @@ use std::sync::{Arc, Mutex, Once};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use hdf5_metno as hdf5;
 use hdf5::types::VarLenUnicode;
 use hdf5::{Dataset, File, Location};
+use hdf5_metno as hdf5;
 
 use super::recorder::{ComponentMetadata, FileNaming, RecordingMetadata};
 use super::ring::RingConsumer;
@@ -141,12 +141,7 @@ impl Writer {
     /// Creates the file (header, empty datasets) and starts draining `ring`
     /// into it. Returns once the file exists, or with an error that names
     /// the path and what to do.
-    pub fn start(
-        header: FileHeader,
-        columns: Vec<SignalColumn>,
-        ring: RingConsumer,
-        timing: WriterTiming,
-    ) -> Result<Writer, String> {
+    pub fn start(header: FileHeader, columns: Vec<SignalColumn>, ring: RingConsumer, timing: WriterTiming) -> Result<Writer, String> {
         let mut header = header;
         let path = reserve_file(&header.metadata.path, header.metadata.naming)?;
         header.metadata.path = path.clone();
@@ -160,7 +155,7 @@ impl Writer {
             .name(format!("rec-{}", header.recorder))
             .spawn(move || {
                 let _closed = closed_tx; // dropped when this thread ends: the file is closed
-                // Says "ended" however the thread ends (a recorder waiting for room stops waiting).
+                                         // Says "ended" however the thread ends (a recorder waiting for room stops waiting).
                 struct Ended(Arc<WriterProgress>);
                 impl Drop for Ended {
                     fn drop(&mut self) {
@@ -302,13 +297,7 @@ fn io_reason(e: &std::io::Error) -> String {
     c.next().map(|f| f.to_lowercase().chain(c).collect()).unwrap_or_default()
 }
 
-fn drain_loop(
-    mut file: RecordingFile,
-    mut ring: RingConsumer,
-    timing: &WriterTiming,
-    stop: &AtomicBool,
-    progress: &WriterProgress,
-) -> WriterOutcome {
+fn drain_loop(mut file: RecordingFile, mut ring: RingConsumer, timing: &WriterTiming, stop: &AtomicBool, progress: &WriterProgress) -> WriterOutcome {
     let width = ring.width();
     // Take at most a quarter of the ring per write, so the producer gets
     // room back early when the writer is behind.
@@ -424,17 +413,7 @@ impl RecordingFile {
             signals.push((c, ds));
         }
         file.flush().map_err(fail)?;
-        Ok(RecordingFile {
-            path,
-            file,
-            sample_period: header.sample_period,
-            time,
-            signals,
-            rows: 0,
-            reals: Vec::new(),
-            integers: Vec::new(),
-            bytes: Vec::new(),
-        })
+        Ok(RecordingFile { path, file, sample_period: header.sample_period, time, signals, rows: 0, reals: Vec::new(), integers: Vec::new(), bytes: Vec::new() })
     }
 
     /// Appends `batch` (rows of `width` samples, row-major) to every dataset.

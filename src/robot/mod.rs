@@ -16,7 +16,7 @@ use nalgebra::{Matrix3, Vector3};
 use crate::model::{self, Data, Frame, FrameIndex, FrameKind, Inertia, JointKind, Model, Se3};
 pub use kinematics::RobotKinematics;
 pub use live::LiveModel;
-pub use sim::{SimulatedRobot, DriveGains};
+pub use sim::{DriveGains, SimulatedRobot};
 
 /// How a joint maps to its drive: `drive counts = (q · direction · gear / 2π + offset) · counts`
 /// for a revolute joint (q in rad, offset in motor turns).
@@ -128,12 +128,7 @@ impl Robot {
     /// Checks that joints and model agree (one joint per degree of freedom, sane limits).
     pub fn new(name: &str, mut model: Model, joints: Vec<RobotJoint>, origin: &str) -> Result<Robot, String> {
         if joints.len() != model.nv() {
-            return Err(format!(
-                "{origin}: robot '{name}' lists {} joints but its model has {} ({})",
-                joints.len(),
-                model.nv(),
-                model.joint_names()[1..].join(", ")
-            ));
+            return Err(format!("{origin}: robot '{name}' lists {} joints but its model has {} ({})", joints.len(), model.nv(), model.joint_names()[1..].join(", ")));
         }
         for (i, j) in joints.iter().enumerate() {
             let l = &j.limits;
@@ -170,7 +165,18 @@ impl Robot {
             .unwrap_or(model.frames().len() - 1);
         let model = Arc::new(model);
         let live = Arc::new(LiveModel::new(model.clone()));
-        Ok(Robot { name: name.into(), unloaded: model.clone(), model, joints, tool_frame, cartesian: CartesianLimits::default(), payload: None, home, live, origin: origin.into() })
+        Ok(Robot {
+            name: name.into(),
+            unloaded: model.clone(),
+            model,
+            joints,
+            tool_frame,
+            cartesian: CartesianLimits::default(),
+            payload: None,
+            home,
+            live,
+            origin: origin.into(),
+        })
     }
 
     pub fn dof(&self) -> usize {

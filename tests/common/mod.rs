@@ -75,9 +75,7 @@ pub struct RecordingBase {
 impl RecordingBase {
     pub fn new(period: f64) -> (Self, Arc<Mutex<BaseLog>>) {
         let log = Arc::new(Mutex::new(BaseLog::default()));
-        let info = ComponentInfo::new("recording_base", "test base")
-            .output(PortInfo::new("q", ValueType::Real))
-            .input(PortInfo::new("v_cmd", ValueType::Real));
+        let info = ComponentInfo::new("recording_base", "test base").output(PortInfo::new("q", ValueType::Real)).input(PortInfo::new("v_cmd", ValueType::Real));
         (RecordingBase { info, q: 0.0, period, log: log.clone(), fail_at: None }, log)
     }
 }

@@ -30,12 +30,7 @@ pub fn exported() -> &'static Path {
         // Set once, before any thread reads it.
         std::env::set_var("MORC_FMU_CACHE", scratch().join("cache"));
         let exe = std::env::current_exe().unwrap();
-        let library = export::find_library(&exe).unwrap_or_else(|| {
-            panic!(
-                "the morc-fmus library was not built next to {}: run the tests with `cargo test` from the workspace",
-                exe.display()
-            )
-        });
+        let library = export::find_library(&exe).unwrap_or_else(|| panic!("the morc-fmus library was not built next to {}: run the tests with `cargo test` from the workspace", exe.display()));
         let dir = scratch().join("fmus");
         for block in export::EXPORTED {
             for version in [FmiVersion::V2, FmiVersion::V3] {
@@ -74,14 +69,7 @@ pub fn run(spec: &AssemblySpec, clock: ClockKind) -> RunResult {
 
 /// [`run`] with base period `period` (s).
 pub fn run_at(spec: &AssemblySpec, clock: ClockKind, period: f64) -> RunResult {
-    let config = EngineConfig {
-        period,
-        clock,
-        rt: RtPolicy {
-            enabled: false,
-            ..RtPolicy::default()
-        },
-    };
+    let config = EngineConfig { period, clock, rt: RtPolicy { enabled: false, ..RtPolicy::default() } };
     let mut engine = Engine::start(config, Box::new(SimAxes::new(&[0.0], period, 10.0))).unwrap();
     engine.run(spec, &AssemblyData::new()).unwrap()
 }
@@ -134,4 +122,3 @@ pub fn zip_file(path: &Path, entries: &[(&str, &[u8])]) {
     }
     zip.finish().unwrap();
 }
-

@@ -97,11 +97,17 @@ pub(crate) fn layout(mut devices: Devices) -> (ComponentInfo, Ports, Devices) {
     }
     for s in &mut devices.ains {
         let (c, r) = (&s.class, s.class.range());
-        let port = PortInfo::new(&format!("ain{}", s.position), vector_type(c.channels())).unit(r.unit).doc(&format!("{}: {} analog inputs, {r}; NaN on a channel error (wire break)", c.name(), c.channels()));
+        let port = PortInfo::new(&format!("ain{}", s.position), vector_type(c.channels())).unit(r.unit).doc(&format!(
+            "{}: {} analog inputs, {r}; NaN on a channel error (wire break)",
+            c.name(),
+            c.channels()
+        ));
         (info, s.port) = output(info, port);
     }
     for s in &mut devices.fts {
-        let port = PortInfo::new(&format!("ft{}", s.position), ValueType::Vector(6)).unit("N, N·m").doc(&format!("{}: force/torque Fx Fy Fz (N) Tx Ty Tz (N·m) in the sensor frame", s.class.name()));
+        let port = PortInfo::new(&format!("ft{}", s.position), ValueType::Vector(6))
+            .unit("N, N·m")
+            .doc(&format!("{}: force/torque Fx Fy Fz (N) Tx Ty Tz (N·m) in the sensor frame", s.class.name()));
         (info, s.port) = output(info, port);
     }
     for s in &mut devices.safety {
@@ -118,12 +124,16 @@ pub(crate) fn layout(mut devices: Devices) -> (ComponentInfo, Ports, Devices) {
     }
     for s in &mut devices.aouts {
         let (c, r) = (&s.class, s.class.range());
-        let port = PortInfo::new(&format!("aout{}", s.position), vector_type(c.channels())).unit(r.unit).doc(&format!("{}: {} analog outputs, {r}; held when not driven", c.name(), c.channels()));
+        let port = PortInfo::new(&format!("aout{}", s.position), vector_type(c.channels()))
+            .unit(r.unit)
+            .doc(&format!("{}: {} analog outputs, {r}; held when not driven", c.name(), c.channels()));
         (info, s.port) = input(info, port);
     }
     // Last, so the other inputs keep their places.
     if n > 0 {
-        let port = PortInfo::new("tau_ff", vector_type(n)).unit("N·m").doc("feed-forward joint torque per drive, in line order: sent as the drive's torque offset (0x60B2), added to its own control");
+        let port = PortInfo::new("tau_ff", vector_type(n))
+            .unit("N·m")
+            .doc("feed-forward joint torque per drive, in line order: sent as the drive's torque offset (0x60B2), added to its own control");
         let at;
         (info, at) = input(info, port);
         ports.tau_ff = Some(at);

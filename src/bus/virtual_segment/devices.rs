@@ -216,9 +216,15 @@ pub enum PlantCommand {
     /// Power stage off or holding: keep still (brake).
     Hold,
     /// Target position (counts) and torque offset (per mille of rated torque, 0x60B2).
-    Position { target: f64, torque_offset: f64 },
+    Position {
+        target: f64,
+        torque_offset: f64,
+    },
     /// Target velocity (counts/s) and torque offset.
-    Velocity { target: f64, torque_offset: f64 },
+    Velocity {
+        target: f64,
+        torque_offset: f64,
+    },
     Torque(f64),
     /// Decelerate to standstill (quick stop / fault reaction).
     Stop,
@@ -338,7 +344,12 @@ impl Cia402Drive {
             0x1018,
             "Identity",
             ReadOnly,
-            &[(&identity.vendor_id.to_le_bytes(), ReadOnly), (&identity.product_code.to_le_bytes(), ReadOnly), (&identity.revision.to_le_bytes(), ReadOnly), (&identity.serial.to_le_bytes(), ReadOnly)],
+            &[
+                (&identity.vendor_id.to_le_bytes(), ReadOnly),
+                (&identity.product_code.to_le_bytes(), ReadOnly),
+                (&identity.revision.to_le_bytes(), ReadOnly),
+                (&identity.serial.to_le_bytes(), ReadOnly),
+            ],
         );
         let mapping = |index: u16, sub: u8, bits: u8| ((u32::from(index) << 16) | (u32::from(sub) << 8) | u32::from(bits)).to_le_bytes();
         let rx = [mapping(0x6040, 0, 16), mapping(0x607A, 0, 32), mapping(0x60FF, 0, 32), mapping(0x6071, 0, 16), mapping(0x6060, 0, 8)];

@@ -857,29 +857,29 @@ impl Esc {
     /// Which registers the master may write (ESC datasheet section II, "ECAT" access column).
     fn master_writable(address: u16) -> bool {
         match address {
-            0x0000..=0x000F => false,              // ESC information
-            0x0010..=0x0011 => true,               // configured station address
-            0x0012..=0x0013 => false,              // alias: from the SII only
+            0x0000..=0x000F => false,                  // ESC information
+            0x0010..=0x0011 => true,                   // configured station address
+            0x0012..=0x0013 => false,                  // alias: from the SII only
             0x0100..=0x0103 | 0x0108..=0x0109 => true, // DL control, physical r/w offset
-            0x0110..=0x0111 => false,              // DL status
-            0x0120..=0x0121 => true,               // AL control
-            0x0130..=0x013F => false,              // AL status, status code, (LED override writable, rarely used)
-            0x0140..=0x01FF => false,              // PDI control/config
-            0x0200..=0x0203 => true,               // ECAT event mask
+            0x0110..=0x0111 => false,                  // DL status
+            0x0120..=0x0121 => true,                   // AL control
+            0x0130..=0x013F => false,                  // AL status, status code, (LED override writable, rarely used)
+            0x0140..=0x01FF => false,                  // PDI control/config
+            0x0200..=0x0203 => true,                   // ECAT event mask
             0x0204..=0x021F => false,
-            0x0300..=0x0313 => true,               // error counters (writing clears)
-            0x0400..=0x0421 => true,               // watchdog divider/times
-            0x0440..=0x0443 => false,              // watchdog status/counters
-            0x0500..=0x0501 => true,               // SII config/owner
-            0x0502..=0x050F => true,               // SII control, address, data
-            0x0510..=0x05FF => true,               // MII management
-            0x0600..=0x06FF => true,               // FMMUs
+            0x0300..=0x0313 => true,                            // error counters (writing clears)
+            0x0400..=0x0421 => true,                            // watchdog divider/times
+            0x0440..=0x0443 => false,                           // watchdog status/counters
+            0x0500..=0x0501 => true,                            // SII config/owner
+            0x0502..=0x050F => true,                            // SII control, address, data
+            0x0510..=0x05FF => true,                            // MII management
+            0x0600..=0x06FF => true,                            // FMMUs
             0x0800..=0x087F => !matches!(address & 0x7, 5 | 7), // SM status and PDI control are read-only
-            0x0900..=0x0917 => true,               // latch trigger / system time (handled in after_write)
-            0x0918..=0x091F => false,              // receive time ECAT unit
-            0x0920..=0x092B => true,               // DC system time offset, delay
-            0x092C..=0x092F => false,              // system time difference (a real EK1100 gives WKC 0)
-            0x0930..=0x09FF => true,               // DC control loop, SYNC/LATCH units
+            0x0900..=0x0917 => true,                            // latch trigger / system time (handled in after_write)
+            0x0918..=0x091F => false,                           // receive time ECAT unit
+            0x0920..=0x092B => true,                            // DC system time offset, delay
+            0x092C..=0x092F => false,                           // system time difference (a real EK1100 gives WKC 0)
+            0x0930..=0x09FF => true,                            // DC control loop, SYNC/LATCH units
             0x0E00..=0x0EFF => true,
             0x0F00..=0x0FFF => true,
             _ => false,

@@ -51,7 +51,12 @@ impl SimForceSensor {
             0x1018,
             "Identity",
             ReadOnly,
-            &[(&identity.vendor_id.to_le_bytes(), ReadOnly), (&identity.product_code.to_le_bytes(), ReadOnly), (&identity.revision.to_le_bytes(), ReadOnly), (&identity.serial.to_le_bytes(), ReadOnly)],
+            &[
+                (&identity.vendor_id.to_le_bytes(), ReadOnly),
+                (&identity.product_code.to_le_bytes(), ReadOnly),
+                (&identity.revision.to_le_bytes(), ReadOnly),
+                (&identity.serial.to_le_bytes(), ReadOnly),
+            ],
         );
         let mut calibration: Vec<(Vec<u8>, Access)> = vec![(vec![0; 4], ReadOnly); 0x32];
         calibration[usize::from(obj::COUNTS_PER_FORCE.1) - 1].0 = COUNTS_PER_NEWTON.to_le_bytes().to_vec();

@@ -94,7 +94,12 @@ impl ObjectDictionary {
 
     /// Adds a visible string variable.
     pub fn add_string(&mut self, index: u16, name: &str, value: &str) -> &mut Self {
-        self.insert(Object { index, name: name.into(), entries: vec![Entry { value: value.as_bytes().to_vec(), access: Access::ReadOnly, variable_length: true }], is_record: false });
+        self.insert(Object {
+            index,
+            name: name.into(),
+            entries: vec![Entry { value: value.as_bytes().to_vec(), access: Access::ReadOnly, variable_length: true }],
+            is_record: false,
+        });
         self
     }
 
@@ -628,7 +633,12 @@ mod tests {
         let mut od = ObjectDictionary::new();
         od.add_var(0x1000, "Device type", &0x0002_0192u32.to_le_bytes(), Access::ReadOnly);
         od.add_string(0x1008, "Device name", "MORC simulated servo drive with a long name");
-        od.add_record(0x1018, "Identity", Access::ReadOnly, &[(&1u32.to_le_bytes(), Access::ReadOnly), (&2u32.to_le_bytes(), Access::ReadOnly), (&3u32.to_le_bytes(), Access::ReadOnly), (&4u32.to_le_bytes(), Access::ReadOnly)]);
+        od.add_record(
+            0x1018,
+            "Identity",
+            Access::ReadOnly,
+            &[(&1u32.to_le_bytes(), Access::ReadOnly), (&2u32.to_le_bytes(), Access::ReadOnly), (&3u32.to_le_bytes(), Access::ReadOnly), (&4u32.to_le_bytes(), Access::ReadOnly)],
+        );
         od.add_record(0x1C12, "RxPDO assign", Access::ReadWritePreOp, &[(&0x1600u16.to_le_bytes(), Access::ReadWritePreOp)]);
         od.add_var(0x6060, "Modes of operation", &[0], Access::ReadWrite);
         od

@@ -15,21 +15,23 @@
 //! SDO Info error), emergencies, EoE/FoE, DC SYNC signals and drift, alias addressing beyond
 //! the DL-control enable bit, topologies other than a line.
 
-pub mod sii;
-pub mod esc;
-pub mod mailbox;
-pub mod segment;
-pub mod devices;
-pub mod process_data;
 pub mod analog_terminals;
-pub mod safety_plc;
+pub mod devices;
+pub mod esc;
 pub mod force_sensor;
+pub mod mailbox;
+pub mod process_data;
+pub mod safety_plc;
+pub mod segment;
+pub mod sii;
 
-pub use devices::{cia402_drive, coupler, digital_inputs, digital_outputs, load_sii, morc_drive_image, Cia402Drive, Cia402State, DigitalInputs, DigitalOutputs, DrivePlant, IdealFollower, PlantActual, PlantCommand};
-pub use esc::{AlState, DcUnit, Esc, EscConfig};
-pub use segment::{DeviceApp, ScheduledFault, Segment, SubDevice};
-pub use sii::{SiiImage, SiiInfo};
 pub use analog_terminals::{SimAnalogInputs, SimAnalogOutputs};
+pub use devices::{
+    cia402_drive, coupler, digital_inputs, digital_outputs, load_sii, morc_drive_image, Cia402Drive, Cia402State, DigitalInputs, DigitalOutputs, DrivePlant, IdealFollower, PlantActual, PlantCommand,
+};
+pub use esc::{AlState, DcUnit, Esc, EscConfig};
 pub use force_sensor::SimForceSensor;
 pub use process_data::{fixed_pdo_device, FixedProcessData};
 pub use safety_plc::SimSafetyPlc;
+pub use segment::{DeviceApp, ScheduledFault, Segment, SubDevice};
+pub use sii::{SiiImage, SiiInfo};

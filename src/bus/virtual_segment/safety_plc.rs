@@ -141,7 +141,9 @@ impl FixedProcessData for SimSafetyPlc {
 
     fn send(&self, inputs: &mut [u8]) {
         let mut word = 0u16;
-        for (on, bit) in [(self.estop_pressed, status::ESTOP_PRESSED), (self.door_closed, status::DOOR_CLOSED), (self.enabling_switch, status::ENABLING_SWITCH), (!self.tripped, status::MOTION_PERMITTED)] {
+        for (on, bit) in
+            [(self.estop_pressed, status::ESTOP_PRESSED), (self.door_closed, status::DOOR_CLOSED), (self.enabling_switch, status::ENABLING_SWITCH), (!self.tripped, status::MOTION_PERMITTED)]
+        {
             if on {
                 word |= bit;
             }

@@ -186,7 +186,16 @@ impl Default for Segment {
 
 impl Segment {
     pub fn new() -> Self {
-        Self { devices: Vec::new(), time_ns: 0, hop_delay_ns: 150, layouts: Vec::with_capacity(MAX_DATAGRAMS_PER_FRAME), counters: SegmentCounters::default(), frames_to_lose: 0, line_cut_before: None, scheduled: None }
+        Self {
+            devices: Vec::new(),
+            time_ns: 0,
+            hop_delay_ns: 150,
+            layouts: Vec::with_capacity(MAX_DATAGRAMS_PER_FRAME),
+            counters: SegmentCounters::default(),
+            frames_to_lose: 0,
+            line_cut_before: None,
+            scheduled: None,
+        }
     }
 
     /// Appends a device at the end of the line.

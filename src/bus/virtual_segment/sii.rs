@@ -456,22 +456,11 @@ fn parse_pdos(mut data: &[u8]) -> Vec<Pdo> {
     let mut pdos = Vec::new();
     while data.len() >= 8 {
         let count = usize::from(data[2]);
-        let mut pdo = Pdo {
-            index: u16::from_le_bytes([data[0], data[1]]),
-            sync_manager: data[3],
-            name_string: data[5],
-            entries: Vec::with_capacity(count),
-        };
+        let mut pdo = Pdo { index: u16::from_le_bytes([data[0], data[1]]), sync_manager: data[3], name_string: data[5], entries: Vec::with_capacity(count) };
         data = &data[8..];
         for _ in 0..count {
             let Some(e) = data.get(..8) else { break };
-            pdo.entries.push(PdoEntry {
-                index: u16::from_le_bytes([e[0], e[1]]),
-                sub_index: e[2],
-                name_string: e[3],
-                data_type: e[4],
-                bit_len: e[5],
-            });
+            pdo.entries.push(PdoEntry { index: u16::from_le_bytes([e[0], e[1]]), sub_index: e[2], name_string: e[3], data_type: e[4], bit_len: e[5] });
             data = &data[8..];
         }
         pdos.push(pdo);
@@ -499,18 +488,12 @@ pub fn build_image(desc: &DeviceDescription, size_bytes: usize) -> Result<SiiIma
     let mut words: Vec<u16> = vec![0; usize::from(word::FIRST_CATEGORY)];
     // ESC configuration area: PDI control 0x0000 keeps the PDI off; simulated devices need none.
     let id = desc.identity;
-    for (address, value) in [
-        (word::VENDOR_ID, id.vendor_id),
-        (word::PRODUCT_CODE, id.product_code),
-        (word::REVISION, id.revision),
-        (word::SERIAL, id.serial),
-    ] {
+    for (address, value) in [(word::VENDOR_ID, id.vendor_id), (word::PRODUCT_CODE, id.product_code), (word::REVISION, id.revision), (word::SERIAL, id.serial)] {
         words[usize::from(address)] = value as u16;
         words[usize::from(address) + 1] = (value >> 16) as u16;
     }
     let mb = desc.mailbox;
-    words[usize::from(word::BOOTSTRAP_RX_MAILBOX)..usize::from(word::BOOTSTRAP_RX_MAILBOX) + 4]
-        .copy_from_slice(&[mb.receive_offset, mb.receive_size, mb.send_offset, mb.send_size]);
+    words[usize::from(word::BOOTSTRAP_RX_MAILBOX)..usize::from(word::BOOTSTRAP_RX_MAILBOX) + 4].copy_from_slice(&[mb.receive_offset, mb.receive_size, mb.send_offset, mb.send_size]);
     words[usize::from(word::STD_RX_MAILBOX_OFFSET)] = mb.receive_offset;
     words[usize::from(word::STD_RX_MAILBOX_SIZE)] = mb.receive_size;
     words[usize::from(word::STD_TX_MAILBOX_OFFSET)] = mb.send_offset;
@@ -682,7 +665,12 @@ mod tests {
             coe_details: coe_details::SDO | coe_details::COMPLETE_ACCESS,
             fmmus: vec![FmmuUsage::Outputs, FmmuUsage::Inputs, FmmuUsage::SyncManagerStatus],
             sync_managers: vec![SyncManagerEntry { start: 0x1000, length: 128, control: 0x26, enable: 1, usage: SyncManagerUsage::MailboxOut }],
-            tx_pdos: vec![Pdo { index: 0x1A00, sync_manager: 3, name_string: 0, entries: vec![PdoEntry { index: 0x6041, sub_index: 0, name_string: 0, data_type: 6, bit_len: 16 }] }],
+            tx_pdos: vec![Pdo {
+                index: 0x1A00,
+                sync_manager: 3,
+                name_string: 0,
+                entries: vec![PdoEntry { index: 0x6041, sub_index: 0, name_string: 0, data_type: 6, bit_len: 16 }],
+            }],
             rx_pdos: vec![],
         };
         let image = build_image(&desc, 2048).unwrap();
@@ -700,4 +688,3 @@ mod tests {
         assert_eq!(u16::from(image.config_checksum()), image.word(word::CHECKSUM));
     }
 }
-

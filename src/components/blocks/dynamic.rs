@@ -82,9 +82,7 @@ impl Component for Integrator {
     fn step(&mut self, _ctx: &StepContext, inputs: &[Value], outputs: &mut [Value]) -> Step {
         let y = outputs[0].as_mut_slice();
         let limits = self.lower.iter().zip(&self.upper);
-        for ((((y, u), x), hk), (lo, hi)) in
-            y.iter_mut().zip(inputs[0].as_slice()).zip(&mut self.state).zip(&self.hk).zip(limits)
-        {
+        for ((((y, u), x), hk), (lo, hi)) in y.iter_mut().zip(inputs[0].as_slice()).zip(&mut self.state).zip(&self.hk).zip(limits) {
             *y = *x;
             *x = limit(*x + hk * u, *lo, *hi);
         }
@@ -101,8 +99,7 @@ pub struct UnitDelay {
 
 impl UnitDelay {
     pub const KIND: &'static str = "unit_delay";
-    pub const DOC: &'static str =
-        "Unit delay: y[n] = u[n−1] with y[0] = initial, a delay of one sample period of this block.";
+    pub const DOC: &'static str = "Unit delay: y[n] = u[n−1] with y[0] = initial, a delay of one sample period of this block.";
 
     pub fn new() -> Self {
         UnitDelay {
@@ -181,8 +178,7 @@ mod tests {
 
     #[test]
     fn integrator_state_stays_within_limits() {
-        let params: &[(&str, &dyn super::super::harness::ToValue)] =
-            &[("n", &2.0), ("lower", &[-0.05, -1.0]), ("upper", &[0.01, 1.0])];
+        let params: &[(&str, &dyn super::super::harness::ToValue)] = &[("n", &2.0), ("lower", &[-0.05, -1.0]), ("upper", &[0.01, 1.0])];
         let inputs: Vec<Vec<Value>> = (0..100).map(|_| vec![Value::Vector(vec![1.0, -1.0])]).collect();
         let out = simulate("integrator", params, H, &inputs);
         let y = out[99][0].as_slice();

@@ -26,9 +26,7 @@ impl Lowpass {
         Lowpass {
             info: ComponentInfo::new(Self::KIND, Self::DOC)
                 .param(width_param())
-                .param(
-                    ParamInfo::new("fc", Value::Real(10.0)).unit("Hz").doc("cutoff (−3 dB) frequency, below Nyquist"),
-                )
+                .param(ParamInfo::new("fc", Value::Real(10.0)).unit("Hz").doc("cutoff (−3 dB) frequency, below Nyquist"))
                 .input(PortInfo::new("u", ValueType::Real).required())
                 .output(PortInfo::new("y", ValueType::Real)),
             fc: Vec::new(),
@@ -225,9 +223,7 @@ pub fn bessel_sections(order: usize, fc: f64, period: f64) -> Vec<Biquad> {
 /// low-pass with unit group delay at DC.
 fn reverse_bessel_polynomial(order: usize) -> Vec<f64> {
     let factorial = |m: usize| (1..=m).map(|i| i as f64).product::<f64>();
-    (0..=order)
-        .map(|k| factorial(2 * order - k) / (2f64.powi((order - k) as i32) * factorial(k) * factorial(order - k)))
-        .collect()
+    (0..=order).map(|k| factorial(2 * order - k) / (2f64.powi((order - k) as i32) * factorial(k) * factorial(order - k))).collect()
 }
 
 /// Roots of a polynomial given by coefficients c_0..c_N (c_N ≠ 0), by
@@ -238,8 +234,7 @@ fn polynomial_roots(c: &[f64]) -> Vec<Complex> {
     let eval = |s: Complex| monic.iter().rev().fold(Complex::real(0.0), |acc, &x| acc * s + Complex::real(x));
     // Start on a circle of the roots' geometric-mean radius, off the real axis.
     let radius = monic[0].abs().powf(1.0 / order as f64);
-    let mut roots: Vec<Complex> =
-        (0..order).map(|k| Complex::expj(0.4 + TAU * k as f64 / order as f64).scale(radius)).collect();
+    let mut roots: Vec<Complex> = (0..order).map(|k| Complex::expj(0.4 + TAU * k as f64 / order as f64).scale(radius)).collect();
     for _ in 0..1000 {
         let mut largest_change: f64 = 0.0;
         for i in 0..order {
@@ -416,10 +411,7 @@ mod tests {
     #[test]
     fn lowpass_checks_fc_against_nyquist() {
         let e = error("lowpass", &[("fc", &800.0)], H);
-        assert_eq!(
-            e,
-            "parameter fc of lowpass must be positive and below the Nyquist frequency 500 Hz (sample period 1 ms), got 800"
-        );
+        assert_eq!(e, "parameter fc of lowpass must be positive and below the Nyquist frequency 500 Hz (sample period 1 ms), got 800");
         assert!(error("lowpass", &[("fc", &0.0)], H).contains("must be positive"));
     }
 
@@ -560,10 +552,7 @@ mod tests {
     #[test]
     fn bessel_rejects_bad_parameters() {
         let e = error("bessel", &[("fc", &800.0)], H);
-        assert_eq!(
-            e,
-            "parameter fc of bessel must be positive and below the Nyquist frequency 500 Hz (sample period 1 ms), got 800"
-        );
+        assert_eq!(e, "parameter fc of bessel must be positive and below the Nyquist frequency 500 Hz (sample period 1 ms), got 800");
         assert!(error("bessel", &[("order", &9.0)], H).contains("order of bessel must be between 1 and 8, got 9"));
         assert!(error("bessel", &[("order", &0.0)], H).contains("got 0"));
         assert!(Harness::new("bessel", &[("fc", &499.0)], H).is_ok());

@@ -74,17 +74,13 @@ pub struct Sum {
 
 impl Sum {
     pub const KIND: &'static str = "sum";
-    pub const DOC: &'static str =
-        "Sum: y = ±u1 ±u2 … ±um element-wise, one sign per input from `signs` (\"+-\" gives y = u1 − u2).";
+    pub const DOC: &'static str = "Sum: y = ±u1 ±u2 … ±um element-wise, one sign per input from `signs` (\"+-\" gives y = u1 − u2).";
 
     pub fn new() -> Self {
         Sum {
             info: ComponentInfo::new(Self::KIND, Self::DOC)
                 .param(width_param())
-                .param(
-                    ParamInfo::new("signs", Value::String("++".into()))
-                        .doc("one '+' or '-' per input u1..um, e.g. \"+-\""),
-                )
+                .param(ParamInfo::new("signs", Value::String("++".into())).doc("one '+' or '-' per input u1..um, e.g. \"+-\""))
                 .output(PortInfo::new("y", ValueType::Real)),
             signs: Vec::new(),
         }
@@ -123,11 +119,7 @@ impl Component for Sum {
             .collect::<Result<Vec<f64>, ()>>();
         let signs = match signs {
             Ok(s) if (1..=MAX_INPUTS).contains(&s.len()) => s,
-            _ => {
-                return Err(format!(
-                "parameter signs of sum must be 1 to {MAX_INPUTS} characters '+' or '-' (one per input), got {text:?}"
-            ))
-            }
+            _ => return Err(format!("parameter signs of sum must be 1 to {MAX_INPUTS} characters '+' or '-' (one per input), got {text:?}")),
         };
         self.info.inputs = numbered_inputs(signs.len(), n);
         self.signs = signs;
@@ -156,8 +148,7 @@ pub struct Product {
 
 impl Product {
     pub const KIND: &'static str = "product";
-    pub const DOC: &'static str =
-        "Product: y = u1·u2·…·um element-wise, m = `inputs` (y's unit is the product of the inputs').";
+    pub const DOC: &'static str = "Product: y = u1·u2·…·um element-wise, m = `inputs` (y's unit is the product of the inputs').";
 
     pub fn new() -> Self {
         let mut info = ComponentInfo::new(Self::KIND, Self::DOC)

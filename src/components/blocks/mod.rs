@@ -78,8 +78,7 @@ pub(crate) fn width_param() -> ParamInfo {
 /// A real parameter as one value per element (a scalar is broadcast), with
 /// an error that names the block and the parameter.
 pub(crate) fn per_element(info: &ComponentInfo, name: &str, n: usize) -> Result<Vec<f64>, String> {
-    info.vector(name, n)
-        .map_err(|e| format!("parameter {name} of {} must be a scalar or {n} values (one per element): {e}", info.kind))
+    info.vector(name, n).map_err(|e| format!("parameter {name} of {} must be a scalar or {n} values (one per element): {e}", info.kind))
 }
 
 /// Gives every port of the block the signal type of width n.
@@ -110,11 +109,7 @@ pub(crate) fn check_finite(kind: &str, name: &str, values: &[f64]) -> Result<(),
 }
 
 /// Checks lower ≤ upper element-wise (NaN limits are rejected too).
-pub(crate) fn check_limits(
-    kind: &str,
-    (lower_name, lower): (&str, &[f64]),
-    (upper_name, upper): (&str, &[f64]),
-) -> Result<(), String> {
+pub(crate) fn check_limits(kind: &str, (lower_name, lower): (&str, &[f64]), (upper_name, upper): (&str, &[f64])) -> Result<(), String> {
     for (lo, hi) in lower.iter().zip(upper) {
         if lo.is_nan() || hi.is_nan() || lo > hi {
             return Err(format!("parameters of {kind}: {lower_name} ({lo}) must not exceed {upper_name} ({hi})"));
@@ -125,13 +120,7 @@ pub(crate) fn check_limits(
 
 /// Checks that frequencies (Hz) are below the Nyquist frequency of sample
 /// period `h`, and positive (or, with `allow_zero`, non-negative).
-pub(crate) fn check_below_nyquist(
-    kind: &str,
-    name: &str,
-    values: &[f64],
-    h: f64,
-    allow_zero: bool,
-) -> Result<(), String> {
+pub(crate) fn check_below_nyquist(kind: &str, name: &str, values: &[f64], h: f64, allow_zero: bool) -> Result<(), String> {
     let nyquist = 0.5 / h;
     for &f in values {
         let low_ok = if allow_zero { f >= 0.0 } else { f > 0.0 };
@@ -171,8 +160,7 @@ mod tests {
             assert_eq!(block.info().doc, kind.doc, "{}: KINDS doc and info doc differ", kind.name);
             assert!(kind.doc.len() > 20, "{}: doc too short", kind.name);
             for n in [1.0, 3.0] {
-                let mut h =
-                    Harness::new(kind.name, &[("n", &n)], 1e-3).unwrap_or_else(|e| panic!("{}: {e}", kind.name));
+                let mut h = Harness::new(kind.name, &[("n", &n)], 1e-3).unwrap_or_else(|e| panic!("{}: {e}", kind.name));
                 // Every input at once: NaN, infinities, huge values: no panic, no allocation.
                 for x in [0.0, 1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e300, -1e300, 0.0] {
                     let inputs: Vec<Value> = h
@@ -211,10 +199,7 @@ mod tests {
     #[test]
     fn nyquist_message_names_everything() {
         let e = check_below_nyquist("bessel", "fc", &[800.0], 1e-3, false).unwrap_err();
-        assert_eq!(
-            e,
-            "parameter fc of bessel must be positive and below the Nyquist frequency 500 Hz (sample period 1 ms), got 800"
-        );
+        assert_eq!(e, "parameter fc of bessel must be positive and below the Nyquist frequency 500 Hz (sample period 1 ms), got 800");
         assert!(check_below_nyquist("sine", "frequency", &[0.0, 499.0], 1e-3, true).is_ok());
         assert!(check_below_nyquist("x", "f", &[f64::NAN], 1e-3, true).is_err());
     }

@@ -27,7 +27,8 @@ pub struct Trajectory {
 
 impl Trajectory {
     pub const KIND: &'static str = "trajectory";
-    pub const DOC: &'static str = "Point-to-point quintic (minimum-jerk) profile from q0 to q1, starting at `start` s and lasting `duration` s: outputs position q, velocity qd and acceleration qdd at the sample time.";
+    pub const DOC: &'static str =
+        "Point-to-point quintic (minimum-jerk) profile from q0 to q1, starting at `start` s and lasting `duration` s: outputs position q, velocity qd and acceleration qdd at the sample time.";
 
     pub fn new() -> Self {
         Trajectory {
@@ -172,8 +173,7 @@ impl Component for PPi {
     }
     fn step(&mut self, _ctx: &StepContext, inputs: &[Value], outputs: &mut [Value]) -> Step {
         let [kp, kv, ki, umin, umax] = &self.gains;
-        let (q_ref, qd_ref, q, qd) =
-            (inputs[0].as_slice(), inputs[1].as_slice(), inputs[2].as_slice(), inputs[3].as_slice());
+        let (q_ref, qd_ref, q, qd) = (inputs[0].as_slice(), inputs[1].as_slice(), inputs[2].as_slice(), inputs[3].as_slice());
         for (i, tau) in outputs[0].as_mut_slice().iter_mut().enumerate() {
             let feed_forward = qd_ref.get(i).copied().unwrap_or(0.0);
             let velocity_command = kp[i] * (q_ref[i] - q[i]) + feed_forward;
@@ -388,8 +388,7 @@ mod tests {
     #[test]
     fn arm_swings_with_the_small_angle_period_and_decays() {
         // Small swing, no friction, no rotor: period 2π·sqrt(l/g).
-        let params: &super::super::harness::Params =
-            &[("friction", &0.0), ("rotor_inertia", &0.0), ("q0", &0.01), ("length", &1.0), ("substeps", &4.0)];
+        let params: &super::super::harness::Params = &[("friction", &0.0), ("rotor_inertia", &0.0), ("q0", &0.01), ("length", &1.0), ("substeps", &4.0)];
         let mut h = Harness::new("arm", params, H).unwrap();
         let q: Vec<f64> = (0..4000).map(|_| h.step(&[Value::Real(0.0)])[0].real()).collect();
         let crossing = q.windows(2).position(|w| w[0] > 0.0 && w[1] <= 0.0).unwrap() as f64 * H;

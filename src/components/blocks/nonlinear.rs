@@ -13,8 +13,7 @@ pub struct Saturation {
 
 impl Saturation {
     pub const KIND: &'static str = "saturation";
-    pub const DOC: &'static str =
-        "Saturation: y = min(max(u, lower), upper) element-wise, limits in the signal's unit (NaN passes through).";
+    pub const DOC: &'static str = "Saturation: y = min(max(u, lower), upper) element-wise, limits in the signal's unit (NaN passes through).";
 
     pub fn new() -> Self {
         Saturation {
@@ -79,21 +78,14 @@ pub struct RateLimiter {
 
 impl RateLimiter {
     pub const KIND: &'static str = "rate_limiter";
-    pub const DOC: &'static str =
-        "Rate limiter: y[k] = y[k−1] + clamp(u[k] − y[k−1], −falling·h, rising·h), rates in units/s, y[−1] = initial.";
+    pub const DOC: &'static str = "Rate limiter: y[k] = y[k−1] + clamp(u[k] − y[k−1], −falling·h, rising·h), rates in units/s, y[−1] = initial.";
 
     pub fn new() -> Self {
         RateLimiter {
             info: ComponentInfo::new(Self::KIND, Self::DOC)
                 .param(width_param())
-                .param(
-                    ParamInfo::new("rising", Value::Real(1.0))
-                        .doc("largest rate of increase, signal units per second, ≥ 0 (may be inf)"),
-                )
-                .param(
-                    ParamInfo::new("falling", Value::Real(1.0))
-                        .doc("largest rate of decrease as a positive magnitude, signal units per second (may be inf)"),
-                )
+                .param(ParamInfo::new("rising", Value::Real(1.0)).doc("largest rate of increase, signal units per second, ≥ 0 (may be inf)"))
+                .param(ParamInfo::new("falling", Value::Real(1.0)).doc("largest rate of decrease as a positive magnitude, signal units per second (may be inf)"))
                 .param(ParamInfo::new("initial", Value::Real(0.0)).doc("output before the first step"))
                 .input(PortInfo::new("u", ValueType::Real).required())
                 .output(PortInfo::new("y", ValueType::Real)),
@@ -127,9 +119,7 @@ impl Component for RateLimiter {
         self.initial = per_element(&self.info, "initial", n)?;
         for (name, rates) in [("rising", &self.rising), ("falling", &self.falling)] {
             if let Some(r) = rates.iter().find(|r| r.is_nan() || **r < 0.0) {
-                return Err(format!(
-                    "parameter {name} of rate_limiter must be a rate ≥ 0 (a magnitude: falling = 2 allows −2 units/s), got {r}"
-                ));
+                return Err(format!("parameter {name} of rate_limiter must be a rate ≥ 0 (a magnitude: falling = 2 allows −2 units/s), got {r}"));
             }
         }
         check_finite(Self::KIND, "initial", &self.initial)?;
@@ -146,9 +136,7 @@ impl Component for RateLimiter {
     fn step(&mut self, _ctx: &StepContext, inputs: &[Value], outputs: &mut [Value]) -> Step {
         let y = outputs[0].as_mut_slice();
         let limits = self.max_rise.iter().zip(&self.max_fall);
-        for (((y, u), previous), (rise, fall)) in
-            y.iter_mut().zip(inputs[0].as_slice()).zip(&mut self.previous).zip(limits)
-        {
+        for (((y, u), previous), (rise, fall)) in y.iter_mut().zip(inputs[0].as_slice()).zip(&mut self.previous).zip(limits) {
             let change = u - *previous;
             // Within the limits the output is u itself, not previous + (u − previous),
             // which can be off by a rounding error.
@@ -177,8 +165,7 @@ mod tests {
         let y = siso("saturation", &[("lower", &-0.5), ("upper", &2.0)], H, &[-3.0, 0.25, 5.0, f64::NAN]);
         assert_eq!(y[..3], [-0.5, 0.25, 2.0]);
         assert!(y[3].is_nan());
-        let params: &[(&str, &dyn super::super::harness::ToValue)] =
-            &[("n", &2.0), ("lower", &[-1.0, 0.0]), ("upper", &f64::INFINITY)];
+        let params: &[(&str, &dyn super::super::harness::ToValue)] = &[("n", &2.0), ("lower", &[-1.0, 0.0]), ("upper", &f64::INFINITY)];
         let out = simulate("saturation", params, H, &[vec![Value::Vector(vec![-5.0, -5.0])]]);
         assert_eq!(out[0][0], Value::Vector(vec![-1.0, 0.0]));
     }

@@ -31,9 +31,7 @@ impl AntiWindup {
             "backcalc" => Ok(AntiWindup::BackCalculation),
             "clamp" => Ok(AntiWindup::ConditionalIntegration),
             "none" => Ok(AntiWindup::None),
-            _ => Err(format!(
-                "parameter antiwindup of pid must be \"backcalc\" (back-calculation with tracking gain kt), \"clamp\" (conditional integration) or \"none\", got {text:?}"
-            )),
+            _ => Err(format!("parameter antiwindup of pid must be \"backcalc\" (back-calculation with tracking gain kt), \"clamp\" (conditional integration) or \"none\", got {text:?}")),
         }
     }
 }
@@ -70,7 +68,8 @@ const GAIN_NAMES: [&str; 7] = ["kp", "ki", "kd", "tf", "umin", "umax", "kt"];
 
 impl Pid {
     pub const KIND: &'static str = "pid";
-    pub const DOC: &'static str = "PID: u = clamp(kp·e + ki·∫e dt + kd·s/(tf·s + 1)·e + ff, umin, umax), e = r − y, integral forward Euler, derivative backward Euler, anti-windup backcalc | clamp | none.";
+    pub const DOC: &'static str =
+        "PID: u = clamp(kp·e + ki·∫e dt + kd·s/(tf·s + 1)·e + ff, umin, umax), e = r − y, integral forward Euler, derivative backward Euler, anti-windup backcalc | clamp | none.";
 
     pub fn new() -> Self {
         let real = |name: &str, x: f64| ParamInfo::new(name, Value::Real(x));
@@ -83,13 +82,12 @@ impl Pid {
                 .param(real("tf", 0.0).unit("s").doc("time constant of the derivative's first-order filter (0: unfiltered)"))
                 .param(real("umin", f64::NEG_INFINITY).doc("lower output limit"))
                 .param(real("umax", f64::INFINITY).doc("upper output limit"))
+                .param(ParamInfo::new("antiwindup", Value::String("backcalc".into())).doc("\"backcalc\", \"clamp\" (conditional integration) or \"none\""))
                 .param(
-                    ParamInfo::new("antiwindup", Value::String("backcalc".into()))
-                        .doc("\"backcalc\", \"clamp\" (conditional integration) or \"none\""),
+                    real("kt", 0.0)
+                        .unit("1/s")
+                        .doc("back-calculation tracking gain, kt·h ≤ 1; 0 chooses |ki/kp| (tracking time = integral time), at most 1/h; unused when ki = 0"),
                 )
-                .param(real("kt", 0.0).unit("1/s").doc(
-                    "back-calculation tracking gain, kt·h ≤ 1; 0 chooses |ki/kp| (tracking time = integral time), at most 1/h; unused when ki = 0",
-                ))
                 .input(PortInfo::new("r", ValueType::Real).required().doc("reference"))
                 .input(PortInfo::new("y", ValueType::Real).required().doc("measurement"))
                 .input(PortInfo::new("ff", ValueType::Real).doc("feed-forward added before the limits (0 if unconnected)"))
@@ -141,12 +139,7 @@ impl Component for Pid {
         for i in 0..kp.len() {
             // Beyond kt·h = 1 the back-calculation overshoots the limit it tracks.
             if kt[i] * h > 1.0 + 1e-12 {
-                return Err(format!(
-                    "parameter kt of pid must be at most 1/h = {} 1/s (sample period {} s), got {}",
-                    1.0 / h,
-                    h,
-                    kt[i]
-                ));
+                return Err(format!("parameter kt of pid must be at most 1/h = {} 1/s (sample period {} s), got {}", 1.0 / h, h, kt[i]));
             }
             let kt = if ki[i] == 0.0 {
                 // No integral action, nothing to wind up: tracking would only add a spurious integral.
@@ -279,8 +272,7 @@ mod tests {
 
     /// Steps until the output leaves umax after the error reverses, having been saturated for `seconds`.
     fn recovery_steps(antiwindup: &str, seconds: f64) -> usize {
-        let params: &Params =
-            &[("kp", &1.0), ("ki", &10.0), ("umin", &-1.0), ("umax", &1.0), ("antiwindup", &antiwindup)];
+        let params: &Params = &[("kp", &1.0), ("ki", &10.0), ("umin", &-1.0), ("umax", &1.0), ("antiwindup", &antiwindup)];
         let mut h = Harness::new("pid", params, H).unwrap();
         for _ in 0..(seconds / H) as usize {
             assert_eq!(h.step(&[r(5.0), r(0.0)])[0], r(1.0));
@@ -318,8 +310,7 @@ mod tests {
     /// Closed loop on y' = −y + u (forward Euler at h): the overshoot of a PI
     /// controller saturating on the way to r.
     fn closed_loop_overshoot(antiwindup: &str) -> f64 {
-        let params: &Params =
-            &[("kp", &2.0), ("ki", &8.0), ("umin", &-1.0), ("umax", &1.0), ("antiwindup", &antiwindup)];
+        let params: &Params = &[("kp", &2.0), ("ki", &8.0), ("umin", &-1.0), ("umax", &1.0), ("antiwindup", &antiwindup)];
         let mut h = Harness::new("pid", params, H).unwrap();
         let (reference, mut y, mut peak) = (0.8, 0.0_f64, 0.0_f64);
         for _ in 0..20_000 {

@@ -42,22 +42,14 @@ pub const STEP: SourceSpec = SourceSpec {
     kind: "step",
     doc: "Step source: y = initial before `time` (s), y = final from the first sample at t ≥ time.",
     waveform: Waveform::Step,
-    params: &[
-        ("initial", 0.0, "", "output before the step"),
-        ("final", 1.0, "", "output from the step on"),
-        ("time", 1.0, "s", "when the step happens"),
-    ],
+    params: &[("initial", 0.0, "", "output before the step"), ("final", 1.0, "", "output from the step on"), ("time", 1.0, "s", "when the step happens")],
 };
 
 pub const RAMP: SourceSpec = SourceSpec {
     kind: "ramp",
     doc: "Ramp source: y = initial + slope·max(0, t − start), slope in units/s, start in s.",
     waveform: Waveform::Ramp,
-    params: &[
-        ("slope", 1.0, "", "rate of change after the start, in signal units per second"),
-        ("start", 0.0, "s", "when the ramp starts"),
-        ("initial", 0.0, "", "output before the start"),
-    ],
+    params: &[("slope", 1.0, "", "rate of change after the start, in signal units per second"), ("start", 0.0, "s", "when the ramp starts"), ("initial", 0.0, "", "output before the start")],
 };
 
 pub const SINE: SourceSpec = SourceSpec {
@@ -245,8 +237,7 @@ mod tests {
 
     #[test]
     fn sine_matches_formula_and_hits_its_peaks() {
-        let params: &[(&str, &dyn super::super::harness::ToValue)] =
-            &[("amplitude", &2.0), ("frequency", &5.0), ("phase", &0.3), ("offset", &1.0)];
+        let params: &[(&str, &dyn super::super::harness::ToValue)] = &[("amplitude", &2.0), ("frequency", &5.0), ("phase", &0.3), ("offset", &1.0)];
         let y = source("sine", params, H, 1000);
         for (k, y) in y.iter().enumerate() {
             let t = k as f64 * H;
@@ -274,11 +265,7 @@ mod tests {
         let y = source("chirp", &[("f0", &f0), ("f1", &f1), ("duration", &duration)], H, 3000);
         for (k, y) in y.iter().enumerate().step_by(7) {
             let t = k as f64 * H;
-            let phase = if t <= duration {
-                TAU * (f0 * t + (f1 - f0) * t * t / (2.0 * duration))
-            } else {
-                TAU * (f0 * duration + (f1 - f0) * duration / 2.0 + f1 * (t - duration))
-            };
+            let phase = if t <= duration { TAU * (f0 * t + (f1 - f0) * t * t / (2.0 * duration)) } else { TAU * (f0 * duration + (f1 - f0) * duration / 2.0 + f1 * (t - duration)) };
             assert_close(*y, phase.sin(), 1e-9, &format!("chirp at t = {t}"));
         }
         // A chirp with f0 = f1 is a sine.

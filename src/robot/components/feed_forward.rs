@@ -48,4 +48,3 @@ impl Component for RigidBodyFeedForward {
         Step::Continue
     }
 }
-

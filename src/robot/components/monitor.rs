@@ -34,8 +34,16 @@ impl Monitor {
             .input(PortInfo::new("tau", ty).unit("N·m"))
             .input(PortInfo::new("done", ValueType::Boolean).doc("the reference has arrived (connect ptp.done); unconnected: never"))
             .output(PortInfo::new("error", ty).unit("rad").doc("following error q_ref − q"))
-            .param(ParamInfo::new("max_error", Value::Real(5f64.to_radians())).unit("rad").doc("largest following error allowed (a prismatic joint: as many mm as this is degrees)"))
-            .param(ParamInfo::new("tolerance", Value::Real(0.0)).unit("rad").doc("completion: done and every joint this close (0: the monitor does not finish; a prismatic joint: as many mm as this is degrees)"))
+            .param(
+                ParamInfo::new("max_error", Value::Real(5f64.to_radians()))
+                    .unit("rad")
+                    .doc("largest following error allowed (a prismatic joint: as many mm as this is degrees)"),
+            )
+            .param(
+                ParamInfo::new("tolerance", Value::Real(0.0))
+                    .unit("rad")
+                    .doc("completion: done and every joint this close (0: the monitor does not finish; a prismatic joint: as many mm as this is degrees)"),
+            )
             .param(ParamInfo::new("check_torque", Value::Boolean(true)).doc("fault when a drive saturates at its torque limit"));
         Monitor { info, peak: vec![0.0; n], last: vec![0.0; n], max_error: vec![0.0; n], tolerance: vec![0.0; n], check_torque: true, robot }
     }
@@ -87,7 +95,11 @@ impl Component for Monitor {
         }
         if settled && self.tolerance.iter().all(|&t| t > 0.0) {
             // The worst joint relative to its tolerance, in its own unit.
-            let (i, e) = self.last.iter().enumerate().fold((0, 0.0f64), |(wi, we), (i, e)| if e.abs() / self.tolerance[i] > we.abs() / self.tolerance[wi] { (i, *e) } else { (wi, we) });
+            let (i, e) = self
+                .last
+                .iter()
+                .enumerate()
+                .fold((0, 0.0f64), |(wi, we), (i, e)| if e.abs() / self.tolerance[i] > we.abs() / self.tolerance[wi] { (i, *e) } else { (wi, we) });
             return Step::Finish(format!("monitor: target reached, final error {}", self.robot.show(i, e.abs(), 4)));
         }
         Step::Continue

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::components::blocks::{bessel_sections, Biquad, MAX_BESSEL_ORDER};
 use crate::kernel::component::*;
 use crate::kernel::value::{Value, ValueType};
-use crate::motion::{Kinematics, Move, MoveSpec, MotionLimits, Sequence};
+use crate::motion::{Kinematics, MotionLimits, Move, MoveSpec, Sequence};
 use crate::robot::{Robot, RobotKinematics};
 
 use super::kind_doc;
@@ -199,9 +199,7 @@ impl MotionTrajectory {
     fn moves(&self) -> Result<Vec<MoveSpec>, String> {
         let n = self.robot.dof();
         let one = |motion| Ok(vec![MoveSpec { motion, blend: 0.0, velocity_scale: 1.0 }]);
-        let six = |name: &str| -> Result<[f64; 6], String> {
-            self.vector(name)?.try_into().map_err(|v: Vec<f64>| format!("{name} needs 6 numbers (x, y, z, roll, pitch, yaw), got {}", v.len()))
-        };
+        let six = |name: &str| -> Result<[f64; 6], String> { self.vector(name)?.try_into().map_err(|v: Vec<f64>| format!("{name} needs 6 numbers (x, y, z, roll, pitch, yaw), got {}", v.len())) };
         match self.info.kind.as_str() {
             "ptp" => one(Move::Ptp { target: self.info.vector("target", n).map_err(|e| format!("target: {e} (the robot has {n} joints)"))? }),
             "lin" => one(Move::Lin { target: six("target")? }),
