@@ -1,11 +1,13 @@
 //! The simulated robot's `sense`/`actuate` and the robot components' `step` allocate
 //! nothing: a counting global allocator is armed around a steady-state loop of them.
-//! One test in this binary, so no other test allocates concurrently.
+//! Counted on the test's thread only, which is where this loop runs the real-time path: other
+//! threads (the test harness's, a retired model being dropped) may allocate meanwhile.
 
 mod robot_support;
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use morc::kernel::base::{Base, Commands};
 use morc::kernel::component::*;
@@ -19,14 +21,27 @@ use morc::robot::RobotKinematics;
 use morc::robot::SimulatedRobot;
 
 struct Counting;
-static ARMED: AtomicBool = AtomicBool::new(false);
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+thread_local! {
+    static ARMED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether this thread counts its allocations now.
+fn armed() -> bool {
+    ARMED.try_with(Cell::get).unwrap_or(false)
+}
+
+/// Counts this thread's allocations from now (`true`) or stops (`false`).
+fn arm(on: bool) {
+    ARMED.with(|c| c.set(on));
+}
 
 // SAFETY: every method passes its arguments unchanged to `System`, which meets GlobalAlloc's contract; the
-// bookkeeping around it is a relaxed atomic, which neither allocates (no re-entry) nor unwinds.
+// bookkeeping is try_with on a const-initialised thread-local Cell (no lazy init, no destructor) and a relaxed
+// atomic, so it neither allocates (no re-entry) nor unwinds.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if ARMED.load(Ordering::Relaxed) {
+        if armed() {
             ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
         }
         System.alloc(layout)
@@ -35,7 +50,7 @@ unsafe impl GlobalAlloc for Counting {
         System.dealloc(ptr, layout)
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if ARMED.load(Ordering::Relaxed) {
+        if armed() {
             ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
         }
         System.realloc(ptr, layout, new_size)
@@ -114,7 +129,7 @@ fn simulated_robot_and_robot_components_do_not_allocate() {
     let mut path_out = outputs(path.info());
     path.initialize(&ctx("path"), &mut path_out).unwrap();
     let start = [Value::Vector(q0.to_vec())];
-    ARMED.store(true, Ordering::SeqCst);
+    arm(true);
     let mut path_steps = 0;
     for tick in 0..20_000u64 {
         let step = StepContext { step: tick, time: tick as f64 * robot_support::T, period: robot_support::T };
@@ -126,7 +141,7 @@ fn simulated_robot_and_robot_components_do_not_allocate() {
             break;
         }
     }
-    ARMED.store(false, Ordering::SeqCst);
+    arm(false);
     assert_eq!(ALLOCATIONS.load(Ordering::SeqCst), 0, "allocations planning or stepping a path");
     assert!(path_steps > 500, "the path ran {path_steps} steps");
 
@@ -134,19 +149,19 @@ fn simulated_robot_and_robot_components_do_not_allocate() {
     for tick in 0..10 {
         loop_once(tick, true);
     }
-    ARMED.store(true, Ordering::SeqCst);
+    arm(true);
     for tick in 10..600 {
         if tick == 200 {
             // A payload published mid-run (the publishing allocates, off the real-time path):
             // plant and feed-forward pick it up at their next step without allocating.
-            ARMED.store(false, Ordering::SeqCst);
+            arm(false);
             let mut loaded = (*robot.unloaded).clone();
             morc::robot::add_payload(&mut loaded, 3.0, nalgebra::Vector3::zeros(), nalgebra::Matrix3::zeros()).unwrap();
             robot.swapped(loaded, Some(3.0)).unwrap();
-            ARMED.store(true, Ordering::SeqCst);
+            arm(true);
         }
         loop_once(tick, tick < 450);
     }
-    ARMED.store(false, Ordering::SeqCst);
+    arm(false);
     assert_eq!(ALLOCATIONS.load(Ordering::SeqCst), 0, "allocations on the real-time path");
 }
