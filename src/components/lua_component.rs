@@ -70,12 +70,7 @@ impl LuaComponent {
 }
 
 impl Component for LuaComponent {
-    fn info(&self) -> &ComponentInfo {
-        &self.info
-    }
-    fn info_mut(&mut self) -> &mut ComponentInfo {
-        &mut self.info
-    }
+    crate::component_info!(info);
 
     fn initialize(&mut self, ctx: &InitContext, outputs: &mut [Value]) -> Result<(), String> {
         let (req_tx, req_rx) = bounded(1);

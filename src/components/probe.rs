@@ -35,12 +35,7 @@ impl Default for Probe {
 }
 
 impl Component for Probe {
-    fn info(&self) -> &ComponentInfo {
-        &self.info
-    }
-    fn info_mut(&mut self) -> &mut ComponentInfo {
-        &mut self.info
-    }
+    crate::component_info!(info);
     fn configure(&mut self) -> Result<(), String> {
         self.width = super::blocks::width(&self.info)?;
         self.info.inputs[0].ty = super::blocks::width_type(self.width as i64);

@@ -244,12 +244,7 @@ impl Running {
 }
 
 impl Component for FmuComponent {
-    fn info(&self) -> &ComponentInfo {
-        &self.info
-    }
-    fn info_mut(&mut self) -> &mut ComponentInfo {
-        &mut self.info
-    }
+    crate::component_info!(info);
 
     fn set_parameter(&mut self, name: &str, value: &Value) -> Result<(), String> {
         let Some(i) = self.info.params.iter().position(|p| p.name == name) else {

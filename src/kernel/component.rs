@@ -174,6 +174,45 @@ pub enum Step {
     Fault(String),
 }
 
+/// Implements [`Component::info`] and [`Component::info_mut`] for the usual
+/// component, which keeps its [`ComponentInfo`] in a field: write it inside the
+/// `impl Component` block with the field's name. A component that does more
+/// than hand out a field writes the two methods itself.
+///
+/// ```
+/// use morc::kernel::component::{Component, ComponentInfo, InitContext, StepContext, Step};
+/// use morc::kernel::value::Value;
+///
+/// struct Hold {
+///     info: ComponentInfo,
+/// }
+///
+/// impl Component for Hold {
+///     morc::component_info!(info);
+///
+///     fn initialize(&mut self, _: &InitContext, _: &mut [Value]) -> Result<(), String> {
+///         Ok(())
+///     }
+///     fn step(&mut self, _: &StepContext, _: &[Value], _: &mut [Value]) -> Step {
+///         Step::Continue
+///     }
+/// }
+///
+/// let hold = Hold { info: ComponentInfo::new("hold", "Holds nothing.") };
+/// assert_eq!(hold.info().kind, "hold");
+/// ```
+#[macro_export]
+macro_rules! component_info {
+    ($field:ident) => {
+        fn info(&self) -> &$crate::kernel::component::ComponentInfo {
+            &self.$field
+        }
+        fn info_mut(&mut self) -> &mut $crate::kernel::component::ComponentInfo {
+            &mut self.$field
+        }
+    };
+}
+
 /// Every component — native, FMU or Lua — implements this.
 pub trait Component: Send {
     fn info(&self) -> &ComponentInfo;

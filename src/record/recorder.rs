@@ -153,12 +153,7 @@ impl Recorder {
 }
 
 impl Component for Recorder {
-    fn info(&self) -> &ComponentInfo {
-        &self.info
-    }
-    fn info_mut(&mut self) -> &mut ComponentInfo {
-        &mut self.info
-    }
+    crate::component_info!(info);
 
     fn configure(&mut self) -> Result<(), String> {
         let path = self.info.param_value("path").map(|v| v.str().to_string()).unwrap_or_default();

@@ -50,12 +50,7 @@ impl Default for Integrator {
 }
 
 impl Component for Integrator {
-    fn info(&self) -> &ComponentInfo {
-        &self.info
-    }
-    fn info_mut(&mut self) -> &mut ComponentInfo {
-        &mut self.info
-    }
+    crate::component_info!(info);
     fn configure(&mut self) -> Result<(), String> {
         let n = width(&self.info)?;
         self.k = per_element(&self.info, "k", n)?;
@@ -121,12 +116,7 @@ impl Default for UnitDelay {
 }
 
 impl Component for UnitDelay {
-    fn info(&self) -> &ComponentInfo {
-        &self.info
-    }
-    fn info_mut(&mut self) -> &mut ComponentInfo {
-        &mut self.info
-    }
+    crate::component_info!(info);
     fn configure(&mut self) -> Result<(), String> {
         let n = width(&self.info)?;
         self.initial = per_element(&self.info, "initial", n)?;

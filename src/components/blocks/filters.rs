@@ -44,12 +44,7 @@ impl Default for Lowpass {
 }
 
 impl Component for Lowpass {
-    fn info(&self) -> &ComponentInfo {
-        &self.info
-    }
-    fn info_mut(&mut self) -> &mut ComponentInfo {
-        &mut self.info
-    }
+    crate::component_info!(info);
     fn configure(&mut self) -> Result<(), String> {
         let n = width(&self.info)?;
         self.fc = per_element(&self.info, "fc", n)?;
@@ -172,12 +167,7 @@ impl Default for Bessel {
 }
 
 impl Component for Bessel {
-    fn info(&self) -> &ComponentInfo {
-        &self.info
-    }
-    fn info_mut(&mut self) -> &mut ComponentInfo {
-        &mut self.info
-    }
+    crate::component_info!(info);
     fn configure(&mut self) -> Result<(), String> {
         let n = width(&self.info)?;
         let order = self.info.integer("order");

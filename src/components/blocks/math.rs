@@ -36,12 +36,7 @@ impl Default for Gain {
 }
 
 impl Component for Gain {
-    fn info(&self) -> &ComponentInfo {
-        &self.info
-    }
-    fn info_mut(&mut self) -> &mut ComponentInfo {
-        &mut self.info
-    }
+    crate::component_info!(info);
     fn configure(&mut self) -> Result<(), String> {
         let n = width(&self.info)?;
         self.k = per_element(&self.info, "k", n)?;
@@ -100,12 +95,7 @@ impl Default for Sum {
 }
 
 impl Component for Sum {
-    fn info(&self) -> &ComponentInfo {
-        &self.info
-    }
-    fn info_mut(&mut self) -> &mut ComponentInfo {
-        &mut self.info
-    }
+    crate::component_info!(info);
     fn configure(&mut self) -> Result<(), String> {
         let n = width(&self.info)?;
         let text = self.info.param_value("signs").map(Value::str).unwrap_or("");
@@ -167,12 +157,7 @@ impl Default for Product {
 }
 
 impl Component for Product {
-    fn info(&self) -> &ComponentInfo {
-        &self.info
-    }
-    fn info_mut(&mut self) -> &mut ComponentInfo {
-        &mut self.info
-    }
+    crate::component_info!(info);
     fn configure(&mut self) -> Result<(), String> {
         let n = width(&self.info)?;
         let m = self.info.integer("inputs");

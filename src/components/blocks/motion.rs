@@ -53,12 +53,7 @@ impl Default for Trajectory {
 }
 
 impl Component for Trajectory {
-    fn info(&self) -> &ComponentInfo {
-        &self.info
-    }
-    fn info_mut(&mut self) -> &mut ComponentInfo {
-        &mut self.info
-    }
+    crate::component_info!(info);
     fn configure(&mut self) -> Result<(), String> {
         let n = width(&self.info)?;
         for (values, name) in self.params.iter_mut().zip(["q0", "q1", "start", "duration"]) {
@@ -144,12 +139,7 @@ impl Default for PPi {
 }
 
 impl Component for PPi {
-    fn info(&self) -> &ComponentInfo {
-        &self.info
-    }
-    fn info_mut(&mut self) -> &mut ComponentInfo {
-        &mut self.info
-    }
+    crate::component_info!(info);
     fn configure(&mut self) -> Result<(), String> {
         let n = width(&self.info)?;
         for (values, name) in self.gains.iter_mut().zip(["kp", "kv", "ki", "umin", "umax"]) {
@@ -240,12 +230,7 @@ impl Default for Arm {
 }
 
 impl Component for Arm {
-    fn info(&self) -> &ComponentInfo {
-        &self.info
-    }
-    fn info_mut(&mut self) -> &mut ComponentInfo {
-        &mut self.info
-    }
+    crate::component_info!(info);
     fn configure(&mut self) -> Result<(), String> {
         let n = width(&self.info)?;
         for (values, name) in self.params.iter_mut().zip(ARM_PARAMS) {

@@ -36,12 +36,7 @@ impl Default for Saturation {
 }
 
 impl Component for Saturation {
-    fn info(&self) -> &ComponentInfo {
-        &self.info
-    }
-    fn info_mut(&mut self) -> &mut ComponentInfo {
-        &mut self.info
-    }
+    crate::component_info!(info);
     fn configure(&mut self) -> Result<(), String> {
         let n = width(&self.info)?;
         let lower = per_element(&self.info, "lower", n)?;
@@ -106,12 +101,7 @@ impl Default for RateLimiter {
 }
 
 impl Component for RateLimiter {
-    fn info(&self) -> &ComponentInfo {
-        &self.info
-    }
-    fn info_mut(&mut self) -> &mut ComponentInfo {
-        &mut self.info
-    }
+    crate::component_info!(info);
     fn configure(&mut self) -> Result<(), String> {
         let n = width(&self.info)?;
         self.rising = per_element(&self.info, "rising", n)?;

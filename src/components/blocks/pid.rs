@@ -107,12 +107,7 @@ impl Default for Pid {
 }
 
 impl Component for Pid {
-    fn info(&self) -> &ComponentInfo {
-        &self.info
-    }
-    fn info_mut(&mut self) -> &mut ComponentInfo {
-        &mut self.info
-    }
+    crate::component_info!(info);
     fn configure(&mut self) -> Result<(), String> {
         let n = width(&self.info)?;
         for (values, name) in self.gains.iter_mut().zip(GAIN_NAMES) {

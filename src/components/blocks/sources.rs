@@ -141,12 +141,7 @@ fn cycles_fraction(cycles: f64) -> f64 {
 }
 
 impl Component for Source {
-    fn info(&self) -> &ComponentInfo {
-        &self.info
-    }
-    fn info_mut(&mut self) -> &mut ComponentInfo {
-        &mut self.info
-    }
+    crate::component_info!(info);
     fn configure(&mut self) -> Result<(), String> {
         let n = width(&self.info)?;
         let kind = self.info.kind.clone();

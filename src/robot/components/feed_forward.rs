@@ -31,12 +31,7 @@ impl RigidBodyFeedForward {
 }
 
 impl Component for RigidBodyFeedForward {
-    fn info(&self) -> &ComponentInfo {
-        &self.info
-    }
-    fn info_mut(&mut self) -> &mut ComponentInfo {
-        &mut self.info
-    }
+    crate::component_info!(info);
     fn initialize(&mut self, _: &InitContext, _: &mut [Value]) -> Result<(), String> {
         Ok(())
     }

@@ -50,12 +50,7 @@ impl Monitor {
 }
 
 impl Component for Monitor {
-    fn info(&self) -> &ComponentInfo {
-        &self.info
-    }
-    fn info_mut(&mut self) -> &mut ComponentInfo {
-        &mut self.info
-    }
+    crate::component_info!(info);
     fn initialize(&mut self, _: &InitContext, _: &mut [Value]) -> Result<(), String> {
         let (max_error, tolerance) = (self.info.real("max_error"), self.info.real("tolerance"));
         for i in 0..self.robot.dof() {

@@ -301,12 +301,7 @@ impl MotionTrajectory {
 }
 
 impl Component for MotionTrajectory {
-    fn info(&self) -> &ComponentInfo {
-        &self.info
-    }
-    fn info_mut(&mut self) -> &mut ComponentInfo {
-        &mut self.info
-    }
+    crate::component_info!(info);
     fn configure(&mut self) -> Result<(), String> {
         let kind = self.info.kind.clone();
         let fail = |e: String| format!("{kind}: {e}");
