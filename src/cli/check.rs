@@ -53,7 +53,7 @@ pub fn check_file(file: &Path) -> Result<(), String> {
     for failure in unread {
         problems.push(format!("{failure}\n(the program did not look at this result: handle a failure with `if not r.ok then … end`)"));
     }
-    if lua.app_data_ref::<LastOutcome>().is_some_and(|o| o.0 == "fault") && problems.is_empty() {
+    if lua.app_data_ref::<LastOutcome>().is_some_and(|o| o.is_fault()) && problems.is_empty() {
         problems.push(format!("the program's last run ended in a fault (morc run would exit {})", exit::FAULT));
     }
     drop(lua); // the engine stops and every recording is closed before the scratch folder goes

@@ -283,7 +283,7 @@ pub fn lua_with_engine(config: EngineConfig, setup: &LuaSetup) -> Result<mlua::L
 
 /// The exit code after a program or REPL session: a fault in the last run wins.
 pub fn exit_code(lua: &mlua::Lua, failed: bool) -> i32 {
-    let fault = lua.app_data_ref::<crate::lua::engine::LastOutcome>().is_some_and(|o| o.0 == "fault");
+    let fault = lua.app_data_ref::<crate::lua::engine::LastOutcome>().is_some_and(|o| o.is_fault());
     match (fault, failed) {
         (true, _) => exit::FAULT,
         (false, true) => exit::SCRIPT_ERROR,

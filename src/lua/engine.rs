@@ -96,15 +96,17 @@ fn for_clock(engine: &Engine, mut req: Request) -> Request {
     req
 }
 
-/// The outcome of the last `engine:run` in this Lua state ("finished", "fault",
-/// "cancelled"), kept as app data so a program's exit code can tell a fault.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct LastOutcome(pub String);
+/// The outcome of the last `engine:run` in this Lua state, kept as app data so a program's
+/// exit code can tell a fault.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LastOutcome(pub Outcome);
 
-/// How many `engine:run` calls are blocked waiting for their run right now. A
-/// Ctrl-C handler reads it (an atomic load is signal-safe) to tell "cancel the
-/// run" from "interrupt the Lua code".
-pub static RUNS_IN_PROGRESS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+impl LastOutcome {
+    /// Whether the last run ended in a fault.
+    pub fn is_fault(&self) -> bool {
+        matches!(self.0, Outcome::Fault(_))
+    }
+}
 
 fn summary_table(lua: &Lua, s: &Summary) -> mlua::Result<Table> {
     let t = lua.create_table()?;
@@ -210,16 +212,9 @@ pub fn run(lua: &Lua, engine: &mut Engine, assembly: &AnyUserData, opts: Option<
 /// Waits for a started run and turns its result into the Lua result table.
 fn finish(lua: &Lua, engine: &mut Engine, handle: crate::kernel::engine::RunHandle, req: Request) -> mlua::Result<Table> {
     let Request { spec, data_ud, capped, .. } = req;
-    RUNS_IN_PROGRESS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let result = engine.wait(handle);
-    RUNS_IN_PROGRESS.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
     let result = result.map_err(|e| mlua::Error::runtime(e.to_string()))?;
-    let outcome = match &result.outcome {
-        Outcome::Finished(_) => "finished",
-        Outcome::Fault(_) => "fault",
-        Outcome::Cancelled => "cancelled",
-    };
-    lua.set_app_data(LastOutcome(outcome.to_string()));
+    lua.set_app_data(LastOutcome(result.outcome.clone()));
     if capped && result.outcome == Outcome::Finished("duration".into()) {
         eprintln!("morc check: '{}' has no end of its own; checked for its first {CHECK_MAX_SECONDS} s", spec.name);
     }
