@@ -554,9 +554,11 @@ impl Base for BusBase {
     }
 
     /// The drives stand still (they brake by themselves: hold, quick stop or fault reaction).
-    /// A bus that lost its devices cannot tell and has nothing more to do.
+    /// A bus whose last cycle failed cannot tell and has nothing more to do.
     fn is_still(&self) -> bool {
         const STILL_RAD_PER_S: f64 = 1e-3;
-        self.devices.drives.iter().all(|d| d.class.velocity().abs() < STILL_RAD_PER_S) || self.fault.as_deref().is_some_and(|f| f.contains("lost") || f.contains("does not answer"))
+        // While cycles fail the measurements are stale: nothing more to wait for here (the
+        // drives' own watchdogs stop them when the master falls silent).
+        self.bad_cycles > 0 || self.devices.drives.iter().all(|d| d.class.velocity().abs() < STILL_RAD_PER_S)
     }
 }
