@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use morc::model::{self, Data, DhTable, FrameIndex, Inertia, Model};
+use morc_model::{Data, DhTable, FrameIndex, Inertia, Model};
 use nalgebra::{Matrix3, Vector3};
 use serde_json::{json, Value};
 
@@ -84,7 +84,7 @@ struct Robot {
 
 impl Robot {
     fn new(label: &'static str, urdf: PathBuf, ee_name: &'static str) -> Result<Robot, String> {
-        let model = model::load_urdf(&urdf).map_err(|e| e.to_string())?;
+        let model = morc_model::load_urdf(&urdf).map_err(|e| e.to_string())?;
         let ee = model.frame_index(ee_name).ok_or_else(|| format!("{label}: no frame '{ee_name}'"))?;
         // A generic configuration: no zero angles, so no trigonometric shortcut applies.
         let q = vec![0.3, -1.1, 1.4, -0.5, 0.9, 0.2];
@@ -94,7 +94,7 @@ impl Robot {
             return Err(format!("{label}: expected 6 joints, found {}", model.nv()));
         }
         let mut data = Data::new(&model);
-        let tau = model::rnea(&model, &mut data, &q, &v, &a).as_slice().to_vec();
+        let tau = morc_model::rnea(&model, &mut data, &q, &v, &a).as_slice().to_vec();
         Ok(Robot { label, urdf, model, ee, ee_name, q, v, a, tau })
     }
 
@@ -105,24 +105,24 @@ impl Robot {
         let (q, v, a, tau) = (&self.q[..], &self.v[..], &self.a[..], &self.tau[..]);
         vec![
             ns_per_call(run_seconds, || {
-                black_box(model::rnea(m, &mut d, black_box(q), black_box(v), black_box(a)));
+                black_box(morc_model::rnea(m, &mut d, black_box(q), black_box(v), black_box(a)));
             }),
             ns_per_call(run_seconds, || {
-                black_box(model::aba(m, &mut d, black_box(q), black_box(v), black_box(tau)));
+                black_box(morc_model::aba(m, &mut d, black_box(q), black_box(v), black_box(tau)));
             }),
             ns_per_call(run_seconds, || {
-                black_box(model::crba(m, &mut d, black_box(q)));
+                black_box(morc_model::crba(m, &mut d, black_box(q)));
             }),
             ns_per_call(run_seconds, || {
-                model::forward_kinematics_joints(m, &mut d, black_box(q));
+                morc_model::forward_kinematics_joints(m, &mut d, black_box(q));
                 black_box(&d.joint_placements);
             }),
             ns_per_call(run_seconds, || {
-                model::forward_kinematics_placements(m, &mut d, black_box(q));
+                morc_model::forward_kinematics_placements(m, &mut d, black_box(q));
                 black_box(&d.frame_placements);
             }),
             ns_per_call(run_seconds, || {
-                black_box(model::compute_frame_jacobian(m, &mut d, black_box(q), black_box(ee)));
+                black_box(morc_model::compute_frame_jacobian(m, &mut d, black_box(q), black_box(ee)));
             }),
         ]
     }
@@ -149,12 +149,12 @@ fn kr5_with_inertias(reference: &Path) -> Result<Model, String> {
 }
 
 /// A robot defined by a script of robots/, as a program loads it.
-fn robot_script(name: &str) -> std::sync::Arc<morc::robot::Robot> {
-    let lua = morc::lua::new_state().expect("a Lua state");
-    let engine = morc::cli::start_engine(morc::kernel::engine::EngineConfig::default()).expect("an engine");
-    morc::lua::install(&lua, engine).expect("morc in Lua");
+fn robot_script(name: &str) -> std::sync::Arc<morc_robot::Robot> {
+    let lua = morc_lua::new_state().expect("a Lua state");
+    let engine = morc_lua::start_engine(morc_kernel::engine::EngineConfig::default()).expect("an engine");
+    morc_lua::install(&lua, engine).expect("morc in Lua");
     let robot: mlua::AnyUserData = lua.load(format!("return require 'robots.{name}'")).eval().expect("the robot script loads");
-    let robot = robot.borrow::<morc::lua::robot::LuaRobot>().expect("a robot").0.clone();
+    let robot = robot.borrow::<morc_lua::robot::LuaRobot>().expect("a robot").0.clone();
     drop(lua);
     robot
 }
@@ -164,23 +164,23 @@ fn robot_script(name: &str) -> std::sync::Arc<morc::robot::Robot> {
 fn rigid_body_only(model: &Model) -> Model {
     let mut model = model.clone();
     for joint in 1..model.njoints() {
-        model.set_drive_train(joint, model::DriveTrain::default()).expect("a joint of the model");
+        model.set_drive_train(joint, morc_model::DriveTrain::default()).expect("a joint of the model");
     }
     model
 }
 
-fn kr16_script() -> std::sync::Arc<morc::robot::Robot> {
+fn kr16_script() -> std::sync::Arc<morc_robot::Robot> {
     robot_script("kr16")
 }
 
 /// ns per step of the trajectory generator: planned once, then stepped through its motion.
 fn time_trajectory_steps(run_seconds: f64) {
-    use morc::kernel::component::{Component, InitContext, Step, StepContext};
-    use morc::kernel::data::AssemblyData;
-    use morc::kernel::value::Value;
-    use morc::motion::Kinematics;
-    use morc::robot::components::MotionTrajectory;
-    use morc::robot::RobotKinematics;
+    use morc_kernel::component::{Component, InitContext, Step, StepContext};
+    use morc_kernel::data::AssemblyData;
+    use morc_kernel::value::Value;
+    use morc_motion::Kinematics;
+    use morc_robot::components::MotionTrajectory;
+    use morc_robot::RobotKinematics;
     println!();
     println!("Trajectory generator: ns per step (thread CPU time), reference q, qd, qdd, tool position");
     println!("{:<6} {:<34} {:>9}", "robot", "motion", "ns/step");
@@ -189,7 +189,7 @@ fn time_trajectory_steps(run_seconds: f64) {
         let mut kinematics = RobotKinematics::new(robot.clone());
         let mut goal = kinematics.tool_pose(&q0);
         goal.translation.y += 0.2;
-        let rpy = model::spatial::rpy_from_rotation(&goal.rotation);
+        let rpy = morc_model::spatial::rpy_from_rotation(&goal.rotation);
         let pose = vec![goal.translation.x, goal.translation.y, goal.translation.z, rpy.x, rpy.y, rpy.z];
         let target: Vec<f64> = q0.iter().map(|q| q + 0.3).collect();
         let cases = [("ptp", "ptp, trapezoid", Value::Vector(target.clone()), 0.0), ("ptp", "ptp, jerk-limited + Bessel filter", Value::Vector(target), 0.05), ("lin", "", Value::Vector(pose), 0.0)];
@@ -262,8 +262,8 @@ fn main() {
     let kr5_urdf = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kr5_dh.urdf");
     let kr16_urdf = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kr16.urdf");
     let robots = kr5_with_inertias(&reference)
-        .and_then(|kr5| std::fs::write(&kr5_urdf, model::to_urdf(&kr5)).map_err(|e| format!("{}: {e}", kr5_urdf.display())))
-        .and_then(|()| std::fs::write(&kr16_urdf, model::to_urdf(&rigid_body_only(&kr16_script().model))).map_err(|e| format!("{}: {e}", kr16_urdf.display())))
+        .and_then(|kr5| std::fs::write(&kr5_urdf, morc_model::to_urdf(&kr5)).map_err(|e| format!("{}: {e}", kr5_urdf.display())))
+        .and_then(|()| std::fs::write(&kr16_urdf, morc_model::to_urdf(&rigid_body_only(&kr16_script().model))).map_err(|e| format!("{}: {e}", kr16_urdf.display())))
         .and_then(|()| Ok(vec![Robot::new("UR5", reference.join("ur5_robot.urdf"), "tool0")?, Robot::new("KR16", kr16_urdf.clone(), "tool")?, Robot::new("KR5 (DH)", kr5_urdf.clone(), "tool")?]));
     let robots = match robots {
         Ok(robots) => robots,

@@ -7,12 +7,12 @@
 
 use std::time::Instant;
 
-use morc::kernel::engine::EngineConfig;
+use morc_kernel::engine::EngineConfig;
 
 fn main() {
-    let engine = morc::cli::start_engine(EngineConfig::default()).expect("engine");
-    let lua = morc::lua::new_state().expect("lua");
-    morc::lua::install(&lua, engine).expect("install");
+    let engine = morc_lua::start_engine(EngineConfig::default()).expect("engine");
+    let lua = morc_lua::new_state().expect("lua");
+    morc_lua::install(&lua, engine).expect("install");
     let t0 = Instant::now();
     lua.globals().set("now", lua.create_function(move |_, ()| Ok(t0.elapsed().as_secs_f64())).unwrap()).unwrap();
     let code = r#"

@@ -1,17 +1,8 @@
-//! morc — a modular, vendor-agnostic robot controller.
+//! morc — a modular, vendor-agnostic robot controller: the command line and the REPL.
 //!
-//! A small real-time kernel ([`kernel`]) runs assemblies of components on one
-//! clock; everything a researcher touches is Lua on top ([`lua`]).
+//! The layers below are crates of their own (see docs/architecture.md): `morc-kernel` runs
+//! assemblies of components on one clock; `morc-lua` is the Lua surface researchers use.
 
 #![deny(clippy::missing_safety_doc)]
 
-pub mod bus;
 pub mod cli;
-pub mod components;
-pub mod fmi;
-pub mod kernel;
-pub mod lua;
-pub mod model;
-pub mod motion;
-pub mod record;
-pub mod robot;

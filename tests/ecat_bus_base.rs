@@ -2,16 +2,16 @@
 //! bring-up to Op, drives switched on, commands moving the simulated drives through
 //! ethercrab, hold, digital I/O, and the virtual clock making it all deterministic.
 
-use morc::bus::base::{BusBase, BusConfig};
-use morc::bus::master::Link;
-use morc::bus::sim::{shared_sim_segment, SimSegmentConfig};
-use morc::bus::transport::lock;
-use morc::bus::virtual_segment::{Cia402Drive, DigitalInputs, DigitalOutputs};
-use morc::kernel::base::Base;
-use morc::kernel::component::Step;
-use morc::kernel::value::Value;
+use morc_ecat::base::{BusBase, BusConfig};
+use morc_ecat::master::Link;
+use morc_ecat::transport::lock;
+use morc_ecat::virtual_bus::{shared_sim_segment, SimSegmentConfig};
+use morc_ecat_sim::{Cia402Drive, DigitalInputs, DigitalOutputs};
+use morc_kernel::base::Base;
+use morc_kernel::component::Step;
+use morc_kernel::value::Value;
 
-fn open(drives: usize) -> (BusBase, morc::bus::transport::SharedSegment) {
+fn open(drives: usize) -> (BusBase, morc_ecat::transport::SharedSegment) {
     let seg = shared_sim_segment(&SimSegmentConfig { drives, ..Default::default() }).unwrap();
     let base = BusBase::open(Link::Simulated(seg.clone()), BusConfig::default()).expect("bus base");
     (base, seg)
@@ -52,7 +52,7 @@ fn commands_move_the_simulated_drives_and_hold_keeps_them() {
         let t = (k as f64 * 0.001).min(0.5);
         inputs[0] = Value::Vector(vec![t, -t.min(0.2)]);
         inputs[1] = Value::Integer(0b101);
-        assert_eq!(base.actuate(tick, Some(morc::kernel::base::Commands::all(&inputs))), Step::Continue);
+        assert_eq!(base.actuate(tick, Some(morc_kernel::base::Commands::all(&inputs))), Step::Continue);
         tick += 1;
         assert_eq!(base.sense(tick, &mut outputs), Step::Continue, "{:?}", base.fault());
     }
@@ -69,7 +69,7 @@ fn commands_move_the_simulated_drives_and_hold_keeps_them() {
     // Command a fast move, then hold half way: the drive stops where it is then.
     inputs[0] = Value::Vector(vec![1.5, -0.2]);
     for _ in 0..100 {
-        base.actuate(tick, Some(morc::kernel::base::Commands::all(&inputs)));
+        base.actuate(tick, Some(morc_kernel::base::Commands::all(&inputs)));
         tick += 1;
         base.sense(tick, &mut outputs);
     }
@@ -99,7 +99,7 @@ fn same_commands_give_bit_identical_measurements() {
             trace.extend(outputs[0].as_slice().iter().map(|x| x.to_bits()));
             let t = k as f64 * 1e-3;
             inputs[0] = Value::Vector(vec![(3.0 * t).sin(), 0.1 * t, -t]);
-            base.actuate(k, Some(morc::kernel::base::Commands::all(&inputs)));
+            base.actuate(k, Some(morc_kernel::base::Commands::all(&inputs)));
         }
         trace
     };

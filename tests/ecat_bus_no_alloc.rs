@@ -3,12 +3,12 @@
 //! classes decoding and encoding, measurements and commands on ports — 2000 ticks counted by
 //! a global allocator that watches this test's thread.
 
-use morc::bus::base::{BusBase, BusConfig};
-use morc::bus::master::Link;
-use morc::bus::sim::{shared_sim_segment, SimSegmentConfig};
-use morc::kernel::base::Base;
-use morc::kernel::component::Step;
-use morc::kernel::value::Value;
+use morc_ecat::base::{BusBase, BusConfig};
+use morc_ecat::master::Link;
+use morc_ecat::virtual_bus::{shared_sim_segment, SimSegmentConfig};
+use morc_kernel::base::Base;
+use morc_kernel::component::Step;
+use morc_kernel::value::Value;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -53,7 +53,7 @@ fn bus_base_cycles_without_allocating() {
             *q = 0.2 * (t + i as f64).sin();
         }
         inputs[1] = Value::Integer((tick % 256) as i64);
-        let commands = if hold { None } else { Some(morc::kernel::base::Commands::all(&inputs[..])) };
+        let commands = if hold { None } else { Some(morc_kernel::base::Commands::all(&inputs[..])) };
         assert_eq!(base.actuate(tick, commands), Step::Continue);
     };
     for tick in 0..10 {
@@ -97,7 +97,7 @@ fn a_robot_cell_cycles_without_allocating_healthy_and_idle_faulted() {
             for (c, v) in inputs[aout].as_mut_slice().iter_mut().enumerate() {
                 *v = ((tick as f64 * 1e-3) + c as f64).sin();
             }
-            assert_eq!(base.actuate(tick, Some(morc::kernel::base::Commands::all(&inputs[..]))), Step::Continue);
+            assert_eq!(base.actuate(tick, Some(morc_kernel::base::Commands::all(&inputs[..]))), Step::Continue);
             tick += 1;
         }
     };

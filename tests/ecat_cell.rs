@@ -6,14 +6,14 @@
 mod bus_rig;
 
 use bus_rig::Rig;
-use morc::bus::devices::cia402::PowerState;
-use morc::bus::devices::safety_plc::reason;
-use morc::bus::sim::SimSegmentConfig;
-use morc::bus::transport::lock;
-use morc::bus::virtual_segment::{SimAnalogInputs, SimAnalogOutputs, SimForceSensor, SimSafetyPlc};
-use morc::kernel::base::Base;
-use morc::kernel::component::Step;
-use morc::kernel::value::Value;
+use morc_ecat::devices::cia402::PowerState;
+use morc_ecat::devices::safety_plc::reason;
+use morc_ecat::transport::lock;
+use morc_ecat::virtual_bus::SimSegmentConfig;
+use morc_ecat_sim::{SimAnalogInputs, SimAnalogOutputs, SimForceSensor, SimSafetyPlc};
+use morc_kernel::base::Base;
+use morc_kernel::component::Step;
+use morc_kernel::value::Value;
 
 fn cell() -> Rig {
     let mut rig = Rig::new(&SimSegmentConfig::cell(2));

@@ -1,17 +1,17 @@
 //! Bring-up diagnostics that name the cause: a device refusing a state is reported with the
 //! state it refused and its AL status code in words, the 32-device limit is named, and a
 //! scan leaves the line in PREOP. On the virtual segment, in-process, with the faulty devices
-//! of `morc::bus::sim::faulty`.
+//! of `morc_ecat::virtual_bus::faulty`.
 
-use morc::bus::base::{BusBase, BusConfig};
-use morc::bus::master::Link;
-use morc::bus::sim::{faulty, shared_sim_segment, sim_segment, SimSegmentConfig};
-use morc::bus::transport::lock;
-use morc::bus::virtual_segment::{AlState, Cia402Drive, IdealFollower};
-use morc::kernel::base::{Base, Commands};
-use morc::kernel::component::Step;
-use morc::kernel::engine::EngineConfig;
-use morc::kernel::value::Value;
+use morc_ecat::base::{BusBase, BusConfig};
+use morc_ecat::master::Link;
+use morc_ecat::transport::lock;
+use morc_ecat::virtual_bus::{faulty, shared_sim_segment, sim_segment, SimSegmentConfig};
+use morc_ecat_sim::{AlState, Cia402Drive, IdealFollower};
+use morc_kernel::base::{Base, Commands};
+use morc_kernel::component::Step;
+use morc_kernel::engine::EngineConfig;
+use morc_kernel::value::Value;
 use std::sync::{Arc, Mutex};
 
 /// Coupler, two drives, DO8, DI8, then a DI8 whose EEPROM marks its input SM virtual.
@@ -55,7 +55,7 @@ fn more_than_32_devices_are_named_as_the_limit() {
 
 #[test]
 fn a_scan_leaves_the_devices_in_preop() {
-    let seg = shared_sim_segment(&SimSegmentConfig::cell(morc::bus::sim::DEFAULT_DRIVES)).unwrap();
+    let seg = shared_sim_segment(&SimSegmentConfig::cell(morc_ecat::virtual_bus::DEFAULT_DRIVES)).unwrap();
     let text = morc::cli::bus::scan_link(Link::Simulated(seg.clone()), &EngineConfig::default()).unwrap();
     assert!(text.contains("13 devices") && text.contains("devices back in PREOP"), "{text}");
     let states: Vec<AlState> = lock(&seg).devices().iter().map(|d| d.esc.al_state()).collect();
@@ -73,7 +73,7 @@ fn a_bus_let_go_of_leaves_its_devices_in_preop() {
 }
 
 /// Coupler, one drive, then a drive whose EEPROM says CoE but whose mailbox never answers.
-fn segment_with_a_drive_without_coe() -> morc::bus::transport::SharedSegment {
+fn segment_with_a_drive_without_coe() -> morc_ecat::transport::SharedSegment {
     let mut segment = sim_segment(&SimSegmentConfig { drives: 1, digital_outputs: 0, digital_inputs: 0, ..Default::default() }).unwrap();
     segment.push(faulty::drive_without_coe(2_500, Box::new(IdealFollower::new(1e6, 1e7))).unwrap());
     Arc::new(Mutex::new(segment))
@@ -97,7 +97,7 @@ fn a_drive_whose_mailbox_does_not_answer_coe_runs_on_its_eeprom_pdos() {
     }
     let q = outputs[0].as_slice();
     assert!((q[0] + 0.05).abs() < 1e-4 && (q[1] - 0.1).abs() < 1e-4, "{q:?}");
-    assert_eq!(lock(&seg).device(2).unwrap().app_as::<Cia402Drive>().unwrap().state(), morc::bus::virtual_segment::Cia402State::OperationEnabled);
+    assert_eq!(lock(&seg).device(2).unwrap().app_as::<Cia402Drive>().unwrap().state(), morc_ecat_sim::Cia402State::OperationEnabled);
 }
 
 #[test]

@@ -2,17 +2,17 @@
 //! cycles the bus base every base period, assemblies are swapped while it keeps cycling (no
 //! bus cycle missed), and a drive fault ends a run as a fault naming the device.
 
-use morc::bus::base::{BusBase, BusConfig};
-use morc::bus::master::Link;
-use morc::bus::sim::{shared_sim_segment, SimSegmentConfig};
-use morc::bus::transport::lock;
-use morc::bus::virtual_segment::Cia402Drive;
-use morc::kernel::assembly::AssemblySpec;
-use morc::kernel::clock::ClockKind;
-use morc::kernel::data::AssemblyData;
-use morc::kernel::engine::{Engine, EngineConfig, Outcome};
-use morc::kernel::rt::RtPolicy;
-use morc::kernel::value::Value;
+use morc_ecat::base::{BusBase, BusConfig};
+use morc_ecat::master::Link;
+use morc_ecat::transport::lock;
+use morc_ecat::virtual_bus::{shared_sim_segment, SimSegmentConfig};
+use morc_ecat_sim::Cia402Drive;
+use morc_kernel::assembly::AssemblySpec;
+use morc_kernel::clock::ClockKind;
+use morc_kernel::data::AssemblyData;
+use morc_kernel::engine::{Engine, EngineConfig, Outcome};
+use morc_kernel::rt::RtPolicy;
+use morc_kernel::value::Value;
 
 fn sine(name: &str, amplitude: f64, seconds: f64) -> AssemblySpec {
     let mut a = AssemblySpec::new(name);

@@ -6,15 +6,15 @@
 mod bus_rig;
 
 use bus_rig::Rig;
-use morc::bus::devices::cia402::PowerState;
-use morc::bus::sim::SimSegmentConfig;
-use morc::bus::transport::lock;
-use morc::bus::virtual_segment::Cia402Drive;
-use morc::kernel::component::Step;
+use morc_ecat::devices::cia402::PowerState;
+use morc_ecat::transport::lock;
+use morc_ecat::virtual_bus::SimSegmentConfig;
+use morc_ecat_sim::Cia402Drive;
+use morc_kernel::component::Step;
 
 fn rig() -> Rig {
     let mut rig = Rig::new(&SimSegmentConfig { drives: 2, ..Default::default() });
-    rig.inputs[0] = morc::kernel::value::Value::Vector(vec![0.1, -0.1]);
+    rig.inputs[0] = morc_kernel::value::Value::Vector(vec![0.1, -0.1]);
     rig
 }
 

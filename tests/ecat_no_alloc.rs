@@ -1,8 +1,8 @@
 //! Steady-state cyclic exchange through the virtual segment allocates nothing: a counting
 //! global allocator watches frames of LRW + status reads pass through a segment in Op.
 
-use morc::bus::frame::{Command, FrameBuilder};
-use morc::bus::virtual_segment::{cia402_drive, coupler, digital_outputs, load_sii, EscConfig, IdealFollower, Segment, SiiImage};
+use morc_ecat_sim::{cia402_drive, coupler, digital_outputs, load_sii, EscConfig, IdealFollower, Segment, SiiImage};
+use morc_ecat_wire::frame::{Command, FrameBuilder};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -87,7 +87,7 @@ fn cyclic_exchange_does_not_allocate() {
     for state in [2u8, 4, 8] {
         send(&mut s, &mut buf, &mut out, Command::Bwr, 0x0120 << 16, &[state, 0]);
     }
-    assert!(s.devices().iter().all(|d| d.esc.al_state() == morc::bus::virtual_segment::AlState::Op));
+    assert!(s.devices().iter().all(|d| d.esc.al_state() == morc_ecat_sim::AlState::Op));
     let mut pdi = [0u8; 27];
     // Warm up once, then count.
     send(&mut s, &mut buf, &mut out, Command::Lrw, 0, &pdi);

@@ -5,8 +5,8 @@
 
 mod support;
 
-use morc::bus::frame::{parse_datagrams, Command, DatagramLayout};
-use morc::bus::virtual_segment::{coupler, digital_outputs, load_sii, DcUnit, EscConfig, Segment, SiiImage};
+use morc_ecat_sim::{coupler, digital_outputs, load_sii, DcUnit, EscConfig, Segment, SiiImage};
+use morc_ecat_wire::frame::{parse_datagrams, Command, DatagramLayout};
 use std::collections::HashMap;
 use support::pcapng::read_packets;
 

@@ -2,8 +2,8 @@
 //! EEPROM reads, CoE PDO configuration, AL states up to Op, and cyclic process data.
 
 use ethercrab::{MainDevice, MainDeviceConfig, PduStorage, SubDeviceState, Timeouts};
-use morc::bus::transport::{block_on, lock, InProcessTransport, SharedSegment};
-use morc::bus::virtual_segment::{cia402_drive, coupler, digital_outputs, load_sii, AlState, Cia402Drive, Cia402State, DigitalOutputs, EscConfig, IdealFollower, Segment, SiiImage};
+use morc_ecat::transport::{block_on, lock, InProcessTransport, SharedSegment};
+use morc_ecat_sim::{cia402_drive, coupler, digital_outputs, load_sii, AlState, Cia402Drive, Cia402State, DigitalOutputs, EscConfig, IdealFollower, Segment, SiiImage};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

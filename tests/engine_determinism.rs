@@ -5,14 +5,14 @@
 mod common;
 
 use common::func;
-use morc::components::sim_axes::SimAxes;
-use morc::kernel::assembly::AssemblySpec;
-use morc::kernel::clock::{monotonic_ns, ClockKind};
-use morc::kernel::component::Step;
-use morc::kernel::data::AssemblyData;
-use morc::kernel::engine::{Engine, EngineConfig, Outcome, RunResult};
-use morc::kernel::rt::RtPolicy;
-use morc::kernel::value::Value;
+use morc_kernel::assembly::AssemblySpec;
+use morc_kernel::clock::{monotonic_ns, ClockKind};
+use morc_kernel::component::Step;
+use morc_kernel::data::AssemblyData;
+use morc_kernel::engine::{Engine, EngineConfig, Outcome, RunResult};
+use morc_kernel::ideal_axes::SimAxes;
+use morc_kernel::rt::RtPolicy;
+use morc_kernel::value::Value;
 
 const T: f64 = 0.001;
 

@@ -6,12 +6,12 @@ mod common;
 use std::time::Duration;
 
 use common::{func, RecordingBase};
-use morc::kernel::assembly::{AssemblySpec, OverrunPolicy};
-use morc::kernel::clock::{monotonic_ns, ClockKind};
-use morc::kernel::component::Step;
-use morc::kernel::data::AssemblyData;
-use morc::kernel::engine::{Engine, EngineConfig, Outcome};
-use morc::kernel::rt::RtPolicy;
+use morc_kernel::assembly::{AssemblySpec, OverrunPolicy};
+use morc_kernel::clock::{monotonic_ns, ClockKind};
+use morc_kernel::component::Step;
+use morc_kernel::data::AssemblyData;
+use morc_kernel::engine::{Engine, EngineConfig, Outcome};
+use morc_kernel::rt::RtPolicy;
 
 fn engine(clock: ClockKind) -> (Engine, std::sync::Arc<std::sync::Mutex<common::BaseLog>>) {
     let (base, log) = RecordingBase::new(0.001);
@@ -177,8 +177,8 @@ fn a_second_run_while_busy_is_refused() {
 
 #[test]
 fn base_inputs_an_assembly_does_not_drive_hold() {
-    use morc::components::sim_axes::SimAxes;
-    use morc::kernel::value::Value;
+    use morc_kernel::ideal_axes::SimAxes;
+    use morc_kernel::value::Value;
     let config = EngineConfig { period: 0.001, clock: ClockKind::Virtual, rt: RtPolicy::default() };
     let mut e = Engine::start(config, Box::new(SimAxes::new(&[0.3, -0.2], 0.001, 1.0))).unwrap();
     // Watches the robot but commands nothing: the axes must stay, not go to 0.

@@ -4,12 +4,12 @@
 mod common;
 
 use common::{func, RecordingBase};
-use morc::kernel::assembly::AssemblySpec;
-use morc::kernel::clock::ClockKind;
-use morc::kernel::component::Step;
-use morc::kernel::data::AssemblyData;
-use morc::kernel::engine::{Engine, EngineConfig, Outcome};
-use morc::kernel::rt::RtPolicy;
+use morc_kernel::assembly::AssemblySpec;
+use morc_kernel::clock::ClockKind;
+use morc_kernel::component::Step;
+use morc_kernel::data::AssemblyData;
+use morc_kernel::engine::{Engine, EngineConfig, Outcome};
+use morc_kernel::rt::RtPolicy;
 
 /// Every tenth assembly takes 50 ms to instantiate (as loading an FMU may):
 /// were preparation on the real-time path, the base would stop that long.

@@ -9,11 +9,11 @@ mod fmu_support;
 use std::time::Instant;
 
 use fmu_support::*;
-use morc::fmi::fmi2;
-use morc::fmi::instance::{Instance as _, Interface};
-use morc::kernel::component::{InitContext, StepContext};
-use morc::kernel::data::AssemblyData;
-use morc::kernel::value::Value;
+use morc_fmi::fmi2;
+use morc_fmi::instance::{Instance as _, Interface};
+use morc_kernel::component::{InitContext, StepContext};
+use morc_kernel::data::AssemblyData;
+use morc_kernel::value::Value;
 
 const STEPS: usize = 200_000;
 const ROUNDS: usize = 5;
@@ -23,13 +23,13 @@ const ROUNDS: usize = 5;
 fn cost_per_step() {
     let path = fmu_path("morc_bessel");
     // morc's FMU component, stepped directly (what a task does each tick).
-    let mut c = morc::fmi::factory(&path).unwrap()().unwrap();
+    let mut c = morc_fmi::factory(&path).unwrap()().unwrap();
     c.configure().unwrap();
     let mut outputs = vec![Value::Real(0.0)];
     let data = AssemblyData::new();
     c.initialize(&InitContext { name: "bench", period: 1e-3, base_period: 1e-3, data: &data }, &mut outputs).unwrap();
     // The floor: the same FMU's C functions called straight through their pointers, on this thread.
-    let fmu = morc::fmi::Fmu::open(&path).unwrap();
+    let fmu = morc_fmi::Fmu::open(&path).unwrap();
     let binary = fmu.binary("morc_bessel").unwrap();
     let mut i = fmi2::Instance::new(&fmu, &binary, Interface::CoSimulation, "floor", false).unwrap();
     i.enter_initialization_mode(0.0).unwrap();

@@ -9,14 +9,14 @@ use std::path::{Path, PathBuf};
 
 use common::func;
 use fmu_support::*;
-use morc::fmi::archive::{extract, Limits};
-use morc::kernel::assembly::AssemblySpec;
-use morc::kernel::clock::ClockKind;
-use morc::kernel::component::Step;
-use morc::kernel::data::AssemblyData;
-use morc::kernel::engine::{Engine, EngineConfig, Outcome};
-use morc::kernel::rt::RtPolicy;
-use morc::kernel::value::Value;
+use morc_fmi::archive::{extract, Limits};
+use morc_kernel::assembly::AssemblySpec;
+use morc_kernel::clock::ClockKind;
+use morc_kernel::component::Step;
+use morc_kernel::data::AssemblyData;
+use morc_kernel::engine::{Engine, EngineConfig, Outcome};
+use morc_kernel::rt::RtPolicy;
+use morc_kernel::value::Value;
 
 /// Writes a zip with the given (name, content) entries.
 /// The entries of an exported FMU, with `edit` applied to modelDescription.xml.
@@ -42,7 +42,7 @@ fn rewritten(model: &str, out: &str, edit: impl Fn(String) -> String, keep_binar
 }
 
 fn open_error(path: &Path) -> String {
-    match morc::fmi::factory(path) {
+    match morc_fmi::factory(path) {
         Ok(_) => panic!("{} opened", path.display()),
         Err(e) => e,
     }
@@ -67,7 +67,7 @@ fn run_fmu(path: &Path, params: &[(&str, Value)], input: f64) -> Result<Outcome,
     add_fmu(&mut a, "fmu", path, 1, params);
     a.connect("src.y", "fmu.u");
     let config = EngineConfig { period: T, clock: ClockKind::Virtual, rt: RtPolicy { enabled: false, ..RtPolicy::default() } };
-    let mut engine = Engine::start(config, Box::new(morc::components::sim_axes::SimAxes::new(&[0.0], T, 10.0))).unwrap();
+    let mut engine = Engine::start(config, Box::new(morc_kernel::ideal_axes::SimAxes::new(&[0.0], T, 10.0))).unwrap();
     engine.run(&a, &AssemblyData::new()).map(|r| r.outcome).map_err(|e| e.to_string())
 }
 
@@ -172,13 +172,13 @@ fn non_finite_outputs_fault_the_assembly() {
 
 #[test]
 fn the_same_archive_is_extracted_once() {
-    let a = morc::fmi::Fmu::open(&fmu_path("morc_pid")).unwrap();
+    let a = morc_fmi::Fmu::open(&fmu_path("morc_pid")).unwrap();
     let marker = a.folder.join("modelDescription.xml");
     let before = std::fs::metadata(&marker).unwrap().modified().unwrap();
-    let b = morc::fmi::Fmu::open(&fmu_path("morc_pid")).unwrap();
+    let b = morc_fmi::Fmu::open(&fmu_path("morc_pid")).unwrap();
     assert_eq!(a.folder, b.folder);
     assert_eq!(before, std::fs::metadata(&marker).unwrap().modified().unwrap());
     // A different archive gets a different folder.
-    let c = morc::fmi::Fmu::open(&fmu_path("morc_ppi")).unwrap();
+    let c = morc_fmi::Fmu::open(&fmu_path("morc_ppi")).unwrap();
     assert_ne!(a.folder, c.folder);
 }

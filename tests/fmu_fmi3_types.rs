@@ -8,9 +8,9 @@ mod fmu_support;
 use std::path::PathBuf;
 
 use fmu_support::*;
-use morc::kernel::component::{InitContext, Step, StepContext};
-use morc::kernel::data::AssemblyData;
-use morc::kernel::value::{Value, ValueType};
+use morc_kernel::component::{InitContext, Step, StepContext};
+use morc_kernel::data::AssemblyData;
+use morc_kernel::value::{Value, ValueType};
 
 /// Builds the C FMU; `token` replaces the one in the model description.
 fn build(token: &str, name: &str) -> PathBuf {
@@ -20,7 +20,7 @@ fn build(token: &str, name: &str) -> PathBuf {
 #[test]
 fn every_fmi3_type_goes_through() {
     let path = build("{morc-feedthrough3-token}", "feedthrough3.fmu");
-    let mut c = morc::fmi::factory(&path).unwrap()().unwrap();
+    let mut c = morc_fmi::factory(&path).unwrap()().unwrap();
     let info = c.info().clone();
     let ty = |name: &str| info.inputs[info.input_index(name).unwrap()].ty;
     assert_eq!(ty("f32_in"), ValueType::Real);
@@ -68,7 +68,7 @@ fn every_fmi3_type_goes_through() {
 #[test]
 fn a_wrong_instantiation_token_names_the_call_and_quotes_the_fmu() {
     let path = build("{another-token}", "wrong-token.fmu");
-    let mut c = morc::fmi::factory(&path).unwrap()().unwrap();
+    let mut c = morc_fmi::factory(&path).unwrap()().unwrap();
     c.configure().unwrap();
     let data = AssemblyData::new();
     let mut outputs: Vec<Value> = c.info().outputs.iter().map(|p| Value::zero(p.ty)).collect();

@@ -9,9 +9,9 @@ use std::path::Path;
 use std::process::Command;
 
 use fmu_support::*;
-use morc::kernel::component::{Component, InitContext, StepContext};
-use morc::kernel::data::AssemblyData;
-use morc::kernel::value::Value;
+use morc_kernel::component::{Component, InitContext, StepContext};
+use morc_kernel::data::AssemblyData;
+use morc_kernel::value::Value;
 
 const INSTALL: &str = "install FMPy for these tests: python3 -m pip install fmpy";
 
@@ -27,7 +27,7 @@ fn python(args: &[&str]) -> String {
 
 #[test]
 fn fmpy_validates_every_exported_fmu() {
-    for block in morc::fmi::export::EXPORTED {
+    for block in morc_fmi::export::EXPORTED {
         for path in [fmu_path(block.model_identifier), fmu3_path(block.model_identifier)] {
             let out = python(&["-m", "fmpy", "validate", path.to_str().unwrap()]);
             assert!(out.contains("No problems found"), "{}: fmpy validate says:\n{out}", path.display());
@@ -58,7 +58,7 @@ print(json.dumps(bits))
 
 /// One comparison: native block vs FMPy on the exported FMU.
 fn compare(kind: &str, model: &str, params: &[(&str, Value)], inputs: &[(&str, Vec<f64>)], exact: bool) {
-    let block = morc::components::create(kind).unwrap();
+    let block = morc_kernel::registry::create(kind).unwrap();
     compare_with(block, &fmu_path(model), params, inputs, &serde_json::json!({}), exact);
 }
 
@@ -165,7 +165,7 @@ fn fmpy_simulates_the_filter_and_controllers_like_morc() {
 #[test]
 fn fmpy_simulates_the_fmi3_exports_like_morc() {
     let r = Value::Real;
-    let native = |kind: &str| morc::components::create(kind).unwrap();
+    let native = |kind: &str| morc_kernel::registry::create(kind).unwrap();
     let none = serde_json::json!({});
     compare_with(native("trajectory"), &fmu3_path("morc_trajectory"), &[("q0", r(-0.5)), ("q1", r(1.0)), ("start", r(0.2)), ("duration", r(0.9))], &[], &none, true);
     compare_with(native("arm"), &fmu3_path("morc_arm"), &[("q0", r(0.3)), ("friction", r(0.05)), ("substeps", Value::Integer(3))], &[("tau", vec![0.7; 1500])], &none, true);
@@ -180,7 +180,7 @@ fn fmpy_euler_on_the_arm_model_exchange_agrees_with_morc() {
     let r = Value::Real;
     let params = [("interface", Value::String("me".into())), ("me_solver", Value::String("euler".into())), ("q0", r(0.5)), ("friction", r(0.3))];
     for path in [fmu_path("morc_arm"), fmu3_path("morc_arm")] {
-        let morc = morc::fmi::factory(&path).unwrap()().unwrap();
+        let morc = morc_fmi::factory(&path).unwrap()().unwrap();
         let fmpy = serde_json::json!({ "fmi_type": "ModelExchange", "solver": "Euler" });
         compare_with(morc, &path, &params, &[("tau", vec![0.4; 1000])], &fmpy, false);
     }

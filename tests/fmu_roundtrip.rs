@@ -5,10 +5,10 @@
 mod fmu_support;
 
 use fmu_support::*;
-use morc::kernel::assembly::AssemblySpec;
-use morc::kernel::clock::ClockKind;
-use morc::kernel::engine::Outcome;
-use morc::kernel::value::Value;
+use morc_kernel::assembly::AssemblySpec;
+use morc_kernel::clock::ClockKind;
+use morc_kernel::engine::Outcome;
+use morc_kernel::value::Value;
 
 fn r(x: f64) -> Value {
     Value::Real(x)
@@ -122,7 +122,7 @@ fn fmus_at_mixed_rates_give_identical_results_on_virtual_and_wall_clocks() {
 
 #[test]
 fn fmu_component_describes_itself_from_the_model_description() {
-    let factory = morc::fmi::factory(&fmu_path("morc_pid")).unwrap();
+    let factory = morc_fmi::factory(&fmu_path("morc_pid")).unwrap();
     let c = factory().unwrap();
     let info = c.info();
     assert_eq!(info.kind, "morc_pid");
@@ -132,7 +132,7 @@ fn fmu_component_describes_itself_from_the_model_description() {
     assert_eq!(info.param_value("antiwindup"), Some(&Value::String("backcalc".into())));
     assert_eq!(info.param_value("umin"), Some(&Value::Real(f64::NEG_INFINITY)));
     assert_eq!(info.param_value("sample_period"), Some(&Value::Real(0.001)));
-    let arm = morc::fmi::factory(&fmu_path("morc_arm")).unwrap()().unwrap();
+    let arm = morc_fmi::factory(&fmu_path("morc_arm")).unwrap()().unwrap();
     let tau = &arm.info().inputs[0];
     assert_eq!((tau.name.as_str(), tau.unit.as_str()), ("tau", "N.m"));
 }

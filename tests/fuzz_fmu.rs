@@ -1,5 +1,5 @@
-//! Fuzzing what an FMU brings from outside: the archive (`morc::fmi::archive::extract`) and its
-//! modelDescription.xml (`morc::fmi::description::parse`). No input panics or hangs; nothing
+//! Fuzzing what an FMU brings from outside: the archive (`morc_fmi::archive::extract`) and its
+//! modelDescription.xml (`morc_fmi::description::parse`). No input panics or hangs; nothing
 //! is written outside the extraction folder; no input makes morc allocate more than the
 //! limits allow, whatever sizes the archive declares (a counting allocator watches the
 //! largest single allocation). Inputs: archives built with entry names that climb out
@@ -14,8 +14,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use morc::fmi::archive::{extract, Limits};
-use morc::fmi::description::{parse, MAX_ARRAY_ELEMENTS};
+use morc_fmi::archive::{extract, Limits};
+use morc_fmi::description::{parse, MAX_ARRAY_ELEMENTS};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 

@@ -1,5 +1,5 @@
 //! Fuzz: EtherCAT frames from the wire. Random and mutated frames go through the frame
-//! parser (`morc::bus::frame`), the virtual segment (every ESC processes every datagram: the
+//! parser (`morc_ecat_wire::frame`), the virtual segment (every ESC processes every datagram: the
 //! registers, SII access, FMMUs, AL control), the devices' CoE mailbox server, and
 //! ethercrab's reply parser (`PduRx::receive_frame`, what the master does with each frame
 //! that comes back). None may panic; what the parser accepts must lie inside the frame.
@@ -7,9 +7,9 @@
 //! Cases: `MORC_FUZZ_CASES` (default 20000 per target, about a second). At length:
 //!     MORC_FUZZ_CASES=200000 cargo test --release --test fuzz_frame
 
-use morc::bus::frame::{parse_datagrams, parse_header, Datagrams, FrameBuilder, ETHERNET_HEADER_LEN};
-use morc::bus::sim::{sim_segment, SimSegmentConfig};
-use morc::bus::virtual_segment::{AlState, Cia402Drive, DeviceApp, IdealFollower};
+use morc_ecat::virtual_bus::{sim_segment, SimSegmentConfig};
+use morc_ecat_sim::{AlState, Cia402Drive, DeviceApp, IdealFollower};
+use morc_ecat_wire::frame::{parse_datagrams, parse_header, Datagrams, FrameBuilder, ETHERNET_HEADER_LEN};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use std::cell::RefCell;
@@ -98,7 +98,7 @@ fn the_virtual_segment_takes_any_frame() {
 #[test]
 fn the_coe_mailbox_server_takes_any_message() {
     let n = AtomicU64::new(0);
-    let identity = morc::bus::virtual_segment::morc_drive_image().unwrap().parse().unwrap().identity;
+    let identity = morc_ecat_sim::morc_drive_image().unwrap().parse().unwrap().identity;
     let drive = RefCell::new(Cia402Drive::new(identity, "fuzz", true, Box::new(IdealFollower::new(1000.0, 1000.0))));
     let response = RefCell::new(vec![0u8; 128]);
     // Mailbox header (6), CoE header (2), SDO command and address: mostly well-formed SDO

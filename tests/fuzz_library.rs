@@ -8,7 +8,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use morc::lua::lib::parse_manifest;
+use morc_lua::library::parse_manifest;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
@@ -195,9 +195,9 @@ fn archives_never_panic_or_write_outside_their_folder() {
             }
             let tgz = box_dir.join("a.tar.gz");
             std::fs::write(&tgz, gzip(&tar)).unwrap();
-            let _ = morc::cli::lib::extract_tar_gz(&tgz, &to);
+            let _ = morc::cli::library::extract_tar_gz(&tgz, &to);
             std::fs::write(&tgz, &raw).unwrap();
-            let _ = morc::cli::lib::extract_tar_gz(&tgz, &to);
+            let _ = morc::cli::library::extract_tar_gz(&tgz, &to);
             // A well-formed zip with the same names, and the raw bytes as a zip.
             let zip_path = box_dir.join("a.zip");
             {
@@ -212,16 +212,16 @@ fn archives_never_panic_or_write_outside_their_folder() {
                 }
                 let _ = zip.finish();
             }
-            let _ = morc::cli::lib::extract_zip(&zip_path, &to);
+            let _ = morc::cli::library::extract_zip(&zip_path, &to);
             std::fs::write(&zip_path, &raw).unwrap();
-            let _ = morc::cli::lib::extract_zip(&zip_path, &to);
+            let _ = morc::cli::library::extract_zip(&zip_path, &to);
             // Whatever landed, landed in `to`; then a library there is looked for and read.
             for p in tree(&box_dir) {
                 let ok = p.starts_with(&to) || p == to || p == tgz || p == zip_path;
                 prop_assert!(ok, "{} written outside the folder", p.display());
             }
-            if let Ok(root) = morc::cli::lib::library_root(&to) {
-                let _ = morc::lua::lib::read_manifest(&root);
+            if let Ok(root) = morc::cli::library::library_root(&to) {
+                let _ = morc_lua::library::read_manifest(&root);
             }
             let _ = std::fs::remove_dir_all(&box_dir);
             Ok(())
@@ -243,6 +243,6 @@ fn a_decompression_bomb_is_refused_without_filling_memory() {
         e.write_all(&zeros).unwrap();
     }
     e.finish().unwrap();
-    let err = morc::cli::lib::extract_tar_gz(&tgz, &work.join("out")).unwrap_err();
+    let err = morc::cli::library::extract_tar_gz(&tgz, &work.join("out")).unwrap_err();
     assert!(err.contains("unpacks to more than 64 MB"), "{err}");
 }

@@ -14,10 +14,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use hdf5_metno as hdf5;
-use morc::kernel::component::{Component, InitContext, StepContext};
-use morc::kernel::data::AssemblyData;
-use morc::kernel::value::{Value, ValueType};
-use morc::record::{write_timing, RecordedSignal, Recorder, RecordingMetadata};
+use morc_kernel::component::{Component, InitContext, StepContext};
+use morc_kernel::data::AssemblyData;
+use morc_kernel::value::{Value, ValueType};
+use morc_record::{write_timing, RecordedSignal, Recorder, RecordingMetadata};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
@@ -71,9 +71,9 @@ fn seed() -> &'static [u8] {
         write_timing(&path, &[]).unwrap();
         let bytes = std::fs::read(&path).unwrap();
         // The seed itself reads back whole.
-        let loaded = morc::record::plot::load(&path, &[]).unwrap();
+        let loaded = morc_record::plot::load(&path, &[]).unwrap();
         assert_eq!(loaded.time.len(), 300);
-        assert!(morc::record::read::info(&path).unwrap().contains("robot.q"));
+        assert!(morc_record::read::info(&path).unwrap().contains("robot.q"));
         bytes
     })
 }
@@ -83,12 +83,12 @@ fn seed() -> &'static [u8] {
 /// 2: an error that does not name it; 3: data that does not hang together.
 fn read_in_process(path: &Path) -> i32 {
     let name = path.display().to_string();
-    let info = morc::record::read::info(path);
+    let info = morc_record::read::info(path);
     if info.as_ref().is_err_and(|e| !e.contains(&name)) {
         eprintln!("info's error does not name the file: {info:?}");
         return 2;
     }
-    let loaded = morc::record::plot::load(path, &[]);
+    let loaded = morc_record::plot::load(path, &[]);
     match &loaded {
         Err(e) if !e.contains(&name) => {
             eprintln!("load's error does not name the file: {e}");
@@ -113,7 +113,7 @@ struct Tally {
     tried: std::cell::Cell<u64>,
     read_whole: std::cell::Cell<u64>,
     /// libhdf5 crashed or looped on the input: morc's commands read files in a
-    /// reader process ([`morc::record::read::isolated`]) and say so, naming the file.
+    /// reader process ([`morc_record::read::isolated`]) and say so, naming the file.
     library_failed: std::cell::Cell<u64>,
 }
 
@@ -134,7 +134,7 @@ fn hdf5_lock() -> std::sync::MutexGuard<'static, ()> {
 /// Reads `path` as the commands do (in a reader process) and checks the answer.
 fn read_back(path: &Path, tally: &Tally) -> Result<(), TestCaseError> {
     tally.tried.set(tally.tried.get() + 1);
-    match morc::record::read::isolated(path, std::time::Duration::from_secs(10), || read_in_process(path)) {
+    match morc_record::read::isolated(path, std::time::Duration::from_secs(10), || read_in_process(path)) {
         Ok(0) => tally.read_whole.set(tally.read_whole.get() + 1),
         Ok(1) => {}
         Ok(101) => return Err(TestCaseError::fail(format!("reading {} panicked", path.display()))),
@@ -261,10 +261,10 @@ fn garbage_and_cut_files_fail_naming_the_file() {
         })
         .unwrap();
     // A folder and a missing file, once.
-    let e = morc::record::read::info(dir()).unwrap_err();
+    let e = morc_record::read::info(dir()).unwrap_err();
     assert!(e.contains("is a folder"), "{e}");
     let missing = dir().join("missing.h5");
-    let e = morc::record::plot::load(&missing, &[]).unwrap_err();
+    let e = morc_record::plot::load(&missing, &[]).unwrap_err();
     assert!(e.contains("no file") && e.contains(&missing.display().to_string()), "{e}");
     tally.report("garbage, cut");
 }
@@ -416,7 +416,7 @@ fn wrong_shapes_types_and_attributes_fail_naming_the_file() {
             }
             read_back(&path, &tally)?;
             if huge {
-                prop_assert!(morc::record::plot::load(&path, &[]).is_err(), "a 2^30-sample dataset in a small file was read");
+                prop_assert!(morc_record::plot::load(&path, &[]).is_err(), "a 2^30-sample dataset in a small file was read");
             }
             let _ = std::fs::remove_file(&path);
             Ok(())
@@ -436,9 +436,9 @@ fn a_tiny_file_claiming_terabytes_is_refused_before_reading() {
     }
     let size = std::fs::metadata(&path).unwrap().len();
     assert!(size < 10_000, "{size} bytes");
-    let e = morc::record::plot::load(&path, &[]).unwrap_err();
+    let e = morc_record::plot::load(&path, &[]).unwrap_err();
     assert!(e.contains("more than the file") && e.contains(&path.display().to_string()), "{e}");
     // `rec info` only describes it.
-    assert!(morc::record::read::info(&path).unwrap().contains("1099511627776"));
+    assert!(morc_record::read::info(&path).unwrap().contains("1099511627776"));
     let _ = std::fs::remove_file(&path);
 }

@@ -8,9 +8,9 @@
 //! Cases: `MORC_FUZZ_CASES` (default 1500; bring-ups a fiftieth of that). At length:
 //!     MORC_FUZZ_CASES=200000 cargo test --release --test fuzz_sii
 
-use morc::bus::master::{Bus, Link, MasterConfig, PreOpPlan};
-use morc::bus::sim::{sim_segment, SimSegmentConfig};
-use morc::bus::virtual_segment::{coupler, digital_inputs, digital_outputs, EscConfig, Segment, SiiImage};
+use morc_ecat::master::{Bus, Link, MasterConfig, PreOpPlan};
+use morc_ecat::virtual_bus::{sim_segment, SimSegmentConfig};
+use morc_ecat_sim::{coupler, digital_inputs, digital_outputs, EscConfig, Segment, SiiImage};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -60,8 +60,8 @@ fn the_sii_parser_takes_any_image() {
                 // The devices read their layout from the image: an error, never a panic.
                 let _ = digital_inputs(image.clone(), EscConfig::et1200(), 0);
                 let _ = digital_outputs(image.clone(), EscConfig::et1200(), 0);
-                let _ = morc::bus::virtual_segment::fixed_pdo_device(image.clone(), EscConfig::et1100(), 0, morc::bus::virtual_segment::SimSafetyPlc::default(), None);
-                let _ = morc::bus::virtual_segment::cia402_drive(image.clone(), 0, Box::new(morc::bus::virtual_segment::IdealFollower::new(1.0, 1.0)));
+                let _ = morc_ecat_sim::fixed_pdo_device(image.clone(), EscConfig::et1100(), 0, morc_ecat_sim::SimSafetyPlc::default(), None);
+                let _ = morc_ecat_sim::cia402_drive(image.clone(), 0, Box::new(morc_ecat_sim::IdealFollower::new(1.0, 1.0)));
                 let _ = coupler(image, 0);
             }
             Ok(())

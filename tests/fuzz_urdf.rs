@@ -1,4 +1,4 @@
-//! Fuzzing the URDF parser (`morc::model::parse_urdf`), which reads files from anywhere: no
+//! Fuzzing the URDF parser (`morc_model::parse_urdf`), which reads files from anywhere: no
 //! input panics or hangs, and a model it accepts can be checked, run through the dynamics and
 //! written back without panicking. Inputs: well-formed robots with hostile values (NaN, ∞,
 //! negative and huge numbers, dangling and cyclic links, unknown joint types), the same with
@@ -131,18 +131,18 @@ static ACCEPTED: AtomicUsize = AtomicUsize::new(0);
 /// What a user's file goes through: parse, then the checks and algorithms a robot runs.
 fn exercise(text: &str) {
     INPUTS.fetch_add(1, Ordering::Relaxed);
-    let Ok(model) = morc::model::parse_urdf(text, "fuzz.urdf") else { return };
+    let Ok(model) = morc_model::parse_urdf(text, "fuzz.urdf") else { return };
     ACCEPTED.fetch_add(1, Ordering::Relaxed);
     let _ = model.check_mass_matrix();
-    let mut data = morc::model::Data::new(&model);
+    let mut data = morc_model::Data::new(&model);
     let q: Vec<f64> = model.limits().iter().map(|l| 0f64.clamp(l.lower.min(l.upper), l.upper.max(l.lower))).collect();
     let zeros = vec![0.0; model.nv()];
-    let _ = morc::model::rnea(&model, &mut data, &q, &zeros, &zeros);
-    let _ = morc::model::crba(&model, &mut data, &q);
-    let _ = morc::model::aba(&model, &mut data, &q, &zeros, &zeros);
+    let _ = morc_model::rnea(&model, &mut data, &q, &zeros, &zeros);
+    let _ = morc_model::crba(&model, &mut data, &q);
+    let _ = morc_model::aba(&model, &mut data, &q, &zeros, &zeros);
     // What it writes back must read back.
-    let again = morc::model::to_urdf(&model);
-    let back = morc::model::parse_urdf(&again, "again.urdf");
+    let again = morc_model::to_urdf(&model);
+    let back = morc_model::parse_urdf(&again, "again.urdf");
     assert!(back.is_ok(), "to_urdf wrote what parse_urdf refuses: {:?}\n{again}", back.err());
 }
 
@@ -173,8 +173,8 @@ fn no_urdf_input_panics() {
         }
         chain + "</robot>"
     };
-    exercise(&chain(morc::model::urdf::MAX_MOVING_JOINTS));
-    let e = morc::model::parse_urdf(&chain(morc::model::urdf::MAX_MOVING_JOINTS + 1), "long.urdf").unwrap_err().to_string();
+    exercise(&chain(morc_model::urdf::MAX_MOVING_JOINTS));
+    let e = morc_model::parse_urdf(&chain(morc_model::urdf::MAX_MOVING_JOINTS + 1), "long.urdf").unwrap_err().to_string();
     assert!(e.contains("long.urdf") && e.contains("at most 1024"), "{e}");
     exercise(&format!("{}{}", "<a>".repeat(5000), "</a>".repeat(5000)));
     eprintln!("fuzz urdf: {} inputs ({} parsed to a model)", INPUTS.load(Ordering::Relaxed), ACCEPTED.load(Ordering::Relaxed));

@@ -6,7 +6,7 @@ use std::path::Path;
 
 #[test]
 fn lua_api_reference_is_up_to_date() {
-    let (markdown, missing) = morc::lua::docs::markdown().unwrap();
+    let (markdown, missing) = morc_lua::docs::markdown().unwrap();
     assert!(missing.is_empty(), "public Lua functions without a doc string (add morc.doc(f, \"…\")): {}", missing.join(", "));
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/lua-api.md");
     if std::env::var_os("MORC_BLESS").is_some() {

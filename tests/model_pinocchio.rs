@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use morc::model::{self, aba, compute_frame_jacobian, crba, forward_kinematics, forward_kinematics_placements, frame_placement, gravity, nle, rnea, Data, DhTable, DlsIk, Inertia, Model, Se3};
+use morc_model::{aba, compute_frame_jacobian, crba, forward_kinematics, forward_kinematics_placements, frame_placement, gravity, nle, rnea, Data, DhTable, DlsIk, Inertia, Model, Se3};
 use nalgebra::{DMatrix, Matrix3, Vector3};
 use serde_json::Value;
 
@@ -48,7 +48,7 @@ impl Worst {
 }
 
 fn load_ur5() -> (Model, Value) {
-    let robot = model::load_urdf(reference_path("ur5_robot.urdf")).unwrap_or_else(|e| panic!("{e}"));
+    let robot = morc_model::load_urdf(reference_path("ur5_robot.urdf")).unwrap_or_else(|e| panic!("{e}"));
     let text = std::fs::read_to_string(reference_path("ur5_reference.json")).unwrap();
     (robot, serde_json::from_str(&text).unwrap())
 }
@@ -160,7 +160,7 @@ fn kr5_jacobian_matches_finite_differences() {
             let (p, m) = (fk_pose(&robot, &mut data, &plus, tool), fk_pose(&robot, &mut data, &minus, tool));
             let linear = (p.translation - m.translation) / (2.0 * h);
             // Angular velocity in world axes: log(R(q+h) R(q-h)ᵀ) / 2h.
-            let angular = model::spatial::log3(&(p.rotation * m.rotation.transpose())) / (2.0 * h);
+            let angular = morc_model::spatial::log3(&(p.rotation * m.rotation.transpose())) / (2.0 * h);
             let column = jacobian.column(j);
             assert!((column.fixed_rows::<3>(0) - linear).amax() < 1e-8, "linear column {j}");
             assert!((column.fixed_rows::<3>(3) - angular).amax() < 1e-8, "angular column {j}");
@@ -273,7 +273,7 @@ fn ur5_dls_ik_round_trips() {
 fn kr5_analytic_ik_round_trips() {
     let robot = kr5(false);
     let tool = robot.frame_index("tool").unwrap();
-    let ik = model::AnalyticIk::new(&robot, tool).unwrap_or_else(|e| panic!("{e}"));
+    let ik = morc_model::AnalyticIk::new(&robot, tool).unwrap_or_else(|e| panic!("{e}"));
     let mut data = Data::new(&robot);
     let mut rng = Lcg(99);
     let lower = robot.lower_position_limit();
@@ -302,7 +302,7 @@ fn kr5_analytic_ik_round_trips() {
 #[test]
 fn analytic_ik_refuses_arms_without_spherical_wrist() {
     let (robot, _) = load_ur5();
-    let error = model::AnalyticIk::new(&robot, robot.frame_index("tool0").unwrap()).unwrap_err().to_string();
+    let error = morc_model::AnalyticIk::new(&robot, robot.frame_index("tool0").unwrap()).unwrap_err().to_string();
     assert!(error.contains("spherical wrist"), "{error}");
 }
 
@@ -311,8 +311,8 @@ fn analytic_ik_refuses_arms_without_spherical_wrist() {
 fn urdf_writer_round_trips() {
     let (ur5, _) = load_ur5();
     for original in [ur5, kr5(false)] {
-        let text = model::to_urdf(&original);
-        let copy = model::parse_urdf(&text, "written.urdf").unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let text = morc_model::to_urdf(&original);
+        let copy = morc_model::parse_urdf(&text, "written.urdf").unwrap_or_else(|e| panic!("{e}\n{text}"));
         assert_eq!(copy.joint_names(), original.joint_names());
         // Unbounded velocity and effort come back as f64::MAX (URDF needs a number), so compare positions.
         assert_eq!(copy.lower_position_limit(), original.lower_position_limit());

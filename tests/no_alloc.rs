@@ -7,14 +7,14 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-use morc::components::sim_axes::SimAxes;
-use morc::kernel::assembly::AssemblySpec;
-use morc::kernel::clock::ClockKind;
-use morc::kernel::component::*;
-use morc::kernel::data::AssemblyData;
-use morc::kernel::engine::{Engine, EngineConfig, Outcome};
-use morc::kernel::rt::RtPolicy;
-use morc::kernel::value::Value;
+use morc_kernel::assembly::AssemblySpec;
+use morc_kernel::clock::ClockKind;
+use morc_kernel::component::*;
+use morc_kernel::data::AssemblyData;
+use morc_kernel::engine::{Engine, EngineConfig, Outcome};
+use morc_kernel::ideal_axes::SimAxes;
+use morc_kernel::rt::RtPolicy;
+use morc_kernel::value::Value;
 
 struct Counting;
 static ARMED: AtomicBool = AtomicBool::new(false);
@@ -51,7 +51,7 @@ struct Window {
 }
 
 impl Component for Window {
-    morc::component_info!(info);
+    morc_kernel::component_info!(info);
     fn initialize(&mut self, _: &InitContext, _: &mut [Value]) -> Result<(), String> {
         Ok(())
     }

@@ -12,16 +12,16 @@ use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
-use morc::components::sim_axes::SimAxes;
-use morc::kernel::assembly::AssemblySpec;
-use morc::kernel::clock::ClockKind;
-use morc::kernel::component::*;
-use morc::kernel::data::AssemblyData;
-use morc::kernel::engine::{Engine, EngineConfig, Outcome, RunResult};
-use morc::kernel::rt::RtPolicy;
-use morc::kernel::value::{Value, ValueType};
-use morc::record::writer::WriterTiming;
-use morc::record::{write_timing, ComponentMetadata, RecordedSignal, Recorder, RecorderTuning, RecordingMetadata};
+use morc_kernel::assembly::AssemblySpec;
+use morc_kernel::clock::ClockKind;
+use morc_kernel::component::*;
+use morc_kernel::data::AssemblyData;
+use morc_kernel::engine::{Engine, EngineConfig, Outcome, RunResult};
+use morc_kernel::ideal_axes::SimAxes;
+use morc_kernel::rt::RtPolicy;
+use morc_kernel::value::{Value, ValueType};
+use morc_record::writer::WriterTiming;
+use morc_record::{write_timing, ComponentMetadata, RecordedSignal, Recorder, RecorderTuning, RecordingMetadata};
 use serde_json::Value as Json;
 
 const T: f64 = 0.001;
@@ -60,7 +60,7 @@ impl Wave {
 }
 
 impl Component for Wave {
-    morc::component_info!(info);
+    morc_kernel::component_info!(info);
     fn initialize(&mut self, _: &InitContext, _: &mut [Value]) -> Result<(), String> {
         Ok(())
     }
@@ -321,7 +321,7 @@ fn recordings_hold_exactly_what_ran() {
     assert_eq!(bits(&floats(&sd["wave.y"])), bits(&expected_y));
 
     // And morc's own reader.
-    let info = morc::record::read::info(&fast).unwrap();
+    let info = morc_record::read::info(&fast).unwrap();
     println!("{info}");
     assert!(info.contains("robot.q") && info.contains("[2000, 6]") && info.contains("rad"), "{info}");
     let _ = std::fs::remove_file(&fast);

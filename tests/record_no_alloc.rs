@@ -7,10 +7,10 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use morc::kernel::component::*;
-use morc::kernel::data::AssemblyData;
-use morc::kernel::value::{Value, ValueType};
-use morc::record::{RecordedSignal, Recorder, RecorderTuning, RecordingMetadata};
+use morc_kernel::component::*;
+use morc_kernel::data::AssemblyData;
+use morc_kernel::value::{Value, ValueType};
+use morc_record::{RecordedSignal, Recorder, RecorderTuning, RecordingMetadata};
 
 struct Counting;
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);

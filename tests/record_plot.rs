@@ -10,16 +10,16 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, OnceLock};
 
-use morc::components::sim_axes::SimAxes;
-use morc::kernel::assembly::AssemblySpec;
-use morc::kernel::clock::ClockKind;
-use morc::kernel::component::*;
-use morc::kernel::data::AssemblyData;
-use morc::kernel::engine::{Engine, EngineConfig, Outcome};
-use morc::kernel::rt::RtPolicy;
-use morc::kernel::value::{Value, ValueType};
-use morc::record::plot::{plot, PlotOptions};
-use morc::record::{ComponentMetadata, RecordedSignal, Recorder, RecordingMetadata};
+use morc_kernel::assembly::AssemblySpec;
+use morc_kernel::clock::ClockKind;
+use morc_kernel::component::*;
+use morc_kernel::data::AssemblyData;
+use morc_kernel::engine::{Engine, EngineConfig, Outcome};
+use morc_kernel::ideal_axes::SimAxes;
+use morc_kernel::rt::RtPolicy;
+use morc_kernel::value::{Value, ValueType};
+use morc_record::plot::{plot, PlotOptions};
+use morc_record::{ComponentMetadata, RecordedSignal, Recorder, RecordingMetadata};
 
 const T: f64 = 0.001;
 const AXES: usize = 6;
@@ -31,7 +31,7 @@ struct Wave {
 }
 
 impl Component for Wave {
-    morc::component_info!(info);
+    morc_kernel::component_info!(info);
     fn initialize(&mut self, _: &InitContext, _: &mut [Value]) -> Result<(), String> {
         Ok(())
     }
@@ -214,8 +214,8 @@ fn command_line_plots_with_default_and_given_output() {
 fn lua_plot_takes_a_path_or_a_run_result() {
     let config = EngineConfig { period: T, clock: ClockKind::Virtual, rt: RtPolicy::default() };
     let engine = Engine::start(config, Box::new(SimAxes::new(&[0.0; AXES], T, 1.0))).unwrap();
-    let lua = morc::lua::new_state().unwrap();
-    morc::lua::install(&lua, engine).unwrap();
+    let lua = morc_lua::new_state().unwrap();
+    morc_lua::install(&lua, engine).unwrap();
     let svg = scratch("lua.svg");
     lua.globals().set("recording", recording().display().to_string()).unwrap();
     lua.globals().set("svg", svg.display().to_string()).unwrap();

@@ -9,16 +9,16 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use morc::kernel::base::{Base, Commands};
-use morc::kernel::component::*;
-use morc::kernel::data::AssemblyData;
-use morc::kernel::value::{Value, ValueType};
-use morc::model::spatial::rpy_from_rotation;
-use morc::motion::{Kinematics, Move, MoveSpec};
-use morc::robot::components::trajectory::encode_moves;
-use morc::robot::components::{Monitor, MotionTrajectory, RigidBodyFeedForward};
-use morc::robot::RobotKinematics;
-use morc::robot::SimulatedRobot;
+use morc_kernel::base::{Base, Commands};
+use morc_kernel::component::*;
+use morc_kernel::data::AssemblyData;
+use morc_kernel::value::{Value, ValueType};
+use morc_model::spatial::rpy_from_rotation;
+use morc_motion::{Kinematics, Move, MoveSpec};
+use morc_robot::components::trajectory::encode_moves;
+use morc_robot::components::{Monitor, MotionTrajectory, RigidBodyFeedForward};
+use morc_robot::RobotKinematics;
+use morc_robot::SimulatedRobot;
 
 struct Counting;
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
@@ -156,7 +156,7 @@ fn simulated_robot_and_robot_components_do_not_allocate() {
             // plant and feed-forward pick it up at their next step without allocating.
             arm(false);
             let mut loaded = (*robot.unloaded).clone();
-            morc::robot::add_payload(&mut loaded, 3.0, nalgebra::Vector3::zeros(), nalgebra::Matrix3::zeros()).unwrap();
+            morc_robot::add_payload(&mut loaded, 3.0, nalgebra::Vector3::zeros(), nalgebra::Matrix3::zeros()).unwrap();
             robot.swapped(loaded, Some(3.0)).unwrap();
             arm(true);
         }

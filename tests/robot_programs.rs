@@ -6,19 +6,19 @@ mod robot_support;
 
 use std::sync::Arc;
 
-use morc::kernel::assembly::AssemblySpec;
-use morc::kernel::clock::ClockKind;
-use morc::kernel::data::AssemblyData;
-use morc::kernel::engine::EngineConfig;
-use morc::kernel::value::Value;
-use morc::lua::robot::LuaRobot;
-use morc::robot::components::factory;
-use morc::robot::Robot;
+use morc_kernel::assembly::AssemblySpec;
+use morc_kernel::clock::ClockKind;
+use morc_kernel::data::AssemblyData;
+use morc_kernel::engine::EngineConfig;
+use morc_kernel::value::Value;
+use morc_lua::robot::LuaRobot;
+use morc_robot::components::factory;
+use morc_robot::Robot;
 use robot_support::*;
 
 fn lua() -> mlua::Lua {
-    let lua = morc::lua::new_state().unwrap();
-    morc::lua::install(&lua, morc::cli::start_engine(EngineConfig::default()).unwrap()).unwrap();
+    let lua = morc_lua::new_state().unwrap();
+    morc_lua::install(&lua, morc_lua::start_engine(EngineConfig::default()).unwrap()).unwrap();
     lua
 }
 

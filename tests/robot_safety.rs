@@ -10,13 +10,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
-use morc::kernel::assembly::AssemblySpec;
-use morc::kernel::clock::ClockKind;
-use morc::kernel::data::AssemblyData;
-use morc::kernel::engine::Outcome;
-use morc::kernel::value::Value;
-use morc::robot::components::factory;
-use morc::robot::{JointDrive, Limits, Robot, RobotJoint};
+use morc_kernel::assembly::AssemblySpec;
+use morc_kernel::clock::ClockKind;
+use morc_kernel::data::AssemblyData;
+use morc_kernel::engine::Outcome;
+use morc_kernel::value::Value;
+use morc_robot::components::factory;
+use morc_robot::{JointDrive, Limits, Robot, RobotJoint};
 use robot_support::*;
 
 fn data(file: &str) -> String {
@@ -146,7 +146,7 @@ fn a_nan_into_the_robot_on_the_simulated_bus_faults_naming_component_and_port() 
 /// that goes non-finite instead of reporting NaN positions as a finished run.
 #[test]
 fn a_plant_whose_state_goes_non_finite_faults_naming_the_joint() {
-    let sound = morc::model::load_urdf(data("tool_arm.urdf")).unwrap();
+    let sound = morc_model::load_urdf(data("tool_arm.urdf")).unwrap();
     let joints = sound.joint_names()[1..]
         .iter()
         .enumerate()
@@ -158,7 +158,7 @@ fn a_plant_whose_state_goes_non_finite_faults_naming_the_joint() {
         .collect();
     let robot = Robot::new("arm", sound, joints, "tests").unwrap();
     // The kinematics-only parser takes the massless file; the robot check would not.
-    let massless = morc::model::load_urdf(data("massless_last_link.urdf")).unwrap();
+    let massless = morc_model::load_urdf(data("massless_last_link.urdf")).unwrap();
     let e = Robot::new("arm", massless.clone(), robot.joints.clone(), "tests/arm.lua:3").unwrap_err();
     assert!(e.contains("tests/arm.lua:3") && e.contains("link 'tool_link'"), "{e}");
     let robot = Arc::new(robot.loaded(massless, None));

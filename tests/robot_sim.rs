@@ -3,17 +3,17 @@
 
 mod robot_support;
 
-use morc::kernel::assembly::AssemblySpec;
-use morc::kernel::clock::ClockKind;
-use morc::kernel::data::AssemblyData;
-use morc::kernel::engine::Outcome;
-use morc::kernel::value::Value;
-use morc::robot::components::factory;
+use morc_kernel::assembly::AssemblySpec;
+use morc_kernel::clock::ClockKind;
+use morc_kernel::data::AssemblyData;
+use morc_kernel::engine::Outcome;
+use morc_kernel::value::Value;
+use morc_robot::components::factory;
 use robot_support::*;
 
 const Q0: [f64; 6] = [0.0, -1.2, 1.4, -0.5, 0.3, 0.0];
 
-fn ptp_assembly(robot: &std::sync::Arc<morc::robot::Robot>, target: &[f64], feed_forward: bool) -> AssemblySpec {
+fn ptp_assembly(robot: &std::sync::Arc<morc_robot::Robot>, target: &[f64], feed_forward: bool) -> AssemblySpec {
     let mut a = AssemblySpec::new("ptp");
     a.add("traj", "ptp", 1, factory(robot, "ptp").unwrap());
     a.components.last_mut().unwrap().params = vec![("target".into(), Value::Vector(target.to_vec())), ("settle".into(), Value::Real(0.3))];
@@ -132,7 +132,7 @@ fn a_payload_changed_at_runtime_reaches_the_running_plant_and_feed_forward() {
     std::thread::sleep(std::time::Duration::from_millis(300));
     // 5 kg at the flange: the new model is built here, off the real-time path, and published.
     let mut loaded = (*robot.unloaded).clone();
-    morc::robot::add_payload(&mut loaded, 5.0, nalgebra::Vector3::new(0.0, 0.0, 0.05), nalgebra::Matrix3::zeros()).unwrap();
+    morc_robot::add_payload(&mut loaded, 5.0, nalgebra::Vector3::new(0.0, 0.0, 0.05), nalgebra::Matrix3::zeros()).unwrap();
     let swapped = robot.swapped(loaded, Some(5.0)).unwrap();
     let result = engine.wait(handle).unwrap();
     assert_eq!(result.outcome, Outcome::Finished("duration".into()));

@@ -10,15 +10,15 @@
 
 use std::sync::Arc;
 
-use crate::components::sim_axes::SimAxes;
-use crate::kernel::assembly::AssemblySpec;
-use crate::kernel::clock::{monotonic_ns, sleep_until, ClockKind};
-use crate::kernel::component::{Component, InitContext, StepContext};
-use crate::kernel::data::AssemblyData;
-use crate::kernel::engine::{Engine, EngineConfig, RunResult};
-use crate::kernel::rt::{self, RtPolicy};
-use crate::kernel::stats::{human_ns, Histogram, Summary};
-use crate::kernel::value::Value;
+use morc_kernel::assembly::AssemblySpec;
+use morc_kernel::clock::{monotonic_ns, sleep_until, ClockKind};
+use morc_kernel::component::{Component, InitContext, StepContext};
+use morc_kernel::data::AssemblyData;
+use morc_kernel::engine::{Engine, EngineConfig, RunResult};
+use morc_kernel::ideal_axes::SimAxes;
+use morc_kernel::rt::{self, RtPolicy};
+use morc_kernel::stats::{human_ns, Histogram, Summary};
+use morc_kernel::value::Value;
 
 pub fn main(what: &str, seconds: f64, config: &EngineConfig) -> i32 {
     match what {
@@ -75,7 +75,7 @@ fn run_on(clock: ClockKind, period: f64, policy: RtPolicy, spec: &AssemblySpec) 
 fn plain_loop_ns(n: usize) -> f64 {
     let mut blocks: Vec<Box<dyn Component>> = Vec::new();
     for _ in 0..n {
-        let mut g = crate::components::create("gain").expect("gain exists");
+        let mut g = morc_kernel::registry::create("gain").expect("gain exists");
         g.set_parameter("n", &Value::Integer(6)).expect("n");
         g.configure().expect("configure");
         let data = AssemblyData::new();
@@ -188,7 +188,7 @@ fn lua(seconds: f64, policy: RtPolicy) {
             }
             Some(k) => {
                 let k = k.clone();
-                spec.add("g", "lua_gain", 1, Arc::new(move || Ok(Box::new(crate::components::lua_component::LuaComponent::new(k.clone())) as Box<dyn Component>)));
+                spec.add("g", "lua_gain", 1, Arc::new(move || Ok(Box::new(morc_lua::component::LuaComponent::new(k.clone())) as Box<dyn Component>)));
             }
         }
         spec.connect("robot.q", "g.u").connect("g.y", "robot.q_cmd");
@@ -208,10 +208,10 @@ fn lua(seconds: f64, policy: RtPolicy) {
 }
 
 /// A 6-element gain written as a Lua component.
-fn lua_gain_kind() -> mlua::Result<Arc<crate::components::lua_component::LuaComponentDef>> {
-    let lua = crate::lua::new_state()?;
+fn lua_gain_kind() -> mlua::Result<Arc<morc_lua::component::LuaComponentDef>> {
+    let lua = morc_lua::new_state()?;
     let engine = super::start_engine(EngineConfig::default()).map_err(mlua::Error::runtime)?;
-    crate::lua::install(&lua, engine)?;
+    morc_lua::install(&lua, engine)?;
     let kind: mlua::AnyUserData = lua
         .load(
             r#"return morc.component { name = "lua_gain", inputs = { "u[6]" }, outputs = { "y[6]" }, params = { k = 1.0 },
@@ -219,6 +219,6 @@ fn lua_gain_kind() -> mlua::Result<Arc<crate::components::lua_component::LuaComp
         )
         .set_name("=bench")
         .eval()?;
-    let def = kind.borrow::<crate::lua::assembly::LuaKind>()?.0.clone();
+    let def = kind.borrow::<morc_lua::assembly::LuaKind>()?.0.clone();
     Ok(def)
 }

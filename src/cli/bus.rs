@@ -8,11 +8,11 @@
 
 use clap::Subcommand;
 
-use crate::bus::base::{BusBase, BusConfig};
-use crate::bus::master::{state_name, Link, MasterConfig};
-use crate::bus::sim::{shared_sim_segment, SimSegmentConfig};
+use morc_ecat::base::{BusBase, BusConfig};
+use morc_ecat::master::{state_name, Link, MasterConfig};
+use morc_ecat::virtual_bus::{shared_sim_segment, SimSegmentConfig};
 
-use crate::kernel::engine::EngineConfig;
+use morc_kernel::engine::EngineConfig;
 
 #[derive(Subcommand, Debug)]
 pub enum BusCommand {
@@ -25,7 +25,7 @@ pub enum BusCommand {
         #[arg(long)]
         iface: Option<String>,
         /// Drives in the simulated cell.
-        #[arg(long, default_value_t = crate::bus::sim::DEFAULT_DRIVES)]
+        #[arg(long, default_value_t = morc_ecat::virtual_bus::DEFAULT_DRIVES)]
         drives: usize,
     },
     /// Serve the simulated segment on a network interface until interrupted.
@@ -33,12 +33,12 @@ pub enum BusCommand {
         #[arg(long)]
         iface: String,
         /// Drives in the simulated cell.
-        #[arg(long, default_value_t = crate::bus::sim::DEFAULT_DRIVES)]
+        #[arg(long, default_value_t = morc_ecat::virtual_bus::DEFAULT_DRIVES)]
         drives: usize,
     },
 }
 
-pub use crate::bus::sim::link_for;
+pub use morc_ecat::virtual_bus::link_for;
 
 /// `global_bus`: the global `--bus` flag, which `scan` honours as well (`morc --bus sim bus scan`).
 pub fn main(command: &BusCommand, config: &EngineConfig, global_bus: Option<&str>) -> i32 {
@@ -66,7 +66,7 @@ pub fn main(command: &BusCommand, config: &EngineConfig, global_bus: Option<&str
         }
         // The same cell as `scan --sim` and `--bus sim`: a master on the far end finds what
         // morc itself would.
-        BusCommand::Serve { iface, drives } => match crate::bus::raw_socket::serve_forever(iface, &SimSegmentConfig::cell(*drives)) {
+        BusCommand::Serve { iface, drives } => match morc_ecat::raw_socket::serve_forever(iface, &SimSegmentConfig::cell(*drives)) {
             Ok(()) => super::exit::OK,
             Err(e) => {
                 eprintln!("morc bus serve: {e}");
@@ -136,9 +136,9 @@ fn list(base: &BusBase, config: &EngineConfig) -> String {
 /// — in-process and over a veth pair (root), and the cycle rates the veth link sustains
 /// without missed frames.
 pub fn bench(seconds: f64, config: &EngineConfig) -> i32 {
-    use crate::kernel::rt;
+    use morc_kernel::rt;
     rt::apply_to_current_thread(config.rt, "bus benchmark");
-    let sim = SimSegmentConfig::cell(crate::bus::sim::DEFAULT_DRIVES);
+    let sim = SimSegmentConfig::cell(morc_ecat::virtual_bus::DEFAULT_DRIVES);
     println!(
         "bus round trip per cycle: coupler + {} drives + DO{} + DI{} + AI{} + AO{} + safety PLC + F/T sensor ({} devices)",
         sim.drives,
@@ -162,13 +162,13 @@ pub fn bench(seconds: f64, config: &EngineConfig) -> i32 {
     super::exit::OK
 }
 
-fn cycle_histogram(base: &mut BusBase, cycles: u64, period: Option<u64>) -> (crate::kernel::stats::Histogram, u64) {
-    use crate::kernel::base::Base;
-    use crate::kernel::clock::{monotonic_ns, sleep_until};
-    use crate::kernel::value::Value;
+fn cycle_histogram(base: &mut BusBase, cycles: u64, period: Option<u64>) -> (morc_kernel::stats::Histogram, u64) {
+    use morc_kernel::base::Base;
+    use morc_kernel::clock::{monotonic_ns, sleep_until};
+    use morc_kernel::value::Value;
     let mut outputs: Vec<Value> = base.info().outputs.iter().map(|p| Value::zero(p.ty)).collect();
     let inputs: Vec<Value> = base.info().inputs.iter().map(|p| Value::zero(p.ty)).collect();
-    let mut h = crate::kernel::stats::Histogram::new();
+    let mut h = morc_kernel::stats::Histogram::new();
     let mut late = 0;
     let mut deadline = monotonic_ns() + period.unwrap_or(0);
     for tick in 0..cycles {
@@ -177,7 +177,7 @@ fn cycle_histogram(base: &mut BusBase, cycles: u64, period: Option<u64>) -> (cra
         }
         let start = monotonic_ns();
         let _ = base.sense(tick, &mut outputs);
-        let _ = base.actuate(tick, Some(crate::kernel::base::Commands::all(&inputs)));
+        let _ = base.actuate(tick, Some(morc_kernel::base::Commands::all(&inputs)));
         let end = monotonic_ns();
         h.record(end - start);
         if let Some(p) = period {
@@ -246,8 +246,8 @@ fn bench_veth(seconds: f64, sim: &SimSegmentConfig, config: &EngineConfig) -> Re
         if unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
             return Err(format!("setns: {}", std::io::Error::last_os_error()));
         }
-        crate::kernel::rt::apply_to_current_thread(config.rt, "bus benchmark");
-        let server = crate::bus::raw_socket::SegmentServer::start_with("ecat-s", shared_sim_segment(&sim)?, Some(config.rt.below(1))).map_err(|e| e.to_string())?;
+        morc_kernel::rt::apply_to_current_thread(config.rt, "bus benchmark");
+        let server = morc_ecat::raw_socket::SegmentServer::start_with("ecat-s", shared_sim_segment(&sim)?, Some(config.rt.below(1))).map_err(|e| e.to_string())?;
         let master = MasterConfig { receive_timeout: std::time::Duration::from_millis(20), ..Default::default() };
         let mut base = BusBase::open(Link::Interface("ecat-m".into()), BusConfig { period: 0.001, max_bad_cycles: u32::MAX, master, ..Default::default() })?;
         let mut s = String::new();
@@ -268,8 +268,8 @@ fn bench_veth(seconds: f64, sim: &SimSegmentConfig, config: &EngineConfig) -> Re
             let _ = writeln!(
                 s,
                 "    {hz:>5} Hz  {cycles:>6} cycles  lost frames {lost:>5}  late cycles {late:>5}  round trip p99 {}  max {}  {verdict}",
-                crate::kernel::stats::human_ns(h.quantile(0.99) as f64),
-                crate::kernel::stats::human_ns(h.max() as f64)
+                morc_kernel::stats::human_ns(h.quantile(0.99) as f64),
+                morc_kernel::stats::human_ns(h.max() as f64)
             );
         }
         drop(base);

@@ -9,8 +9,8 @@
 use std::path::{Path, PathBuf};
 
 use super::{exit, start_engine};
-use crate::kernel::engine::EngineConfig;
-use crate::lua::engine::{CheckOnly, LastOutcome};
+use morc_kernel::engine::EngineConfig;
+use morc_lua::engine::{CheckOnly, LastOutcome};
 
 pub fn main(files: &[PathBuf]) -> i32 {
     let mut failed = 0;
@@ -35,9 +35,9 @@ pub fn main(files: &[PathBuf]) -> i32 {
 pub fn check_file(file: &Path) -> Result<(), String> {
     let scratch = ScratchDir::new()?;
     let engine = start_engine(EngineConfig::default())?;
-    let lua = crate::lua::new_state().map_err(|e| e.to_string())?;
+    let lua = morc_lua::new_state().map_err(|e| e.to_string())?;
     lua.set_app_data(CheckOnly { record_dir: scratch.0.clone() });
-    crate::lua::install(&lua, engine).map_err(|e| e.to_string())?;
+    morc_lua::install(&lua, engine).map_err(|e| e.to_string())?;
     // Skills keep their failed results for the check (lua/morc/skill.lua).
     let morc: mlua::Table = lua.globals().get("morc").map_err(|e| e.to_string())?;
     morc.set("checking", true).map_err(|e| e.to_string())?;

@@ -4,7 +4,7 @@
 use mlua::{Function, Lua, Value};
 
 use super::{exit, start_engine};
-use crate::kernel::engine::EngineConfig;
+use morc_kernel::engine::EngineConfig;
 
 pub fn main(name: &str) -> i32 {
     match doc_text(name) {
@@ -26,8 +26,8 @@ pub fn main(name: &str) -> i32 {
 /// What `help(NAME)` prints, or None when there is no documentation.
 pub fn doc_text(name: &str) -> Result<Option<String>, String> {
     let engine = start_engine(EngineConfig::default())?;
-    let lua = crate::lua::new_state().map_err(|e| e.to_string())?;
-    crate::lua::install(&lua, engine).map_err(|e| e.to_string())?;
+    let lua = morc_lua::new_state().map_err(|e| e.to_string())?;
+    morc_lua::install(&lua, engine).map_err(|e| e.to_string())?;
     help_text(&lua, name).map_err(|e| e.to_string())
 }
 

@@ -5,14 +5,14 @@ use std::path::PathBuf;
 use clap::Subcommand;
 
 use super::exit;
-use crate::fmi::description::FmiVersion;
-use crate::fmi::export;
+use morc_fmi::description::FmiVersion;
+use morc_fmi::export;
 
 #[derive(Subcommand, Debug)]
 pub enum FmuCommand {
     /// Package morc's blocks as FMUs, FMI 2.0 (<model>.fmu) and 3.0
     /// (<model>-fmi3.fmu); co-simulation, and model exchange for ODE blocks
-    /// (needs the built `morc-fmus` library: `cargo build` builds it beside `morc`).
+    /// (needs the built `morc-fmu` library: `cargo build` builds it beside `morc`).
     Export {
         /// Only this FMI version (2 or 3; default: both).
         #[arg(long)]
@@ -20,7 +20,7 @@ pub enum FmuCommand {
         /// Folder to write <model>.fmu into.
         #[arg(short, long, default_value = "target/fmus")]
         out: PathBuf,
-        /// The morc-fmus shared library (default: found beside this executable).
+        /// The morc-fmu shared library (default: found beside this executable).
         #[arg(long)]
         library: Option<PathBuf>,
         /// Model identifiers to export (default: all).
@@ -91,7 +91,7 @@ fn export_main(out: &std::path::Path, library: Option<&PathBuf>, models: &[Strin
     let library = match library.cloned().or_else(|| std::env::current_exe().ok().and_then(|e| export::find_library(&e))) {
         Some(l) => l,
         None => {
-            eprintln!("morc fmu export: no morc-fmus library beside this executable; run `cargo build` (it builds the workspace member fmus/) or pass --library");
+            eprintln!("morc fmu export: no morc-fmu library beside this executable; run `cargo build` (it builds the workspace member crates/morc-fmu) or pass --library");
             return exit::USAGE;
         }
     };
@@ -113,7 +113,7 @@ fn export_main(out: &std::path::Path, library: Option<&PathBuf>, models: &[Strin
 }
 
 fn info_main(file: &std::path::Path) -> i32 {
-    let fmu = match crate::fmi::Fmu::open(file) {
+    let fmu = match morc_fmi::Fmu::open(file) {
         Ok(f) => f,
         Err(e) => {
             eprintln!("morc fmu info: {e}");

@@ -13,11 +13,11 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::fmi::description::parse_real;
-use crate::fmi::FmuComponent;
-use crate::kernel::component::{Component, InitContext, Step, StepContext};
-use crate::kernel::data::AssemblyData;
-use crate::kernel::value::{Value, ValueType};
+use morc_fmi::description::parse_real;
+use morc_fmi::FmuComponent;
+use morc_kernel::component::{Component, InitContext, Step, StepContext};
+use morc_kernel::data::AssemblyData;
+use morc_kernel::value::{Value, ValueType};
 
 pub struct SimOptions<'a> {
     pub file: &'a Path,
@@ -191,7 +191,7 @@ fn default_interval(step: Option<f64>, span: f64) -> f64 {
 
 /// Simulates and returns the CSV text.
 pub fn simulate(o: &SimOptions) -> Result<String, String> {
-    let fmu = crate::fmi::Fmu::open(o.file)?;
+    let fmu = morc_fmi::Fmu::open(o.file)?;
     let de = fmu.description.default_experiment.clone();
     let mut component = FmuComponent::new(fmu);
     let stop = o.stop.or(de.stop_time).unwrap_or(1.0);
@@ -238,7 +238,7 @@ pub fn simulate(o: &SimOptions) -> Result<String, String> {
         }
     }
     let mut results = AssemblyData::new();
-    component.terminate(&mut crate::kernel::component::AssemblyResults { prefix: "sim", data: &mut results });
+    component.terminate(&mut morc_kernel::component::AssemblyResults::new("sim", &mut results));
     Ok(csv)
 }
 

@@ -1,6 +1,6 @@
 //! Signals while a program or a REPL command runs. Ctrl-C (SIGINT) cancels the runs of every
 //! engine — the robot holds within a tick, whichever engine `morc.use_robot` started — and
-//! interrupts the Lua code (see [`crate::lua::interrupt`]): a program ends (exit 130) unless
+//! interrupts the Lua code (see [`morc_lua::interrupt`]): a program ends (exit 130) unless
 //! it takes the interruption with `morc.catch_interrupt`; the REPL returns to its prompt.
 //! SIGTERM and SIGHUP do the same and then end the program or the REPL (exit 143 / 129),
 //! so recordings are closed and the bus is left holding, not cut mid-motion.
@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 use mlua::Lua;
 
-use crate::lua::interrupt;
+use morc_lua::interrupt;
 
 /// The signal that asks the process to end (SIGTERM, SIGHUP), or 0.
 static TERMINATING: AtomicI32 = AtomicI32::new(0);

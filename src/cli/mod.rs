@@ -7,7 +7,7 @@ pub mod doc;
 pub mod fmu;
 pub mod fmu_sim;
 pub mod interrupt;
-pub mod lib;
+pub mod library;
 pub mod rec;
 pub mod repl;
 pub mod run;
@@ -17,10 +17,9 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use crate::components::sim_axes::SimAxes;
-use crate::kernel::clock::ClockKind;
-use crate::kernel::engine::{Engine, EngineConfig};
-use crate::kernel::rt::RtPolicy;
+use morc_kernel::clock::ClockKind;
+use morc_kernel::engine::{Engine, EngineConfig};
+use morc_kernel::rt::RtPolicy;
 
 #[derive(Parser, Debug)]
 #[command(name = "morc", version, about = "morc — a modular robot controller you program in Lua")]
@@ -137,7 +136,7 @@ pub enum Command {
     /// Libraries shared between labs: `list`, `info NAME`, `new NAME`, `install PATH|URL`.
     Lib {
         #[command(subcommand)]
-        command: lib::LibCommand,
+        command: library::LibCommand,
     },
     /// Run Lua tests on the virtual clock: a library's DIR/tests/*.lua, or the *.lua of a plain folder.
     Test {
@@ -168,16 +167,12 @@ pub fn engine_config(opts: &RunOpts) -> Result<EngineConfig, String> {
     Ok(EngineConfig { period: period_ms * 1e-3, clock, rt })
 }
 
-/// The engine a program runs on: the simulated base until robots exist.
-pub fn start_engine(config: EngineConfig) -> Result<Engine, String> {
-    let base = SimAxes::new(&[0.0; 6], config.period, 3.0);
-    Engine::start(config, Box::new(base))
-}
+pub use morc_lua::start_engine;
 
 /// The engine on the EtherCAT bus (`--bus sim` or `--bus IF`), six drives in the simulation.
 pub fn start_bus_engine(config: EngineConfig, bus: &str) -> Result<Engine, String> {
-    let link = bus::link_for(bus, crate::bus::sim::DEFAULT_DRIVES)?;
-    let base = crate::bus::base::BusBase::open(link, crate::bus::base::BusConfig { period: config.period, ..Default::default() })?;
+    let link = bus::link_for(bus, morc_ecat::virtual_bus::DEFAULT_DRIVES)?;
+    let base = morc_ecat::base::BusBase::open(link, morc_ecat::base::BusConfig { period: config.period, ..Default::default() })?;
     Engine::start(config, Box::new(base))
 }
 
@@ -254,7 +249,7 @@ fn run_cli() -> i32 {
         Some(Command::Rec { cmd }) => rec::main(cmd),
         Some(Command::Fmu { command }) => fmu::main(command),
         Some(Command::Plot(args)) => rec::plot(args),
-        Some(Command::Lib { command }) => lib::main(command),
+        Some(Command::Lib { command }) => library::main(command),
         Some(Command::Test { dir }) => test::main(dir),
         None => repl::main(config, &setup),
     }
@@ -267,8 +262,8 @@ pub fn lua_with_engine(config: EngineConfig, setup: &LuaSetup) -> Result<mlua::L
         Some(bus) => start_bus_engine(config, bus)?,
         _ => start_engine(config)?,
     };
-    let lua = crate::lua::new_state().map_err(|e| e.to_string())?;
-    crate::lua::install(&lua, engine).map_err(|e| e.to_string())?;
+    let lua = morc_lua::new_state().map_err(|e| e.to_string())?;
+    morc_lua::install(&lua, engine).map_err(|e| e.to_string())?;
     if let Some(bus) = &setup.bus {
         // Programs that put a robot on the engine (morc.use_robot) then drive its joints on this bus.
         let morc: mlua::Table = lua.globals().get("morc").map_err(|e| e.to_string())?;
@@ -283,7 +278,7 @@ pub fn lua_with_engine(config: EngineConfig, setup: &LuaSetup) -> Result<mlua::L
 
 /// The exit code after a program or REPL session: a fault in the last run wins.
 pub fn exit_code(lua: &mlua::Lua, failed: bool) -> i32 {
-    let fault = lua.app_data_ref::<crate::lua::engine::LastOutcome>().is_some_and(|o| o.is_fault());
+    let fault = lua.app_data_ref::<morc_lua::engine::LastOutcome>().is_some_and(|o| o.is_fault());
     match (fault, failed) {
         (true, _) => exit::FAULT,
         (false, true) => exit::SCRIPT_ERROR,

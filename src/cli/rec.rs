@@ -52,7 +52,7 @@ pub struct PlotArgs {
 }
 
 pub fn plot(args: &PlotArgs) -> i32 {
-    use crate::record::plot;
+    use morc_record::plot;
     let output = args.output.clone().unwrap_or_else(|| plot::default_output(&args.file));
     let options = plot::PlotOptions { width: args.width, panel_height: args.panel_height, share_units: args.share_units };
     let patterns: Vec<&str> = args.signals.iter().map(String::as_str).collect();
@@ -73,7 +73,7 @@ pub fn plot(args: &PlotArgs) -> i32 {
 /// Reads a file from anywhere in a reader process: a damaged file that
 /// crashes or hangs the HDF5 library is an error naming it, not a crash.
 fn isolated(file: &std::path::Path, command: &str, read: impl FnOnce() -> i32) -> i32 {
-    match crate::record::read::isolated(file, crate::record::read::READ_TIMEOUT, read) {
+    match morc_record::read::isolated(file, morc_record::read::READ_TIMEOUT, read) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("{command}: {e}");
@@ -84,7 +84,7 @@ fn isolated(file: &std::path::Path, command: &str, read: impl FnOnce() -> i32) -
 
 pub fn main(cmd: &RecCommand) -> i32 {
     match cmd {
-        RecCommand::Info { file } => isolated(file, "morc rec info", || match crate::record::read::info(file) {
+        RecCommand::Info { file } => isolated(file, "morc rec info", || match morc_record::read::info(file) {
             Ok(text) => {
                 print!("{text}");
                 exit::OK
@@ -95,7 +95,7 @@ pub fn main(cmd: &RecCommand) -> i32 {
             }
         }),
         RecCommand::Plot(args) => plot(args),
-        RecCommand::Bench { signals, rate, seconds, dir } => match crate::record::bench::sustained(dir, *signals, *rate, *seconds) {
+        RecCommand::Bench { signals, rate, seconds, dir } => match morc_record::bench::sustained(dir, *signals, *rate, *seconds) {
             Ok(report) => {
                 println!("{report}");
                 if report.dropped == 0 {

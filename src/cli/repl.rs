@@ -18,7 +18,7 @@ use rustyline::validate::Validator;
 use rustyline::{Context, Editor, Helper};
 
 use super::{exit, exit_code, lua_with_engine, LuaSetup};
-use crate::kernel::engine::EngineConfig;
+use morc_kernel::engine::EngineConfig;
 
 /// Pretty printing and completion, written in Lua (they walk Lua values).
 const REPL_LUA: &str = include_str!("../../lua/morc/repl.lua");
@@ -124,7 +124,7 @@ fn session(lua: &Lua) -> Result<(), String> {
                     chunk.clear();
                     continue;
                 }
-                crate::lua::interrupt::clear();
+                morc_lua::interrupt::clear();
                 if let Evaluated::Done = evaluate(lua, &pretty, &chunk) {
                     let _ = editor.add_history_entry(chunk.as_str());
                     chunk.clear();
@@ -170,10 +170,10 @@ fn evaluate(lua: &Lua, pretty: &Function, chunk: &str) -> Evaluated {
     match super::run::call_with_traceback(lua, &function, &[]) {
         Ok(values) => print_values(pretty, values),
         // Where it stopped is enough: the traceback of an interruption says nothing new.
-        Err(e) if crate::lua::interrupt::is_interruption(&e) => eprintln!("{}", crate::lua::interrupt::report(&e, "stdin")),
+        Err(e) if morc_lua::interrupt::is_interruption(&e) => eprintln!("{}", morc_lua::interrupt::report(&e, "stdin")),
         Err(e) => eprintln!("{e}"),
     }
-    crate::lua::interrupt::clear();
+    morc_lua::interrupt::clear();
     Evaluated::Done
 }
 

@@ -6,7 +6,7 @@ use std::path::Path;
 use mlua::{Function, Lua, MultiValue};
 
 use super::{exit, exit_code, lua_with_engine, LuaSetup};
-use crate::kernel::engine::EngineConfig;
+use morc_kernel::engine::EngineConfig;
 
 pub fn main(config: EngineConfig, setup: &LuaSetup, file: &Path, args: &[String]) -> i32 {
     let lua = match lua_with_engine(config, setup) {
@@ -23,9 +23,9 @@ pub fn main(config: EngineConfig, setup: &LuaSetup, file: &Path, args: &[String]
     let result = run_file(&lua, file, args);
     // The engine holds the robot when no assembly runs; dropping the state stops it.
     match result {
-        Err(e) if crate::lua::interrupt::pending() || super::interrupt::terminating().is_some() => {
+        Err(e) if morc_lua::interrupt::pending() || super::interrupt::terminating().is_some() => {
             // Where it stopped is enough: the traceback of an interruption says nothing new.
-            eprintln!("morc: {}", crate::lua::interrupt::report(&e, &file.display().to_string()));
+            eprintln!("morc: {}", morc_lua::interrupt::report(&e, &file.display().to_string()));
             super::interrupt::terminating().map_or(exit::INTERRUPTED, |signal| 128 + signal)
         }
         Err(e) => {
@@ -87,5 +87,5 @@ fn without_wrapper(text: &str) -> String {
 
 /// An mlua error as a person reads it: the message (with file:line) and traceback.
 pub fn error_text(e: &mlua::Error) -> String {
-    crate::components::lua_component::lua_error_text(e)
+    morc_lua::component::lua_error_text(e)
 }

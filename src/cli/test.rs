@@ -5,7 +5,7 @@ use std::path::Path;
 use super::exit;
 
 pub fn main(dir: &Path) -> i32 {
-    let results = match crate::lua::testing::run_library(dir) {
+    let results = match morc_lua::testing::run_library(dir) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("morc test: {e}");

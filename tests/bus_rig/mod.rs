@@ -2,14 +2,14 @@
 //! actuate with commands or hold), for the bus tests.
 #![allow(dead_code)]
 
-use morc::bus::base::{BusBase, BusConfig};
-use morc::bus::devices::cia402::PowerState;
-use morc::bus::master::Link;
-use morc::bus::sim::{shared_sim_segment, SimSegmentConfig};
-use morc::bus::transport::SharedSegment;
-use morc::kernel::base::Base;
-use morc::kernel::component::Step;
-use morc::kernel::value::Value;
+use morc_ecat::base::{BusBase, BusConfig};
+use morc_ecat::devices::cia402::PowerState;
+use morc_ecat::master::Link;
+use morc_ecat::transport::SharedSegment;
+use morc_ecat::virtual_bus::{shared_sim_segment, SimSegmentConfig};
+use morc_kernel::base::Base;
+use morc_kernel::component::Step;
+use morc_kernel::value::Value;
 
 pub struct Rig {
     pub base: BusBase,
@@ -46,7 +46,7 @@ impl Rig {
     /// One tick with the commands set (or hold).
     pub fn tick(&mut self, hold: bool) -> Step {
         let sensed = self.base.sense(self.tick, &mut self.outputs);
-        let commands = if hold { None } else { Some(morc::kernel::base::Commands::all(&self.inputs[..])) };
+        let commands = if hold { None } else { Some(morc_kernel::base::Commands::all(&self.inputs[..])) };
         let acted = self.base.actuate(self.tick, commands);
         self.tick += 1;
         if sensed != Step::Continue {

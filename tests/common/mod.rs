@@ -4,10 +4,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use morc::kernel::assembly::Factory;
-use morc::kernel::base::{Base, Commands};
-use morc::kernel::component::*;
-use morc::kernel::value::{Value, ValueType};
+use morc_kernel::assembly::Factory;
+use morc_kernel::base::{Base, Commands};
+use morc_kernel::component::*;
+use morc_kernel::value::{Value, ValueType};
 
 type StepFn = Box<dyn FnMut(&StepContext, &[Value], &mut [Value]) -> Step + Send>;
 
@@ -18,7 +18,7 @@ pub struct FnComponent {
 }
 
 impl Component for FnComponent {
-    morc::component_info!(info);
+    morc_kernel::component_info!(info);
     fn initialize(&mut self, _: &InitContext, _: &mut [Value]) -> Result<(), String> {
         Ok(())
     }
@@ -83,7 +83,7 @@ impl Base for RecordingBase {
         outputs[0].set_real(self.q);
         let mut log = self.log.lock().unwrap();
         log.ticks.push(tick);
-        log.times.push(morc::kernel::clock::monotonic_ns());
+        log.times.push(morc_kernel::clock::monotonic_ns());
         if self.fail_at == Some(tick) {
             return Step::Fault("drive 3 reports an over-current fault".into());
         }

@@ -5,15 +5,15 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use morc::components::sim_axes::SimAxes;
-use morc::fmi::description::FmiVersion;
-use morc::fmi::export;
-use morc::kernel::assembly::AssemblySpec;
-use morc::kernel::clock::ClockKind;
-use morc::kernel::data::AssemblyData;
-use morc::kernel::engine::{Engine, EngineConfig, RunResult};
-use morc::kernel::rt::RtPolicy;
-use morc::kernel::value::Value;
+use morc_fmi::description::FmiVersion;
+use morc_fmi::export;
+use morc_kernel::assembly::AssemblySpec;
+use morc_kernel::clock::ClockKind;
+use morc_kernel::data::AssemblyData;
+use morc_kernel::engine::{Engine, EngineConfig, RunResult};
+use morc_kernel::ideal_axes::SimAxes;
+use morc_kernel::rt::RtPolicy;
+use morc_kernel::value::Value;
 
 pub const T: f64 = 0.001;
 
@@ -30,7 +30,7 @@ pub fn exported() -> &'static Path {
         // Set once, before any thread reads it.
         std::env::set_var("MORC_FMU_CACHE", scratch().join("cache"));
         let exe = std::env::current_exe().unwrap();
-        let library = export::find_library(&exe).unwrap_or_else(|| panic!("the morc-fmus library was not built next to {}: run the tests with `cargo test` from the workspace", exe.display()));
+        let library = export::find_library(&exe).unwrap_or_else(|| panic!("the morc-fmu library was not built next to {}: run the tests with `cargo test` from the workspace", exe.display()));
         let dir = scratch().join("fmus");
         for block in export::EXPORTED {
             for version in [FmiVersion::V2, FmiVersion::V3] {
@@ -52,7 +52,7 @@ pub fn fmu3_path(model: &str) -> PathBuf {
 
 /// Adds an FMU component made from `path`.
 pub fn add_fmu(spec: &mut AssemblySpec, name: &str, path: &Path, every: u32, params: &[(&str, Value)]) {
-    let factory = morc::fmi::factory(path).unwrap_or_else(|e| panic!("{e}"));
+    let factory = morc_fmi::factory(path).unwrap_or_else(|e| panic!("{e}"));
     spec.add(name, "fmu", every, factory);
     let c = spec.components.last_mut().unwrap();
     c.params = params.iter().map(|(p, v)| (p.to_string(), v.clone())).collect();
@@ -106,7 +106,7 @@ pub fn build_c_fmu(stem: &str, token: &str, name: &str) -> PathBuf {
     }
     let xml = std::fs::read_to_string(src.join(format!("{stem}.xml"))).unwrap().replace(&format!("{{morc-{stem}-token}}"), token);
     let binary = std::fs::read(&so).unwrap();
-    let platform = morc::fmi::export::platform_tuple().unwrap();
+    let platform = morc_fmi::export::platform_tuple().unwrap();
     let path = dir.join(name);
     zip_file(&path, &[("modelDescription.xml", xml.as_bytes()), (&format!("binaries/{platform}/{stem}.so"), &binary)]);
     path

@@ -4,19 +4,19 @@
 
 use std::sync::{Arc, Mutex};
 
-use morc::kernel::assembly::Factory;
-use morc::kernel::clock::ClockKind;
-use morc::kernel::component::*;
-use morc::kernel::engine::{Engine, EngineConfig};
-use morc::kernel::rt::RtPolicy;
-use morc::kernel::value::{Value, ValueType};
-use morc::robot::{JointDrive, Limits, Robot, RobotJoint, SimulatedRobot};
+use morc_kernel::assembly::Factory;
+use morc_kernel::clock::ClockKind;
+use morc_kernel::component::*;
+use morc_kernel::engine::{Engine, EngineConfig};
+use morc_kernel::rt::RtPolicy;
+use morc_kernel::value::{Value, ValueType};
+use morc_robot::{JointDrive, Limits, Robot, RobotJoint, SimulatedRobot};
 
 pub const T: f64 = 0.001;
 
 pub fn ur5() -> Arc<Robot> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/robots/ur5/ur5_robot.urdf");
-    let model = morc::model::load_urdf(path).unwrap();
+    let model = morc_model::load_urdf(path).unwrap();
     let joints = model.joint_names()[1..]
         .iter()
         .zip(model.limits())
@@ -44,7 +44,7 @@ struct TraceComponent {
 }
 
 impl Component for TraceComponent {
-    morc::component_info!(info);
+    morc_kernel::component_info!(info);
     fn initialize(&mut self, _: &InitContext, _: &mut [Value]) -> Result<(), String> {
         Ok(())
     }

@@ -1,0 +1,564 @@
+//! The bus as the engine's base: each tick `sense` exchanges process data once (and steps a
+//! simulated segment by the base period), checks the working counter, the devices' states and
+//! the safety PLC, and writes measurements; `actuate` turns commands (or hold) into the
+//! devices' outputs, sent at the next tick's exchange.
+//!
+//! Ports (devices in line order, `p` = position on the line):
+//! - outputs: `q` (rad), `qd` (rad/s), `tau` (N·m) per drive — a real for one drive, a vector
+//!   for several —, `enabled` (all drives in Operation enabled), `din<p>` (integer, bit 0 =
+//!   channel 1) per digital input terminal, `ain<p>` (V or mA per channel) per analog input
+//!   terminal, `ft<p>` (Fx Fy Fz in N, Tx Ty Tz in N·m) per force/torque sensor, `safety<p>`
+//!   (integer: the safety PLC's status bits) per safety PLC;
+//! - inputs: `q_cmd` for drives in CSP, `qd_cmd` in CSV, `tau_cmd` in CST (each a real or a
+//!   vector over the drives in that mode, in line order), `dout<p>` (integer) per digital
+//!   output terminal, `aout<p>` (V or mA per channel) per analog output terminal, and last
+//!   `tau_ff` (N·m per drive): feed-forward torque, sent as each drive's torque offset (0x60B2).
+//!
+//! Faults: a drive fault, a device leaving Op, the safety PLC inhibiting motion or an F/T
+//! sensor error faults at once; lost frames and wrong working counters once they persist for
+//! `max_bad_cycles` consecutive cycles. The fault is latched (drives quick-stop) until
+//! [`BusBase::reset_faults`] (or a [`BusHandle`]) asks for recovery. The message is made once,
+//! when the fault is found; an idle faulted base cycles without allocating.
+
+mod handle;
+mod ports;
+
+pub use handle::BusHandle;
+
+use crate::devices::{
+    classify, classify_identity, force_torque, known_channels, AnalogInputs, AnalogOutputs, Cia402Drive, DeviceClassChoice, DeviceName, DigitalInputs, DigitalOutputs, DriveConfig, ForceTorqueSensor,
+    FtScaling, SafetyPlc,
+};
+use crate::master::{Bus, CycleStatus, DeviceInfo, Link, MasterConfig, PreOpPlan, PreOpWrite};
+use handle::BusShared;
+use morc_kernel::base::{Base, BaseHandle, Commands};
+use morc_kernel::component::{ComponentInfo, Step};
+use morc_kernel::value::Value;
+use ports::{mode_slot, read_real, Ports};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// How the bus base is set up.
+#[derive(Debug, Clone)]
+pub struct BusConfig {
+    /// Base period (s): the bus cycle, and the step of a simulated segment.
+    pub period: f64,
+    /// Scaling and mode of every drive found, unless `drive_overrides` names its position.
+    pub drive: DriveConfig,
+    pub drive_overrides: Vec<(usize, DriveConfig)>,
+    /// Class overrides by position (e.g. a device whose identity says nothing useful).
+    pub class_overrides: Vec<(usize, DeviceClassChoice)>,
+    /// Consecutive lost frames / wrong working counters tolerated before a fault.
+    pub max_bad_cycles: u32,
+    /// Switch the drives on at start (holding where they are).
+    pub enable_drives: bool,
+    /// Run the drives that can DC-synchronous: SYNC0 every period.
+    pub distributed_clocks: bool,
+    pub master: MasterConfig,
+}
+
+impl Default for BusConfig {
+    fn default() -> Self {
+        Self {
+            period: 0.001,
+            drive: DriveConfig::default(),
+            drive_overrides: Vec::new(),
+            class_overrides: Vec::new(),
+            max_bad_cycles: 3,
+            enable_drives: true,
+            distributed_clocks: true,
+            master: MasterConfig::default(),
+        }
+    }
+}
+
+/// Cycles a fault reset waits for the safety PLC to re-arm.
+const REARM_CYCLES: u32 = 20;
+
+pub(crate) struct DriveSlot {
+    pub position: usize,
+    pub class: Cia402Drive,
+    /// Index into the command vector of its mode.
+    pub command_index: usize,
+}
+
+/// A device class at its line position, with its port index.
+pub(crate) struct Slot<C> {
+    pub position: usize,
+    pub class: C,
+    pub port: usize,
+}
+
+impl<C> Slot<C> {
+    fn new(position: usize, class: C) -> Self {
+        Slot { position, class, port: 0 }
+    }
+}
+
+/// The device classes on the line, by kind.
+#[derive(Default)]
+pub(crate) struct Devices {
+    pub drives: Vec<DriveSlot>,
+    pub douts: Vec<Slot<DigitalOutputs>>,
+    pub dins: Vec<Slot<DigitalInputs>>,
+    pub ains: Vec<Slot<AnalogInputs>>,
+    pub aouts: Vec<Slot<AnalogOutputs>>,
+    pub safety: Vec<Slot<SafetyPlc>>,
+    pub fts: Vec<Slot<ForceTorqueSensor>>,
+}
+
+/// The EtherCAT bus with its drives and terminals, as the engine's base ("robot").
+pub struct BusBase {
+    bus: Bus,
+    info: ComponentInfo,
+    config: BusConfig,
+    period_ns: u64,
+    devices: Devices,
+    ports: Ports,
+    bad_cycles: u32,
+    /// The latched fault, until reset.
+    fault: Option<String>,
+    /// The engine has not been told of the latched fault yet.
+    fault_unreported: bool,
+    /// The last `actuate` had commands: an assembly is trying to move the robot.
+    commanded: bool,
+    shared: Arc<BusShared>,
+}
+
+/// The class for the device `d`: a configured override, its identity, a CiA 402 device type
+/// (drives are known before Op: they need SDOs), else its process-data shape (after Op).
+fn choose_class(config: &BusConfig, d: &DeviceInfo, after_op: bool) -> Option<DeviceClassChoice> {
+    if let Some((_, c)) = config.class_overrides.iter().find(|(p, _)| *p == d.position) {
+        return Some(c.clone());
+    }
+    if let Some(c) = classify_identity(d.vendor_id, d.product_code) {
+        return Some(c);
+    }
+    let drive = config.drive_overrides.iter().find(|(p, _)| *p == d.position).map(|(_, c)| c.clone()).unwrap_or_else(|| config.drive.clone());
+    match classify(d.device_type, d.input_bytes, d.output_bytes, &drive) {
+        c @ DeviceClassChoice::Drive(_) => Some(c),
+        c if after_op => Some(c),
+        _ => None,
+    }
+}
+
+impl BusBase {
+    /// Opens the bus on `link`, configures every device's class, brings all to Op and (if
+    /// configured) switches the drives on. Blocks; not for the real-time path.
+    /// Says what the bus drives (the robot's name), for recordings and messages.
+    pub fn set_description(&mut self, description: &str) {
+        self.info.description = description.to_string();
+    }
+
+    pub fn open(link: Link, config: BusConfig) -> Result<BusBase, String> {
+        if !(config.period.is_finite() && config.period > 0.0) {
+            return Err(format!("bus period must be positive, got {} s", config.period));
+        }
+        config.drive.check()?;
+        for (_, d) in &config.drive_overrides {
+            d.check()?;
+        }
+        let period = config.period;
+        let mut master = config.master.clone();
+        if config.distributed_clocks {
+            master.sync0_period = Some(std::time::Duration::from_nanos((period * 1e9).round() as u64));
+        }
+        let mut bus = Bus::open(link, master, |devices| {
+            let mut plan = PreOpPlan::default();
+            for d in devices {
+                if let Some(DeviceClassChoice::Drive(dc)) = choose_class(&config, d, false) {
+                    let class = Cia402Drive::new(DeviceName { position: d.position, name: d.name.clone() }, dc, period);
+                    // A drive without CoE keeps its EEPROM's mapping (the mode goes in the PDO).
+                    if !d.pdo_from_eeprom {
+                        plan.writes.extend(class.setup().into_iter().map(|write| PreOpWrite { position: d.position, write }));
+                    }
+                    plan.sync0.push(d.position);
+                }
+            }
+            Ok(plan)
+        })?;
+        let devices = build_classes(&mut bus, &config)?;
+        let (info, ports, devices) = ports::layout(devices);
+        let period_ns = (config.period * 1e9).round() as u64;
+        let shared = Arc::new(BusShared::default());
+        let mut base = BusBase { bus, info, config, period_ns, devices, ports, bad_cycles: 0, fault: None, fault_unreported: false, commanded: false, shared };
+        if !base.config.enable_drives {
+            for d in &mut base.devices.drives {
+                d.class.disable();
+            }
+        }
+        base.start()?;
+        Ok(base)
+    }
+
+    /// First cycles, off the real-time path: check the exchange, and switch the drives on.
+    /// A safety PLC inhibiting motion is no reason to fail: the fault stays latched (and says
+    /// why) until the cause is gone and faults are reset.
+    fn start(&mut self) -> Result<(), String> {
+        let timeout = self.devices.drives.iter().map(|d| d.class.config().switch_on_timeout).fold(0.0, f64::max);
+        let max_cycles = ((4.0 * timeout + 0.1) / self.config.period).ceil() as u64 + 10;
+        for _ in 0..max_cycles {
+            self.cycle();
+            if self.fault.is_some() {
+                if self.devices.safety.iter().any(|s| !s.class.motion_permitted()) {
+                    log::warn!("bus up, motion inhibited: {}", self.fault.as_deref().unwrap_or_default());
+                    return Ok(());
+                }
+                return Err(self.fault.take().unwrap_or_default());
+            }
+            let _ = self.write_outputs(None);
+            if !self.config.enable_drives || self.devices.drives.iter().all(|d| d.class.enabled()) {
+                return Ok(());
+            }
+        }
+        let slow: Vec<String> = self.devices.drives.iter().filter(|d| !d.class.enabled()).map(|d| d.class.not_switching_on()).collect();
+        Err(slow.join("\n"))
+    }
+
+    pub fn bus(&self) -> &Bus {
+        &self.bus
+    }
+    pub fn bus_mut(&mut self) -> &mut Bus {
+        &mut self.bus
+    }
+    pub fn handle(&self) -> BusHandle {
+        BusHandle { shared: self.shared.clone(), segment: self.bus.segment().cloned() }
+    }
+    /// The latched fault, if any.
+    pub fn fault(&self) -> Option<&str> {
+        self.fault.as_deref()
+    }
+    pub fn drive(&self, i: usize) -> Option<&Cia402Drive> {
+        self.devices.drives.get(i).map(|d| &d.class)
+    }
+    pub fn drive_count(&self) -> usize {
+        self.devices.drives.len()
+    }
+    pub fn safety_plc(&self, i: usize) -> Option<&SafetyPlc> {
+        self.devices.safety.get(i).map(|s| &s.class)
+    }
+    pub fn force_sensor(&self, i: usize) -> Option<&ForceTorqueSensor> {
+        self.devices.fts.get(i).map(|s| &s.class)
+    }
+    /// Which class drives the device at `position` ("drive", "dout", "din", "ain", "aout",
+    /// "safety", "ft"), if any.
+    pub fn class_of(&self, position: usize) -> Option<&'static str> {
+        let d = &self.devices;
+        let positions: [(&'static str, Vec<usize>); 7] = [
+            ("drive", d.drives.iter().map(|s| s.position).collect()),
+            ("dout", d.douts.iter().map(|s| s.position).collect()),
+            ("din", d.dins.iter().map(|s| s.position).collect()),
+            ("ain", d.ains.iter().map(|s| s.position).collect()),
+            ("aout", d.aouts.iter().map(|s| s.position).collect()),
+            ("safety", d.safety.iter().map(|s| s.position).collect()),
+            ("ft", d.fts.iter().map(|s| s.position).collect()),
+        ];
+        positions.into_iter().find_map(|(name, at)| at.contains(&position).then_some(name))
+    }
+
+    /// Asks for fault reset and recovery at the next tick (same as [`BusHandle::reset_faults`]).
+    pub fn reset_faults(&mut self) {
+        self.shared.reset_requested.store(true, Ordering::Relaxed);
+    }
+
+    /// Quick stop every drive (they end disabled; [`reset_faults`](Self::reset_faults)
+    /// switches them on again).
+    pub fn quick_stop(&mut self) {
+        for d in &mut self.devices.drives {
+            d.class.quick_stop();
+        }
+    }
+
+    fn latch(&mut self, message: String) {
+        if self.fault.is_none() {
+            self.shared.faults.fetch_add(1, Ordering::Relaxed);
+            log::error!("bus fault: {message}");
+            self.fault = Some(message);
+            self.fault_unreported = true;
+            self.shared.faulted.store(true, Ordering::Relaxed);
+            // Safe hold: drives quick-stop (the fault may be theirs, the line's or the cell's).
+            self.quick_stop();
+        }
+    }
+
+    /// Recovery, requested by reset: devices back to Op, the safety PLC re-armed, drive
+    /// faults acknowledged, drives switched on again. Off the steady state (acyclic frames,
+    /// and a few extra exchanges while the PLC re-arms).
+    fn recover(&mut self) {
+        match self.bus.recover().and_then(|report| self.rearm_safety().map(|()| report)) {
+            Ok(report) => {
+                if !report.is_empty() {
+                    log::info!("bus recovery: {report}");
+                }
+                for d in &mut self.devices.drives {
+                    d.class.reset_fault();
+                }
+                self.fault = None;
+                self.fault_unreported = false;
+                self.bad_cycles = 0;
+                self.shared.faulted.store(false, Ordering::Relaxed);
+            }
+            Err(e) => {
+                // Still faulted: say why the reset did not work.
+                self.fault = Some(format!("fault reset failed: {e}"));
+                self.fault_unreported = true;
+            }
+        }
+    }
+
+    /// Acknowledges every safety PLC and exchanges until they permit motion again, or says
+    /// what still inhibits it.
+    fn rearm_safety(&mut self) -> Result<(), String> {
+        if self.devices.safety.iter().all(|s| s.class.motion_permitted()) {
+            return Ok(());
+        }
+        for s in &mut self.devices.safety {
+            s.class.acknowledge();
+        }
+        for _ in 0..REARM_CYCLES {
+            let _ = self.write_outputs(None);
+            self.exchange();
+            if self.devices.safety.iter().all(|s| s.class.motion_permitted()) {
+                return Ok(());
+            }
+        }
+        match self.devices.safety.iter().find(|s| !s.class.motion_permitted()) {
+            Some(s) => Err(s.class.inhibit_message()),
+            None => Ok(()),
+        }
+    }
+
+    /// One process-data exchange: the simulated devices move by one base period, the classes
+    /// decode what came back (unless nothing did).
+    fn exchange(&mut self) -> CycleStatus {
+        let status = self.bus.cycle();
+        self.shared.cycles.fetch_add(1, Ordering::Relaxed);
+        self.bus.advance_segment(self.period_ns);
+        if matches!(status, CycleStatus::Ok | CycleStatus::NotOp) {
+            let (bus, d) = (&self.bus, &mut self.devices);
+            for s in &mut d.drives {
+                s.class.read_inputs(bus.inputs(s.position));
+            }
+            for s in &mut d.dins {
+                s.class.read_inputs(bus.inputs(s.position));
+            }
+            for s in &mut d.ains {
+                s.class.read_inputs(bus.inputs(s.position));
+            }
+            for s in &mut d.safety {
+                s.class.read_inputs(bus.inputs(s.position));
+            }
+            for s in &mut d.fts {
+                s.class.read_inputs(bus.inputs(s.position));
+            }
+        }
+        status
+    }
+
+    /// One exchange with its checks; latches a fault when one is found. Nothing here
+    /// allocates unless a new fault is latched.
+    fn cycle(&mut self) {
+        let status = self.exchange();
+        match status {
+            CycleStatus::Ok => self.bad_cycles = 0,
+            CycleStatus::NotOp => {
+                if self.fault.is_none() {
+                    let which = self.bus.devices_not_in_op();
+                    self.latch(format!("{which} left OP; check the device's power and cabling, then reset faults"));
+                }
+            }
+            CycleStatus::Lost | CycleStatus::Error | CycleStatus::WorkingCounter { .. } => {
+                self.bad_cycles = self.bad_cycles.saturating_add(1);
+                if self.bad_cycles >= self.config.max_bad_cycles.max(1) && self.fault.is_none() {
+                    let message = match status {
+                        CycleStatus::WorkingCounter { got, expected } => format!(
+                            "working counter {got}, expected {expected}, for {} cycles: a device is not exchanging process data{}; check the line, then reset faults",
+                            self.bad_cycles,
+                            match self.bus.devices_not_in_op() {
+                                s if s.is_empty() => String::new(),
+                                s => format!(" ({s})"),
+                            }
+                        ),
+                        // The OS refused the frames (the interface went down): that is the cause.
+                        _ => match self.bus.link_error() {
+                            Some(e) => format!("{} frames in a row lost: {e}, then reset faults", self.bad_cycles),
+                            None => format!(
+                                "{} frames in a row lost{}: link down or the first device does not answer; check the cable and the devices' power, then reset faults",
+                                self.bad_cycles,
+                                self.bus.interface().map(|i| format!(" on {i}")).unwrap_or_default()
+                            ),
+                        },
+                    };
+                    self.latch(message);
+                }
+                // Inputs are last cycle's: nothing new to check.
+                return;
+            }
+        }
+        if self.fault.is_none() {
+            if let Some(m) = self.device_fault() {
+                self.latch(m);
+            }
+        }
+    }
+
+    /// A device's own fault, or the safety PLC inhibiting motion (the message allocates: only
+    /// when there is one).
+    fn device_fault(&self) -> Option<String> {
+        let d = &self.devices;
+        d.safety
+            .iter()
+            .find(|s| !s.class.motion_permitted())
+            .map(|s| s.class.inhibit_message())
+            .or_else(|| d.drives.iter().find_map(|s| s.class.check().err()))
+            .or_else(|| d.fts.iter().find_map(|s| s.class.check().err()))
+    }
+
+    /// Commands (or hold) into the devices' outputs, for the next exchange.
+    fn write_outputs(&mut self, commands: Option<Commands>) -> Result<(), String> {
+        let mut result = Ok(());
+        let commands = if self.fault.is_some() { None } else { commands };
+        let (bus, d, ports) = (&mut self.bus, &mut self.devices, &self.ports);
+        for (drive, s) in d.drives.iter_mut().enumerate() {
+            let slot = mode_slot(s.class.config().mode);
+            let value = commands.and_then(|c| ports.command[slot].and_then(|p| c.get(p))).map(|v| read_real(v, s.command_index));
+            if let Err(e) = s.class.command(value) {
+                result = Err(e);
+            }
+            let tau_ff = value.and(commands).and_then(|c| ports.tau_ff.and_then(|p| c.get(p))).map(|v| read_real(v, drive));
+            if let Err(e) = s.class.set_torque_offset(tau_ff) {
+                result = Err(e);
+            }
+            s.class.write_outputs(bus.outputs_mut(s.position));
+        }
+        for s in &mut d.douts {
+            let value = commands.and_then(|c| c.get(s.port)).map(|v| v.integer());
+            if let Err(e) = s.class.command(value) {
+                result = Err(e);
+            }
+            s.class.write_outputs(bus.outputs_mut(s.position));
+        }
+        for s in &mut d.aouts {
+            if let Some(v) = commands.and_then(|c| c.get(s.port)) {
+                for channel in 0..s.class.channels() {
+                    if let Err(e) = s.class.command(channel, read_real(v, channel)) {
+                        result = Err(e);
+                    }
+                }
+            }
+            s.class.write_outputs(bus.outputs_mut(s.position));
+        }
+        for s in &mut d.safety {
+            s.class.write_outputs(bus.outputs_mut(s.position));
+        }
+        for s in &mut d.fts {
+            s.class.write_outputs(bus.outputs_mut(s.position));
+        }
+        result
+    }
+}
+
+/// The class of every device found, with its checks; F/T sensors without configured scaling
+/// get theirs from their calibration objects (SDO uploads, once).
+fn build_classes(bus: &mut Bus, config: &BusConfig) -> Result<Devices, String> {
+    let mut devices = Devices::default();
+    for d in bus.devices().to_vec() {
+        let name = DeviceName { position: d.position, name: d.name.clone() };
+        let Some(choice) = choose_class(config, &d, true) else { continue };
+        match choice {
+            DeviceClassChoice::Drive(dc) => {
+                let class = Cia402Drive::new(name, dc, config.period);
+                class.check_process_data(d.input_bytes, d.output_bytes)?;
+                devices.drives.push(DriveSlot { position: d.position, class, command_index: 0 });
+            }
+            DeviceClassChoice::DigitalOutputs { channels } => {
+                let channels = known_channels(d.vendor_id, d.product_code).unwrap_or(channels).min((d.output_bytes * 8) as u32);
+                devices.douts.push(Slot::new(d.position, DigitalOutputs::new(name, channels)));
+            }
+            DeviceClassChoice::DigitalInputs { channels } => {
+                let channels = known_channels(d.vendor_id, d.product_code).unwrap_or(channels).min((d.input_bytes * 8) as u32);
+                devices.dins.push(Slot::new(d.position, DigitalInputs::new(name, channels)));
+            }
+            DeviceClassChoice::AnalogInputs { range } => {
+                devices.ains.push(Slot::new(d.position, AnalogInputs::new(name, d.input_bytes / AnalogInputs::BYTES_PER_CHANNEL, range)));
+            }
+            DeviceClassChoice::AnalogOutputs { range } => {
+                devices.aouts.push(Slot::new(d.position, AnalogOutputs::new(name, d.output_bytes / AnalogOutputs::BYTES_PER_CHANNEL, range)));
+            }
+            DeviceClassChoice::SafetyPlc => {
+                let class = SafetyPlc::new(name);
+                class.check_process_data(d.input_bytes, d.output_bytes)?;
+                devices.safety.push(Slot::new(d.position, class));
+            }
+            DeviceClassChoice::ForceTorque { scaling } => {
+                let scaling = match scaling {
+                    Some(s) => s,
+                    None => {
+                        let (f, t) = (force_torque::obj::COUNTS_PER_FORCE, force_torque::obj::COUNTS_PER_TORQUE);
+                        let why =
+                            |e: String| format!("{e}: the force/torque sensor's scaling (counts per N, per N·m) is needed; give it in the bus configuration if the sensor has no calibration objects");
+                        FtScaling {
+                            counts_per_newton: f64::from(bus.sdo_read_u32(d.position, f.0, f.1).map_err(why)?),
+                            counts_per_newton_metre: f64::from(bus.sdo_read_u32(d.position, t.0, t.1).map_err(why)?),
+                        }
+                    }
+                };
+                scaling.check().map_err(|e| format!("{name}: {e}"))?;
+                let class = ForceTorqueSensor::new(name, scaling);
+                class.check_process_data(d.input_bytes, d.output_bytes)?;
+                devices.fts.push(Slot::new(d.position, class));
+            }
+            DeviceClassChoice::Passive => {}
+        }
+    }
+    Ok(devices)
+}
+
+impl Base for BusBase {
+    fn info(&self) -> &ComponentInfo {
+        &self.info
+    }
+
+    fn handle(&self) -> Option<BaseHandle> {
+        Some(Arc::new(BusBase::handle(self)))
+    }
+
+    fn sense(&mut self, _tick: u64, outputs: &mut [Value]) -> Step {
+        if self.shared.reset_requested.swap(false, Ordering::Relaxed) {
+            self.recover();
+        }
+        if self.shared.bias_requested.swap(false, Ordering::Relaxed) {
+            for s in &mut self.devices.fts {
+                s.class.bias();
+            }
+        }
+        self.cycle();
+        ports::write_measurements(&self.devices, &self.ports, outputs);
+        match &self.fault {
+            // Told once when found, then to each assembly that tries to move: an idle faulted
+            // base does not clone the message every tick.
+            Some(f) if self.fault_unreported || self.commanded => {
+                self.fault_unreported = false;
+                Step::Fault(f.clone())
+            }
+            _ => Step::Continue,
+        }
+    }
+
+    fn actuate(&mut self, _tick: u64, commands: Option<Commands>) -> Step {
+        self.commanded = commands.is_some();
+        match self.write_outputs(commands) {
+            Ok(()) => Step::Continue,
+            Err(e) => Step::Fault(e),
+        }
+    }
+
+    /// The drives stand still (they brake by themselves: hold, quick stop or fault reaction).
+    /// A bus whose last cycle failed cannot tell and has nothing more to do.
+    fn is_still(&self) -> bool {
+        const STILL_RAD_PER_S: f64 = 1e-3;
+        // While cycles fail the measurements are stale: nothing more to wait for here (the
+        // drives' own watchdogs stop them when the master falls silent).
+        self.bad_cycles > 0 || self.devices.drives.iter().all(|d| d.class.velocity().abs() < STILL_RAD_PER_S)
+    }
+}

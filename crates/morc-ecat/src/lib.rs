@@ -1,0 +1,12 @@
+//! morc's EtherCAT master (ethercrab) with its device classes, as the engine's base; the
+//! transports to real NICs (raw sockets) and to the virtual segment (`morc-ecat-sim`) in process.
+
+#![deny(clippy::missing_safety_doc)]
+
+pub mod base;
+pub mod devices;
+pub mod master;
+pub mod raw_socket;
+pub mod sii_coe_mask;
+pub mod transport;
+pub mod virtual_bus;

@@ -1,0 +1,344 @@
+//! The simulated segment morc runs on without hardware (`morc run --bus sim`, `morc bus scan
+//! --sim`): a coupler, CiA 402 drives, digital and analog I/O terminals, a safety PLC and a
+//! force/torque sensor, with morc's own identities (vendor 0x0DEF) and EEPROM images built
+//! here, so nothing outside the binary is needed.
+
+use crate::devices::identity;
+use crate::devices::AnalogRange;
+use crate::devices::DriveConfig;
+use crate::master::Link;
+use crate::transport::SharedSegment;
+use morc_ecat_sim::process_data::PdoEntrySpec;
+use morc_ecat_sim::{
+    cia402_drive, coupler, digital_inputs, digital_outputs, fixed_pdo_device, morc_drive_image, DrivePlant, EscConfig, IdealFollower, Segment, SimAnalogInputs, SimAnalogOutputs, SimForceSensor,
+    SimSafetyPlc,
+};
+use morc_ecat_wire::sii::{self, build_image, DeviceDescription, FmmuUsage, Identity, MailboxConfig, Pdo, PdoEntry, SyncManagerEntry, SyncManagerUsage};
+use std::sync::{Arc, Mutex};
+
+pub use identity::MORC_VENDOR_ID;
+
+/// Drives in the simulated cell unless told otherwise: the same for `--bus sim`, `morc bus
+/// scan --sim`, `morc bus serve` and `morc.start_engine { bus = "sim" }`.
+pub const DEFAULT_DRIVES: usize = 6;
+
+/// What the simulated segment holds.
+#[derive(Debug, Clone)]
+pub struct SimSegmentConfig {
+    pub drives: usize,
+    /// Scaling of the simulated drives (the master's drive class uses the same).
+    pub drive: DriveConfig,
+    /// Joint velocity and acceleration limits of the simulated plant (rad/s, rad/s²).
+    pub max_velocity: f64,
+    pub max_acceleration: f64,
+    pub digital_outputs: u32,
+    pub digital_inputs: u32,
+    /// Channels of the analog input terminal (±10 V), 0 for none.
+    pub analog_inputs: usize,
+    /// Channels of the analog output terminal (±10 V), 0 for none.
+    pub analog_outputs: usize,
+    pub safety_plc: bool,
+    pub force_torque: bool,
+}
+
+impl Default for SimSegmentConfig {
+    /// Coupler, six drives, DO8, DI8: the segment most tests pin positions on.
+    fn default() -> Self {
+        Self {
+            drives: 6,
+            drive: DriveConfig::default(),
+            max_velocity: 3.0,
+            max_acceleration: 30.0,
+            digital_outputs: 8,
+            digital_inputs: 8,
+            analog_inputs: 0,
+            analog_outputs: 0,
+            safety_plc: false,
+            force_torque: false,
+        }
+    }
+}
+
+impl SimSegmentConfig {
+    /// A robot cell: the default segment plus analog terminals (AI4, AO4), a safety PLC and
+    /// a force/torque sensor. What `--bus sim` and `morc bus scan --sim` run on.
+    pub fn cell(drives: usize) -> Self {
+        Self { drives, analog_inputs: 4, analog_outputs: 4, safety_plc: true, force_torque: true, ..Default::default() }
+    }
+
+    /// How many devices the segment has.
+    pub fn device_count(&self) -> usize {
+        1 + self.drives
+            + [self.digital_outputs > 0, self.digital_inputs > 0, self.analog_inputs > 0, self.analog_outputs > 0, self.safety_plc, self.force_torque]
+                .iter()
+                .filter(|b| **b)
+                .count()
+    }
+}
+
+/// What an SII image built here holds.
+struct ImageSpec<'a> {
+    product_code: u32,
+    name: &'a str,
+    group: &'a str,
+    /// Entries of the one RxPDO (outputs) and TxPDO (inputs): (index, sub-index, bits).
+    rx: &'a [PdoEntrySpec],
+    tx: &'a [PdoEntrySpec],
+    /// A CoE mailbox (SM0/SM1), process data on SM2/SM3; else process data on SM0/SM1.
+    coe: bool,
+    /// Start and control byte of the process-data SMs without a mailbox (outputs, inputs).
+    pd_sms: [(u16, u8); 2],
+}
+
+/// Process-data SMs in process RAM (mailbox-less devices with both directions).
+const PD_IN_RAM: [(u16, u8); 2] = [(0x1000, 0x64), (0x1100, 0x20)];
+const NO_PD: [(u16, u8); 2] = [(0, 0); 2];
+
+fn image(spec: &ImageSpec) -> Result<sii::SiiImage, String> {
+    build_image(&description(spec), if spec.coe { 2048 } else { 512 }).map_err(|e| e.to_string())
+}
+
+fn description(spec: &ImageSpec) -> DeviceDescription {
+    let pdo = |index: u16, sync_manager: u8, entries: &[PdoEntrySpec]| Pdo {
+        index,
+        sync_manager,
+        name_string: 0,
+        // CoE data types: BOOL, UNSIGNED8/16/32 (ETG.1000.6 Table 64).
+        entries: entries
+            .iter()
+            .map(|&(index, sub_index, bit_len)| PdoEntry {
+                index,
+                sub_index,
+                name_string: 0,
+                data_type: match bit_len {
+                    1 => 0x01,
+                    8 => 0x05,
+                    16 => 0x06,
+                    _ => 0x07,
+                },
+                bit_len,
+            })
+            .collect(),
+    };
+    let bytes = |entries: &[PdoEntrySpec]| entries.iter().map(|e| u32::from(e.2)).sum::<u32>().div_ceil(8) as u16;
+    let mut sync_managers = Vec::new();
+    let mut fmmus = Vec::new();
+    let mut mailbox = MailboxConfig { receive_offset: 0, receive_size: 0, send_offset: 0, send_size: 0, protocols: 0 };
+    let [(out_start, out_control), (in_start, in_control)] = if spec.coe {
+        mailbox = MailboxConfig { receive_offset: 0x1000, receive_size: 128, send_offset: 0x1080, send_size: 128, protocols: sii::protocol::COE };
+        sync_managers.push(SyncManagerEntry { start: 0x1000, length: 128, control: 0x26, enable: 1, usage: SyncManagerUsage::MailboxOut });
+        sync_managers.push(SyncManagerEntry { start: 0x1080, length: 128, control: 0x22, enable: 1, usage: SyncManagerUsage::MailboxIn });
+        [(0x1100, 0x64), (0x1180, 0x20)]
+    } else {
+        spec.pd_sms
+    };
+    let (mut rx_pdos, mut tx_pdos) = (Vec::new(), Vec::new());
+    if !spec.rx.is_empty() {
+        rx_pdos.push(pdo(0x1600, sync_managers.len() as u8, spec.rx));
+        sync_managers.push(SyncManagerEntry { start: out_start, length: bytes(spec.rx), control: out_control, enable: 1, usage: SyncManagerUsage::ProcessDataOut });
+        fmmus.push(FmmuUsage::Outputs);
+    }
+    if !spec.tx.is_empty() {
+        tx_pdos.push(pdo(0x1A00, sync_managers.len() as u8, spec.tx));
+        sync_managers.push(SyncManagerEntry { start: in_start, length: bytes(spec.tx), control: in_control, enable: 1, usage: SyncManagerUsage::ProcessDataIn });
+        fmmus.push(FmmuUsage::Inputs);
+    }
+    if spec.coe {
+        fmmus.push(FmmuUsage::SyncManagerStatus);
+    }
+    DeviceDescription {
+        identity: Identity { vendor_id: MORC_VENDOR_ID, product_code: spec.product_code, revision: 1, serial: 0 },
+        name: spec.name.into(),
+        group: spec.group.into(),
+        order_code: spec.name.into(),
+        mailbox,
+        coe_details: if spec.coe { sii::coe_details::SDO | sii::coe_details::PDO_ASSIGN } else { 0 },
+        fmmus,
+        sync_managers,
+        tx_pdos,
+        rx_pdos,
+    }
+}
+
+/// A digital terminal: one bit per channel, on the ESC's digital I/O registers' SM layout
+/// (outputs at 0x0F00, as EL2xxx terminals have).
+fn terminal_image(product_code: u32, name: &str, outputs: bool, channels: u32) -> Result<sii::SiiImage, String> {
+    let entries: Vec<PdoEntrySpec> = (0..channels).map(|c| (if outputs { 0x7000 } else { 0x6000 } + (c as u16) * 0x10, 1, 1)).collect();
+    let (rx, tx): (&[PdoEntrySpec], &[PdoEntrySpec]) = if outputs { (&entries, &[]) } else { (&[], &entries) };
+    image(&ImageSpec { product_code, name, group: if outputs { "DigOut" } else { "DigIn" }, rx, tx, coe: false, pd_sms: [(0x0F00, 0x44), (0x1000, 0x00)] })
+}
+
+fn coupler_image() -> Result<sii::SiiImage, String> {
+    image(&ImageSpec { product_code: identity::COUPLER, name: "SIM-COUPLER", group: "Coupler", rx: &[], tx: &[], coe: false, pd_sms: NO_PD })
+}
+
+fn analog_image(product_code: u32, name: &str, outputs: bool, channels: usize) -> Result<sii::SiiImage, String> {
+    // Inputs: status word + value per channel (EL31xx); outputs: a value per channel (EL41xx).
+    let entries: Vec<PdoEntrySpec> = (0..channels as u16)
+        .flat_map(|c| if outputs { vec![(0x7000 + 0x10 * c, 1, 16)] } else { vec![(0x6000 + 0x10 * c, 1, 16), (0x6000 + 0x10 * c, 0x11, 16)] })
+        .collect();
+    let (rx, tx): (&[PdoEntrySpec], &[PdoEntrySpec]) = if outputs { (&entries, &[]) } else { (&[], &entries) };
+    image(&ImageSpec { product_code, name, group: if outputs { "AnaOut" } else { "AnaIn" }, rx, tx, coe: false, pd_sms: PD_IN_RAM })
+}
+
+fn safety_plc_image() -> Result<sii::SiiImage, String> {
+    image(&ImageSpec {
+        product_code: identity::SAFETY_PLC,
+        name: "SIM-SAFETY-PLC",
+        group: "Safety",
+        rx: &[(0x7000, 1, 16)],
+        tx: &[(0x6000, 1, 16), (0x6000, 2, 16)],
+        coe: false,
+        pd_sms: PD_IN_RAM,
+    })
+}
+
+fn force_sensor_image() -> Result<sii::SiiImage, String> {
+    let tx: Vec<PdoEntrySpec> = (1..=6).map(|s| (0x6000, s, 32)).chain([(0x6010, 0, 32), (0x6020, 0, 32)]).collect();
+    image(&ImageSpec { product_code: identity::FORCE_TORQUE, name: "SIM-FT6", group: "Sensors", rx: &[(0x7010, 1, 32)], tx: &tx, coe: true, pd_sms: NO_PD })
+}
+
+/// Coupler, then `drives` CiA 402 drives, then a digital output and a digital input terminal
+/// (each left out when it has 0 channels), analog inputs and outputs, the safety PLC and the
+/// force/torque sensor (each when configured). Devices at positions 0, 1.., in that order.
+pub fn sim_segment(config: &SimSegmentConfig) -> Result<Segment, String> {
+    config.drive.check()?;
+    let counts_per_rad = config.drive.counts_per_rev * config.drive.gear / std::f64::consts::TAU;
+    let plants = (0..config.drives)
+        .map(|_| Box::new(IdealFollower::new(config.max_velocity * counts_per_rad, config.max_acceleration * counts_per_rad)) as Box<dyn DrivePlant>)
+        .collect();
+    build_segment(config, plants)
+}
+
+/// [`sim_segment`] with the drives' mechanics given (one plant per drive, e.g. the joints of
+/// a simulated arm), shared for the in-process transport.
+pub fn sim_segment_with_plants(config: &SimSegmentConfig, plants: Vec<Box<dyn DrivePlant>>) -> Result<SharedSegment, String> {
+    if plants.len() != config.drives {
+        return Err(format!("{} drive plants for {} drives", plants.len(), config.drives));
+    }
+    Ok(Arc::new(Mutex::new(build_segment(config, plants)?)))
+}
+
+fn build_segment(config: &SimSegmentConfig, plants: Vec<Box<dyn DrivePlant>>) -> Result<Segment, String> {
+    let mut s = Segment::new();
+    s.push(coupler(coupler_image()?, 1_000));
+    for (i, plant) in plants.into_iter().enumerate() {
+        let image = morc_drive_image().map_err(|e| e.to_string())?;
+        s.push(cia402_drive(image, 2_000 + 100 * i as u64, plant)?);
+    }
+    if config.digital_outputs > 0 {
+        let image = terminal_image(0x2000 + config.digital_outputs, &format!("SIM-DO{}", config.digital_outputs), true, config.digital_outputs)?;
+        s.push(digital_outputs(image, EscConfig::et1200(), 3_000)?);
+    }
+    if config.digital_inputs > 0 {
+        let image = terminal_image(0x1000 + config.digital_inputs, &format!("SIM-DI{}", config.digital_inputs), false, config.digital_inputs)?;
+        s.push(digital_inputs(image, EscConfig::et1200(), 4_000)?);
+    }
+    if config.analog_inputs > 0 {
+        let image = analog_image(identity::ANALOG_IN, &format!("SIM-AI{}", config.analog_inputs), false, config.analog_inputs)?;
+        s.push(fixed_pdo_device(image, EscConfig::et1200(), 5_000, SimAnalogInputs::new(config.analog_inputs, AnalogRange::VOLTS_PM10), None)?);
+    }
+    if config.analog_outputs > 0 {
+        let image = analog_image(identity::ANALOG_OUT, &format!("SIM-AO{}", config.analog_outputs), true, config.analog_outputs)?;
+        s.push(fixed_pdo_device(image, EscConfig::et1200(), 6_000, SimAnalogOutputs::new(config.analog_outputs, AnalogRange::VOLTS_PM10), None)?);
+    }
+    if config.safety_plc {
+        s.push(fixed_pdo_device(safety_plc_image()?, EscConfig::et1100(), 7_000, SimSafetyPlc::default(), None)?);
+    }
+    if config.force_torque {
+        let image = force_sensor_image()?;
+        let identity = image.parse().map_err(|e| e.to_string())?.identity;
+        s.push(fixed_pdo_device(image, EscConfig::et1100(), 8_000, SimForceSensor::default(), Some(SimForceSensor::objects(identity)))?);
+    }
+    // Start virtual time away from 0 so DC system times look like a running line.
+    s.set_time_ns(1_000_000_000);
+    Ok(s)
+}
+
+/// Devices with the faults real lines have, to test the master's diagnostics against (push
+/// them onto a [`Segment`]).
+pub mod faulty {
+    use super::*;
+    use morc_ecat_sim::SubDevice;
+
+    /// A digital input terminal whose EEPROM marks its input sync manager virtual (enable byte
+    /// bit 2): a master that configures it from the EEPROM enables that SM, and the terminal
+    /// refuses SAFE-OP with AL status code 0x001E (invalid input configuration).
+    pub fn input_terminal_with_virtual_sm(channels: u32, clock_offset_ns: u64) -> Result<SubDevice, String> {
+        let entries: Vec<PdoEntrySpec> = (0..channels).map(|c| (0x6000 + (c as u16) * 0x10, 1, 1)).collect();
+        let spec = ImageSpec {
+            product_code: 0x1F00 + channels,
+            name: &format!("SIM-DI{channels}-VSM"),
+            group: "DigIn",
+            rx: &[],
+            tx: &entries,
+            coe: false,
+            pd_sms: [(0x0F00, 0x44), (0x1000, 0x00)],
+        };
+        let mut desc = description(&spec);
+        for sm in &mut desc.sync_managers {
+            if sm.usage == SyncManagerUsage::ProcessDataIn {
+                sm.enable = 0x05;
+            }
+        }
+        let image = build_image(&desc, 512).map_err(|e| e.to_string())?;
+        digital_inputs(image, EscConfig::et1200(), clock_offset_ns)
+    }
+
+    /// A CiA 402 drive whose EEPROM says CoE but whose mailbox never answers it (an
+    /// EEPROM-only device): its process data is described by the PDOs in its EEPROM — the
+    /// mapping morc's drive class uses — and a master must take them from there.
+    pub fn drive_without_coe(clock_offset_ns: u64, plant: Box<dyn DrivePlant>) -> Result<SubDevice, String> {
+        use crate::devices::cia402::{RX_MAPPING, TX_MAPPING};
+        let entries = |mapping: &[u32]| -> Vec<PdoEntrySpec> { mapping.iter().map(|m| ((m >> 16) as u16, (m >> 8) as u8, *m as u8)).collect() };
+        let (rx, tx) = (entries(&RX_MAPPING), entries(&TX_MAPPING));
+        let spec = ImageSpec { product_code: identity::DRIVE + 1, name: "MORC-402-EEPROM", group: "Drives", rx: &rx, tx: &tx, coe: true, pd_sms: NO_PD };
+        let image = build_image(&description(&spec), 2048).map_err(|e| e.to_string())?;
+        let info = image.parse().map_err(|e| e.to_string())?;
+        let mut drive = morc_ecat_sim::Cia402Drive::new(info.identity, "MORC-402-EEPROM", false, plant);
+        drive.set_default_mapping(&RX_MAPPING, &TX_MAPPING);
+        let esc = morc_ecat_sim::Esc::new(EscConfig::et1100_dc_sync(), image, clock_offset_ns);
+        Ok(SubDevice::new(esc, Box::new(WithoutCoe(drive))))
+    }
+
+    /// A drive application whose mailbox takes requests and never answers.
+    struct WithoutCoe(morc_ecat_sim::Cia402Drive);
+
+    impl morc_ecat_sim::DeviceApp for WithoutCoe {
+        fn on_transition(&mut self, esc: &morc_ecat_sim::Esc, from: morc_ecat_sim::AlState, to: morc_ecat_sim::AlState) -> Result<(), u16> {
+            self.0.on_transition(esc, from, to)
+        }
+        fn on_mailbox(&mut self, _state: morc_ecat_sim::AlState, _request: &[u8], _response: &mut [u8]) -> usize {
+            0
+        }
+        fn after_frame(&mut self, esc: &mut morc_ecat_sim::Esc) {
+            self.0.after_frame(esc)
+        }
+        fn step(&mut self, esc: &mut morc_ecat_sim::Esc, dt_ns: u64) {
+            self.0.step(esc, dt_ns)
+        }
+        // The drive itself, so `app_as::<Cia402Drive>()` finds it.
+        fn as_any(&self) -> &dyn std::any::Any {
+            &self.0
+        }
+        fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+            &mut self.0
+        }
+    }
+}
+
+/// [`sim_segment`], shared for the in-process transport.
+pub fn shared_sim_segment(config: &SimSegmentConfig) -> Result<SharedSegment, String> {
+    Ok(Arc::new(Mutex::new(sim_segment(config)?)))
+}
+
+/// Where `--bus` (morc run), `morc bus scan --sim | --iface` or `morc.start_engine { bus = … }`
+/// points: "sim" is the simulated cell ([`SimSegmentConfig::cell`]) with `drives` drives,
+/// anything else a network interface.
+pub fn link_for(spec: &str, drives: usize) -> Result<Link, String> {
+    match spec {
+        "sim" => Ok(Link::Simulated(shared_sim_segment(&SimSegmentConfig::cell(drives))?)),
+        iface if !iface.is_empty() => Ok(Link::Interface(iface.to_string())),
+        _ => Err("the bus is 'sim' (the simulated cell) or a network interface name (e.g. eth1)".into()),
+    }
+}

@@ -1,0 +1,331 @@
+//! An FMU as a morc component.
+//!
+//! The instance is made and initialised in `initialize` (on the thread that
+//! prepares the assembly, before it may be swapped in) and stepped directly
+//! on the thread that steps the component: FMI only asks that calls into one
+//! instance never overlap, which owning it guarantees (see `instance.rs`).
+//!
+//! Time: step k calls doStep(k·h, h) (co-simulation) or integrates from k·h
+//! to (k+1)·h (model exchange, explicit Euler or RK4 with sub-steps, inputs
+//! held over the step); the outputs after it are the step's outputs.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::archive::{extract_cached, Limits};
+use super::description::{parse, parse_real, Causality, FmiVersion, ModelDescription, Variable};
+use super::instance::{instantiate, Instance, Interface};
+use super::solver::{Method, Solver};
+use super::values::{port_type, Values};
+use morc_kernel::assembly::Factory;
+use morc_kernel::component::*;
+use morc_kernel::value::{Value, ValueType};
+
+/// An FMU file, extracted and described: shared by all its instances.
+pub struct Fmu {
+    pub path: PathBuf,
+    /// The extraction folder in the cache.
+    pub folder: PathBuf,
+    pub description: ModelDescription,
+    /// How messages name it: the file name.
+    pub label: String,
+}
+
+impl Fmu {
+    /// Extracts (once, into the cache) and reads the model description.
+    pub fn open(path: &Path) -> Result<Arc<Fmu>, String> {
+        let label = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let folder = extract_cached(path, &Limits::default())?;
+        let xml_path = folder.join("modelDescription.xml");
+        let xml = std::fs::read_to_string(&xml_path).map_err(|e| format!("{label}: not an FMU: it has no readable modelDescription.xml ({e})"))?;
+        let description = parse(&xml).map_err(|e| format!("{label}: {e}"))?;
+        Ok(Arc::new(Fmu { path: path.to_path_buf(), folder, description, label }))
+    }
+
+    /// The shared library for `model_identifier` on this platform.
+    pub fn binary(&self, model_identifier: &str) -> Result<PathBuf, String> {
+        let platform = match self.description.version {
+            FmiVersion::V2 => super::export::platform_folder(),
+            FmiVersion::V3 => super::export::platform_tuple(),
+        }
+        .unwrap_or("unknown");
+        let file = format!("{model_identifier}{}", std::env::consts::DLL_SUFFIX);
+        let path = self.folder.join("binaries").join(platform).join(&file);
+        if path.is_file() {
+            return Ok(path);
+        }
+        let mut found: Vec<String> = std::fs::read_dir(self.folder.join("binaries"))
+            .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+            .unwrap_or_default();
+        found.sort();
+        Err(format!(
+            "{}: no binary for this platform: binaries/{platform}/{file} is missing (the FMU has binaries for: {}){}",
+            self.label,
+            if found.is_empty() { "none".to_string() } else { found.join(", ") },
+            if self.folder.join("sources").is_dir() { "; it ships sources, which morc does not compile" } else { "" }
+        ))
+    }
+}
+
+/// A factory that makes instances of the FMU at `path` (opened once, now).
+pub fn factory(path: &Path) -> Result<Factory, String> {
+    let fmu = Fmu::open(path)?;
+    Ok(Arc::new(move || Ok(Box::new(FmuComponent::new(fmu.clone())) as Box<dyn Component>)))
+}
+
+/// Our own parameters, beside the FMU's (an FMU variable of the same name wins).
+pub const INTERFACE: &str = "interface";
+pub const SOLVER: &str = "me_solver";
+pub const SUBSTEPS: &str = "me_substeps";
+pub const LOGGING: &str = "fmu_logging";
+
+/// A running instance and what its steps need, all allocated at initialisation.
+struct Running {
+    instance: Box<dyn Instance>,
+    inputs: Values,
+    outputs: Values,
+    /// Model exchange: the solver; co-simulation: None.
+    solver: Option<Solver>,
+    /// An FMU call failed: the instance may not be called again but to free it.
+    failed: bool,
+}
+
+pub struct FmuComponent {
+    fmu: Arc<Fmu>,
+    info: ComponentInfo,
+    /// info.params[i] is FMU variable param_variables[i] (None: one of ours).
+    param_variables: Vec<Option<usize>>,
+    /// Parameters the user set (only these are passed to the FMU).
+    user_set: Vec<bool>,
+    input_variables: Vec<usize>,
+    output_variables: Vec<usize>,
+    running: Option<Running>,
+    period: f64,
+}
+
+/// A variable's start value as a morc value of port type `ty`.
+pub fn start_value(v: &Variable, ty: ValueType) -> Value {
+    let start = v.start.as_deref().unwrap_or("");
+    match ty {
+        ValueType::Real => Value::Real(parse_real(start).unwrap_or(0.0)),
+        ValueType::Vector(n) => {
+            let mut xs: Vec<f64> = start.split_whitespace().filter_map(parse_real).collect();
+            xs.resize(n, xs.last().copied().unwrap_or(0.0));
+            Value::Vector(xs)
+        }
+        ValueType::Integer => Value::Integer(start.trim().parse().unwrap_or(0)),
+        ValueType::Boolean => Value::Boolean(matches!(start.trim(), "true" | "1")),
+        ValueType::String => Value::String(start.to_string()),
+    }
+}
+
+impl FmuComponent {
+    pub fn new(fmu: Arc<Fmu>) -> Self {
+        let md = &fmu.description;
+        let mut info = ComponentInfo::new(&md.model_name, &md.description);
+        let (mut param_variables, mut input_variables, mut output_variables) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, v) in md.variables.iter().enumerate() {
+            let Some(ty) = port_type(v) else { continue };
+            match v.causality {
+                Causality::Input => {
+                    info.inputs.push(PortInfo::new(&v.name, ty).unit(&v.unit).doc(&v.description));
+                    input_variables.push(i);
+                }
+                Causality::Output => {
+                    info.outputs.push(PortInfo::new(&v.name, ty).unit(&v.unit).doc(&v.description));
+                    output_variables.push(i);
+                }
+                Causality::Parameter if v.variability != "constant" => {
+                    info.params.push(ParamInfo::new(&v.name, start_value(v, ty)).unit(&v.unit).doc(&v.description));
+                    param_variables.push(Some(i));
+                }
+                _ => {}
+            }
+        }
+        let default_interface = if md.co_simulation.is_some() { "cs" } else { "me" };
+        let ours = [
+            ParamInfo::new(INTERFACE, Value::String(default_interface.into())).doc("\"cs\" (co-simulation: the FMU's own solver) or \"me\" (model exchange: morc's solver)"),
+            ParamInfo::new(SOLVER, Value::String("rk4".into())).doc("model exchange: \"euler\" or \"rk4\""),
+            ParamInfo::new(SUBSTEPS, Value::Integer(1)).doc("model exchange: solver steps per sample period"),
+            ParamInfo::new(LOGGING, Value::Boolean(false)).doc("ask the FMU for debug logging"),
+        ];
+        for p in ours {
+            if info.params.iter().all(|q| q.name != p.name) {
+                info.params.push(p);
+                param_variables.push(None);
+            }
+        }
+        let user_set = vec![false; info.params.len()];
+        FmuComponent { fmu, info, param_variables, user_set, input_variables, output_variables, running: None, period: 0.0 }
+    }
+
+    pub fn fmu(&self) -> &Fmu {
+        &self.fmu
+    }
+
+    fn label(&self) -> &str {
+        &self.fmu.label
+    }
+
+    fn interface(&self) -> Interface {
+        if self.info.param_value(INTERFACE).map_or("", Value::str) == "me" {
+            Interface::ModelExchange
+        } else {
+            Interface::CoSimulation
+        }
+    }
+
+    /// Instantiates, sets the user's parameters, initialises; returns the running instance.
+    fn start(&self, name: &str) -> Result<Running, String> {
+        let md = &self.fmu.description;
+        let interface = self.interface();
+        let mut instance = instantiate(&self.fmu, interface, name, self.info.boolean(LOGGING))?;
+        // Parameters and start values go in before initialisation mode (initial = exact).
+        for (i, p) in self.info.params.iter().enumerate() {
+            if let (Some(v), true) = (self.param_variables[i], self.user_set[i]) {
+                let variable = &md.variables[v];
+                let mut one = Values::new([variable], md.version);
+                one.load(std::slice::from_ref(&p.value));
+                for g in &one.groups {
+                    instance.set(g).map_err(|e| format!("{e} (setting {})", variable.name))?;
+                }
+            }
+        }
+        instance.enter_initialization_mode(0.0)?;
+        instance.exit_initialization_mode()?;
+        let solver = match interface {
+            Interface::CoSimulation => None,
+            Interface::ModelExchange => {
+                if instance.settle_discrete_states()? {
+                    return Err(format!("{}: the FMU asked to terminate during initialisation", self.label()));
+                }
+                instance.enter_continuous_time_mode()?;
+                let method = Method::parse(self.info.param_value(SOLVER).map_or("", Value::str)).unwrap_or(Method::Rk4);
+                Some(Solver::new(&mut *instance, md.states.len(), method, self.info.integer(SUBSTEPS) as usize)?)
+            }
+        };
+        let variables = |indices: &[usize]| indices.iter().map(|&i| &md.variables[i]).collect::<Vec<_>>();
+        Ok(Running {
+            instance,
+            inputs: Values::new(variables(&self.input_variables), md.version),
+            outputs: Values::new(variables(&self.output_variables), md.version),
+            solver,
+            failed: false,
+        })
+    }
+}
+
+impl Running {
+    #[inline]
+    fn read_outputs(&mut self, label: &str) -> Result<(), String> {
+        for g in &mut self.outputs.groups {
+            self.instance.get(g)?;
+            if let Some((vr, x)) = g.non_finite() {
+                return Err(format!("{label}: output with value reference {vr} is {x} (non-finite)"));
+            }
+        }
+        Ok(())
+    }
+
+    /// One sample period: inputs in, step or integrate, outputs out. True when the FMU asks to end.
+    #[inline]
+    fn step(&mut self, label: &str, inputs: &[Value], t: f64, h: f64) -> Result<bool, String> {
+        self.inputs.load(inputs);
+        for g in &self.inputs.groups {
+            self.instance.set(g)?;
+        }
+        let finish = match &mut self.solver {
+            None => self.instance.do_step(t, h)?,
+            Some(solver) => solver.advance(&mut *self.instance, t, h)?,
+        };
+        self.read_outputs(label)?;
+        Ok(finish)
+    }
+}
+
+impl Component for FmuComponent {
+    morc_kernel::component_info!(info);
+
+    fn set_parameter(&mut self, name: &str, value: &Value) -> Result<(), String> {
+        let Some(i) = self.info.params.iter().position(|p| p.name == name) else {
+            let known: Vec<&str> = self.info.params.iter().map(|p| p.name.as_str()).collect();
+            return Err(format!("{}: the FMU has no parameter '{name}' (parameters: {})", self.fmu.label, known.join(", ")));
+        };
+        // Exact types only for FMU variables: a silent conversion would hide a wrong model.
+        let expected = self.info.params[i].value.ty();
+        let ok = match (expected, value) {
+            (ValueType::Real, Value::Real(_) | Value::Integer(_)) => true,
+            (ValueType::Vector(n), Value::Vector(v)) => v.len() == n,
+            (t, v) => t == v.ty() || (t == ValueType::Integer && matches!(v, Value::Real(x) if x.fract() == 0.0)),
+        };
+        if !ok {
+            return Err(format!("{}: parameter '{name}' is {expected}, got {} ({value})", self.fmu.label, value.ty()));
+        }
+        self.info.set_param(name, value).map_err(|e| format!("{}: {e}", self.fmu.label))?;
+        self.user_set[i] = true;
+        Ok(())
+    }
+
+    fn configure(&mut self) -> Result<(), String> {
+        let interface = self.info.param_value(INTERFACE).map_or("", Value::str).to_string();
+        let md = &self.fmu.description;
+        match interface.as_str() {
+            "cs" if md.co_simulation.is_none() => return Err(format!("{}: the FMU has no co-simulation interface (interface = \"me\")", self.label())),
+            "me" if md.model_exchange.is_none() => return Err(format!("{}: the FMU has no model-exchange interface (interface = \"cs\")", self.label())),
+            "cs" | "me" => {}
+            other => return Err(format!("{}: parameter interface must be \"cs\" or \"me\", got {other:?}", self.label())),
+        }
+        let solver = self.info.param_value(SOLVER).map_or("", Value::str);
+        if Method::parse(solver).is_none() {
+            return Err(format!("{}: parameter {SOLVER} must be \"euler\" or \"rk4\", got {solver:?}", self.label()));
+        }
+        let substeps = self.info.integer(SUBSTEPS);
+        if !(1..=10_000).contains(&substeps) {
+            return Err(format!("{}: parameter {SUBSTEPS} must be between 1 and 10000, got {substeps}", self.label()));
+        }
+        Ok(())
+    }
+
+    fn initialize(&mut self, ctx: &InitContext, outputs: &mut [Value]) -> Result<(), String> {
+        self.period = ctx.period;
+        self.running = None;
+        let mut running = self.start(ctx.name)?;
+        running.read_outputs(self.label())?;
+        running.outputs.store(outputs);
+        self.running = Some(running);
+        Ok(())
+    }
+
+    fn step(&mut self, ctx: &StepContext, inputs: &[Value], outputs: &mut [Value]) -> Step {
+        let Some(running) = &mut self.running else {
+            return Step::Fault(format!("{}: not initialised", self.fmu.label));
+        };
+        if running.failed {
+            return Step::Fault(format!("{}: the FMU failed earlier", self.fmu.label));
+        }
+        match running.step(&self.fmu.label, inputs, ctx.time, self.period) {
+            Ok(finish) => {
+                running.outputs.store(outputs);
+                if finish {
+                    Step::Finish(format!("{} asked to terminate the simulation", self.fmu.label))
+                } else {
+                    Step::Continue
+                }
+            }
+            Err(e) => {
+                running.failed = true;
+                Step::Fault(e)
+            }
+        }
+    }
+
+    fn terminate(&mut self, results: &mut AssemblyResults) {
+        if let Some(mut running) = self.running.take() {
+            if !running.failed {
+                if let Err(e) = running.instance.terminate() {
+                    results.set("terminate_error", Value::String(e));
+                }
+            }
+        }
+    }
+}

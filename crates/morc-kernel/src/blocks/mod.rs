@@ -1,0 +1,206 @@
+//! The first native control blocks: sources, arithmetic, nonlinearities,
+//! dynamics and filters. Every block works on a signal of width `n`
+//! (parameter `n`, default 1): a real port when n = 1, a vector port otherwise.
+//! Other real parameters may be a scalar (broadcast) or one value per element.
+//!
+//! Conventions shared by all blocks:
+//! - `step` never allocates, locks or panics: everything is sized in
+//!   `configure` and `initialize`; NaN and infinite inputs simply propagate.
+//! - Parameters that only make sense against the sample period h (frequencies
+//!   below Nyquist, tracking gains) are checked in `initialize`, where h is known.
+//! - Time comes from [`StepContext`](crate::component::StepContext)
+//!   (integer ticks), never from a running sum.
+
+mod dynamic;
+mod filters;
+mod math;
+mod motion;
+mod nonlinear;
+mod pid;
+mod sources;
+
+use crate::component::{ComponentInfo, ParamInfo, PortInfo};
+use crate::registry::Kind;
+use crate::value::{Value, ValueType};
+
+pub use dynamic::{Integrator, UnitDelay};
+pub use filters::{bessel_sections, Bessel, Biquad, Lowpass, MAX_BESSEL_ORDER};
+pub use math::{Gain, Product, Sum};
+pub use motion::{Arm, PPi, Trajectory};
+pub use nonlinear::{RateLimiter, Saturation};
+pub use pid::{AntiWindup, Pid};
+pub use sources::{Source, SourceSpec, Waveform, CHIRP, CONSTANT, RAMP, SINE, STEP};
+
+pub static KINDS: &[Kind] = &[
+    Kind { name: CONSTANT.kind, doc: CONSTANT.doc, make: || Box::new(Source::new(&CONSTANT)) },
+    Kind { name: STEP.kind, doc: STEP.doc, make: || Box::new(Source::new(&STEP)) },
+    Kind { name: RAMP.kind, doc: RAMP.doc, make: || Box::new(Source::new(&RAMP)) },
+    Kind { name: SINE.kind, doc: SINE.doc, make: || Box::new(Source::new(&SINE)) },
+    Kind { name: CHIRP.kind, doc: CHIRP.doc, make: || Box::new(Source::new(&CHIRP)) },
+    Kind { name: Gain::KIND, doc: Gain::DOC, make: || Box::new(Gain::new()) },
+    Kind { name: Sum::KIND, doc: Sum::DOC, make: || Box::new(Sum::new()) },
+    Kind { name: Product::KIND, doc: Product::DOC, make: || Box::new(Product::new()) },
+    Kind { name: Saturation::KIND, doc: Saturation::DOC, make: || Box::new(Saturation::new()) },
+    Kind { name: RateLimiter::KIND, doc: RateLimiter::DOC, make: || Box::new(RateLimiter::new()) },
+    Kind { name: Integrator::KIND, doc: Integrator::DOC, make: || Box::new(Integrator::new()) },
+    Kind { name: UnitDelay::KIND, doc: UnitDelay::DOC, make: || Box::new(UnitDelay::new()) },
+    Kind { name: Pid::KIND, doc: Pid::DOC, make: || Box::new(Pid::new()) },
+    Kind { name: Lowpass::KIND, doc: Lowpass::DOC, make: || Box::new(Lowpass::new()) },
+    Kind { name: Bessel::KIND, doc: Bessel::DOC, make: || Box::new(Bessel::new()) },
+    Kind { name: Trajectory::KIND, doc: Trajectory::DOC, make: || Box::new(Trajectory::new()) },
+    Kind { name: PPi::KIND, doc: PPi::DOC, make: || Box::new(PPi::new()) },
+    Kind { name: Arm::KIND, doc: Arm::DOC, make: || Box::new(Arm::new()) },
+];
+
+/// The port type of a block signal of width n.
+pub(crate) fn width_type(n: i64) -> ValueType {
+    if n == 1 {
+        ValueType::Real
+    } else {
+        ValueType::Vector(n as usize)
+    }
+}
+
+/// Reads and checks the width parameter `n`.
+pub(crate) fn width(info: &ComponentInfo) -> Result<usize, String> {
+    let n = info.integer("n");
+    if !(1..=4096).contains(&n) {
+        return Err(format!("parameter n (signal width) must be between 1 and 4096, got {n}"));
+    }
+    Ok(n as usize)
+}
+
+/// The `n` parameter every block has.
+pub(crate) fn width_param() -> ParamInfo {
+    ParamInfo::new("n", Value::Integer(1)).doc("signal width")
+}
+
+/// A real parameter as one value per element (a scalar is broadcast), with
+/// an error that names the block and the parameter.
+pub(crate) fn per_element(info: &ComponentInfo, name: &str, n: usize) -> Result<Vec<f64>, String> {
+    info.vector(name, n).map_err(|e| format!("parameter {name} of {} must be a scalar or {n} values (one per element): {e}", info.kind))
+}
+
+/// Gives every port of the block the signal type of width n.
+pub(crate) fn set_port_types(info: &mut ComponentInfo, n: usize) {
+    let ty = width_type(n as i64);
+    info.inputs.iter_mut().chain(info.outputs.iter_mut()).for_each(|p: &mut PortInfo| p.ty = ty);
+}
+
+/// Clamps u into [lower, upper] but lets NaN through (unlike `f64::max`,
+/// which would silently replace it by a limit). Never panics.
+#[inline]
+pub(crate) fn limit(u: f64, lower: f64, upper: f64) -> f64 {
+    if u < lower {
+        lower
+    } else if u > upper {
+        upper
+    } else {
+        u
+    }
+}
+
+/// Checks that every value of `values` is finite.
+pub(crate) fn check_finite(kind: &str, name: &str, values: &[f64]) -> Result<(), String> {
+    match values.iter().find(|x| !x.is_finite()) {
+        Some(x) => Err(format!("parameter {name} of {kind} must be finite, got {x}")),
+        None => Ok(()),
+    }
+}
+
+/// Checks lower ≤ upper element-wise (NaN limits are rejected too).
+pub(crate) fn check_limits(kind: &str, (lower_name, lower): (&str, &[f64]), (upper_name, upper): (&str, &[f64])) -> Result<(), String> {
+    for (lo, hi) in lower.iter().zip(upper) {
+        if lo.is_nan() || hi.is_nan() || lo > hi {
+            return Err(format!("parameters of {kind}: {lower_name} ({lo}) must not exceed {upper_name} ({hi})"));
+        }
+    }
+    Ok(())
+}
+
+/// Checks that frequencies (Hz) are below the Nyquist frequency of sample
+/// period `h`, and positive (or, with `allow_zero`, non-negative).
+pub(crate) fn check_below_nyquist(kind: &str, name: &str, values: &[f64], h: f64, allow_zero: bool) -> Result<(), String> {
+    let nyquist = 0.5 / h;
+    for &f in values {
+        let low_ok = if allow_zero { f >= 0.0 } else { f > 0.0 };
+        if !(low_ok && f < nyquist) {
+            return Err(format!(
+                "parameter {name} of {kind} must be {} and below the Nyquist frequency {} Hz (sample period {} ms), got {f}",
+                if allow_zero { "non-negative" } else { "positive" },
+                short(nyquist),
+                short(h * 1e3),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A number for messages: up to 6 significant digits, no trailing zeros,
+/// so that 1e-3 s · 1e3 prints as 1 and not 1.0000000000000002.
+fn short(x: f64) -> String {
+    let s = format!("{x:.6}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    s.to_string()
+}
+
+#[cfg(test)]
+pub(crate) mod harness;
+
+#[cfg(test)]
+mod tests {
+    use super::harness::Harness;
+    use super::*;
+
+    #[test]
+    fn every_kind_documents_itself_and_runs_with_defaults() {
+        for kind in KINDS {
+            let block = (kind.make)();
+            assert_eq!(block.info().kind, kind.name);
+            assert_eq!(block.info().doc, kind.doc, "{}: KINDS doc and info doc differ", kind.name);
+            assert!(kind.doc.len() > 20, "{}: doc too short", kind.name);
+            for n in [1.0, 3.0] {
+                let mut h = Harness::new(kind.name, &[("n", &n)], 1e-3).unwrap_or_else(|e| panic!("{}: {e}", kind.name));
+                // Every input at once: NaN, infinities, huge values: no panic, no allocation.
+                for x in [0.0, 1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e300, -1e300, 0.0] {
+                    let inputs: Vec<Value> = h
+                        .block
+                        .info()
+                        .inputs
+                        .iter()
+                        .map(|p| Value::zero(p.ty))
+                        .map(|mut v| {
+                            v.set_real(x);
+                            v
+                        })
+                        .collect();
+                    h.step(&inputs);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn kind_names_are_unique() {
+        let mut names: Vec<&str> = KINDS.iter().map(|k| k.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), KINDS.len());
+    }
+
+    #[test]
+    fn limit_propagates_nan() {
+        assert_eq!(limit(2.0, -1.0, 1.0), 1.0);
+        assert_eq!(limit(-2.0, -1.0, 1.0), -1.0);
+        assert_eq!(limit(0.5, -1.0, 1.0), 0.5);
+        assert!(limit(f64::NAN, -1.0, 1.0).is_nan());
+    }
+
+    #[test]
+    fn nyquist_message_names_everything() {
+        let e = check_below_nyquist("bessel", "fc", &[800.0], 1e-3, false).unwrap_err();
+        assert_eq!(e, "parameter fc of bessel must be positive and below the Nyquist frequency 500 Hz (sample period 1 ms), got 800");
+        assert!(check_below_nyquist("sine", "frequency", &[0.0, 499.0], 1e-3, true).is_ok());
+        assert!(check_below_nyquist("x", "f", &[f64::NAN], 1e-3, true).is_err());
+    }
+}

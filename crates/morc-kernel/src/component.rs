@@ -1,0 +1,266 @@
+//! The component seam: one lifecycle for every kind (FMI's), named typed
+//! ports and parameters that Lua can introspect.
+//!
+//! Lifecycle: the factory instantiates with default parameters →
+//! [`Component::set_parameter`] → [`Component::configure`] (ports take their
+//! final sizes) → the assembly validates connections → [`Component::initialize`]
+//! (enter/exit initialisation: state and initial outputs) → [`Component::step`]
+//! once per sample period → [`Component::terminate`].
+
+use super::data::AssemblyData;
+use super::value::{Value, ValueType};
+
+/// A named, typed port.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PortInfo {
+    pub name: String,
+    pub ty: ValueType,
+    pub unit: String,
+    pub doc: String,
+    /// An input that must be connected before the assembly may run.
+    pub required: bool,
+}
+
+impl PortInfo {
+    pub fn new(name: &str, ty: ValueType) -> Self {
+        PortInfo { name: name.into(), ty, unit: String::new(), doc: String::new(), required: false }
+    }
+    pub fn unit(mut self, unit: &str) -> Self {
+        self.unit = unit.into();
+        self
+    }
+    pub fn doc(mut self, doc: &str) -> Self {
+        self.doc = doc.into();
+        self
+    }
+    pub fn required(mut self) -> Self {
+        self.required = true;
+        self
+    }
+}
+
+/// A named, typed parameter and its current value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamInfo {
+    pub name: String,
+    pub value: Value,
+    pub unit: String,
+    pub doc: String,
+}
+
+impl ParamInfo {
+    pub fn new(name: &str, value: Value) -> Self {
+        ParamInfo { name: name.into(), value, unit: String::new(), doc: String::new() }
+    }
+    pub fn unit(mut self, unit: &str) -> Self {
+        self.unit = unit.into();
+        self
+    }
+    pub fn doc(mut self, doc: &str) -> Self {
+        self.doc = doc.into();
+        self
+    }
+}
+
+/// What a component is: its kind, documentation, ports and parameters.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ComponentInfo {
+    pub kind: String,
+    pub doc: String,
+    /// What this instance is beyond its kind — the robot a base simulates or drives
+    /// ("KUKA KR 16-2 + 16 kg payload"); empty for most components.
+    pub description: String,
+    pub inputs: Vec<PortInfo>,
+    pub outputs: Vec<PortInfo>,
+    pub params: Vec<ParamInfo>,
+}
+
+impl ComponentInfo {
+    pub fn new(kind: &str, doc: &str) -> Self {
+        ComponentInfo { kind: kind.into(), doc: doc.into(), ..Default::default() }
+    }
+    pub fn input(mut self, p: PortInfo) -> Self {
+        self.inputs.push(p);
+        self
+    }
+    pub fn output(mut self, p: PortInfo) -> Self {
+        self.outputs.push(p);
+        self
+    }
+    pub fn param(mut self, p: ParamInfo) -> Self {
+        self.params.push(p);
+        self
+    }
+    pub fn input_index(&self, name: &str) -> Option<usize> {
+        self.inputs.iter().position(|p| p.name == name)
+    }
+    pub fn output_index(&self, name: &str) -> Option<usize> {
+        self.outputs.iter().position(|p| p.name == name)
+    }
+    pub fn param_value(&self, name: &str) -> Option<&Value> {
+        self.params.iter().find(|p| p.name == name).map(|p| &p.value)
+    }
+    /// A real parameter's value (NaN when absent or not numeric).
+    pub fn real(&self, name: &str) -> f64 {
+        self.param_value(name).map_or(f64::NAN, Value::real)
+    }
+    pub fn integer(&self, name: &str) -> i64 {
+        self.param_value(name).map_or(0, Value::integer)
+    }
+    pub fn boolean(&self, name: &str) -> bool {
+        self.param_value(name).is_some_and(Value::boolean)
+    }
+    /// A parameter as a vector of length `n`: a scalar is broadcast.
+    pub fn vector(&self, name: &str, n: usize) -> Result<Vec<f64>, String> {
+        let v = self.param_value(name).ok_or_else(|| format!("no parameter '{name}'"))?;
+        match v.coerce(ValueType::Vector(n))? {
+            Value::Vector(v) => Ok(v),
+            _ => unreachable!("coerce to vector gives a vector"),
+        }
+    }
+    /// Stores a parameter value after checking name and type.
+    pub fn set_param(&mut self, name: &str, value: &Value) -> Result<(), String> {
+        let kind = self.kind.clone();
+        let Some(i) = self.params.iter().position(|p| p.name == name) else {
+            let known: Vec<&str> = self.params.iter().map(|p| p.name.as_str()).collect();
+            return Err(format!("{kind} has no parameter '{name}' (parameters: {})", known.join(", ")));
+        };
+        let p = &mut self.params[i];
+        // Vector parameters take any length: the component checks sizes in configure().
+        p.value = match (&p.value, value) {
+            (Value::Vector(_), Value::Vector(v)) => Value::Vector(v.clone()),
+            (Value::Vector(_), Value::Real(x)) => Value::Vector(vec![*x]),
+            (Value::Vector(_), Value::Integer(i)) => Value::Vector(vec![*i as f64]),
+            (Value::Real(_), Value::Vector(v)) if v.len() != 1 => Value::Vector(v.clone()),
+            _ => value.coerce(p.value.ty()).map_err(|e| format!("parameter '{name}' of {kind}: {e}"))?,
+        };
+        Ok(())
+    }
+}
+
+/// Context handed to [`Component::initialize`].
+pub struct InitContext<'a> {
+    /// The component's instance name in its assembly.
+    pub name: &'a str,
+    /// The component's own sample period h = k·T in seconds.
+    pub period: f64,
+    /// The engine's base period T in seconds.
+    pub base_period: f64,
+    /// Assembly Data as the program left it before the run.
+    pub data: &'a AssemblyData,
+}
+
+/// Context handed to [`Component::step`]. Time is derived from integer ticks
+/// so it is bit-identical whatever the clock.
+#[derive(Clone, Copy, Debug)]
+pub struct StepContext {
+    /// How many times this component has been stepped before (0 at the first step).
+    pub step: u64,
+    /// Assembly time in seconds at this step: `step · period`.
+    pub time: f64,
+    /// The component's sample period h in seconds.
+    pub period: f64,
+}
+
+/// What a step asks of the assembly.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Keep going.
+    Continue,
+    /// The assembly should end after this tick, for this reason (a monitor's
+    /// completion). Allocating the reason is fine: it happens once.
+    Finish(String),
+    /// Something went wrong: the assembly stops and the robot holds.
+    Fault(String),
+}
+
+/// Implements [`Component::info`] and [`Component::info_mut`] for the usual
+/// component, which keeps its [`ComponentInfo`] in a field: write it inside the
+/// `impl Component` block with the field's name. A component that does more
+/// than hand out a field writes the two methods itself.
+///
+/// ```
+/// use morc_kernel::component::{Component, ComponentInfo, InitContext, StepContext, Step};
+/// use morc_kernel::value::Value;
+///
+/// struct Hold {
+///     info: ComponentInfo,
+/// }
+///
+/// impl Component for Hold {
+///     morc_kernel::component_info!(info);
+///
+///     fn initialize(&mut self, _: &InitContext, _: &mut [Value]) -> Result<(), String> {
+///         Ok(())
+///     }
+///     fn step(&mut self, _: &StepContext, _: &[Value], _: &mut [Value]) -> Step {
+///         Step::Continue
+///     }
+/// }
+///
+/// let hold = Hold { info: ComponentInfo::new("hold", "Holds nothing.") };
+/// assert_eq!(hold.info().kind, "hold");
+/// ```
+#[macro_export]
+macro_rules! component_info {
+    ($field:ident) => {
+        fn info(&self) -> &$crate::component::ComponentInfo {
+            &self.$field
+        }
+        fn info_mut(&mut self) -> &mut $crate::component::ComponentInfo {
+            &mut self.$field
+        }
+    };
+}
+
+/// Every component — native, FMU or Lua — implements this.
+pub trait Component: Send {
+    fn info(&self) -> &ComponentInfo;
+    fn info_mut(&mut self) -> &mut ComponentInfo;
+
+    /// Sets a parameter before initialisation. The default checks the
+    /// name and type against [`ComponentInfo::params`] and stores it there.
+    fn set_parameter(&mut self, name: &str, value: &Value) -> Result<(), String> {
+        self.info_mut().set_param(name, value)
+    }
+
+    /// Parameters are final: size the ports, check parameter consistency.
+    fn configure(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Enter and exit initialisation: set up state and write initial outputs
+    /// (seen by delayed and slower readers before the first step).
+    fn initialize(&mut self, ctx: &InitContext, outputs: &mut [Value]) -> Result<(), String>;
+
+    /// One sample period. Real-time path for native components: must not
+    /// allocate, lock or make system calls in steady state.
+    fn step(&mut self, ctx: &StepContext, inputs: &[Value], outputs: &mut [Value]) -> Step;
+
+    /// End of life: write results into Assembly Data (as `name.key`) and
+    /// release resources. Runs off the real-time path.
+    fn terminate(&mut self, _results: &mut AssemblyResults) {}
+
+    /// The block as an ODE, for blocks that are one (exported for FMI model exchange).
+    fn ode(&mut self) -> Option<&mut dyn super::ode::Ode> {
+        None
+    }
+}
+
+/// Where a terminating component writes its results; keys are prefixed with
+/// the component's instance name.
+pub struct AssemblyResults<'a> {
+    pub(crate) prefix: &'a str,
+    pub(crate) data: &'a mut AssemblyData,
+}
+
+impl<'a> AssemblyResults<'a> {
+    /// Results written under `prefix` (a component's name) into `data`.
+    pub fn new(prefix: &'a str, data: &'a mut AssemblyData) -> Self {
+        AssemblyResults { prefix, data }
+    }
+
+    pub fn set(&mut self, key: &str, value: Value) {
+        self.data.set(&format!("{}.{key}", self.prefix), value);
+    }
+}

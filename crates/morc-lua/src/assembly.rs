@@ -1,0 +1,238 @@
+//! `morc.assembly "name"`: describing an assembly from Lua.
+
+use std::sync::Arc;
+
+use mlua::{AnyUserData, Table, UserData, UserDataFields, UserDataMethods};
+
+use super::convert::to_value;
+use super::fmu::FmuKind;
+use super::origin::caller;
+use crate::component::{LuaComponent, LuaComponentDef};
+use morc_kernel::assembly::{AssemblySpec, AttachmentSpec, ComponentSpec, ConnectionSpec, Factory, OverrunPolicy};
+use morc_kernel::component::Component;
+use morc_record::attach::{RecordRequest, RecordTarget};
+
+/// A Lua component kind made by `morc.component { … }`.
+#[derive(Clone)]
+pub struct LuaKind(pub Arc<LuaComponentDef>);
+
+impl UserData for LuaKind {
+    fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
+        fields.add_field_method_get("name", |_, this| Ok(this.0.kind.clone()));
+        fields.add_field_method_get("doc", |_, this| Ok(this.0.doc.clone()));
+    }
+    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
+        methods.add_meta_method("__tostring", |_, this, ()| Ok(format!("lua component kind '{}'", this.0.kind)));
+    }
+}
+
+pub struct LuaAssembly(pub AssemblySpec);
+
+/// Resolves what `a:add` was given as kind into a factory; `fmu_path` is
+/// the `path` option, which the kind "fmu" needs.
+fn factory_for(lua: &mlua::Lua, kind: &mlua::Value, fmu_path: Option<&str>) -> mlua::Result<(String, Factory)> {
+    match kind {
+        mlua::Value::String(s) if s.to_str()? == "fmu" => {
+            let path = fmu_path.ok_or_else(|| mlua::Error::runtime("kind \"fmu\" needs the FMU file: a:add(name, \"fmu\", { path = \"model.fmu\", … })"))?;
+            crate::library::check(lua, "binary", &format!("load binary code (the FMU {path})"))?;
+            let kind = super::fmu::open(lua, path)?;
+            Ok((kind.0.description.model_name.clone(), kind.factory()))
+        }
+        mlua::Value::UserData(ud) if ud.is::<FmuKind>() => {
+            let kind = ud.borrow::<FmuKind>()?;
+            Ok((kind.0.description.model_name.clone(), kind.factory()))
+        }
+        mlua::Value::String(s) => {
+            let name = s.to_str()?.to_string();
+            if morc_kernel::registry::create(&name).is_none() {
+                let known: Vec<&str> = morc_kernel::registry::kinds().map(|k| k.name).collect();
+                return Err(mlua::Error::runtime(format!("unknown component kind '{name}' (native kinds: {})", known.join(", "))));
+            }
+            let n = name.clone();
+            let factory: Factory = Arc::new(move || morc_kernel::registry::create(&n).ok_or_else(|| format!("unknown kind '{n}'")));
+            Ok((name, factory))
+        }
+        mlua::Value::UserData(ud) if ud.is::<LuaKind>() => {
+            let def = ud.borrow::<LuaKind>()?.0.clone();
+            let name = def.kind.clone();
+            let factory: Factory = Arc::new(move || Ok(Box::new(LuaComponent::new(def.clone())) as Box<dyn Component>));
+            Ok((name, factory))
+        }
+        other => Err(mlua::Error::runtime(format!(
+            "a component kind is a name (\"gain\"), \"fmu\" with a path, a kind made with morc.component{{…}}, morc.fmu(path) or robot:component \"ptp\", got a {}",
+            other.type_name()
+        ))),
+    }
+}
+
+/// `{ "u", "v" }`: the inputs named in an `interpolate` option.
+pub(super) fn input_names(v: &mlua::Value, what: &str) -> mlua::Result<Vec<String>> {
+    match v {
+        mlua::Value::Table(t) => t.clone().sequence_values::<String>().collect(),
+        _ => Err(mlua::Error::runtime(format!("{what} is a list of input names, e.g. interpolate = {{ \"u\" }}"))),
+    }
+}
+
+impl UserData for LuaAssembly {
+    fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
+        fields.add_field_method_get("name", |_, this| Ok(this.0.name.clone()));
+        fields.add_field_method_get("duration", |_, this| Ok(this.0.duration));
+        fields.add_field_method_set("duration", |_, this, d: Option<f64>| {
+            this.0.duration = d;
+            Ok(())
+        });
+        fields.add_field_method_get("overrun", |_, this| {
+            Ok(match this.0.overrun {
+                OverrunPolicy::Warn => "warn",
+                OverrunPolicy::Fault => "fault",
+            })
+        });
+        fields.add_field_method_set("overrun", |_, this, p: String| {
+            this.0.overrun = parse_overrun(&p)?;
+            Ok(())
+        });
+    }
+
+    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
+        methods.add_function("add", |lua, (ud, name, kind, opts): (AnyUserData, String, mlua::Value, Option<Table>)| {
+            let origin = caller(lua);
+            if let mlua::Value::UserData(k) = &kind {
+                if let Ok(k) = k.borrow::<super::robot::RobotKind>() {
+                    return super::robot::add_component(lua, &k.robot, ud, name, &k.kind, opts);
+                }
+            }
+            let fmu_path = match &opts {
+                Some(o) if matches!(&kind, mlua::Value::String(s) if s.to_str().is_ok_and(|s| s == "fmu")) => o.get::<Option<String>>("path")?,
+                _ => None,
+            };
+            let (kind_name, factory) = factory_for(lua, &kind, fmu_path.as_deref()).map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))?;
+            let mut every = 1u32;
+            let mut period = None;
+            let mut params = Vec::new();
+            let mut interpolate = Vec::new();
+            if let Some(opts) = opts {
+                for pair in opts.pairs::<String, mlua::Value>() {
+                    let (k, v) = pair?;
+                    match k.as_str() {
+                        "path" if fmu_path.is_some() => {}
+                        "interpolate" => interpolate = input_names(&v, &format!("{origin}: 'interpolate' of '{name}'"))?,
+                        "every" => match v {
+                            mlua::Value::Integer(i) if i >= 1 && i <= i64::from(u32::MAX) => every = i as u32,
+                            _ => return Err(mlua::Error::runtime(format!("{origin}: 'every' of '{name}' must be a whole number ≥ 1 of base periods"))),
+                        },
+                        "period" => match v {
+                            mlua::Value::Number(x) => period = Some(x),
+                            mlua::Value::Integer(i) => period = Some(i as f64),
+                            _ => return Err(mlua::Error::runtime(format!("{origin}: 'period' of '{name}' must be a number of seconds"))),
+                        },
+                        _ => params.push((k.clone(), to_value(&v, &format!("{name}.{k}"))?)),
+                    }
+                }
+            }
+            // Check parameter names and types now, so the error points at this line.
+            let mut probe = factory().map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))?;
+            for (p, v) in &params {
+                probe.set_parameter(p, v).map_err(|e| mlua::Error::runtime(format!("{origin}: component '{name}': {e}")))?;
+            }
+            let mut this = ud.borrow_mut::<LuaAssembly>()?;
+            if this.0.components.iter().any(|c| c.name == name) {
+                return Err(mlua::Error::runtime(format!("{origin}: a component named '{name}' is already in assembly '{}'", this.0.name)));
+            }
+            this.0.components.push(ComponentSpec { name, kind: kind_name, factory, every, period, params, interpolate, origin });
+            drop(this);
+            Ok(ud)
+        });
+
+        methods.add_function("connect", |lua, (ud, from, to, opts): (AnyUserData, String, String, Option<Table>)| {
+            let origin = caller(lua);
+            let delay = match &opts {
+                Some(t) => t.get::<Option<bool>>("delay")?.unwrap_or(false),
+                None => false,
+            };
+            ud.borrow_mut::<LuaAssembly>()?.0.connections.push(ConnectionSpec { from, to, delay, origin });
+            Ok(ud)
+        });
+
+        methods.add_function("record", |lua, (ud, opts): (AnyUserData, Table)| {
+            let origin = caller(lua);
+            let fail = |m: String| mlua::Error::runtime(format!("{origin}: {m}"));
+            let mut patterns = Vec::new();
+            for p in opts.clone().sequence_values::<String>() {
+                patterns.push(p?);
+            }
+            if patterns.is_empty() {
+                return Err(fail("a:record needs signals to record, e.g. a:record { \"robot.q\", \"pid.*\" }".into()));
+            }
+            let every: u32 = opts.get::<Option<u32>>("every")?.unwrap_or(1).max(1);
+            let decimation: u32 = opts.get::<Option<u32>>("decimation")?.unwrap_or(1).max(1);
+            let notes: String = opts.get::<Option<String>>("notes")?.unwrap_or_default();
+            // Where the program's recordings go (morc.record_dir, which libraries cannot change) is
+            // every skill's to use; a file or folder of a library's choosing is io outside its folder.
+            if let Some(place) = opts.get::<Option<String>>("path")?.or(opts.get::<Option<String>>("folder")?) {
+                crate::library::check(lua, "io", &format!("use io outside its folder (a:record to {place})"))?;
+            }
+            let target = match opts.get::<Option<String>>("path")? {
+                Some(file) => RecordTarget::File(file.into()),
+                None => {
+                    let morc: Table = lua.globals().get("morc")?;
+                    let dir = opts.get::<Option<String>>("folder")?.or(morc.get::<Option<String>>("record_dir")?).unwrap_or_else(|| "runs".into());
+                    RecordTarget::Folder(dir.into())
+                }
+            };
+            let mut this = ud.borrow_mut::<LuaAssembly>()?;
+            let name = match opts.get::<Option<String>>("name")? {
+                Some(n) => n,
+                None => (1..)
+                    .map(|i| if i == 1 { "rec".to_string() } else { format!("rec{i}") })
+                    .find(|n| !this.0.attachments.iter().any(|a| &a.name == n) && !this.0.components.iter().any(|c| &c.name == n))
+                    .expect("a free name"),
+            };
+            let request = RecordRequest { patterns, every, decimation, target, notes };
+            this.0.attachments.push(AttachmentSpec { name, kind: "recorder".into(), attach: morc_record::attach::attachment(request), origin });
+            drop(this);
+            Ok(ud)
+        });
+
+        methods.add_method("components", |lua, this, ()| {
+            let t = lua.create_table()?;
+            for c in &this.0.components {
+                let e = lua.create_table()?;
+                e.set("name", c.name.as_str())?;
+                e.set("kind", c.kind.as_str())?;
+                e.set("every", c.every)?;
+                e.set("period", c.period)?;
+                t.push(e)?;
+            }
+            Ok(t)
+        });
+
+        methods.add_meta_method("__tostring", |_, this, ()| Ok(describe(&this.0)));
+    }
+}
+
+pub fn parse_overrun(p: &str) -> mlua::Result<OverrunPolicy> {
+    match p {
+        "warn" => Ok(OverrunPolicy::Warn),
+        "fault" => Ok(OverrunPolicy::Fault),
+        other => Err(mlua::Error::runtime(format!("overrun policy '{other}': use \"warn\" or \"fault\""))),
+    }
+}
+
+/// A one-screen description of an assembly.
+pub fn describe(spec: &AssemblySpec) -> String {
+    let mut s = format!("assembly '{}' ({} components, {} connections)", spec.name, spec.components.len(), spec.connections.len());
+    for c in &spec.components {
+        let rate = match c.period {
+            Some(p) => format!("period {p} s"),
+            None => format!("every {}", c.every),
+        };
+        s.push_str(&format!("\n  {:<14} {:<12} {rate}", c.name, c.kind));
+    }
+    for a in &spec.attachments {
+        s.push_str(&format!("\n  {:<14} {:<12}", a.name, a.kind));
+    }
+    for c in &spec.connections {
+        s.push_str(&format!("\n  {} → {}{}", c.from, c.to, if c.delay { " (delay)" } else { "" }));
+    }
+    s
+}

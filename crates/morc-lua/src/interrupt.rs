@@ -1,0 +1,113 @@
+//! Stopping Lua code on Ctrl-C: a stop stops.
+//!
+//! [`request`] (called from a signal handler) cancels every engine's run — the robots hold
+//! within a tick — and marks the Lua code interrupted. From then on the hook raises
+//! "interrupted" at every line the Lua code reaches, so a `pcall` somewhere in a skill or a
+//! library cannot swallow it and carry the program on to its next motion: the interruption
+//! unwinds to the top (the REPL's prompt, the end of `morc run`). Only
+//! `morc.catch_interrupt(f, …)` takes it, for programs that want to clean up and go on.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use mlua::{HookTriggers, Lua, MultiValue, Table, VmState};
+
+/// The message the interrupted code fails with (after the Lua position where it stopped).
+pub const MESSAGE: &str = "interrupted (Ctrl-C); the robot holds";
+
+/// Set by [`request`]; cleared by [`clear`] (the REPL, before each command) or by
+/// `morc.catch_interrupt`.
+static PENDING: AtomicBool = AtomicBool::new(false);
+
+/// Stops what runs: cancels every engine's run and interrupts the Lua code at its next line.
+/// Async-signal-safe (atomics only).
+pub fn request() {
+    PENDING.store(true, Ordering::SeqCst);
+    morc_kernel::engine::cancel_all_runs();
+}
+
+/// Whether Lua code was interrupted and nothing has taken the interruption yet.
+pub fn pending() -> bool {
+    PENDING.load(Ordering::SeqCst)
+}
+
+/// Forgets an interruption (a new REPL command starts clean).
+pub fn clear() {
+    PENDING.store(false, Ordering::SeqCst);
+}
+
+/// The error for Lua code that would go on while interrupted.
+pub fn error() -> mlua::Error {
+    mlua::Error::runtime(MESSAGE)
+}
+
+/// Whether an error (as text) is the interruption.
+pub fn is_interruption(text: &str) -> bool {
+    text.contains(MESSAGE)
+}
+
+/// Installs the hook that raises the interruption at the next line Lua code reaches (a loop's
+/// jump back counts as reaching a line, so tight loops stop too).
+pub fn install_hook(lua: &Lua) {
+    lua.set_hook(HookTriggers::new().every_line(), |_, debug| {
+        if !pending() {
+            return Ok(VmState::Continue);
+        }
+        let source = debug.source();
+        // The error handlers of morc's own wrappers must run, or the error becomes
+        // "error in error handling" and the message is lost.
+        if source.source.as_deref().is_some_and(|s| s.starts_with("=morc")) {
+            return Ok(VmState::Continue);
+        }
+        let line = debug.curr_line();
+        match source.short_src.as_deref() {
+            Some(src) if line > 0 => Err(mlua::Error::runtime(format!("{src}:{line}: {MESSAGE}"))),
+            _ => Err(error()),
+        }
+    });
+}
+
+/// Registers `morc.catch_interrupt`.
+pub fn install(lua: &Lua, morc: &Table) -> mlua::Result<()> {
+    // Calls anything callable: skills are tables with __call, not functions.
+    let call: mlua::Function = lua.load("return function(f, ...) return f(...) end").set_name("=morc.catch_interrupt").eval()?;
+    morc.set(
+        "catch_interrupt",
+        lua.create_function(move |lua, args: MultiValue| {
+            let result = call.call::<MultiValue>(args);
+            if pending() {
+                clear();
+                let message = match &result {
+                    Err(e) => first_line(&e.to_string()),
+                    Ok(_) => MESSAGE.to_string(),
+                };
+                return Ok(MultiValue::from_iter([mlua::Value::Boolean(false), mlua::Value::String(lua.create_string(&message)?)]));
+            }
+            let mut values = result?;
+            values.push_front(mlua::Value::Boolean(true));
+            Ok(values)
+        })?,
+    )?;
+    Ok(())
+}
+
+/// How an interruption is reported at the top: the message, where the user's own code
+/// (`source`, e.g. the program's path or "stdin") was when it stopped, and no traceback.
+pub fn report(error_text: &str, source: &str) -> String {
+    let first = first_line(error_text);
+    let message = first.find(MESSAGE).map_or(first.as_str(), |at| &first[at..]);
+    let place = error_text.lines().map(str::trim).find_map(|l| {
+        let rest = l.strip_prefix(source)?.strip_prefix(':')?;
+        let line: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        (!line.is_empty()).then(|| format!("{source}:{line}"))
+    });
+    match place {
+        Some(place) => format!("{place}: {message}"),
+        None => first,
+    }
+}
+
+/// The first line of an error's text, without mlua's prefix.
+fn first_line(text: &str) -> String {
+    let text = text.strip_prefix("runtime error: ").unwrap_or(text);
+    text.lines().next().unwrap_or(MESSAGE).to_string()
+}

@@ -1,0 +1,248 @@
+//! The Lua surface of morc: the `morc` module, exposed through userdata.
+//! What can be written in Lua lives in `lua/` (loaded from here at start).
+
+pub mod assembly;
+pub mod bus;
+pub mod component;
+pub mod convert;
+pub mod data;
+pub mod docs;
+pub mod engine;
+pub mod fmu;
+pub mod interrupt;
+pub mod library;
+pub mod origin;
+pub mod plot;
+pub mod robot;
+mod robot_params;
+pub mod testing;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use mlua::{Function, Lua, LuaOptions, StdLib, Table};
+
+use crate::component::{parse_port, LuaComponentDef};
+use assembly::{LuaAssembly, LuaKind};
+use convert::{from_value, table_to_data, to_value};
+use data::LuaData;
+use engine::LuaEngine;
+use morc_kernel::assembly::AssemblySpec;
+use morc_kernel::component::ParamInfo;
+use morc_kernel::engine::Engine;
+use origin::caller;
+
+/// The Lua half of the runtime, compiled in so the binary works anywhere.
+const PRELUDE: &str = include_str!("../../../lua/morc/prelude.lua");
+const SKILL: &str = include_str!("../../../lua/morc/skill.lua");
+
+/// Where morc's Lua folders are: `MORC_HOME`, else the source tree it was built from (this
+/// crate sits in `crates/morc-lua` of it).
+pub fn home() -> PathBuf {
+    std::env::var_os("MORC_HOME").map(PathBuf::from).unwrap_or_else(|| {
+        let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+        crate_dir.ancestors().nth(2).unwrap_or(crate_dir).to_path_buf()
+    })
+}
+
+/// The engine a program runs on until it uses a robot: six ideal axes as its base.
+pub fn start_engine(config: morc_kernel::engine::EngineConfig) -> Result<Engine, String> {
+    let base = morc_kernel::ideal_axes::SimAxes::new(&[0.0; 6], config.period, 3.0);
+    Engine::start(config, Box::new(base))
+}
+
+/// A Lua state with the standard libraries (and `debug`, for tracebacks).
+pub fn new_state() -> mlua::Result<Lua> {
+    // SAFETY: the debug library is the only unsafe one loaded; programs are the user's own.
+    let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL_SAFE | StdLib::DEBUG, LuaOptions::default()) };
+    set_search_path(&lua, &home())?;
+    Ok(lua)
+}
+
+/// `require` finds modules by path in the folders of MORC_PATH (separated by ':'),
+/// the user library folder, lua/, stdlib/, skills/, robots/ and morc's own folder.
+fn set_search_path(lua: &Lua, home: &Path) -> mlua::Result<()> {
+    let mut roots: Vec<PathBuf> = library::library_roots(home);
+    roots.push(home.to_path_buf());
+    let mut path = String::new();
+    for r in &roots {
+        let r = r.display();
+        path.push_str(&format!("{r}/?.lua;{r}/?/init.lua;"));
+    }
+    let package: Table = lua.globals().get("package")?;
+    let old: String = package.get("path")?;
+    package.set("path", format!("{path}{old}"))?;
+    Ok(())
+}
+
+/// Installs the `morc` module (with `engine`) and the prelude.
+pub fn install(lua: &Lua, engine: Engine) -> mlua::Result<()> {
+    let morc = lua.create_table()?;
+    morc.set("version", env!("CARGO_PKG_VERSION"))?;
+
+    morc.set(
+        "assembly",
+        lua.create_function(|lua, arg: mlua::Value| {
+            let origin = caller(lua);
+            let mut spec = AssemblySpec { origin, ..Default::default() };
+            match arg {
+                mlua::Value::String(s) => spec.name = s.to_str()?.to_string(),
+                mlua::Value::Table(t) => {
+                    spec.name = t.get::<Option<String>>(1)?.or(t.get::<Option<String>>("name")?).unwrap_or_default();
+                    spec.duration = t.get("duration")?;
+                    if let Some(p) = t.get::<Option<String>>("overrun")? {
+                        spec.overrun = assembly::parse_overrun(&p)?;
+                    }
+                }
+                _ => return Err(mlua::Error::runtime("morc.assembly expects a name or { name, duration = s, overrun = \"warn\"|\"fault\" }")),
+            }
+            if spec.name.is_empty() {
+                return Err(mlua::Error::runtime(format!("{}: an assembly needs a name: morc.assembly \"name\"", spec.origin)));
+            }
+            Ok(LuaAssembly(spec))
+        })?,
+    )?;
+
+    morc.set(
+        "data",
+        lua.create_function(|_, t: Option<Table>| {
+            Ok(LuaData(match t {
+                Some(t) => table_to_data(&t, "data")?,
+                None => Default::default(),
+            }))
+        })?,
+    )?;
+
+    morc.set(
+        "components",
+        lua.create_function(|lua, ()| {
+            let t = lua.create_table()?;
+            for k in morc_kernel::registry::kinds() {
+                let e = lua.create_table()?;
+                e.set("name", k.name)?;
+                e.set("doc", k.doc)?;
+                t.push(e)?;
+            }
+            Ok(t)
+        })?,
+    )?;
+
+    morc.set("kind", lua.create_function(kind_info)?)?;
+    morc.set("component", lua.create_function(define_lua_component)?)?;
+    robot::install(lua, &morc)?;
+    interrupt::install(lua, &morc)?;
+    fmu::install(lua, &morc)?;
+
+    let engine_ud = lua.create_userdata(LuaEngine(engine, None))?;
+    morc.set("engine", engine_ud)?;
+    lua.globals().set("morc", morc.clone())?;
+    lua.load(PRELUDE).set_name("@lua/morc/prelude.lua").exec()?;
+    plot::install(lua)?;
+    // `require "morc"` gives the same table; the compiled-in modules are preloaded.
+    let loaded: Table = lua.globals().get::<Table>("package")?.get("loaded")?;
+    let skill: Table = lua.load(SKILL).set_name("@lua/morc/skill.lua").eval()?;
+    loaded.set("morc.skill", skill)?;
+    loaded.set("morc.lib", library::register(lua, &morc, &home())?)?;
+    loaded.set("morc.docs", docs::register(lua)?)?;
+    loaded.set("morc", morc)?;
+    Ok(())
+}
+
+/// `morc.kind(name)`: a native kind's documentation, ports and parameters.
+fn kind_info(lua: &Lua, name: String) -> mlua::Result<Table> {
+    let c = morc_kernel::registry::create(&name).ok_or_else(|| mlua::Error::runtime(format!("unknown component kind '{name}'")))?;
+    let info = c.info();
+    let t = lua.create_table()?;
+    t.set("name", info.kind.as_str())?;
+    t.set("doc", info.doc.as_str())?;
+    let ports = |ports: &[morc_kernel::component::PortInfo]| -> mlua::Result<Table> {
+        let list = lua.create_table()?;
+        for p in ports {
+            let e = lua.create_table()?;
+            e.set("name", p.name.as_str())?;
+            e.set("type", p.ty.to_string())?;
+            e.set("unit", p.unit.as_str())?;
+            e.set("doc", p.doc.as_str())?;
+            e.set("required", p.required)?;
+            list.push(e)?;
+        }
+        Ok(list)
+    };
+    t.set("inputs", ports(&info.inputs)?)?;
+    t.set("outputs", ports(&info.outputs)?)?;
+    let params = lua.create_table()?;
+    for p in &info.params {
+        let e = lua.create_table()?;
+        e.set("name", p.name.as_str())?;
+        e.set("default", from_value(lua, &p.value)?)?;
+        e.set("unit", p.unit.as_str())?;
+        e.set("doc", p.doc.as_str())?;
+        params.push(e)?;
+    }
+    t.set("params", params)?;
+    Ok(t)
+}
+
+/// Bytecode of a function that a Lua component runs in its own state: it may
+/// not capture locals (upvalues other than _ENV), which would silently be nil there.
+fn dump_isolated(lua: &Lua, kind: &str, what: &str, f: &Function) -> mlua::Result<Vec<u8>> {
+    let getupvalue: Function = lua.globals().get::<Table>("debug")?.get("getupvalue")?;
+    for i in 1.. {
+        let name: Option<String> = getupvalue.call((f.clone(), i))?;
+        match name.as_deref() {
+            None => break,
+            Some("_ENV") => {}
+            Some(other) => {
+                return Err(mlua::Error::runtime(format!(
+                    "Lua component '{kind}': {what} uses the local variable '{other}' from outside the function; \
+                     a Lua component runs in a Lua state of its own, so pass it as a parameter (self.{other}) or define it inside"
+                )))
+            }
+        }
+    }
+    Ok(f.dump(false))
+}
+
+/// `morc.component { name, doc, inputs, outputs, params, init, step, terminate }`.
+fn define_lua_component(lua: &Lua, t: Table) -> mlua::Result<LuaKind> {
+    let origin = caller(lua);
+    let fail = |m: String| mlua::Error::runtime(format!("{origin}: {m}"));
+    let kind: String = t.get::<Option<String>>("name")?.ok_or_else(|| fail("morc.component needs a name".into()))?;
+    let ports = |key: &str| -> mlua::Result<Vec<morc_kernel::component::PortInfo>> {
+        let mut out = Vec::new();
+        if let Some(list) = t.get::<Option<Table>>(key)? {
+            for decl in list.sequence_values::<String>() {
+                out.push(parse_port(&decl?).map_err(|e| fail(format!("Lua component '{kind}', {key}: {e}")))?);
+            }
+        }
+        Ok(out)
+    };
+    let inputs = ports("inputs")?;
+    let outputs = ports("outputs")?;
+    let mut params = Vec::new();
+    if let Some(p) = t.get::<Option<Table>>("params")? {
+        for pair in p.pairs::<String, mlua::Value>() {
+            let (k, v) = pair?;
+            params.push(ParamInfo::new(&k, to_value(&v, &format!("{kind}.{k}"))?));
+        }
+        params.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+    let step: Function = t
+        .get::<Option<Function>>("step")?
+        .ok_or_else(|| fail(format!("Lua component '{kind}' needs a step function: step = function(self, inp, out, t) … end")))?;
+    let step = dump_isolated(lua, &kind, "step", &step).map_err(|e| fail(e.to_string()))?;
+    let optional = |key: &str| -> mlua::Result<Option<Vec<u8>>> { t.get::<Option<Function>>(key)?.map(|f| dump_isolated(lua, &kind, key, &f).map_err(|e| fail(e.to_string()))).transpose() };
+    let def = LuaComponentDef {
+        doc: t.get::<Option<String>>("doc")?.unwrap_or_default(),
+        inputs,
+        outputs,
+        params,
+        init: optional("init")?,
+        step,
+        terminate: optional("terminate")?,
+        kind,
+        // Defined by a library: its functions run in its sandbox in the component's own state too.
+        sandbox: library::defining_library(lua),
+    };
+    Ok(LuaKind(Arc::new(def)))
+}

@@ -1,0 +1,768 @@
+//! Robots from Lua: `morc.model.urdf "file"`, `morc.model.dh { … }`, `morc.robot { … }`, and
+//! `morc.start_engine { robot = r, … }` / `morc.use_robot(r)` to run the engine on a
+//! simulated robot. Lua speaks degrees and millimetres; the Rust side SI units.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use mlua::{AnyUserData, Lua, Table, UserData, UserDataFields, UserDataMethods};
+use nalgebra::{Matrix3, Vector3};
+
+use super::assembly::LuaAssembly;
+use super::convert::to_value;
+use super::engine::LuaEngine;
+use super::origin::caller;
+use super::robot_params::{self, Units};
+use morc_kernel::assembly::ComponentSpec;
+use morc_kernel::clock::ClockKind;
+use morc_kernel::component::Component;
+use morc_kernel::engine::{Engine, EngineConfig};
+use morc_kernel::value::Value;
+use morc_model::spatial::{rotation_from_rpy, rpy_from_rotation};
+use morc_model::{DhConvention, DhLink, DhTable, DriveTrain, FrameKind, Inertia, JointKind, JointLimits, Model, ModelBuilder, Se3};
+use morc_motion::sequence::pose_from_vector;
+use morc_motion::Kinematics;
+use morc_robot::{components, CartesianLimits, JointDrive, Limits, Robot, RobotJoint, RobotKinematics, SimulatedRobot};
+
+/// A robot model (from URDF or DH), before it becomes a robot.
+#[derive(Clone)]
+pub struct LuaModel(pub Model);
+
+impl UserData for LuaModel {
+    fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
+        fields.add_field_method_get("name", |_, this| Ok(this.0.name().to_string()));
+        fields.add_field_method_get("dof", |_, this| Ok(this.0.nv()));
+        fields.add_field_method_get("joints", |_, this| Ok(this.0.joint_names()[1..].to_vec()));
+    }
+    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
+        methods.add_meta_method("__tostring", |_, this, ()| Ok(format!("model '{}' ({} joints)", this.0.name(), this.0.nv())));
+    }
+}
+
+/// A robot made by `morc.robot { … }`.
+#[derive(Clone)]
+pub struct LuaRobot(pub Arc<Robot>);
+
+/// The full path of the Lua file that called, to resolve relative paths against.
+fn caller_file(lua: &Lua) -> Option<PathBuf> {
+    for level in 1..8 {
+        let Some(debug) = lua.inspect_stack(level) else { break };
+        if debug.curr_line() > 0 {
+            let source = debug.source();
+            return source.source.and_then(|s| s.strip_prefix('@').map(PathBuf::from));
+        }
+    }
+    None
+}
+
+/// A model file named in a script: next to the script, else from the working directory,
+/// else under morc's home.
+fn resolve(lua: &Lua, file: &str) -> PathBuf {
+    let path = Path::new(file);
+    if path.is_absolute() {
+        return path.to_path_buf();
+    }
+    let candidates = [caller_file(lua).and_then(|f| f.parent().map(|d| d.join(path))), Some(path.to_path_buf()), Some(super::home().join(path))];
+    candidates.iter().flatten().find(|p| p.exists()).cloned().unwrap_or_else(|| path.to_path_buf())
+}
+
+fn number(t: &Table, key: &str, default: Option<f64>, what: &str) -> mlua::Result<f64> {
+    match t.get::<mlua::Value>(key)? {
+        mlua::Value::Nil => default.ok_or_else(|| mlua::Error::runtime(format!("{what}: '{key}' is missing"))),
+        mlua::Value::Integer(i) => Ok(i as f64),
+        mlua::Value::Number(x) => Ok(x),
+        other => Err(mlua::Error::runtime(format!("{what}: '{key}' must be a number, got a {}", other.type_name()))),
+    }
+}
+
+fn numbers(v: mlua::Value, n: usize, what: &str) -> mlua::Result<Vec<f64>> {
+    match to_value(&v, what)? {
+        Value::Vector(x) if x.len() == n => Ok(x),
+        Value::Real(x) if n == 1 => Ok(vec![x]),
+        Value::Integer(x) if n == 1 => Ok(vec![x as f64]),
+        _ => Err(mlua::Error::runtime(format!("{what}: expected {n} numbers"))),
+    }
+}
+
+fn vec3_mm(t: &Table, key: &str, what: &str) -> mlua::Result<Vector3<f64>> {
+    match t.get::<mlua::Value>(key)? {
+        mlua::Value::Nil => Ok(Vector3::zeros()),
+        v => {
+            let x = numbers(v, 3, &format!("{what}.{key} (mm)"))?;
+            Ok(Vector3::new(x[0], x[1], x[2]) * 1e-3)
+        }
+    }
+}
+
+/// `{ ixx, iyy, izz, ixy, ixz, iyz }` in kg·m² → a symmetric matrix.
+fn inertia_matrix(t: &Table, what: &str) -> mlua::Result<Matrix3<f64>> {
+    match t.get::<mlua::Value>("inertia")? {
+        mlua::Value::Nil => Ok(Matrix3::zeros()),
+        v => {
+            let x = numbers(v, 6, &format!("{what}.inertia {{ixx, iyy, izz, ixy, ixz, iyz}} (kg·m²)"))?;
+            Ok(Matrix3::new(x[0], x[3], x[4], x[3], x[1], x[5], x[4], x[5], x[2]))
+        }
+    }
+}
+
+/// `morc.model.dh { name, convention = "standard"|"modified", { a, alpha, d, offset, flip, mass, com, inertia }, … }`:
+/// lengths in mm, angles in degrees, masses in kg, inertias in kg·m² about the centre of mass.
+fn model_dh(lua: &Lua, t: Table) -> mlua::Result<LuaModel> {
+    let origin = caller(lua);
+    let fail = |m: String| mlua::Error::runtime(format!("{origin}: morc.model.dh: {m}"));
+    let convention = match t.get::<Option<String>>("convention")?.as_deref() {
+        None | Some("standard") => DhConvention::Standard,
+        Some("modified") => DhConvention::Modified,
+        Some(other) => return Err(fail(format!("convention must be \"standard\" or \"modified\", got {other:?}"))),
+    };
+    let mut links = Vec::new();
+    for (i, row) in t.clone().sequence_values::<Table>().enumerate() {
+        let row = row.map_err(|_| fail(format!("row {} must be a table {{ a = mm, alpha = °, d = mm, offset = ° }}", i + 1)))?;
+        let what = format!("row {}", i + 1);
+        let mut link = DhLink::revolute(
+            number(&row, "a", Some(0.0), &what).map_err(|e| fail(e.to_string()))? * 1e-3,
+            number(&row, "alpha", Some(0.0), &what).map_err(|e| fail(e.to_string()))?.to_radians(),
+            number(&row, "d", Some(0.0), &what).map_err(|e| fail(e.to_string()))? * 1e-3,
+            number(&row, "offset", Some(0.0), &what).map_err(|e| fail(e.to_string()))?.to_radians(),
+        );
+        link.flip = row.get::<Option<bool>>("flip")?.unwrap_or(false);
+        if let Some(mass) = row.get::<Option<f64>>("mass")? {
+            let com = vec3_mm(&row, "com", &what).map_err(|e| fail(e.to_string()))?;
+            let inertia = inertia_matrix(&row, &what).map_err(|e| fail(e.to_string()))?;
+            link.inertia = Some(Inertia::new(mass, com, inertia));
+        }
+        link.kind = JointKind::Revolute;
+        links.push(link);
+    }
+    let table = DhTable {
+        name: t.get::<Option<String>>("name")?.unwrap_or_else(|| "dh".into()),
+        convention,
+        base: Se3::identity(),
+        tool: Se3::identity(),
+        links,
+        gravity: Vector3::new(0.0, 0.0, -9.81),
+    };
+    let model = table.to_model().map_err(|e| fail(e.to_string()))?;
+    model.check_mass_matrix().map_err(|e| fail(e.to_string()))?;
+    Ok(LuaModel(model))
+}
+
+/// `morc.model.build { name, { "J1", parent = "universe", type = "revolute"|"prismatic", axis = {x, y, z},
+/// xyz = {mm}, rpy = {°}, mass = kg, com = {mm}, inertia = {…} }, …, frames = { { "tool", parent = "J3", xyz, rpy }, … } }`:
+/// a model composed from primitives — joints placed in their parent joint's frame at q = 0,
+/// each carrying the body given with it (centre of mass and inertia in the joint frame).
+fn model_build(lua: &Lua, t: Table) -> mlua::Result<LuaModel> {
+    let origin = caller(lua);
+    let fail = |m: String| mlua::Error::runtime(format!("{origin}: morc.model.build: {m}"));
+    let name = t.get::<Option<String>>("name")?.unwrap_or_else(|| "model".into());
+    let mut builder = ModelBuilder::new(name.clone());
+    let placement = |row: &Table, what: &str| -> mlua::Result<Se3> {
+        let xyz = vec3_mm(row, "xyz", what)?;
+        let rpy = match row.get::<mlua::Value>("rpy")? {
+            mlua::Value::Nil => vec![0.0; 3],
+            v => numbers(v, 3, &format!("{what}.rpy (degrees)"))?,
+        };
+        Ok(Se3::new(rotation_from_rpy(rpy[0].to_radians(), rpy[1].to_radians(), rpy[2].to_radians()), xyz))
+    };
+    let parent_of = |builder: &ModelBuilder, row: &Table, what: &str| -> mlua::Result<usize> {
+        match row.get::<Option<String>>("parent")? {
+            None => Ok(builder.njoints() - 1),
+            Some(p) if p == "universe" => Ok(0),
+            Some(p) => builder.joint_index(&p).ok_or_else(|| mlua::Error::runtime(format!("{what}: parent '{p}' is not a joint defined before it"))),
+        }
+    };
+    for (i, row) in t.clone().sequence_values::<Table>().enumerate() {
+        let row = row.map_err(|_| fail(format!("joint {} must be a table {{ \"name\", parent = …, axis = {{…}}, xyz = {{…}} }}", i + 1)))?;
+        let jname: String = row.get::<Option<String>>(1)?.ok_or_else(|| fail(format!("joint {} needs a name first: {{ \"J1\", … }}", i + 1)))?;
+        let what = format!("joint {jname}");
+        let kind = match row.get::<Option<String>>("type")?.as_deref() {
+            None | Some("revolute") => JointKind::Revolute,
+            Some("prismatic") => JointKind::Prismatic,
+            Some(other) => return Err(fail(format!("{what}: type {other:?}: joints are \"revolute\" (degrees) or \"prismatic\" (mm)"))),
+        };
+        let parent = parent_of(&builder, &row, &what).map_err(|e| fail(e.to_string()))?;
+        let axis = match row.get::<mlua::Value>("axis")? {
+            mlua::Value::Nil => Vector3::z(),
+            v => {
+                let a = numbers(v, 3, &format!("{what}.axis")).map_err(|e| fail(e.to_string()))?;
+                Vector3::new(a[0], a[1], a[2])
+            }
+        };
+        let at = placement(&row, &what).map_err(|e| fail(e.to_string()))?;
+        let index = builder.add_joint(jname, parent, at, kind, axis, JointLimits::UNBOUNDED).map_err(|e| fail(e.to_string()))?;
+        if let Some(mass) = row.get::<Option<f64>>("mass")? {
+            let com = vec3_mm(&row, "com", &what).map_err(|e| fail(e.to_string()))?;
+            let inertia = inertia_matrix(&row, &what).map_err(|e| fail(e.to_string()))?;
+            builder.append_body_inertia(index, &Inertia::new(mass, com, inertia)).map_err(|e| fail(e.to_string()))?;
+        }
+    }
+    if builder.njoints() < 2 {
+        return Err(fail("a model needs at least one joint".into()));
+    }
+    if let Some(frames) = t.get::<Option<Table>>("frames")? {
+        for f in frames.sequence_values::<Table>() {
+            let f = f?;
+            let fname: String = f.get::<Option<String>>(1)?.ok_or_else(|| fail("a frame needs a name first: { \"tool\", parent = \"J3\", xyz = {…} }".into()))?;
+            let what = format!("frame {fname}");
+            let parent = parent_of(&builder, &f, &what).map_err(|e| fail(e.to_string()))?;
+            let at = placement(&f, &what).map_err(|e| fail(e.to_string()))?;
+            builder.add_frame(fname, parent, at, FrameKind::Operational).map_err(|e| fail(e.to_string()))?;
+        }
+    }
+    let model = builder.build();
+    model.check_mass_matrix().map_err(|e| fail(e.to_string()))?;
+    Ok(LuaModel(model))
+}
+
+fn model_urdf(lua: &Lua, file: String) -> mlua::Result<LuaModel> {
+    let origin = caller(lua);
+    let path = resolve(lua, &file);
+    crate::library::check_read(lua, &path, "morc.model.urdf")?;
+    let fail = |e: String| mlua::Error::runtime(format!("{origin}: morc.model.urdf: {e}"));
+    let model = morc_model::load_urdf(&path).map_err(|e| fail(e.to_string()))?;
+    // The file's parser takes kinematics-only URDFs; a robot also needs its dynamics.
+    model.check_mass_matrix().map_err(|e| fail(format!("{}: {e}", path.display())))?;
+    Ok(LuaModel(model))
+}
+
+/// The frame a payload and tool attach to: the flange ("tool0"/"flange" of the model, else the
+/// "tool" a DH table ends in, before any tool is set), else the last joint.
+fn flange(model: &Model) -> (usize, Se3) {
+    let last = model.njoints() - 1;
+    ["tool0", "flange", "tool"]
+        .iter()
+        .filter_map(|n| model.frame_index(n))
+        .map(|f| &model.frames()[f])
+        .find(|f| f.parent_joint == last)
+        .map_or((last, Se3::identity()), |f| (last, f.placement))
+}
+
+/// A joint's limits from its Lua table (degrees, or mm for a `prismatic` joint), else its model's.
+fn limits_of(j: &Table, model_limits: &JointLimits, prismatic: bool, what: &str) -> mlua::Result<Limits> {
+    let l: Table = j.get::<Option<Table>>("limits")?.unwrap_or(j.clone());
+    let finite = |x: f64| if x.is_finite() { Some(x) } else { None };
+    let (si, unit, force) = if prismatic { (1e-3, "mm", "N") } else { (1f64.to_radians(), "°", "N·m") };
+    let pos = match l.get::<mlua::Value>("pos")? {
+        mlua::Value::Nil => match (finite(model_limits.lower), finite(model_limits.upper)) {
+            (Some(lo), Some(hi)) => (lo, hi),
+            _ => return Err(mlua::Error::runtime(format!("{what}: needs limits.pos = {{lower, upper}} ({unit}); the model has none"))),
+        },
+        v => {
+            let x = numbers(v, 2, &format!("{what}: limits.pos {{lower, upper}} ({unit})"))?;
+            (x[0] * si, x[1] * si)
+        }
+    };
+    let velocity = match l.get::<Option<f64>>("vel")? {
+        Some(v) => v * si,
+        None => finite(model_limits.velocity).ok_or_else(|| mlua::Error::runtime(format!("{what}: needs limits.vel ({unit}/s); the model has none")))?,
+    };
+    let acceleration = match l.get::<Option<f64>>("acc")? {
+        Some(a) => a * si,
+        None => return Err(mlua::Error::runtime(format!("{what}: needs limits.acc ({unit}/s²)"))),
+    };
+    let torque = match l.get::<Option<f64>>("torque")? {
+        Some(t) => t,
+        None => finite(model_limits.effort).ok_or_else(|| mlua::Error::runtime(format!("{what}: needs limits.torque ({force}); the model has none")))?,
+    };
+    Ok(Limits { lower: pos.0, upper: pos.1, velocity, acceleration, torque })
+}
+
+/// `morc.robot { name, model, joints = { { "A1", drive = {…}, limits = {…} }, … }, tool = {…}, payload = {…} }`.
+fn define_robot(lua: &Lua, t: Table) -> mlua::Result<LuaRobot> {
+    let origin = caller(lua).to_string();
+    let fail = |m: String| mlua::Error::runtime(format!("{origin}: {m}"));
+    let name: String = t.get::<Option<String>>("name")?.ok_or_else(|| fail("morc.robot needs a name".into()))?;
+    let mut model = match t.get::<mlua::Value>("model")? {
+        mlua::Value::UserData(ud) if ud.is::<LuaModel>() => ud.borrow::<LuaModel>()?.0.clone(),
+        _ => return Err(fail(format!("robot '{name}': model must be morc.model.urdf \"file\" or morc.model.dh {{…}}"))),
+    };
+    let list: Table = t.get::<Option<Table>>("joints")?.ok_or_else(|| fail(format!("robot '{name}' needs joints = {{ {{ \"A1\", drive = {{…}}, limits = {{…}} }}, … }}")))?;
+    let mut joints = Vec::new();
+    for (i, j) in list.sequence_values::<Table>().enumerate() {
+        let j = j.map_err(|_| fail(format!("robot '{name}': joint {} must be a table", i + 1)))?;
+        let jname = j.get::<Option<String>>(1)?.or(j.get::<Option<String>>("name")?).unwrap_or_else(|| format!("joint {}", i + 1));
+        let what = format!("robot '{name}', joint {jname}");
+        if i >= model.nv() {
+            return Err(fail(format!("{what}: the model has only {} joints", model.nv())));
+        }
+        let d: Table = j.get::<Option<Table>>("drive")?.unwrap_or(lua.create_table()?);
+        let drive = JointDrive {
+            slave: d.get::<Option<u32>>("slave")?.unwrap_or(i as u32 + 1),
+            gear: number(&d, "gear", Some(1.0), &what).map_err(|e| fail(e.to_string()))?,
+            counts: number(&d, "counts", Some(1.0), &what).map_err(|e| fail(e.to_string()))?,
+            offset: number(&d, "offset", Some(0.0), &what).map_err(|e| fail(e.to_string()))?,
+            direction: number(&d, "direction", Some(1.0), &what).map_err(|e| fail(e.to_string()))?,
+        };
+        let train = DriveTrain {
+            armature: number(&d, "armature", Some(0.0), &what).map_err(|e| fail(e.to_string()))?,
+            viscous_friction: number(&d, "viscous", Some(0.0), &what).map_err(|e| fail(e.to_string()))?,
+            coulomb_friction: number(&d, "coulomb", Some(0.0), &what).map_err(|e| fail(e.to_string()))?,
+        };
+        if train.armature < 0.0 || train.viscous_friction < 0.0 || train.coulomb_friction < 0.0 {
+            return Err(fail(format!("{what}: drive armature, viscous and coulomb must be ≥ 0")));
+        }
+        model.set_drive_train(i + 1, train).map_err(|e| fail(e.to_string()))?;
+        let prismatic = model.joint_kinds()[i + 1] == JointKind::Prismatic;
+        let limits = limits_of(&j, &model.limits()[i], prismatic, &what).map_err(|e| fail(e.to_string()))?;
+        joints.push(RobotJoint { name: jname, drive, limits });
+    }
+    let (_, flange_placement) = flange(&model);
+    if let Some(tool) = t.get::<Option<Table>>("tool")? {
+        let placement = tool_placement(&tool).map_err(|e| fail(e.to_string()))?;
+        morc_robot::set_tool(&mut model, flange_placement.compose(&placement));
+    }
+    let mut robot = Robot::new(&name, model, joints, &origin).map_err(mlua::Error::runtime)?;
+    if let Some(p) = t.get::<Option<Table>>("payload")? {
+        let (loaded, mass) = with_payload_table(&robot.unloaded, &p).map_err(|e| fail(format!("robot '{name}': {e}")))?;
+        robot = robot.loaded(loaded, Some(mass));
+    }
+    if let Some(home) = t.get::<Option<mlua::Value>>("home")? {
+        let q = joint_vector(&robot, home, &format!("robot '{name}': home")).map_err(|e| fail(e.to_string()))?;
+        if let Some(i) = robot.outside_limits(&q) {
+            return Err(fail(format!("robot '{name}': home of joint {} is outside its limits", robot.joints[i].name)));
+        }
+        robot.home = q;
+    }
+    if let Some(c) = t.get::<Option<Table>>("cartesian")? {
+        let what = format!("robot '{name}': cartesian");
+        let limit = |key: &str, default: f64, factor: f64| -> mlua::Result<f64> {
+            let x = number(&c, key, Some(default / factor), &what)? * factor;
+            if x > 0.0 && x.is_finite() {
+                Ok(x)
+            } else {
+                Err(fail(format!("{what}.{key} must be > 0")))
+            }
+        };
+        let (deg, mm) = (1f64.to_radians(), 1e-3);
+        robot.cartesian = CartesianLimits {
+            velocity: limit("vel", robot.cartesian.velocity, mm)?,
+            acceleration: limit("acc", robot.cartesian.acceleration, mm)?,
+            angular_velocity: limit("rot_vel", robot.cartesian.angular_velocity, deg)?,
+            angular_acceleration: limit("rot_acc", robot.cartesian.angular_acceleration, deg)?,
+        };
+    }
+    Ok(LuaRobot(Arc::new(robot)))
+}
+
+/// `unloaded` with the payload `{ mass = kg, com = {mm}, inertia = {…} }` (in the flange frame) added.
+fn with_payload_table(unloaded: &Model, p: &Table) -> mlua::Result<(Model, f64)> {
+    let mut model = unloaded.clone();
+    let (_, flange_placement) = flange(&model);
+    let mass = number(p, "mass", None, "payload").map_err(|e| mlua::Error::runtime(format!("{e} (kg)")))?;
+    let com = vec3_mm(p, "com", "payload")?;
+    let rotational = inertia_matrix(p, "payload")?;
+    let inertia = flange_placement.act_inertia(&Inertia::new(mass, com, rotational));
+    morc_robot::add_payload(&mut model, inertia.mass, inertia.com, inertia.rotational).map_err(mlua::Error::runtime)?;
+    Ok((model, mass))
+}
+
+/// `{ xyz = {mm}, rpy = {°} }` → the tool's placement at the flange.
+fn tool_placement(tool: &Table) -> mlua::Result<Se3> {
+    let xyz = vec3_mm(tool, "xyz", "tool")?;
+    let rpy = match tool.get::<mlua::Value>("rpy")? {
+        mlua::Value::Nil => vec![0.0; 3],
+        v => numbers(v, 3, "tool.rpy (degrees)")?,
+    };
+    Ok(Se3::new(rotation_from_rpy(rpy[0].to_radians(), rpy[1].to_radians(), rpy[2].to_radians()), xyz))
+}
+
+/// `robot` with its tool at `placement` from the flange (a new robot: its own live model).
+fn tooled_robot(robot: &Robot, placement: &Se3, origin: &str) -> mlua::Result<Robot> {
+    let tooled = |model: &Model| {
+        let mut model = model.clone();
+        let (_, flange_placement) = flange(&model);
+        morc_robot::set_tool(&mut model, flange_placement.compose(placement));
+        model
+    };
+    let mut r = Robot::new(&robot.name, tooled(&robot.unloaded), robot.joints.clone(), origin).map_err(mlua::Error::runtime)?;
+    (r.cartesian, r.home) = (robot.cartesian, robot.home.clone());
+    Ok(r.loaded(tooled(&robot.model), robot.payload))
+}
+
+/// Lua units unless `units = "rad"` (then SI: m, rad).
+fn units_of(opts: Option<&Table>) -> mlua::Result<Units> {
+    Ok(match opts.map(|o| o.get::<Option<String>>("units")).transpose()?.flatten().as_deref() {
+        Some("rad") | Some("si") => Units::SI,
+        None | Some("deg") => Units::LUA,
+        Some(other) => return Err(mlua::Error::runtime(format!("units must be \"deg\" (degrees, mm) or \"rad\" (radians, m), got {other:?}"))),
+    })
+}
+
+/// A robot component kind for `a:add(name, robot:component "ptp", params)`.
+#[derive(Clone)]
+pub struct RobotKind {
+    pub robot: Arc<Robot>,
+    pub kind: String,
+}
+
+impl UserData for RobotKind {
+    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
+        methods.add_meta_method("__tostring", |_, this, ()| Ok(format!("{} of robot '{}'", this.kind, this.robot.name)));
+    }
+}
+
+/// Adds robot component `kind` named `name` to assembly `a`, its parameters converted from
+/// Lua's units and checked now so that errors point at the calling line.
+pub fn add_component(lua: &Lua, robot: &Arc<Robot>, a: AnyUserData, name: String, kind: &str, opts: Option<Table>) -> mlua::Result<AnyUserData> {
+    let origin = caller(lua);
+    let fail = |m: String| mlua::Error::runtime(format!("{origin}: {m}"));
+    let factory = components::factory(robot, kind).ok_or_else(|| {
+        let known: Vec<&str> = components::KINDS.iter().map(|k| k.0).collect();
+        fail(format!("robot '{}' has no component kind '{kind}' (kinds: {})", robot.name, known.join(", ")))
+    })?;
+    let mut every = 1u32;
+    let mut params = Vec::new();
+    let mut interpolate = Vec::new();
+    let units = units_of(opts.as_ref()).map_err(|e| fail(e.to_string()))?;
+    if let Some(opts) = opts {
+        for pair in opts.pairs::<String, mlua::Value>() {
+            let (k, v) = pair?;
+            match k.as_str() {
+                "units" => {}
+                "interpolate" => interpolate = super::assembly::input_names(&v, &format!("{origin}: 'interpolate' of '{name}'"))?,
+                "every" => every = u32::try_from(v.as_integer().unwrap_or(0)).ok().filter(|&e| e >= 1).ok_or_else(|| fail(format!("'every' of '{name}' must be a whole number ≥ 1")))?,
+                _ => {
+                    let value = robot_params::convert(robot, kind, &k, &v, units, &format!("{name}.{k}")).map_err(|e| fail(e.to_string()))?;
+                    params.push((k, value));
+                }
+            }
+        }
+    }
+    let mut probe = factory().map_err(fail)?;
+    for (p, v) in &params {
+        probe.set_parameter(p, v).map_err(|e| fail(format!("component '{name}': {e}")))?;
+    }
+    probe.configure().map_err(|e| fail(format!("component '{name}': {e}")))?;
+    let mut assembly = a.borrow_mut::<LuaAssembly>().map_err(|_| fail("robot:add(a, name, kind, params): a must be an assembly".into()))?;
+    if assembly.0.components.iter().any(|c| c.name == name) {
+        return Err(fail(format!("a component named '{name}' is already in assembly '{}'", assembly.0.name)));
+    }
+    assembly.0.components.push(ComponentSpec { name, kind: kind.to_string(), factory, every, period: None, params, interpolate, origin });
+    drop(assembly);
+    Ok(a)
+}
+
+/// `robot:plan(start, moves, opts)`: plans moves from `start` as the trajectory component
+/// would, without moving, and reports what a precondition needs.
+fn plan(lua: &Lua, robot: &Arc<Robot>, start: mlua::Value, list: Table, opts: Option<Table>) -> mlua::Result<Table> {
+    let units = units_of(opts.as_ref())?;
+    let start = robot_params::joints(robot, &start, units, "robot:plan start")?;
+    let mut moves = Vec::new();
+    for (i, m) in list.sequence_values::<Table>().enumerate() {
+        moves.push(robot_params::parse_move(robot, &m?, units, &format!("move {}", i + 1))?);
+    }
+    let out = lua.create_table()?;
+    let mut trajectory = components::MotionTrajectory::new(robot.clone(), "path");
+    let mut check = || -> Result<(), String> {
+        trajectory.set_parameter("moves", &Value::Vector(components::trajectory::encode_moves(&moves, robot.dof())))?;
+        if let Some(o) = &opts {
+            for key in ["vel_scale", "acc_scale", "ramp"] {
+                if let Ok(Some(x)) = o.get::<Option<f64>>(key) {
+                    trajectory.set_parameter(key, &Value::Real(x))?;
+                }
+            }
+        }
+        trajectory.configure()
+    };
+    if let Err(e) = check() {
+        out.set("ok", false)?;
+        out.set("reason", e)?;
+        return Ok(out);
+    }
+    match trajectory.survey(&start, 200) {
+        Ok(s) => {
+            out.set("ok", true)?;
+            out.set("duration", s.duration)?;
+            out.set("singularity", s.singularity)?;
+            out.set("end", lua.create_sequence_from(s.end.iter().enumerate().map(|(i, x)| x / units.joint(robot, i)))?)?;
+        }
+        Err(e) => {
+            // Said of the one move the caller gave, the sequence's own prefix is noise.
+            let mut reason = e.strip_prefix("path: ").unwrap_or(&e);
+            if moves.len() == 1 {
+                reason = reason.split_once("): ").filter(|(head, _)| head.starts_with("move 1 (")).map_or(reason, |(_, rest)| rest);
+            }
+            out.set("ok", false)?;
+            out.set("reason", reason)?;
+        }
+    }
+    Ok(out)
+}
+
+/// Degrees (mm for prismatic joints) → SI, for the robot's joints.
+fn joint_vector(robot: &Robot, v: mlua::Value, what: &str) -> mlua::Result<Vec<f64>> {
+    let x = numbers(v, robot.dof(), &format!("{what} (degrees, mm for prismatic joints; one per joint)"))?;
+    Ok(x.into_iter().enumerate().map(|(i, a)| a * Units::LUA.joint(robot, i)).collect())
+}
+
+/// SI → Lua's numbers (degrees, mm for prismatic joints), for the robot's joints.
+fn lua_joints(robot: &Robot, q: &[f64]) -> Vec<f64> {
+    q.iter().enumerate().map(|(i, x)| x / Units::LUA.joint(robot, i)).collect()
+}
+
+impl UserData for LuaRobot {
+    fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
+        fields.add_field_method_get("name", |_, this| Ok(this.0.name.clone()));
+        fields.add_field_method_get("dof", |_, this| Ok(this.0.dof()));
+        fields.add_field_method_get("joints", |lua, this| {
+            let list = lua.create_table()?;
+            for (i, j) in this.0.joints.iter().enumerate() {
+                let e = lua.create_table()?;
+                let to_lua = 1.0 / Units::LUA.joint(&this.0, i);
+                e.set("name", j.name.as_str())?;
+                e.set("kind", if this.0.is_prismatic(i) { "prismatic" } else { "revolute" })?;
+                e.set("unit", if this.0.is_prismatic(i) { "mm" } else { "deg" })?;
+                e.set("slave", j.drive.slave)?;
+                e.set("gear", j.drive.gear)?;
+                e.set("counts", j.drive.counts)?;
+                e.set("offset", j.drive.offset)?;
+                e.set("direction", j.drive.direction)?;
+                let l = lua.create_table()?;
+                l.set("pos", lua.create_sequence_from([j.limits.lower * to_lua, j.limits.upper * to_lua])?)?;
+                l.set("vel", j.limits.velocity * to_lua)?;
+                l.set("acc", j.limits.acceleration * to_lua)?;
+                l.set("torque", j.limits.torque)?;
+                e.set("limits", l)?;
+                list.push(e)?;
+            }
+            Ok(list)
+        });
+        fields.add_field_method_get("home", |lua, this| lua.create_sequence_from(lua_joints(&this.0, &this.0.home)));
+        fields.add_field_method_get("payload", |_, this| Ok(this.0.payload));
+        fields.add_field_method_get("cartesian", |lua, this| {
+            let c = this.0.cartesian;
+            let t = lua.create_table()?;
+            t.set("vel", c.velocity * 1e3)?;
+            t.set("acc", c.acceleration * 1e3)?;
+            t.set("rot_vel", c.angular_velocity.to_degrees())?;
+            t.set("rot_acc", c.angular_acceleration.to_degrees())?;
+            Ok(t)
+        });
+        fields.add_field_method_get("components", |lua, _| {
+            let t = lua.create_table()?;
+            for (k, doc) in components::KINDS {
+                t.set(*k, *doc)?;
+            }
+            Ok(t)
+        });
+    }
+    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
+        methods.add_method("reachable", |_, this, q: mlua::Value| {
+            let q = joint_vector(&this.0, q, "robot:reachable(q)")?;
+            Ok(match this.0.outside_limits(&q) {
+                None => (true, None),
+                Some(i) => {
+                    let j = &this.0.joints[i];
+                    let r = &this.0;
+                    let msg = format!("joint {} at {} is outside [{}, {}]", j.name, r.show(i, q[i], 3), r.show(i, j.limits.lower, 1), r.show(i, j.limits.upper, 1));
+                    (false, Some(msg))
+                }
+            })
+        });
+        methods.add_method("fk", |lua, this, q: mlua::Value| {
+            let q = joint_vector(&this.0, q, "robot:fk(q)")?;
+            let p = this.0.fk(&q);
+            let t = lua.create_table()?;
+            t.set("pos", lua.create_sequence_from(p.translation.iter().map(|x| x * 1e3))?)?;
+            t.set("rpy", lua.create_sequence_from(rpy_from_rotation(&p.rotation).iter().map(|x| x.to_degrees()))?)?;
+            Ok(t)
+        });
+        // robot:with_payload { mass = kg, com = {x, y, z} mm, inertia = {…} }: a new robot with the
+        // payload added at the flange (the model is rebuilt here, off the real-time path).
+        methods.add_method("with_payload", |lua, this, p: Table| {
+            let origin = caller(lua);
+            let (model, mass) = with_payload_table(&this.0.unloaded, &p).map_err(|e| mlua::Error::runtime(format!("{origin}: robot '{}': {e}", this.0.name)))?;
+            Ok(LuaRobot(Arc::new(this.0.loaded(model, Some(mass)))))
+        });
+        // robot:add(a, name, kind, params): a robot component in assembly a.
+        methods.add_method("add", |lua, this, (a, name, kind, opts): (AnyUserData, String, String, Option<Table>)| add_component(lua, &this.0, a, name, &kind, opts));
+        // robot:component(kind): the kind for a:add(name, robot:component "ptp", params).
+        methods.add_method("component", |lua, this, kind: String| {
+            if components::factory(&this.0, &kind).is_none() {
+                let known: Vec<&str> = components::KINDS.iter().map(|k| k.0).collect();
+                return Err(mlua::Error::runtime(format!("{}: robot '{}' has no component kind '{kind}' (kinds: {})", caller(lua), this.0.name, known.join(", "))));
+            }
+            Ok(RobotKind { robot: this.0.clone(), kind })
+        });
+        // robot:ik(pose, seed) → q (degrees) nearest to seed, or nil and why.
+        methods.add_method("ik", |lua, this, (pose, seed, opts): (mlua::Value, Option<mlua::Value>, Option<Table>)| {
+            let units = units_of(opts.as_ref())?;
+            let target = robot_params::pose(&pose, units, "robot:ik(pose)")?;
+            let seed = match seed {
+                Some(s) if !s.is_nil() => robot_params::joints(&this.0, &s, units, "robot:ik seed")?,
+                _ => this.0.joints.iter().map(|j| 0f64.clamp(j.limits.lower, j.limits.upper)).collect(),
+            };
+            let mut kinematics = RobotKinematics::new(this.0.clone());
+            kinematics.cartesian().map_err(mlua::Error::runtime)?;
+            let mut q = vec![0.0; this.0.dof()];
+            if kinematics.inverse(&pose_from_vector(&target), &seed, &mut q) {
+                let q: Vec<f64> = q.iter().enumerate().map(|(i, x)| x / units.joint(&this.0, i)).collect();
+                Ok((Some(lua.create_sequence_from(q)?), None))
+            } else {
+                Ok((None, Some(format!("the pose is out of reach of {} or outside its joint limits", this.0.name))))
+            }
+        });
+        // robot:set_payload { mass, com, inertia } (nil: none): changes this robot's payload now.
+        methods.add_method_mut("set_payload", |lua, this, p: Option<Table>| {
+            let origin = caller(lua);
+            let fail = |m: String| mlua::Error::runtime(format!("{origin}: robot '{}': set_payload: {m}", this.0.name));
+            let (model, mass) = match p {
+                None => ((*this.0.unloaded).clone(), None),
+                Some(p) => {
+                    let (model, mass) = with_payload_table(&this.0.unloaded, &p).map_err(|e| fail(e.to_string()))?;
+                    (model, Some(mass))
+                }
+            };
+            this.0 = Arc::new(this.0.swapped(model, mass).map_err(fail)?);
+            Ok(())
+        });
+        // robot:plan(start, moves, opts) → { ok, reason, duration, singularity, end } without moving.
+        methods.add_method("plan", |lua, this, (start, moves, opts): (mlua::Value, Table, Option<Table>)| plan(lua, &this.0, start, moves, opts));
+        // robot:with_tool { xyz = {mm}, rpy = {°} }: a new robot with this tool at the flange.
+        // robot:set_tool { xyz, rpy }: this robot's tool changes now, for every motion planned
+        // from here on (a running one keeps the tool it was planned with).
+        methods.add_method_mut("set_tool", |lua, this, tool: Table| {
+            let origin = caller(lua);
+            let placement = tool_placement(&tool).map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))?;
+            this.0 = Arc::new(tooled_robot(&this.0, &placement, &origin.to_string())?.sharing_live(&this.0));
+            Ok(())
+        });
+        methods.add_method("with_tool", |lua, this, tool: Table| {
+            let origin = caller(lua);
+            let placement = tool_placement(&tool).map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))?;
+            Ok(LuaRobot(Arc::new(tooled_robot(&this.0, &placement, &origin.to_string())?)))
+        });
+        methods.add_meta_method("__tostring", |_, this, ()| {
+            let names: Vec<&str> = this.0.joints.iter().map(|j| j.name.as_str()).collect();
+            Ok(format!("robot '{}' ({})", this.0.name, names.join(", ")))
+        });
+    }
+}
+
+/// `morc.start_engine { robot = r, q0 = {…}°, clock = "virtual"|"wall", period = s }`: restarts
+/// `morc.engine` on a new base (the simulated robot when `robot` is given, else the default).
+fn start_engine(lua: &Lua, opts: Table) -> mlua::Result<AnyUserData> {
+    let origin = caller(lua);
+    let fail = |m: String| mlua::Error::runtime(format!("{origin}: morc.start_engine: {m}"));
+    let morc: Table = lua.globals().get("morc")?;
+    let engine_ud: AnyUserData = morc.get("engine")?;
+    let engine = engine_ud.borrow_mut::<LuaEngine>().map_err(|_| fail("morc.engine is busy or not an engine".into()))?;
+    if engine.0.is_running() {
+        return Err(fail("an assembly is running".into()));
+    }
+    let mut config: EngineConfig = engine.0.config().clone();
+    if let Some(c) = opts.get::<Option<String>>("clock")? {
+        config.clock = c.parse::<ClockKind>().map_err(fail)?;
+    }
+    if let Some(p) = opts.get::<Option<f64>>("period")? {
+        config.period = p;
+    }
+    let robot_value = opts.get::<mlua::Value>("robot")?;
+    let robot = match &robot_value {
+        mlua::Value::Nil => None,
+        mlua::Value::UserData(ud) if ud.is::<LuaRobot>() => Some(ud.borrow::<LuaRobot>()?.0.clone()),
+        _ => return Err(fail("robot must be a robot made with morc.robot{…}".into())),
+    };
+    let q0 = match &robot {
+        None => Vec::new(),
+        Some(robot) => {
+            let q0 = match opts.get::<mlua::Value>("q0")? {
+                mlua::Value::Nil => robot.home.clone(),
+                v => joint_vector(robot, v, "q0").map_err(|e| fail(e.to_string()))?,
+            };
+            if let Some(i) = robot.outside_limits(&q0) {
+                return Err(fail(format!("q0 of joint {} is outside its limits", robot.joints[i].name)));
+            }
+            q0
+        }
+    };
+    // bus = "sim" | "eth1"; bus = false: the direct simulation; not given: the bus the program
+    // was started on (`morc --bus …`, morc.bus) when it puts a robot on the engine.
+    if let Some(bus) = opts.get::<Option<String>>("bus").ok().flatten() {
+        crate::library::check(lua, "bus", &format!("access the bus directly (morc.start_engine {{ bus = \"{bus}\" }})"))?;
+        if bus != "sim" {
+            crate::library::check(lua, "network", &format!("use a network interface (the EtherCAT bus on {bus})"))?;
+        }
+    }
+    let bus = match opts.get::<mlua::Value>("bus")? {
+        mlua::Value::Nil if robot.is_some() => morc.get::<Option<String>>("bus")?,
+        mlua::Value::Nil | mlua::Value::Boolean(false) => None,
+        mlua::Value::String(s) => Some(s.to_str()?.to_string()),
+        other => return Err(fail(format!("bus must be \"sim\", a network interface or false, got a {}", other.type_name()))),
+    };
+    // `morc check` moves nothing real: the simulated segment for any bus, and the virtual clock.
+    let checking = lua.app_data_ref::<super::engine::CheckOnly>().is_some();
+    let bus = if checking { bus.map(|_| "sim".to_string()) } else { bus };
+    if checking {
+        config.clock = ClockKind::Virtual;
+    }
+    let base: Box<dyn morc_kernel::base::Base> = match (bus, &robot) {
+        // The robot's drives on the bus, through the real master: simulated (the arm behind the
+        // virtual segment's drives) or a network interface (real drives, scaled as the robot
+        // definition maps them).
+        (Some(bus), Some(robot)) => {
+            let (link, bus_config) = if bus == "sim" {
+                morc_robot_ecat::simulated_cell(robot.clone(), &q0, config.period).map_err(fail)?
+            } else {
+                let link = morc_ecat::virtual_bus::link_for(&bus, robot.dof()).map_err(fail)?;
+                let drives = (0..robot.dof()).map(|j| (robot.joints[j].drive.slave as usize, morc_robot_ecat::drive_config(robot, j))).collect();
+                (link, morc_ecat::base::BusConfig { period: config.period, drive_overrides: drives, ..Default::default() })
+            };
+            let mut base = morc_ecat::base::BusBase::open(link, bus_config).map_err(fail)?;
+            base.set_description(&format!("{} ({})", robot.name, if bus == "sim" { "simulated, on the virtual EtherCAT segment".to_string() } else { format!("EtherCAT on {bus}") }));
+            Box::new(base)
+        }
+        (Some(bus), None) => {
+            let drives = opts.get::<Option<usize>>("drives")?.unwrap_or(morc_ecat::virtual_bus::DEFAULT_DRIVES);
+            let link = morc_ecat::virtual_bus::link_for(&bus, drives).map_err(fail)?;
+            Box::new(morc_ecat::base::BusBase::open(link, morc_ecat::base::BusConfig { period: config.period, ..Default::default() }).map_err(fail)?)
+        }
+        (None, None) => Box::new(morc_kernel::ideal_axes::SimAxes::new(&[0.0; 6], config.period, 3.0)),
+        (None, Some(robot)) => Box::new(SimulatedRobot::new(robot.clone(), &q0, config.period).map_err(fail)?),
+    };
+    let engine = replace_engine(engine, engine_ud.clone(), config, base).map_err(fail)?;
+    morc.set("current_robot", robot_value)?;
+    Ok(engine)
+}
+
+/// Starts the engine on `base` in place of the current one (dropping the old stops its
+/// Coordinator), so every reference to morc.engine follows.
+fn replace_engine(mut engine: mlua::UserDataRefMut<LuaEngine>, engine_ud: AnyUserData, config: EngineConfig, base: Box<dyn morc_kernel::base::Base>) -> Result<AnyUserData, String> {
+    if engine.0.is_running() {
+        return Err("an assembly is running".into());
+    }
+    let new = Engine::start(config, base)?;
+    let _old = std::mem::replace(&mut engine.0, new);
+    drop(engine);
+    Ok(engine_ud)
+}
+
+/// Registers `morc.model`, `morc.robot`, `morc.start_engine` and `morc.use_robot`.
+pub fn install(lua: &Lua, morc: &Table) -> mlua::Result<()> {
+    let model = lua.create_table()?;
+    model.set("urdf", lua.create_function(model_urdf)?)?;
+    model.set("dh", lua.create_function(model_dh)?)?;
+    model.set("build", lua.create_function(model_build)?)?;
+    morc.set("model", model)?;
+    morc.set("robot", lua.create_function(define_robot)?)?;
+    morc.set("start_engine", lua.create_function(start_engine)?)?;
+    morc.set(
+        "use_robot",
+        lua.create_function(|lua, (robot, opts): (mlua::Value, mlua::Value)| {
+            let origin = caller(lua);
+            if !matches!(&robot, mlua::Value::UserData(ud) if ud.is::<LuaRobot>()) {
+                return Err(mlua::Error::runtime(format!("{origin}: morc.use_robot expects a robot (e.g. morc.use_robot(require \"robots.kr16\")), got a {}", robot.type_name())));
+            }
+            let opts = match opts {
+                mlua::Value::Table(o) => o,
+                // `morc.use_robot(require "robots.kr16")`: Lua 5.4's require also returns where it
+                // found the module, a string, which is no options table.
+                mlua::Value::Nil | mlua::Value::String(_) => lua.create_table()?,
+                other => return Err(mlua::Error::runtime(format!("{origin}: morc.use_robot's options must be a table (q0, bus, clock, period), got a {}", other.type_name()))),
+            };
+            opts.set("robot", robot)?;
+            start_engine(lua, opts)
+        })?,
+    )?;
+    Ok(())
+}

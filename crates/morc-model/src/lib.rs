@@ -1,0 +1,70 @@
+//! The robot model layer, after Pinocchio: an immutable [`Model`] (tree structure and
+//! parameters, built once from URDF, a DH table or by hand with [`ModelBuilder`]) and a
+//! preallocated [`Data`] workspace. Algorithms are free functions over `(&Model, &mut Data)`
+//! and allocate nothing once `Data::new` has run, so they are fit for the real-time path.
+//!
+//! ```no_run
+//! use morc_model::{load_urdf, rnea, Data};
+//! let robot = load_urdf("ur5_robot.urdf").unwrap();
+//! let mut data = Data::new(&robot);
+//! let q = [0.0, -1.0, 1.0, 0.0, 0.5, 0.0];
+//! let tau = rnea(&robot, &mut data, &q, &[0.0; 6], &[0.0; 6]);
+//! ```
+//!
+//! Conventions: spatial vectors are (linear, angular); joint `i ≥ 1` moves `q[i − 1]`;
+//! frame Jacobians are LOCAL_WORLD_ALIGNED (the frame origin's velocity and the angular
+//! velocity, both in world axes).
+
+mod data;
+pub mod dh;
+mod dynamics;
+pub mod ik;
+mod joint;
+mod kinematics;
+pub mod spatial;
+mod structure;
+pub mod urdf;
+
+pub use data::Data;
+pub use dh::{DhConvention, DhLink, DhTable};
+pub use dynamics::{aba, crba, gravity, nle, rnea};
+pub use ik::{AnalyticIk, DlsIk, IkOutcome};
+pub use kinematics::{compute_frame_jacobian, forward_kinematics, forward_kinematics_joints, forward_kinematics_placements, frame_jacobian, frame_placement, update_frame_placements};
+pub use spatial::{Force, Inertia, Motion, Se3};
+pub use structure::{DriveTrain, Frame, FrameIndex, FrameKind, JointIndex, JointKind, JointLimits, Model, ModelBuilder};
+pub use urdf::{load_urdf, parse_urdf, to_urdf};
+
+use std::fmt;
+
+/// Why a model could not be built: the file or model it concerns, and what is wrong.
+#[derive(Debug)]
+pub enum ModelError {
+    /// The file could not be read.
+    Io { path: String, source: std::io::Error },
+    /// The robot description is malformed or inconsistent.
+    Invalid { origin: String, message: String },
+}
+
+impl ModelError {
+    pub(crate) fn invalid(origin: impl Into<String>, message: impl Into<String>) -> Self {
+        ModelError::Invalid { origin: origin.into(), message: message.into() }
+    }
+}
+
+impl fmt::Display for ModelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ModelError::Io { path, source } => write!(f, "{path}: cannot read: {source}"),
+            ModelError::Invalid { origin, message } => write!(f, "{origin}: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for ModelError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ModelError::Io { source, .. } => Some(source),
+            ModelError::Invalid { .. } => None,
+        }
+    }
+}

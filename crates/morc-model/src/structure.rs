@@ -1,0 +1,397 @@
+//! [`Model`]: the immutable kinematic tree and its parameters, and [`ModelBuilder`] to make one.
+//!
+//! As in Pinocchio, joint 0 is the "universe" (the fixed world); joints `1..njoints` each
+//! have one degree of freedom, so the configuration and velocity of joint `i` sit at index
+//! `i − 1` of `q` and `v`. A joint's parent always has a smaller index, so a forward loop
+//! over `1..njoints` visits parents first.
+
+use nalgebra::{DVector, Vector3};
+
+use super::joint::JointMotion;
+use super::spatial::{Inertia, Se3};
+use super::ModelError;
+
+/// Index of a joint in a [`Model`]; 0 is the universe.
+pub type JointIndex = usize;
+/// Index of a frame in a [`Model`].
+pub type FrameIndex = usize;
+
+/// How a joint moves along its axis (a unit vector in the joint frame).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JointKind {
+    Revolute,
+    Prismatic,
+}
+
+/// Limits of one joint; unbounded ones are ±∞.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JointLimits {
+    pub lower: f64,
+    pub upper: f64,
+    pub velocity: f64,
+    pub effort: f64,
+}
+
+impl JointLimits {
+    pub const UNBOUNDED: JointLimits = JointLimits { lower: f64::NEG_INFINITY, upper: f64::INFINITY, velocity: f64::INFINITY, effort: f64::INFINITY };
+}
+
+/// Drive-train terms of one joint, seen at the joint: reflected motor inertia and friction.
+/// RNEA adds `armature·a + viscous·v + coulomb·sign(v)` to the joint torque.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DriveTrain {
+    pub armature: f64,
+    pub viscous_friction: f64,
+    pub coulomb_friction: f64,
+}
+
+/// What a frame marks (as Pinocchio's frame types).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameKind {
+    /// A moving joint's own frame.
+    Joint,
+    /// A fixed joint merged into its parent body.
+    FixedJoint,
+    /// A body (URDF link, DH link).
+    Body,
+    /// Anything else (tool, sensor).
+    Operational,
+}
+
+/// A named frame rigidly attached to a joint.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Frame {
+    pub name: String,
+    pub parent_joint: JointIndex,
+    /// Placement of the frame in its parent joint's frame.
+    pub placement: Se3,
+    pub kind: FrameKind,
+}
+
+/// The robot model: tree structure and parameters. Built once, then read by the algorithms
+/// together with a [`Data`](super::Data) workspace.
+#[derive(Clone, Debug)]
+pub struct Model {
+    pub(crate) name: String,
+    pub(crate) joint_names: Vec<String>,
+    pub(crate) parents: Vec<JointIndex>,
+    pub(crate) joint_placements: Vec<Se3>,
+    pub(crate) kinds: Vec<JointKind>,
+    pub(crate) axes: Vec<Vector3<f64>>,
+    /// Kind and axis of each joint, specialised for the algorithms (entry 0 unused).
+    pub(crate) motions: Vec<JointMotion>,
+    pub(crate) inertias: Vec<Inertia>,
+    pub(crate) limits: Vec<JointLimits>,
+    pub(crate) drives: Vec<DriveTrain>,
+    pub(crate) has_friction: bool,
+    pub(crate) frames: Vec<Frame>,
+    pub(crate) gravity: Vector3<f64>,
+}
+
+impl Model {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    /// Number of joints including the universe.
+    pub fn njoints(&self) -> usize {
+        self.parents.len()
+    }
+    /// Dimension of the configuration vector `q`.
+    pub fn nq(&self) -> usize {
+        self.parents.len() - 1
+    }
+    /// Dimension of the velocity vector `v`.
+    pub fn nv(&self) -> usize {
+        self.parents.len() - 1
+    }
+    pub fn joint_names(&self) -> &[String] {
+        &self.joint_names
+    }
+    pub fn joint_index(&self, name: &str) -> Option<JointIndex> {
+        self.joint_names.iter().position(|n| n == name)
+    }
+    pub fn parent(&self, joint: JointIndex) -> JointIndex {
+        self.parents[joint]
+    }
+    pub fn parents(&self) -> &[JointIndex] {
+        &self.parents
+    }
+    /// Placement of each joint frame in its parent joint frame at `q = 0`.
+    pub fn joint_placements(&self) -> &[Se3] {
+        &self.joint_placements
+    }
+    pub fn joint_kinds(&self) -> &[JointKind] {
+        &self.kinds
+    }
+    pub fn joint_axes(&self) -> &[Vector3<f64>] {
+        &self.axes
+    }
+    /// Body inertia carried by each joint, expressed in the joint frame.
+    pub fn inertias(&self) -> &[Inertia] {
+        &self.inertias
+    }
+    /// Limits of the moving joints (`nv` entries; joint `i` at `i − 1`).
+    pub fn limits(&self) -> &[JointLimits] {
+        &self.limits
+    }
+    /// Drive-train terms of the moving joints (`nv` entries).
+    pub fn drive_trains(&self) -> &[DriveTrain] {
+        &self.drives
+    }
+    pub fn lower_position_limit(&self) -> DVector<f64> {
+        DVector::from_iterator(self.nq(), self.limits.iter().map(|l| l.lower))
+    }
+    pub fn upper_position_limit(&self) -> DVector<f64> {
+        DVector::from_iterator(self.nq(), self.limits.iter().map(|l| l.upper))
+    }
+    pub fn velocity_limit(&self) -> DVector<f64> {
+        DVector::from_iterator(self.nv(), self.limits.iter().map(|l| l.velocity))
+    }
+    pub fn effort_limit(&self) -> DVector<f64> {
+        DVector::from_iterator(self.nv(), self.limits.iter().map(|l| l.effort))
+    }
+    pub fn frames(&self) -> &[Frame] {
+        &self.frames
+    }
+    pub fn frame_index(&self, name: &str) -> Option<FrameIndex> {
+        self.frames.iter().position(|f| f.name == name)
+    }
+    pub fn gravity(&self) -> &Vector3<f64> {
+        &self.gravity
+    }
+
+    /// Sets the gravity vector (world axes), e.g. for a robot mounted on a wall.
+    pub fn set_gravity(&mut self, gravity: Vector3<f64>) {
+        self.gravity = gravity;
+    }
+
+    /// Sets a moving joint's drive-train terms (model reconfiguration, off the real-time path).
+    pub fn set_drive_train(&mut self, joint: JointIndex, drive: DriveTrain) -> Result<(), ModelError> {
+        if joint == 0 || joint >= self.njoints() {
+            return Err(ModelError::invalid(&self.name, format!("no moving joint with index {joint} (the model has joints 1..{})", self.njoints() - 1)));
+        }
+        self.drives[joint - 1] = drive;
+        self.has_friction = self.drives.iter().any(|d| d.viscous_friction != 0.0 || d.coulomb_friction != 0.0);
+        Ok(())
+    }
+
+    /// Replaces the limits of `joint` (a robot's own limits take over from its description's).
+    pub fn set_limits(&mut self, joint: JointIndex, limits: JointLimits) {
+        self.limits[joint] = limits;
+    }
+
+    /// Adds `inertia` (expressed in the joint's frame) to the body of `joint`: a payload on it.
+    pub fn add_body_inertia(&mut self, joint: JointIndex, inertia: &Inertia) {
+        self.inertias[joint] = self.inertias[joint].added(inertia);
+    }
+
+    /// Adds `frame`, replacing any frame of the same name.
+    pub fn set_frame(&mut self, frame: Frame) {
+        self.frames.retain(|f| f.name != frame.name);
+        self.frames.push(frame);
+    }
+
+    /// Checks that the model can be simulated and controlled by its dynamics: its joint-space
+    /// mass matrix must be positive definite, i.e. every joint must move some mass or inertia
+    /// (or drive an armature) that the joints before it do not. A massless last link behind a
+    /// moving joint makes it singular, and forward dynamics then gives NaN. Checked at q = 0
+    /// and at two other configurations within the limits, so that a coincidence of one pose
+    /// cannot hide it. The error names the joint, the links it carries and what to do.
+    /// Off the real-time path (allocates).
+    pub fn check_mass_matrix(&self) -> Result<(), ModelError> {
+        let n = self.nv();
+        if n == 0 {
+            return Ok(());
+        }
+        let mut data = super::Data::new(self);
+        for k in 0..3 {
+            let q: Vec<f64> = (0..n)
+                .map(|i| {
+                    let x = if k == 0 { 0.0 } else { (1.3 * (i + 1) as f64 * k as f64).sin() };
+                    let (lower, upper) = (self.limits[i].lower, self.limits[i].upper);
+                    // Limits as a file gives them may be inverted: they only pick poses here.
+                    if lower <= upper {
+                        x.clamp(lower, upper)
+                    } else {
+                        x
+                    }
+                })
+                .collect();
+            let m = super::crba(self, &mut data, &q);
+            if let Some((i, moves_nothing)) = singular_pivot(m) {
+                return Err(self.singular_joint_error(i + 1, moves_nothing));
+            }
+        }
+        Ok(())
+    }
+
+    /// The error for joint `joint` whose column of the mass matrix is (nearly) dependent.
+    fn singular_joint_error(&self, joint: JointIndex, moves_nothing: bool) -> ModelError {
+        let name = &self.joint_names[joint];
+        let carried: Vec<&str> = self
+            .frames
+            .iter()
+            .filter(|f| f.kind == FrameKind::Body && f.parent_joint != 0 && self.is_ancestor(joint, f.parent_joint))
+            .map(|f| f.name.as_str())
+            .collect();
+        let links = match carried.as_slice() {
+            [] => format!("the body of joint '{name}'"),
+            [one] => format!("link '{one}'"),
+            many => format!("links '{}'", many.join("', '")),
+        };
+        let first = carried.first().map_or_else(|| format!("joint '{name}'"), |l| format!("link '{l}'"));
+        let what = if moves_nothing {
+            format!("joint '{name}' moves no mass or inertia ({links}: massless, or mass only on the joint's axis)")
+        } else {
+            format!("joint '{name}' moves only what the joints before it move")
+        };
+        ModelError::invalid(
+            &self.name,
+            format!(
+                "{what}, so the mass matrix is singular and forward dynamics would give NaN: give {first} its mass and inertia (URDF <inertial>, or mass/com/inertia in the definition), make the joint fixed if it does not move, or give its drive an armature (reflected motor inertia)"
+            ),
+        )
+    }
+
+    /// Whether `ancestor` lies on the path from the universe to `joint` (a joint supports itself).
+    pub fn is_ancestor(&self, ancestor: JointIndex, mut joint: JointIndex) -> bool {
+        loop {
+            if joint == ancestor {
+                return true;
+            }
+            if joint == 0 {
+                return false;
+            }
+            joint = self.parents[joint];
+        }
+    }
+}
+
+/// Builds a [`Model`] joint by joint, keeping the tree consistent.
+#[derive(Clone, Debug)]
+pub struct ModelBuilder {
+    model: Model,
+}
+
+impl ModelBuilder {
+    /// A model holding only the universe joint (and a frame for it), with gravity −9.81 z.
+    pub fn new(name: impl Into<String>) -> Self {
+        let universe = Frame { name: "universe".into(), parent_joint: 0, placement: Se3::identity(), kind: FrameKind::FixedJoint };
+        Self {
+            model: Model {
+                name: name.into(),
+                joint_names: vec!["universe".into()],
+                parents: vec![0],
+                joint_placements: vec![Se3::identity()],
+                kinds: vec![JointKind::Revolute],
+                axes: vec![Vector3::zeros()],
+                motions: vec![JointMotion::new(JointKind::Revolute, &Vector3::z())],
+                inertias: vec![Inertia::zero()],
+                limits: Vec::new(),
+                drives: Vec::new(),
+                has_friction: false,
+                frames: vec![universe],
+                gravity: Vector3::new(0.0, 0.0, -9.81),
+            },
+        }
+    }
+
+    pub fn njoints(&self) -> usize {
+        self.model.njoints()
+    }
+
+    pub fn joint_index(&self, name: &str) -> Option<JointIndex> {
+        self.model.joint_index(name)
+    }
+
+    /// Adds a one-degree-of-freedom joint under `parent`, placed at `placement` in the
+    /// parent joint frame at `q = 0`, moving along `axis` (normalised here; must be non-zero).
+    /// Also adds a [`FrameKind::Joint`] frame named like the joint.
+    pub fn add_joint(&mut self, name: impl Into<String>, parent: JointIndex, placement: Se3, kind: JointKind, axis: Vector3<f64>, limits: JointLimits) -> Result<JointIndex, ModelError> {
+        let name = name.into();
+        if parent >= self.model.njoints() {
+            return Err(ModelError::invalid(&self.model.name, format!("joint '{name}': parent joint {parent} does not exist")));
+        }
+        let norm = axis.norm();
+        if !(norm > 0.0 && norm.is_finite()) {
+            return Err(ModelError::invalid(&self.model.name, format!("joint '{name}': axis must be a non-zero finite vector")));
+        }
+        if self.model.joint_index(&name).is_some() {
+            return Err(ModelError::invalid(&self.model.name, format!("joint '{name}' is defined twice")));
+        }
+        let axis = axis / norm;
+        let m = &mut self.model;
+        let index = m.parents.len();
+        m.joint_names.push(name.clone());
+        m.parents.push(parent);
+        m.joint_placements.push(placement);
+        m.kinds.push(kind);
+        m.axes.push(axis);
+        m.motions.push(JointMotion::new(kind, &axis));
+        m.inertias.push(Inertia::zero());
+        m.limits.push(limits);
+        m.drives.push(DriveTrain::default());
+        m.frames.push(Frame { name, parent_joint: index, placement: Se3::identity(), kind: FrameKind::Joint });
+        Ok(index)
+    }
+
+    /// Adds a body's inertia (expressed in the joint frame) to what the joint carries; refuses
+    /// one no rigid body can have ([`Inertia::physical_error`]).
+    pub fn append_body_inertia(&mut self, joint: JointIndex, inertia: &Inertia) -> Result<(), ModelError> {
+        if joint >= self.model.njoints() {
+            return Err(ModelError::invalid(&self.model.name, format!("append_body_inertia: joint {joint} does not exist")));
+        }
+        if let Some(why) = inertia.physical_error() {
+            return Err(ModelError::invalid(&self.model.name, format!("the body on joint '{}': {why}", self.model.joint_names[joint])));
+        }
+        let sum = self.model.inertias[joint].added(inertia);
+        if let Some(why) = sum.physical_error() {
+            return Err(ModelError::invalid(&self.model.name, format!("the bodies on joint '{}' together: {why}", self.model.joint_names[joint])));
+        }
+        self.model.inertias[joint] = sum;
+        Ok(())
+    }
+
+    pub fn add_frame(&mut self, name: impl Into<String>, parent_joint: JointIndex, placement: Se3, kind: FrameKind) -> Result<FrameIndex, ModelError> {
+        let name = name.into();
+        if parent_joint >= self.model.njoints() {
+            return Err(ModelError::invalid(&self.model.name, format!("frame '{name}': joint {parent_joint} does not exist")));
+        }
+        self.model.frames.push(Frame { name, parent_joint, placement, kind });
+        Ok(self.model.frames.len() - 1)
+    }
+
+    pub fn set_drive_train(&mut self, joint: JointIndex, drive: DriveTrain) -> Result<(), ModelError> {
+        self.model.set_drive_train(joint, drive)
+    }
+
+    pub fn set_gravity(&mut self, gravity: Vector3<f64>) {
+        self.model.gravity = gravity;
+    }
+
+    pub fn build(self) -> Model {
+        self.model
+    }
+}
+
+/// The first index at which the LDLᵀ factorisation of the symmetric matrix `m` meets a pivot
+/// that is not clearly positive (relative to its largest diagonal entry), if any, and whether
+/// that row's diagonal entry is itself (nearly) zero.
+fn singular_pivot(m: &nalgebra::DMatrix<f64>) -> Option<(usize, bool)> {
+    let n = m.nrows();
+    let scale = (0..n).fold(0.0f64, |s, i| s.max(m[(i, i)].abs()));
+    let tolerance = 1e-12 * scale;
+    let mut l = nalgebra::DMatrix::<f64>::identity(n, n);
+    let mut d = vec![0.0; n];
+    for j in 0..n {
+        d[j] = m[(j, j)] - (0..j).map(|k| l[(j, k)] * l[(j, k)] * d[k]).sum::<f64>();
+        // A NaN pivot counts as not positive, hence the explicit is_nan.
+        if d[j].is_nan() || d[j] <= tolerance {
+            return Some((j, m[(j, j)].is_nan() || m[(j, j)] <= tolerance));
+        }
+        for i in j + 1..n {
+            l[(i, j)] = (m[(i, j)] - (0..j).map(|k| l[(i, k)] * l[(j, k)] * d[k]).sum::<f64>()) / d[j];
+        }
+    }
+    None
+}

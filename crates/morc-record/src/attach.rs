@@ -1,0 +1,70 @@
+//! A recording as part of an assembly: signal patterns are matched against
+//! every output of the assembly when it is planned, and a Recorder is
+//! attached to the matches. Each run writes a new file: a recording never
+//! replaces an existing file (see [`super::writer`]).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::recorder::{ComponentMetadata, FileNaming, RecordedSignal, Recorder, RecordingMetadata};
+use morc_kernel::assembly::{Attach, Attachment};
+use morc_kernel::value::ValueType;
+
+/// What the program asked to record.
+#[derive(Clone, Debug)]
+pub struct RecordRequest {
+    /// "robot.q", "ff.*", "*.y" …
+    pub patterns: Vec<String>,
+    pub every: u32,
+    pub decimation: u32,
+    /// A file, or a folder to put a new file in for each run (never replacing one).
+    pub target: RecordTarget,
+    pub notes: String,
+}
+
+#[derive(Clone, Debug)]
+pub enum RecordTarget {
+    File(PathBuf),
+    Folder(PathBuf),
+}
+
+/// A folder's run file: `<assembly>-<UTC time to the second>.h5`, numbered
+/// `-000`, `-001`… by the writer when it creates the file exclusively (see
+/// [`super::writer`]), so runs in the same second, in this process or
+/// another, get distinct files.
+fn run_file(folder: &std::path::Path, assembly: &str) -> PathBuf {
+    let stamp: String = super::writer::utc_now_iso8601().chars().filter(|c| c.is_ascii_digit() || *c == 'T').take(15).collect();
+    let safe: String = assembly.chars().map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
+    folder.join(format!("{safe}-{stamp}.h5"))
+}
+
+/// The attachment that builds the Recorder when the assembly is planned.
+pub fn attachment(request: RecordRequest) -> Attach {
+    Arc::new(move |view| {
+        let available: Vec<(String, ValueType, String)> = view.signals.iter().filter(|s| s.ty != ValueType::String).map(|s| (s.name.clone(), s.ty, s.unit.clone())).collect();
+        let patterns: Vec<&str> = request.patterns.iter().map(String::as_str).collect();
+        let matched = super::glob::expand(&patterns, &available)?;
+        let signals: Vec<RecordedSignal> = matched
+            .iter()
+            .map(|(name, ty, unit)| {
+                let doc = view.signals.iter().find(|s| &s.name == name).map(|s| s.doc.clone()).unwrap_or_default();
+                RecordedSignal::new(name, *ty, unit, &doc)
+            })
+            .collect();
+        let (path, naming) = match &request.target {
+            RecordTarget::File(p) => (p.clone(), FileNaming::AsGiven),
+            RecordTarget::Folder(dir) => (run_file(dir, view.name), FileNaming::Numbered),
+        };
+        let metadata = RecordingMetadata {
+            path,
+            naming,
+            robot: if view.base_description.is_empty() { view.base_name.to_string() } else { view.base_description.to_string() },
+            assembly: view.name.to_string(),
+            base_period: view.base_period,
+            notes: request.notes.clone(),
+            components: view.components.iter().map(|c| ComponentMetadata { name: c.name.clone(), kind: c.kind.clone(), every: c.every, params: c.params.clone() }).collect(),
+        };
+        let inputs = matched.iter().map(|(name, _, _)| (name.clone(), Recorder::input_port(name))).collect();
+        Ok(Attachment { component: Box::new(Recorder::new(signals, metadata, request.decimation)), every: request.every, inputs })
+    })
+}

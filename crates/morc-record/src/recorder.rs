@@ -1,0 +1,273 @@
+//! The Recorder component: samples its inputs every `decimation`-th step
+//! into a lock-free ring; a writer thread puts them in an HDF5 file.
+//!
+//! Its inputs are fixed at construction, one per recorded signal, named
+//! after the signal with '/' for '.' (see [`Recorder::input_port`]), so the
+//! assembly connects `robot.q` → `rec.robot/q`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::ring::{ring, RingProducer};
+use super::writer::{FileHeader, SignalColumn, Writer, WriterOutcome, WriterProgress, WriterTiming};
+use morc_kernel::component::*;
+use morc_kernel::value::{Value, ValueType};
+
+/// One signal to record.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecordedSignal {
+    /// "component.port", e.g. "robot.q": names the dataset too.
+    pub name: String,
+    pub ty: ValueType,
+    pub unit: String,
+    pub description: String,
+}
+
+impl RecordedSignal {
+    pub fn new(name: &str, ty: ValueType, unit: &str, description: &str) -> Self {
+        RecordedSignal { name: name.into(), ty, unit: unit.into(), description: description.into() }
+    }
+}
+
+/// One component of the recorded assembly, as the file describes it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ComponentMetadata {
+    pub name: String,
+    pub kind: String,
+    /// Sample time as a multiple of the base period.
+    pub every: u32,
+    pub params: Vec<(String, Value)>,
+}
+
+/// How a recording's file is named when recording starts. Either way an
+/// existing file is never replaced: the file is created exclusively, and
+/// when the name is taken the next free numbered name next to it is used.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FileNaming {
+    /// `path` itself; if it exists, `stem-001.ext`, `stem-002.ext`… (with a warning
+    /// saying which): a file the user named.
+    #[default]
+    AsGiven,
+    /// `stem-000.ext`, `stem-001.ext`…, the first free one: the run files of a folder.
+    Numbered,
+}
+
+/// Where to record and what the file says about the run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RecordingMetadata {
+    /// The file asked for; the one written (see [`FileNaming`]) is the result `path`.
+    pub path: PathBuf,
+    pub naming: FileNaming,
+    pub robot: String,
+    pub assembly: String,
+    /// Base period T in seconds.
+    pub base_period: f64,
+    /// The user's words about the run.
+    pub notes: String,
+    pub components: Vec<ComponentMetadata>,
+}
+
+/// Sizes and intervals; the defaults suit everything but tests of the limits.
+#[derive(Clone, Debug, Default)]
+pub struct RecorderTuning {
+    /// Rows the ring holds; by default 2 s of data, at least 4096.
+    pub ring_rows: Option<usize>,
+    pub writer: WriterTiming,
+}
+
+pub struct Recorder {
+    info: ComponentInfo,
+    signals: Vec<RecordedSignal>,
+    metadata: RecordingMetadata,
+    tuning: RecorderTuning,
+    decimation: u64,
+    columns: Vec<SignalColumn>,
+    /// The row being assembled on the real-time side (preallocated).
+    row: Vec<f64>,
+    producer: Option<RingProducer>,
+    writer: Option<Writer>,
+    /// A full ring waits for the writer rather than drop (the virtual clock).
+    wait_when_full: bool,
+    /// The writer's thread and progress, to wake it and to stop waiting if it ended.
+    writer_thread: Option<(std::thread::Thread, Arc<WriterProgress>)>,
+}
+
+impl Recorder {
+    /// A recorder of `signals` into `metadata.path`, keeping every
+    /// `decimation`-th step (1 = every step).
+    pub fn new(signals: Vec<RecordedSignal>, metadata: RecordingMetadata, decimation: u32) -> Self {
+        let mut info = ComponentInfo::new("recorder", "records its inputs to an HDF5 file; results: name.path, name.samples, name.dropped")
+            .param(ParamInfo::new("path", Value::String(metadata.path.display().to_string())).doc("the HDF5 file to write"))
+            .param(ParamInfo::new("notes", Value::String(metadata.notes.clone())).doc("the user's words about the run, stored in the file"))
+            .param(ParamInfo::new("decimation", Value::Integer(i64::from(decimation))).doc("record every m-th step"))
+            .param(
+                ParamInfo::new("wait_when_full", Value::Boolean(false))
+                    .doc("on a full buffer, wait for the writer instead of dropping the sample (only on the virtual clock, where time can wait; engine:run sets it there)"),
+            );
+        for s in &signals {
+            let doc = if s.description.is_empty() { format!("records {}", s.name) } else { s.description.clone() };
+            info = info.input(PortInfo::new(&Self::input_port(&s.name), s.ty).unit(&s.unit).doc(&doc).required());
+        }
+        Recorder {
+            info,
+            signals,
+            metadata,
+            tuning: RecorderTuning::default(),
+            decimation: u64::from(decimation.max(1)),
+            columns: Vec::new(),
+            row: Vec::new(),
+            producer: None,
+            writer: None,
+            wait_when_full: false,
+            writer_thread: None,
+        }
+    }
+
+    pub fn with_tuning(mut self, tuning: RecorderTuning) -> Self {
+        self.tuning = tuning;
+        self
+    }
+
+    /// The input port that records `signal`: "robot.q" → "robot/q" (a port
+    /// name cannot hold '.', which separates component and port).
+    pub fn input_port(signal: &str) -> String {
+        signal.replace('.', "/")
+    }
+
+    /// Rows written and flushed so far, while recording.
+    pub fn progress(&self) -> Option<Arc<WriterProgress>> {
+        self.writer.as_ref().map(|w| w.progress().clone())
+    }
+
+    /// The file being written, while recording: the one reserved when the
+    /// recorder was initialised (see [`FileNaming`]).
+    pub fn file(&self) -> Option<&std::path::Path> {
+        self.writer.as_ref().map(|w| w.path())
+    }
+
+    fn stop_writer(&mut self) -> Option<WriterOutcome> {
+        self.producer = None;
+        self.writer_thread = None;
+        self.writer.take().map(|mut w| w.finish())
+    }
+}
+
+impl Component for Recorder {
+    morc_kernel::component_info!(info);
+
+    fn configure(&mut self) -> Result<(), String> {
+        let path = self.info.param_value("path").map(|v| v.str().to_string()).unwrap_or_default();
+        if path.is_empty() {
+            return Err("no file to record into: set parameter 'path' (e.g. runs/x.h5)".into());
+        }
+        self.metadata.path = PathBuf::from(path);
+        self.metadata.notes = self.info.param_value("notes").map(|v| v.str().to_string()).unwrap_or_default();
+        let m = self.info.integer("decimation");
+        if !(1..=1_000_000).contains(&m) {
+            return Err(format!("decimation must be a whole number from 1 (every step) up, got {m}"));
+        }
+        self.decimation = m as u64;
+        self.wait_when_full = self.info.boolean("wait_when_full");
+        if self.signals.is_empty() {
+            return Err("nothing to record: give the recorder at least one signal".into());
+        }
+        self.columns.clear();
+        let mut offset = 1; // column 0 is time
+        for (i, s) in self.signals.iter().enumerate() {
+            if self.signals[..i].iter().any(|t| t.name == s.name) {
+                return Err(format!("signal '{}' is recorded twice; list it once", s.name));
+            }
+            if s.name == "time" || s.name.starts_with("assembly") || s.name.starts_with("timing") {
+                // These name the file's own datasets and groups.
+                if !s.name.contains('.') {
+                    return Err(format!("'{}' is reserved in a recording; record signals as \"component.port\"", s.name));
+                }
+            }
+            let width = match s.ty {
+                ValueType::Real | ValueType::Integer | ValueType::Boolean => 1,
+                ValueType::Vector(n) if n > 0 => n,
+                ValueType::Vector(_) => return Err(format!("signal '{}' is an empty vector: nothing to record", s.name)),
+                ValueType::String => return Err(format!("signal '{}': string signals can't be recorded yet; leave it out", s.name)),
+            };
+            self.columns.push(SignalColumn { name: s.name.clone(), ty: s.ty, unit: s.unit.clone(), description: s.description.clone(), offset, width });
+            offset += width;
+        }
+        self.row = vec![0.0; offset];
+        Ok(())
+    }
+
+    fn initialize(&mut self, ctx: &InitContext, _outputs: &mut [Value]) -> Result<(), String> {
+        // A re-initialised recorder closes its previous file first.
+        self.stop_writer();
+        let sample_period = ctx.period * self.decimation as f64;
+        let rows = self.tuning.ring_rows.unwrap_or_else(|| ((2.0 / sample_period).ceil() as usize).max(4096));
+        let (producer, consumer) = ring(rows.max(1), self.row.len());
+        let mut metadata = self.metadata.clone();
+        if metadata.base_period == 0.0 {
+            metadata.base_period = ctx.base_period;
+        }
+        let header = FileHeader { metadata, sample_period, decimation: self.decimation as u32, recorder: ctx.name.to_string() };
+        let writer = Writer::start(header, self.columns.clone(), consumer, self.tuning.writer.clone())?;
+        self.writer_thread = writer.thread().map(|t| (t.clone(), writer.progress().clone()));
+        self.producer = Some(producer);
+        self.writer = Some(writer);
+        Ok(())
+    }
+
+    /// Real-time path: copies the inputs into the preallocated row and
+    /// pushes it; never blocks, allocates or calls the system.
+    fn step(&mut self, ctx: &StepContext, inputs: &[Value], _outputs: &mut [Value]) -> Step {
+        if !ctx.step.is_multiple_of(self.decimation) {
+            return Step::Continue;
+        }
+        let Some(producer) = self.producer.as_mut() else {
+            return Step::Continue;
+        };
+        self.row[0] = ctx.time;
+        for (c, v) in self.columns.iter().zip(inputs) {
+            match v {
+                Value::Vector(x) => {
+                    let n = c.width.min(x.len());
+                    self.row[c.offset..c.offset + n].copy_from_slice(&x[..n]);
+                }
+                // Reals, and integers and booleans as f64 (exact up to 2^53).
+                other => self.row[c.offset] = other.real(),
+            }
+        }
+        // Simulated time can wait for the disk: nothing is dropped on the virtual clock.
+        if self.wait_when_full {
+            if let Some((thread, progress)) = &self.writer_thread {
+                while !producer.has_room() && !progress.ended.load(std::sync::atomic::Ordering::Acquire) {
+                    thread.unpark();
+                    std::thread::yield_now();
+                }
+            }
+        }
+        // A full ring drops the row and counts it: the file says how many.
+        producer.push_row(&self.row);
+        Step::Continue
+    }
+
+    fn terminate(&mut self, results: &mut AssemblyResults) {
+        let Some(outcome) = self.stop_writer() else {
+            return;
+        };
+        if outcome.dropped > 0 {
+            log::warn!("recording {}: {} samples dropped (the writer did not keep up; record fewer signals, decimate, or use a faster disk)", outcome.path.display(), outcome.dropped);
+        }
+        results.set("path", Value::String(outcome.path.display().to_string()));
+        results.set("samples", Value::Integer(outcome.samples as i64));
+        results.set("dropped", Value::Integer(outcome.dropped as i64));
+        if let Some(e) = outcome.error {
+            log::error!("{e}");
+            results.set("error", Value::String(e));
+        }
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        // An assembly that fails before terminate still leaves a closed file.
+        self.stop_writer();
+    }
+}

@@ -1,0 +1,657 @@
+//! The writer thread: drains the sample ring into an HDF5 file.
+//!
+//! Layout: a `time` dataset and one dataset per signal, named by the signal
+//! ("robot.q"), chunked along time and grown as data arrives; scalars are
+//! `[N]`, vectors `[N, n]`. The file is flushed (HDF5 flush, then fsync)
+//! every `flush_interval` seconds of data, so a crash loses at most that
+//! much. The file uses HDF5's default (oldest compatible) format on purpose:
+//! the newer format marks a file "open for writing" in its superblock and a
+//! file left by a crash then refuses to open without `h5clear`.
+//!
+//! A recording never replaces a file: its name is reserved create-exclusive
+//! (`O_EXCL`), taking the next free numbered name when one exists, so runs in
+//! one process or in several never overwrite each other. The file's
+//! descriptor is close-on-exec (a child process must not inherit it and hold
+//! HDF5's lock on the file after morc closed it), and a process that exits
+//! while recording (Lua's `os.exit`, `std::process::exit`) closes its files
+//! first (see [`finish_all_at_exit`]).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Once};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use hdf5::types::VarLenUnicode;
+use hdf5::{Dataset, File, Location};
+use hdf5_metno as hdf5;
+
+use super::recorder::{ComponentMetadata, FileNaming, RecordingMetadata};
+use super::ring::RingConsumer;
+use morc_kernel::multirate::ComponentReport;
+use morc_kernel::value::{Value, ValueType};
+
+/// How one signal sits in a ring row and in the file.
+#[derive(Clone, Debug)]
+pub struct SignalColumn {
+    /// "component.port": also the dataset's name.
+    pub name: String,
+    pub ty: ValueType,
+    pub unit: String,
+    pub description: String,
+    /// Index of its first sample in a row (column 0 is time).
+    pub offset: usize,
+    /// Samples per row: 1, or n for a vector.
+    pub width: usize,
+}
+
+/// How often the writer looks at the ring and makes the file durable.
+#[derive(Clone, Debug)]
+pub struct WriterTiming {
+    /// Sleep between drains of the ring (the ring must hold more than this).
+    pub poll_interval: Duration,
+    /// Seconds of recorded data between flushes: what a crash may lose.
+    pub flush_interval: f64,
+}
+
+impl Default for WriterTiming {
+    fn default() -> Self {
+        WriterTiming { poll_interval: Duration::from_millis(50), flush_interval: 0.5 }
+    }
+}
+
+/// Everything the file's header needs, fixed when recording starts.
+#[derive(Clone, Debug)]
+pub struct FileHeader {
+    pub metadata: RecordingMetadata,
+    /// Seconds between recorded rows (the recorder's period × decimation).
+    pub sample_period: f64,
+    pub decimation: u32,
+    /// Instance name of the recorder in its assembly.
+    pub recorder: String,
+}
+
+/// Counters the writer publishes while it runs.
+#[derive(Debug, Default)]
+pub struct WriterProgress {
+    /// Rows in the file.
+    pub written: AtomicU64,
+    /// Rows made durable by the last flush.
+    pub flushed: AtomicU64,
+    /// The writer thread has ended: it takes no more rows.
+    pub ended: AtomicBool,
+}
+
+/// What a finished writer reports.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WriterOutcome {
+    pub path: PathBuf,
+    /// Rows in the file.
+    pub samples: u64,
+    /// Rows lost: refused by a full ring, or not written after an error.
+    pub dropped: u64,
+    /// The first write error, if any (later rows were counted as dropped).
+    pub error: Option<String>,
+}
+
+/// A running writer thread.
+pub struct Writer {
+    stop: Arc<AtomicBool>,
+    progress: Arc<WriterProgress>,
+    thread: Option<JoinHandle<WriterOutcome>>,
+    path: PathBuf,
+    /// Its entry in [`OPEN_WRITERS`].
+    id: u64,
+}
+
+/// A writer as the exit handler sees it: enough to stop it and wait for its file to close.
+struct OpenWriter {
+    id: u64,
+    stop: Arc<AtomicBool>,
+    thread: std::thread::Thread,
+    /// Disconnects when the writer thread ends (its sender is dropped then).
+    closed: crossbeam_channel::Receiver<()>,
+}
+
+/// Writers with a file open, for [`finish_all_at_exit`].
+static OPEN_WRITERS: Mutex<Vec<OpenWriter>> = Mutex::new(Vec::new());
+static NEXT_WRITER_ID: AtomicU64 = AtomicU64::new(0);
+static AT_EXIT: Once = Once::new();
+
+/// Closes every recording still open when the process exits through
+/// `exit()` (Lua's `os.exit`, `std::process::exit`), which runs no
+/// destructors: each writer drains its ring, writes its closing attributes
+/// and closes its file, so the data recorded so far is in the file. Waits at
+/// most 10 s per file (a stuck disk must not keep the process alive).
+extern "C" fn finish_all_at_exit() {
+    let writers: Vec<OpenWriter> = match OPEN_WRITERS.lock() {
+        Ok(mut w) => std::mem::take(&mut *w),
+        Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
+    };
+    for w in &writers {
+        w.stop.store(true, Ordering::Release);
+        w.thread.unpark();
+    }
+    for w in &writers {
+        let _ = w.closed.recv_timeout(Duration::from_secs(10));
+    }
+}
+
+impl Writer {
+    /// Creates the file (header, empty datasets) and starts draining `ring`
+    /// into it. Returns once the file exists, or with an error that names
+    /// the path and what to do.
+    pub fn start(header: FileHeader, columns: Vec<SignalColumn>, ring: RingConsumer, timing: WriterTiming) -> Result<Writer, String> {
+        let mut header = header;
+        let path = reserve_file(&header.metadata.path, header.metadata.naming)?;
+        header.metadata.path = path.clone();
+        let stop = Arc::new(AtomicBool::new(false));
+        let progress = Arc::new(WriterProgress::default());
+        let (ready_tx, ready_rx) = crossbeam_channel::bounded::<Result<(), String>>(1);
+        let (closed_tx, closed_rx) = crossbeam_channel::bounded::<()>(0);
+        let (stop2, progress2) = (stop.clone(), progress.clone());
+        // The HDF5 handles live and die on the writer thread.
+        let thread = std::thread::Builder::new()
+            .name(format!("rec-{}", header.recorder))
+            .spawn(move || {
+                let _closed = closed_tx; // dropped when this thread ends: the file is closed
+                                         // Says "ended" however the thread ends (a recorder waiting for room stops waiting).
+                struct Ended(Arc<WriterProgress>);
+                impl Drop for Ended {
+                    fn drop(&mut self) {
+                        self.0.ended.store(true, Ordering::Release);
+                    }
+                }
+                let _ended = Ended(progress2.clone());
+                let file = match RecordingFile::create(&header, columns) {
+                    Ok(f) => {
+                        let _ = ready_tx.send(Ok(()));
+                        f
+                    }
+                    Err(e) => {
+                        // Leave no empty file behind.
+                        let _ = std::fs::remove_file(&header.metadata.path);
+                        let _ = ready_tx.send(Err(e.clone()));
+                        return WriterOutcome { path: header.metadata.path.clone(), samples: 0, dropped: 0, error: Some(e) };
+                    }
+                };
+                drain_loop(file, ring, &timing, &stop2, &progress2)
+            })
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&path);
+                format!("cannot start the writer thread for {}: {e}", path.display())
+            })?;
+        let id = NEXT_WRITER_ID.fetch_add(1, Ordering::Relaxed);
+        let open = OpenWriter { id, stop: stop.clone(), thread: thread.thread().clone(), closed: closed_rx };
+        let mut writer = Writer { stop, progress, thread: Some(thread), path: path.clone(), id };
+        match ready_rx.recv() {
+            Ok(Ok(())) => {
+                AT_EXIT.call_once(|| {
+                    // SAFETY: registers a plain extern "C" fn; it runs once, at exit().
+                    unsafe { libc::atexit(finish_all_at_exit) };
+                });
+                OPEN_WRITERS.lock().unwrap_or_else(|p| p.into_inner()).push(open);
+                Ok(writer)
+            }
+            Ok(Err(e)) => {
+                writer.finish();
+                Err(e)
+            }
+            Err(_) => {
+                writer.finish();
+                Err(format!("the writer thread for {} ended before creating the file", path.display()))
+            }
+        }
+    }
+
+    /// The writer thread, to wake it when rows wait for room.
+    pub fn thread(&self) -> Option<&std::thread::Thread> {
+        self.thread.as_ref().map(|t| t.thread())
+    }
+
+    /// The file being written.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn progress(&self) -> &Arc<WriterProgress> {
+        &self.progress
+    }
+
+    /// Writes what remains in the ring, the closing attributes, closes the
+    /// file and reports. Idempotent: later calls report nothing new.
+    pub fn finish(&mut self) -> WriterOutcome {
+        self.stop.store(true, Ordering::Release);
+        OPEN_WRITERS.lock().unwrap_or_else(|p| p.into_inner()).retain(|w| w.id != self.id);
+        let Some(thread) = self.thread.take() else {
+            return WriterOutcome { path: self.path.clone(), samples: 0, dropped: 0, error: Some("already finished".into()) };
+        };
+        thread.thread().unpark();
+        thread.join().unwrap_or_else(|_| WriterOutcome {
+            path: self.path.clone(),
+            samples: self.progress.written.load(Ordering::Relaxed),
+            dropped: 0,
+            error: Some("the writer thread panicked".into()),
+        })
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        if self.thread.is_some() {
+            self.finish();
+        }
+    }
+}
+
+/// Creates the parent directory and reserves the recording's file
+/// create-exclusive (`O_EXCL`): `path` itself ([`FileNaming::AsGiven`]) or
+/// `stem-000.ext` ([`FileNaming::Numbered`]), and when that exists the next
+/// free `stem-001.ext`, `stem-002.ext`… next to it. Returns the file
+/// reserved (empty, for HDF5 to write). Errors are the operating system's
+/// plain reason, not HDF5's stack.
+fn reserve_file(path: &Path, naming: FileNaming) -> Result<PathBuf, String> {
+    let hint = "choose another --record DIR";
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create directory {}: {} — {hint}", dir.display(), io_reason(&e)))?;
+    }
+    // As given: x.h5, then x-001.h5, x-002.h5…; numbered: x-000.h5, x-001.h5…
+    // A bound, so a folder that refuses every name cannot loop for ever.
+    for n in 0..100_000u64 {
+        let candidate = match (naming, n) {
+            (FileNaming::AsGiven, 0) => path.to_path_buf(),
+            _ => numbered(path, n),
+        };
+        match std::fs::OpenOptions::new().write(true).create_new(true).open(&candidate) {
+            Ok(_) => {
+                if naming == FileNaming::AsGiven && n > 0 {
+                    log::warn!("{} exists: recording to {} instead (a recording never replaces a file)", path.display(), candidate.display());
+                }
+                return Ok(candidate);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(format!("cannot create {}: {} — {hint}", candidate.display(), io_reason(&e))),
+        }
+    }
+    Err(format!("cannot create {}: 100000 numbered files of that name exist already — {hint}", path.display()))
+}
+
+/// `stem-nnn.ext` next to `path` (three digits at least).
+fn numbered(path: &Path, n: u64) -> PathBuf {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}-{n:03}.{}", ext.to_string_lossy()),
+        None => format!("{stem}-{n:03}"),
+    };
+    path.with_file_name(name)
+}
+
+/// "permission denied" rather than "Permission denied (os error 13)".
+fn io_reason(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    let s = match s.rfind(" (os error ") {
+        Some(i) => &s[..i],
+        None => &s,
+    };
+    let mut c = s.chars();
+    c.next().map(|f| f.to_lowercase().chain(c).collect()).unwrap_or_default()
+}
+
+fn drain_loop(mut file: RecordingFile, mut ring: RingConsumer, timing: &WriterTiming, stop: &AtomicBool, progress: &WriterProgress) -> WriterOutcome {
+    let width = ring.width();
+    // Take at most a quarter of the ring per write, so the producer gets
+    // room back early when the writer is behind.
+    let batch_rows = (ring.capacity() / 4).max(1);
+    let mut batch: Vec<f64> = Vec::with_capacity(batch_rows * width);
+    let rows_per_flush = ((timing.flush_interval / file.sample_period).ceil() as u64).max(1);
+    let mut last_flush_rows = 0u64;
+    let mut last_flush_at = Instant::now();
+    let mut error: Option<String> = None;
+    let mut lost = 0u64;
+    loop {
+        // Read the flag before draining: rows pushed before stop are all seen.
+        let stopping = stop.load(Ordering::Acquire);
+        loop {
+            batch.clear();
+            let n = ring.pop_into(&mut batch, batch_rows);
+            if n == 0 {
+                break;
+            }
+            if error.is_some() {
+                lost += n as u64;
+                continue;
+            }
+            if let Err(e) = file.append(&batch, width) {
+                error = Some(format!("writing {} failed: {e}; the rest of the run was not recorded", file.path.display()));
+                log::error!("{}", error.as_deref().unwrap_or_default());
+                lost += n as u64;
+                continue;
+            }
+            progress.written.store(file.rows, Ordering::Relaxed);
+            // Flush by data time, and by wall time for slow signals, but not
+            // more than 20 times a second when running faster than real time.
+            let due_by_data = file.rows - last_flush_rows >= rows_per_flush;
+            let due_by_wall = last_flush_at.elapsed().as_secs_f64() >= timing.flush_interval;
+            if (due_by_data || due_by_wall) && last_flush_at.elapsed() >= Duration::from_millis(50) {
+                flush_or_record(&mut file, ring.dropped() + lost, &mut error, progress);
+                last_flush_rows = file.rows;
+                last_flush_at = Instant::now();
+            }
+        }
+        if stopping {
+            break;
+        }
+        if error.is_none() && file.rows > last_flush_rows && last_flush_at.elapsed().as_secs_f64() >= timing.flush_interval {
+            flush_or_record(&mut file, ring.dropped() + lost, &mut error, progress);
+            last_flush_rows = file.rows;
+            last_flush_at = Instant::now();
+        }
+        std::thread::park_timeout(timing.poll_interval);
+    }
+    let dropped = ring.dropped() + lost;
+    let (path, samples) = (file.path.clone(), file.rows);
+    if error.is_none() {
+        if let Err(e) = file.close(dropped) {
+            error = Some(format!("closing {} failed: {e}", path.display()));
+        }
+    }
+    WriterOutcome { path, samples, dropped, error }
+}
+
+fn flush_or_record(file: &mut RecordingFile, dropped: u64, error: &mut Option<String>, progress: &WriterProgress) {
+    match file.flush(dropped) {
+        Ok(()) => progress.flushed.store(file.rows, Ordering::Relaxed),
+        Err(e) => {
+            if error.is_none() {
+                *error = Some(format!("flushing {} failed: {e}", file.path.display()));
+            }
+        }
+    }
+}
+
+/// The open file and its datasets.
+struct RecordingFile {
+    path: PathBuf,
+    file: File,
+    sample_period: f64,
+    time: Dataset,
+    signals: Vec<(SignalColumn, Dataset)>,
+    /// Rows written so far.
+    rows: u64,
+    /// Reused column buffers (no allocation per batch in steady state).
+    reals: Vec<f64>,
+    integers: Vec<i64>,
+    bytes: Vec<u8>,
+}
+
+/// Rows per chunk for a signal of `width` samples: about 32 KiB a chunk.
+fn chunk_rows(width: usize) -> usize {
+    (4096 / width.max(1)).clamp(64, 4096)
+}
+
+impl RecordingFile {
+    fn create(header: &FileHeader, columns: Vec<SignalColumn>) -> Result<RecordingFile, String> {
+        let meta = &header.metadata;
+        let path = meta.path.clone();
+        let fail = |e: hdf5::Error| format!("cannot create {}: {e} — choose another --record DIR", path.display());
+        let file = File::create(&path).map_err(fail)?;
+        close_on_exec(&file).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+        write_header(&file, header).map_err(fail)?;
+        let time = new_dataset(&file, "time", ValueType::Real, 1).map_err(fail)?;
+        set_str(&time, "unit", "s").map_err(fail)?;
+        set_str(&time, "description", "time since the start of the assembly").map_err(fail)?;
+        set_str(&time, "source", &format!("{}.time", header.recorder)).map_err(fail)?;
+        set_f64(&time, "sample_period", header.sample_period).map_err(fail)?;
+        let mut signals = Vec::with_capacity(columns.len());
+        for c in columns {
+            let ds = new_dataset(&file, &c.name, c.ty, c.width).map_err(|e| format!("cannot create dataset '{}' in {}: {e}", c.name, path.display()))?;
+            set_str(&ds, "unit", &c.unit).map_err(fail)?;
+            set_str(&ds, "description", &c.description).map_err(fail)?;
+            set_str(&ds, "source", &c.name).map_err(fail)?;
+            set_f64(&ds, "sample_period", header.sample_period).map_err(fail)?;
+            set_str(&ds, "type", &c.ty.to_string()).map_err(fail)?;
+            signals.push((c, ds));
+        }
+        file.flush().map_err(fail)?;
+        Ok(RecordingFile { path, file, sample_period: header.sample_period, time, signals, rows: 0, reals: Vec::new(), integers: Vec::new(), bytes: Vec::new() })
+    }
+
+    /// Appends `batch` (rows of `width` samples, row-major) to every dataset.
+    fn append(&mut self, batch: &[f64], width: usize) -> hdf5::Result<()> {
+        let m = batch.len() / width;
+        if m == 0 {
+            return Ok(());
+        }
+        let start = self.rows as usize;
+        let end = start + m;
+        self.reals.clear();
+        self.reals.extend(batch.chunks_exact(width).map(|r| r[0]));
+        self.time.resize(end)?;
+        self.time.write_slice(&self.reals[..], start..end)?;
+        for (c, ds) in &self.signals {
+            let cols = c.offset..c.offset + c.width;
+            match c.ty {
+                ValueType::Integer => {
+                    self.integers.clear();
+                    self.integers.extend(batch.chunks_exact(width).map(|r| r[c.offset] as i64));
+                    ds.resize(end)?;
+                    ds.write_slice(&self.integers[..], start..end)?;
+                }
+                ValueType::Boolean => {
+                    self.bytes.clear();
+                    self.bytes.extend(batch.chunks_exact(width).map(|r| u8::from(r[c.offset] != 0.0)));
+                    ds.resize(end)?;
+                    ds.write_slice(&self.bytes[..], start..end)?;
+                }
+                ValueType::Vector(n) => {
+                    self.reals.clear();
+                    for r in batch.chunks_exact(width) {
+                        self.reals.extend_from_slice(&r[cols.clone()]);
+                    }
+                    ds.resize((end, n))?;
+                    let view = ndarray::ArrayView2::from_shape((m, n), &self.reals[..]).expect("m·n samples");
+                    ds.write_slice(view, (start..end, ..))?;
+                }
+                ValueType::Real | ValueType::String => {
+                    self.reals.clear();
+                    self.reals.extend(batch.chunks_exact(width).map(|r| r[c.offset]));
+                    ds.resize(end)?;
+                    ds.write_slice(&self.reals[..], start..end)?;
+                }
+            }
+        }
+        self.rows = end as u64;
+        Ok(())
+    }
+
+    /// Makes everything written so far durable: counts, HDF5 flush, fsync.
+    fn flush(&mut self, dropped: u64) -> hdf5::Result<()> {
+        self.file.attr("samples")?.write_scalar(&self.rows)?;
+        self.file.attr("dropped_samples")?.write_scalar(&dropped)?;
+        self.file.flush()?;
+        // H5Fflush hands the data to the kernel; fsync survives power loss too.
+        if let Ok(f) = std::fs::File::open(&self.path) {
+            let _ = f.sync_data();
+        }
+        Ok(())
+    }
+
+    fn close(mut self, dropped: u64) -> hdf5::Result<()> {
+        self.file.attr("complete")?.write_scalar(&1u8)?;
+        self.flush(dropped)?;
+        let RecordingFile { file, time, signals, .. } = self;
+        // Datasets first: the file closes only when no handle is left.
+        drop(time);
+        drop(signals);
+        file.close()
+    }
+}
+
+/// Marks the descriptor HDF5 opened `file` with close-on-exec (HDF5 does
+/// not): a child process started while recording (`os.execute`, a test's
+/// helper) would otherwise inherit it and, with it, HDF5's lock on the file,
+/// so a reader is refused the file until the child ends — long after morc
+/// closed it. (A child forked between HDF5's open and this call still
+/// inherits it; that window is a few microseconds.)
+fn close_on_exec(file: &File) -> Result<(), String> {
+    let mut handle: *mut libc::c_void = std::ptr::null_mut();
+    // SAFETY: a valid open file id and an out-pointer; HDF5's calls are serialised by its lock.
+    let status = hdf5::sync::sync(|| unsafe { hdf5_metno_sys::h5f::H5Fget_vfd_handle(file.id(), hdf5_metno_sys::h5p::H5P_DEFAULT, &mut handle) });
+    if status < 0 || handle.is_null() {
+        return Err("HDF5 does not tell the file's descriptor".into());
+    }
+    // SAFETY: the sec2 driver (HDF5's default) hands out a pointer to its int descriptor.
+    let fd = unsafe { *(handle as *const libc::c_int) };
+    // SAFETY: fcntl on a descriptor this process owns.
+    let ok = unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFD);
+        flags >= 0 && libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC) >= 0
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("cannot mark its descriptor close-on-exec: {}", std::io::Error::last_os_error()))
+    }
+}
+
+fn new_dataset(file: &File, name: &str, ty: ValueType, width: usize) -> hdf5::Result<Dataset> {
+    let rows = chunk_rows(width);
+    let b = file.new_dataset_builder().shuffle();
+    let b = if hdf5::filters::deflate_available() { b.deflate(1) } else { b };
+    match ty {
+        ValueType::Integer => b.empty::<i64>().chunk(rows).shape(0..).create(name),
+        ValueType::Boolean => b.empty::<u8>().chunk(rows).shape(0..).create(name),
+        ValueType::Vector(n) => b.empty::<f64>().chunk((rows, n)).shape((0.., n)).create(name),
+        ValueType::Real | ValueType::String => b.empty::<f64>().chunk(rows).shape(0..).create(name),
+    }
+}
+
+fn write_header(file: &File, h: &FileHeader) -> hdf5::Result<()> {
+    let m = &h.metadata;
+    set_str(file, "morc_version", env!("CARGO_PKG_VERSION"))?;
+    set_str(file, "git_commit", env!("MORC_GIT_COMMIT"))?;
+    set_str(file, "utc_start", &utc_now_iso8601())?;
+    set_str(file, "robot", &m.robot)?;
+    set_str(file, "assembly", &m.assembly)?;
+    set_f64(file, "base_period", m.base_period)?;
+    set_f64(file, "sample_period", h.sample_period)?;
+    file.new_attr::<i64>().shape(()).create("decimation")?.write_scalar(&i64::from(h.decimation))?;
+    set_str(file, "recorder", &h.recorder)?;
+    set_str(file, "notes", &m.notes)?;
+    // Updated at every flush and at the end, so a crashed file says how much it holds.
+    file.new_attr::<u64>().shape(()).create("samples")?.write_scalar(&0u64)?;
+    file.new_attr::<u64>().shape(()).create("dropped_samples")?.write_scalar(&0u64)?;
+    file.new_attr::<u8>().shape(()).create("complete")?.write_scalar(&0u8)?;
+    let assembly = file.create_group("assembly")?;
+    set_str(&assembly, "name", &m.assembly)?;
+    set_f64(&assembly, "base_period", m.base_period)?;
+    for c in &m.components {
+        write_component(&assembly, c, m.base_period)?;
+    }
+    Ok(())
+}
+
+fn write_component(assembly: &hdf5::Group, c: &ComponentMetadata, base_period: f64) -> hdf5::Result<()> {
+    let g = assembly.create_group(&c.name)?;
+    set_str(&g, "kind", &c.kind)?;
+    g.new_attr::<i64>().shape(()).create("every")?.write_scalar(&i64::from(c.every))?;
+    set_f64(&g, "sample_time", f64::from(c.every) * base_period)?;
+    let params = g.create_group("parameters")?;
+    for (name, value) in &c.params {
+        set_value(&params, name, value)?;
+    }
+    Ok(())
+}
+
+/// Per-component execution-time statistics of a finished run, written into
+/// the group `/timing` of a closed recording (replacing an earlier one).
+pub fn write_timing(path: &Path, reports: &[ComponentReport]) -> Result<(), String> {
+    let fail = |e: hdf5::Error| format!("cannot write timing into {}: {e}", path.display());
+    let file = File::append(path).map_err(fail)?;
+    if file.link_exists("timing") {
+        file.unlink("timing").map_err(fail)?;
+    }
+    let timing = file.create_group("timing").map_err(fail)?;
+    set_str(&timing, "unit", "s").map_err(fail)?;
+    for r in reports {
+        let g = timing.create_group(&r.name).map_err(fail)?;
+        let ns = |x: f64| x * 1e-9;
+        (|| -> hdf5::Result<()> {
+            set_str(&g, "kind", &r.kind)?;
+            g.new_attr::<i64>().shape(()).create("every")?.write_scalar(&i64::from(r.every))?;
+            g.new_attr::<u64>().shape(()).create("steps")?.write_scalar(&r.steps)?;
+            g.new_attr::<u64>().shape(()).create("count")?.write_scalar(&r.exec.count)?;
+            set_f64(&g, "mean", ns(r.exec.mean))?;
+            set_f64(&g, "p50", ns(r.exec.p50 as f64))?;
+            set_f64(&g, "p99", ns(r.exec.p99 as f64))?;
+            set_f64(&g, "max", ns(r.exec.max as f64))?;
+            g.new_attr::<u64>().shape(()).create("overruns")?.write_scalar(&r.overruns)?;
+            Ok(())
+        })()
+        .map_err(fail)?;
+    }
+    file.flush().map_err(fail)?;
+    Ok(())
+}
+
+pub(crate) fn set_str(loc: &Location, name: &str, value: &str) -> hdf5::Result<()> {
+    // HDF5 strings end at NUL: keep what precedes one.
+    let clean = value.split('\0').next().unwrap_or_default();
+    let v: VarLenUnicode = clean.parse().map_err(|e| hdf5::Error::from(format!("attribute {name}: {e}")))?;
+    loc.new_attr::<VarLenUnicode>().shape(()).create(name)?.write_scalar(&v)
+}
+
+pub(crate) fn set_f64(loc: &Location, name: &str, value: f64) -> hdf5::Result<()> {
+    loc.new_attr::<f64>().shape(()).create(name)?.write_scalar(&value)
+}
+
+fn set_value(loc: &Location, name: &str, value: &Value) -> hdf5::Result<()> {
+    match value {
+        Value::Real(x) => set_f64(loc, name, *x),
+        Value::Integer(i) => loc.new_attr::<i64>().shape(()).create(name)?.write_scalar(i),
+        Value::Boolean(b) => loc.new_attr::<u8>().shape(()).create(name)?.write_scalar(&u8::from(*b)),
+        Value::String(s) => set_str(loc, name, s),
+        Value::Vector(v) => loc.new_attr_builder().with_data(&v[..]).create(name).map(|_| ()),
+    }
+}
+
+/// The current UTC time as ISO 8601 with milliseconds, e.g. "2026-05-01T12:34:56.789Z".
+pub fn utc_now_iso8601() -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    iso8601(now.as_secs() as i64, now.subsec_millis())
+}
+
+fn iso8601(secs: i64, millis: u32) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z", rem / 3600, rem / 60 % 60, rem % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso8601_dates() {
+        assert_eq!(iso8601(0, 0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso8601(951_782_400, 5), "2000-02-29T00:00:00.005Z");
+        assert_eq!(iso8601(1_777_638_896, 789), "2026-05-01T12:34:56.789Z");
+    }
+
+    #[test]
+    fn chunks_are_about_32_kib() {
+        assert_eq!(chunk_rows(1), 4096);
+        assert_eq!(chunk_rows(6), 682);
+        assert_eq!(chunk_rows(1000), 64);
+    }
+}

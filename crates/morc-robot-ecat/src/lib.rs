@@ -1,0 +1,206 @@
+//! A morc robot on EtherCAT drives.
+//!
+//! The simulated arm behind the virtual EtherCAT segment's drives: each simulated CiA 402
+//! drive of the segment moves one joint of one shared [`SimulatedRobot`] (forward dynamics,
+//! servo loop, torque limit), in the drive's own units (encoder counts through the joint's
+//! gear, direction and offset). So a robot program runs through the real master, real frames
+//! and the drives' state machines onto the same plant the direct simulation uses.
+//!
+//! The segment steps its drives one after the other each cycle; every joint reports the arm's
+//! state from the start of the cycle, and the arm integrates once, when the last joint has
+//! handed in its command.
+
+use std::sync::{Arc, Mutex};
+
+use morc_ecat::base::BusConfig;
+use morc_ecat::devices::DriveConfig;
+use morc_ecat::master::Link;
+use morc_ecat::virtual_bus::{sim_segment_with_plants, SimSegmentConfig};
+use morc_ecat_sim::{DrivePlant, PlantActual, PlantCommand};
+use morc_kernel::base::{Base, Commands};
+use morc_kernel::value::{Value, ValueType};
+
+use morc_robot::{Robot, SimulatedRobot};
+
+/// The arm all joints share, with the commands of the current cycle.
+struct SharedArm {
+    plant: SimulatedRobot,
+    /// q_cmd, qd_ff, tau_ff (rad, rad/s, N·m) as the plant's inputs.
+    commands: Vec<Value>,
+    /// Measured q, qd, tau at the start of the cycle.
+    sensed: Vec<Value>,
+    holding: Vec<bool>,
+    /// Whether a drive commanded torque this cycle — in torque mode, or a torque offset
+    /// (0x60B2) with its position or velocity — (tau_ff is then driven).
+    torque_driven: bool,
+    /// Whether a drive is in quick stop or fault reaction this cycle.
+    quick_stop: bool,
+    handed_in: usize,
+    tick: u64,
+}
+
+impl SharedArm {
+    fn integrate(&mut self) {
+        // CSP drives command positions (with the velocity feed-forward they derive); the torque
+        // input is driven only while a drive is in torque mode or gets a torque offset, so
+        // otherwise the servo's integrator keeps carrying gravity (taking tau_ff as driven would
+        // hand gravity over to a feed-forward of 0 and drop the arm at the start of every first
+        // motion).
+        let driven = [true, true, self.torque_driven];
+        let all_holding = self.holding.iter().all(|h| *h);
+        if all_holding && (self.quick_stop || !self.plant.is_still()) {
+            // A drive's quick stop or fault reaction brakes the arm (the drive waits for
+            // standstill), and the arm goes on braking until it stands; a still arm holding
+            // between assemblies lets the plant's time stand still.
+            let _ = self.plant.stop(self.tick);
+        } else {
+            let commands = if all_holding { None } else { Some(Commands::new(&self.commands, &driven)) };
+            // A fault of the plant (non-finite command) holds it; the drive reports what it measures.
+            let _ = self.plant.actuate(self.tick, commands);
+        }
+        self.tick += 1;
+        let _ = self.plant.sense(self.tick, &mut self.sensed);
+        self.handed_in = 0;
+        self.torque_driven = false;
+        self.quick_stop = false;
+    }
+}
+
+/// One joint of the shared arm, as a drive's mechanics.
+pub struct ArmJointPlant {
+    arm: Arc<Mutex<SharedArm>>,
+    joint: usize,
+    drive: DriveConfig,
+    actual: PlantActual,
+}
+
+/// Below this speed (motor revolutions per second: 0.6 rpm) a stopping joint counts as
+/// standing (the drive state machine waits for standstill after a quick stop). A servo holding
+/// against gravity never reaches exactly 0; one encoder count per second would never be met.
+const STANDSTILL_REV_PER_S: f64 = 0.01;
+
+impl ArmJointPlant {
+    fn counts_per_rad(&self) -> f64 {
+        let sign = if self.drive.reversed { -1.0 } else { 1.0 };
+        sign * self.drive.counts_per_rev * self.drive.gear / std::f64::consts::TAU
+    }
+
+    /// A drive torque in per mille of rated motor torque, as joint torque (N·m).
+    fn joint_torque(&self, per_mille: f64) -> f64 {
+        per_mille * 1e-3 * self.drive.rated_torque * self.drive.gear * self.counts_per_rad().signum()
+    }
+}
+
+impl DrivePlant for ArmJointPlant {
+    fn step(&mut self, command: PlantCommand, dt: f64) -> PlantActual {
+        let k = self.counts_per_rad();
+        let mut arm = self.arm.lock().unwrap_or_else(|e| e.into_inner());
+        let j = self.joint;
+        let (q, qd, tau) = (arm.sensed[0].as_slice()[j], arm.sensed[1].as_slice()[j], arm.sensed[2].as_slice()[j]);
+        let stopping = matches!(command, PlantCommand::Hold | PlantCommand::Stop);
+        arm.quick_stop |= matches!(command, PlantCommand::Stop);
+        let velocity = (qd * k).abs() < STANDSTILL_REV_PER_S * self.drive.counts_per_rev && stopping;
+        self.actual = PlantActual {
+            position: (q - self.drive.offset) * k,
+            velocity: if velocity { 0.0 } else { qd * k },
+            torque: tau / (self.drive.rated_torque * self.drive.gear) * 1e3 * k.signum(),
+        };
+        let was_holding = arm.holding[j];
+        arm.holding[j] = stopping;
+        let [q_cmd, qd_ff, tau_ff] = &mut arm.commands[..] else { unreachable!("three commands") };
+        let (q_cmd, qd_ff, tau_ff) = (&mut q_cmd.as_mut_slice()[j], &mut qd_ff.as_mut_slice()[j], &mut tau_ff.as_mut_slice()[j]);
+        match command {
+            // As servo drives do in CSP: the velocity feed-forward is the slope of the targets.
+            // The torque offset (0x60B2) adds to the servo's torque, as in a servo drive.
+            PlantCommand::Position { target: counts, torque_offset } => {
+                let target = counts / k + self.drive.offset;
+                *qd_ff = if was_holding || dt <= 0.0 { 0.0 } else { (target - *q_cmd) / dt };
+                (*q_cmd, *tau_ff) = (target, self.joint_torque(torque_offset));
+                arm.torque_driven |= torque_offset != 0.0;
+            }
+            PlantCommand::Velocity { target: counts_per_s, torque_offset } => {
+                if was_holding {
+                    *q_cmd = q;
+                }
+                *qd_ff = counts_per_s / k;
+                *q_cmd += *qd_ff * dt;
+                *tau_ff = self.joint_torque(torque_offset);
+                arm.torque_driven |= torque_offset != 0.0;
+            }
+            // The drive's torque command adds to holding the position it had (the simulated
+            // drive keeps its position loop; a pure torque mode would let the arm fall).
+            PlantCommand::Torque(per_mille) => {
+                if was_holding {
+                    *q_cmd = q;
+                }
+                (*qd_ff, *tau_ff) = (0.0, self.joint_torque(per_mille));
+                arm.torque_driven = true;
+            }
+            PlantCommand::Hold | PlantCommand::Stop => {
+                if !was_holding {
+                    *q_cmd = q;
+                }
+                (*qd_ff, *tau_ff) = (0.0, 0.0);
+            }
+        }
+        arm.handed_in += 1;
+        if arm.handed_in == arm.holding.len() {
+            arm.integrate();
+        }
+        self.actual
+    }
+
+    fn actual(&self) -> PlantActual {
+        self.actual
+    }
+}
+
+/// How the master scales joint `j`'s drive: the robot definition's drive mapping
+/// (counts = (q·direction·gear/2π + offset)·counts); rated torque a third of the joint's
+/// torque limit seen at the motor, so the limit is 3000 ‰ (a servo motor's peak).
+pub fn drive_config(robot: &Robot, joint: usize) -> DriveConfig {
+    let j = &robot.joints[joint];
+    let gear = j.drive.gear.abs();
+    let reversed = (j.drive.direction * j.drive.gear.signum()) < 0.0;
+    let sign = if reversed { -1.0 } else { 1.0 };
+    DriveConfig {
+        counts_per_rev: j.drive.counts,
+        gear,
+        reversed,
+        // Joint position at 0 counts: q·dir·gear/2π + offset = 0.
+        offset: -j.drive.offset * std::f64::consts::TAU / (sign * gear),
+        rated_torque: j.limits.torque / gear / 3.0,
+        ..DriveConfig::default()
+    }
+}
+
+/// The simulated robot cell for `robot` at `q0`: the segment of `SimSegmentConfig::cell` with
+/// one drive per joint moving the simulated arm, and the bus configuration that scales each
+/// drive as the robot definition maps it (drives at positions 1..=dof, after the coupler).
+pub fn simulated_cell(robot: Arc<Robot>, q0: &[f64], period: f64) -> Result<(Link, BusConfig), String> {
+    let n = robot.dof();
+    let mut plant = SimulatedRobot::new(robot.clone(), q0, period)?;
+    let mut sensed: Vec<Value> = (0..3).map(|_| Value::zero(ValueType::Vector(n))).collect();
+    let _ = plant.sense(0, &mut sensed);
+    let mut commands: Vec<Value> = (0..3).map(|_| Value::zero(ValueType::Vector(n))).collect();
+    commands[0].as_mut_slice().copy_from_slice(q0);
+    let arm = Arc::new(Mutex::new(SharedArm { plant, commands, sensed, holding: vec![true; n], torque_driven: false, quick_stop: false, handed_in: 0, tick: 0 }));
+    let drives: Vec<DriveConfig> = (0..n).map(|j| drive_config(&robot, j)).collect();
+    for (j, d) in drives.iter().enumerate() {
+        d.check().map_err(|e| format!("robot '{}', joint {}: {e}", robot.name, robot.joints[j].name))?;
+    }
+    let plants: Vec<Box<dyn DrivePlant>> = drives
+        .iter()
+        .enumerate()
+        .map(|(joint, drive)| {
+            let mut plant = ArmJointPlant { arm: arm.clone(), joint, drive: drive.clone(), actual: PlantActual::default() };
+            // The encoders read where the arm is before the first cycle.
+            plant.actual.position = (q0[joint] - drive.offset) * plant.counts_per_rad();
+            Box::new(plant) as Box<dyn DrivePlant>
+        })
+        .collect();
+    let segment = sim_segment_with_plants(&SimSegmentConfig::cell(n), plants)?;
+    let mut config = BusConfig { period, ..Default::default() };
+    config.drive_overrides = drives.into_iter().enumerate().map(|(j, d)| (j + 1, d)).collect();
+    Ok((Link::Simulated(segment), config))
+}

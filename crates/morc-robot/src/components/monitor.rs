@@ -1,0 +1,107 @@
+//! `monitor`: following error and limits → fault naming the joint; completion → finish.
+
+use std::sync::Arc;
+
+use crate::Robot;
+use morc_kernel::component::*;
+use morc_kernel::value::{Value, ValueType};
+
+use super::kind_doc;
+
+/// Watches a motion: following error |q_ref − q| and the joints' position, velocity and
+/// torque limits (fault naming the joint), and completion: `done` and every joint within
+/// `tolerance` of the reference (finish). Reports the peak and final following errors.
+pub struct Monitor {
+    info: ComponentInfo,
+    robot: Arc<Robot>,
+    peak: Vec<f64>,
+    last: Vec<f64>,
+    /// Per joint, in its SI unit: a prismatic joint takes the parameters' number of degrees
+    /// as millimetres, as Lua's numbers read.
+    max_error: Vec<f64>,
+    tolerance: Vec<f64>,
+    check_torque: bool,
+}
+
+impl Monitor {
+    pub fn new(robot: Arc<Robot>) -> Self {
+        let n = robot.dof();
+        let ty = ValueType::Vector(n);
+        let info = ComponentInfo::new("monitor", kind_doc("monitor"))
+            .input(PortInfo::new("q_ref", ty).unit("rad").required())
+            .input(PortInfo::new("q", ty).unit("rad").required())
+            .input(PortInfo::new("qd", ty).unit("rad/s"))
+            .input(PortInfo::new("tau", ty).unit("N·m"))
+            .input(PortInfo::new("done", ValueType::Boolean).doc("the reference has arrived (connect ptp.done); unconnected: never"))
+            .output(PortInfo::new("error", ty).unit("rad").doc("following error q_ref − q"))
+            .param(
+                ParamInfo::new("max_error", Value::Real(5f64.to_radians()))
+                    .unit("rad")
+                    .doc("largest following error allowed (a prismatic joint: as many mm as this is degrees)"),
+            )
+            .param(
+                ParamInfo::new("tolerance", Value::Real(0.0))
+                    .unit("rad")
+                    .doc("completion: done and every joint this close (0: the monitor does not finish; a prismatic joint: as many mm as this is degrees)"),
+            )
+            .param(ParamInfo::new("check_torque", Value::Boolean(true)).doc("fault when a drive saturates at its torque limit"));
+        Monitor { info, peak: vec![0.0; n], last: vec![0.0; n], max_error: vec![0.0; n], tolerance: vec![0.0; n], check_torque: true, robot }
+    }
+}
+
+impl Component for Monitor {
+    morc_kernel::component_info!(info);
+    fn initialize(&mut self, _: &InitContext, _: &mut [Value]) -> Result<(), String> {
+        let (max_error, tolerance) = (self.info.real("max_error"), self.info.real("tolerance"));
+        for i in 0..self.robot.dof() {
+            // rad → the number of degrees → that many mm → m.
+            let scale = if self.robot.is_prismatic(i) { 1f64.to_degrees() * 1e-3 } else { 1.0 };
+            (self.max_error[i], self.tolerance[i]) = (max_error * scale, tolerance * scale);
+        }
+        self.check_torque = self.info.boolean("check_torque");
+        self.peak.fill(0.0);
+        Ok(())
+    }
+    fn step(&mut self, ctx: &StepContext, inputs: &[Value], outputs: &mut [Value]) -> Step {
+        let (q_ref, q, qd, tau) = (inputs[0].as_slice(), inputs[1].as_slice(), inputs[2].as_slice(), inputs[3].as_slice());
+        let done = inputs[4].boolean();
+        let mut settled = done;
+        for (i, j) in self.robot.joints.iter().enumerate() {
+            let e = q_ref[i] - q[i];
+            outputs[0].as_mut_slice()[i] = e;
+            self.last[i] = e;
+            self.peak[i] = self.peak[i].max(e.abs());
+            settled &= e.abs() <= self.tolerance[i];
+            let l = &j.limits;
+            let fault = |what: String| Step::Fault(format!("monitor: joint {} at t = {:.3} s: {what}", j.name, ctx.time));
+            let r = &self.robot;
+            if e.is_nan() || e.abs() > self.max_error[i] {
+                return fault(format!("following error {} exceeds {}", r.show(i, e, 3), r.show(i, self.max_error[i], 3)));
+            }
+            if !(q[i] >= l.lower && q[i] <= l.upper) {
+                return fault(format!("position {} outside [{}, {}]", r.show(i, q[i], 3), r.show(i, l.lower, 1), r.show(i, l.upper, 1)));
+            }
+            if qd[i].abs() > l.velocity {
+                return fault(format!("velocity {} exceeds {}", r.show_rate(i, qd[i], 2), r.show_rate(i, l.velocity, 1)));
+            }
+            if self.check_torque && tau[i].abs() >= l.torque {
+                return fault(format!("torque {:.1} N·m at the drive's limit {:.1} N·m", tau[i], l.torque));
+            }
+        }
+        if settled && self.tolerance.iter().all(|&t| t > 0.0) {
+            // The worst joint relative to its tolerance, in its own unit.
+            let (i, e) = self
+                .last
+                .iter()
+                .enumerate()
+                .fold((0, 0.0f64), |(wi, we), (i, e)| if e.abs() / self.tolerance[i] > we.abs() / self.tolerance[wi] { (i, *e) } else { (wi, we) });
+            return Step::Finish(format!("monitor: target reached, final error {}", self.robot.show(i, e.abs(), 4)));
+        }
+        Step::Continue
+    }
+    fn terminate(&mut self, results: &mut AssemblyResults) {
+        results.set("peak_error", Value::Vector(self.peak.clone()));
+        results.set("final_error", Value::Vector(self.last.clone()));
+        results.set("peak_error_max", Value::Real(self.peak.iter().fold(0.0, |m: f64, e| m.max(*e))));
+    }
+}

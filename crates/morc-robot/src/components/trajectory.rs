@@ -1,0 +1,418 @@
+//! The trajectory generator: `ptp`, `lin`, `circ`, `spline` and `path` (a sequence of those
+//! with blending) for a robot, as one component. It plans at its first step from input
+//! `start` (connect the robot's q) — storage is allocated in `configure`, so planning and
+//! stepping allocate nothing — and outputs the joint reference q, q̇, q̈, the tool position of
+//! the reference and `done`. The reference can be smoothed by a Bessel low-pass (`filter`),
+//! applied alike to q, q̇ and q̈ so that they stay each other's derivatives.
+
+use std::sync::Arc;
+
+use crate::{Robot, RobotKinematics};
+use morc_kernel::blocks::{bessel_sections, Biquad, MAX_BESSEL_ORDER};
+use morc_kernel::component::*;
+use morc_kernel::value::{Value, ValueType};
+use morc_motion::{Kinematics, MotionLimits, Move, MoveSpec, Sequence};
+
+use super::kind_doc;
+
+/// Codes of the move records in the `moves` parameter of `path`.
+const PTP: f64 = 1.0;
+const LIN: f64 = 2.0;
+const CIRC: f64 = 3.0;
+const SPLINE: f64 = 4.0;
+/// A spline point the next spline record continues from.
+const SPLINE_VIA: f64 = 5.0;
+
+/// The share of each joint's velocity limit a motion at full speed is planned to: the drives
+/// follow the reference with a small overshoot, and the monitor checks the measured velocity
+/// against the full limit, so the plan leaves them this headroom.
+pub const PLANNED_VELOCITY_SHARE: f64 = 0.98;
+
+/// Length of one move record of `path`: [code, blend, velocity scale, target…, via x, y, z];
+/// the target holds the joint positions (ptp, spline) or the pose x, y, z, roll, pitch, yaw.
+pub fn record_len(dof: usize) -> usize {
+    6 + dof.max(6)
+}
+
+/// The `moves` parameter of `path` for these moves (consecutive spline points each a record).
+pub fn encode_moves(moves: &[MoveSpec], dof: usize) -> Vec<f64> {
+    let mut out = Vec::new();
+    for m in moves {
+        let mut record = |code: f64, target: &[f64], via: &[f64]| {
+            let mut r = vec![0.0; record_len(dof)];
+            r[0] = code;
+            r[1] = m.blend;
+            r[2] = m.velocity_scale;
+            r[3..3 + target.len()].copy_from_slice(target);
+            let n = r.len();
+            r[n - 3..].copy_from_slice(via);
+            out.extend(r);
+        };
+        match &m.motion {
+            Move::Ptp { target } => record(PTP, target, &[0.0; 3]),
+            Move::Lin { target } => record(LIN, target, &[0.0; 3]),
+            Move::Circ { via, target } => record(CIRC, target, via),
+            Move::Spline { points } => {
+                let last = points.len() / dof - 1;
+                points.chunks(dof).enumerate().for_each(|(i, p)| record(if i < last { SPLINE_VIA } else { SPLINE }, p, &[0.0; 3]))
+            }
+        }
+    }
+    out
+}
+
+/// The moves of a `moves` parameter; consecutive spline records form one spline.
+pub fn decode_moves(v: &[f64], dof: usize) -> Result<Vec<MoveSpec>, String> {
+    let len = record_len(dof);
+    if v.is_empty() || !v.len().is_multiple_of(len) {
+        return Err(format!("moves must be records of {len} numbers (build them with robot:add(a, name, \"path\", {{ moves = {{…}} }})), got {} numbers", v.len()));
+    }
+    let mut moves: Vec<MoveSpec> = Vec::new();
+    let mut spline_open = false;
+    for (i, r) in v.chunks(len).enumerate() {
+        let (code, blend, velocity_scale) = (r[0], r[1], r[2]);
+        let target = &r[3..3 + dof.max(6)];
+        let pose = || -> [f64; 6] { target[..6].try_into().expect("six numbers") };
+        let motion = match code {
+            PTP => Move::Ptp { target: target[..dof].to_vec() },
+            LIN => Move::Lin { target: pose() },
+            CIRC => Move::Circ { via: [r[len - 3], r[len - 2], r[len - 1]], target: pose() },
+            SPLINE | SPLINE_VIA => {
+                let continues = std::mem::replace(&mut spline_open, code == SPLINE_VIA);
+                if let (true, Some(MoveSpec { motion: Move::Spline { points }, blend: b, .. })) = (continues, moves.last_mut()) {
+                    points.extend_from_slice(&target[..dof]);
+                    *b = blend;
+                    continue;
+                }
+                Move::Spline { points: target[..dof].to_vec() }
+            }
+            other => return Err(format!("move {}: unknown move code {other}", i + 1)),
+        };
+        spline_open &= matches!(motion, Move::Spline { .. });
+        if !(velocity_scale > 0.0 && velocity_scale <= 1.0 && blend >= 0.0) || r.iter().any(|x| !x.is_finite()) {
+            return Err(format!("move {}: velocity scale must be in (0, 1], blend ≥ 0 and all numbers finite", i + 1));
+        }
+        moves.push(MoveSpec { motion, blend, velocity_scale });
+    }
+    Ok(moves)
+}
+
+/// A Bessel low-pass over q, q̇ and q̈ of every joint.
+struct ReferenceFilter {
+    sections: Vec<Biquad>,
+    /// Per signal (3 × dof), its sections' states.
+    states: Vec<[f64; 2]>,
+}
+
+impl ReferenceFilter {
+    fn rest_at(&mut self, signals: [&[f64]; 3]) {
+        let m = self.sections.len();
+        for (k, x) in signals.iter().flat_map(|s| s.iter()).enumerate() {
+            let mut y = *x;
+            for (section, state) in self.sections.iter().zip(&mut self.states[k * m..(k + 1) * m]) {
+                y = section.rest_at(state, y);
+            }
+        }
+    }
+    fn apply(&mut self, signals: [&mut [f64]; 3]) {
+        let m = self.sections.len();
+        for (k, x) in signals.into_iter().flat_map(|s| s.iter_mut()).enumerate() {
+            for (section, state) in self.sections.iter().zip(&mut self.states[k * m..(k + 1) * m]) {
+                *x = section.step(state, *x);
+            }
+        }
+    }
+}
+
+pub struct MotionTrajectory {
+    info: ComponentInfo,
+    robot: Arc<Robot>,
+    kinematics: RobotKinematics,
+    sequence: Option<Sequence>,
+    filter: Option<ReferenceFilter>,
+    planned: bool,
+    settle_steps: u64,
+    arrival_step: Option<u64>,
+}
+
+impl MotionTrajectory {
+    /// A trajectory component of `kind`: "ptp", "lin", "circ", "spline" or "path".
+    pub fn new(robot: Arc<Robot>, kind: &str) -> Self {
+        let n = robot.dof();
+        let ty = ValueType::Vector(n);
+        let cartesian = robot.cartesian;
+        let mut info = ComponentInfo::new(kind, kind_doc(kind))
+            .input(PortInfo::new("start", ty).unit("rad").doc("where the motion starts, read at the first step (connect robot.q)").required())
+            .output(PortInfo::new("q", ty).unit("rad").doc("reference position"))
+            .output(PortInfo::new("qd", ty).unit("rad/s").doc("reference velocity"))
+            .output(PortInfo::new("qdd", ty).unit("rad/s²").doc("reference acceleration"))
+            .output(PortInfo::new("done", ValueType::Boolean).doc("the reference has arrived"))
+            .output(PortInfo::new("tcp", ValueType::Vector(3)).unit("m").doc("tool position of the reference (world frame)"));
+        info = match kind {
+            "ptp" => info.param(ParamInfo::new("target", Value::Vector(vec![0.0; n])).unit("rad").doc("target joint positions")),
+            "lin" => info.param(ParamInfo::new("target", Value::Vector(vec![0.0; 6])).unit("m, rad").doc("target tool pose x, y, z, roll, pitch, yaw")),
+            "circ" => info
+                .param(ParamInfo::new("via", Value::Vector(vec![0.0; 3])).unit("m").doc("a point of the arc between start and target"))
+                .param(ParamInfo::new("target", Value::Vector(vec![0.0; 6])).unit("m, rad").doc("target tool pose x, y, z, roll, pitch, yaw")),
+            "spline" => info.param(ParamInfo::new("points", Value::Vector(vec![0.0; n])).unit("rad").doc("via points then target, joint positions one after the other")),
+            _ => info.param(ParamInfo::new("moves", Value::Vector(Vec::new())).doc("the moves (records built by robot:add for \"path\")")),
+        };
+        info = info
+            .param(ParamInfo::new("vel_scale", Value::Real(1.0)).doc("fraction of the velocity limits (0, 1]"))
+            .param(ParamInfo::new("acc_scale", Value::Real(1.0)).doc("fraction of the acceleration limits (0, 1]"))
+            .param(ParamInfo::new("ramp", Value::Real(0.0)).unit("s").doc("jerk limit as the time to reach full acceleration (0: trapezoidal profile)"))
+            .param(ParamInfo::new("settle", Value::Real(0.2)).unit("s").doc("time after arrival before the trajectory finishes (< 0: never finishes)"))
+            .param(ParamInfo::new("filter", Value::Real(0.0)).unit("Hz").doc("Bessel low-pass of the reference, −3 dB frequency (0: none)"))
+            .param(ParamInfo::new("filter_order", Value::Integer(4)).doc("order of the reference filter, 1 to 8"));
+        if kind != "ptp" && kind != "spline" {
+            info = info
+                .param(ParamInfo::new("lin_vel", Value::Real(cartesian.velocity)).unit("m/s").doc("tool path velocity limit"))
+                .param(ParamInfo::new("lin_acc", Value::Real(cartesian.acceleration)).unit("m/s²").doc("tool path acceleration limit"))
+                .param(ParamInfo::new("rot_vel", Value::Real(cartesian.angular_velocity)).unit("rad/s").doc("tool rotation velocity limit"))
+                .param(ParamInfo::new("rot_acc", Value::Real(cartesian.angular_acceleration)).unit("rad/s²").doc("tool rotation acceleration limit"));
+        }
+        MotionTrajectory {
+            info,
+            kinematics: RobotKinematics::new(robot.clone()),
+            robot,
+            sequence: None,
+            filter: None,
+            planned: false,
+            settle_steps: 0,
+            arrival_step: None,
+        }
+    }
+
+    /// Duration of the planned motion (s), once planned.
+    pub fn duration(&self) -> f64 {
+        self.sequence.as_ref().map_or(0.0, Sequence::duration)
+    }
+
+    fn vector(&self, name: &str) -> Result<Vec<f64>, String> {
+        match self.info.param_value(name) {
+            Some(Value::Vector(v)) => Ok(v.clone()),
+            Some(Value::Real(x)) => Ok(vec![*x]),
+            _ => Err(format!("parameter {name} must be a vector")),
+        }
+    }
+
+    fn moves(&self) -> Result<Vec<MoveSpec>, String> {
+        let n = self.robot.dof();
+        let one = |motion| Ok(vec![MoveSpec { motion, blend: 0.0, velocity_scale: 1.0 }]);
+        let six = |name: &str| -> Result<[f64; 6], String> { self.vector(name)?.try_into().map_err(|v: Vec<f64>| format!("{name} needs 6 numbers (x, y, z, roll, pitch, yaw), got {}", v.len())) };
+        match self.info.kind.as_str() {
+            "ptp" => one(Move::Ptp { target: self.info.vector("target", n).map_err(|e| format!("target: {e} (the robot has {n} joints)"))? }),
+            "lin" => one(Move::Lin { target: six("target")? }),
+            "circ" => {
+                let via = self.vector("via")?;
+                let via: [f64; 3] = via.try_into().map_err(|v: Vec<f64>| format!("via needs 3 numbers (x, y, z), got {}", v.len()))?;
+                one(Move::Circ { via, target: six("target")? })
+            }
+            "spline" => {
+                let points = self.vector("points")?;
+                if points.is_empty() || points.len() % n != 0 {
+                    return Err(format!("points must hold whole joint vectors of {n}, got {} numbers", points.len()));
+                }
+                one(Move::Spline { points })
+            }
+            _ => decode_moves(&self.vector("moves")?, n),
+        }
+    }
+
+    fn limits(&self) -> Result<MotionLimits, String> {
+        let (vs, as_, ramp) = (self.info.real("vel_scale"), self.info.real("acc_scale"), self.info.real("ramp"));
+        for (p, s) in [("vel_scale", vs), ("acc_scale", as_)] {
+            if !(s > 0.0 && s <= 1.0) {
+                return Err(format!("{p} must be in (0, 1], got {s}"));
+            }
+        }
+        if !(ramp >= 0.0 && ramp.is_finite()) {
+            return Err(format!("ramp must be ≥ 0 s, got {ramp}"));
+        }
+        let jerk = |a: f64| if ramp > 0.0 { a / ramp } else { f64::INFINITY };
+        let acceleration: Vec<f64> = self.robot.joints.iter().map(|j| j.limits.acceleration * as_).collect();
+        let cartesian = |name: &str, default: f64| {
+            let x = self.info.param_value(name).map_or(default, Value::real);
+            if x > 0.0 && x.is_finite() {
+                Ok(x)
+            } else {
+                Err(format!("{name} must be > 0, got {x}"))
+            }
+        };
+        let c = self.robot.cartesian;
+        let (lin_acc, rot_acc) = (cartesian("lin_acc", c.acceleration)? * as_, cartesian("rot_acc", c.angular_acceleration)? * as_);
+        Ok(MotionLimits {
+            velocity: self.robot.joints.iter().map(|j| j.limits.velocity * PLANNED_VELOCITY_SHARE * vs).collect(),
+            jerk: acceleration.iter().map(|a| jerk(*a)).collect(),
+            acceleration,
+            linear: [cartesian("lin_vel", c.velocity)? * vs, lin_acc, jerk(lin_acc)],
+            angular: [cartesian("rot_vel", c.angular_velocity)? * vs, rot_acc, jerk(rot_acc)],
+        })
+    }
+}
+
+/// What planning a motion off-line found: see [`MotionTrajectory::survey`].
+#[derive(Clone, Debug)]
+pub struct Survey {
+    pub duration: f64,
+    /// Smallest singular value of the tool Jacobian along the path (∞ for robots without
+    /// Cartesian kinematics): near 0 the arm is close to a singularity.
+    pub singularity: f64,
+    pub end: Vec<f64>,
+}
+
+impl MotionTrajectory {
+    /// Plans the configured motion from `start` and walks it at `samples` points: every
+    /// reference within the joint position and velocity limits, and how close it comes to a
+    /// singularity. For preconditions, before anything moves (allocates; not real-time).
+    pub fn survey(&mut self, start: &[f64], samples: usize) -> Result<Survey, String> {
+        let kind = self.info.kind.clone();
+        let sequence = self.sequence.as_mut().ok_or("configure first")?;
+        sequence.plan(&mut self.kinematics, start).map_err(|e| format!("{kind}: {e}"))?;
+        let n = self.robot.dof();
+        let (mut q, mut qd, mut qdd) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        let cartesian = self.kinematics.cartesian().is_ok();
+        let mut singularity = f64::INFINITY;
+        let duration = sequence.duration();
+        for i in 0..=samples {
+            let t = duration * i as f64 / samples as f64;
+            sequence.sample(&mut self.kinematics, t, &mut q, &mut qd, &mut qdd).map_err(|e| format!("{kind}: {e}"))?;
+            if let Some(j) = self.robot.outside_limits(&q) {
+                let joint = &self.robot.joints[j];
+                let r = &self.robot;
+                return Err(format!(
+                    "{kind}: at t = {t:.3} s joint {} would be at {}, outside [{}, {}]",
+                    joint.name,
+                    r.show(j, q[j], 2),
+                    r.show(j, joint.limits.lower, 1),
+                    r.show(j, joint.limits.upper, 1)
+                ));
+            }
+            if let Some((i, (j, v))) = self.robot.joints.iter().zip(&qd).enumerate().find(|(_, (j, v))| v.abs() > j.limits.velocity * 1.001) {
+                let r = &self.robot;
+                return Err(format!("{kind}: at t = {t:.3} s joint {} would move at {}, over its limit {}", j.name, r.show_rate(i, *v, 1), r.show_rate(i, j.limits.velocity, 1)));
+            }
+            if cartesian {
+                singularity = singularity.min(self.kinematics.singularity_distance(&q));
+            }
+        }
+        Ok(Survey { duration, singularity, end: sequence.end().to_vec() })
+    }
+}
+
+impl Component for MotionTrajectory {
+    morc_kernel::component_info!(info);
+    fn configure(&mut self) -> Result<(), String> {
+        let kind = self.info.kind.clone();
+        let fail = |e: String| format!("{kind}: {e}");
+        let moves = self.moves().map_err(fail)?;
+        for (i, m) in moves.iter().enumerate() {
+            let joint_targets: &[f64] = match &m.motion {
+                Move::Ptp { target } => target,
+                Move::Spline { points } => points,
+                Move::Lin { .. } | Move::Circ { .. } => {
+                    self.kinematics.cartesian().map_err(fail)?;
+                    &[]
+                }
+            };
+            for q in joint_targets.chunks(self.robot.dof()) {
+                if let Some(j) = self.robot.outside_limits(q) {
+                    let joint = &self.robot.joints[j];
+                    let which = if moves.len() > 1 { format!("move {} ({}): ", i + 1, m.motion.name()) } else { String::new() };
+                    let r = &self.robot;
+                    return Err(fail(format!(
+                        "{which}target of joint {} is {}, outside its limits [{}, {}]",
+                        joint.name,
+                        r.show(j, q[j], 3),
+                        r.show(j, joint.limits.lower, 1),
+                        r.show(j, joint.limits.upper, 1)
+                    )));
+                }
+            }
+        }
+        let limits = self.limits().map_err(fail)?;
+        let order = self.info.integer("filter_order");
+        if !(1..=MAX_BESSEL_ORDER as i64).contains(&order) {
+            return Err(fail(format!("filter_order must be 1 to {MAX_BESSEL_ORDER}, got {order}")));
+        }
+        self.sequence = Some(Sequence::new(moves, limits));
+        Ok(())
+    }
+    fn initialize(&mut self, ctx: &InitContext, _outputs: &mut [Value]) -> Result<(), String> {
+        let settle = self.info.real("settle");
+        self.settle_steps = if settle < 0.0 { u64::MAX } else { (settle / ctx.period).round() as u64 };
+        let fc = self.info.real("filter");
+        self.filter = if fc > 0.0 {
+            if fc >= 0.5 / ctx.period {
+                return Err(format!("{}: filter {fc} Hz must be below the Nyquist frequency {} Hz", self.info.kind, 0.5 / ctx.period));
+            }
+            let sections = bessel_sections(self.info.integer("filter_order") as usize, fc, ctx.period);
+            let states = vec![[0.0; 2]; 3 * self.robot.dof() * sections.len()];
+            Some(ReferenceFilter { sections, states })
+        } else {
+            None
+        };
+        self.planned = false;
+        self.arrival_step = None;
+        Ok(())
+    }
+    fn step(&mut self, ctx: &StepContext, inputs: &[Value], outputs: &mut [Value]) -> Step {
+        let sequence = self.sequence.as_mut().expect("configured before stepping");
+        let [q, qd, qdd, done, tcp] = outputs else { unreachable!("five outputs") };
+        let (q, qd, qdd) = (q.as_mut_slice(), qd.as_mut_slice(), qdd.as_mut_slice());
+        if !self.planned {
+            if let Err(e) = sequence.plan(&mut self.kinematics, inputs[0].as_slice()) {
+                return Step::Fault(format!("{}: {e}", self.info.kind));
+            }
+            self.planned = true;
+            if let Some(filter) = &mut self.filter {
+                qd.fill(0.0);
+                qdd.fill(0.0);
+                filter.rest_at([inputs[0].as_slice(), qd, qdd]);
+            }
+        }
+        if let Err(e) = sequence.sample(&mut self.kinematics, ctx.time, q, qd, qdd) {
+            return Step::Fault(format!("{}: {e}", self.info.kind));
+        }
+        let mut arrived = ctx.time >= sequence.duration();
+        if let Some(filter) = &mut self.filter {
+            filter.apply([&mut *q, &mut *qd, &mut *qdd]);
+            arrived &= q.iter().zip(sequence.end()).all(|(a, b)| (a - b).abs() < 1e-7);
+        }
+        tcp.as_mut_slice().copy_from_slice(self.kinematics.tool_pose(q).translation.as_slice());
+        *done = Value::Boolean(arrived);
+        if arrived && self.arrival_step.is_none() {
+            self.arrival_step = Some(ctx.step);
+        }
+        if let Some(arrival) = self.arrival_step {
+            if self.settle_steps != u64::MAX && ctx.step >= arrival.saturating_add(self.settle_steps) {
+                let settle = self.info.real("settle");
+                return Step::Finish(format!("{}: arrived after {:.3} s, settled {settle:.3} s", self.info.kind, sequence.duration().max(arrival as f64 * ctx.period)));
+            }
+        }
+        Step::Continue
+    }
+    fn terminate(&mut self, results: &mut AssemblyResults) {
+        results.set("duration", Value::Real(self.duration()));
+        if let Some(sequence) = self.sequence.as_ref().filter(|_| self.planned) {
+            results.set("end", Value::Vector(sequence.end().to_vec()));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn moves_survive_their_encoding() {
+        let moves = vec![
+            MoveSpec { motion: Move::Ptp { target: vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0] }, blend: 0.01, velocity_scale: 0.5 },
+            MoveSpec { motion: Move::Circ { via: [0.1, 0.2, 0.3], target: [1.0, 2.0, 3.0, 0.1, 0.2, 0.3] }, blend: 0.0, velocity_scale: 1.0 },
+            MoveSpec { motion: Move::Spline { points: vec![0.5; 12] }, blend: 0.02, velocity_scale: 1.0 },
+            MoveSpec { motion: Move::Lin { target: [1.0, 2.0, 3.0, 0.1, 0.2, 0.3] }, blend: 0.0, velocity_scale: 1.0 },
+        ];
+        assert_eq!(decode_moves(&encode_moves(&moves, 6), 6).unwrap(), moves);
+        assert!(decode_moves(&[1.0; 5], 6).unwrap_err().contains("records of 12"));
+    }
+}

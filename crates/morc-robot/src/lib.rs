@@ -1,0 +1,252 @@
+//! Robots: an arm's [`Model`] plus what the controller needs beyond it — how each joint maps
+//! to its drive (bus position, gear, encoder counts, offset, direction) and the joint limits
+//! the controller enforces. [`SimulatedRobot`] is the plant that stands in for the arm; the
+//! components in [`components`] (trajectory, feed-forward, monitor) are built around a robot.
+
+pub mod components;
+pub mod kinematics;
+pub mod live;
+pub mod simulated;
+
+use std::sync::Arc;
+
+use nalgebra::{Matrix3, Vector3};
+
+pub use kinematics::RobotKinematics;
+pub use live::LiveModel;
+use morc_model::{Data, Frame, FrameIndex, FrameKind, Inertia, JointKind, JointLimits, Model, Se3};
+pub use simulated::{DriveGains, SimulatedRobot};
+
+/// How a joint maps to its drive: `drive counts = (q · direction · gear / 2π + offset) · counts`
+/// for a revolute joint (q in rad, offset in motor turns).
+#[derive(Clone, Debug, PartialEq)]
+pub struct JointDrive {
+    /// Position on the bus (EtherCAT slave index, 1-based).
+    pub slave: u32,
+    /// Motor turns per joint turn.
+    pub gear: f64,
+    /// Encoder counts per motor turn.
+    pub counts: f64,
+    /// Motor turns at q = 0.
+    pub offset: f64,
+    /// +1 or −1: whether motor and joint turn the same way.
+    pub direction: f64,
+}
+
+impl JointDrive {
+    /// Joint position (rad) → drive counts.
+    pub fn to_counts(&self, q: f64) -> f64 {
+        (q * self.direction * self.gear / std::f64::consts::TAU + self.offset) * self.counts
+    }
+    /// Drive counts → joint position (rad).
+    pub fn to_joint(&self, counts: f64) -> f64 {
+        (counts / self.counts - self.offset) * std::f64::consts::TAU / (self.gear * self.direction)
+    }
+}
+
+/// Limits the controller enforces on one joint (SI units: rad, rad/s, rad/s², N·m).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Limits {
+    pub lower: f64,
+    pub upper: f64,
+    pub velocity: f64,
+    pub acceleration: f64,
+    pub torque: f64,
+}
+
+/// Limits of the tool's motion in Cartesian moves (m/s, m/s², rad/s, rad/s²).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CartesianLimits {
+    pub velocity: f64,
+    pub acceleration: f64,
+    pub angular_velocity: f64,
+    pub angular_acceleration: f64,
+}
+
+impl Default for CartesianLimits {
+    /// Conservative for a medium industrial arm: 1 m/s, 4 m/s², 180°/s, 720°/s².
+    fn default() -> Self {
+        CartesianLimits { velocity: 1.0, acceleration: 4.0, angular_velocity: std::f64::consts::PI, angular_acceleration: 4.0 * std::f64::consts::PI }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct RobotJoint {
+    pub name: String,
+    pub drive: JointDrive,
+    pub limits: Limits,
+}
+
+/// A robot: its model (with drive-train terms and payload already in it) and its joints.
+#[derive(Clone, Debug)]
+pub struct Robot {
+    pub name: String,
+    pub model: Arc<Model>,
+    pub joints: Vec<RobotJoint>,
+    /// The frame FK reports and Cartesian moves move: "tool", "tool0" or "flange", else the
+    /// last frame on the last joint.
+    pub tool_frame: FrameIndex,
+    pub cartesian: CartesianLimits,
+    /// Where `home` moves (rad): the definition's `home`, else 0 clamped into the limits.
+    pub home: Vec<f64>,
+    /// Mass of the payload added with `with_payload` (kg), for the record.
+    pub payload: Option<f64>,
+    /// The model as it is now (payload changes at runtime), shared by the copies of this robot
+    /// that `set_payload` makes and read by the real-time users each step.
+    pub live: Arc<LiveModel>,
+    /// The model without payload, which payloads are added to.
+    pub unloaded: Arc<Model>,
+    /// Where the definition came from (file:line), for error messages.
+    pub origin: String,
+}
+
+impl Robot {
+    /// A new robot like this one carrying a payload: `model` is `unloaded` with the payload added.
+    pub fn loaded(&self, model: Model, payload: Option<f64>) -> Robot {
+        let model = Arc::new(model);
+        Robot { live: Arc::new(LiveModel::new(model.clone())), model, payload, ..self.clone() }
+    }
+
+    /// This robot keeping `other`'s live model: a tool change, which moves no mass, leaves the
+    /// running plant and feed-forward as they are and the payload changes shared.
+    pub fn sharing_live(self, other: &Robot) -> Robot {
+        Robot { live: other.live.clone(), ..self }
+    }
+
+    /// This robot with `model` (same structure, another payload), published to the live slot so
+    /// that running plants and feed-forward pick it up at their next step.
+    pub fn swapped(&self, model: Model, payload: Option<f64>) -> Result<Robot, String> {
+        if model.nv() != self.model.nv() || model.frames().len() != self.model.frames().len() {
+            return Err(format!("robot '{}': the new model has another structure; only tool and payload may change at runtime", self.name));
+        }
+        let model = Arc::new(model);
+        self.live.publish(model.clone());
+        Ok(Robot { model, payload, ..self.clone() })
+    }
+
+    /// Checks that joints and model agree (one joint per degree of freedom, sane limits).
+    pub fn new(name: &str, mut model: Model, joints: Vec<RobotJoint>, origin: &str) -> Result<Robot, String> {
+        if joints.len() != model.nv() {
+            return Err(format!("{origin}: robot '{name}' lists {} joints but its model has {} ({})", joints.len(), model.nv(), model.joint_names()[1..].join(", ")));
+        }
+        for (i, j) in joints.iter().enumerate() {
+            let l = &j.limits;
+            let bad = |what: &str| Err(format!("{origin}: robot '{name}', joint {}: {what}", j.name));
+            if l.lower.is_nan() || l.upper.is_nan() || l.lower >= l.upper {
+                let (scale, unit) = joint_unit(model.joint_kinds().get(i + 1) == Some(&JointKind::Prismatic));
+                return bad(&format!("position limits must be {{lower, upper}} with lower < upper, got {{{}{unit}, {}{unit}}}", l.lower * scale, l.upper * scale));
+            }
+            for (what, x) in [("vel", l.velocity), ("acc", l.acceleration), ("torque", l.torque)] {
+                if x.is_nan() || x <= 0.0 {
+                    return bad(&format!("limit '{what}' must be > 0, got {x}"));
+                }
+            }
+            let d = &j.drive;
+            let direction_ok = d.direction == 1.0 || d.direction == -1.0;
+            if !(d.gear.is_finite() && d.gear != 0.0 && d.counts.is_finite() && d.counts > 0.0 && direction_ok) {
+                return bad("drive needs gear ≠ 0, counts > 0 and direction ±1");
+            }
+        }
+        // The model keeps the robot's limits too, so that IK solves within them.
+        for (index, j) in joints.iter().enumerate() {
+            let limits = JointLimits { lower: j.limits.lower, upper: j.limits.upper, velocity: j.limits.velocity, effort: j.limits.torque };
+            model.set_limits(index, limits);
+        }
+        // The simulated plant and the feed-forward need a mass matrix they can invert.
+        model.check_mass_matrix().map_err(|e| format!("{origin}: robot '{name}': {e}"))?;
+        let home = joints.iter().map(|j| 0f64.clamp(j.limits.lower, j.limits.upper)).collect();
+        // The tool: "tool", else the URDF conventions' flange "tool0"/"flange", else the last
+        // frame on the last joint.
+        let last_joint = model.njoints() - 1;
+        let tool_frame = ["tool", "tool0", "flange"]
+            .iter()
+            .find_map(|n| model.frame_index(n))
+            .or_else(|| model.frames().iter().rposition(|f| f.parent_joint == last_joint))
+            .unwrap_or(model.frames().len() - 1);
+        let model = Arc::new(model);
+        let live = Arc::new(LiveModel::new(model.clone()));
+        Ok(Robot {
+            name: name.into(),
+            unloaded: model.clone(),
+            model,
+            joints,
+            tool_frame,
+            cartesian: CartesianLimits::default(),
+            payload: None,
+            home,
+            live,
+            origin: origin.into(),
+        })
+    }
+
+    pub fn dof(&self) -> usize {
+        self.joints.len()
+    }
+
+    /// Whether joint `i` (0-based) slides (positions in m, shown in mm) rather than turns
+    /// (positions in rad, shown in degrees).
+    pub fn is_prismatic(&self, i: usize) -> bool {
+        self.model.joint_kinds().get(i + 1) == Some(&JointKind::Prismatic)
+    }
+
+    /// Joint `i`'s position `x` (SI) as people read it: "12.50°", or "40.00 mm" for a prismatic joint.
+    pub fn show(&self, i: usize, x: f64, decimals: usize) -> String {
+        let (scale, unit) = joint_unit(self.is_prismatic(i));
+        format!("{:.decimals$}{unit}", x * scale)
+    }
+
+    /// Joint `i`'s velocity `v` (SI) as people read it: "°/s", or "mm/s" for a prismatic joint.
+    pub fn show_rate(&self, i: usize, v: f64, decimals: usize) -> String {
+        format!("{}/s", self.show(i, v, decimals))
+    }
+
+    /// The joint whose position limit `q` (rad) violates, if any.
+    pub fn outside_limits(&self, q: &[f64]) -> Option<usize> {
+        self.joints.iter().zip(q).position(|(j, &x)| !(x >= j.limits.lower && x <= j.limits.upper))
+    }
+
+    /// Placement of the tool frame at `q` (allocates a Data: not for the real-time path).
+    pub fn fk(&self, q: &[f64]) -> Se3 {
+        let mut data = Data::new(&self.model);
+        morc_model::forward_kinematics_placements(&self.model, &mut data, q);
+        morc_model::update_frame_placements(&self.model, &mut data);
+        morc_model::frame_placement(&self.model, &data, self.tool_frame)
+    }
+}
+
+/// How a joint's SI values read: the factor from SI and the unit's symbol (with its space) —
+/// degrees for a revolute joint, millimetres for a prismatic one, as Lua speaks them.
+pub fn joint_unit(prismatic: bool) -> (f64, &'static str) {
+    if prismatic {
+        (1e3, " mm")
+    } else {
+        (180.0 / std::f64::consts::PI, "°")
+    }
+}
+
+/// Adds a rigid payload (mass in kg, centre of mass in the last joint's frame, m) to the model.
+pub fn add_payload(model: &mut Model, mass: f64, com: Vector3<f64>, rotational: Matrix3<f64>) -> Result<(), String> {
+    if !(mass >= 0.0 && mass.is_finite() && com.iter().all(|x| x.is_finite())) {
+        return Err(format!("payload mass must be ≥ 0 and finite and its com finite, got {mass} kg at {com:?}"));
+    }
+    let payload = Inertia::new(mass, com, rotational);
+    if let Some(why) = payload.physical_error() {
+        return Err(format!("payload: {why}"));
+    }
+    let last = model.njoints() - 1;
+    model.add_body_inertia(last, &payload);
+    Ok(())
+}
+
+/// Adds (or replaces) the "tool" frame on the last joint; `placement` is from the last joint.
+pub fn set_tool(model: &mut Model, placement: Se3) {
+    let last = model.njoints() - 1;
+    // Keep where the flange is (a DH model's "tool" is its flange) before the tool replaces it,
+    // so that a later tool change is measured from the flange again.
+    let has_flange = ["tool0", "flange"].iter().any(|n| model.frame_index(n).is_some_and(|f| model.frames()[f].parent_joint == last));
+    if !has_flange {
+        let flange = model.frame_index("tool").filter(|&f| model.frames()[f].parent_joint == last).map_or(Se3::identity(), |f| model.frames()[f].placement);
+        model.set_frame(Frame { name: "flange".into(), parent_joint: last, placement: flange, kind: FrameKind::Operational });
+    }
+    model.set_frame(Frame { name: "tool".into(), parent_joint: last, placement, kind: FrameKind::Operational });
+}

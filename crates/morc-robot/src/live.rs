@@ -1,0 +1,54 @@
+//! The model a robot has now, changed at runtime when a tool or payload changes: the new model
+//! is built off the real-time path (in Lua), published here, and picked up by the real-time
+//! users (simulated plant, feed-forward) at their next step without blocking or allocating.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use morc_model::Model;
+
+#[derive(Debug)]
+pub struct LiveModel {
+    version: AtomicU64,
+    current: Mutex<Arc<Model>>,
+    /// Models replaced while a real-time user may still hold them: freed by a later publish
+    /// once nobody does, so that a real-time thread never frees a model.
+    retired: Mutex<Vec<Arc<Model>>>,
+}
+
+impl LiveModel {
+    pub fn new(model: Arc<Model>) -> LiveModel {
+        LiveModel { version: AtomicU64::new(0), current: Mutex::new(model), retired: Mutex::new(Vec::new()) }
+    }
+
+    /// Makes `model` the current one (not real-time: locks and allocates).
+    pub fn publish(&self, model: Arc<Model>) {
+        let old = std::mem::replace(&mut *self.current.lock().unwrap_or_else(|e| e.into_inner()), model);
+        let mut retired = self.retired.lock().unwrap_or_else(|e| e.into_inner());
+        retired.retain(|m| Arc::strong_count(m) > 1);
+        retired.push(old);
+        self.version.fetch_add(1, Ordering::Release);
+    }
+
+    pub fn current(&self) -> Arc<Model> {
+        self.current.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Swaps `cached` for the current model if a newer one was published since `seen`
+    /// (real-time safe: an atomic load, then at most a try_lock and a reference count).
+    pub fn refresh(&self, cached: &mut Arc<Model>, seen: &mut u64) -> bool {
+        let version = self.version.load(Ordering::Acquire);
+        if version == *seen {
+            return false;
+        }
+        match self.current.try_lock() {
+            Ok(current) => {
+                // The replaced Arc stays alive in `retired`, so dropping it here frees nothing.
+                *cached = current.clone();
+                *seen = version;
+                true
+            }
+            Err(_) => false,
+        }
+    }
+}
