@@ -9,36 +9,10 @@ use morc_ecat::virtual_bus::{shared_sim_segment, SimSegmentConfig};
 use morc_kernel::base::Base;
 use morc_kernel::component::Step;
 use morc_kernel::value::Value;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-struct Counting;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-thread_local! {
-    static WATCHED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-// SAFETY: every method passes its arguments unchanged to `System`, which meets GlobalAlloc's contract; the
-// bookkeeping reads a const-initialised thread-local Cell (no lazy init, no destructor) and a relaxed atomic,
-// so it neither allocates (no re-entry) nor panics.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if WATCHED.with(|w| w.get()) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: `layout` has a non-zero size (the caller's GlobalAlloc::alloc contract); passed unchanged to System.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` was allocated by this allocator, that is by System, with `layout` (the caller's contract).
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use morc_test_support::alloc::{allocations_during, CountingAllocator};
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: CountingAllocator = CountingAllocator;
 
 #[test]
 fn bus_base_cycles_without_allocating() {
@@ -59,26 +33,19 @@ fn bus_base_cycles_without_allocating() {
     for tick in 0..10 {
         step(tick, &mut outputs, &mut inputs, false);
     }
-    WATCHED.with(|w| w.set(true));
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
-    for tick in 10..2010 {
-        // Commands, then a stretch of hold (the switch latches targets), then commands again.
-        step(tick, &mut outputs, &mut inputs, (1000..1200).contains(&tick));
-    }
-    let after = ALLOCATIONS.load(Ordering::Relaxed);
-    WATCHED.with(|w| w.set(false));
-    assert_eq!(after - before, 0, "allocations in 2000 bus cycles");
+    let n = allocations_during(|| {
+        for tick in 10..2010 {
+            // Commands, then a stretch of hold (the switch latches targets), then commands again.
+            step(tick, &mut outputs, &mut inputs, (1000..1200).contains(&tick));
+        }
+    });
+    assert_eq!(n, 0, "allocations in 2000 bus cycles");
     assert!(outputs[0].as_slice().iter().any(|q| *q != 0.0), "the drives moved");
 }
 
 /// Allocations on this thread while `f` runs.
-fn allocations_in(f: impl FnOnce()) -> usize {
-    WATCHED.with(|w| w.set(true));
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
-    f();
-    let after = ALLOCATIONS.load(Ordering::Relaxed);
-    WATCHED.with(|w| w.set(false));
-    after - before
+fn allocations_in(f: impl FnOnce()) -> u64 {
+    allocations_during(f)
 }
 
 #[test]

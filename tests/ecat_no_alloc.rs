@@ -3,37 +3,10 @@
 
 use morc_ecat_sim::{cia402_drive, coupler, digital_outputs, load_sii, EscConfig, IdealFollower, Segment, SiiImage};
 use morc_ecat_wire::frame::{Command, FrameBuilder};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-struct Counting;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-thread_local! {
-    // Only this test's thread is watched: the harness allocates on its own threads.
-    static WATCHED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-// SAFETY: every method passes its arguments unchanged to `System`, which meets GlobalAlloc's contract; the
-// bookkeeping reads a const-initialised thread-local Cell (no lazy init, no destructor) and a relaxed atomic,
-// so it neither allocates (no re-entry) nor panics.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if WATCHED.with(|w| w.get()) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: `layout` has a non-zero size (the caller's GlobalAlloc::alloc contract); passed unchanged to System.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` was allocated by this allocator, that is by System, with `layout` (the caller's contract).
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use morc_test_support::alloc::{allocations_during, CountingAllocator};
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: CountingAllocator = CountingAllocator;
 
 fn reference(name: &str) -> SiiImage {
     load_sii(format!("{}/tests/data/reference/ethercat/eeprom/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
@@ -91,17 +64,15 @@ fn cyclic_exchange_does_not_allocate() {
     let mut pdi = [0u8; 27];
     // Warm up once, then count.
     send(&mut s, &mut buf, &mut out, Command::Lrw, 0, &pdi);
-    WATCHED.with(|w| w.set(true));
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
-    for cycle in 0..1000u32 {
-        pdi[0] = cycle as u8;
-        pdi[1..3].copy_from_slice(&0x000Fu16.to_le_bytes());
-        let wkc = send(&mut s, &mut buf, &mut out, Command::Lrw, 0, &pdi);
-        assert_eq!(wkc, 5);
-        send(&mut s, &mut buf, &mut out, Command::Brd, 0x0130 << 16, &[0, 0]);
-        s.advance(1_000_000);
-    }
-    let after = ALLOCATIONS.load(Ordering::Relaxed);
-    WATCHED.with(|w| w.set(false));
-    assert_eq!(after - before, 0, "allocations during 1000 cycles");
+    let n = allocations_during(|| {
+        for cycle in 0..1000u32 {
+            pdi[0] = cycle as u8;
+            pdi[1..3].copy_from_slice(&0x000Fu16.to_le_bytes());
+            let wkc = send(&mut s, &mut buf, &mut out, Command::Lrw, 0, &pdi);
+            assert_eq!(wkc, 5);
+            send(&mut s, &mut buf, &mut out, Command::Brd, 0x0130 << 16, &[0, 0]);
+            s.advance(1_000_000);
+        }
+    });
+    assert_eq!(n, 0, "allocations during 1000 cycles");
 }

@@ -2,7 +2,7 @@
 //! rates by logical execution time, and the results are bit-identical
 //! between runs and between the virtual and the wall clock.
 
-mod common;
+use morc_test_support::doubles as common;
 
 use common::func;
 use morc_kernel::assembly::AssemblySpec;

@@ -1,7 +1,7 @@
 //! Overruns, faults and cancellation: counted or handled by policy, the
 //! robot held, the reason named.
 
-mod common;
+use morc_test_support::doubles as common;
 
 use std::time::Duration;
 

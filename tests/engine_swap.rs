@@ -1,7 +1,7 @@
 //! Two-tier engine: the base keeps cycling while assemblies are prepared
 //! and swapped in at tick boundaries; no base tick is missed.
 
-mod common;
+use morc_test_support::doubles as common;
 
 use common::{func, RecordingBase};
 use morc_kernel::assembly::AssemblySpec;

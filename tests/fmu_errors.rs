@@ -1,7 +1,7 @@
 //! Bad FMUs and bad use give one clear error naming the FMU, the call and
 //! what the FMU said; hostile archives are rejected before anything is written.
 
-mod common;
+use morc_test_support::doubles as common;
 mod fmu_support;
 
 use std::io::Read;

@@ -9,7 +9,7 @@
 //! Briefly in `cargo test`; at length:
 //! `MORC_FUZZ_CASES=200000 cargo test --release --test fuzz_fmu -- --nocapture`.
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use morc_test_support::alloc::{largest_allocation, reset_largest_allocation, CountingAllocator};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -19,33 +19,8 @@ use morc_fmi::description::{parse, MAX_ARRAY_ELEMENTS};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
-/// Records the largest single allocation, so that a size taken from the input and allocated
-/// up front shows even when the allocation itself would succeed.
-struct Largest;
-
-static LARGEST: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every method passes its arguments unchanged to `System`, which meets GlobalAlloc's contract; the
-// bookkeeping around it is a relaxed atomic, which neither allocates (no re-entry) nor unwinds.
-unsafe impl GlobalAlloc for Largest {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
-        // SAFETY: `layout` has a non-zero size (the caller's GlobalAlloc::alloc contract); passed unchanged to System.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` was allocated by this allocator, that is by System, with `layout` (the caller's contract).
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LARGEST.fetch_max(new_size, Ordering::Relaxed);
-        // SAFETY: `ptr` came from System with `layout` and `new_size` is valid for it (the caller's contract); passed unchanged.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static ALLOCATOR: Largest = Largest;
+static GLOBAL: CountingAllocator = CountingAllocator;
 
 fn cases() -> u32 {
     std::env::var("MORC_FUZZ_CASES").ok().and_then(|s| s.parse().ok()).unwrap_or(1000)
@@ -82,9 +57,9 @@ static EXTRACTED: AtomicUsize = AtomicUsize::new(0);
 fn exercise_archive(bytes: &[u8]) -> Result<(), String> {
     ARCHIVES.fetch_add(1, Ordering::Relaxed);
     let dest = scratch();
-    LARGEST.store(0, Ordering::Relaxed);
+    reset_largest_allocation();
     let result = extract(bytes, &dest, &LIMITS);
-    let largest = LARGEST.load(Ordering::Relaxed);
+    let largest = largest_allocation();
     let total = inside(&dest);
     let _ = std::fs::remove_dir_all(&dest);
     assert!(largest <= MAX_ALLOCATION, "extracting {} bytes allocated {largest} bytes at once ({result:?})", bytes.len());

@@ -3,8 +3,7 @@
 //! assembly, sees none on the Coordinator or the Updater threads.
 //! One test in this binary, so no other test allocates concurrently.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use morc_test_support::alloc::{all_thread_allocations, count_all_threads, counting_all_threads, reset_all_thread_allocations, CountingAllocator};
 use std::sync::Arc;
 
 use morc_kernel::assembly::AssemblySpec;
@@ -16,32 +15,8 @@ use morc_kernel::ideal_axes::SimAxes;
 use morc_kernel::rt::RtPolicy;
 use morc_kernel::value::Value;
 
-struct Counting;
-static ARMED: AtomicBool = AtomicBool::new(false);
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: every method passes its arguments unchanged to `System`, which meets GlobalAlloc's contract; the
-// bookkeeping around it is a relaxed atomic, which neither allocates (no re-entry) nor unwinds.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if ARMED.load(Ordering::Relaxed) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        System.alloc(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if ARMED.load(Ordering::Relaxed) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: CountingAllocator = CountingAllocator;
 
 /// Arms the counter at its step `from` and disarms it at step `to`.
 struct Window {
@@ -57,10 +32,10 @@ impl Component for Window {
     }
     fn step(&mut self, ctx: &StepContext, _: &[Value], _: &mut [Value]) -> Step {
         if ctx.step == self.from {
-            ARMED.store(true, Ordering::SeqCst);
+            count_all_threads(true);
         }
         if ctx.step == self.to {
-            ARMED.store(false, Ordering::SeqCst);
+            count_all_threads(false);
         }
         Step::Continue
     }
@@ -106,14 +81,14 @@ fn steady_state_allocates_nothing() {
     // A first run warms up what blocking on channels caches per thread.
     let warm = engine.run(&assembly(), &AssemblyData::new()).unwrap();
     assert_eq!(warm.outcome, Outcome::Finished("duration".into()));
-    ALLOCATIONS.store(0, Ordering::SeqCst);
+    reset_all_thread_allocations();
     let r = engine.run(&assembly(), &AssemblyData::new()).unwrap();
     assert_eq!(r.outcome, Outcome::Finished("duration".into()));
-    assert!(!ARMED.load(Ordering::SeqCst), "the window closed");
+    assert!(!counting_all_threads(), "the window closed");
     assert_eq!(r.ticks, 20_000);
     assert_eq!(r.data.get("probe.samples"), Some(&Value::Integer(20_000)));
     let Some(Value::Vector(q)) = r.data.get("probe.u") else { panic!("probe samples") };
     assert!(q.iter().any(|&x| x.abs() > 0.05), "the loop moved the axes");
-    let n = ALLOCATIONS.load(Ordering::SeqCst);
+    let n = all_thread_allocations();
     assert_eq!(n, 0, "{n} allocations in 18 000 steady-state ticks");
 }

@@ -3,48 +3,17 @@
 //! allocate as it likes), sees no allocation in 20 000 steps.
 //! One test in this binary, so no other test allocates concurrently.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
+
+use morc_test_support::alloc::{watch_this_thread, watched_allocations, CountingAllocator};
 
 use morc_kernel::component::*;
 use morc_kernel::data::AssemblyData;
 use morc_kernel::value::{Value, ValueType};
 use morc_record::{RecordedSignal, Recorder, RecorderTuning, RecordingMetadata};
 
-struct Counting;
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-thread_local! {
-    static ARMED: Cell<bool> = const { Cell::new(false) };
-}
-
-fn armed() -> bool {
-    ARMED.try_with(Cell::get).unwrap_or(false)
-}
-
-// SAFETY: every method passes its arguments unchanged to `System`, which meets GlobalAlloc's contract; the
-// bookkeeping is try_with on a const-initialised thread-local Cell (no lazy init, no destructor, no panic while
-// the thread's locals are torn down) and a relaxed atomic, so it neither allocates (no re-entry) nor panics.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if armed() {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        System.alloc(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if armed() {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: CountingAllocator = CountingAllocator;
 
 #[test]
 fn recorder_step_allocates_nothing() {
@@ -68,7 +37,7 @@ fn recorder_step_allocates_nothing() {
     let mut inputs = vec![Value::zero(ValueType::Vector(6)), Value::Real(0.0), Value::Integer(0), Value::Boolean(false)];
 
     let start = std::time::Instant::now();
-    ARMED.with(|a| a.set(true));
+    watch_this_thread(true);
     for step in 0..STEPS {
         let t = step as f64 * period;
         inputs[0].as_mut_slice().iter_mut().for_each(|x| *x = t);
@@ -78,10 +47,10 @@ fn recorder_step_allocates_nothing() {
         let s = rec.step(&StepContext { step, time: t, period }, &inputs, &mut []);
         assert!(s == Step::Continue);
     }
-    ARMED.with(|a| a.set(false));
+    watch_this_thread(false);
     let per_step = start.elapsed().as_nanos() as f64 / STEPS as f64;
 
-    let n = ALLOCATIONS.load(Ordering::SeqCst);
+    let n = watched_allocations();
     assert_eq!(n, 0, "{n} allocations in {STEPS} recorder steps");
     println!("Recorder::step with 9 columns: {per_step:.0} ns per step (test profile)");
     let written = rec.progress().unwrap();

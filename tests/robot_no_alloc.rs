@@ -5,9 +5,7 @@
 
 mod robot_support;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering};
+use morc_test_support::alloc::{watch_this_thread as arm, watched_allocations, CountingAllocator};
 
 use morc_kernel::base::{Base, Commands};
 use morc_kernel::component::*;
@@ -20,45 +18,8 @@ use morc_robot::components::{Monitor, MotionTrajectory, RigidBodyFeedForward};
 use morc_robot::RobotKinematics;
 use morc_robot::SimulatedRobot;
 
-struct Counting;
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-thread_local! {
-    static ARMED: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Whether this thread counts its allocations now.
-fn armed() -> bool {
-    ARMED.try_with(Cell::get).unwrap_or(false)
-}
-
-/// Counts this thread's allocations from now (`true`) or stops (`false`).
-fn arm(on: bool) {
-    ARMED.with(|c| c.set(on));
-}
-
-// SAFETY: every method passes its arguments unchanged to `System`, which meets GlobalAlloc's contract; the
-// bookkeeping is try_with on a const-initialised thread-local Cell (no lazy init, no destructor) and a relaxed
-// atomic, so it neither allocates (no re-entry) nor unwinds.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if armed() {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        System.alloc(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if armed() {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: CountingAllocator = CountingAllocator;
 
 fn outputs(info: &ComponentInfo) -> Vec<Value> {
     info.outputs.iter().map(|p| Value::zero(p.ty)).collect()
@@ -142,7 +103,7 @@ fn simulated_robot_and_robot_components_do_not_allocate() {
         }
     }
     arm(false);
-    assert_eq!(ALLOCATIONS.load(Ordering::SeqCst), 0, "allocations planning or stepping a path");
+    assert_eq!(watched_allocations(), 0, "allocations planning or stepping a path");
     assert!(path_steps > 500, "the path ran {path_steps} steps");
 
     // Warm up (first steps may size things), then count over commanded and holding ticks.
@@ -163,5 +124,5 @@ fn simulated_robot_and_robot_components_do_not_allocate() {
         loop_once(tick, tick < 450);
     }
     arm(false);
-    assert_eq!(ALLOCATIONS.load(Ordering::SeqCst), 0, "allocations on the real-time path");
+    assert_eq!(watched_allocations(), 0, "allocations on the real-time path");
 }

@@ -2,54 +2,16 @@
 //! initialise with a sample period, step with given inputs and collect the
 //! outputs. Every step is checked not to allocate.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+use morc_test_support::alloc::{this_thread_allocations as allocations, CountingAllocator};
 
 use crate::component::{Component, InitContext, Step, StepContext};
 use crate::data::AssemblyData;
 use crate::registry::create;
 use crate::value::Value;
 
-// Counts allocations per thread, so the harness can prove that `step` is
-// allocation-free. Tests run on many threads; each only sees its own count.
-thread_local! {
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-struct CountingAllocator;
-
-fn count_allocation() {
-    // try_with: the allocator may run while the thread's locals are torn down.
-    let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-}
-
-// SAFETY: every method passes its arguments unchanged to `System`, which meets GlobalAlloc's contract; the
-// counting is try_with on a const-initialised thread-local Cell (no lazy init, no destructor, no panic while
-// the thread's locals are torn down), so it neither allocates (no re-entry) nor panics.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count_allocation();
-        System.alloc(layout)
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count_allocation();
-        System.alloc_zeroed(layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count_allocation();
-        System.realloc(ptr, layout, new_size)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-}
-
+// Counts allocations per thread, so the harness can prove that `step` is allocation-free.
 #[global_allocator]
 static COUNTING_ALLOCATOR: CountingAllocator = CountingAllocator;
-
-fn allocations() -> u64 {
-    ALLOCATIONS.with(Cell::get)
-}
 
 /// A parameter value written the short way in tests: `("k", &2.0)`,
 /// `("signs", &"+-")`, `("k", &[1.0, 2.0])`.

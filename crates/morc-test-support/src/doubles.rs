@@ -1,6 +1,5 @@
 //! Test doubles for the kernel tests: components from closures, and a base
 //! that records what the Engine did with it. Never used by `morc` itself.
-#![allow(dead_code)]
 
 use std::sync::{Arc, Mutex};
 
@@ -62,12 +61,14 @@ pub struct RecordingBase {
     info: ComponentInfo,
     q: f64,
     period: f64,
+    /// What the engine did with this base (shared with the test).
     pub log: Arc<Mutex<BaseLog>>,
     /// Report a fault from sense() at this tick (a bus fault, say).
     pub fail_at: Option<u64>,
 }
 
 impl RecordingBase {
+    /// A base stepping every `period` seconds, and its log.
     pub fn new(period: f64) -> (Self, Arc<Mutex<BaseLog>>) {
         let log = Arc::new(Mutex::new(BaseLog::default()));
         let info = ComponentInfo::new("recording_base", "test base").output(PortInfo::new("q", ValueType::Real)).input(PortInfo::new("v_cmd", ValueType::Real));
