@@ -189,7 +189,7 @@ fn time_trajectory_steps(run_seconds: f64) {
         let mut kinematics = RobotKinematics::new(robot.clone());
         let mut goal = kinematics.tool_pose(&q0);
         goal.translation.y += 0.2;
-        let rpy = morc_model::spatial::rpy_from_rotation(&goal.rotation);
+        let rpy = morc_model::rpy_from_rotation(&goal.rotation);
         let pose = vec![goal.translation.x, goal.translation.y, goal.translation.z, rpy.x, rpy.y, rpy.z];
         let target: Vec<f64> = q0.iter().map(|q| q + 0.3).collect();
         let cases = [("ptp", "ptp, trapezoid", Value::Vector(target.clone()), 0.0), ("ptp", "ptp, jerk-limited + Bessel filter", Value::Vector(target), 0.05), ("lin", "", Value::Vector(pose), 0.0)];

@@ -173,8 +173,8 @@ fn no_urdf_input_panics() {
         }
         chain + "</robot>"
     };
-    exercise(&chain(morc_model::urdf::MAX_MOVING_JOINTS));
-    let e = morc_model::parse_urdf(&chain(morc_model::urdf::MAX_MOVING_JOINTS + 1), "long.urdf").unwrap_err().to_string();
+    exercise(&chain(morc_model::MAX_MOVING_JOINTS));
+    let e = morc_model::parse_urdf(&chain(morc_model::MAX_MOVING_JOINTS + 1), "long.urdf").unwrap_err().to_string();
     assert!(e.contains("long.urdf") && e.contains("at most 1024"), "{e}");
     exercise(&format!("{}{}", "<a>".repeat(5000), "</a>".repeat(5000)));
     eprintln!("fuzz urdf: {} inputs ({} parsed to a model)", INPUTS.load(Ordering::Relaxed), ACCEPTED.load(Ordering::Relaxed));

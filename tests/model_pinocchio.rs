@@ -160,7 +160,7 @@ fn kr5_jacobian_matches_finite_differences() {
             let (p, m) = (fk_pose(&robot, &mut data, &plus, tool), fk_pose(&robot, &mut data, &minus, tool));
             let linear = (p.translation - m.translation) / (2.0 * h);
             // Angular velocity in world axes: log(R(q+h) R(q-h)ᵀ) / 2h.
-            let angular = morc_model::spatial::log3(&(p.rotation * m.rotation.transpose())) / (2.0 * h);
+            let angular = morc_model::log3(&(p.rotation * m.rotation.transpose())) / (2.0 * h);
             let column = jacobian.column(j);
             assert!((column.fixed_rows::<3>(0) - linear).amax() < 1e-8, "linear column {j}");
             assert!((column.fixed_rows::<3>(3) - angular).amax() < 1e-8, "angular column {j}");

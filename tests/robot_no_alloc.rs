@@ -11,7 +11,7 @@ use morc_kernel::base::{Base, Commands};
 use morc_kernel::component::*;
 use morc_kernel::data::AssemblyData;
 use morc_kernel::value::{Value, ValueType};
-use morc_model::spatial::rpy_from_rotation;
+use morc_model::rpy_from_rotation;
 use morc_motion::{Kinematics, Move, MoveSpec};
 use morc_robot::components::trajectory::encode_moves;
 use morc_robot::components::{Monitor, MotionTrajectory, RigidBodyFeedForward};

@@ -9,7 +9,8 @@
 use super::sii::{SiiImage, SiiInfo};
 use morc_ecat_wire::frame::{read_u16, write_u16, Command, DatagramLayout};
 
-/// Register addresses used here (ESC datasheet section II, Table 1).
+/// Register addresses used here (ESC datasheet section II, Table 1), with the neighbours of those used.
+#[allow(dead_code)]
 pub mod reg {
     pub const TYPE: u16 = 0x0000;
     pub const REVISION: u16 = 0x0001;
@@ -46,7 +47,8 @@ pub mod reg {
     pub const PROCESS_RAM: u16 = 0x1000;
 }
 
-/// AL status codes (ETG.1000.6 Table 11) that the simulation produces.
+/// AL status codes (ETG.1000.6 Table 11) that the simulation produces, and their neighbours.
+#[allow(dead_code)]
 pub mod al_code {
     pub const NO_ERROR: u16 = 0x0000;
     pub const UNSPECIFIED: u16 = 0x0001;

@@ -17,14 +17,14 @@
 
 #![deny(clippy::missing_safety_doc)]
 
-pub mod analog_terminals;
-pub mod devices;
-pub mod esc;
-pub mod force_sensor;
-pub mod mailbox;
-pub mod process_data;
-pub mod safety_plc;
-pub mod segment;
+mod analog_terminals;
+mod devices;
+mod esc;
+mod force_sensor;
+mod mailbox;
+mod process_data;
+mod safety_plc;
+mod segment;
 pub use morc_ecat_wire::sii;
 
 pub use analog_terminals::{SimAnalogInputs, SimAnalogOutputs};
@@ -33,7 +33,7 @@ pub use devices::{
 };
 pub use esc::{AlState, DcUnit, Esc, EscConfig};
 pub use force_sensor::SimForceSensor;
-pub use process_data::{fixed_pdo_device, FixedProcessData};
+pub use process_data::{fixed_pdo_device, FixedProcessData, PdoEntrySpec};
 pub use safety_plc::SimSafetyPlc;
 pub use segment::{DeviceApp, ScheduledFault, Segment, SubDevice};
 pub use sii::{SiiImage, SiiInfo};

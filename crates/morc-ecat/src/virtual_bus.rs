@@ -8,7 +8,7 @@ use crate::devices::AnalogRange;
 use crate::devices::DriveConfig;
 use crate::master::Link;
 use crate::transport::SharedSegment;
-use morc_ecat_sim::process_data::PdoEntrySpec;
+use morc_ecat_sim::PdoEntrySpec;
 use morc_ecat_sim::{
     cia402_drive, coupler, digital_inputs, digital_outputs, fixed_pdo_device, morc_drive_image, DrivePlant, EscConfig, IdealFollower, Segment, SimAnalogInputs, SimAnalogOutputs, SimForceSensor,
     SimSafetyPlc,

@@ -18,9 +18,9 @@ use morc_kernel::clock::ClockKind;
 use morc_kernel::component::Component;
 use morc_kernel::engine::{Engine, EngineConfig};
 use morc_kernel::value::Value;
-use morc_model::spatial::{rotation_from_rpy, rpy_from_rotation};
+use morc_model::{rotation_from_rpy, rpy_from_rotation};
 use morc_model::{DhConvention, DhLink, DhTable, DriveTrain, FrameKind, Inertia, JointKind, JointLimits, Model, ModelBuilder, Se3};
-use morc_motion::sequence::pose_from_vector;
+use morc_motion::pose_from_vector;
 use morc_motion::Kinematics;
 use morc_robot::{components, CartesianLimits, JointDrive, Limits, Robot, RobotJoint, RobotKinematics, SimulatedRobot};
 

@@ -16,23 +16,23 @@
 //! velocity, both in world axes).
 
 mod data;
-pub mod dh;
+mod dh;
 mod dynamics;
-pub mod ik;
+mod ik;
 mod joint;
 mod kinematics;
-pub mod spatial;
+mod spatial;
 mod structure;
-pub mod urdf;
+mod urdf;
 
 pub use data::Data;
 pub use dh::{DhConvention, DhLink, DhTable};
 pub use dynamics::{aba, crba, gravity, nle, rnea};
 pub use ik::{AnalyticIk, DlsIk, IkOutcome};
 pub use kinematics::{compute_frame_jacobian, forward_kinematics, forward_kinematics_joints, forward_kinematics_placements, frame_jacobian, frame_placement, update_frame_placements};
-pub use spatial::{Force, Inertia, Motion, Se3};
+pub use spatial::{log3, rotation_from_rpy, rpy_from_rotation, Force, Inertia, Motion, Se3};
 pub use structure::{DriveTrain, Frame, FrameIndex, FrameKind, JointIndex, JointKind, JointLimits, Model, ModelBuilder};
-pub use urdf::{load_urdf, parse_urdf, to_urdf};
+pub use urdf::{load_urdf, parse_urdf, to_urdf, MAX_MOVING_JOINTS};
 
 use std::fmt;
 

@@ -106,7 +106,7 @@ impl CartesianPath {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use morc_model::spatial::rotation_from_rpy;
+    use morc_model::rotation_from_rpy;
 
     #[test]
     fn line_interpolates_position_and_orientation() {

@@ -3,12 +3,12 @@
 //! moves with blending ([`sequence`]). An arm enters through the [`Kinematics`] trait; the
 //! trajectory component that runs a sequence on the engine is in `robot::components`.
 
-pub mod cartesian;
-pub mod profile;
-pub mod sequence;
-pub mod spline;
+mod cartesian;
+mod profile;
+mod sequence;
+mod spline;
 
 pub use cartesian::CartesianPath;
 pub use profile::Profile;
-pub use sequence::{Kinematics, MotionLimits, Move, MoveSpec, Sequence};
+pub use sequence::{pose_from_vector, Kinematics, MotionLimits, Move, MoveSpec, Sequence};
 pub use spline::QuinticSpline;

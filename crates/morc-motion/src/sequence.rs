@@ -18,7 +18,7 @@ use nalgebra::Vector3;
 use super::cartesian::CartesianPath;
 use super::profile::Profile;
 use super::spline::QuinticSpline;
-use morc_model::spatial::rotation_from_rpy;
+use morc_model::rotation_from_rpy;
 use morc_model::Se3;
 
 /// What the planner needs of an arm: forward and inverse kinematics of its tool.
