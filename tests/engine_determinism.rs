@@ -10,7 +10,7 @@ use morc_kernel::clock::{monotonic_ns, ClockKind};
 use morc_kernel::component::Step;
 use morc_kernel::data::AssemblyData;
 use morc_kernel::engine::{Engine, EngineConfig, Outcome, RunResult};
-use morc_kernel::ideal_axes::SimAxes;
+use morc_kernel::ideal_axes::IdealAxes;
 use morc_kernel::rt::RtPolicy;
 use morc_kernel::value::Value;
 
@@ -174,7 +174,7 @@ fn multirate_assembly() -> AssemblySpec {
 
 fn run(clock: ClockKind) -> RunResult {
     let config = EngineConfig { period: T, clock, rt: RtPolicy::default() };
-    let mut engine = Engine::start(config, Box::new(SimAxes::new(&[0.0], T, 10.0))).unwrap();
+    let mut engine = Engine::start(config, Box::new(IdealAxes::new(&[0.0], T, 10.0))).unwrap();
     let r = engine.run(&multirate_assembly(), &AssemblyData::new()).unwrap();
     assert_eq!(r.outcome, Outcome::Finished("duration".into()), "{}", r.report());
     assert_eq!(r.ticks, 1000);

@@ -177,10 +177,10 @@ fn a_second_run_while_busy_is_refused() {
 
 #[test]
 fn base_inputs_an_assembly_does_not_drive_hold() {
-    use morc_kernel::ideal_axes::SimAxes;
+    use morc_kernel::ideal_axes::IdealAxes;
     use morc_kernel::value::Value;
     let config = EngineConfig { period: 0.001, clock: ClockKind::Virtual, rt: RtPolicy::default() };
-    let mut e = Engine::start(config, Box::new(SimAxes::new(&[0.3, -0.2], 0.001, 1.0))).unwrap();
+    let mut e = Engine::start(config, Box::new(IdealAxes::new(&[0.3, -0.2], 0.001, 1.0))).unwrap();
     // Watches the robot but commands nothing: the axes must stay, not go to 0.
     let mut a = AssemblySpec::new("watch");
     a.add_native("p", "probe", 1, &[("n", Value::Integer(2))]);

@@ -67,7 +67,7 @@ fn run_fmu(path: &Path, params: &[(&str, Value)], input: f64) -> Result<Outcome,
     add_fmu(&mut a, "fmu", path, 1, params);
     a.connect("src.y", "fmu.u");
     let config = EngineConfig { period: T, clock: ClockKind::Virtual, rt: RtPolicy { enabled: false, ..RtPolicy::default() } };
-    let mut engine = Engine::start(config, Box::new(morc_kernel::ideal_axes::SimAxes::new(&[0.0], T, 10.0))).unwrap();
+    let mut engine = Engine::start(config, Box::new(morc_kernel::ideal_axes::IdealAxes::new(&[0.0], T, 10.0))).unwrap();
     engine.run(&a, &AssemblyData::new()).map(|r| r.outcome).map_err(|e| e.to_string())
 }
 

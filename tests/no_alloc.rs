@@ -11,7 +11,7 @@ use morc_kernel::clock::ClockKind;
 use morc_kernel::component::*;
 use morc_kernel::data::AssemblyData;
 use morc_kernel::engine::{Engine, EngineConfig, Outcome};
-use morc_kernel::ideal_axes::SimAxes;
+use morc_kernel::ideal_axes::IdealAxes;
 use morc_kernel::rt::RtPolicy;
 use morc_kernel::value::Value;
 
@@ -77,7 +77,7 @@ fn assembly() -> AssemblySpec {
 fn steady_state_allocates_nothing() {
     let period = 0.001;
     let config = EngineConfig { period, clock: ClockKind::Virtual, rt: RtPolicy::default() };
-    let mut engine = Engine::start(config, Box::new(SimAxes::new(&[0.1; 6], period, 1.0))).unwrap();
+    let mut engine = Engine::start(config, Box::new(IdealAxes::new(&[0.1; 6], period, 1.0))).unwrap();
     // A first run warms up what blocking on channels caches per thread.
     let warm = engine.run(&assembly(), &AssemblyData::new()).unwrap();
     assert_eq!(warm.outcome, Outcome::Finished("duration".into()));

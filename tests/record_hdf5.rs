@@ -17,7 +17,7 @@ use morc_kernel::clock::ClockKind;
 use morc_kernel::component::*;
 use morc_kernel::data::AssemblyData;
 use morc_kernel::engine::{Engine, EngineConfig, Outcome, RunResult};
-use morc_kernel::ideal_axes::SimAxes;
+use morc_kernel::ideal_axes::IdealAxes;
 use morc_kernel::rt::RtPolicy;
 use morc_kernel::value::{Value, ValueType};
 use morc_record::writer::WriterTiming;
@@ -118,7 +118,7 @@ fn wave(spec: &mut AssemblySpec, make: fn() -> Wave) {
 
 fn engine() -> Engine {
     let config = EngineConfig { period: T, clock: ClockKind::Virtual, rt: RtPolicy::default() };
-    Engine::start(config, Box::new(SimAxes::new(&[0.0; AXES], T, 1.0))).unwrap()
+    Engine::start(config, Box::new(IdealAxes::new(&[0.0; AXES], T, 1.0))).unwrap()
 }
 
 fn scratch(name: &str) -> PathBuf {

@@ -15,7 +15,7 @@ use morc_kernel::clock::ClockKind;
 use morc_kernel::component::*;
 use morc_kernel::data::AssemblyData;
 use morc_kernel::engine::{Engine, EngineConfig, Outcome};
-use morc_kernel::ideal_axes::SimAxes;
+use morc_kernel::ideal_axes::IdealAxes;
 use morc_kernel::rt::RtPolicy;
 use morc_kernel::value::{Value, ValueType};
 use morc_record::plot::{plot, PlotOptions};
@@ -101,7 +101,7 @@ fn recording() -> &'static Path {
         rec.factory = Arc::new(move || Ok(Box::new(Recorder::new(signals.clone(), meta.clone(), 1)) as Box<dyn Component>));
 
         let config = EngineConfig { period: T, clock: ClockKind::Virtual, rt: RtPolicy::default() };
-        let mut engine = Engine::start(config, Box::new(SimAxes::new(&[0.0; AXES], T, 1.0))).unwrap();
+        let mut engine = Engine::start(config, Box::new(IdealAxes::new(&[0.0; AXES], T, 1.0))).unwrap();
         let r = engine.run(&a, &AssemblyData::new()).unwrap();
         assert_eq!(r.outcome, Outcome::Finished("duration".into()), "{}", r.report());
         assert_eq!(r.data.get("rec.samples"), Some(&Value::Integer(STEPS as i64)));
@@ -213,7 +213,7 @@ fn command_line_plots_with_default_and_given_output() {
 #[test]
 fn lua_plot_takes_a_path_or_a_run_result() {
     let config = EngineConfig { period: T, clock: ClockKind::Virtual, rt: RtPolicy::default() };
-    let engine = Engine::start(config, Box::new(SimAxes::new(&[0.0; AXES], T, 1.0))).unwrap();
+    let engine = Engine::start(config, Box::new(IdealAxes::new(&[0.0; AXES], T, 1.0))).unwrap();
     let lua = morc_lua::new_state().unwrap();
     morc_lua::install(&lua, engine).unwrap();
     let svg = scratch("lua.svg");

@@ -15,7 +15,7 @@ use morc_kernel::clock::{monotonic_ns, sleep_until, ClockKind};
 use morc_kernel::component::{Component, InitContext, StepContext};
 use morc_kernel::data::AssemblyData;
 use morc_kernel::engine::{Engine, EngineConfig, RunResult};
-use morc_kernel::ideal_axes::SimAxes;
+use morc_kernel::ideal_axes::IdealAxes;
 use morc_kernel::rt::{self, RtPolicy};
 use morc_kernel::stats::{human_ns, Histogram, Summary};
 use morc_kernel::value::Value;
@@ -67,7 +67,7 @@ fn gain_chain(n: usize, every_last: u32) -> AssemblySpec {
 
 fn run_on(clock: ClockKind, period: f64, policy: RtPolicy, spec: &AssemblySpec) -> RunResult {
     let config = EngineConfig { period, clock, rt: policy };
-    let mut engine = Engine::start(config, Box::new(SimAxes::new(&[0.0; 6], period, 1.0))).expect("engine starts");
+    let mut engine = Engine::start(config, Box::new(IdealAxes::new(&[0.0; 6], period, 1.0))).expect("engine starts");
     engine.run(spec, &AssemblyData::new()).expect("benchmark assembly runs")
 }
 

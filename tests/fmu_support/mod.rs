@@ -11,7 +11,7 @@ use morc_kernel::assembly::AssemblySpec;
 use morc_kernel::clock::ClockKind;
 use morc_kernel::data::AssemblyData;
 use morc_kernel::engine::{Engine, EngineConfig, RunResult};
-use morc_kernel::ideal_axes::SimAxes;
+use morc_kernel::ideal_axes::IdealAxes;
 use morc_kernel::rt::RtPolicy;
 use morc_kernel::value::Value;
 
@@ -70,7 +70,7 @@ pub fn run(spec: &AssemblySpec, clock: ClockKind) -> RunResult {
 /// [`run`] with base period `period` (s).
 pub fn run_at(spec: &AssemblySpec, clock: ClockKind, period: f64) -> RunResult {
     let config = EngineConfig { period, clock, rt: RtPolicy { enabled: false, ..RtPolicy::default() } };
-    let mut engine = Engine::start(config, Box::new(SimAxes::new(&[0.0], period, 10.0))).unwrap();
+    let mut engine = Engine::start(config, Box::new(IdealAxes::new(&[0.0], period, 10.0))).unwrap();
     engine.run(spec, &AssemblyData::new()).unwrap()
 }
 

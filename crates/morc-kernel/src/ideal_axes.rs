@@ -6,7 +6,7 @@ use crate::base::{Base, Commands};
 use crate::component::{ComponentInfo, PortInfo, Step};
 use crate::value::{Value, ValueType};
 
-pub struct SimAxes {
+pub struct IdealAxes {
     info: ComponentInfo,
     period: f64,
     max_velocity: f64,
@@ -14,13 +14,13 @@ pub struct SimAxes {
     qd: Vec<f64>,
 }
 
-impl SimAxes {
+impl IdealAxes {
     /// `n` axes at `q0`, stepped every `period` seconds, moving at most
     /// `max_velocity` units per second.
     pub fn new(q0: &[f64], period: f64, max_velocity: f64) -> Self {
         let n = q0.len();
         let ty = if n == 1 { ValueType::Real } else { ValueType::Vector(n) };
-        SimAxes {
+        IdealAxes {
             info: ComponentInfo::new("sim_axes", "simulated axes: follow position commands within a velocity limit, hold otherwise")
                 .output(PortInfo::new("q", ty).unit("rad").doc("measured positions"))
                 .output(PortInfo::new("qd", ty).unit("rad/s").doc("measured velocities"))
@@ -37,7 +37,7 @@ impl SimAxes {
     }
 }
 
-impl Base for SimAxes {
+impl Base for IdealAxes {
     fn info(&self) -> &ComponentInfo {
         &self.info
     }

@@ -47,7 +47,7 @@ pub fn home() -> PathBuf {
 
 /// The engine a program runs on until it uses a robot: six ideal axes as its base.
 pub fn start_engine(config: morc_kernel::engine::EngineConfig) -> Result<Engine, String> {
-    let base = morc_kernel::ideal_axes::SimAxes::new(&[0.0; 6], config.period, 3.0);
+    let base = morc_kernel::ideal_axes::IdealAxes::new(&[0.0; 6], config.period, 3.0);
     Engine::start(config, Box::new(base))
 }
 

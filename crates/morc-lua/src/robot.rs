@@ -717,7 +717,7 @@ fn start_engine(lua: &Lua, opts: Table) -> mlua::Result<AnyUserData> {
             let link = morc_ecat::virtual_bus::link_for(&bus, drives).map_err(fail)?;
             Box::new(morc_ecat::base::BusBase::open(link, morc_ecat::base::BusConfig { period: config.period, ..Default::default() }).map_err(fail)?)
         }
-        (None, None) => Box::new(morc_kernel::ideal_axes::SimAxes::new(&[0.0; 6], config.period, 3.0)),
+        (None, None) => Box::new(morc_kernel::ideal_axes::IdealAxes::new(&[0.0; 6], config.period, 3.0)),
         (None, Some(robot)) => Box::new(SimulatedRobot::new(robot.clone(), &q0, config.period).map_err(fail)?),
     };
     let engine = replace_engine(engine, engine_ud.clone(), config, base).map_err(fail)?;
