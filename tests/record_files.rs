@@ -170,8 +170,11 @@ fn a_recording_is_closed_when_its_run_returns_even_with_a_child_process_alive() 
         &prog,
         format!(
             r#"{FAULTING}{ENDLESS}
+local t0 = morc.engine:tick()
 local h = morc.engine:start(endless("{cancelled}"))
 assert(os.execute("sleep 60 </dev/null >/dev/null 2>&1 & echo $! > {pidfile}"))
+-- Some rows recorded before the cancel, however slow the machine: the run starts on its own thread.
+repeat until morc.engine:tick() >= t0 + 20
 h:cancel()
 local r = h:wait()
 assert(r.outcome == "cancelled", tostring(r))
