@@ -12,7 +12,7 @@ use morc_fmi::export;
 pub enum FmuCommand {
     /// Package morc's blocks as FMUs, FMI 2.0 (<model>.fmu) and 3.0
     /// (<model>-fmi3.fmu); co-simulation, and model exchange for ODE blocks
-    /// (needs the built `morc-fmu` library: `cargo build` builds it beside `morc`).
+    /// (the `morc-fmu` library, which `cargo run` and `cargo build` build beside `morc`).
     Export {
         /// Only this FMI version (2 or 3; default: both).
         #[arg(long)]
@@ -91,7 +91,7 @@ fn export_main(out: &std::path::Path, library: Option<&PathBuf>, models: &[Strin
     let library = match library.cloned().or_else(|| std::env::current_exe().ok().and_then(|e| export::find_library(&e))) {
         Some(l) => l,
         None => {
-            eprintln!("morc fmu export: no morc-fmu library beside this executable; run `cargo build` (it builds the workspace member crates/morc-fmu) or pass --library");
+            eprintln!("morc fmu export: no morc-fmu library beside this executable; run morc through `cargo run` or `cargo build` (they build crates/morc-fmu beside it) or pass --library");
             return exit::USAGE;
         }
     };
