@@ -48,7 +48,9 @@ function D.sections()
   for _, s in ipairs(morc.skills()) do skills[#skills + 1] = { name = s.name, doc = morc.doc_of(s) or s.doc } end
   if #skills > 0 then sections[#sections + 1] = { title = "Skills loaded at start", entries = skills } end
   local kinds = {}
-  for _, k in ipairs(morc.components()) do kinds[#kinds + 1] = { name = k.name, doc = k.doc } end
+  for _, k in ipairs(morc.components()) do
+    if k.origin == "native" then kinds[#kinds + 1] = { name = k.name, doc = k.doc } end
+  end
   sections[#sections + 1] = { title = "Native component kinds (help(\"name\") shows ports and parameters)", entries = kinds }
   return sections, missing
 end

@@ -5,7 +5,8 @@
 -- and any of skills/ assemblies/ components/ fmus/ tests/. It is found in the folders of
 -- morc.lib.path (MORC_PATH, the user library folder, then morc's lua/ stdlib/ skills/ robots/).
 -- morc.lib.load "NAME" (or require "lib.NAME") checks morc's version, loads the dependencies,
--- then every skills/*.lua (each returns a morc.skill). require "lib.NAME.assemblies.x" loads
+-- then every components/*.lua (which add component kinds with morc.register, named "NAME.kind")
+-- and every skills/*.lua (each returns a morc.skill). require "lib.NAME.assemblies.x" loads
 -- NAME/assemblies/x.lua (components/ likewise); an FMU is lib.dir .. "/fmus/x.fmu". Version constraints: ">=1.0", ">1.0", "<=2", "<2", "=1.2.3", "^1.2"
 -- (same major, at least 1.2), "~1.2" (same minor), "*"; a bare version means "^"; several are
 -- separated by spaces or commas and must all hold.
@@ -156,6 +157,12 @@ local function load_library(name, needed_by, constraint)
   local env, canonical = private.env_for(dir)
   envs[m.name] = { env = env, dir = canonical }
   loaded[m.name] = lib
+  -- components/*.lua register the library's component kinds (morc.register), so that an
+  -- assembly finds "NAME.kind" by name once the library is loaded.
+  for _, file in ipairs(files(dir .. "/components")) do
+    local module = file:match("^(.+)%.lua$")
+    if module then require(("lib.%s.components.%s"):format(m.name, module)) end
+  end
   for _, file in ipairs(files(dir .. "/skills")) do
     local module = file:match("^(.+)%.lua$")
     if module then
@@ -217,8 +224,9 @@ end)
 
 morc.doc(L.load, [[morc.lib.load(name_or_dir) — loads a library and returns { name, version, doc, dir, skills }.
 Checks the manifest's morc version and loads its dependencies first (versions checked: a conflict or a missing
-library is an error naming the manifest and what to do), then runs every skills/*.lua. require "lib.NAME" does the
-same; require "lib.NAME.assemblies.x" loads NAME/assemblies/x.lua (components/ likewise); FMUs are at lib.dir .. "/fmus/".
+library is an error naming the manifest and what to do), then runs every components/*.lua (which add component kinds
+with morc.register, named "NAME.kind") and every skills/*.lua. require "lib.NAME" does the same;
+require "lib.NAME.assemblies.x" loads NAME/assemblies/x.lua; FMUs are at lib.dir .. "/fmus/".
 A library is a folder NAME/ with a manifest NAME/morc-lib.lua returning
   { name = "NAME", version = "1.0.0", morc = ">=0.1", depends = { other = ">=1.0" }, doc = "…" }
 and skills/, assemblies/, components/, fmus/, tests/ (`morc lib new NAME` makes one; `morc test NAME` runs its tests).]])

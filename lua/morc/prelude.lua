@@ -20,7 +20,7 @@ function help(x)
   if x == nil then
     print([[morc — a robot controller you program in Lua.
   help(f)              documentation of a function, e.g. help(morc.assembly)
-  morc.components()    native component kinds; help("gain") shows one
+  morc.components()    component kinds; help("gain") shows one
   morc.assembly "name" describe an assembly: a:add(...), a:connect(...)
   morc.engine:run(a)   run it; the result says how it went
   skills()             the loaded skills; help(skill) shows one, skill { … } runs it
@@ -31,6 +31,7 @@ function help(x)
     local ok, info = pcall(morc.kind, x)
     if ok then
       local lines = { ("%s — %s"):format(info.name, info.doc) }
+      if info.origin ~= "native" then lines[#lines + 1] = "  from   " .. info.origin end
       for _, p in ipairs(info.params) do
         lines[#lines + 1] = ("  param  %-12s = %-10s %s"):format(p.name, tostring(p.default), p.doc)
       end
@@ -80,8 +81,14 @@ The FMU's sample time is the component's (every/period). kind:info() is morc.fmu
 morc.doc(morc.fmu_info, [[morc.fmu_info(path) — what an FMU declares: name, doc, fmi_version, co_simulation,
 model_exchange, default_experiment { start, stop, step, tolerance } and variables, a list of
 { name, causality, type, variability, unit, doc, start, value_reference, dimensions }.]])
-morc.doc(morc.components, "morc.components() — the native component kinds, as a list of { name, doc }.")
-morc.doc(morc.kind, "morc.kind(name) — a component kind's documentation, inputs, outputs and parameters.")
+morc.doc(morc.components, [[morc.components() — the component kinds known by name, as a list of { name, doc, origin }:
+the native kinds (origin "native"), then those added with morc.register, in the order they were added.]])
+morc.doc(morc.kind, "morc.kind(name) — a component kind's documentation, origin, inputs, outputs and parameters.")
+morc.doc(morc.register, [[morc.register(kind [, name]) — adds a kind made with morc.component{…}, morc.fmu(path) or
+robot:component "ptp" to the kinds known by name, so a:add(x, name, …) and help(name) find it; returns kind, name.
+The name defaults to the kind's own (ROBOT.kind for a robot's). Names are unique: taking a name already
+registered is an error naming both origins. In a library the name is LIBRARY.name (the prefix is added), so a
+library's components/*.lua, loaded with the library, add e.g. "mylib.filter".]])
 morc.doc(morc.component, [[morc.component { name, doc, inputs = { "u", "q[6]", "n:integer" }, outputs = { … },
                 params = { k = 1 }, init = function(self, out) … end,
                 step = function(self, inp, out, t) … end, terminate = function(self) return { … } end }

@@ -27,7 +27,7 @@ use morc_kernel::value::{Value, ValueType};
 pub struct ExportedBlock {
     /// The FMU's modelIdentifier: the binary's file name and the model's name.
     pub model_identifier: &'static str,
-    /// The native component kind it wraps (see [`morc_kernel::registry::kinds`]).
+    /// The native component kind it wraps (see [`morc_kernel::registry::natives`]).
     pub kind: &'static str,
     /// Default experiment: stop time in seconds.
     pub stop_time: f64,
@@ -123,7 +123,7 @@ pub fn find(model_identifier: &str) -> Option<&'static ExportedBlock> {
 
 /// The block's component with default parameters.
 pub fn instantiate(block: &ExportedBlock) -> Result<Box<dyn Component>, String> {
-    morc_kernel::registry::create(block.kind).ok_or_else(|| format!("morc has no component kind '{}'", block.kind))
+    morc_kernel::registry::natives().create(block.kind).map_err(|e| format!("morc cannot export '{}': {e}", block.model_identifier))
 }
 
 /// modelDescription.xml of `version` and the GUID or instantiation token in it.

@@ -486,10 +486,11 @@ impl AssemblySpec {
         self
     }
 
-    /// Adds a native kind (see [`crate::registry::kinds`]) with parameters.
+    /// Adds a native kind (see [`crate::registry::natives`]) with parameters; an unknown kind
+    /// fails when the assembly is built, with the message listing the kinds there are.
     pub fn add_native(&mut self, name: &str, kind: &str, every: u32, params: &[(&str, Value)]) -> &mut Self {
-        let k = kind.to_string();
-        self.add(name, kind, every, Arc::new(move || crate::registry::create(&k).ok_or_else(|| format!("unknown component kind '{k}'"))));
+        let factory = crate::registry::natives().factory(kind).unwrap_or_else(|e| Arc::new(move || Err(e.clone())));
+        self.add(name, kind, every, factory);
         let c = self.components.last_mut().expect("just added");
         c.params = params.iter().map(|(p, v)| (p.to_string(), v.clone())).collect();
         self

@@ -7,9 +7,10 @@ use mlua::{AnyUserData, Table, UserData, UserDataFields, UserDataMethods};
 use super::convert::to_value;
 use super::fmu::FmuKind;
 use super::origin::caller;
-use crate::component::{LuaComponent, LuaComponentDef};
-use morc_kernel::assembly::{AssemblySpec, AttachmentSpec, ComponentSpec, ConnectionSpec, Factory, OverrunPolicy};
-use morc_kernel::component::Component;
+use crate::component::LuaComponentDef;
+use crate::kinds::{self, Resolved};
+use crate::robot::RobotKind;
+use morc_kernel::assembly::{AssemblySpec, AttachmentSpec, ComponentSpec, ConnectionSpec, OverrunPolicy};
 use morc_record::attach::{RecordRequest, RecordTarget};
 
 /// A Lua component kind made by `morc.component { … }`.
@@ -28,38 +29,22 @@ impl UserData for LuaKind {
 
 pub struct LuaAssembly(pub AssemblySpec);
 
-/// Resolves what `a:add` was given as kind into a factory; `fmu_path` is
-/// the `path` option, which the kind "fmu" needs.
-fn factory_for(lua: &mlua::Lua, kind: &mlua::Value, fmu_path: Option<&str>) -> mlua::Result<(String, Factory)> {
+/// Resolves what `a:add` was given as kind: a registered name, a kind value, or `"fmu"` with
+/// the `path` option (the same kind as `morc.fmu(path)`).
+fn resolve(lua: &mlua::Lua, kind: &mlua::Value, fmu_path: Option<&str>) -> mlua::Result<Resolved> {
     match kind {
         mlua::Value::String(s) if s.to_str()? == "fmu" => {
             let path = fmu_path.ok_or_else(|| mlua::Error::runtime("kind \"fmu\" needs the FMU file: a:add(name, \"fmu\", { path = \"model.fmu\", … })"))?;
             crate::library::check(lua, "binary", &format!("load binary code (the FMU {path})"))?;
             let kind = super::fmu::open(lua, path)?;
-            Ok((kind.0.description.model_name.clone(), kind.factory()))
+            Ok(Resolved::Kind(kinds::fmu_entry(&kind, &format!("FMU {path}"))))
         }
-        mlua::Value::UserData(ud) if ud.is::<FmuKind>() => {
-            let kind = ud.borrow::<FmuKind>()?;
-            Ok((kind.0.description.model_name.clone(), kind.factory()))
-        }
-        mlua::Value::String(s) => {
-            let name = s.to_str()?.to_string();
-            if morc_kernel::registry::create(&name).is_none() {
-                let known: Vec<&str> = morc_kernel::registry::kinds().map(|k| k.name).collect();
-                return Err(mlua::Error::runtime(format!("unknown component kind '{name}' (native kinds: {})", known.join(", "))));
-            }
-            let n = name.clone();
-            let factory: Factory = Arc::new(move || morc_kernel::registry::create(&n).ok_or_else(|| format!("unknown kind '{n}'")));
-            Ok((name, factory))
-        }
-        mlua::Value::UserData(ud) if ud.is::<LuaKind>() => {
-            let def = ud.borrow::<LuaKind>()?.0.clone();
-            let name = def.kind.clone();
-            let factory: Factory = Arc::new(move || Ok(Box::new(LuaComponent::new(def.clone())) as Box<dyn Component>));
-            Ok((name, factory))
-        }
+        mlua::Value::String(s) => kinds::find(lua, &s.to_str()?).map_err(mlua::Error::runtime),
+        mlua::Value::UserData(ud) if ud.is::<FmuKind>() => Ok(Resolved::Kind(kinds::fmu_entry(&*ud.borrow::<FmuKind>()?, "morc.fmu"))),
+        mlua::Value::UserData(ud) if ud.is::<LuaKind>() => Ok(Resolved::Kind(kinds::lua_entry(&*ud.borrow::<LuaKind>()?, "morc.component"))),
+        mlua::Value::UserData(ud) if ud.is::<RobotKind>() => Ok(Resolved::Robot(ud.borrow::<RobotKind>()?.clone())),
         other => Err(mlua::Error::runtime(format!(
-            "a component kind is a name (\"gain\"), \"fmu\" with a path, a kind made with morc.component{{…}}, morc.fmu(path) or robot:component \"ptp\", got a {}",
+            "a component kind is a name (\"gain\", see morc.components()), \"fmu\" with a path, a kind made with morc.component{{…}}, morc.fmu(path) or robot:component \"ptp\", got a {}",
             other.type_name()
         ))),
     }
@@ -96,16 +81,15 @@ impl UserData for LuaAssembly {
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
         methods.add_function("add", |lua, (ud, name, kind, opts): (AnyUserData, String, mlua::Value, Option<Table>)| {
             let origin = caller(lua);
-            if let mlua::Value::UserData(k) = &kind {
-                if let Ok(k) = k.borrow::<super::robot::RobotKind>() {
-                    return super::robot::add_component(lua, &k.robot, ud, name, &k.kind, opts);
-                }
-            }
             let fmu_path = match &opts {
                 Some(o) if matches!(&kind, mlua::Value::String(s) if s.to_str().is_ok_and(|s| s == "fmu")) => o.get::<Option<String>>("path")?,
                 _ => None,
             };
-            let (kind_name, factory) = factory_for(lua, &kind, fmu_path.as_deref()).map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))?;
+            let entry = match resolve(lua, &kind, fmu_path.as_deref()).map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))? {
+                Resolved::Robot(k) => return super::robot::add_component(lua, &k.robot, ud, name, &k.kind, opts),
+                Resolved::Kind(entry) => entry,
+            };
+            let (kind_name, factory) = (entry.name, entry.make);
             let mut every = 1u32;
             let mut period = None;
             let mut params = Vec::new();

@@ -10,6 +10,7 @@ pub mod docs;
 pub mod engine;
 pub mod fmu;
 pub mod interrupt;
+pub mod kinds;
 pub mod library;
 pub mod origin;
 pub mod plot;
@@ -77,6 +78,7 @@ fn set_search_path(lua: &Lua, home: &Path) -> mlua::Result<()> {
 
 /// Installs the `morc` module (with `engine`) and the prelude.
 pub fn install(lua: &Lua, engine: Engine) -> mlua::Result<()> {
+    kinds::install(lua);
     let morc = lua.create_table()?;
     morc.set("version", env!("CARGO_PKG_VERSION"))?;
 
@@ -117,13 +119,22 @@ pub fn install(lua: &Lua, engine: Engine) -> mlua::Result<()> {
         "components",
         lua.create_function(|lua, ()| {
             let t = lua.create_table()?;
-            for k in morc_kernel::registry::kinds() {
+            let list: Vec<(String, String, String)> = kinds::with(lua, |k| k.registry.kinds().map(|k| (k.name.clone(), k.doc.clone(), k.origin.clone())).collect());
+            for (name, doc, origin) in list {
                 let e = lua.create_table()?;
-                e.set("name", k.name)?;
-                e.set("doc", k.doc)?;
+                e.set("name", name)?;
+                e.set("doc", doc)?;
+                e.set("origin", origin)?;
                 t.push(e)?;
             }
             Ok(t)
+        })?,
+    )?;
+    morc.set(
+        "register",
+        lua.create_function(|lua, (kind, name): (mlua::Value, Option<String>)| {
+            let registered = kinds::register(lua, &kind, name)?;
+            Ok((kind, registered))
         })?,
     )?;
 
@@ -148,13 +159,15 @@ pub fn install(lua: &Lua, engine: Engine) -> mlua::Result<()> {
     Ok(())
 }
 
-/// `morc.kind(name)`: a native kind's documentation, ports and parameters.
+/// `morc.kind(name)`: a registered kind's documentation, origin, ports and parameters.
 fn kind_info(lua: &Lua, name: String) -> mlua::Result<Table> {
-    let c = morc_kernel::registry::create(&name).ok_or_else(|| mlua::Error::runtime(format!("unknown component kind '{name}'")))?;
+    let entry = kinds::with(lua, |k| k.registry.get(&name).cloned().ok_or_else(|| k.registry.unknown(&name))).map_err(mlua::Error::runtime)?;
+    let c = (entry.make)().map_err(|e| mlua::Error::runtime(format!("component kind '{name}': {e}")))?;
     let info = c.info();
     let t = lua.create_table()?;
-    t.set("name", info.kind.as_str())?;
+    t.set("name", entry.name.as_str())?;
     t.set("doc", info.doc.as_str())?;
+    t.set("origin", entry.origin.as_str())?;
     let ports = |ports: &[morc_kernel::component::PortInfo]| -> mlua::Result<Table> {
         let list = lua.create_table()?;
         for p in ports {

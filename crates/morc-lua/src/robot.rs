@@ -13,7 +13,7 @@ use super::convert::to_value;
 use super::engine::LuaEngine;
 use super::origin::caller;
 use super::robot_params::{self, Units};
-use morc_kernel::assembly::ComponentSpec;
+use morc_kernel::assembly::{ComponentSpec, Factory};
 use morc_kernel::clock::ClockKind;
 use morc_kernel::component::Component;
 use morc_kernel::engine::{Engine, EngineConfig};
@@ -401,15 +401,21 @@ impl UserData for RobotKind {
     }
 }
 
+/// The factory of the robot's kind `kind`, or an error naming the robot and its kinds.
+fn robot_kind(robot: &Arc<Robot>, kind: &str) -> Result<Factory, String> {
+    let kinds = components::kinds(robot);
+    kinds.factory(kind).map_err(|_| {
+        let known: Vec<&str> = kinds.kinds().map(|k| k.name.as_str()).collect();
+        format!("robot '{}' has no component kind '{kind}' (kinds: {})", robot.name, known.join(", "))
+    })
+}
+
 /// Adds robot component `kind` named `name` to assembly `a`, its parameters converted from
 /// Lua's units and checked now so that errors point at the calling line.
 pub fn add_component(lua: &Lua, robot: &Arc<Robot>, a: AnyUserData, name: String, kind: &str, opts: Option<Table>) -> mlua::Result<AnyUserData> {
     let origin = caller(lua);
     let fail = |m: String| mlua::Error::runtime(format!("{origin}: {m}"));
-    let factory = components::factory(robot, kind).ok_or_else(|| {
-        let known: Vec<&str> = components::KINDS.iter().map(|k| k.0).collect();
-        fail(format!("robot '{}' has no component kind '{kind}' (kinds: {})", robot.name, known.join(", ")))
-    })?;
+    let factory = robot_kind(robot, kind).map_err(fail)?;
     let mut every = 1u32;
     let mut params = Vec::new();
     let mut interpolate = Vec::new();
@@ -538,10 +544,10 @@ impl UserData for LuaRobot {
             t.set("rot_acc", c.angular_acceleration.to_degrees())?;
             Ok(t)
         });
-        fields.add_field_method_get("components", |lua, _| {
+        fields.add_field_method_get("components", |lua, this| {
             let t = lua.create_table()?;
-            for (k, doc) in components::KINDS {
-                t.set(*k, *doc)?;
+            for k in components::kinds(&this.0).kinds() {
+                t.set(k.name.as_str(), k.doc.as_str())?;
             }
             Ok(t)
         });
@@ -578,10 +584,7 @@ impl UserData for LuaRobot {
         methods.add_method("add", |lua, this, (a, name, kind, opts): (AnyUserData, String, String, Option<Table>)| add_component(lua, &this.0, a, name, &kind, opts));
         // robot:component(kind): the kind for a:add(name, robot:component "ptp", params).
         methods.add_method("component", |lua, this, kind: String| {
-            if components::factory(&this.0, &kind).is_none() {
-                let known: Vec<&str> = components::KINDS.iter().map(|k| k.0).collect();
-                return Err(mlua::Error::runtime(format!("{}: robot '{}' has no component kind '{kind}' (kinds: {})", caller(lua), this.0.name, known.join(", "))));
-            }
+            robot_kind(&this.0, &kind).map_err(|e| mlua::Error::runtime(format!("{}: {e}", caller(lua))))?;
             Ok(RobotKind { robot: this.0.clone(), kind })
         });
         // robot:ik(pose, seed) → q (degrees) nearest to seed, or nil and why.

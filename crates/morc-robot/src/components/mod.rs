@@ -1,5 +1,5 @@
-//! Native components built around a [`Robot`]: they need its model and limits, so they are
-//! made by factories that hold the robot ([`factory`]), not by the kind registry.
+//! Native components built around a [`Robot`]: they need its model and limits, so each robot
+//! registers them into a [`KindRegistry`] ([`register`]) with factories that hold the robot.
 //!
 //! - `ptp`, `lin`, `circ`, `spline`, `path`: the trajectory generator ([`trajectory`]).
 //! - `rnea`: rigid-body feed-forward (computed torque) τ = RNEA(q, q̇, q̈).
@@ -13,21 +13,27 @@ use std::sync::Arc;
 
 use morc_kernel::assembly::Factory;
 use morc_kernel::component::Component;
+use morc_kernel::registry::KindRegistry;
 
 use super::Robot;
 pub use feed_forward::RigidBodyFeedForward;
 pub use monitor::Monitor;
 pub use trajectory::MotionTrajectory;
 
-/// The robot component kinds, with one line of documentation each.
-pub const KINDS: &[(&str, &str)] = &[
-    ("ptp", "synchronised PTP in joint space: all axes arrive together within velocity/acceleration (and jerk, with ramp > 0) limits; outputs q, qd, qdd, tcp, done"),
-    ("lin", "straight line of the tool to a pose, orientation interpolated (slerp), within Cartesian and joint limits"),
-    ("circ", "circular arc of the tool through a via point to a pose, orientation interpolated"),
-    ("spline", "quintic segments through via points in joint space (position, velocity, acceleration continuous)"),
-    ("path", "a sequence of ptp/lin/circ/spline moves, blended within each move's approximation radius"),
-    ("rnea", "rigid-body feed-forward: tau = RNEA(q, qd, qdd) of the robot's model (gravity, inertia, drive train)"),
-    ("monitor", "following error and position/velocity/torque limits → fault naming the joint; target reached → finish"),
+/// Makes a component of one robot kind for a robot.
+type Make = fn(Arc<Robot>) -> Box<dyn Component>;
+
+/// The robot component kinds: name, one line of documentation, maker.
+const KINDS: &[(&str, &str, Make)] = &[
+    ("ptp", "synchronised PTP in joint space: all axes arrive together within velocity/acceleration (and jerk, with ramp > 0) limits; outputs q, qd, qdd, tcp, done", |r| {
+        Box::new(MotionTrajectory::new(r, "ptp"))
+    }),
+    ("lin", "straight line of the tool to a pose, orientation interpolated (slerp), within Cartesian and joint limits", |r| Box::new(MotionTrajectory::new(r, "lin"))),
+    ("circ", "circular arc of the tool through a via point to a pose, orientation interpolated", |r| Box::new(MotionTrajectory::new(r, "circ"))),
+    ("spline", "quintic segments through via points in joint space (position, velocity, acceleration continuous)", |r| Box::new(MotionTrajectory::new(r, "spline"))),
+    ("path", "a sequence of ptp/lin/circ/spline moves, blended within each move's approximation radius", |r| Box::new(MotionTrajectory::new(r, "path"))),
+    ("rnea", "rigid-body feed-forward: tau = RNEA(q, qd, qdd) of the robot's model (gravity, inertia, drive train)", |r| Box::new(RigidBodyFeedForward::new(r))),
+    ("monitor", "following error and position/velocity/torque limits → fault naming the joint; target reached → finish", |r| Box::new(Monitor::new(r))),
 ];
 
 /// The one-line documentation of a kind.
@@ -35,15 +41,31 @@ pub fn kind_doc(kind: &str) -> &'static str {
     KINDS.iter().find(|k| k.0 == kind).map_or("", |k| k.1)
 }
 
+/// The origin robot kinds are registered under: `robot NAME`.
+pub fn origin(robot: &Robot) -> String {
+    format!("robot {}", robot.name)
+}
+
+/// Registers the robot's component kinds into `registry`, each named `prefix` followed by the
+/// kind (`""` gives `ptp`, `"kr16."` gives `kr16.ptp`); the factories hold the robot.
+pub fn register(registry: &mut KindRegistry, robot: &Arc<Robot>, prefix: &str) -> Result<(), String> {
+    let origin = origin(robot);
+    for &(kind, doc, make) in KINDS {
+        let robot = robot.clone();
+        registry.register(&format!("{prefix}{kind}"), doc, &origin, Arc::new(move || Ok(make(robot.clone()))))?;
+    }
+    Ok(())
+}
+
+/// The robot's kinds alone, by their bare names (`ptp`, `monitor`, …).
+pub fn kinds(robot: &Arc<Robot>) -> KindRegistry {
+    let mut registry = KindRegistry::new();
+    // Seven fixed, distinct names into an empty registry: registering cannot clash.
+    register(&mut registry, robot, "").expect("robot kind names are distinct");
+    registry
+}
+
 /// A factory for robot component `kind`, or `None` if there is no such kind.
 pub fn factory(robot: &Arc<Robot>, kind: &str) -> Option<Factory> {
-    let robot = robot.clone();
-    let kind: &'static str = KINDS.iter().find(|k| k.0 == kind)?.0;
-    Some(Arc::new(move || {
-        Ok(match kind {
-            "rnea" => Box::new(RigidBodyFeedForward::new(robot.clone())) as Box<dyn Component>,
-            "monitor" => Box::new(Monitor::new(robot.clone())),
-            trajectory => Box::new(MotionTrajectory::new(robot.clone(), trajectory)),
-        })
-    }))
+    kinds(robot).get(kind).map(|k| k.make.clone())
 }
