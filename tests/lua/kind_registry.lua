@@ -54,6 +54,30 @@ T.test("an unknown name lists the kinds there are, the registered ones too", fun
   T.raises(function() morc.assembly("x"):add("y", "kindlib.scal") end, here, "unknown component kind 'kindlib.scal'", "kindlib.scale", "gain")
 end)
 
+T.test("an FMU registered by name runs as the native block it was exported from", function()
+  local dir = os.getenv("MORC_TEST_FMUS")
+    or error("MORC_TEST_FMUS is not set: run these tests with `cargo test --test lua_tests`, which exports morc's FMUs")
+  local _, name = morc.register(morc.fmu(dir .. "/morc_pid.fmu"), "fmu_pid")
+  T.eq(name, "fmu_pid")
+  local k = listed("fmu_pid")
+  assert(k.origin:find("FMU " .. dir .. "/morc_pid.fmu of " .. here, 1, true), k.origin)
+  local function run(kind)
+    local a = morc.assembly { kind, duration = 0.02 }
+    a:add("ref", "step", { final = 1, time = 0.005 })
+    a:add("pid", kind, { kp = 2, ki = 10 })
+    a:add("p", "probe")
+    a:add("y", "constant", { value = 0.25 })
+    a:connect("ref.y", "pid.r"); a:connect("y.y", "pid.y"); a:connect("pid.u", "p.u")
+    local r = morc.engine:run(a)
+    T.eq(r.ok, true, r.reason)
+    return r.data["p.u"]
+  end
+  local fmu_u, native_u = run("fmu_pid"), run("pid")
+  T.eq(#fmu_u, 20, "samples")
+  T.near(fmu_u, native_u, 1e-12, "pid.u")
+  assert(native_u[20] > 1.55, "kp·e plus a growing integral: " .. native_u[20])
+end)
+
 T.test("robot kinds: robot:component \"ptp\", and by name once registered (degrees converted by the robot)", function()
   local kr16 = require "robots.kr16"
   local home = { 0, -90, 90, 0, 45, 0 }
