@@ -26,7 +26,7 @@ use crate::value::{Value, ValueType};
 pub use dynamic::{Integrator, UnitDelay};
 pub use filters::{bessel_sections, Bessel, Biquad, Lowpass, MAX_BESSEL_ORDER};
 pub use math::{Gain, Product, Sum};
-pub use motion::{Arm, PPi, Trajectory};
+pub use motion::{Arm, PPi, QuinticPtp};
 pub use nonlinear::{RateLimiter, Saturation};
 pub use pid::{AntiWindup, Pid};
 pub use sources::{Source, SourceSpec, Waveform, CHIRP, CONSTANT, RAMP, SINE, STEP};
@@ -49,7 +49,7 @@ pub fn register(registry: &mut KindRegistry) -> Result<(), String> {
         (Pid::KIND, Pid::DOC, || Box::new(Pid::new())),
         (Lowpass::KIND, Lowpass::DOC, || Box::new(Lowpass::new())),
         (Bessel::KIND, Bessel::DOC, || Box::new(Bessel::new())),
-        (Trajectory::KIND, Trajectory::DOC, || Box::new(Trajectory::new())),
+        (QuinticPtp::KIND, QuinticPtp::DOC, || Box::new(QuinticPtp::new())),
         (PPi::KIND, PPi::DOC, || Box::new(PPi::new())),
         (Arm::KIND, Arm::DOC, || Box::new(Arm::new())),
     ];

@@ -19,19 +19,19 @@ fn size_ports(info: &mut ComponentInfo, n: usize) {
 
 /// Point-to-point move with a quintic (minimum-jerk) profile: rest to rest in
 /// `duration` seconds from `start`, q = q0 + (q1 − q0)·s³(10 − 15s + 6s²).
-pub struct Trajectory {
+pub struct QuinticPtp {
     info: ComponentInfo,
     /// q0, q1, start, duration per element.
     params: [Vec<f64>; 4],
 }
 
-impl Trajectory {
+impl QuinticPtp {
     pub const KIND: &'static str = "trajectory";
     pub const DOC: &'static str =
         "Point-to-point quintic (minimum-jerk) profile from q0 to q1, starting at `start` s and lasting `duration` s: outputs position q, velocity qd and acceleration qdd at the sample time.";
 
     pub fn new() -> Self {
-        Trajectory {
+        QuinticPtp {
             info: ComponentInfo::new(Self::KIND, Self::DOC)
                 .param(width_param())
                 .param(real("q0", 0.0).unit("rad").doc("start position"))
@@ -46,13 +46,13 @@ impl Trajectory {
     }
 }
 
-impl Default for Trajectory {
+impl Default for QuinticPtp {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl Component for Trajectory {
+impl Component for QuinticPtp {
     crate::component_info!(info);
     fn configure(&mut self) -> Result<(), String> {
         let n = width(&self.info)?;
@@ -76,7 +76,7 @@ impl Component for Trajectory {
     }
 }
 
-impl Trajectory {
+impl QuinticPtp {
     fn sample(&self, t: f64, outputs: &mut [Value]) {
         let [q0, q1, start, duration] = &self.params;
         let [q, qd, qdd] = outputs else { return };
