@@ -25,7 +25,7 @@ fn segment_with_a_virtual_sm_terminal() -> Link {
 fn a_terminal_refusing_safe_op_is_named_with_its_al_status_code() {
     let message = match BusBase::open(segment_with_a_virtual_sm_terminal(), BusConfig::default()) {
         Ok(_) => panic!("bring-up succeeded with a terminal that refuses SAFE-OP"),
-        Err(e) => e,
+        Err(e) => e.to_string(),
     };
     assert!(message.contains("device 5 'SIM-DI8-VSM' refused SAFEOP"), "{message}");
     assert!(message.contains("AL status code 0x001E (invalid input configuration)"), "{message}");
@@ -48,7 +48,7 @@ fn more_than_32_devices_are_named_as_the_limit() {
     let seg = shared_sim_segment(&SimSegmentConfig { drives: 30, ..Default::default() }).unwrap();
     let message = match BusBase::open(Link::Simulated(seg), BusConfig::default()) {
         Ok(_) => panic!("33 devices brought up with room for 32"),
-        Err(e) => e,
+        Err(e) => e.to_string(),
     };
     assert!(message.contains("33 devices on the line") && message.contains("at most 32"), "{message}");
 }

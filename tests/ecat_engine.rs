@@ -45,7 +45,7 @@ fn assemblies_move_the_drives_through_the_master_and_swaps_miss_no_cycle() {
     lock(&seg).device_mut(3).unwrap().app_as_mut::<Cia402Drive>().unwrap().inject_fault(0x7305);
     let r = engine.run(&sine("faulted", 0.1, 0.5), &AssemblyData::new()).unwrap();
     match &r.outcome {
-        Outcome::Fault(m) => assert!(m.contains("robot: device 3 'MORC-402': drive fault, error code 0x7305 (sensor / encoder)"), "{m}"),
+        Outcome::Fault(f) => assert!(f.message.contains("robot: device 3 'MORC-402': drive fault, error code 0x7305 (sensor / encoder)"), "{}", f.message),
         o => panic!("{o:?}"),
     }
     assert!(r.ticks < 5, "detected within {} ticks", r.ticks);

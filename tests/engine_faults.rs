@@ -10,7 +10,8 @@ use morc_kernel::assembly::{AssemblySpec, OverrunPolicy};
 use morc_kernel::clock::{monotonic_ns, ClockKind};
 use morc_kernel::component::Step;
 use morc_kernel::data::AssemblyData;
-use morc_kernel::engine::{Engine, EngineConfig, Outcome};
+use morc_kernel::engine::{Engine, EngineConfig, Fault, FaultSource, Outcome};
+use morc_kernel::error::ComponentRef;
 use morc_kernel::rt::RtPolicy;
 
 fn engine(clock: ClockKind) -> (Engine, std::sync::Arc<std::sync::Mutex<common::BaseLog>>) {
@@ -69,8 +70,9 @@ fn overruns_are_counted_under_warn() {
 fn overrun_faults_under_fault_policy() {
     let (mut e, log) = engine(ClockKind::Wall);
     let r = e.run(&overrunning(OverrunPolicy::Fault), &AssemblyData::new()).unwrap();
-    let Outcome::Fault(m) = &r.outcome else { panic!("{:?}", r.outcome) };
+    let Outcome::Fault(Fault { source, message: m }) = &r.outcome else { panic!("{:?}", r.outcome) };
     assert!(m.contains("overrun") && m.contains("every 2 ticks"), "{m}");
+    assert_eq!(*source, FaultSource::Assembly, "an overrun is the assembly's");
     assert_eq!(r.ticks, 2, "faulted at the first deadline");
     // The robot was held from the fault on.
     let log = log.lock().unwrap();
@@ -99,7 +101,9 @@ fn a_component_fault_ends_the_run_and_the_robot_holds() {
     );
     a.connect("v.y", "robot.v_cmd");
     let r = e.run(&a, &AssemblyData::new()).unwrap();
-    assert_eq!(r.outcome, Outcome::Fault("component 'v' (test) at t = 0.007 s: following error 12° exceeds 5°".into()));
+    // The fault names the component in its message and, for a program to act on, in its source.
+    let message = "component 'v' (test) at t = 0.007 s: following error 12° exceeds 5°".to_string();
+    assert_eq!(r.outcome, Outcome::Fault(Fault { source: FaultSource::Component(ComponentRef { name: "v".into(), kind: "test".into() }), message }));
     let log = log.lock().unwrap();
     assert_eq!(log.commands[..7], [Some(1.0); 7]);
     assert_eq!(log.commands[7], None, "the fault tick itself sends no command");
@@ -129,7 +133,7 @@ fn a_base_fault_is_named() {
     );
     a.connect("v.y", "robot.v_cmd");
     let r = e.run(&a, &AssemblyData::new()).unwrap();
-    assert_eq!(r.outcome, Outcome::Fault("robot: drive 3 reports an over-current fault".into()));
+    assert_eq!(r.outcome, Outcome::Fault(Fault::base("robot", "robot: drive 3 reports an over-current fault")));
 }
 
 #[test]

@@ -89,7 +89,7 @@ fn the_master_brings_up_or_refuses_a_device_with_any_image() {
             match Bus::open(link, config, |_| Ok(PreOpPlan::default())) {
                 Ok(_) => ok.fetch_add(1, Ordering::Relaxed),
                 Err(e) => {
-                    prop_assert!(!e.is_empty());
+                    prop_assert!(!e.to_string().is_empty());
                     refused.fetch_add(1, Ordering::Relaxed)
                 }
             };

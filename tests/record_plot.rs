@@ -19,7 +19,7 @@ use morc_kernel::ideal_axes::IdealAxes;
 use morc_kernel::rt::RtPolicy;
 use morc_kernel::value::{Value, ValueType};
 use morc_record::plot::{plot, PlotOptions};
-use morc_record::{ComponentMetadata, RecordedSignal, Recorder, RecordingMetadata};
+use morc_record::{ComponentMetadata, RecordError, RecordedSignal, Recorder, RecordingMetadata};
 
 const T: f64 = 0.001;
 const AXES: usize = 6;
@@ -179,12 +179,13 @@ fn long_lines_are_decimated_without_losing_the_spike() {
 
 #[test]
 fn unknown_signal_lists_the_available_ones() {
-    let e = plot(recording(), &["robot.tau"], &scratch("none.png"), &PlotOptions::default()).unwrap_err();
+    // The variant says what failed; the message, what there is and what to do.
+    let RecordError::Signals(e) = plot(recording(), &["robot.tau"], &scratch("none.png"), &PlotOptions::default()).unwrap_err() else { panic!("not a signal error") };
     assert!(e.contains("'robot.tau'"), "{e}");
     assert!(e.contains("robot.q, wave.b, wave.n, wave.v, wave.y"), "lists what there is: {e}");
-    let e = plot(recording(), &[], &scratch("x.jpg"), &PlotOptions::default()).unwrap_err();
+    let RecordError::Plot(e) = plot(recording(), &[], &scratch("x.jpg"), &PlotOptions::default()).unwrap_err() else { panic!("not a plot error") };
     assert!(e.contains(".png or .svg"), "{e}");
-    let e = plot(Path::new("/nonexistent/run.h5"), &[], &scratch("y.png"), &PlotOptions::default()).unwrap_err();
+    let RecordError::Read(e) = plot(Path::new("/nonexistent/run.h5"), &[], &scratch("y.png"), &PlotOptions::default()).unwrap_err() else { panic!("not a read error") };
     assert!(e.contains("no file /nonexistent/run.h5"), "{e}");
 }
 

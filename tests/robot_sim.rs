@@ -108,7 +108,7 @@ fn monitor_faults_naming_the_joint_and_ptp_rejects_targets_outside_limits() {
     a.components.iter_mut().find(|c| c.name == "mon").unwrap().params = vec![("max_error".into(), Value::Real(1e-5))];
     let r = engine.run(&a, &AssemblyData::new()).unwrap();
     match &r.outcome {
-        Outcome::Fault(m) => assert!(m.contains("joint shoulder_pan_joint") && m.contains("following error"), "{m}"),
+        Outcome::Fault(f) => assert!(f.message.contains("joint shoulder_pan_joint") && f.message.contains("following error"), "{}", f.message),
         other => panic!("expected a fault, got {other:?}"),
     }
     let a = ptp_assembly(&robot, &[0.0, -1.2, 4.0, -0.5, 0.3, 0.0], false);

@@ -30,6 +30,7 @@ use crate::devices::{
     FtScaling, SafetyPlc,
 };
 use crate::master::{Bus, CycleStatus, DeviceInfo, Link, MasterConfig, PreOpPlan, PreOpWrite};
+use crate::BusError;
 use handle::BusShared;
 use morc_kernel::base::{Base, BaseHandle, Commands};
 use morc_kernel::component::{ComponentInfo, Step};
@@ -150,13 +151,13 @@ impl BusBase {
         self.info.description = description.to_string();
     }
 
-    pub fn open(link: Link, config: BusConfig) -> Result<BusBase, String> {
+    pub fn open(link: Link, config: BusConfig) -> Result<BusBase, BusError> {
         if !(config.period.is_finite() && config.period > 0.0) {
-            return Err(format!("bus period must be positive, got {} s", config.period));
+            return Err(BusError::Config(format!("bus period must be positive, got {} s", config.period)));
         }
-        config.drive.check()?;
+        config.drive.check().map_err(BusError::Config)?;
         for (_, d) in &config.drive_overrides {
-            d.check()?;
+            d.check().map_err(BusError::Config)?;
         }
         let period = config.period;
         let mut master = config.master.clone();
@@ -177,7 +178,7 @@ impl BusBase {
             }
             Ok(plan)
         })?;
-        let devices = build_classes(&mut bus, &config)?;
+        let devices = build_classes(&mut bus, &config).map_err(BusError::BringUp)?;
         let (info, ports, devices) = ports::layout(devices);
         let period_ns = (config.period * 1e9).round() as u64;
         let shared = Arc::new(BusShared::default());
@@ -187,7 +188,7 @@ impl BusBase {
                 d.class.disable();
             }
         }
-        base.start()?;
+        base.start().map_err(BusError::BringUp)?;
         Ok(base)
     }
 
@@ -285,7 +286,7 @@ impl BusBase {
     /// faults acknowledged, drives switched on again. Off the steady state (acyclic frames,
     /// and a few extra exchanges while the PLC re-arms).
     fn recover(&mut self) {
-        match self.bus.recover().and_then(|report| self.rearm_safety().map(|()| report)) {
+        match self.bus.recover().map_err(String::from).and_then(|report| self.rearm_safety().map(|()| report)) {
             Ok(report) => {
                 if !report.is_empty() {
                     log::info!("bus recovery: {report}");
@@ -495,8 +496,9 @@ fn build_classes(bus: &mut Bus, config: &BusConfig) -> Result<Devices, String> {
                     Some(s) => s,
                     None => {
                         let (f, t) = (force_torque::obj::COUNTS_PER_FORCE, force_torque::obj::COUNTS_PER_TORQUE);
-                        let why =
-                            |e: String| format!("{e}: the force/torque sensor's scaling (counts per N, per N·m) is needed; give it in the bus configuration if the sensor has no calibration objects");
+                        let why = |e: BusError| {
+                            format!("{e}: the force/torque sensor's scaling (counts per N, per N·m) is needed; give it in the bus configuration if the sensor has no calibration objects")
+                        };
                         FtScaling {
                             counts_per_newton: f64::from(bus.sdo_read_u32(d.position, f.0, f.1).map_err(why)?),
                             counts_per_newton_metre: f64::from(bus.sdo_read_u32(d.position, t.0, t.1).map_err(why)?),

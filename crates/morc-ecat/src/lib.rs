@@ -5,8 +5,11 @@
 
 pub mod base;
 pub mod devices;
+mod error;
 pub mod master;
 pub mod raw_socket;
 pub mod sii_coe_mask;
 pub mod transport;
 pub mod virtual_bus;
+
+pub use error::BusError;

@@ -17,6 +17,7 @@
 use crate::raw_socket::RawSocket;
 use crate::sii_coe_mask::SiiCoeMask;
 use crate::transport::{lock, InProcessTransport, SharedSegment, MAX_FRAME_LEN};
+use crate::BusError;
 use ethercrab::subdevice_group::{DcConfiguration, HasDc, Op};
 use ethercrab::{DcSupport, DcSync, MainDevice, MainDeviceConfig, PduRx, PduStorage, PduTx, SubDeviceGroup, SubDeviceState, Timeouts};
 use std::future::Future;
@@ -352,7 +353,7 @@ fn dc_text(dc: DcSupport) -> &'static str {
 impl Bus {
     /// Discovers the devices on `link`, lets `plan` choose SDO downloads for PreOp from what
     /// was found, and brings every device to Op. Blocks (bring-up is not real-time).
-    pub fn open(link: Link, config: MasterConfig, plan: impl FnOnce(&[DeviceInfo]) -> Result<PreOpPlan, String>) -> Result<Bus, String> {
+    pub fn open(link: Link, config: MasterConfig, plan: impl FnOnce(&[DeviceInfo]) -> Result<PreOpPlan, String>) -> Result<Bus, BusError> {
         let what = format!("{link:?}");
         let mut plan = Some(plan);
         // A second bring-up when devices turn out not to answer CoE, with CoE hidden from
@@ -365,13 +366,13 @@ impl Bus {
             match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Self::open_unguarded(link.clone(), config.clone(), &mut plan, &without_coe))) {
                 Ok(Ok(Opened::Bus(bus))) => return Ok(*bus),
                 Ok(Ok(Opened::WithoutCoe(stations))) if without_coe.is_empty() => without_coe = stations,
-                Ok(Ok(Opened::WithoutCoe(_))) => return Err(format!("EtherCAT bring-up on {what}: devices stopped answering CoE during bring-up")),
-                Ok(Err(e)) => return Err(e),
+                Ok(Ok(Opened::WithoutCoe(_))) => return Err(BusError::BringUp(format!("EtherCAT bring-up on {what}: devices stopped answering CoE during bring-up"))),
+                Ok(Err(e)) => return Err(BusError::BringUp(e)),
                 Err(panic) => {
                     let why = panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned()).unwrap_or_default();
-                    return Err(format!(
+                    return Err(BusError::BringUp(format!(
                         "EtherCAT bring-up on {what} failed reading a device's EEPROM (SII): its content is malformed (ethercrab: {why}); read each device's EEPROM with its vendor's tool, or take devices off the line one at a time to find it"
-                    ));
+                    )));
                 }
             }
         }
@@ -740,8 +741,8 @@ impl Bus {
     /// Fault recovery, off the steady state: reads each device's AL status and status code and
     /// requests Op again (with error acknowledge) from devices that left it. Returns what it
     /// found, or why a device cannot be brought back.
-    pub fn recover(&mut self) -> Result<String, String> {
-        let Some(md) = self.maindevice.as_ref() else { return Err("the bus is closed".into()) };
+    pub fn recover(&mut self) -> Result<String, BusError> {
+        let Some(md) = self.maindevice.as_ref() else { return Err(BusError::Closed) };
         let deadline = Instant::now() + self.config.bring_up_timeout;
         let mut report = String::new();
         for (position, d) in self.devices.iter().enumerate() {
@@ -749,7 +750,8 @@ impl Bus {
             let found = with_group!(&self.group, g => match g.subdevice(md, position) {
                 Ok(sd) => recover_device(driver, &sd, d, deadline),
                 Err(e) => Err(e.to_string()),
-            })?;
+            })
+            .map_err(BusError::Device)?;
             if let Some(what) = found {
                 report.push_str(&what);
             }
@@ -760,29 +762,30 @@ impl Bus {
     /// Asks every device for PRE-OP (outputs no longer valid: drives stop, output terminals
     /// go to their safe values; mailboxes stay usable) and waits until all are there, at
     /// most `timeout`. What a master does when it lets go of the line.
-    pub fn to_pre_op(&mut self, timeout: Duration) -> Result<(), String> {
+    pub fn to_pre_op(&mut self, timeout: Duration) -> Result<(), BusError> {
         let Some(md) = self.maindevice.as_ref() else { return Ok(()) };
+        let fail = |m: String| Err(BusError::Device(m));
         let until = Patience::Until(Instant::now() + timeout);
         match self.driver.run(ethercrab::Command::bwr(0x0120).ignore_wkc().send(md, 0x0002u16), until) {
             Some(Ok(())) => {}
-            Some(Err(e)) => return Err(format!("requesting PREOP: {e}")),
-            None => return Err(format!("requesting PREOP: no answer{}", self.link_error().map(|e| format!(" ({e})")).unwrap_or_default())),
+            Some(Err(e)) => return fail(format!("requesting PREOP: {e}")),
+            None => return fail(format!("requesting PREOP: no answer{}", self.link_error().map(|e| format!(" ({e})")).unwrap_or_default())),
         }
         loop {
             // BRD ORs every device's AL status: exactly PREOP once all are there.
             match self.driver.run(ethercrab::Command::brd(0x0130).ignore_wkc().receive::<u16>(md), until) {
                 Some(Ok(status)) if status & 0x1F == 0x02 => return Ok(()),
                 Some(Ok(_)) => {}
-                Some(Err(e)) => return Err(format!("waiting for PREOP: {e}")),
-                None => return Err(format!("devices not in PREOP within {timeout:?}: {}", self.devices_not_in_op())),
+                Some(Err(e)) => return fail(format!("waiting for PREOP: {e}")),
+                None => return fail(format!("devices not in PREOP within {timeout:?}: {}", self.devices_not_in_op())),
             }
         }
     }
 
     /// An SDO upload of a u32, off the real-time path (e.g. a sensor's calibration, once
     /// after bring-up).
-    pub fn sdo_read_u32(&mut self, position: usize, index: u16, sub: u8) -> Result<u32, String> {
-        let Some(md) = self.maindevice.as_ref() else { return Err("the bus is closed".into()) };
+    pub fn sdo_read_u32(&mut self, position: usize, index: u16, sub: u8) -> Result<u32, BusError> {
+        let Some(md) = self.maindevice.as_ref() else { return Err(BusError::Closed) };
         let name = self.devices.get(position).map(|d| format!("device {position} '{}'", d.name)).unwrap_or_else(|| format!("device {position}"));
         let until = Patience::Until(Instant::now() + self.config.bring_up_timeout);
         let driver = &mut self.driver;
@@ -792,8 +795,8 @@ impl Bus {
         });
         match read {
             Some(Ok(v)) => Ok(v),
-            Some(Err(e)) => Err(format!("{name}: SDO upload 0x{index:04X}:{sub:02X} refused: {e}")),
-            None => Err(format!("{name}: SDO upload 0x{index:04X}:{sub:02X} got no answer")),
+            Some(Err(e)) => Err(BusError::Sdo { position, index, sub, message: format!("{name}: SDO upload 0x{index:04X}:{sub:02X} refused: {e}") }),
+            None => Err(BusError::Sdo { position, index, sub, message: format!("{name}: SDO upload 0x{index:04X}:{sub:02X} got no answer") }),
         }
     }
 }

@@ -9,6 +9,7 @@
 
 use crate::transport::{lock, SharedSegment, MAX_FRAME_LEN};
 use crate::virtual_bus::{shared_sim_segment, SimSegmentConfig};
+use crate::BusError;
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -260,14 +261,14 @@ fn serve(socket: &RawSocket, segment: &SharedSegment, stop: &AtomicBool, counter
 }
 
 /// `morc bus serve`: the simulated segment on `interface` until the process ends.
-pub fn serve_forever(interface: &str, config: &SimSegmentConfig) -> Result<(), String> {
-    let segment = shared_sim_segment(config)?;
-    let server = SegmentServer::start(interface, segment).map_err(|e| format!("cannot serve on '{interface}': {e} (needs root or CAP_NET_RAW)"))?;
+pub fn serve_forever(interface: &str, config: &SimSegmentConfig) -> Result<(), BusError> {
+    let segment = shared_sim_segment(config).map_err(BusError::Sim)?;
+    let server = SegmentServer::start(interface, segment).map_err(|e| BusError::Link(format!("cannot serve on '{interface}': {e} (needs root or CAP_NET_RAW)")))?;
     eprintln!("serving a simulated segment ({} drives) on {interface}; Ctrl-C to stop", config.drives);
     loop {
         std::thread::sleep(Duration::from_secs(1));
         if server.thread.as_ref().is_some_and(|t| t.is_finished()) {
-            return server.stop().map_err(|e| format!("segment server on '{interface}' stopped: {e}"));
+            return server.stop().map_err(|e| BusError::Link(format!("segment server on '{interface}' stopped: {e}")));
         }
     }
 }

@@ -8,6 +8,7 @@ use crate::devices::AnalogRange;
 use crate::devices::DriveConfig;
 use crate::master::Link;
 use crate::transport::SharedSegment;
+use crate::BusError;
 use morc_ecat_sim::PdoEntrySpec;
 use morc_ecat_sim::{
     cia402_drive, coupler, digital_inputs, digital_outputs, fixed_pdo_device, morc_drive_image, DrivePlant, EscConfig, IdealFollower, Segment, SimAnalogInputs, SimAnalogOutputs, SimForceSensor,
@@ -335,10 +336,10 @@ pub fn shared_sim_segment(config: &SimSegmentConfig) -> Result<SharedSegment, St
 /// Where `--bus` (morc run), `morc bus scan --sim | --iface` or `morc.start_engine { bus = … }`
 /// points: "sim" is the simulated cell ([`SimSegmentConfig::cell`]) with `drives` drives,
 /// anything else a network interface.
-pub fn link_for(spec: &str, drives: usize) -> Result<Link, String> {
+pub fn link_for(spec: &str, drives: usize) -> Result<Link, BusError> {
     match spec {
-        "sim" => Ok(Link::Simulated(shared_sim_segment(&SimSegmentConfig::cell(drives))?)),
+        "sim" => Ok(Link::Simulated(shared_sim_segment(&SimSegmentConfig::cell(drives)).map_err(BusError::Sim)?)),
         iface if !iface.is_empty() => Ok(Link::Interface(iface.to_string())),
-        _ => Err("the bus is 'sim' (the simulated cell) or a network interface name (e.g. eth1)".into()),
+        _ => Err(BusError::Config("the bus is 'sim' (the simulated cell) or a network interface name (e.g. eth1)".into())),
     }
 }

@@ -133,22 +133,10 @@ pub struct AssemblySpec {
     pub overrun: OverrunPolicy,
 }
 
-/// A validation or preparation error: one message that says where and what to do.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct AssemblyError {
-    pub message: String,
-}
-
-impl fmt::Display for AssemblyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for AssemblyError {}
+pub use super::error::AssemblyError;
 
 pub(crate) fn err<T>(origin: &Origin, msg: impl fmt::Display) -> Result<T, AssemblyError> {
-    Err(AssemblyError { message: format!("{origin}: {msg}") })
+    Err(AssemblyError { message: format!("{origin}: {msg}"), component: None })
 }
 
 /// Where a component input reads from, in the plan.
@@ -272,7 +260,7 @@ pub fn plan(spec: &AssemblySpec, base_name: &str, base: &ComponentInfo, base_per
         for (p, v) in overrides {
             component.set_parameter(&p, &v).or_else(|e| err(&c.origin, format!("component '{}', from Assembly Data: {e}", c.name)))?;
         }
-        component.configure().or_else(|e| err(&c.origin, format!("component '{}' ({}): {e}", c.name, c.kind)))?;
+        component.configure().or_else(|e| err(&c.origin, format!("component '{}' ({}): {e}", c.name, c.kind)).map_err(|e| e.in_component(&c.name, &c.kind)))?;
         components.push(PlannedComponent { name: c.name.clone(), kind: c.kind.clone(), every, component, inputs: Vec::new(), origin: c.origin.clone() });
     }
 
@@ -298,8 +286,8 @@ pub fn plan(spec: &AssemblySpec, base_name: &str, base: &ComponentInfo, base_per
                 })
                 .collect(),
         };
-        let Attachment { mut component, every, inputs } = (a.attach)(&view).or_else(|e| err(&a.origin, format!("{} '{}': {e}", a.kind, a.name)))?;
-        component.configure().or_else(|e| err(&a.origin, format!("{} '{}': {e}", a.kind, a.name)))?;
+        let Attachment { mut component, every, inputs } = (a.attach)(&view).or_else(|e| err(&a.origin, format!("{} '{}': {e}", a.kind, a.name)).map_err(|e| e.in_component(&a.name, &a.kind)))?;
+        component.configure().or_else(|e| err(&a.origin, format!("{} '{}': {e}", a.kind, a.name)).map_err(|e| e.in_component(&a.name, &a.kind)))?;
         for (from, port) in inputs {
             connections.push(ConnectionSpec { from, to: format!("{}.{port}", a.name), delay: false, origin: a.origin.clone() });
         }

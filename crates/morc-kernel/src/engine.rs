@@ -8,11 +8,12 @@ use std::thread::JoinHandle;
 
 use crossbeam_channel::{bounded, Receiver, Sender};
 
-use super::assembly::{plan, AssemblyError, AssemblySpec};
+use super::assembly::{plan, AssemblySpec};
 use super::base::{Base, BaseHandle};
 use super::clock::{monotonic_ns, sleep_until, ClockKind};
 use super::component::{ComponentInfo, Step};
 use super::data::AssemblyData;
+pub use super::error::{EngineError, Fault, FaultSource};
 use super::multirate::{ComponentReport, RunningAssembly};
 use super::rt::{self, RtPolicy};
 use super::stats::{Histogram, Summary};
@@ -59,8 +60,8 @@ impl EngineStats {
 pub enum Outcome {
     /// A component said it is done (reason names it), or the duration ran out ("duration").
     Finished(String),
-    /// Something failed; the robot was taken to hold.
-    Fault(String),
+    /// Something failed (who and what); the robot was taken to hold.
+    Fault(Fault),
     /// The program (or Ctrl-C) cancelled it; the robot holds.
     Cancelled,
 }
@@ -68,6 +69,14 @@ pub enum Outcome {
 impl Outcome {
     pub fn is_ok(&self) -> bool {
         matches!(self, Outcome::Finished(_))
+    }
+
+    /// The fault, when the run ended in one.
+    pub fn fault(&self) -> Option<&Fault> {
+        match self {
+            Outcome::Fault(f) => Some(f),
+            _ => None,
+        }
     }
 }
 
@@ -134,31 +143,6 @@ impl RunResult {
             );
         }
         s
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum EngineError {
-    Assembly(AssemblyError),
-    Busy(String),
-    Stopped(String),
-}
-
-impl std::fmt::Display for EngineError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            EngineError::Assembly(e) => write!(f, "{e}"),
-            EngineError::Busy(name) => write!(f, "the engine is busy running '{name}': wait for it or cancel it first"),
-            EngineError::Stopped(why) => write!(f, "the engine has stopped: {why}"),
-        }
-    }
-}
-
-impl std::error::Error for EngineError {}
-
-impl From<AssemblyError> for EngineError {
-    fn from(e: AssemblyError) -> Self {
-        EngineError::Assembly(e)
     }
 }
 
@@ -445,12 +429,12 @@ impl Coordinator {
                 // After a fault or Ctrl-C: brake to a standstill before the result goes back.
                 *ticks += 1;
                 if let (Step::Fault(m), Some(Outcome::Cancelled)) = (&sensed, &job.outcome) {
-                    job.outcome = Some(Outcome::Fault(format!("{}: {m}", self.base.name())));
+                    job.outcome = Some(Outcome::Fault(Fault::base(self.base.name(), format!("{}: {m}", self.base.name()))));
                 }
                 let _ = self.base.stop(tick);
                 if self.base.is_still() || *ticks >= self.stop_ticks {
                     if !self.base.is_still() {
-                        if let Some(Outcome::Fault(m) | Outcome::Finished(m)) = &mut job.outcome {
+                        if let Some(Outcome::Fault(Fault { message: m, .. }) | Outcome::Finished(m)) = &mut job.outcome {
                             m.push_str(&format!("; the robot did not come to a standstill within {:.1} s", STOP_TIME_LIMIT));
                         }
                     }
@@ -463,6 +447,7 @@ impl Coordinator {
             let shared = &self.shared;
             let epoch = job.cancel_epoch;
             let cancelled = || shared.cancel.load(Ordering::Relaxed) || CANCEL_ALL.load(Ordering::Relaxed) != epoch;
+            let base_faulted = matches!(sensed, Step::Fault(_));
             let step = match sensed {
                 Step::Fault(m) => Step::Fault(format!("{}: {m}", self.base.name())),
                 _ if cancelled() => {
@@ -480,7 +465,10 @@ impl Coordinator {
                     job.outcome = Some(Outcome::Finished(reason));
                 }
                 Step::Fault(_) if cancelled() => job.outcome = Some(Outcome::Cancelled),
-                Step::Fault(m) => job.outcome = Some(Outcome::Fault(m)),
+                Step::Fault(message) => {
+                    let source = if base_faulted { FaultSource::Base { name: self.base.name().to_string() } } else { job.assembly.fault_source() };
+                    job.outcome = Some(Outcome::Fault(Fault { source, message }));
+                }
             }
             let stop = matches!(job.outcome, Some(Outcome::Fault(_) | Outcome::Cancelled));
             let actuated = if stop {
@@ -492,7 +480,7 @@ impl Coordinator {
             };
             if let Step::Fault(m) = actuated {
                 if !matches!(job.outcome, Some(Outcome::Fault(_))) {
-                    job.outcome = Some(Outcome::Fault(format!("{}: {m}", self.base.name())));
+                    job.outcome = Some(Outcome::Fault(Fault::base(self.base.name(), format!("{}: {m}", self.base.name()))));
                 }
             }
             match &job.outcome {

@@ -10,6 +10,7 @@ pub mod clock;
 pub mod component;
 pub mod data;
 pub mod engine;
+pub mod error;
 pub mod ideal_axes;
 pub(crate) mod interpolate;
 pub mod multirate;

@@ -22,6 +22,7 @@ use super::base::Commands;
 use super::clock::ClockKind;
 use super::component::{AssemblyResults, ComponentInfo, InitContext, Step};
 use super::data::AssemblyData;
+use super::error::{ComponentRef, FaultSource};
 use super::interpolate::Ramp;
 use super::rt::RtPolicy;
 use super::stats::Summary;
@@ -94,6 +95,8 @@ pub struct RunningAssembly {
     overrun: OverrunPolicy,
     /// A finish requested by a component, kept until the end of the tick.
     pending_finish: Option<String>,
+    /// The component whose fault the last step returned (None: the assembly's own fault).
+    fault_source: Option<FaultSource>,
 }
 
 /// Per-component timing after a run.
@@ -119,7 +122,7 @@ impl RunningAssembly {
             let ctx = InitContext { name: &c.name, period: f64::from(c.every) * base_period, base_period, data };
             c.component
                 .initialize(&ctx, &mut outputs[i])
-                .map_err(|e| AssemblyError { message: format!("{}: component '{}' ({}) failed to initialise: {e}", c.origin, c.name, c.kind) })?;
+                .map_err(|e| AssemblyError { message: format!("{}: component '{}' ({}) failed to initialise: {e}", c.origin, c.name, c.kind), component: None }.in_component(&c.name, &c.kind))?;
         }
 
         // Published table: base outputs first, then every output read across tasks.
@@ -253,6 +256,7 @@ impl RunningAssembly {
                 delay_sources: layout.delay_sources,
                 ramps,
                 outcome: Step::Continue,
+                faulted: None,
             });
             let io = TaskIo { imports: layout.imports, exports: layout.exports };
             if t == 0 {
@@ -266,7 +270,7 @@ impl RunningAssembly {
                 let thread = std::thread::Builder::new()
                     .name(name)
                     .spawn(move || updater_loop(jobs_rx, done_tx, policy, coordinator))
-                    .map_err(|e| AssemblyError { message: format!("cannot start an Updater thread: {e}") })?;
+                    .map_err(|e| AssemblyError { message: format!("cannot start an Updater thread: {e}"), component: None })?;
                 threaded.push(ThreadedTask { every: u64::from(every), task: Some(task), io, jobs: Some(jobs_tx), done: done_rx, thread: Some(thread), due: 0, overruns: 0, late: false });
             }
         }
@@ -288,7 +292,13 @@ impl RunningAssembly {
             duration_ticks: plan.duration_ticks,
             overrun: plan.overrun,
             pending_finish: None,
+            fault_source: None,
         })
+    }
+
+    /// Who raised the fault the last step returned: a component, else the assembly itself.
+    pub fn fault_source(&mut self) -> FaultSource {
+        self.fault_source.take().unwrap_or(FaultSource::Assembly)
     }
 
     /// The base's commands as of the last tick.
@@ -317,14 +327,18 @@ impl RunningAssembly {
                 }
                 Ok(task) => {
                     t.io.publish(&task, &mut self.published);
-                    let outcome = std::mem::replace(&mut t.task.insert(task).outcome, Step::Continue);
+                    let task = t.task.insert(task);
+                    let outcome = std::mem::replace(&mut task.outcome, Step::Continue);
                     t.late = false;
                     match outcome {
                         Step::Continue => {}
                         Step::Finish(reason) => {
                             self.pending_finish.get_or_insert(reason);
                         }
-                        fault @ Step::Fault(_) => return fault,
+                        fault @ Step::Fault(_) => {
+                            self.fault_source = faulted_component(task);
+                            return fault;
+                        }
                     }
                 }
                 Err(TryRecvError::Empty) => {
@@ -356,7 +370,10 @@ impl RunningAssembly {
             Step::Finish(reason) => {
                 self.pending_finish.get_or_insert(reason);
             }
-            fault @ Step::Fault(_) => return fault,
+            fault @ Step::Fault(_) => {
+                self.fault_source = faulted_component(&self.inline);
+                return fault;
+            }
         }
         self.inline_io.publish(&self.inline, &mut self.published);
 
@@ -468,6 +485,12 @@ fn wait_parked(done: &Receiver<Box<Task>>, cancelled: &dyn Fn() -> bool) -> Resu
     }
 }
 
+/// The component whose fault ended `task`'s last step.
+fn faulted_component(task: &Task) -> Option<FaultSource> {
+    let slot = &task.slots[task.faulted?];
+    Some(FaultSource::Component(ComponentRef { name: slot.name.clone(), kind: slot.kind.clone() }))
+}
+
 fn empty_task() -> Task {
     Task {
         every: 1,
@@ -479,6 +502,7 @@ fn empty_task() -> Task {
         delay_sources: Vec::new(),
         ramps: Vec::new(),
         outcome: Step::Continue,
+        faulted: None,
     }
 }
 

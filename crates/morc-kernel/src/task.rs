@@ -57,6 +57,8 @@ pub(crate) struct Task {
     pub ramps: Vec<Ramp>,
     /// What the last step asked for (read by the Coordinator on return).
     pub outcome: Step,
+    /// The slot whose fault ended the last step, if one did (an index: no allocation).
+    pub faulted: Option<usize>,
 }
 
 impl Task {
@@ -69,6 +71,7 @@ impl Task {
             r.update(tick, &self.externals[r.external]);
         }
         let mut outcome = Step::Continue;
+        self.faulted = None;
         for i in 0..self.slots.len() {
             let (before, rest) = self.slots.split_at_mut(i);
             let slot = &mut rest[0];
@@ -92,6 +95,7 @@ impl Task {
                     }
                 }
                 Step::Fault(message) => {
+                    self.faulted = Some(i);
                     // Rounded to the ns: 0.284, not 0.28400000000000003.
                     let time = (ctx.time * 1e9).round() / 1e9;
                     outcome = Step::Fault(format!("component '{}' ({}) at t = {time} s: {message}", slot.name, slot.kind));

@@ -8,6 +8,7 @@ use super::convert::to_value;
 use super::fmu::FmuKind;
 use super::origin::caller;
 use crate::component::LuaComponentDef;
+use crate::error::{note_component_kind, prefixed, ErrorKind};
 use crate::kinds::{self, Resolved};
 use crate::robot::RobotKind;
 use morc_kernel::assembly::{AssemblySpec, AttachmentSpec, ComponentSpec, ConnectionSpec, OverrunPolicy};
@@ -85,11 +86,19 @@ impl UserData for LuaAssembly {
                 Some(o) if matches!(&kind, mlua::Value::String(s) if s.to_str().is_ok_and(|s| s == "fmu")) => o.get::<Option<String>>("path")?,
                 _ => None,
             };
-            let entry = match resolve(lua, &kind, fmu_path.as_deref()).map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))? {
+            let entry = match resolve(lua, &kind, fmu_path.as_deref()).map_err(|e| prefixed(&origin, e))? {
                 Resolved::Robot(k) => return super::robot::add_component(lua, &k.robot, ud, name, &k.kind, opts),
                 Resolved::Kind(entry) => entry,
             };
             let (kind_name, factory) = (entry.name, entry.make);
+            // FMU and Lua kinds are named by their model and definition: what their faults are about
+            // (kinds registered by name are noted by morc.register).
+            match &kind {
+                _ if fmu_path.is_some() => note_component_kind(&kind_name, ErrorKind::Fmi),
+                mlua::Value::UserData(k) if k.is::<FmuKind>() => note_component_kind(&kind_name, ErrorKind::Fmi),
+                mlua::Value::UserData(k) if k.is::<LuaKind>() => note_component_kind(&kind_name, ErrorKind::Lua),
+                _ => {}
+            }
             let mut every = 1u32;
             let mut period = None;
             let mut params = Vec::new();
@@ -139,7 +148,7 @@ impl UserData for LuaAssembly {
 
         methods.add_function("record", |lua, (ud, opts): (AnyUserData, Table)| {
             let origin = caller(lua);
-            let fail = |m: String| mlua::Error::runtime(format!("{origin}: {m}"));
+            let fail = |m: String| crate::error::raise(crate::error::ErrorKind::Record, format!("{origin}: {m}"));
             let mut patterns = Vec::new();
             for p in opts.clone().sequence_values::<String>() {
                 patterns.push(p?);

@@ -4,7 +4,9 @@
 
 use mlua::{Table, UserData, UserDataFields, UserDataMethods};
 
+use crate::error::{raise, with_prefix, ErrorKind};
 use morc_ecat::base::BusHandle;
+use morc_ecat::BusError;
 use morc_kernel::assembly::AssemblySpec;
 use morc_kernel::data::AssemblyData;
 use morc_kernel::engine::{Engine, Outcome};
@@ -25,17 +27,17 @@ pub fn reset_faults(engine: &mut Engine) -> mlua::Result<(bool, Option<String>)>
         return Ok((true, None));
     };
     if engine.is_running() {
-        return Err(mlua::Error::runtime("engine:reset_faults(): an assembly is running; wait for it or cancel it first"));
+        return Err(raise(ErrorKind::Engine, "engine:reset_faults(): an assembly is running; wait for it or cancel it first"));
     }
     handle.reset_faults();
     // The base acts at its next tick; a short empty run cycles it (on either clock) while the
     // devices come back and the drives switch on.
     let mut settle = AssemblySpec::new("reset faults");
     settle.duration = Some(RESET_SETTLE_S);
-    let r = engine.run(&settle, &AssemblyData::new()).map_err(|e| mlua::Error::runtime(e.to_string()))?;
+    let r = engine.run(&settle, &AssemblyData::new()).map_err(crate::error::typed)?;
     match (handle.faulted(), r.outcome) {
         (false, _) => Ok((true, None)),
-        (true, Outcome::Fault(m)) => Ok((false, Some(m))),
+        (true, Outcome::Fault(f)) => Ok((false, Some(f.message))),
         (true, _) => Ok((false, Some("still faulted".into()))),
     }
 }
@@ -53,7 +55,11 @@ fn wrench(t: &Table) -> mlua::Result<[f64; 6]> {
 
 /// `bus:sim { inject = { fault = …, after = s, … } }`: a fault the simulated segment raises by
 /// itself `after` seconds of bus time from now.
-fn schedule_fault(bus: &BusHandle, t: &Table) -> Result<(), String> {
+fn schedule_fault(bus: &BusHandle, t: &Table) -> Result<(), BusError> {
+    inject(bus, t).map_err(BusError::Sim)
+}
+
+fn inject(bus: &BusHandle, t: &Table) -> Result<(), String> {
     use morc_ecat_sim::ScheduledFault;
     let segment = bus.segment().ok_or("the bus is not simulated: faults can be injected on the simulated segment only")?;
     let after: f64 = t.get::<Option<f64>>("after").map_err(|e| e.to_string())?.unwrap_or(0.0);
@@ -79,7 +85,7 @@ fn schedule_fault(bus: &BusHandle, t: &Table) -> Result<(), String> {
 
 /// `bus:sim { … }`: sets the simulated devices named by the keys given.
 fn set_sim(bus: &BusHandle, t: Table) -> mlua::Result<()> {
-    let fail = |e: String| mlua::Error::runtime(format!("bus:sim: {e}"));
+    let fail = |e: BusError| with_prefix("bus:sim: ", e);
     for pair in t.pairs::<String, mlua::Value>() {
         let (key, value) = pair?;
         match (key.as_str(), value) {
@@ -96,11 +102,11 @@ fn set_sim(bus: &BusHandle, t: Table) -> mlua::Result<()> {
             }
             ("inject", mlua::Value::Table(i)) => schedule_fault(bus, &i).map_err(fail)?,
             (key, v) => {
-                return Err(fail(format!(
+                return Err(fail(BusError::Sim(format!(
                 "unknown setting {key} = {} (a {}): use estop, door_closed, enabling_switch (booleans), load = {{ Fx, Fy, Fz, Tx, Ty, Tz }}, analog_in = {{ V, … }}, inject = {{ fault, after, … }}",
                 v.to_string().unwrap_or_default(),
                 v.type_name()
-            )))
+            ))))
             }
         }
     }
@@ -121,7 +127,7 @@ impl UserData for LuaBus {
             Ok(())
         });
         methods.add_method("sim", |_, this, t: Table| set_sim(&this.0, t));
-        methods.add_method("analog_out", |_, this, channel: usize| this.0.sim_analog_outputs(|a| a.value(channel.saturating_sub(1))).map_err(|e| mlua::Error::runtime(format!("bus:analog_out: {e}"))));
+        methods.add_method("analog_out", |_, this, channel: usize| this.0.sim_analog_outputs(|a| a.value(channel.saturating_sub(1))).map_err(|e| with_prefix("bus:analog_out: ", e)));
         methods.add_meta_method("__tostring", |_, this, ()| {
             Ok(format!(
                 "EtherCAT bus ({} cycles, {}){}",

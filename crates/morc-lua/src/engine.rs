@@ -121,16 +121,22 @@ fn summary_table(lua: &Lua, s: &Summary) -> mlua::Result<Table> {
 }
 
 /// The result of a run as a Lua table (times in seconds); `tostring(r)` is the report.
-pub fn result_table(lua: &Lua, r: &RunResult, data: mlua::Value) -> mlua::Result<Table> {
+/// `on_bus`: the engine's base is the EtherCAT bus (its faults are the bus's, not the robot's).
+pub fn result_table(lua: &Lua, r: &RunResult, data: mlua::Value, on_bus: bool) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     t.set("ok", r.outcome.is_ok())?;
     let (outcome, reason) = match &r.outcome {
         Outcome::Finished(reason) => ("finished", reason.clone()),
-        Outcome::Fault(m) => ("fault", m.clone()),
+        Outcome::Fault(f) => ("fault", f.message.clone()),
         Outcome::Cancelled => ("cancelled", "cancelled".to_string()),
     };
     t.set("outcome", outcome)?;
     t.set("reason", reason)?;
+    // A fault as an error value, as pcall would catch it: r.error.kind, r.error.message.
+    if let Outcome::Fault(f) = &r.outcome {
+        let kind = crate::error::fault_kind(&f.source, on_bus);
+        t.set("error", mlua::Value::Error(Box::new(crate::error::raise(kind, f.message.clone()))))?;
+    }
     t.set("assembly", r.assembly.as_str())?;
     t.set("ticks", r.ticks)?;
     t.set("duration", r.ticks as f64 * r.base_period)?;
@@ -205,7 +211,7 @@ pub fn run(lua: &Lua, engine: &mut Engine, assembly: &AnyUserData, opts: Option<
     if super::interrupt::pending() {
         return Err(super::interrupt::error());
     }
-    let handle = engine.start_run(&req.spec, &req.data).map_err(|e| mlua::Error::runtime(e.to_string()))?;
+    let handle = engine.start_run(&req.spec, &req.data).map_err(crate::error::typed)?;
     finish(lua, engine, handle, req)
 }
 
@@ -213,7 +219,7 @@ pub fn run(lua: &Lua, engine: &mut Engine, assembly: &AnyUserData, opts: Option<
 fn finish(lua: &Lua, engine: &mut Engine, handle: morc_kernel::engine::RunHandle, req: Request) -> mlua::Result<Table> {
     let Request { spec, data_ud, capped, .. } = req;
     let result = engine.wait(handle);
-    let result = result.map_err(|e| mlua::Error::runtime(e.to_string()))?;
+    let result = result.map_err(crate::error::typed)?;
     lua.set_app_data(LastOutcome(result.outcome.clone()));
     if capped && result.outcome == Outcome::Finished("duration".into()) {
         eprintln!("morc check: '{}' has no end of its own; checked for its first {CHECK_MAX_SECONDS} s", spec.name);
@@ -241,7 +247,7 @@ fn finish(lua: &Lua, engine: &mut Engine, handle: morc_kernel::engine::RunHandle
         }
         None => mlua::Value::UserData(lua.create_userdata(LuaData(result.data.clone()))?),
     };
-    let t = result_table(lua, &result, data_value)?;
+    let t = result_table(lua, &result, data_value, super::bus::bus_handle(engine).is_some())?;
     let mut report: String = t.get("report")?;
     for path in &recordings {
         report.push_str(&format!("  recorded {path}\n"));
@@ -283,7 +289,7 @@ impl UserData for LuaEngine {
                 if super::interrupt::pending() {
                     return Err(super::interrupt::error());
                 }
-                let handle = this.0.start_run(&req.spec, &req.data).map_err(|e| mlua::Error::runtime(e.to_string()))?;
+                let handle = this.0.start_run(&req.spec, &req.data).map_err(crate::error::typed)?;
                 this.1 = Some((handle, req));
             }
             Ok(LuaRunHandle(ud))
@@ -303,7 +309,7 @@ impl UserData for LuaEngine {
         methods.add_method("check", |_, this, assembly: AnyUserData| {
             let spec = &assembly.borrow::<LuaAssembly>()?.0;
             let e = &this.0;
-            morc_kernel::assembly::plan(spec, e.base_name(), e.base_info(), e.config().period, &AssemblyData::new()).map_err(|err| mlua::Error::runtime(err.to_string()))?;
+            morc_kernel::assembly::plan(spec, e.base_name(), e.base_info(), e.config().period, &AssemblyData::new()).map_err(crate::error::typed)?;
             Ok(true)
         });
         methods.add_meta_method("__tostring", |_, this, ()| {

@@ -110,6 +110,12 @@ pub fn register(lua: &Lua, kind: &mlua::Value, name: Option<String>) -> mlua::Re
             name = format!("{prefix}{name}");
         }
     }
+    // What the kind's errors and faults are about (err.kind, r.error.kind).
+    if kind.is::<LuaKind>() {
+        crate::error::note_component_kind(&name, crate::error::ErrorKind::Lua);
+    } else if kind.is::<FmuKind>() {
+        crate::error::note_component_kind(&name, crate::error::ErrorKind::Fmi);
+    }
     with(lua, |k| {
         k.registry.register(&name, &entry.doc, &entry.origin, entry.make)?;
         if let Some(r) = robot {

@@ -8,6 +8,7 @@ pub mod convert;
 pub mod data;
 pub mod docs;
 pub mod engine;
+pub mod error;
 pub mod fmu;
 pub mod interrupt;
 pub mod kinds;
@@ -147,6 +148,7 @@ pub fn install(lua: &Lua, engine: Engine) -> mlua::Result<()> {
     let engine_ud = lua.create_userdata(LuaEngine(engine, None))?;
     morc.set("engine", engine_ud)?;
     lua.globals().set("morc", morc.clone())?;
+    error::install(lua)?;
     lua.load(PRELUDE).set_name("@lua/morc/prelude.lua").exec()?;
     plot::install(lua)?;
     // `require "morc"` gives the same table; the compiled-in modules are preloaded.

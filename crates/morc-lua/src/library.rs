@@ -373,7 +373,7 @@ pub fn libraries_on_stack(lua: &Lua) -> Vec<std::sync::Arc<Trust>> {
 /// For morc's own functions: refuses `what` when library code on the stack lacks `cap`.
 pub fn check(lua: &Lua, cap: &str, what: &str) -> mlua::Result<()> {
     match libraries_on_stack(lua).into_iter().find(|t| !t.allows(cap)) {
-        Some(t) => Err(mlua::Error::runtime(t.denial(cap, what))),
+        Some(t) => Err(crate::error::raise(crate::error::ErrorKind::Library, t.denial(cap, what))),
         None => Ok(()),
     }
 }
@@ -381,7 +381,7 @@ pub fn check(lua: &Lua, cap: &str, what: &str) -> mlua::Result<()> {
 /// For morc's own functions that read a file: a library may read its own folder; elsewhere it needs `io`.
 pub fn check_read(lua: &Lua, path: &Path, what: &str) -> mlua::Result<()> {
     match libraries_on_stack(lua).into_iter().find(|t| !t.allows("io") && !t.contains(path)) {
-        Some(t) => Err(mlua::Error::runtime(t.denial("io", &format!("use io outside its folder ({what} {})", path.display())))),
+        Some(t) => Err(crate::error::raise(crate::error::ErrorKind::Library, t.denial("io", &format!("use io outside its folder ({what} {})", path.display())))),
         None => Ok(()),
     }
 }

@@ -24,7 +24,7 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
         };
         let patterns: Vec<&str> = patterns.iter().map(String::as_str).collect();
         let output = output.map(PathBuf::from).unwrap_or_else(|| default_output(&recording));
-        let summary = plot(&recording, &patterns, &output, &PlotOptions::default()).map_err(|e| mlua::Error::runtime(format!("plot: {e}")))?;
+        let summary = plot(&recording, &patterns, &output, &PlotOptions::default()).map_err(|e| crate::error::with_prefix("plot: ", e))?;
         Ok(summary.output.display().to_string())
     })?;
     lua.globals().set("plot", plot_fn)?;
@@ -37,7 +37,7 @@ fn recording_of(what: &Value) -> mlua::Result<PathBuf> {
         Value::String(s) => Ok(Path::new(&*s.to_str()?).to_path_buf()),
         Value::Table(t) => match t.get::<Option<Table>>("recordings")?.and_then(|r| r.get::<Option<String>>(1).ok().flatten()) {
             Some(path) => Ok(PathBuf::from(path)),
-            None => Err(mlua::Error::runtime("plot: this run recorded nothing (r.recordings is empty): add a recorder to the assembly")),
+            None => Err(crate::error::raise(crate::error::ErrorKind::Record, "plot: this run recorded nothing (r.recordings is empty): add a recorder to the assembly")),
         },
         other => Err(mlua::Error::runtime(format!("plot expects a recording's path or a run result, got a {}", other.type_name()))),
     }

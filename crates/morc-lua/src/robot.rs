@@ -13,6 +13,8 @@ use super::convert::to_value;
 use super::engine::LuaEngine;
 use super::origin::caller;
 use super::robot_params::{self, Units};
+use crate::error::{raise, typed, with_prefix, ErrorKind};
+use morc_ecat::BusError;
 use morc_kernel::assembly::{ComponentSpec, Factory};
 use morc_kernel::clock::ClockKind;
 use morc_kernel::component::Component;
@@ -109,7 +111,7 @@ fn inertia_matrix(t: &Table, what: &str) -> mlua::Result<Matrix3<f64>> {
 /// lengths in mm, angles in degrees, masses in kg, inertias in kg·m² about the centre of mass.
 fn model_dh(lua: &Lua, t: Table) -> mlua::Result<LuaModel> {
     let origin = caller(lua);
-    let fail = |m: String| mlua::Error::runtime(format!("{origin}: morc.model.dh: {m}"));
+    let fail = |m: String| raise(ErrorKind::Model, format!("{origin}: morc.model.dh: {m}"));
     let convention = match t.get::<Option<String>>("convention")?.as_deref() {
         None | Some("standard") => DhConvention::Standard,
         Some("modified") => DhConvention::Modified,
@@ -153,7 +155,7 @@ fn model_dh(lua: &Lua, t: Table) -> mlua::Result<LuaModel> {
 /// each carrying the body given with it (centre of mass and inertia in the joint frame).
 fn model_build(lua: &Lua, t: Table) -> mlua::Result<LuaModel> {
     let origin = caller(lua);
-    let fail = |m: String| mlua::Error::runtime(format!("{origin}: morc.model.build: {m}"));
+    let fail = |m: String| raise(ErrorKind::Model, format!("{origin}: morc.model.build: {m}"));
     let name = t.get::<Option<String>>("name")?.unwrap_or_else(|| "model".into());
     let mut builder = ModelBuilder::new(name.clone());
     let placement = |row: &Table, what: &str| -> mlua::Result<Se3> {
@@ -218,7 +220,7 @@ fn model_urdf(lua: &Lua, file: String) -> mlua::Result<LuaModel> {
     let origin = caller(lua);
     let path = resolve(lua, &file);
     crate::library::check_read(lua, &path, "morc.model.urdf")?;
-    let fail = |e: String| mlua::Error::runtime(format!("{origin}: morc.model.urdf: {e}"));
+    let fail = |e: String| raise(ErrorKind::Model, format!("{origin}: morc.model.urdf: {e}"));
     let model = morc_model::load_urdf(&path).map_err(|e| fail(e.to_string()))?;
     // The file's parser takes kinematics-only URDFs; a robot also needs its dynamics.
     model.check_mass_matrix().map_err(|e| fail(format!("{}: {e}", path.display())))?;
@@ -270,7 +272,7 @@ fn limits_of(j: &Table, model_limits: &JointLimits, prismatic: bool, what: &str)
 /// `morc.robot { name, model, joints = { { "A1", drive = {…}, limits = {…} }, … }, tool = {…}, payload = {…} }`.
 fn define_robot(lua: &Lua, t: Table) -> mlua::Result<LuaRobot> {
     let origin = caller(lua).to_string();
-    let fail = |m: String| mlua::Error::runtime(format!("{origin}: {m}"));
+    let fail = |m: String| raise(ErrorKind::Robot, format!("{origin}: {m}"));
     let name: String = t.get::<Option<String>>("name")?.ok_or_else(|| fail("morc.robot needs a name".into()))?;
     let mut model = match t.get::<mlua::Value>("model")? {
         mlua::Value::UserData(ud) if ud.is::<LuaModel>() => ud.borrow::<LuaModel>()?.0.clone(),
@@ -311,7 +313,7 @@ fn define_robot(lua: &Lua, t: Table) -> mlua::Result<LuaRobot> {
         let placement = tool_placement(&tool).map_err(|e| fail(e.to_string()))?;
         morc_robot::set_tool(&mut model, flange_placement.compose(&placement));
     }
-    let mut robot = Robot::new(&name, model, joints, &origin).map_err(mlua::Error::runtime)?;
+    let mut robot = Robot::new(&name, model, joints, &origin).map_err(typed)?;
     if let Some(p) = t.get::<Option<Table>>("payload")? {
         let (loaded, mass) = with_payload_table(&robot.unloaded, &p).map_err(|e| fail(format!("robot '{name}': {e}")))?;
         robot = robot.loaded(loaded, Some(mass));
@@ -348,11 +350,11 @@ fn define_robot(lua: &Lua, t: Table) -> mlua::Result<LuaRobot> {
 fn with_payload_table(unloaded: &Model, p: &Table) -> mlua::Result<(Model, f64)> {
     let mut model = unloaded.clone();
     let (_, flange_placement) = flange(&model);
-    let mass = number(p, "mass", None, "payload").map_err(|e| mlua::Error::runtime(format!("{e} (kg)")))?;
+    let mass = number(p, "mass", None, "payload").map_err(|e| raise(ErrorKind::Robot, format!("{e} (kg)")))?;
     let com = vec3_mm(p, "com", "payload")?;
     let rotational = inertia_matrix(p, "payload")?;
     let inertia = flange_placement.act_inertia(&Inertia::new(mass, com, rotational));
-    morc_robot::add_payload(&mut model, inertia.mass, inertia.com, inertia.rotational).map_err(mlua::Error::runtime)?;
+    morc_robot::add_payload(&mut model, inertia.mass, inertia.com, inertia.rotational).map_err(typed)?;
     Ok((model, mass))
 }
 
@@ -374,7 +376,7 @@ fn tooled_robot(robot: &Robot, placement: &Se3, origin: &str) -> mlua::Result<Ro
         morc_robot::set_tool(&mut model, flange_placement.compose(placement));
         model
     };
-    let mut r = Robot::new(&robot.name, tooled(&robot.unloaded), robot.joints.clone(), origin).map_err(mlua::Error::runtime)?;
+    let mut r = Robot::new(&robot.name, tooled(&robot.unloaded), robot.joints.clone(), origin).map_err(typed)?;
     (r.cartesian, r.home) = (robot.cartesian, robot.home.clone());
     Ok(r.loaded(tooled(&robot.model), robot.payload))
 }
@@ -414,7 +416,7 @@ fn robot_kind(robot: &Arc<Robot>, kind: &str) -> Result<Factory, String> {
 /// Lua's units and checked now so that errors point at the calling line.
 pub fn add_component(lua: &Lua, robot: &Arc<Robot>, a: AnyUserData, name: String, kind: &str, opts: Option<Table>) -> mlua::Result<AnyUserData> {
     let origin = caller(lua);
-    let fail = |m: String| mlua::Error::runtime(format!("{origin}: {m}"));
+    let fail = |m: String| raise(ErrorKind::Robot, format!("{origin}: {m}"));
     let factory = robot_kind(robot, kind).map_err(fail)?;
     let mut every = 1u32;
     let mut params = Vec::new();
@@ -577,14 +579,14 @@ impl UserData for LuaRobot {
         // payload added at the flange (the model is rebuilt here, off the real-time path).
         methods.add_method("with_payload", |lua, this, p: Table| {
             let origin = caller(lua);
-            let (model, mass) = with_payload_table(&this.0.unloaded, &p).map_err(|e| mlua::Error::runtime(format!("{origin}: robot '{}': {e}", this.0.name)))?;
+            let (model, mass) = with_payload_table(&this.0.unloaded, &p).map_err(|e| raise(ErrorKind::Robot, format!("{origin}: robot '{}': {e}", this.0.name)))?;
             Ok(LuaRobot(Arc::new(this.0.loaded(model, Some(mass)))))
         });
         // robot:add(a, name, kind, params): a robot component in assembly a.
         methods.add_method("add", |lua, this, (a, name, kind, opts): (AnyUserData, String, String, Option<Table>)| add_component(lua, &this.0, a, name, &kind, opts));
         // robot:component(kind): the kind for a:add(name, robot:component "ptp", params).
         methods.add_method("component", |lua, this, kind: String| {
-            robot_kind(&this.0, &kind).map_err(|e| mlua::Error::runtime(format!("{}: {e}", caller(lua))))?;
+            robot_kind(&this.0, &kind).map_err(|e| raise(ErrorKind::Robot, format!("{}: {e}", caller(lua))))?;
             Ok(RobotKind { robot: this.0.clone(), kind })
         });
         // robot:ik(pose, seed) → q (degrees) nearest to seed, or nil and why.
@@ -596,7 +598,7 @@ impl UserData for LuaRobot {
                 _ => this.0.joints.iter().map(|j| 0f64.clamp(j.limits.lower, j.limits.upper)).collect(),
             };
             let mut kinematics = RobotKinematics::new(this.0.clone());
-            kinematics.cartesian().map_err(mlua::Error::runtime)?;
+            kinematics.cartesian().map_err(typed)?;
             let mut q = vec![0.0; this.0.dof()];
             if kinematics.inverse(&pose_from_vector(&target), &seed, &mut q) {
                 let q: Vec<f64> = q.iter().enumerate().map(|(i, x)| x / units.joint(&this.0, i)).collect();
@@ -608,7 +610,7 @@ impl UserData for LuaRobot {
         // robot:set_payload { mass, com, inertia } (nil: none): changes this robot's payload now.
         methods.add_method_mut("set_payload", |lua, this, p: Option<Table>| {
             let origin = caller(lua);
-            let fail = |m: String| mlua::Error::runtime(format!("{origin}: robot '{}': set_payload: {m}", this.0.name));
+            let fail = |m: String| raise(ErrorKind::Robot, format!("{origin}: robot '{}': set_payload: {m}", this.0.name));
             let (model, mass) = match p {
                 None => ((*this.0.unloaded).clone(), None),
                 Some(p) => {
@@ -616,7 +618,7 @@ impl UserData for LuaRobot {
                     (model, Some(mass))
                 }
             };
-            this.0 = Arc::new(this.0.swapped(model, mass).map_err(fail)?);
+            this.0 = Arc::new(this.0.swapped(model, mass).map_err(|e| fail(e.to_string()))?);
             Ok(())
         });
         // robot:plan(start, moves, opts) → { ok, reason, duration, singularity, end } without moving.
@@ -626,13 +628,13 @@ impl UserData for LuaRobot {
         // from here on (a running one keeps the tool it was planned with).
         methods.add_method_mut("set_tool", |lua, this, tool: Table| {
             let origin = caller(lua);
-            let placement = tool_placement(&tool).map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))?;
+            let placement = tool_placement(&tool).map_err(|e| raise(ErrorKind::Robot, format!("{origin}: {e}")))?;
             this.0 = Arc::new(tooled_robot(&this.0, &placement, &origin.to_string())?.sharing_live(&this.0));
             Ok(())
         });
         methods.add_method("with_tool", |lua, this, tool: Table| {
             let origin = caller(lua);
-            let placement = tool_placement(&tool).map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))?;
+            let placement = tool_placement(&tool).map_err(|e| raise(ErrorKind::Robot, format!("{origin}: {e}")))?;
             Ok(LuaRobot(Arc::new(tooled_robot(&this.0, &placement, &origin.to_string())?)))
         });
         methods.add_meta_method("__tostring", |_, this, ()| {
@@ -646,7 +648,9 @@ impl UserData for LuaRobot {
 /// `morc.engine` on a new base (the simulated robot when `robot` is given, else the default).
 fn start_engine(lua: &Lua, opts: Table) -> mlua::Result<AnyUserData> {
     let origin = caller(lua);
-    let fail = |m: String| mlua::Error::runtime(format!("{origin}: morc.start_engine: {m}"));
+    let fail = |m: String| raise(ErrorKind::Lua, format!("{origin}: morc.start_engine: {m}"));
+    let prefix = format!("{origin}: morc.start_engine: ");
+    let failed = |e| with_prefix(&prefix, e);
     let morc: Table = lua.globals().get("morc")?;
     let engine_ud: AnyUserData = morc.get("engine")?;
     let engine = engine_ud.borrow_mut::<LuaEngine>().map_err(|_| fail("morc.engine is busy or not an engine".into()))?;
@@ -705,25 +709,26 @@ fn start_engine(lua: &Lua, opts: Table) -> mlua::Result<AnyUserData> {
         // definition maps them).
         (Some(bus), Some(robot)) => {
             let (link, bus_config) = if bus == "sim" {
-                morc_robot_ecat::simulated_cell(robot.clone(), &q0, config.period).map_err(fail)?
+                // The virtual segment behind the robot's drives: its errors are the bus's.
+                morc_robot_ecat::simulated_cell(robot.clone(), &q0, config.period).map_err(|e| with_prefix(&prefix, BusError::Sim(e)))?
             } else {
-                let link = morc_ecat::virtual_bus::link_for(&bus, robot.dof()).map_err(fail)?;
+                let link = morc_ecat::virtual_bus::link_for(&bus, robot.dof()).map_err(failed)?;
                 let drives = (0..robot.dof()).map(|j| (robot.joints[j].drive.slave as usize, morc_robot_ecat::drive_config(robot, j))).collect();
                 (link, morc_ecat::base::BusConfig { period: config.period, drive_overrides: drives, ..Default::default() })
             };
-            let mut base = morc_ecat::base::BusBase::open(link, bus_config).map_err(fail)?;
+            let mut base = morc_ecat::base::BusBase::open(link, bus_config).map_err(failed)?;
             base.set_description(&format!("{} ({})", robot.name, if bus == "sim" { "simulated, on the virtual EtherCAT segment".to_string() } else { format!("EtherCAT on {bus}") }));
             Box::new(base)
         }
         (Some(bus), None) => {
             let drives = opts.get::<Option<usize>>("drives")?.unwrap_or(morc_ecat::virtual_bus::DEFAULT_DRIVES);
-            let link = morc_ecat::virtual_bus::link_for(&bus, drives).map_err(fail)?;
-            Box::new(morc_ecat::base::BusBase::open(link, morc_ecat::base::BusConfig { period: config.period, ..Default::default() }).map_err(fail)?)
+            let link = morc_ecat::virtual_bus::link_for(&bus, drives).map_err(failed)?;
+            Box::new(morc_ecat::base::BusBase::open(link, morc_ecat::base::BusConfig { period: config.period, ..Default::default() }).map_err(failed)?)
         }
         (None, None) => Box::new(morc_kernel::ideal_axes::IdealAxes::new(&[0.0; 6], config.period, 3.0)),
-        (None, Some(robot)) => Box::new(SimulatedRobot::new(robot.clone(), &q0, config.period).map_err(fail)?),
+        (None, Some(robot)) => Box::new(SimulatedRobot::new(robot.clone(), &q0, config.period).map_err(|e| with_prefix(&prefix, e))?),
     };
-    let engine = replace_engine(engine, engine_ud.clone(), config, base).map_err(fail)?;
+    let engine = replace_engine(engine, engine_ud.clone(), config, base).map_err(|m| raise(ErrorKind::Engine, format!("{prefix}{m}")))?;
     morc.set("current_robot", robot_value)?;
     Ok(engine)
 }

@@ -22,12 +22,15 @@
 
 pub mod attach;
 pub mod bench;
+mod error;
 pub mod glob;
 pub mod plot;
 pub mod read;
 pub mod recorder;
 pub mod ring;
 pub mod writer;
+
+pub use error::RecordError;
 
 pub use glob::expand;
 pub use recorder::{ComponentMetadata, FileNaming, RecordedSignal, Recorder, RecorderTuning, RecordingMetadata};

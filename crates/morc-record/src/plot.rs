@@ -11,6 +11,7 @@
 //! `fonts-dejavu-core`, or the file in `MORC_PLOT_FONT`), so no fontconfig
 //! or freetype is needed to build or run.
 
+use crate::RecordError;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -86,43 +87,49 @@ pub struct Loaded {
 /// that is not HDF5 or not a morc recording, a dataset of the wrong type,
 /// or one larger than the file could hold (sizes are checked before
 /// anything is allocated).
-pub fn load(recording: &Path, patterns: &[&str]) -> Result<Loaded, String> {
+pub fn load(recording: &Path, patterns: &[&str]) -> Result<Loaded, RecordError> {
     let file = super::read::open(recording)?;
+    load_from(&file, recording, patterns)
+}
+
+fn load_from(file: &File, recording: &Path, patterns: &[&str]) -> Result<Loaded, RecordError> {
+    let read = RecordError::Read;
     let in_file = |e: hdf5::Error| format!("reading {}: {e}", recording.display());
     let time: Vec<f64> = file
         .dataset("time")
         .map_err(|e| format!("{} has no readable /time dataset ({e}): not a morc recording?", recording.display()))
-        .and_then(|d| super::read::read_reals(&d, recording))?;
+        .and_then(|d| super::read::read_reals(&d, recording))
+        .map_err(read)?;
     if time.is_empty() {
-        return Err(format!("{} holds no samples yet", recording.display()));
+        return Err(read(format!("{} holds no samples yet", recording.display())));
     }
 
-    let mut available: Vec<String> = file.datasets().map_err(in_file)?.iter().map(|d| d.name().trim_start_matches('/').to_string()).filter(|n| n != "time").collect();
+    let mut available: Vec<String> = file.datasets().map_err(in_file).map_err(read)?.iter().map(|d| d.name().trim_start_matches('/').to_string()).filter(|n| n != "time").collect();
     available.sort();
-    let chosen = select(patterns, &available).map_err(|e| format!("{e} in {}", recording.display()))?;
+    let chosen = select(patterns, &available).map_err(|e| RecordError::Signals(format!("{e} in {}", recording.display())))?;
 
     let mut signals = Vec::new();
     for name in chosen {
-        signals.push(read_signal(&file, &name, time.len(), recording)?);
+        signals.push(read_signal(file, &name, time.len(), recording).map_err(read)?);
     }
-    Ok(Loaded { title: title(&file), time, signals })
+    Ok(Loaded { title: title(file), time, signals })
 }
 
 /// Plots the signals of the recording at `recording` that `patterns` select
 /// (see [`load`]) into `output`, PNG or SVG by its extension.
-pub fn plot(recording: &Path, patterns: &[&str], output: &Path, options: &PlotOptions) -> Result<PlotSummary, String> {
-    let format = OutputFormat::of(output)?;
+pub fn plot(recording: &Path, patterns: &[&str], output: &Path, options: &PlotOptions) -> Result<PlotSummary, RecordError> {
+    let format = OutputFormat::of(output).map_err(RecordError::Plot)?;
     let Loaded { title, time, signals } = load(recording, patterns)?;
     let panels = group(signals, options.share_units);
 
     let height = TITLE_HEIGHT + options.panel_height * panels.len() as u32 + X_AXIS_HEIGHT;
     let size = (options.width, height);
-    font()?;
+    font().map_err(RecordError::Plot)?;
     let drawn = match format {
         OutputFormat::Png => draw(BitMapBackend::new(output, size).into_drawing_area(), &title, &time, &panels, options, true),
         OutputFormat::Svg => draw(SVGBackend::new(output, size).into_drawing_area(), &title, &time, &panels, options, false),
     };
-    drawn.map_err(|e| format!("drawing {}: {e}", output.display()))?;
+    drawn.map_err(|e| RecordError::Plot(format!("drawing {}: {e}", output.display())))?;
     Ok(PlotSummary {
         output: output.to_path_buf(),
         width: size.0,

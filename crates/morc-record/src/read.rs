@@ -4,6 +4,7 @@
 //! panic or an allocation the file's size does not justify
 //! (tests/fuzz_recording.rs).
 
+use crate::RecordError;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -13,17 +14,18 @@ use hdf5_metno as hdf5;
 
 /// A description of the recording at `path`: its attributes, every dataset
 /// (shape, type, unit, description), the assembly and its timing.
-pub fn info(path: &Path) -> Result<String, String> {
+pub fn info(path: &Path) -> Result<String, RecordError> {
     let file = open(path)?;
-    describe(&file, path).map_err(|e| format!("reading {}: {e}", path.display()))
+    describe(&file, path).map_err(|e| RecordError::Read(format!("reading {}: {e}", path.display())))
 }
 
 /// Opens the recording at `path` for reading; the error names the file.
-pub fn open(path: &Path) -> Result<File, String> {
+pub fn open(path: &Path) -> Result<File, RecordError> {
     if path.is_dir() {
-        return Err(format!("{} is a folder, not a recording", path.display()));
+        return Err(RecordError::Read(format!("{} is a folder, not a recording", path.display())));
     }
-    File::open(path).map_err(|e| if path.exists() { format!("cannot read {} as HDF5 ({e}): not a recording, or a damaged one", path.display()) } else { format!("no file {}", path.display()) })
+    File::open(path)
+        .map_err(|e| RecordError::Read(if path.exists() { format!("cannot read {} as HDF5 ({e}): not a recording, or a damaged one", path.display()) } else { format!("no file {}", path.display()) }))
 }
 
 /// How long a reading of an outside file may take in [`isolated`] before it

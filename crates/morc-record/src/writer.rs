@@ -16,6 +16,7 @@
 //! while recording (Lua's `os.exit`, `std::process::exit`) closes its files
 //! first (see [`finish_all_at_exit`]).
 
+use crate::RecordError;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Once};
@@ -141,9 +142,9 @@ impl Writer {
     /// Creates the file (header, empty datasets) and starts draining `ring`
     /// into it. Returns once the file exists, or with an error that names
     /// the path and what to do.
-    pub fn start(header: FileHeader, columns: Vec<SignalColumn>, ring: RingConsumer, timing: WriterTiming) -> Result<Writer, String> {
+    pub fn start(header: FileHeader, columns: Vec<SignalColumn>, ring: RingConsumer, timing: WriterTiming) -> Result<Writer, RecordError> {
         let mut header = header;
-        let path = reserve_file(&header.metadata.path, header.metadata.naming)?;
+        let path = reserve_file(&header.metadata.path, header.metadata.naming).map_err(RecordError::Write)?;
         header.metadata.path = path.clone();
         let stop = Arc::new(AtomicBool::new(false));
         let progress = Arc::new(WriterProgress::default());
@@ -179,7 +180,7 @@ impl Writer {
             })
             .map_err(|e| {
                 let _ = std::fs::remove_file(&path);
-                format!("cannot start the writer thread for {}: {e}", path.display())
+                RecordError::Write(format!("cannot start the writer thread for {}: {e}", path.display()))
             })?;
         let id = NEXT_WRITER_ID.fetch_add(1, Ordering::Relaxed);
         let open = OpenWriter { id, stop: stop.clone(), thread: thread.thread().clone(), closed: closed_rx };
@@ -195,11 +196,11 @@ impl Writer {
             }
             Ok(Err(e)) => {
                 writer.finish();
-                Err(e)
+                Err(RecordError::Write(e))
             }
             Err(_) => {
                 writer.finish();
-                Err(format!("the writer thread for {} ended before creating the file", path.display()))
+                Err(RecordError::Write(format!("the writer thread for {} ended before creating the file", path.display())))
             }
         }
     }
@@ -565,8 +566,8 @@ fn write_component(assembly: &hdf5::Group, c: &ComponentMetadata, base_period: f
 
 /// Per-component execution-time statistics of a finished run, written into
 /// the group `/timing` of a closed recording (replacing an earlier one).
-pub fn write_timing(path: &Path, reports: &[ComponentReport]) -> Result<(), String> {
-    let fail = |e: hdf5::Error| format!("cannot write timing into {}: {e}", path.display());
+pub fn write_timing(path: &Path, reports: &[ComponentReport]) -> Result<(), RecordError> {
+    let fail = |e: hdf5::Error| RecordError::Write(format!("cannot write timing into {}: {e}", path.display()));
     let file = File::append(path).map_err(fail)?;
     if file.link_exists("timing") {
         file.unlink("timing").map_err(fail)?;

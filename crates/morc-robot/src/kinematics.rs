@@ -54,9 +54,9 @@ impl RobotKinematics {
     }
 
     /// Whether Cartesian moves are possible, and if not why.
-    pub fn cartesian(&self) -> Result<(), String> {
+    pub fn cartesian(&self) -> Result<(), crate::RobotError> {
         match &self.solver {
-            Solver::None(why) => Err(why.clone()),
+            Solver::None(why) => Err(crate::RobotError::NoCartesian(why.clone())),
             _ => Ok(()),
         }
     }

@@ -4,6 +4,7 @@
 //! components in [`components`] (trajectory, feed-forward, monitor) are built around a robot.
 
 pub mod components;
+mod error;
 pub mod kinematics;
 pub mod live;
 pub mod simulated;
@@ -12,6 +13,7 @@ use std::sync::Arc;
 
 use nalgebra::{Matrix3, Vector3};
 
+pub use error::RobotError;
 pub use kinematics::RobotKinematics;
 pub use live::LiveModel;
 use morc_model::{Data, Frame, FrameIndex, FrameKind, Inertia, JointKind, JointLimits, Model, Se3};
@@ -115,9 +117,9 @@ impl Robot {
 
     /// This robot with `model` (same structure, another payload), published to the live slot so
     /// that running plants and feed-forward pick it up at their next step.
-    pub fn swapped(&self, model: Model, payload: Option<f64>) -> Result<Robot, String> {
+    pub fn swapped(&self, model: Model, payload: Option<f64>) -> Result<Robot, RobotError> {
         if model.nv() != self.model.nv() || model.frames().len() != self.model.frames().len() {
-            return Err(format!("robot '{}': the new model has another structure; only tool and payload may change at runtime", self.name));
+            return Err(RobotError::Structure(format!("robot '{}': the new model has another structure; only tool and payload may change at runtime", self.name)));
         }
         let model = Arc::new(model);
         self.live.publish(model.clone());
@@ -125,13 +127,13 @@ impl Robot {
     }
 
     /// Checks that joints and model agree (one joint per degree of freedom, sane limits).
-    pub fn new(name: &str, mut model: Model, joints: Vec<RobotJoint>, origin: &str) -> Result<Robot, String> {
+    pub fn new(name: &str, mut model: Model, joints: Vec<RobotJoint>, origin: &str) -> Result<Robot, RobotError> {
         if joints.len() != model.nv() {
-            return Err(format!("{origin}: robot '{name}' lists {} joints but its model has {} ({})", joints.len(), model.nv(), model.joint_names()[1..].join(", ")));
+            return Err(RobotError::Definition(format!("{origin}: robot '{name}' lists {} joints but its model has {} ({})", joints.len(), model.nv(), model.joint_names()[1..].join(", "))));
         }
         for (i, j) in joints.iter().enumerate() {
             let l = &j.limits;
-            let bad = |what: &str| Err(format!("{origin}: robot '{name}', joint {}: {what}", j.name));
+            let bad = |what: &str| Err(RobotError::Definition(format!("{origin}: robot '{name}', joint {}: {what}", j.name)));
             if l.lower.is_nan() || l.upper.is_nan() || l.lower >= l.upper {
                 let (scale, unit) = joint_unit(model.joint_kinds().get(i + 1) == Some(&JointKind::Prismatic));
                 return bad(&format!("position limits must be {{lower, upper}} with lower < upper, got {{{}{unit}, {}{unit}}}", l.lower * scale, l.upper * scale));
@@ -153,7 +155,7 @@ impl Robot {
             model.set_limits(index, limits);
         }
         // The simulated plant and the feed-forward need a mass matrix they can invert.
-        model.check_mass_matrix().map_err(|e| format!("{origin}: robot '{name}': {e}"))?;
+        model.check_mass_matrix().map_err(|source| RobotError::Model { context: format!("{origin}: robot '{name}'"), source })?;
         let home = joints.iter().map(|j| 0f64.clamp(j.limits.lower, j.limits.upper)).collect();
         // The tool: "tool", else the URDF conventions' flange "tool0"/"flange", else the last
         // frame on the last joint.
@@ -225,13 +227,13 @@ pub fn joint_unit(prismatic: bool) -> (f64, &'static str) {
 }
 
 /// Adds a rigid payload (mass in kg, centre of mass in the last joint's frame, m) to the model.
-pub fn add_payload(model: &mut Model, mass: f64, com: Vector3<f64>, rotational: Matrix3<f64>) -> Result<(), String> {
+pub fn add_payload(model: &mut Model, mass: f64, com: Vector3<f64>, rotational: Matrix3<f64>) -> Result<(), RobotError> {
     if !(mass >= 0.0 && mass.is_finite() && com.iter().all(|x| x.is_finite())) {
-        return Err(format!("payload mass must be ≥ 0 and finite and its com finite, got {mass} kg at {com:?}"));
+        return Err(RobotError::Payload(format!("payload mass must be ≥ 0 and finite and its com finite, got {mass} kg at {com:?}")));
     }
     let payload = Inertia::new(mass, com, rotational);
     if let Some(why) = payload.physical_error() {
-        return Err(format!("payload: {why}"));
+        return Err(RobotError::Payload(format!("payload: {why}")));
     }
     let last = model.njoints() - 1;
     model.add_body_inertia(last, &payload);

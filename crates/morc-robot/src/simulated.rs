@@ -7,6 +7,7 @@
 //! bandwidths well below the bus rate (ours: 25 Hz velocity loop at 1 kHz), where RK4 would
 //! cost four ABAs per tick and still see the controller's torque as piecewise constant.
 
+use crate::RobotError;
 use std::sync::Arc;
 
 use morc_kernel::base::{Base, Commands};
@@ -65,14 +66,14 @@ pub struct SimulatedRobot {
 
 impl SimulatedRobot {
     /// The robot at rest at `q0` (rad), stepped every `period` seconds.
-    pub fn new(robot: Arc<Robot>, q0: &[f64], period: f64) -> Result<Self, String> {
+    pub fn new(robot: Arc<Robot>, q0: &[f64], period: f64) -> Result<Self, RobotError> {
         Self::with_gains(robot, q0, period, DriveGains::default())
     }
 
-    pub fn with_gains(robot: Arc<Robot>, q0: &[f64], period: f64, gains: DriveGains) -> Result<Self, String> {
+    pub fn with_gains(robot: Arc<Robot>, q0: &[f64], period: f64, gains: DriveGains) -> Result<Self, RobotError> {
         let n = robot.dof();
         if q0.len() != n {
-            return Err(format!("robot '{}' has {n} joints, the start position {} values", robot.name, q0.len()));
+            return Err(RobotError::Start(format!("robot '{}' has {n} joints, the start position {} values", robot.name, q0.len())));
         }
         let ty = ValueType::Vector(n);
         let mut info = ComponentInfo::new("simulated_robot", "the arm's forward dynamics driven by simulated servo drives (P-PI cascade, torque feed-forward); holds when not commanded")

@@ -3,6 +3,7 @@
 //! simulated segment — the simulated devices themselves.
 
 use crate::transport::{lock, SharedSegment};
+use crate::BusError;
 use morc_ecat_sim::{SimAnalogInputs, SimAnalogOutputs, SimForceSensor, SimSafetyPlc};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -51,27 +52,27 @@ impl BusHandle {
 
     /// Runs `f` on the first simulated device of type `T` (e.g. [`SimSafetyPlc`]), or says
     /// why it cannot.
-    pub fn with_sim_device<T: 'static, R>(&self, what: &str, f: impl FnOnce(&mut T) -> R) -> Result<R, String> {
-        let segment = self.segment.as_ref().ok_or_else(|| format!("the bus is not simulated: there is no simulated {what} to set"))?;
+    pub fn with_sim_device<T: 'static, R>(&self, what: &str, f: impl FnOnce(&mut T) -> R) -> Result<R, BusError> {
+        let segment = self.segment.as_ref().ok_or_else(|| BusError::Sim(format!("the bus is not simulated: there is no simulated {what} to set")))?;
         let mut s = lock(segment);
         for position in 0..s.len() {
             if let Some(device) = s.device_mut(position).and_then(|d| d.app_as_mut::<T>()) {
                 return Ok(f(device));
             }
         }
-        Err(format!("the simulated segment has no {what}"))
+        Err(BusError::Sim(format!("the simulated segment has no {what}")))
     }
 
-    pub fn sim_safety_plc<R>(&self, f: impl FnOnce(&mut SimSafetyPlc) -> R) -> Result<R, String> {
+    pub fn sim_safety_plc<R>(&self, f: impl FnOnce(&mut SimSafetyPlc) -> R) -> Result<R, BusError> {
         self.with_sim_device("safety PLC", f)
     }
-    pub fn sim_force_sensor<R>(&self, f: impl FnOnce(&mut SimForceSensor) -> R) -> Result<R, String> {
+    pub fn sim_force_sensor<R>(&self, f: impl FnOnce(&mut SimForceSensor) -> R) -> Result<R, BusError> {
         self.with_sim_device("force/torque sensor", f)
     }
-    pub fn sim_analog_inputs<R>(&self, f: impl FnOnce(&mut SimAnalogInputs) -> R) -> Result<R, String> {
+    pub fn sim_analog_inputs<R>(&self, f: impl FnOnce(&mut SimAnalogInputs) -> R) -> Result<R, BusError> {
         self.with_sim_device("analog input terminal", f)
     }
-    pub fn sim_analog_outputs<R>(&self, f: impl FnOnce(&mut SimAnalogOutputs) -> R) -> Result<R, String> {
+    pub fn sim_analog_outputs<R>(&self, f: impl FnOnce(&mut SimAnalogOutputs) -> R) -> Result<R, BusError> {
         self.with_sim_device("analog output terminal", f)
     }
 }

@@ -311,7 +311,7 @@ impl Component for MotionTrajectory {
                 Move::Ptp { target } => target,
                 Move::Spline { points } => points,
                 Move::Lin { .. } | Move::Circ { .. } => {
-                    self.kinematics.cartesian().map_err(fail)?;
+                    self.kinematics.cartesian().map_err(|e| fail(e.into()))?;
                     &[]
                 }
             };
