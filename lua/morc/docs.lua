@@ -35,7 +35,7 @@ function D.sections()
     sections[#sections + 1] = { title = title, entries = entries }
   end
   local globals = {}
-  for _, name in ipairs({ "help", "skills" }) do
+  for _, name in ipairs({ "help", "pcall", "skills" }) do
     globals[#globals + 1] = { name = name, doc = morc.doc_of(_G[name]) or "" }
     if not morc.doc_of(_G[name]) then missing[#missing + 1] = name end
   end

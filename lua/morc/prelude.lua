@@ -104,7 +104,10 @@ morc.doc(morc.engine, [[morc.engine — the engine that cycles the robot and run
   engine:reset_faults()      clears latched bus faults (drive faults, a device out of OP, the safety PLC after an e-stop is
                              released, …) and switches the drives on again: true, or false and what still faults
   engine.bus                 the EtherCAT bus under the engine, or nil: help(engine.bus)
-  engine.period, engine.clock, engine.base, engine:time(), engine:tick()]])
+  engine.period, engine.clock, engine.base, engine:time(), engine:tick()
+A run's result r: r.ok, r.outcome ("finished"|"fault"|"cancelled"), r.reason (text), r.data, r.recordings, tostring(r) the
+report; after a fault r.error is the fault as an error value (help(pcall)): r.error.kind "bus" (a drive, a device, the
+safety PLC), "robot" (the simulated arm), "fmi", "lua" (a Lua component), "record", "component" or "assembly".]])
 
 morc.doc(morc.robot, [[morc.robot { name, model = morc.model.urdf "file" | morc.model.dh { … } | morc.model.build { … },
              joints = { { "A1", drive = { slave, gear, counts, offset, direction, armature, viscous, coulomb },
@@ -143,6 +146,18 @@ drive move one joint of the simulated arm; both scale counts ⇄ joint angles by
 With a robot and no bus given, the bus the program was started on (`morc --bus …`, morc.bus) is used; bus = false
 forces the direct simulation.]])
 morc.doc(morc.use_robot, "morc.use_robot(r [, { q0 = { ° }, clock, period }]) — morc.start_engine with robot = r: programs then move the simulated r (morc.current_robot = r).")
+morc.doc(pcall, [[pcall(f, ...) → true, f's results | false, err   (Lua's own; how morc's errors look to it)
+An error raised by morc is a value with a kind, so a program can react to what went wrong:
+  err.kind     "bus" (bring-up, a device, the simulated segment), "robot" (robot file, limits, payload, tool), "model"
+               (URDF, DH table, inertias), "record" (recording, plot), "fmi" (an FMU), "assembly" (unknown port, type
+               mismatch), "engine" (busy), "component", "library" (a library beyond its grants), "lua" (a wrong argument),
+               "interrupted" (Ctrl-C: see morc.catch_interrupt)
+  err.message  the message, with the file:line it is about, without the traceback
+  tostring(err), err:find(…), err:match(…), "…" .. err   the text as before (message and traceback)
+An error Lua code raises itself (error "text") stays the text: its err.kind is nil.
+  local ok, err = pcall(morc.start_engine, { bus = "eth1", robot = r })
+  if not ok and err.kind == "bus" then print("no bus: " .. err.message) end]])
+
 morc.doc(morc.catch_interrupt, [[morc.catch_interrupt(f, ...) → true, f's results | false, message
 Calls f(...) (a function or a skill). Ctrl-C stops the robot (it holds) and interrupts the Lua code at the line it is on;
 the interruption stays until a command ends (the REPL) or the program ends (morc run, exit 130), so no pcall carries a
