@@ -57,6 +57,14 @@ fn every_injected_fault_is_caught_within_three_cycles() {
             other => panic!("unknown kind {other}"),
         };
         assert!(named, "the message does not name the cause: {line}");
+        // r.error.kind says what faulted, for a program to react to.
+        let error_kind = match kind.as_str() {
+            "lost_frames" | "drive_fault" => "bus",
+            "lua_error" => "lua",
+            "fmu_error" => "fmi",
+            _ => "assembly", // a NaN command: the assembly's own check
+        };
+        assert_eq!(field("error="), error_kind, "{line}");
         assert!(held < 0.05, "the robot moved {held}° while holding after the fault: {line}");
         let entry = per_kind.entry(kind).or_default();
         entry.0 += 1;

@@ -283,6 +283,10 @@ local function run_skill(skill, p, call_site, async)
       result.stage = stage
       result.reason = ("%s: %s failed: %s"):format(skill.name, stage, (msg:match("^[^\n]*")))
       result.traceback = msg
+      -- The error itself: a program reacts to result.error.kind (see help(pcall)). A string
+      -- error came back with the traceback appended (the handler is C, so Ctrl-C's line hook
+      -- cannot fire in it): its first line is the error.
+      result.error = type(packed[2]) == "string" and msg:match("^[^\n]*") or packed[2]
       return nil
     end
     return table.unpack(packed, 2, packed.n)
@@ -469,7 +473,7 @@ morc.doc(morc.skill, [[morc.skill { name, doc, params, precondition, execute, ev
 ctx = { engine, robot, data } is shared with the skills a skill calls. Calling it — skill { … }, skill(value),
 skill(value, { speed = 50 }) — checks params (errors name the skill and param, before anything moves), then runs
 precondition → execute → evaluate; errors inside are caught. The result: ok, reason, stage (where it failed),
-duration (s of assembly runs), recording (path of the last recording), summary (evaluate's text), value
+error (the error caught, or the run's r.error: error.kind, see help(pcall)), duration (s of assembly runs), recording (path of the last recording), summary (evaluate's text), value
 (execute's return) and the measured values; tostring(result) is one line.
 The async form, skill:start { … }, checks the params the same way and returns at the skill's first assembly run:
 h:wait() → the result, h:cancel() (the robot holds), h:status() → "running" | "finished" | "done".]])

@@ -115,6 +115,19 @@ T.test("a component's fault is the component's: r.error.kind of a Lua component'
   T.eq(morc.engine:run(b, { duration = 0.005 }).error, nil)
 end)
 
+T.test("a skill that fails keeps its reason text and gives the error: result.error.kind", function()
+  local open = morc.skill { name = "open_fmu", doc = "opens an FMU", params = { path = { type = "string" } },
+    execute = function(ctx, p) return morc.fmu(p.path) end }
+  local r = open(dir .. "/no_such.fmu")
+  T.eq(r.ok, false)
+  T.eq(r.stage, "execute")
+  assert(r.reason:find("^open_fmu: execute failed: .*no_such%.fmu"), r.reason)
+  T.eq(r.error.kind, "fmi")
+  local plain = morc.skill { name = "plain", doc = "fails", execute = function() error("just text", 0) end }()
+  T.eq(plain.reason, "plain: execute failed: just text")
+  T.eq(plain.error, "just text")
+end)
+
 -- The bus last: the engine runs the robot on the virtual segment from here on.
 T.test("a bus fault ends the run with r.error.kind == \"bus\"; a bad injection is a bus error", function()
   morc.start_engine { bus = "sim", robot = kr16 }

@@ -1,7 +1,7 @@
 -- Faults injected into a robot program at random ticks (run by tests/fault_injection.rs on
 -- `morc --bus sim`): a PTP of the KR 16 through the EtherCAT master, recorded, with one fault
 -- per run. Prints one line per run for the test to check:
---   run <i> <kind> inject=<tick> ticks=<ticks> outcome=<outcome> held=<°> samples=<n> file=<path> reason=<text>
+--   run <i> <kind> inject=<tick> ticks=<ticks> outcome=<outcome> error=<r.error.kind> held=<°> samples=<n> file=<path> reason=<text>
 -- arg: fails_at.fmu path, runs, seed.
 local fmu_path, runs, seed = arg[1], tonumber(arg[2] or "10"), tonumber(arg[3] or "1")
 local robot = require "robots.kr16"
@@ -92,7 +92,8 @@ for i = 1, runs do
   local held = 0
   for j = 1, 6 do held = math.max(held, math.abs(math.deg(q2[j] - q1[j]))) end
   local file = r.recordings[1] or "none"
-  print(("run %d %s inject=%d ticks=%d outcome=%s held=%.6f file=%s reason=%s"):format(i, kind, at_tick, ticks, outcome, held, file, reason))
+  local error_kind = r.error and r.error.kind or "none"
+  print(("run %d %s inject=%d ticks=%d outcome=%s error=%s held=%.6f file=%s reason=%s"):format(i, kind, at_tick, ticks, outcome, error_kind, held, file, reason))
   -- Back home for the next run.
   local back = morc.engine:run(motion(robot, "ptp", { target = home }))
   assert(back.ok, tostring(back.reason))
