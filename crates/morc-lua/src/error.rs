@@ -112,7 +112,11 @@ impl Kind for BusError {
 
 impl Kind for RobotError {
     fn kind(&self) -> ErrorKind {
-        ErrorKind::Robot
+        match self {
+            // The robot's model cannot be driven (a link without mass): the model is what to fix.
+            RobotError::Model { .. } => ErrorKind::Model,
+            _ => ErrorKind::Robot,
+        }
     }
 }
 
@@ -286,6 +290,15 @@ mod tests {
         assert_eq!(kind_of(&wrapped(raise(ErrorKind::Fmi, "f.fmu: no such file"))), ErrorKind::Fmi);
         assert_eq!(message_of(&wrapped(raise(ErrorKind::Fmi, "f.fmu: no such file"))), "f.fmu: no such file");
         assert_eq!(kind_of(&mlua::Error::runtime("plain")), ErrorKind::Lua);
+    }
+
+    #[test]
+    fn a_robot_whose_model_cannot_be_driven_is_a_model_error() {
+        let source = ModelError::Invalid { origin: "arm.urdf".into(), message: "link 'tool' has no mass".into() };
+        let e = RobotError::Model { context: "arm.lua:3: robot 'arm'".into(), source };
+        assert_eq!(e.kind(), ErrorKind::Model);
+        assert_eq!(e.to_string(), "arm.lua:3: robot 'arm': arm.urdf: link 'tool' has no mass");
+        assert_eq!(RobotError::Payload("payload: negative mass".into()).kind(), ErrorKind::Robot);
     }
 
     #[test]
