@@ -113,6 +113,15 @@ T.test("a component's fault is the component's: r.error.kind of a Lua component'
   assert(r.error.message:find("component 'x' (boom)", 1, true), r.error.message)
   assert(r.error:find("boom at t", 1, true), tostring(r.error))
   T.eq(morc.engine:run(b, { duration = 0.005 }).error, nil)
+  -- The same kind registered under a name of its own, added by that name.
+  local _, name = morc.register(boom, "boom_by_name")
+  local c = morc.assembly { "boom by name", duration = 0.1 }
+  c:add("s", "step")
+  c:add("y", name)
+  c:connect("s.y", "y.u")
+  local rc = morc.engine:run(c)
+  T.eq(rc.error.kind, "lua")
+  assert(rc.error.message:find("component 'y' (boom_by_name)", 1, true), rc.error.message)
 end)
 
 T.test("a skill that fails keeps its reason text and gives the error: result.error.kind", function()
