@@ -15,7 +15,7 @@ use morc_ecat::virtual_bus::{shared_sim_segment, SimSegmentConfig};
 use morc_kernel::engine::EngineConfig;
 
 #[derive(Subcommand, Debug)]
-pub enum BusCommand {
+pub(crate) enum BusCommand {
     /// List the devices on the bus (brings them to OP).
     Scan {
         /// Scan the simulated segment instead of hardware.
@@ -38,10 +38,10 @@ pub enum BusCommand {
     },
 }
 
-pub use morc_ecat::virtual_bus::link_for;
+pub(crate) use morc_ecat::virtual_bus::link_for;
 
 /// `global_bus`: the global `--bus` flag, which `scan` honours as well (`morc --bus sim bus scan`).
-pub fn main(command: &BusCommand, config: &EngineConfig, global_bus: Option<&str>) -> i32 {
+pub(crate) fn main(command: &BusCommand, config: &EngineConfig, global_bus: Option<&str>) -> i32 {
     match command {
         BusCommand::Scan { sim, iface, drives } => {
             let spec = match (sim, iface) {
@@ -77,7 +77,7 @@ pub fn main(command: &BusCommand, config: &EngineConfig, global_bus: Option<&str
 }
 
 /// Brings the bus up (drives left switched off) and lists it.
-pub fn scan(spec: &str, drives: usize, config: &EngineConfig) -> Result<String, String> {
+pub(crate) fn scan(spec: &str, drives: usize, config: &EngineConfig) -> Result<String, String> {
     scan_link(link_for(spec, drives)?, config)
 }
 
@@ -135,7 +135,7 @@ fn list(base: &BusBase, config: &EngineConfig) -> String {
 /// (DC-synchronous), digital and analog I/O terminals, a safety PLC and a force/torque sensor
 /// — in-process and over a veth pair (root), and the cycle rates the veth link sustains
 /// without missed frames.
-pub fn bench(seconds: f64, config: &EngineConfig) -> i32 {
+pub(crate) fn bench(seconds: f64, config: &EngineConfig) -> i32 {
     use morc_kernel::rt;
     rt::apply_to_current_thread(config.rt, "bus benchmark");
     let sim = SimSegmentConfig::cell(morc_ecat::virtual_bus::DEFAULT_DRIVES);

@@ -10,7 +10,7 @@ use mlua::{Function, Table};
 use super::exit;
 
 #[derive(Subcommand, Debug)]
-pub enum LibCommand {
+pub(crate) enum LibCommand {
     /// The libraries in the library path: name, version, folder.
     List,
     /// A library's manifest: version, required morc, dependencies, doc, skills.
@@ -38,7 +38,7 @@ pub enum LibCommand {
     },
 }
 
-pub fn main(cmd: &LibCommand) -> i32 {
+pub(crate) fn main(cmd: &LibCommand) -> i32 {
     let result = match cmd {
         LibCommand::List => list(),
         LibCommand::Info { name } => info(name),

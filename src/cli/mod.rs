@@ -1,17 +1,17 @@
 //! The `morc` command line.
 
-pub mod bench;
+mod bench;
 pub mod bus;
-pub mod check;
-pub mod doc;
-pub mod fmu;
-pub mod fmu_sim;
-pub mod interrupt;
+mod check;
+mod doc;
+mod fmu;
+mod fmu_sim;
+mod interrupt;
 pub mod library;
-pub mod rec;
-pub mod repl;
-pub mod run;
-pub mod test;
+mod rec;
+mod repl;
+mod run;
+mod test;
 
 use std::path::PathBuf;
 
@@ -23,7 +23,7 @@ use morc_kernel::rt::RtPolicy;
 
 #[derive(Parser, Debug)]
 #[command(name = "morc", version, about = "morc — a modular robot controller you program in Lua")]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
     /// Options for running programs, given before the subcommand (`morc --bus sim run x.lua`)
@@ -36,7 +36,7 @@ pub struct Cli {
 /// and, given before the subcommand, `morc bench` and `morc bus scan`. Not global, so the
 /// other subcommands' `--help` does not list them.
 #[derive(clap::Args, Debug, Clone, Default)]
-pub struct RunOpts {
+pub(crate) struct RunOpts {
     /// Clock: "virtual" (as fast as possible; the default in simulation) or "wall".
     #[arg(long, value_name = "virtual|wall")]
     pub clock: Option<String>,
@@ -86,13 +86,13 @@ impl RunOpts {
 
 /// What every Lua state of the command line is set up with.
 #[derive(Clone, Debug, Default)]
-pub struct LuaSetup {
+pub(crate) struct LuaSetup {
     pub bus: Option<String>,
     pub record_dir: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {
+pub(crate) enum Command {
     /// Run a Lua robot program.
     Run {
         file: PathBuf,
@@ -146,7 +146,7 @@ pub enum Command {
 }
 
 /// Exit codes: what a calling script can rely on.
-pub mod exit {
+pub(crate) mod exit {
     pub const OK: i32 = 0;
     pub const SCRIPT_ERROR: i32 = 1;
     pub const USAGE: i32 = 2;
@@ -156,7 +156,7 @@ pub mod exit {
 }
 
 /// The engine configuration the options ask for; a bad value is a usage error (exit 2).
-pub fn engine_config(opts: &RunOpts) -> Result<EngineConfig, String> {
+pub(crate) fn engine_config(opts: &RunOpts) -> Result<EngineConfig, String> {
     let clock: ClockKind = opts.clock.as_deref().unwrap_or("virtual").parse()?;
     let rt = RtPolicy { enabled: !opts.no_rt, ..RtPolicy::default() };
     let period_ms = opts.period_ms.unwrap_or(1.0);
@@ -167,15 +167,17 @@ pub fn engine_config(opts: &RunOpts) -> Result<EngineConfig, String> {
     Ok(EngineConfig { period: period_ms * 1e-3, clock, rt })
 }
 
-pub use morc_lua::start_engine;
+pub(crate) use morc_lua::start_engine;
 
 /// The engine on the EtherCAT bus (`--bus sim` or `--bus IF`), six drives in the simulation.
-pub fn start_bus_engine(config: EngineConfig, bus: &str) -> Result<Engine, String> {
+pub(crate) fn start_bus_engine(config: EngineConfig, bus: &str) -> Result<Engine, String> {
     let link = bus::link_for(bus, morc_ecat::virtual_bus::DEFAULT_DRIVES)?;
     let base = morc_ecat::base::BusBase::open(link, morc_ecat::base::BusConfig { period: config.period, ..Default::default() })?;
     Engine::start(config, Box::new(base))
 }
 
+/// Runs the `morc` command line on this process's arguments and returns its exit code: 0 ok,
+/// 1 script error, 2 usage error, 3 fault, 130 interrupted.
 pub fn main() -> i32 {
     quiet_broken_pipe(run_cli)
 }
@@ -183,7 +185,7 @@ pub fn main() -> i32 {
 /// Runs `f`; when a print hit a closed pipe (`morc lib info x | head -2`), ends quietly with
 /// exit 0 instead of a panic message: the reader stopped reading, nothing went wrong. Other
 /// panics keep their message and exit code (101). Unwinding drops engines, so a robot holds.
-pub fn quiet_broken_pipe(f: impl FnOnce() -> i32 + std::panic::UnwindSafe) -> i32 {
+pub(crate) fn quiet_broken_pipe(f: impl FnOnce() -> i32 + std::panic::UnwindSafe) -> i32 {
     fn is_broken_pipe(payload: &(dyn std::any::Any + Send)) -> bool {
         let text = payload.downcast_ref::<String>().map(String::as_str).or_else(|| payload.downcast_ref::<&str>().copied()).unwrap_or("");
         // std's print!/println!/eprintln! panic with "failed printing to stdout: Broken pipe (os error 32)".
@@ -257,7 +259,7 @@ fn run_cli() -> i32 {
 
 /// A Lua state with `morc` installed on a started engine (the bus one when asked for),
 /// and `morc.record_dir` set from `--record`.
-pub fn lua_with_engine(config: EngineConfig, setup: &LuaSetup) -> Result<mlua::Lua, String> {
+pub(crate) fn lua_with_engine(config: EngineConfig, setup: &LuaSetup) -> Result<mlua::Lua, String> {
     let engine = match setup.bus.as_deref() {
         Some(bus) => start_bus_engine(config, bus)?,
         _ => start_engine(config)?,
@@ -277,7 +279,7 @@ pub fn lua_with_engine(config: EngineConfig, setup: &LuaSetup) -> Result<mlua::L
 }
 
 /// The exit code after a program or REPL session: a fault in the last run wins.
-pub fn exit_code(lua: &mlua::Lua, failed: bool) -> i32 {
+pub(crate) fn exit_code(lua: &mlua::Lua, failed: bool) -> i32 {
     let fault = lua.app_data_ref::<morc_lua::engine::LastOutcome>().is_some_and(|o| o.is_fault());
     match (fault, failed) {
         (true, _) => exit::FAULT,

@@ -14,12 +14,15 @@ pub struct SimAnalogInputs {
 }
 
 impl SimAnalogInputs {
+    /// A terminal with `channels` inputs (at most 16) measuring in `range`, all reading 0 counts.
     pub fn new(channels: usize, range: AnalogRange) -> Self {
         Self { range, channels: channels.min(MAX_ANALOG_CHANNELS), raw: [0; MAX_ANALOG_CHANNELS], status: [0; MAX_ANALOG_CHANNELS] }
     }
+    /// Number of channels.
     pub fn channels(&self) -> usize {
         self.channels
     }
+    /// The measuring range.
     pub fn range(&self) -> AnalogRange {
         self.range
     }
@@ -45,6 +48,7 @@ impl SimAnalogInputs {
             *s = if error { status::ERROR } else { 0 };
         }
     }
+    /// The value channel `channel` (0-based) reports, in the range's unit; NaN for no such channel.
     pub fn value(&self, channel: usize) -> f64 {
         self.raw.get(channel).map_or(f64::NAN, |r| self.range.to_si(*r))
     }
@@ -70,9 +74,11 @@ pub struct SimAnalogOutputs {
 }
 
 impl SimAnalogOutputs {
+    /// A terminal with `channels` outputs (at most 16) driving `range`, all at 0 counts.
     pub fn new(channels: usize, range: AnalogRange) -> Self {
         Self { range, channels: channels.min(MAX_ANALOG_CHANNELS), raw: [0; MAX_ANALOG_CHANNELS] }
     }
+    /// Number of channels.
     pub fn channels(&self) -> usize {
         self.channels
     }
@@ -80,6 +86,7 @@ impl SimAnalogOutputs {
     pub fn value(&self, channel: usize) -> f64 {
         self.raw.get(channel).map_or(f64::NAN, |r| self.range.to_si(*r))
     }
+    /// The counts the master last wrote to channel `channel` (0-based); 0 for no such channel.
     pub fn raw(&self, channel: usize) -> i16 {
         self.raw.get(channel).copied().unwrap_or(0)
     }

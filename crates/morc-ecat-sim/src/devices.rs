@@ -36,6 +36,7 @@ impl DigitalOutputs {
         self.outputs
     }
 
+    /// Number of output channels (bits of the RxPDOs).
     pub fn channels(&self) -> u32 {
         self.channels
     }
@@ -99,10 +100,12 @@ pub struct DigitalInputs {
 }
 
 impl DigitalInputs {
+    /// Sets the input bits, channel 1 in bit 0; bits beyond the channel count are dropped.
     pub fn set_inputs(&mut self, bits: u32) {
         let mask = if self.channels >= 32 { u32::MAX } else { (1 << self.channels) - 1 };
         self.inputs = bits & mask;
     }
+    /// The input bits, channel 1 in bit 0.
     pub fn inputs(&self) -> u32 {
         self.inputs
     }
@@ -182,13 +185,21 @@ pub mod mode {
 /// CiA 402 power drive system states (CiA 402-2 §8.1.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Cia402State {
+    /// Initialising; the power stage cannot be switched on yet.
     NotReadyToSwitchOn,
+    /// Initialised, power stage off; shutdown (controlword 0x06) leads on.
     SwitchOnDisabled,
+    /// Ready; switch on (0x07) powers the stage.
     ReadyToSwitchOn,
+    /// Power stage on, no torque; enable operation (0x0F) leads on.
     SwitchedOn,
+    /// Following the commanded target.
     OperationEnabled,
+    /// Decelerating on a quick stop request.
     QuickStopActive,
+    /// A fault occurred; the drive is stopping.
     FaultReactionActive,
+    /// Stopped after a fault; fault reset (controlword bit 7 rising) leads to Switch On Disabled.
     Fault,
 }
 
@@ -217,14 +228,19 @@ pub enum PlantCommand {
     Hold,
     /// Target position (counts) and torque offset (per mille of rated torque, 0x60B2).
     Position {
+        /// Target position (counts, 0x607A).
         target: f64,
+        /// Torque feed-forward (per mille of rated torque, 0x60B2).
         torque_offset: f64,
     },
     /// Target velocity (counts/s) and torque offset.
     Velocity {
+        /// Target velocity (counts/s, 0x60FF).
         target: f64,
+        /// Torque feed-forward (per mille of rated torque, 0x60B2).
         torque_offset: f64,
     },
+    /// Target torque (per mille of rated torque, 0x6071).
     Torque(f64),
     /// Decelerate to standstill (quick stop / fault reaction).
     Stop,
@@ -233,21 +249,28 @@ pub enum PlantCommand {
 /// Actual values (position in counts, velocity in counts/s, torque in per-mille of rated).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct PlantActual {
+    /// Position (counts).
     pub position: f64,
+    /// Velocity (counts/s).
     pub velocity: f64,
+    /// Torque (per mille of rated torque).
     pub torque: f64,
 }
 
 /// The mechanics behind a drive; the robot dynamics plug in here later.
 pub trait DrivePlant: Send {
+    /// Advances the mechanics by `dt_s` seconds under `command`; returns the new actual values.
     fn step(&mut self, command: PlantCommand, dt_s: f64) -> PlantActual;
+    /// The actual values now.
     fn actual(&self) -> PlantActual;
 }
 
 /// An ideal position follower with velocity and acceleration limits.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IdealFollower {
+    /// Velocity limit (counts/s).
     pub max_velocity: f64,
+    /// Deceleration on stop (counts/s²).
     pub max_acceleration: f64,
     /// Velocity per torque unit per second, for torque mode (a plain inertia).
     pub torque_gain: f64,
@@ -255,6 +278,7 @@ pub struct IdealFollower {
 }
 
 impl IdealFollower {
+    /// A follower at rest at 0 with these limits (counts/s, counts/s²).
     pub fn new(max_velocity: f64, max_acceleration: f64) -> Self {
         Self { max_velocity, max_acceleration, torque_gain: 1000.0, state: PlantActual::default() }
     }
@@ -395,6 +419,7 @@ impl Cia402Drive {
         }
     }
 
+    /// The drive's CiA 402 state.
     pub fn state(&self) -> Cia402State {
         self.state
     }
@@ -411,10 +436,12 @@ impl Cia402Drive {
         }
     }
 
+    /// The drive's CoE object dictionary.
     pub fn od(&self) -> &ObjectDictionary {
         &self.od
     }
 
+    /// The mechanics behind the drive.
     pub fn plant(&self) -> &dyn DrivePlant {
         self.plant.as_ref()
     }

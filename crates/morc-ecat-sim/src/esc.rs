@@ -64,15 +64,20 @@ pub mod al_code {
 /// Application-layer states (AL control/status bits 0..3, ETG.1000.6 Table 9).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum AlState {
+    /// Init: no mailbox, no process data; the master configures SyncManagers for the mailbox.
     Init = 1,
+    /// Pre-Operational: mailbox communication (SDOs), no process data.
     PreOp = 2,
+    /// Bootstrap: firmware update over FoE (not supported by the simulated devices).
     Bootstrap = 3,
+    /// Safe-Operational: inputs are exchanged, outputs held in their safe state.
     SafeOp = 4,
+    /// Operational: inputs and outputs are exchanged.
     Op = 8,
 }
 
 impl AlState {
-    pub fn from_bits(bits: u8) -> Option<Self> {
+    pub(crate) fn from_bits(bits: u8) -> Option<Self> {
         match bits & 0x0F {
             1 => Some(Self::Init),
             2 => Some(Self::PreOp),
@@ -83,7 +88,7 @@ impl AlState {
         }
     }
 
-    pub fn bits(self) -> u8 {
+    pub(crate) fn bits(self) -> u8 {
         self as u8
     }
 }
@@ -121,6 +126,7 @@ impl EscEvents {
 /// have only the receive-time latches, or nothing).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DcUnit {
+    /// No DC unit: 0x0900..0x09FF do not answer.
     None,
     /// Receive times 0x0900..0x090F only (seen on a real EL2828: 0x0910+ do not answer).
     ReceiveTimesOnly,
@@ -131,13 +137,19 @@ pub enum DcUnit {
 /// Fixed properties of the ESC chip (registers 0x0000..0x000F and SII interface options).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EscConfig {
+    /// ESC type (register 0x0000), e.g. 0x11 for an ET1100.
     pub esc_type: u8,
+    /// ESC revision (0x0001).
     pub revision: u8,
+    /// ESC build (0x0002).
     pub build: u16,
+    /// FMMUs supported (0x0004).
     pub fmmu_count: u8,
+    /// SyncManagers supported (0x0005).
     pub sm_count: u8,
     /// Process RAM in KiB, starting at 0x1000.
     pub ram_kib: u8,
+    /// Port descriptor (0x0007): the physical type of ports 0..3, two bits each.
     pub port_descriptor: u8,
     /// ESC features supported (0x0008): DC, 64-bit DC, enhanced DC sync, …
     pub features: u16,
@@ -145,6 +157,7 @@ pub struct EscConfig {
     pub sii_read_bytes: u8,
     /// Supports the Bootstrap state (firmware update); none of the simulated devices do.
     pub bootstrap: bool,
+    /// Which DC registers exist.
     pub dc: DcUnit,
     /// Low-byte bits of 0x0502 that an ESC reports beyond read size and address width
     /// (a real EL2828 reads 0x50 where an EK1100 or EL2889 read 0x40).
@@ -197,6 +210,7 @@ impl EscConfig {
         }
     }
 
+    /// Whether the feature register (0x0008 bit 2) reports Distributed Clocks.
     pub fn dc_supported(&self) -> bool {
         self.features & 0x0004 != 0
     }
@@ -238,6 +252,7 @@ pub struct Esc {
 }
 
 impl Esc {
+    /// An ESC in Init with its registers at their power-up values, `sii` as its EEPROM and its local clock `clock_offset_ns` ahead of the segment's virtual time.
     pub fn new(config: EscConfig, sii: SiiImage, clock_offset_ns: u64) -> Self {
         let info = sii.parse().unwrap_or_default();
         let memory_len = usize::from(reg::PROCESS_RAM) + usize::from(config.ram_kib) * 1024;
@@ -284,31 +299,37 @@ impl Esc {
         self.refresh_sii_status(false, false);
     }
 
+    /// The chip's fixed properties.
     pub fn config(&self) -> &EscConfig {
         &self.config
     }
 
+    /// The EEPROM contents.
     pub fn sii(&self) -> &SiiImage {
         &self.sii
     }
 
+    /// What the ESC refused or found suspicious so far.
     pub fn counters(&self) -> EscCounters {
         self.counters
     }
 
+    /// The current AL state (AL status 0x0130, bits 0..3).
     pub fn al_state(&self) -> AlState {
         self.al_state
     }
 
+    /// The AL status code (0x0134): why the last transition was refused, 0 if none.
     pub fn al_status_code(&self) -> u16 {
         self.u16_at(reg::AL_STATUS_CODE)
     }
 
+    /// The error indication in AL status (0x0130 bit 4): a refused transition not yet acknowledged.
     pub fn al_error(&self) -> bool {
         self.u8_at(reg::AL_STATUS) & AL_ERROR_FLAG != 0
     }
 
-    pub fn station_address(&self) -> u16 {
+    pub(crate) fn station_address(&self) -> u16 {
         self.u16_at(reg::STATION_ADDRESS)
     }
 
@@ -333,18 +354,22 @@ impl Esc {
 
     // --- raw memory access for the device application (the PDI side) ---
 
+    /// The byte at `address` in ESC memory (registers or process RAM); 0 past its end.
     pub fn u8_at(&self, address: u16) -> u8 {
         self.memory.get(usize::from(address)).copied().unwrap_or(0)
     }
 
+    /// The little-endian u16 at `address`; 0 past the end of memory.
     pub fn u16_at(&self, address: u16) -> u16 {
         read_u16(&self.memory, address.into()).unwrap_or(0)
     }
 
+    /// The little-endian u32 at `address`; 0 past the end of memory.
     pub fn u32_at(&self, address: u16) -> u32 {
         u32::from(self.u16_at(address)) | (u32::from(self.u16_at(address.wrapping_add(2))) << 16)
     }
 
+    /// The little-endian u64 at `address` (DC times); 0 past the end of memory.
     pub fn u64_at(&self, address: u16) -> u64 {
         u64::from(self.u32_at(address)) | (u64::from(self.u32_at(address.wrapping_add(4))) << 32)
     }
@@ -377,6 +402,7 @@ impl Esc {
         }
     }
 
+    /// Writes `data` at `address` from the PDI side, as the device application; bytes past the end are dropped.
     pub fn pdi_write(&mut self, address: u16, data: &[u8]) {
         let start = usize::from(address);
         for (i, b) in data.iter().enumerate() {
@@ -388,7 +414,7 @@ impl Esc {
 
     // --- SyncManagers (ESC datasheet 0x0800 + 8n) ---
 
-    pub fn sm(&self, index: u8) -> SyncManagerRegs {
+    pub(crate) fn sm(&self, index: u8) -> SyncManagerRegs {
         let base = reg::SM_BASE + u16::from(index) * reg::SM_LEN;
         SyncManagerRegs {
             start: self.u16_at(base),
@@ -445,7 +471,7 @@ impl Esc {
 
     // --- FMMUs (ESC datasheet 0x0600 + 16n) ---
 
-    pub fn fmmu(&self, index: u8) -> FmmuRegs {
+    pub(crate) fn fmmu(&self, index: u8) -> FmmuRegs {
         let base = reg::FMMU_BASE + u16::from(index) * reg::FMMU_LEN;
         FmmuRegs {
             logical_start: self.u32_at(base),
@@ -548,7 +574,7 @@ impl Esc {
         self.u8_at(reg::PDI_CONTROL + 1) & 0x01 != 0
     }
 
-    pub fn emulate_al_control(&mut self) {
+    pub(crate) fn emulate_al_control(&mut self) {
         let control = self.u8_at(reg::AL_CONTROL);
         if let Some(state) = AlState::from_bits(control) {
             self.al_state = state;

@@ -15,6 +15,7 @@ pub const COUNTS_PER_NEWTON_METRE: u32 = 1_000_000;
 pub const RANGE_NEWTON: f64 = 500.0;
 pub const RANGE_NEWTON_METRE: f64 = 20.0;
 
+/// A simulated 6-axis force/torque sensor (see the module doc): load in, counts out, bias on request.
 #[derive(Debug, Clone, Default)]
 pub struct SimForceSensor {
     load: [f64; 6],
@@ -30,6 +31,7 @@ impl SimForceSensor {
     pub fn set_load(&mut self, wrench: [f64; 6]) {
         self.load = wrench;
     }
+    /// The load last set: Fx Fy Fz (N), Tx Ty Tz (N·m).
     pub fn load(&self) -> [f64; 6] {
         self.load
     }

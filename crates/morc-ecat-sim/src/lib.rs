@@ -15,6 +15,7 @@
 //! SDO Info error), emergencies, EoE/FoE, DC SYNC signals and drift, alias addressing beyond
 //! the DL-control enable bit, topologies other than a line.
 
+#![warn(missing_docs)]
 #![deny(clippy::missing_safety_doc)]
 
 mod analog_terminals;

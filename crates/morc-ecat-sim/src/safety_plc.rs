@@ -11,6 +11,7 @@ use morc_ecat_wire::profiles::safety_plc::{control, reason, status};
 /// Heartbeat watchdog default: 10 PLC cycles of 1 ms without a toggle trip it.
 pub const DEFAULT_WATCHDOG_NS: u64 = 10_000_000;
 
+/// A simulated safety PLC (see the module doc): e-stop, door, enabling switch, heartbeat watchdog and re-arm on acknowledge.
 #[derive(Debug, Clone)]
 pub struct SimSafetyPlc {
     estop_pressed: bool,
@@ -51,21 +52,26 @@ impl Default for SimSafetyPlc {
 }
 
 impl SimSafetyPlc {
+    /// Presses or releases the e-stop.
     pub fn set_estop(&mut self, pressed: bool) {
         self.estop_pressed = pressed;
         self.evaluate();
     }
+    /// Closes or opens the cell door.
     pub fn set_door_closed(&mut self, closed: bool) {
         self.door_closed = closed;
         self.evaluate();
     }
+    /// Holds or releases the enabling switch (motion with the door open).
     pub fn set_enabling_switch(&mut self, held: bool) {
         self.enabling_switch = held;
         self.evaluate();
     }
+    /// Whether the PLC permits motion: nothing tripped, or acknowledged since.
     pub fn motion_permitted(&self) -> bool {
         !self.tripped
     }
+    /// Why motion is inhibited, a code of [`morc_ecat_wire::profiles::safety_plc::reason`].
     pub fn reason(&self) -> u16 {
         self.reason
     }

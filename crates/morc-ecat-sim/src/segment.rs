@@ -27,7 +27,9 @@ pub trait DeviceApp: Send {
     /// Virtual time advanced by `dt_ns`: run the device's own dynamics.
     fn step(&mut self, _esc: &mut Esc, _dt_ns: u64) {}
 
+    /// The application as `Any`, for [`SubDevice::app_as`]; implement as `self`.
     fn as_any(&self) -> &dyn Any;
+    /// The application as `Any`, for [`SubDevice::app_as_mut`]; implement as `self`.
     fn as_any_mut(&mut self) -> &mut dyn Any;
 }
 
@@ -46,6 +48,7 @@ impl DeviceApp for PassiveApp {
 
 /// One simulated SubDevice: its ESC and its application.
 pub struct SubDevice {
+    /// The device's ESC: registers, SyncManagers, FMMUs, EEPROM.
     pub esc: Esc,
     app: Box<dyn DeviceApp>,
     /// SMs of the standard mailbox, from the SII (master → device, device → master).
@@ -66,6 +69,7 @@ impl std::fmt::Debug for SubDevice {
 }
 
 impl SubDevice {
+    /// A device of `esc` with `app` behind its PDI; mailbox SyncManagers and buffers come from the ESC's SII.
     pub fn new(esc: Esc, app: Box<dyn DeviceApp>) -> Self {
         let info = esc.sii().parse().unwrap_or_default();
         let find = |usage| info.sync_managers.iter().position(|s| s.usage == usage).map(|i| i as u8);
@@ -82,6 +86,7 @@ impl SubDevice {
         Self { esc, app, mailbox_sms, mailbox_in: vec![0; size], mailbox_out: vec![0; size], pending_reply: 0, virtual_sms }
     }
 
+    /// The device application.
     pub fn app(&self) -> &dyn DeviceApp {
         self.app.as_ref()
     }
@@ -91,6 +96,7 @@ impl SubDevice {
         self.app.as_any().downcast_ref()
     }
 
+    /// The application as its concrete type, to drive a simulated device (set inputs, inject faults).
     pub fn app_as_mut<T: 'static>(&mut self) -> Option<&mut T> {
         self.app.as_any_mut().downcast_mut()
     }
@@ -167,7 +173,12 @@ pub enum ScheduledFault {
     /// The next `n` frames are lost ([`Segment::lose_frames`]; `u32::MAX`: the link is gone).
     LoseFrames(u32),
     /// The CiA 402 drive at `position` faults with `error_code` (0x603F).
-    DriveFault { position: usize, error_code: u16 },
+    DriveFault {
+        /// Position of the drive on the line (0 = first).
+        position: usize,
+        /// The error code the drive reports in 0x603F.
+        error_code: u16,
+    },
     /// The line is cut before `position` ([`Segment::cut_line_before`]).
     CutLine(usize),
 }
@@ -185,6 +196,7 @@ impl Default for Segment {
 }
 
 impl Segment {
+    /// An empty line at virtual time 0.
     pub fn new() -> Self {
         Self {
             devices: Vec::new(),
@@ -209,34 +221,42 @@ impl Segment {
         self
     }
 
+    /// Number of devices on the line.
     pub fn len(&self) -> usize {
         self.devices.len()
     }
 
+    /// True when no device is on the line.
     pub fn is_empty(&self) -> bool {
         self.devices.is_empty()
     }
 
+    /// The device at `position` (0 = first after the master).
     pub fn device(&self, position: usize) -> Option<&SubDevice> {
         self.devices.get(position)
     }
 
+    /// The device at `position`, to change it.
     pub fn device_mut(&mut self, position: usize) -> Option<&mut SubDevice> {
         self.devices.get_mut(position)
     }
 
+    /// All devices, in line order.
     pub fn devices(&self) -> &[SubDevice] {
         &self.devices
     }
 
+    /// Frames and datagrams seen, lost and malformed so far.
     pub fn counters(&self) -> SegmentCounters {
         self.counters
     }
 
+    /// The segment's virtual time (ns).
     pub fn time_ns(&self) -> u64 {
         self.time_ns
     }
 
+    /// Sets the virtual time (ns) without stepping the devices (see [`Segment::advance`]).
     pub fn set_time_ns(&mut self, t: u64) {
         self.time_ns = t;
     }

@@ -41,24 +41,57 @@ const FLAG_MORE_FOLLOWS: u16 = 1 << 15;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FrameError {
     /// Shorter than Ethernet + EtherCAT headers.
-    TooShort { len: usize },
+    TooShort {
+        /// Bytes received.
+        len: usize,
+    },
     /// Not EtherType 0x88A4 (VLAN-tagged frames are not supported either).
-    NotEtherCat { ethertype: u16 },
+    NotEtherCat {
+        /// The EtherType found.
+        ethertype: u16,
+    },
     /// EtherCAT header type other than 1 (datagrams); network variables and mailbox gateway
     /// frames are not supported.
-    UnsupportedType { frame_type: u8 },
+    UnsupportedType {
+        /// The type field of the EtherCAT header.
+        frame_type: u8,
+    },
     /// The EtherCAT header says more bytes than the frame holds.
-    LengthBeyondFrame { header_len: usize, available: usize },
+    LengthBeyondFrame {
+        /// Length in the EtherCAT header (bytes).
+        header_len: usize,
+        /// Bytes after the EtherCAT header.
+        available: usize,
+    },
     /// A datagram header, its data or its working counter runs past the EtherCAT payload.
-    DatagramOverrun { offset: usize },
+    DatagramOverrun {
+        /// Where the datagram starts, in bytes after the EtherCAT header.
+        offset: usize,
+    },
     /// Datagram lengths do not add up to the EtherCAT header length.
-    LengthMismatch { header_len: usize, datagrams_len: usize },
+    LengthMismatch {
+        /// Length in the EtherCAT header (bytes).
+        header_len: usize,
+        /// Bytes the datagrams take, headers and working counters included.
+        datagrams_len: usize,
+    },
     /// A buffer to build into is too small.
-    BufferTooSmall { needed: usize, available: usize },
+    BufferTooSmall {
+        /// Bytes the frame or datagram needs.
+        needed: usize,
+        /// Bytes the buffer has.
+        available: usize,
+    },
     /// Datagram data longer than the 11-bit length field allows.
-    DatagramTooLong { len: usize },
+    DatagramTooLong {
+        /// The data length asked for (bytes).
+        len: usize,
+    },
     /// More datagrams than the caller's layout buffer holds.
-    TooManyDatagrams { max: usize },
+    TooManyDatagrams {
+        /// Datagrams the layout buffer holds.
+        max: usize,
+    },
     /// Lost on the wire (a simulated fault): no reply.
     Lost,
 }
@@ -86,20 +119,35 @@ impl std::error::Error for FrameError {}
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Command {
+    /// No operation: ESCs ignore the datagram.
     Nop = 0,
+    /// Auto-increment physical read: the ESC at position ADP = 0 reads; each ESC increments ADP.
     Aprd = 1,
+    /// Auto-increment physical write.
     Apwr = 2,
+    /// Auto-increment physical read-write.
     Aprw = 3,
+    /// Configured-address physical read: the ESC whose station address is ADP reads.
     Fprd = 4,
+    /// Configured-address physical write.
     Fpwr = 5,
+    /// Configured-address physical read-write.
     Fprw = 6,
+    /// Broadcast read: every ESC ORs its register into the data.
     Brd = 7,
+    /// Broadcast write: every ESC writes.
     Bwr = 8,
+    /// Broadcast read-write.
     Brw = 9,
+    /// Logical read: ESCs with a matching FMMU copy process data into the datagram.
     Lrd = 10,
+    /// Logical write: ESCs with a matching FMMU take process data from the datagram.
     Lwr = 11,
+    /// Logical read-write: outputs taken and inputs put back in one pass.
     Lrw = 12,
+    /// Auto-increment read, multiple write: the addressed ESC reads, all following write (DC time distribution).
     Armw = 13,
+    /// Configured-address read, multiple write: as ARMW, the reader chosen by station address.
     Frmw = 14,
 }
 
@@ -127,6 +175,7 @@ impl Command {
         })
     }
 
+    /// The command's code in the datagram header.
     pub fn code(self) -> u8 {
         self as u8
     }
@@ -137,12 +186,18 @@ impl Command {
 pub struct DatagramHeader {
     /// Raw command code; see [`Command::from_code`].
     pub command: u8,
+    /// Index the master chooses to match replies to requests; ESCs leave it unchanged.
     pub index: u8,
     /// ADP in the low 16 bits and ADO in the high 16 bits, or one 32-bit logical address.
     pub address: u32,
+    /// Data length (bytes, 11 bits).
     pub len: u16,
+    /// Set by an ESC whose port 0 is closed, so a frame circling a broken ring is recognised and
+    /// dropped when it comes round again.
     pub circulating: bool,
+    /// Another datagram follows in the same frame.
     pub more_follows: bool,
+    /// EtherCAT event request: ESCs OR their event request register (0x0220) into it.
     pub irq: u16,
 }
 
@@ -157,7 +212,8 @@ impl DatagramHeader {
         (self.address >> 16) as u16
     }
 
-    pub fn decode(bytes: &[u8]) -> Option<Self> {
+    /// The header at the start of `bytes`; `None` when fewer than 10 bytes.
+    fn decode(bytes: &[u8]) -> Option<Self> {
         let h = bytes.get(..DATAGRAM_HEADER_LEN)?;
         let len_flags = u16::from_le_bytes([h[6], h[7]]);
         Some(Self {
@@ -171,7 +227,8 @@ impl DatagramHeader {
         })
     }
 
-    pub fn encode(&self, out: &mut [u8]) -> Result<(), FrameError> {
+    /// Writes the 10-byte header to the start of `out`.
+    fn encode(&self, out: &mut [u8]) -> Result<(), FrameError> {
         let available = out.len();
         let h = out.get_mut(..DATAGRAM_HEADER_LEN).ok_or(FrameError::BufferTooSmall { needed: DATAGRAM_HEADER_LEN, available })?;
         if usize::from(self.len) > MAX_DATAGRAM_LEN {
@@ -197,6 +254,7 @@ impl DatagramHeader {
 /// processor can modify it in place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DatagramLayout {
+    /// The decoded header.
     pub header: DatagramHeader,
     /// Offset of the 10-byte header.
     pub header_offset: usize,
@@ -207,6 +265,7 @@ pub struct DatagramLayout {
 }
 
 impl DatagramLayout {
+    /// Byte range of the data in the frame buffer.
     pub fn data_range(&self) -> std::ops::Range<usize> {
         self.data_offset..self.data_offset + usize::from(self.header.len)
     }
@@ -220,10 +279,13 @@ impl DatagramLayout {
 /// The Ethernet and EtherCAT headers of a frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FrameHeader {
+    /// Destination MAC address.
     pub destination: [u8; 6],
+    /// Source MAC address (its locally-administered bit set by the first ESC on the way back).
     pub source: [u8; 6],
     /// Length of all datagrams, from the EtherCAT header.
     pub ecat_len: u16,
+    /// Type from the EtherCAT header (1: datagrams, the only one accepted).
     pub ecat_type: u8,
 }
 
@@ -264,6 +326,7 @@ pub struct Datagrams<'a> {
 }
 
 impl<'a> Datagrams<'a> {
+    /// The datagrams of `frame`, after checking its headers.
     pub fn new(frame: &'a [u8]) -> Result<Self, FrameError> {
         let header = parse_header(frame)?;
         let start = ETHERNET_HEADER_LEN + ECAT_HEADER_LEN;

@@ -6,10 +6,15 @@ pub mod analog_io {
     /// How raw counts map to a physical value: `raw_low..=raw_high` ⇄ `low..=high`, linearly.
     #[derive(Debug, Clone, Copy, PartialEq)]
     pub struct AnalogRange {
+        /// Physical value at `raw_low`, in `unit`.
         pub low: f64,
+        /// Physical value at `raw_high`, in `unit`.
         pub high: f64,
+        /// Counts at the bottom of the range.
         pub raw_low: i16,
+        /// Counts at the top of the range.
         pub raw_high: i16,
+        /// Unit of `low` and `high` ("V", "mA").
         pub unit: &'static str,
     }
 
@@ -34,6 +39,7 @@ pub mod analog_io {
             }
         }
 
+        /// The physical value of `raw` counts, in `unit` (not clamped: beyond the range extrapolates).
         pub fn to_si(&self, raw: i16) -> f64 {
             let span = f64::from(self.raw_high) - f64::from(self.raw_low);
             self.low + (f64::from(raw) - f64::from(self.raw_low)) * (self.high - self.low) / span
@@ -60,7 +66,9 @@ pub mod analog_io {
 
     /// Status word bits of an analog input channel (EL31xx).
     pub mod status {
+        /// The value is below the measuring range.
         pub const UNDERRANGE: u16 = 1 << 0;
+        /// The value is above the measuring range.
         pub const OVERRANGE: u16 = 1 << 1;
         /// Wire break, or out of the measuring range far enough to be no measurement.
         pub const ERROR: u16 = 1 << 6;
@@ -92,6 +100,7 @@ pub mod force_torque {
 
     /// Control word bits.
     pub mod control {
+        /// Bias (tare) on the rising edge: the current load becomes zero.
         pub const BIAS: u32 = 1 << 0;
     }
 }
@@ -105,25 +114,37 @@ pub mod safety_plc {
 
     /// Status word bits (inputs, bytes 0..2).
     pub mod status {
+        /// The e-stop is pressed.
         pub const ESTOP_PRESSED: u16 = 1 << 0;
+        /// The cell door is closed.
         pub const DOOR_CLOSED: u16 = 1 << 1;
+        /// The enabling switch is held (motion allowed with the door open).
         pub const ENABLING_SWITCH: u16 = 1 << 2;
+        /// The safety circuit permits motion: nothing tripped, or acknowledged since.
         pub const MOTION_PERMITTED: u16 = 1 << 3;
     }
 
     /// Control word bits (outputs).
     pub mod control {
+        /// Toggled by the controller every cycle; the PLC trips when it stops toggling.
         pub const HEARTBEAT: u16 = 1 << 0;
+        /// Acknowledge on the rising edge: re-arms the circuit once the cause is gone.
         pub const ACKNOWLEDGE: u16 = 1 << 1;
     }
 
     /// Why the PLC inhibits motion (inputs, bytes 2..4).
     pub mod reason {
+        /// Nothing inhibits motion.
         pub const NONE: u16 = 0;
+        /// The e-stop is pressed.
         pub const ESTOP: u16 = 1;
+        /// The door is open and the enabling switch not held.
         pub const DOOR_OPEN: u16 = 2;
+        /// The controller's heartbeat stopped toggling (watchdog).
         pub const HEARTBEAT_LOST: u16 = 3;
+        /// The cause is gone; motion waits for an acknowledge.
         pub const ACKNOWLEDGE_NEEDED: u16 = 4;
+        /// The PLC found an internal fault.
         pub const PLC_FAULT: u16 = 5;
     }
 }

@@ -9,68 +9,120 @@ use std::fmt;
 
 /// Word addresses of the fixed SII fields (ETG.2010 Table 2).
 pub mod word {
+    /// Configured Station Alias, loaded into register 0x0012 at power-up.
     pub const STATION_ALIAS: u16 = 0x0004;
+    /// Checksum: CRC-8 of words 0..6 in the low byte ([`SiiImage::config_checksum`](super::SiiImage::config_checksum)).
     pub const CHECKSUM: u16 = 0x0007;
+    /// Vendor ID (u32, two words).
     pub const VENDOR_ID: u16 = 0x0008;
+    /// Product Code (u32, two words).
     pub const PRODUCT_CODE: u16 = 0x000A;
+    /// Revision Number (u32, two words).
     pub const REVISION: u16 = 0x000C;
+    /// Serial Number (u32, two words).
     pub const SERIAL: u16 = 0x000E;
+    /// Bootstrap mailbox: receive offset, receive size, send offset, send size (four words).
     pub const BOOTSTRAP_RX_MAILBOX: u16 = 0x0014;
+    /// Standard Receive Mailbox Offset: start of the master → device mailbox (SM0).
     pub const STD_RX_MAILBOX_OFFSET: u16 = 0x0018;
+    /// Standard Receive Mailbox Size (bytes).
     pub const STD_RX_MAILBOX_SIZE: u16 = 0x0019;
+    /// Standard Send Mailbox Offset: start of the device → master mailbox (SM1).
     pub const STD_TX_MAILBOX_OFFSET: u16 = 0x001A;
+    /// Standard Send Mailbox Size (bytes).
     pub const STD_TX_MAILBOX_SIZE: u16 = 0x001B;
+    /// Mailbox Protocol: the supported protocols, bits of [`protocol`](super::protocol).
     pub const MAILBOX_PROTOCOLS: u16 = 0x001C;
+    /// Size: EEPROM size in KiBit − 1.
     pub const SIZE: u16 = 0x003E;
+    /// Version of the SII layout (1).
     pub const VERSION: u16 = 0x003F;
+    /// Where the first category header sits; everything before is fixed fields.
     pub const FIRST_CATEGORY: u16 = 0x0040;
 }
 
 /// Category types (ETG.2010 Table 3).
 pub mod category {
+    /// Strings: counted texts that other categories refer to by 1-based index.
     pub const STRINGS: u16 = 10;
+    /// DataTypes (reserved by ETG.2010; not parsed).
     pub const DATA_TYPES: u16 = 20;
+    /// General: names, CoE/FoE/EoE details, flags, E-Bus current ([`General`](super::General)).
     pub const GENERAL: u16 = 30;
+    /// FMMU: one usage byte per FMMU ([`FmmuUsage`](super::FmmuUsage)).
     pub const FMMU: u16 = 40;
+    /// SyncM: default SM settings, 8 bytes each ([`SyncManagerEntry`](super::SyncManagerEntry)).
     pub const SYNC_MANAGER: u16 = 41;
+    /// TXPDO: fixed or default device → master PDOs ([`Pdo`](super::Pdo)).
     pub const TX_PDO: u16 = 50;
+    /// RXPDO: fixed or default master → device PDOs ([`Pdo`](super::Pdo)).
     pub const RX_PDO: u16 = 51;
+    /// DC: distributed-clock operation modes (not parsed).
     pub const DC: u16 = 60;
+    /// End of the category list.
     pub const END: u16 = 0xFFFF;
 }
 
 /// Mailbox protocol bits in word 0x1C (ETG.2010 Table 2).
 pub mod protocol {
+    /// AoE: ADS over EtherCAT.
     pub const AOE: u16 = 0x01;
+    /// EoE: Ethernet over EtherCAT.
     pub const EOE: u16 = 0x02;
+    /// CoE: CANopen over EtherCAT (SDOs, object dictionary).
     pub const COE: u16 = 0x04;
+    /// FoE: File access over EtherCAT.
     pub const FOE: u16 = 0x08;
+    /// SoE: Servo drive profile over EtherCAT.
     pub const SOE: u16 = 0x10;
+    /// VoE: Vendor specific protocol over EtherCAT.
     pub const VOE: u16 = 0x20;
 }
 
 /// CoE details bits of the General category (ETG.2010 Table 4).
 pub mod coe_details {
+    /// SDO transfers supported.
     pub const SDO: u8 = 0x01;
+    /// SDO Information service supported (object dictionary listing).
     pub const SDO_INFO: u8 = 0x02;
+    /// PDO assignment (0x1C1x) can be written.
     pub const PDO_ASSIGN: u8 = 0x04;
+    /// PDO mapping (0x16xx/0x1Axx) can be written.
     pub const PDO_CONFIG: u8 = 0x08;
+    /// The master should read the PDO configuration at start-up.
     pub const UPLOAD_AT_STARTUP: u8 = 0x10;
+    /// SDO Complete Access (a whole object in one transfer) supported.
     pub const COMPLETE_ACCESS: u8 = 0x20;
 }
 
+/// What can be wrong with an SII image, or with one to be built.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SiiError {
     /// Image shorter than the fixed header (128 bytes) or not a whole number of words.
-    TooShort { len: usize },
+    TooShort {
+        /// Bytes in the image.
+        len: usize,
+    },
     /// A category header or its data runs past the image.
-    CategoryOverrun { word_address: u16 },
+    CategoryOverrun {
+        /// Word address of the category header.
+        word_address: u16,
+    },
     /// Text image with a character that is not a hex digit.
-    BadHexText { position: usize },
+    BadHexText {
+        /// Byte offset of the bad character in the text.
+        position: usize,
+    },
     /// A string index refers past the strings category.
-    BadStringIndex { index: u8 },
+    BadStringIndex {
+        /// The 1-based string index.
+        index: u8,
+    },
     /// The built image would not fit the given size.
-    ImageTooLarge { words: usize },
+    ImageTooLarge {
+        /// Words the image would take.
+        words: usize,
+    },
 }
 
 impl fmt::Display for SiiError {
@@ -87,31 +139,41 @@ impl fmt::Display for SiiError {
 
 impl std::error::Error for SiiError {}
 
+/// Who a device is: the identity object 0x1018's four values, as words 0x08..0x0F hold them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Identity {
+    /// Vendor ID assigned by the ETG (2: Beckhoff).
     pub vendor_id: u32,
+    /// The vendor's product code.
     pub product_code: u32,
+    /// Revision number.
     pub revision: u32,
+    /// Serial number.
     pub serial: u32,
 }
 
 /// The standard mailbox, as words 0x18..0x1C describe it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct MailboxConfig {
-    /// Master → device mailbox (SM0) start and size.
+    /// Start of the master → device mailbox (SM0) in ESC memory.
     pub receive_offset: u16,
+    /// Size of the master → device mailbox (bytes; 0: no mailbox).
     pub receive_size: u16,
-    /// Device → master mailbox (SM1) start and size.
+    /// Start of the device → master mailbox (SM1) in ESC memory.
     pub send_offset: u16,
+    /// Size of the device → master mailbox (bytes; 0: no mailbox).
     pub send_size: u16,
+    /// Supported mailbox protocols, bits of [`protocol`].
     pub protocols: u16,
 }
 
 impl MailboxConfig {
+    /// Both mailbox directions are configured.
     pub fn has_mailbox(&self) -> bool {
         self.receive_size > 0 && self.send_size > 0
     }
 
+    /// A mailbox that speaks CoE (SDOs).
     pub fn has_coe(&self) -> bool {
         self.has_mailbox() && self.protocols & protocol::COE != 0
     }
@@ -120,30 +182,45 @@ impl MailboxConfig {
 /// The General category, the fields a master uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct General {
+    /// GroupIdx: string index of the device group.
     pub group_string: u8,
+    /// ImgIdx: string index of the device's image name for configuration tools.
     pub image_string: u8,
+    /// OrderIdx: string index of the order code, e.g. "EK1100".
     pub order_string: u8,
+    /// NameIdx: string index of the long device name.
     pub name_string: u8,
+    /// CoE Details: bits of [`coe_details`].
     pub coe_details: u8,
+    /// FoE Details: bit 0 set when FoE is supported.
     pub foe_details: u8,
+    /// EoE Details: bit 0 set when EoE is supported.
     pub eoe_details: u8,
+    /// DS402 channel count as read here, from byte 10 (ETG.2010 Table 4 puts DS402Channels at byte 9 and SysmanClass at 10); morc does not use it.
     pub ds402_channels: u8,
+    /// Flags: bit 0 Enable SafeOp, bit 1 Enable notLRW, bit 2 MBoxDataLinkLayer, bit 3 IdentALSts, bit 4 IdentPhyM.
     pub flags: u8,
+    /// Current drawn from the E-Bus (mA); negative: the device feeds current in.
     pub ebus_current_ma: i16,
 }
 
 /// FMMU usage byte (ETG.2010 Table 6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FmmuUsage {
+    /// Not used (0x00 or 0xFF).
     Unused,
+    /// Maps outputs (master → device process data).
     Outputs,
+    /// Maps inputs (device → master process data).
     Inputs,
+    /// Maps a SyncManager's status (read-mailbox state).
     SyncManagerStatus,
+    /// A value ETG.2010 does not define, kept as read.
     Other(u8),
 }
 
 impl FmmuUsage {
-    pub fn from_byte(b: u8) -> Self {
+    fn from_byte(b: u8) -> Self {
         match b {
             0 | 0xFF => Self::Unused,
             1 => Self::Outputs,
@@ -153,7 +230,7 @@ impl FmmuUsage {
         }
     }
 
-    pub fn to_byte(self) -> u8 {
+    fn to_byte(self) -> u8 {
         match self {
             Self::Unused => 0,
             Self::Outputs => 1,
@@ -167,16 +244,22 @@ impl FmmuUsage {
 /// SyncManager usage (ETG.2010 Table 7, last byte of each SyncM entry).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SyncManagerUsage {
+    /// Not used.
     Unused,
+    /// Mailbox, master → device (SM0).
     MailboxOut,
+    /// Mailbox, device → master (SM1).
     MailboxIn,
+    /// Process data outputs (usually SM2).
     ProcessDataOut,
+    /// Process data inputs (usually SM3).
     ProcessDataIn,
+    /// A value ETG.2010 does not define, kept as read.
     Other(u8),
 }
 
 impl SyncManagerUsage {
-    pub fn from_byte(b: u8) -> Self {
+    fn from_byte(b: u8) -> Self {
         match b {
             0 => Self::Unused,
             1 => Self::MailboxOut,
@@ -187,7 +270,7 @@ impl SyncManagerUsage {
         }
     }
 
-    pub fn to_byte(self) -> u8 {
+    fn to_byte(self) -> u8 {
         match self {
             Self::Unused => 0,
             Self::MailboxOut => 1,
@@ -202,31 +285,48 @@ impl SyncManagerUsage {
 /// One SyncM category entry: the default SM register values (0x0800 + 8n).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SyncManagerEntry {
+    /// Physical start address in ESC memory.
     pub start: u16,
+    /// Length (bytes).
     pub length: u16,
+    /// Control register value (0x0804 + 8n): mode, direction, interrupts.
     pub control: u8,
+    /// Enable byte: bit 0 enable, bit 1 fixed content, bit 2 virtual SM, bit 3 OP only.
     pub enable: u8,
+    /// What the SyncManager is for.
     pub usage: SyncManagerUsage,
 }
 
+/// One mapped object in a PDO of the TXPDO/RXPDO categories.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PdoEntry {
+    /// Index of the mapped object (0 for a gap).
     pub index: u16,
+    /// Subindex of the mapped object.
     pub sub_index: u8,
+    /// String index of the entry's name.
     pub name_string: u8,
+    /// CoE data type code (ETG.1000.6 data type area, e.g. 7 = UNSIGNED32).
     pub data_type: u8,
+    /// Size in the process image (bits).
     pub bit_len: u8,
 }
 
+/// A fixed or default PDO from the TXPDO/RXPDO categories.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pdo {
+    /// PDO index: 0x1600.. for RxPDOs, 0x1A00.. for TxPDOs.
     pub index: u16,
+    /// SyncManager the PDO is assigned to.
     pub sync_manager: u8,
+    /// String index of the PDO's name.
     pub name_string: u8,
+    /// Mapped objects, in process-image order.
     pub entries: Vec<PdoEntry>,
 }
 
 impl Pdo {
+    /// Size of the PDO in the process image (bits).
     pub fn bit_len(&self) -> u32 {
         self.entries.iter().map(|e| u32::from(e.bit_len)).sum()
     }
@@ -235,18 +335,27 @@ impl Pdo {
 /// Everything a master learns from an SII image.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SiiInfo {
+    /// Configured Station Alias (word 0x04).
     pub station_alias: u16,
+    /// Vendor, product, revision and serial.
     pub identity: Identity,
+    /// The standard mailbox.
     pub mailbox: MailboxConfig,
     /// Size in bytes, from word 0x3E (KiBit − 1).
     pub size_bytes: usize,
+    /// SII layout version (word 0x3F).
     pub version: u16,
     /// Strings category, index 1 first (index 0 means "no string").
     pub strings: Vec<String>,
+    /// The General category; `None` when missing or too short.
     pub general: Option<General>,
+    /// FMMU category: the intended use of each FMMU.
     pub fmmus: Vec<FmmuUsage>,
+    /// SyncM category: each SyncManager's default settings.
     pub sync_managers: Vec<SyncManagerEntry>,
+    /// TXPDO category: device → master PDOs.
     pub tx_pdos: Vec<Pdo>,
+    /// RXPDO category: master → device PDOs.
     pub rx_pdos: Vec<Pdo>,
 }
 
@@ -285,6 +394,7 @@ impl SiiImage {
         Self::from_raw(raw)
     }
 
+    /// Takes raw EEPROM bytes; an odd length is padded with 0xFF (unprogrammed).
     pub fn from_raw(mut bytes: Vec<u8>) -> Result<Self, SiiError> {
         if bytes.len() < usize::from(word::FIRST_CATEGORY) * 2 {
             return Err(SiiError::TooShort { len: bytes.len() });
@@ -295,10 +405,12 @@ impl SiiImage {
         Ok(Self { bytes })
     }
 
+    /// The image as little-endian bytes.
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
     }
 
+    /// Length in 16-bit words.
     pub fn len_words(&self) -> usize {
         self.bytes.len() / 2
     }
@@ -312,6 +424,7 @@ impl SiiImage {
         }
     }
 
+    /// Writes the word at `address`; false when it is past the end of the image.
     pub fn set_word(&mut self, address: u16, value: u16) -> bool {
         let i = usize::from(address) * 2;
         match self.bytes.get_mut(i..i + 2) {
@@ -399,7 +512,7 @@ fn decode_hex_text(text: &[u8]) -> Result<Vec<u8>, SiiError> {
 }
 
 /// CRC-8 with polynomial x^8 + x^2 + x + 1 and initial value 0xFF (ETG.2010 §2.2).
-pub fn crc8(data: &[u8]) -> u8 {
+fn crc8(data: &[u8]) -> u8 {
     let mut crc = 0xFFu8;
     for &b in data {
         crc ^= b;
@@ -471,15 +584,25 @@ fn parse_pdos(mut data: &[u8]) -> Vec<Pdo> {
 /// What a simulated device without a real image puts in its EEPROM.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct DeviceDescription {
+    /// Vendor, product, revision and serial.
     pub identity: Identity,
+    /// Long device name (the General category's NameIdx string).
     pub name: String,
+    /// Device group (GroupIdx string).
     pub group: String,
+    /// Order code, the short name masters show (OrderIdx string).
     pub order_code: String,
+    /// The standard mailbox; sizes 0 for a device without one.
     pub mailbox: MailboxConfig,
+    /// CoE Details byte of the General category, bits of [`coe_details`].
     pub coe_details: u8,
+    /// FMMU category: the intended use of each FMMU.
     pub fmmus: Vec<FmmuUsage>,
+    /// SyncM category: each SyncManager's default settings.
     pub sync_managers: Vec<SyncManagerEntry>,
+    /// TXPDO category: device → master PDOs.
     pub tx_pdos: Vec<Pdo>,
+    /// RXPDO category: master → device PDOs.
     pub rx_pdos: Vec<Pdo>,
 }
 

@@ -47,6 +47,7 @@ pub struct Data {
 }
 
 impl Data {
+    /// A workspace sized for `model`: the only allocation; the algorithms allocate nothing after it.
     pub fn new(model: &Model) -> Self {
         let nj = model.njoints();
         let nv = model.nv();

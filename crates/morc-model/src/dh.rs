@@ -17,6 +17,7 @@ use serde_json::Value;
 use super::spatial::{rotation_about_axis, Inertia, Se3};
 use super::{DriveTrain, FrameKind, JointKind, JointLimits, Model, ModelBuilder, ModelError};
 
+/// Where a DH table puts link `j`'s frame, which fixes the order of the four elementary transforms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DhConvention {
     /// Denavit–Hartenberg's original: frame `j` at the far end of link `j`.
@@ -28,18 +29,25 @@ pub enum DhConvention {
 /// One row of a DH table.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DhLink {
+    /// Link length: distance along x between the z axes (m).
     pub a: f64,
+    /// Link twist: angle about x between the z axes (rad).
     pub alpha: f64,
+    /// Link offset along z (m); the constant part of a revolute row (a prismatic one uses `offset`).
     pub d: f64,
+    /// Joint angle about z (rad); the constant part of a prismatic row (a revolute one uses `offset`).
     pub theta: f64,
     /// Added to the joint variable (θ for revolute, d for prismatic joints).
     pub offset: f64,
+    /// Whether the row's variable is θ (revolute) or d (prismatic).
     pub kind: JointKind,
     /// The joint moves against the DH convention's direction (`θ = −q + offset`).
     pub flip: bool,
+    /// Position, velocity and effort limits of the row's joint.
     pub limits: JointLimits,
     /// Mass, centre of mass and rotational inertia about it, in DH frame `j`.
     pub inertia: Option<Inertia>,
+    /// Reflected motor inertia and friction of the row's joint.
     pub drive: DriveTrain,
 }
 
@@ -64,13 +72,17 @@ impl DhLink {
 /// A DH description of a serial arm.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DhTable {
+    /// The model's name (error messages and the URDF `robot` name).
     pub name: String,
+    /// Standard or modified (Craig) parameters.
     pub convention: DhConvention,
     /// Placement of the arm's base frame in the world.
     pub base: Se3,
     /// Placement of the tool frame in the last DH frame.
     pub tool: Se3,
+    /// The rows, base to tool, one per joint.
     pub links: Vec<DhLink>,
+    /// Gravity in world axes (m/s²).
     pub gravity: Vector3<f64>,
 }
 

@@ -10,7 +10,9 @@ use super::{Data, FrameIndex, JointKind, Model, ModelError};
 /// How a solve ended.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct IkOutcome {
+    /// Whether the pose error fell below the tolerance.
     pub converged: bool,
+    /// Iterations taken (0 when the seed was already a solution).
     pub iterations: usize,
     /// Norm of the final pose error (position in m and rotation vector in rad, stacked).
     pub error: f64,
@@ -26,16 +28,22 @@ pub struct IkOutcome {
 /// `max_step` per joint and, when `clamp_to_limits` is set, the result to the joint limits.
 #[derive(Clone, Debug)]
 pub struct DlsIk {
+    /// Iterations before giving up (default 200).
     pub max_iterations: usize,
+    /// Pose-error norm at which the solve has converged (default 1e-12).
     pub tolerance: f64,
+    /// Base damping λ₀ of `λ² = λ₀² + ½|e|²` (default 1e-4).
     pub damping: f64,
+    /// Largest change of any joint per iteration (rad or m; default 0.5).
     pub max_step: f64,
+    /// Keep every iterate within the model's position limits (default true).
     pub clamp_to_limits: bool,
     q: DVector<f64>,
     dq: DVector<f64>,
 }
 
 impl DlsIk {
+    /// A solver with the defaults above and its workspace sized for `model`.
     pub fn new(model: &Model) -> Self {
         DlsIk {
             max_iterations: 200,
@@ -192,6 +200,7 @@ impl AnalyticIk {
         Ok(AnalyticIk { frame, axes, points, home: frame_placement(model, &data, frame), wrist_centre, lower, upper })
     }
 
+    /// The frame this solver places (the one given when it was built).
     pub fn frame(&self) -> FrameIndex {
         self.frame
     }

@@ -15,6 +15,8 @@
 //! frame Jacobians are LOCAL_WORLD_ALIGNED (the frame origin's velocity and the angular
 //! velocity, both in world axes).
 
+#![warn(missing_docs)]
+
 mod data;
 mod dh;
 mod dynamics;
@@ -40,9 +42,19 @@ use std::fmt;
 #[derive(Debug)]
 pub enum ModelError {
     /// The file could not be read.
-    Io { path: String, source: std::io::Error },
+    Io {
+        /// The file that could not be read.
+        path: String,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
     /// The robot description is malformed or inconsistent.
-    Invalid { origin: String, message: String },
+    Invalid {
+        /// The file or model concerned (path, or the model's name).
+        origin: String,
+        /// What is wrong, naming the joint, link or element.
+        message: String,
+    },
 }
 
 impl ModelError {

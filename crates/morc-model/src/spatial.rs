@@ -59,7 +59,9 @@ pub fn log3(rotation: &Matrix3<f64>) -> Vector3<f64> {
 /// A rigid placement (element of SE(3)).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Se3 {
+    /// Orientation of the child frame's axes in the parent frame.
     pub rotation: Matrix3<f64>,
+    /// Position of the child frame's origin in the parent frame (m).
     pub translation: Vector3<f64>,
 }
 
@@ -70,18 +72,22 @@ impl Default for Se3 {
 }
 
 impl Se3 {
+    /// The child frame coincides with the parent frame.
     pub fn identity() -> Self {
         Self { rotation: Matrix3::identity(), translation: Vector3::zeros() }
     }
 
+    /// From the child frame's orientation and origin (m) in the parent frame.
     pub fn new(rotation: Matrix3<f64>, translation: Vector3<f64>) -> Self {
         Self { rotation, translation }
     }
 
+    /// A pure translation (m), axes unchanged.
     pub fn from_translation(translation: Vector3<f64>) -> Self {
         Self { rotation: Matrix3::identity(), translation }
     }
 
+    /// A pure rotation about the parent frame's origin.
     pub fn from_rotation(rotation: Matrix3<f64>) -> Self {
         Self { rotation, translation: Vector3::zeros() }
     }
@@ -91,6 +97,7 @@ impl Se3 {
         Self { rotation: m.fixed_view::<3, 3>(0, 0).into_owned(), translation: m.fixed_view::<3, 1>(0, 3).into_owned() }
     }
 
+    /// As a 4×4 homogeneous transform `[R t; 0 1]`.
     pub fn to_homogeneous(&self) -> Matrix4<f64> {
         let mut m = Matrix4::identity();
         m.fixed_view_mut::<3, 3>(0, 0).copy_from(&self.rotation);
@@ -104,6 +111,7 @@ impl Se3 {
         Se3 { rotation: self.rotation * other.rotation, translation: self.rotation * other.translation + self.translation }
     }
 
+    /// The parent frame's placement seen from the child frame.
     #[inline]
     pub fn inverse(&self) -> Se3 {
         let rt = self.rotation.transpose();
@@ -124,6 +132,7 @@ impl Se3 {
         Se3 { rotation: self.rotation, translation: self.translation - point }
     }
 
+    /// A point given in the child frame, expressed in the parent frame (m).
     #[inline]
     pub fn act_point(&self, p: &Vector3<f64>) -> Vector3<f64> {
         self.rotation * p + self.translation
@@ -184,34 +193,42 @@ impl Se3 {
 /// A spatial motion vector (twist or spatial acceleration), in some frame.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Motion {
+    /// Linear velocity or acceleration of the point at the frame's origin (m/s, m/s²).
     pub linear: Vector3<f64>,
+    /// Angular velocity or acceleration (rad/s, rad/s²).
     pub angular: Vector3<f64>,
 }
 
 impl Motion {
+    /// No motion.
     pub fn zero() -> Self {
         Self::default()
     }
 
+    /// From its linear and angular parts.
     pub fn new(linear: Vector3<f64>, angular: Vector3<f64>) -> Self {
         Self { linear, angular }
     }
 
+    /// As a 6-vector (linear, angular).
     #[inline]
     pub fn to_vector(&self) -> Vector6<f64> {
         Vector6::new(self.linear.x, self.linear.y, self.linear.z, self.angular.x, self.angular.y, self.angular.z)
     }
 
+    /// From a 6-vector (linear, angular).
     #[inline]
     pub fn from_vector(v: &Vector6<f64>) -> Self {
         Self { linear: Vector3::new(v[0], v[1], v[2]), angular: Vector3::new(v[3], v[4], v[5]) }
     }
 
+    /// Both parts multiplied by `s`.
     #[inline]
     pub fn scaled(&self, s: f64) -> Motion {
         Motion { linear: self.linear * s, angular: self.angular * s }
     }
 
+    /// The sum of two motions expressed in the same frame.
     #[inline]
     pub fn add(&self, other: &Motion) -> Motion {
         Motion { linear: self.linear + other.linear, angular: self.angular + other.angular }
@@ -239,25 +256,31 @@ impl Motion {
 /// A spatial force vector (wrench or momentum): `linear` is force, `angular` is torque.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Force {
+    /// Force (N) or linear momentum (kg·m/s).
     pub linear: Vector3<f64>,
+    /// Torque about the frame's origin (N·m) or angular momentum (kg·m²/s).
     pub angular: Vector3<f64>,
 }
 
 impl Force {
+    /// No force.
     pub fn zero() -> Self {
         Self::default()
     }
 
+    /// As a 6-vector (linear, angular).
     #[inline]
     pub fn to_vector(&self) -> Vector6<f64> {
         Vector6::new(self.linear.x, self.linear.y, self.linear.z, self.angular.x, self.angular.y, self.angular.z)
     }
 
+    /// From a 6-vector (linear, angular).
     #[inline]
     pub fn from_vector(v: &Vector6<f64>) -> Self {
         Self { linear: Vector3::new(v[0], v[1], v[2]), angular: Vector3::new(v[3], v[4], v[5]) }
     }
 
+    /// Adds a force expressed in the same frame.
     #[inline]
     pub fn add_assign(&mut self, other: &Force) {
         self.linear += other.linear;
@@ -269,17 +292,21 @@ impl Force {
 /// centre of mass, all expressed in the frame the inertia belongs to.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Inertia {
+    /// Mass (kg).
     pub mass: f64,
+    /// Centre of mass in the inertia's frame (m).
     pub com: Vector3<f64>,
     /// Rotational inertia about the centre of mass (symmetric).
     pub rotational: Matrix3<f64>,
 }
 
 impl Inertia {
+    /// No body: zero mass and inertia.
     pub fn zero() -> Self {
         Self { mass: 0.0, com: Vector3::zeros(), rotational: Matrix3::zeros() }
     }
 
+    /// From mass (kg), centre of mass (m) and rotational inertia about it (kg·m²).
     pub fn new(mass: f64, com: Vector3<f64>, rotational: Matrix3<f64>) -> Self {
         Self { mass, com, rotational }
     }

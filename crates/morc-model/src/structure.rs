@@ -19,20 +19,27 @@ pub type FrameIndex = usize;
 /// How a joint moves along its axis (a unit vector in the joint frame).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JointKind {
+    /// Rotates about the axis; q in rad, effort in N·m.
     Revolute,
+    /// Slides along the axis; q in m, effort in N.
     Prismatic,
 }
 
 /// Limits of one joint; unbounded ones are ±∞.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct JointLimits {
+    /// Lowest position (rad or m).
     pub lower: f64,
+    /// Highest position (rad or m).
     pub upper: f64,
+    /// Largest speed in either direction (rad/s or m/s).
     pub velocity: f64,
+    /// Largest torque or force in either direction (N·m or N).
     pub effort: f64,
 }
 
 impl JointLimits {
+    /// No limit at all: ±∞ positions, ∞ velocity and effort.
     pub const UNBOUNDED: JointLimits = JointLimits { lower: f64::NEG_INFINITY, upper: f64::INFINITY, velocity: f64::INFINITY, effort: f64::INFINITY };
 }
 
@@ -40,8 +47,11 @@ impl JointLimits {
 /// RNEA adds `armature·a + viscous·v + coulomb·sign(v)` to the joint torque.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct DriveTrain {
+    /// Reflected rotor inertia added to the mass matrix diagonal (kg·m², or kg for prismatic joints).
     pub armature: f64,
+    /// Viscous friction coefficient (N·m·s/rad, or N·s/m).
     pub viscous_friction: f64,
+    /// Coulomb (dry) friction torque or force (N·m or N).
     pub coulomb_friction: f64,
 }
 
@@ -61,10 +71,13 @@ pub enum FrameKind {
 /// A named frame rigidly attached to a joint.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Frame {
+    /// Name looked up by [`Model::frame_index`]: a URDF link or joint name; `link{j}` or `tool` on DH arms.
     pub name: String,
+    /// The joint the frame moves with.
     pub parent_joint: JointIndex,
     /// Placement of the frame in its parent joint's frame.
     pub placement: Se3,
+    /// What the frame marks.
     pub kind: FrameKind,
 }
 
@@ -89,6 +102,7 @@ pub struct Model {
 }
 
 impl Model {
+    /// The robot's name (URDF `robot` name or the DH table's).
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -104,15 +118,19 @@ impl Model {
     pub fn nv(&self) -> usize {
         self.parents.len() - 1
     }
+    /// Name of every joint, the universe's first.
     pub fn joint_names(&self) -> &[String] {
         &self.joint_names
     }
+    /// Index of the joint named `name`.
     pub fn joint_index(&self, name: &str) -> Option<JointIndex> {
         self.joint_names.iter().position(|n| n == name)
     }
+    /// Parent of `joint` (the universe's parent is itself, 0).
     pub fn parent(&self, joint: JointIndex) -> JointIndex {
         self.parents[joint]
     }
+    /// Parent of every joint, indexed by joint.
     pub fn parents(&self) -> &[JointIndex] {
         &self.parents
     }
@@ -120,9 +138,11 @@ impl Model {
     pub fn joint_placements(&self) -> &[Se3] {
         &self.joint_placements
     }
+    /// Revolute or prismatic, per joint (entry 0 is the universe's, unused).
     pub fn joint_kinds(&self) -> &[JointKind] {
         &self.kinds
     }
+    /// Unit axis of every joint in its own frame (entry 0 unused).
     pub fn joint_axes(&self) -> &[Vector3<f64>] {
         &self.axes
     }
@@ -138,24 +158,31 @@ impl Model {
     pub fn drive_trains(&self) -> &[DriveTrain] {
         &self.drives
     }
+    /// Lower position limit of each moving joint (rad or m; `nq` entries).
     pub fn lower_position_limit(&self) -> DVector<f64> {
         DVector::from_iterator(self.nq(), self.limits.iter().map(|l| l.lower))
     }
+    /// Upper position limit of each moving joint (rad or m; `nq` entries).
     pub fn upper_position_limit(&self) -> DVector<f64> {
         DVector::from_iterator(self.nq(), self.limits.iter().map(|l| l.upper))
     }
+    /// Velocity limit of each moving joint (rad/s or m/s; `nv` entries).
     pub fn velocity_limit(&self) -> DVector<f64> {
         DVector::from_iterator(self.nv(), self.limits.iter().map(|l| l.velocity))
     }
+    /// Effort limit of each moving joint (N·m or N; `nv` entries).
     pub fn effort_limit(&self) -> DVector<f64> {
         DVector::from_iterator(self.nv(), self.limits.iter().map(|l| l.effort))
     }
+    /// All frames: joints, bodies, fixed joints and operational frames.
     pub fn frames(&self) -> &[Frame] {
         &self.frames
     }
+    /// Index of the frame named `name`.
     pub fn frame_index(&self, name: &str) -> Option<FrameIndex> {
         self.frames.iter().position(|f| f.name == name)
     }
+    /// Gravity in world axes (m/s²; default (0, 0, −9.81)).
     pub fn gravity(&self) -> &Vector3<f64> {
         &self.gravity
     }
@@ -296,10 +323,12 @@ impl ModelBuilder {
         }
     }
 
+    /// Number of joints so far, the universe included.
     pub fn njoints(&self) -> usize {
         self.model.njoints()
     }
 
+    /// Index of the joint named `name`, if added.
     pub fn joint_index(&self, name: &str) -> Option<JointIndex> {
         self.model.joint_index(name)
     }
@@ -352,6 +381,7 @@ impl ModelBuilder {
         Ok(())
     }
 
+    /// Adds a frame attached to `parent_joint` at `placement` in that joint's frame; returns its index.
     pub fn add_frame(&mut self, name: impl Into<String>, parent_joint: JointIndex, placement: Se3, kind: FrameKind) -> Result<FrameIndex, ModelError> {
         let name = name.into();
         if parent_joint >= self.model.njoints() {
@@ -361,14 +391,17 @@ impl ModelBuilder {
         Ok(self.model.frames.len() - 1)
     }
 
+    /// Sets a moving joint's drive-train terms (armature and friction).
     pub fn set_drive_train(&mut self, joint: JointIndex, drive: DriveTrain) -> Result<(), ModelError> {
         self.model.set_drive_train(joint, drive)
     }
 
+    /// Sets the gravity vector (world axes, m/s²).
     pub fn set_gravity(&mut self, gravity: Vector3<f64>) {
         self.model.gravity = gravity;
     }
 
+    /// The finished model.
     pub fn build(self) -> Model {
         self.model
     }

@@ -1,7 +1,9 @@
-//! Motion planning, independent of any particular arm: time profiles ([`profile`]), tool
-//! paths in Cartesian space ([`cartesian`]), via-point splines ([`spline`]) and sequences of
-//! moves with blending ([`sequence`]). An arm enters through the [`Kinematics`] trait; the
-//! trajectory component that runs a sequence on the engine is in `robot::components`.
+//! Motion planning, independent of any particular arm: time profiles ([`Profile`]), tool
+//! paths in Cartesian space ([`CartesianPath`]), via-point splines ([`QuinticSpline`]) and sequences of
+//! moves with blending ([`Sequence`]). An arm enters through the [`Kinematics`] trait; the
+//! trajectory component that runs a sequence on the engine is in `morc-robot`.
+
+#![warn(missing_docs)]
 
 mod cartesian;
 mod profile;

@@ -70,10 +70,12 @@ impl Profile {
         }
     }
 
+    /// Total time from rest to rest (s): acceleration, cruise and the mirrored braking.
     pub fn duration(&self) -> f64 {
         2.0 * self.t_accel + self.t_cruise
     }
 
+    /// Distance the path parameter covers, in the units it was planned in.
     pub fn length(&self) -> f64 {
         self.length
     }

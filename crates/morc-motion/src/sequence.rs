@@ -23,6 +23,7 @@ use morc_model::Se3;
 
 /// What the planner needs of an arm: forward and inverse kinematics of its tool.
 pub trait Kinematics {
+    /// Number of joints (the length of every `q`).
     fn dof(&self) -> usize;
     /// World placement of the tool at q.
     fn tool_pose(&mut self, q: &[f64]) -> Se3;
@@ -35,16 +36,31 @@ pub trait Kinematics {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Move {
     /// Straight line in joint space to joint positions (rad).
-    Ptp { target: Vec<f64> },
+    Ptp {
+        /// Joint positions to reach (rad, or m for prismatic joints).
+        target: Vec<f64>,
+    },
     /// Straight line of the tool to a pose [x, y, z (m), roll, pitch, yaw (rad)].
-    Lin { target: [f64; 6] },
+    Lin {
+        /// Tool pose to reach: x, y, z (m), roll, pitch, yaw (rad).
+        target: [f64; 6],
+    },
     /// Circular arc of the tool through `via` (m) to a pose.
-    Circ { via: [f64; 3], target: [f64; 6] },
+    Circ {
+        /// A point the arc passes through (m).
+        via: [f64; 3],
+        /// Tool pose at the arc's end: x, y, z (m), roll, pitch, yaw (rad).
+        target: [f64; 6],
+    },
     /// Quintic spline through joint positions (flattened, dof each; the last is the target).
-    Spline { points: Vec<f64> },
+    Spline {
+        /// Via points, `dof` joint positions each, one after the other.
+        points: Vec<f64>,
+    },
 }
 
 impl Move {
+    /// The move's keyword ("ptp", "lin", "circ", "spline"), as error messages and Lua name it.
     pub fn name(&self) -> &'static str {
         match self {
             Move::Ptp { .. } => "ptp",
@@ -58,6 +74,7 @@ impl Move {
 /// A move with how it is executed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MoveSpec {
+    /// Where the move goes and along which path.
     pub motion: Move,
     /// Approximation radius (m) at this move's end point; 0 stops there exactly.
     pub blend: f64,
@@ -68,8 +85,11 @@ pub struct MoveSpec {
 /// Limits the planner keeps (SI units). Jerk = ∞ gives trapezoidal profiles.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MotionLimits {
+    /// Per joint: velocity limit (rad/s or m/s).
     pub velocity: Vec<f64>,
+    /// Per joint: acceleration limit (rad/s² or m/s²).
     pub acceleration: Vec<f64>,
+    /// Per joint: jerk limit (rad/s³ or m/s³; ∞ for trapezoidal profiles).
     pub jerk: Vec<f64>,
     /// Tool path: linear velocity, acceleration, jerk (m/s, m/s², m/s³).
     pub linear: [f64; 3],
@@ -77,6 +97,7 @@ pub struct MotionLimits {
     pub angular: [f64; 3],
 }
 
+/// The placement of a pose given as [x, y, z (m), roll, pitch, yaw (rad)], the form moves use.
 pub fn pose_from_vector(x: &[f64; 6]) -> Se3 {
     Se3::new(rotation_from_rpy(x[3], x[4], x[5]), Vector3::new(x[0], x[1], x[2]))
 }
@@ -148,6 +169,7 @@ impl Sequence {
         Sequence { segments, start: vec![0.0; n], limits, duration: 0.0 }
     }
 
+    /// Time from the first move's start to the last one's end (s), blends included; valid after planning.
     pub fn duration(&self) -> f64 {
         self.duration
     }
@@ -162,6 +184,7 @@ impl Sequence {
         self.segments.len()
     }
 
+    /// True when the sequence has no moves.
     pub fn is_empty(&self) -> bool {
         self.segments.is_empty()
     }

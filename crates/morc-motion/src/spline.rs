@@ -26,14 +26,17 @@ impl QuinticSpline {
         QuinticSpline { dof, points: knots, velocities: vec![0.0; (pieces + 1) * dof], durations: vec![0.0; pieces], coefficients: vec![[0.0; 6]; pieces * dof] }
     }
 
+    /// Number of quintic segments (one per via point).
     pub fn pieces(&self) -> usize {
         self.durations.len()
     }
 
+    /// The last via point: joint positions where the spline comes to rest.
     pub fn end(&self) -> &[f64] {
         &self.points[self.pieces() * self.dof..]
     }
 
+    /// Sum of the segment durations (s); valid after [`plan`](Self::plan).
     pub fn duration(&self) -> f64 {
         self.durations.iter().sum()
     }
