@@ -196,7 +196,7 @@ pub struct General {
     pub foe_details: u8,
     /// EoE Details: bit 0 set when EoE is supported.
     pub eoe_details: u8,
-    /// DS402 channel count as read here, from byte 10 (ETG.2010 Table 4 puts DS402Channels at byte 9 and SysmanClass at 10); morc does not use it.
+    /// DS402 channel count (byte 9 of the General category, ETG.2010 Table 4; byte 10 is SysmanClass).
     pub ds402_channels: u8,
     /// Flags: bit 0 Enable SafeOp, bit 1 Enable notLRW, bit 2 MBoxDataLinkLayer, bit 3 IdentALSts, bit 4 IdentPhyM.
     pub flags: u8,
@@ -547,7 +547,7 @@ fn parse_general(d: &[u8]) -> Option<General> {
         coe_details: d[5],
         foe_details: d[6],
         eoe_details: d[7],
-        ds402_channels: d[10],
+        ds402_channels: d[9],
         flags: d[11],
         ebus_current_ma: i16::from_le_bytes([d[12], d[13]]),
     })
@@ -714,6 +714,16 @@ mod tests {
         let path = format!("{}/../../tests/data/reference/ethercat/eeprom/{name}", env!("CARGO_MANIFEST_DIR"));
         let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
         SiiImage::from_file_bytes(&bytes).unwrap()
+    }
+
+    #[test]
+    fn general_reads_each_field_from_its_own_byte() {
+        // ETG.2010 Table 4: byte 9 DS402Channels, byte 10 SysmanClass, byte 11 Flags.
+        let mut d = [0u8; 32];
+        (d[5], d[9], d[10], d[11]) = (0x23, 2, 0x77, 0x01);
+        d[12..14].copy_from_slice(&(-100i16).to_le_bytes());
+        let g = parse_general(&d).unwrap();
+        assert_eq!((g.coe_details, g.ds402_channels, g.flags, g.ebus_current_ma), (0x23, 2, 0x01, -100));
     }
 
     #[test]

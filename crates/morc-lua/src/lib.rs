@@ -1,6 +1,8 @@
 //! The Lua surface of morc: the `morc` module, exposed through userdata.
 //! What can be written in Lua lives in `lua/` (loaded from here at start).
 
+#![deny(clippy::missing_safety_doc)]
+
 pub mod assembly;
 pub mod bus;
 pub mod component;

@@ -15,6 +15,7 @@
 //! frame Jacobians are LOCAL_WORLD_ALIGNED (the frame origin's velocity and the angular
 //! velocity, both in world axes).
 
+#![deny(clippy::missing_safety_doc)]
 #![warn(missing_docs)]
 
 mod data;

@@ -3,6 +3,7 @@
 //! moves with blending ([`Sequence`]). An arm enters through the [`Kinematics`] trait; the
 //! trajectory component that runs a sequence on the engine is in `morc-robot`.
 
+#![deny(clippy::missing_safety_doc)]
 #![warn(missing_docs)]
 
 mod cartesian;

@@ -20,6 +20,8 @@
 //!                      mean, p50, p99, max (s), overruns
 //! ```
 
+#![deny(clippy::missing_safety_doc)]
+
 pub mod attach;
 pub mod bench;
 mod error;

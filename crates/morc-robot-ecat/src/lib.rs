@@ -10,6 +10,8 @@
 //! state from the start of the cycle, and the arm integrates once, when the last joint has
 //! handed in its command.
 
+#![deny(clippy::missing_safety_doc)]
+
 use std::sync::{Arc, Mutex};
 
 use morc_ecat::base::BusConfig;

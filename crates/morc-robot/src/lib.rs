@@ -3,6 +3,8 @@
 //! the controller enforces. [`SimulatedRobot`] is the plant that stands in for the arm; the
 //! components in [`components`] (trajectory, feed-forward, monitor) are built around a robot.
 
+#![deny(clippy::missing_safety_doc)]
+
 pub mod components;
 mod error;
 pub mod kinematics;
