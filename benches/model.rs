@@ -151,7 +151,7 @@ fn kr5_with_inertias(reference: &Path) -> Result<Model, String> {
 /// A robot defined by a script of robots/, as a program loads it.
 fn robot_script(name: &str) -> std::sync::Arc<morc_robot::Robot> {
     let lua = morc_lua::new_state().expect("a Lua state");
-    let engine = morc_lua::start_engine(morc_kernel::engine::EngineConfig::default()).expect("an engine");
+    let engine = morc_lua::start_engine(morc_kernel::EngineConfig::default()).expect("an engine");
     morc_lua::install(&lua, engine).expect("morc in Lua");
     let robot: mlua::AnyUserData = lua.load(format!("return require 'robots.{name}'")).eval().expect("the robot script loads");
     let robot = robot.borrow::<morc_lua::robot::LuaRobot>().expect("a robot").0.clone();
@@ -175,9 +175,9 @@ fn kr16_script() -> std::sync::Arc<morc_robot::Robot> {
 
 /// ns per step of the trajectory generator: planned once, then stepped through its motion.
 fn time_trajectory_steps(run_seconds: f64) {
-    use morc_kernel::component::{Component, InitContext, Step, StepContext};
-    use morc_kernel::data::AssemblyData;
-    use morc_kernel::value::Value;
+    use morc_kernel::AssemblyData;
+    use morc_kernel::Value;
+    use morc_kernel::{Component, InitContext, Step, StepContext};
     use morc_motion::Kinematics;
     use morc_robot::components::MotionTrajectory;
     use morc_robot::RobotKinematics;

@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use morc_kernel::engine::EngineConfig;
+use morc_kernel::EngineConfig;
 
 fn main() {
     let engine = morc_lua::start_engine(EngineConfig::default()).expect("engine");

@@ -7,9 +7,9 @@ use morc_ecat::master::Link;
 use morc_ecat::transport::lock;
 use morc_ecat::virtual_bus::{shared_sim_segment, SimSegmentConfig};
 use morc_ecat_sim::{Cia402Drive, DigitalInputs, DigitalOutputs};
-use morc_kernel::base::Base;
-use morc_kernel::component::Step;
-use morc_kernel::value::Value;
+use morc_kernel::Base;
+use morc_kernel::Step;
+use morc_kernel::Value;
 
 fn open(drives: usize) -> (BusBase, morc_ecat::transport::SharedSegment) {
     let seg = shared_sim_segment(&SimSegmentConfig { drives, ..Default::default() }).unwrap();
@@ -52,7 +52,7 @@ fn commands_move_the_simulated_drives_and_hold_keeps_them() {
         let t = (k as f64 * 0.001).min(0.5);
         inputs[0] = Value::Vector(vec![t, -t.min(0.2)]);
         inputs[1] = Value::Integer(0b101);
-        assert_eq!(base.actuate(tick, Some(morc_kernel::base::Commands::all(&inputs))), Step::Continue);
+        assert_eq!(base.actuate(tick, Some(morc_kernel::Commands::all(&inputs))), Step::Continue);
         tick += 1;
         assert_eq!(base.sense(tick, &mut outputs), Step::Continue, "{:?}", base.fault());
     }
@@ -69,7 +69,7 @@ fn commands_move_the_simulated_drives_and_hold_keeps_them() {
     // Command a fast move, then hold half way: the drive stops where it is then.
     inputs[0] = Value::Vector(vec![1.5, -0.2]);
     for _ in 0..100 {
-        base.actuate(tick, Some(morc_kernel::base::Commands::all(&inputs)));
+        base.actuate(tick, Some(morc_kernel::Commands::all(&inputs)));
         tick += 1;
         base.sense(tick, &mut outputs);
     }
@@ -99,7 +99,7 @@ fn same_commands_give_bit_identical_measurements() {
             trace.extend(outputs[0].as_slice().iter().map(|x| x.to_bits()));
             let t = k as f64 * 1e-3;
             inputs[0] = Value::Vector(vec![(3.0 * t).sin(), 0.1 * t, -t]);
-            base.actuate(k, Some(morc_kernel::base::Commands::all(&inputs)));
+            base.actuate(k, Some(morc_kernel::Commands::all(&inputs)));
         }
         trace
     };

@@ -6,9 +6,9 @@
 use morc_ecat::base::{BusBase, BusConfig};
 use morc_ecat::master::Link;
 use morc_ecat::virtual_bus::{shared_sim_segment, SimSegmentConfig};
-use morc_kernel::base::Base;
-use morc_kernel::component::Step;
-use morc_kernel::value::Value;
+use morc_kernel::Base;
+use morc_kernel::Step;
+use morc_kernel::Value;
 use morc_test_support::alloc::{allocations_during, CountingAllocator};
 
 #[global_allocator]
@@ -27,7 +27,7 @@ fn bus_base_cycles_without_allocating() {
             *q = 0.2 * (t + i as f64).sin();
         }
         inputs[1] = Value::Integer((tick % 256) as i64);
-        let commands = if hold { None } else { Some(morc_kernel::base::Commands::all(&inputs[..])) };
+        let commands = if hold { None } else { Some(morc_kernel::Commands::all(&inputs[..])) };
         assert_eq!(base.actuate(tick, commands), Step::Continue);
     };
     for tick in 0..10 {
@@ -64,7 +64,7 @@ fn a_robot_cell_cycles_without_allocating_healthy_and_idle_faulted() {
             for (c, v) in inputs[aout].as_mut_slice().iter_mut().enumerate() {
                 *v = ((tick as f64 * 1e-3) + c as f64).sin();
             }
-            assert_eq!(base.actuate(tick, Some(morc_kernel::base::Commands::all(&inputs[..]))), Step::Continue);
+            assert_eq!(base.actuate(tick, Some(morc_kernel::Commands::all(&inputs[..]))), Step::Continue);
             tick += 1;
         }
     };

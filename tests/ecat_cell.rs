@@ -11,9 +11,9 @@ use morc_ecat::devices::safety_plc::reason;
 use morc_ecat::transport::lock;
 use morc_ecat::virtual_bus::SimSegmentConfig;
 use morc_ecat_sim::{SimAnalogInputs, SimAnalogOutputs, SimForceSensor, SimSafetyPlc};
-use morc_kernel::base::Base;
-use morc_kernel::component::Step;
-use morc_kernel::value::Value;
+use morc_kernel::Base;
+use morc_kernel::Step;
+use morc_kernel::Value;
 
 fn cell() -> Rig {
     let mut rig = Rig::new(&SimSegmentConfig::cell(2));

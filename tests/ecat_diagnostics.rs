@@ -8,10 +8,10 @@ use morc_ecat::master::Link;
 use morc_ecat::transport::lock;
 use morc_ecat::virtual_bus::{faulty, shared_sim_segment, sim_segment, SimSegmentConfig};
 use morc_ecat_sim::{AlState, Cia402Drive, IdealFollower};
-use morc_kernel::base::{Base, Commands};
-use morc_kernel::component::Step;
-use morc_kernel::engine::EngineConfig;
-use morc_kernel::value::Value;
+use morc_kernel::EngineConfig;
+use morc_kernel::Step;
+use morc_kernel::Value;
+use morc_kernel::{Base, Commands};
 use std::sync::{Arc, Mutex};
 
 /// Coupler, two drives, DO8, DI8, then a DI8 whose EEPROM marks its input SM virtual.

@@ -7,12 +7,12 @@ use morc_ecat::master::Link;
 use morc_ecat::transport::lock;
 use morc_ecat::virtual_bus::{shared_sim_segment, SimSegmentConfig};
 use morc_ecat_sim::Cia402Drive;
-use morc_kernel::assembly::AssemblySpec;
-use morc_kernel::clock::ClockKind;
-use morc_kernel::data::AssemblyData;
-use morc_kernel::engine::{Engine, EngineConfig, Outcome};
 use morc_kernel::rt::RtPolicy;
-use morc_kernel::value::Value;
+use morc_kernel::AssemblyData;
+use morc_kernel::AssemblySpec;
+use morc_kernel::ClockKind;
+use morc_kernel::Value;
+use morc_kernel::{Engine, EngineConfig, Outcome};
 
 fn sine(name: &str, amplitude: f64, seconds: f64) -> AssemblySpec {
     let mut a = AssemblySpec::new(name);

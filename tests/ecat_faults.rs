@@ -10,11 +10,11 @@ use morc_ecat::devices::cia402::PowerState;
 use morc_ecat::transport::lock;
 use morc_ecat::virtual_bus::SimSegmentConfig;
 use morc_ecat_sim::Cia402Drive;
-use morc_kernel::component::Step;
+use morc_kernel::Step;
 
 fn rig() -> Rig {
     let mut rig = Rig::new(&SimSegmentConfig { drives: 2, ..Default::default() });
-    rig.inputs[0] = morc_kernel::value::Value::Vector(vec![0.1, -0.1]);
+    rig.inputs[0] = morc_kernel::Value::Vector(vec![0.1, -0.1]);
     rig
 }
 

@@ -14,9 +14,9 @@ use morc_ecat::raw_socket::SegmentServer;
 use morc_ecat::transport::lock;
 use morc_ecat::virtual_bus::{shared_sim_segment, SimSegmentConfig};
 use morc_ecat_sim::{AlState, Cia402Drive, DigitalInputs, DigitalOutputs};
-use morc_kernel::base::Base;
-use morc_kernel::component::Step;
-use morc_kernel::value::Value;
+use morc_kernel::Base;
+use morc_kernel::Step;
+use morc_kernel::Value;
 use netns::Netns;
 use std::time::Duration;
 
@@ -48,7 +48,7 @@ fn morc_master_brings_the_segment_to_op_over_veth() {
         // Wall time drives the segment here: cycle at about 1 kHz for 0.5 s.
         for tick in 0..500 {
             assert_eq!(base.sense(tick, &mut outputs), Step::Continue, "{:?}", base.fault());
-            assert_eq!(base.actuate(tick, Some(morc_kernel::base::Commands::all(&inputs))), Step::Continue);
+            assert_eq!(base.actuate(tick, Some(morc_kernel::Commands::all(&inputs))), Step::Continue);
             std::thread::sleep(Duration::from_millis(1));
         }
         let q = outputs[0].as_slice().to_vec();
@@ -149,7 +149,7 @@ fn the_master_interface_going_down_mid_run_faults_naming_the_os_error() {
         inputs[0] = Value::Vector(vec![0.02, -0.02]);
         for tick in 0..100 {
             assert_eq!(base.sense(tick, &mut outputs), Step::Continue, "{:?}", base.fault());
-            assert_eq!(base.actuate(tick, Some(morc_kernel::base::Commands::all(&inputs))), Step::Continue);
+            assert_eq!(base.actuate(tick, Some(morc_kernel::Commands::all(&inputs))), Step::Continue);
             std::thread::sleep(Duration::from_millis(1));
         }
         ns.set_link(&ns.master_if, false);
@@ -159,11 +159,11 @@ fn the_master_interface_going_down_mid_run_faults_naming_the_os_error() {
                 found = Some((n, m));
                 break;
             }
-            let _ = base.actuate(100 + n, Some(morc_kernel::base::Commands::all(&inputs)));
+            let _ = base.actuate(100 + n, Some(morc_kernel::Commands::all(&inputs)));
         }
         let (cycles, message) = found.expect("no fault within 10 cycles of the link going down");
         // Faulted, the base refuses commands (the robot holds) and keeps cycling without hanging.
-        let after = base.actuate(200, Some(morc_kernel::base::Commands::all(&inputs)));
+        let after = base.actuate(200, Some(morc_kernel::Commands::all(&inputs)));
         let still = base.sense(201, &mut outputs);
         drop(base);
         std::mem::forget(ns); // the outer handle deletes the namespace

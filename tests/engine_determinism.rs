@@ -5,14 +5,14 @@
 use morc_test_support::doubles as common;
 
 use common::func;
-use morc_kernel::assembly::AssemblySpec;
-use morc_kernel::clock::{monotonic_ns, ClockKind};
-use morc_kernel::component::Step;
-use morc_kernel::data::AssemblyData;
-use morc_kernel::engine::{Engine, EngineConfig, Outcome, RunResult};
-use morc_kernel::ideal_axes::IdealAxes;
 use morc_kernel::rt::RtPolicy;
-use morc_kernel::value::Value;
+use morc_kernel::AssemblyData;
+use morc_kernel::AssemblySpec;
+use morc_kernel::IdealAxes;
+use morc_kernel::Step;
+use morc_kernel::Value;
+use morc_kernel::{monotonic_ns, ClockKind};
+use morc_kernel::{Engine, EngineConfig, Outcome, RunResult};
 
 const T: f64 = 0.001;
 

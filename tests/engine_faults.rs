@@ -6,13 +6,13 @@ use morc_test_support::doubles as common;
 use std::time::Duration;
 
 use common::{func, RecordingBase};
-use morc_kernel::assembly::{AssemblySpec, OverrunPolicy};
-use morc_kernel::clock::{monotonic_ns, ClockKind};
-use morc_kernel::component::Step;
-use morc_kernel::data::AssemblyData;
-use morc_kernel::engine::{Engine, EngineConfig, Fault, FaultSource, Outcome};
-use morc_kernel::error::ComponentRef;
 use morc_kernel::rt::RtPolicy;
+use morc_kernel::AssemblyData;
+use morc_kernel::ComponentRef;
+use morc_kernel::Step;
+use morc_kernel::{monotonic_ns, ClockKind};
+use morc_kernel::{AssemblySpec, OverrunPolicy};
+use morc_kernel::{Engine, EngineConfig, Fault, FaultSource, Outcome};
 
 fn engine(clock: ClockKind) -> (Engine, std::sync::Arc<std::sync::Mutex<common::BaseLog>>) {
     let (base, log) = RecordingBase::new(0.001);
@@ -181,8 +181,8 @@ fn a_second_run_while_busy_is_refused() {
 
 #[test]
 fn base_inputs_an_assembly_does_not_drive_hold() {
-    use morc_kernel::ideal_axes::IdealAxes;
-    use morc_kernel::value::Value;
+    use morc_kernel::IdealAxes;
+    use morc_kernel::Value;
     let config = EngineConfig { period: 0.001, clock: ClockKind::Virtual, rt: RtPolicy::default() };
     let mut e = Engine::start(config, Box::new(IdealAxes::new(&[0.3, -0.2], 0.001, 1.0))).unwrap();
     // Watches the robot but commands nothing: the axes must stay, not go to 0.

@@ -4,12 +4,12 @@
 use morc_test_support::doubles as common;
 
 use common::{func, RecordingBase};
-use morc_kernel::assembly::AssemblySpec;
-use morc_kernel::clock::ClockKind;
-use morc_kernel::component::Step;
-use morc_kernel::data::AssemblyData;
-use morc_kernel::engine::{Engine, EngineConfig, Outcome};
 use morc_kernel::rt::RtPolicy;
+use morc_kernel::AssemblyData;
+use morc_kernel::AssemblySpec;
+use morc_kernel::ClockKind;
+use morc_kernel::Step;
+use morc_kernel::{Engine, EngineConfig, Outcome};
 
 /// Every tenth assembly takes 50 ms to instantiate (as loading an FMU may):
 /// were preparation on the real-time path, the base would stop that long.

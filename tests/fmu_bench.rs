@@ -11,9 +11,9 @@ use std::time::Instant;
 use fmu_support::*;
 use morc_fmi::fmi2;
 use morc_fmi::instance::{Instance as _, Interface};
-use morc_kernel::component::{InitContext, StepContext};
-use morc_kernel::data::AssemblyData;
-use morc_kernel::value::Value;
+use morc_kernel::AssemblyData;
+use morc_kernel::Value;
+use morc_kernel::{InitContext, StepContext};
 
 const STEPS: usize = 200_000;
 const ROUNDS: usize = 5;

@@ -10,13 +10,13 @@ use std::path::{Path, PathBuf};
 use common::func;
 use fmu_support::*;
 use morc_fmi::archive::{extract, Limits};
-use morc_kernel::assembly::AssemblySpec;
-use morc_kernel::clock::ClockKind;
-use morc_kernel::component::Step;
-use morc_kernel::data::AssemblyData;
-use morc_kernel::engine::{Engine, EngineConfig, Outcome};
 use morc_kernel::rt::RtPolicy;
-use morc_kernel::value::Value;
+use morc_kernel::AssemblyData;
+use morc_kernel::AssemblySpec;
+use morc_kernel::ClockKind;
+use morc_kernel::Step;
+use morc_kernel::Value;
+use morc_kernel::{Engine, EngineConfig, Outcome};
 
 /// Writes a zip with the given (name, content) entries.
 /// The entries of an exported FMU, with `edit` applied to modelDescription.xml.
@@ -67,7 +67,7 @@ fn run_fmu(path: &Path, params: &[(&str, Value)], input: f64) -> Result<Outcome,
     add_fmu(&mut a, "fmu", path, 1, params);
     a.connect("src.y", "fmu.u");
     let config = EngineConfig { period: T, clock: ClockKind::Virtual, rt: RtPolicy { enabled: false, ..RtPolicy::default() } };
-    let mut engine = Engine::start(config, Box::new(morc_kernel::ideal_axes::IdealAxes::new(&[0.0], T, 10.0))).unwrap();
+    let mut engine = Engine::start(config, Box::new(morc_kernel::IdealAxes::new(&[0.0], T, 10.0))).unwrap();
     engine.run(&a, &AssemblyData::new()).map(|r| r.outcome).map_err(|e| e.to_string())
 }
 

@@ -8,9 +8,9 @@ mod fmu_support;
 use std::path::PathBuf;
 
 use fmu_support::*;
-use morc_kernel::component::{InitContext, Step, StepContext};
-use morc_kernel::data::AssemblyData;
-use morc_kernel::value::{Value, ValueType};
+use morc_kernel::AssemblyData;
+use morc_kernel::{InitContext, Step, StepContext};
+use morc_kernel::{Value, ValueType};
 
 /// Builds the C FMU; `token` replaces the one in the model description.
 fn build(token: &str, name: &str) -> PathBuf {

@@ -9,9 +9,9 @@ use std::path::Path;
 use std::process::Command;
 
 use fmu_support::*;
-use morc_kernel::component::{Component, InitContext, StepContext};
-use morc_kernel::data::AssemblyData;
-use morc_kernel::value::Value;
+use morc_kernel::AssemblyData;
+use morc_kernel::Value;
+use morc_kernel::{Component, InitContext, StepContext};
 
 const INSTALL: &str = "install FMPy for these tests: python3 -m pip install fmpy";
 

@@ -5,10 +5,10 @@
 mod fmu_support;
 
 use fmu_support::*;
-use morc_kernel::assembly::AssemblySpec;
-use morc_kernel::clock::ClockKind;
-use morc_kernel::engine::Outcome;
-use morc_kernel::value::Value;
+use morc_kernel::AssemblySpec;
+use morc_kernel::ClockKind;
+use morc_kernel::Outcome;
+use morc_kernel::Value;
 
 fn r(x: f64) -> Value {
     Value::Real(x)

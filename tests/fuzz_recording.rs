@@ -14,9 +14,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use hdf5_metno as hdf5;
-use morc_kernel::component::{Component, InitContext, StepContext};
-use morc_kernel::data::AssemblyData;
-use morc_kernel::value::{Value, ValueType};
+use morc_kernel::AssemblyData;
+use morc_kernel::{Component, InitContext, StepContext};
+use morc_kernel::{Value, ValueType};
 use morc_record::{write_timing, RecordedSignal, Recorder, RecordingMetadata};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};

@@ -6,14 +6,14 @@
 use morc_test_support::alloc::{all_thread_allocations, count_all_threads, counting_all_threads, reset_all_thread_allocations, CountingAllocator};
 use std::sync::Arc;
 
-use morc_kernel::assembly::AssemblySpec;
-use morc_kernel::clock::ClockKind;
-use morc_kernel::component::*;
-use morc_kernel::data::AssemblyData;
-use morc_kernel::engine::{Engine, EngineConfig, Outcome};
-use morc_kernel::ideal_axes::IdealAxes;
 use morc_kernel::rt::RtPolicy;
-use morc_kernel::value::Value;
+use morc_kernel::AssemblyData;
+use morc_kernel::AssemblySpec;
+use morc_kernel::ClockKind;
+use morc_kernel::IdealAxes;
+use morc_kernel::Value;
+use morc_kernel::*;
+use morc_kernel::{Engine, EngineConfig, Outcome};
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;

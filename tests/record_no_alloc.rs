@@ -7,9 +7,9 @@ use std::sync::atomic::Ordering;
 
 use morc_test_support::alloc::{watch_this_thread, watched_allocations, CountingAllocator};
 
-use morc_kernel::component::*;
-use morc_kernel::data::AssemblyData;
-use morc_kernel::value::{Value, ValueType};
+use morc_kernel::AssemblyData;
+use morc_kernel::*;
+use morc_kernel::{Value, ValueType};
 use morc_record::{RecordedSignal, Recorder, RecorderTuning, RecordingMetadata};
 
 #[global_allocator]

@@ -10,14 +10,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, OnceLock};
 
-use morc_kernel::assembly::AssemblySpec;
-use morc_kernel::clock::ClockKind;
-use morc_kernel::component::*;
-use morc_kernel::data::AssemblyData;
-use morc_kernel::engine::{Engine, EngineConfig, Outcome};
-use morc_kernel::ideal_axes::IdealAxes;
 use morc_kernel::rt::RtPolicy;
-use morc_kernel::value::{Value, ValueType};
+use morc_kernel::AssemblyData;
+use morc_kernel::AssemblySpec;
+use morc_kernel::ClockKind;
+use morc_kernel::IdealAxes;
+use morc_kernel::*;
+use morc_kernel::{Engine, EngineConfig, Outcome};
+use morc_kernel::{Value, ValueType};
 use morc_record::plot::{plot, PlotOptions};
 use morc_record::{ComponentMetadata, RecordError, RecordedSignal, Recorder, RecordingMetadata};
 

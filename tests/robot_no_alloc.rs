@@ -7,10 +7,10 @@ mod robot_support;
 
 use morc_test_support::alloc::{watch_this_thread as arm, watched_allocations, CountingAllocator};
 
-use morc_kernel::base::{Base, Commands};
-use morc_kernel::component::*;
-use morc_kernel::data::AssemblyData;
-use morc_kernel::value::{Value, ValueType};
+use morc_kernel::AssemblyData;
+use morc_kernel::*;
+use morc_kernel::{Base, Commands};
+use morc_kernel::{Value, ValueType};
 use morc_model::rpy_from_rotation;
 use morc_motion::{Kinematics, Move, MoveSpec};
 use morc_robot::components::trajectory::encode_moves;

@@ -6,11 +6,11 @@ mod robot_support;
 
 use std::sync::Arc;
 
-use morc_kernel::assembly::AssemblySpec;
-use morc_kernel::clock::ClockKind;
-use morc_kernel::data::AssemblyData;
-use morc_kernel::engine::EngineConfig;
-use morc_kernel::value::Value;
+use morc_kernel::AssemblyData;
+use morc_kernel::AssemblySpec;
+use morc_kernel::ClockKind;
+use morc_kernel::EngineConfig;
+use morc_kernel::Value;
 use morc_lua::robot::LuaRobot;
 use morc_robot::components::factory;
 use morc_robot::Robot;

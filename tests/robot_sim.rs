@@ -3,11 +3,11 @@
 
 mod robot_support;
 
-use morc_kernel::assembly::AssemblySpec;
-use morc_kernel::clock::ClockKind;
-use morc_kernel::data::AssemblyData;
-use morc_kernel::engine::Outcome;
-use morc_kernel::value::Value;
+use morc_kernel::AssemblyData;
+use morc_kernel::AssemblySpec;
+use morc_kernel::ClockKind;
+use morc_kernel::Outcome;
+use morc_kernel::Value;
 use morc_robot::components::factory;
 use robot_support::*;
 

@@ -10,15 +10,15 @@
 
 use std::sync::Arc;
 
-use morc_kernel::assembly::AssemblySpec;
-use morc_kernel::clock::{monotonic_ns, sleep_until, ClockKind};
-use morc_kernel::component::{Component, InitContext, StepContext};
-use morc_kernel::data::AssemblyData;
-use morc_kernel::engine::{Engine, EngineConfig, RunResult};
-use morc_kernel::ideal_axes::IdealAxes;
 use morc_kernel::rt::{self, RtPolicy};
-use morc_kernel::stats::{human_ns, Histogram, Summary};
-use morc_kernel::value::Value;
+use morc_kernel::AssemblyData;
+use morc_kernel::AssemblySpec;
+use morc_kernel::IdealAxes;
+use morc_kernel::Value;
+use morc_kernel::{human_ns, Histogram, Summary};
+use morc_kernel::{monotonic_ns, sleep_until, ClockKind};
+use morc_kernel::{Component, InitContext, StepContext};
+use morc_kernel::{Engine, EngineConfig, RunResult};
 
 pub fn main(what: &str, seconds: f64, config: &EngineConfig) -> i32 {
     match what {

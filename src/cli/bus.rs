@@ -12,7 +12,7 @@ use morc_ecat::base::{BusBase, BusConfig};
 use morc_ecat::master::{state_name, Link, MasterConfig};
 use morc_ecat::virtual_bus::{shared_sim_segment, SimSegmentConfig};
 
-use morc_kernel::engine::EngineConfig;
+use morc_kernel::EngineConfig;
 
 #[derive(Subcommand, Debug)]
 pub(crate) enum BusCommand {
@@ -162,13 +162,13 @@ pub(crate) fn bench(seconds: f64, config: &EngineConfig) -> i32 {
     super::exit::OK
 }
 
-fn cycle_histogram(base: &mut BusBase, cycles: u64, period: Option<u64>) -> (morc_kernel::stats::Histogram, u64) {
-    use morc_kernel::base::Base;
-    use morc_kernel::clock::{monotonic_ns, sleep_until};
-    use morc_kernel::value::Value;
+fn cycle_histogram(base: &mut BusBase, cycles: u64, period: Option<u64>) -> (morc_kernel::Histogram, u64) {
+    use morc_kernel::Base;
+    use morc_kernel::Value;
+    use morc_kernel::{monotonic_ns, sleep_until};
     let mut outputs: Vec<Value> = base.info().outputs.iter().map(|p| Value::zero(p.ty)).collect();
     let inputs: Vec<Value> = base.info().inputs.iter().map(|p| Value::zero(p.ty)).collect();
-    let mut h = morc_kernel::stats::Histogram::new();
+    let mut h = morc_kernel::Histogram::new();
     let mut late = 0;
     let mut deadline = monotonic_ns() + period.unwrap_or(0);
     for tick in 0..cycles {
@@ -177,7 +177,7 @@ fn cycle_histogram(base: &mut BusBase, cycles: u64, period: Option<u64>) -> (mor
         }
         let start = monotonic_ns();
         let _ = base.sense(tick, &mut outputs);
-        let _ = base.actuate(tick, Some(morc_kernel::base::Commands::all(&inputs)));
+        let _ = base.actuate(tick, Some(morc_kernel::Commands::all(&inputs)));
         let end = monotonic_ns();
         h.record(end - start);
         if let Some(p) = period {
@@ -268,8 +268,8 @@ fn bench_veth(seconds: f64, sim: &SimSegmentConfig, config: &EngineConfig) -> Re
             let _ = writeln!(
                 s,
                 "    {hz:>5} Hz  {cycles:>6} cycles  lost frames {lost:>5}  late cycles {late:>5}  round trip p99 {}  max {}  {verdict}",
-                morc_kernel::stats::human_ns(h.quantile(0.99) as f64),
-                morc_kernel::stats::human_ns(h.max() as f64)
+                morc_kernel::human_ns(h.quantile(0.99) as f64),
+                morc_kernel::human_ns(h.max() as f64)
             );
         }
         drop(base);

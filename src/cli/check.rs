@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{exit, start_engine};
-use morc_kernel::engine::EngineConfig;
+use morc_kernel::EngineConfig;
 use morc_lua::engine::{CheckOnly, LastOutcome};
 
 pub fn main(files: &[PathBuf]) -> i32 {

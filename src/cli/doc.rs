@@ -4,7 +4,7 @@
 use mlua::{Function, Lua, Value};
 
 use super::{exit, start_engine};
-use morc_kernel::engine::EngineConfig;
+use morc_kernel::EngineConfig;
 
 pub fn main(name: &str) -> i32 {
     match doc_text(name) {

@@ -15,9 +15,9 @@ use std::path::Path;
 
 use morc_fmi::description::parse_real;
 use morc_fmi::FmuComponent;
-use morc_kernel::component::{Component, InitContext, Step, StepContext};
-use morc_kernel::data::AssemblyData;
-use morc_kernel::value::{Value, ValueType};
+use morc_kernel::AssemblyData;
+use morc_kernel::{Component, InitContext, Step, StepContext};
+use morc_kernel::{Value, ValueType};
 
 pub struct SimOptions<'a> {
     pub file: &'a Path,
@@ -238,7 +238,7 @@ pub fn simulate(o: &SimOptions) -> Result<String, String> {
         }
     }
     let mut results = AssemblyData::new();
-    component.terminate(&mut morc_kernel::component::AssemblyResults::new("sim", &mut results));
+    component.terminate(&mut morc_kernel::AssemblyResults::new("sim", &mut results));
     Ok(csv)
 }
 

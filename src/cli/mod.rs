@@ -17,9 +17,9 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
-use morc_kernel::clock::ClockKind;
-use morc_kernel::engine::{Engine, EngineConfig};
 use morc_kernel::rt::RtPolicy;
+use morc_kernel::ClockKind;
+use morc_kernel::{Engine, EngineConfig};
 
 #[derive(Parser, Debug)]
 #[command(name = "morc", version, about = "morc — a modular robot controller you program in Lua")]

@@ -18,7 +18,7 @@ use rustyline::validate::Validator;
 use rustyline::{Context, Editor, Helper};
 
 use super::{exit, exit_code, lua_with_engine, LuaSetup};
-use morc_kernel::engine::EngineConfig;
+use morc_kernel::EngineConfig;
 
 /// Pretty printing and completion, written in Lua (they walk Lua values).
 const REPL_LUA: &str = include_str!("../../lua/morc/repl.lua");

@@ -6,7 +6,7 @@ use std::path::Path;
 use mlua::{Function, Lua, MultiValue};
 
 use super::{exit, exit_code, lua_with_engine, LuaSetup};
-use morc_kernel::engine::EngineConfig;
+use morc_kernel::EngineConfig;
 
 pub fn main(config: EngineConfig, setup: &LuaSetup, file: &Path, args: &[String]) -> i32 {
     let lua = match lua_with_engine(config, setup) {

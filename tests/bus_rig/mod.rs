@@ -7,9 +7,9 @@ use morc_ecat::devices::cia402::PowerState;
 use morc_ecat::master::Link;
 use morc_ecat::transport::SharedSegment;
 use morc_ecat::virtual_bus::{shared_sim_segment, SimSegmentConfig};
-use morc_kernel::base::Base;
-use morc_kernel::component::Step;
-use morc_kernel::value::Value;
+use morc_kernel::Base;
+use morc_kernel::Step;
+use morc_kernel::Value;
 
 pub struct Rig {
     pub base: BusBase,
@@ -46,7 +46,7 @@ impl Rig {
     /// One tick with the commands set (or hold).
     pub fn tick(&mut self, hold: bool) -> Step {
         let sensed = self.base.sense(self.tick, &mut self.outputs);
-        let commands = if hold { None } else { Some(morc_kernel::base::Commands::all(&self.inputs[..])) };
+        let commands = if hold { None } else { Some(morc_kernel::Commands::all(&self.inputs[..])) };
         let acted = self.base.actuate(self.tick, commands);
         self.tick += 1;
         if sensed != Step::Continue {

@@ -7,13 +7,13 @@ use std::sync::OnceLock;
 
 use morc_fmi::description::FmiVersion;
 use morc_fmi::export;
-use morc_kernel::assembly::AssemblySpec;
-use morc_kernel::clock::ClockKind;
-use morc_kernel::data::AssemblyData;
-use morc_kernel::engine::{Engine, EngineConfig, RunResult};
-use morc_kernel::ideal_axes::IdealAxes;
 use morc_kernel::rt::RtPolicy;
-use morc_kernel::value::Value;
+use morc_kernel::AssemblyData;
+use morc_kernel::AssemblySpec;
+use morc_kernel::ClockKind;
+use morc_kernel::IdealAxes;
+use morc_kernel::Value;
+use morc_kernel::{Engine, EngineConfig, RunResult};
 
 pub const T: f64 = 0.001;
 

@@ -4,12 +4,12 @@
 
 use std::sync::{Arc, Mutex};
 
-use morc_kernel::assembly::Factory;
-use morc_kernel::clock::ClockKind;
-use morc_kernel::component::*;
-use morc_kernel::engine::{Engine, EngineConfig};
 use morc_kernel::rt::RtPolicy;
-use morc_kernel::value::{Value, ValueType};
+use morc_kernel::ClockKind;
+use morc_kernel::Factory;
+use morc_kernel::*;
+use morc_kernel::{Engine, EngineConfig};
+use morc_kernel::{Value, ValueType};
 use morc_robot::{JointDrive, Limits, Robot, RobotJoint, SimulatedRobot};
 
 pub const T: f64 = 0.001;

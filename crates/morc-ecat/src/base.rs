@@ -32,9 +32,9 @@ use crate::devices::{
 use crate::master::{Bus, CycleStatus, DeviceInfo, Link, MasterConfig, PreOpPlan, PreOpWrite};
 use crate::BusError;
 use handle::BusShared;
-use morc_kernel::base::{Base, BaseHandle, Commands};
-use morc_kernel::component::{ComponentInfo, Step};
-use morc_kernel::value::Value;
+use morc_kernel::Value;
+use morc_kernel::{Base, BaseHandle, Commands};
+use morc_kernel::{ComponentInfo, Step};
 use ports::{mode_slot, read_real, Ports};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

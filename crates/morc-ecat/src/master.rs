@@ -966,5 +966,5 @@ impl Drop for Bus {
 }
 
 fn monotonic_ns() -> u64 {
-    morc_kernel::clock::monotonic_ns()
+    morc_kernel::monotonic_ns()
 }

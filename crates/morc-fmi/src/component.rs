@@ -17,9 +17,9 @@ use super::description::{parse, parse_real, Causality, FmiVersion, ModelDescript
 use super::instance::{instantiate, Instance, Interface};
 use super::solver::{Method, Solver};
 use super::values::{port_type, Values};
-use morc_kernel::assembly::Factory;
-use morc_kernel::component::*;
-use morc_kernel::value::{Value, ValueType};
+use morc_kernel::Factory;
+use morc_kernel::*;
+use morc_kernel::{Value, ValueType};
 
 /// An FMU file, extracted and described: shared by all its instances.
 pub struct Fmu {

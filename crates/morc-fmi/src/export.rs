@@ -19,8 +19,8 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::description::FmiVersion;
-use morc_kernel::component::Component;
-use morc_kernel::value::{Value, ValueType};
+use morc_kernel::Component;
+use morc_kernel::{Value, ValueType};
 
 /// A native block exported as an FMU.
 #[derive(Debug)]
@@ -53,7 +53,7 @@ pub const SAMPLE_PERIOD: &str = "sample_period";
 pub enum Role {
     Input(usize),
     Output(usize),
-    /// Index into [`ComponentInfo::params`](morc_kernel::component::ComponentInfo).
+    /// Index into [`ComponentInfo::params`](morc_kernel::ComponentInfo).
     Parameter(usize),
     SamplePeriod,
     /// FMI 3's explicit independent variable.

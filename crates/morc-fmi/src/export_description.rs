@@ -9,8 +9,8 @@ use sha2::{Digest, Sha256};
 
 use super::description::FmiVersion;
 use super::export::{ExportVariable, ExportedBlock, Role, DEFAULT_SAMPLE_PERIOD};
-use morc_kernel::component::ComponentInfo;
-use morc_kernel::value::{Value, ValueType};
+use morc_kernel::ComponentInfo;
+use morc_kernel::{Value, ValueType};
 
 /// The description and its GUID (FMI 2) or instantiation token (FMI 3).
 pub fn write(block: &ExportedBlock, info: &ComponentInfo, vars: &[ExportVariable], model_exchange: bool, version: FmiVersion) -> (String, String) {

@@ -7,7 +7,7 @@
 use std::ffi::c_char;
 
 use super::description::{FmiVersion, VarType, Variable};
-use morc_kernel::value::{Value, ValueType, STRING_PORT_CAPACITY};
+use morc_kernel::{Value, ValueType, STRING_PORT_CAPACITY};
 
 /// The values of one FMI type, in the C layout its getter and setter take.
 pub enum Data {

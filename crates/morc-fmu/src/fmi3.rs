@@ -4,7 +4,7 @@
 use std::ffi::{c_char, c_void, CString};
 
 use morc_fmi::description::FmiVersion;
-use morc_kernel::value::{Value, ValueType};
+use morc_kernel::{Value, ValueType};
 
 use crate::model::{find_model, log_to, Fmi3Logger, Interface, Logger, Model, Phase, Status, ERROR, OK};
 use crate::{free, instantiate, set_time, slice, slice_mut, text, with_model, with_states};

@@ -8,9 +8,9 @@ use std::ptr;
 
 use morc_fmi::description::FmiVersion;
 use morc_fmi::export::{self, ExportVariable, ExportedBlock, Role};
-use morc_kernel::component::{Component, InitContext, Step, StepContext};
-use morc_kernel::data::AssemblyData;
-use morc_kernel::value::{Value, ValueType};
+use morc_kernel::AssemblyData;
+use morc_kernel::{Component, InitContext, Step, StepContext};
+use morc_kernel::{Value, ValueType};
 
 pub type Status = c_int;
 pub const OK: Status = 0;

@@ -180,8 +180,8 @@ pub enum Step {
 /// than hand out a field writes the two methods itself.
 ///
 /// ```
-/// use morc_kernel::component::{Component, ComponentInfo, InitContext, StepContext, Step};
-/// use morc_kernel::value::Value;
+/// use morc_kernel::{Component, ComponentInfo, InitContext, StepContext, Step};
+/// use morc_kernel::Value;
 ///
 /// struct Hold {
 ///     info: ComponentInfo,
@@ -204,10 +204,10 @@ pub enum Step {
 #[macro_export]
 macro_rules! component_info {
     ($field:ident) => {
-        fn info(&self) -> &$crate::component::ComponentInfo {
+        fn info(&self) -> &$crate::ComponentInfo {
             &self.$field
         }
-        fn info_mut(&mut self) -> &mut $crate::component::ComponentInfo {
+        fn info_mut(&mut self) -> &mut $crate::ComponentInfo {
             &mut self.$field
         }
     };

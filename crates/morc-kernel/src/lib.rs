@@ -3,21 +3,36 @@
 
 #![deny(clippy::missing_safety_doc)]
 
-pub mod assembly;
-pub mod base;
+mod assembly;
+mod base;
 pub mod blocks;
-pub mod clock;
-pub mod component;
-pub mod data;
-pub mod engine;
-pub mod error;
-pub mod ideal_axes;
-pub(crate) mod interpolate;
-pub mod multirate;
-pub mod ode;
-pub mod probe;
+mod clock;
+mod component;
+mod data;
+mod engine;
+mod error;
+mod ideal_axes;
+mod interpolate;
+mod multirate;
+mod ode;
+mod probe;
 pub mod registry;
 pub mod rt;
-pub mod stats;
-pub(crate) mod task;
-pub mod value;
+mod stats;
+mod task;
+mod value;
+
+pub use assembly::{
+    plan as plan_assembly, AssemblySpec, AssemblyView, Attach, Attachment, AttachmentSpec, ComponentSpec, ComponentView, ConnectionSpec, Factory, Origin, OverrunPolicy, Plan, PlanInput, PlanSource,
+    PlannedComponent, SignalInfo,
+};
+pub use base::{Base, BaseHandle, Commands};
+pub use clock::{monotonic_ns, sleep_until, ClockKind};
+pub use component::{AssemblyResults, Component, ComponentInfo, InitContext, ParamInfo, PortInfo, Step, StepContext};
+pub use data::AssemblyData;
+pub use engine::{cancel_all_runs, Canceller, Engine, EngineConfig, EngineStats, EngineSummary, Outcome, RunHandle, RunResult};
+pub use error::{AssemblyError, ComponentRef, EngineError, Fault, FaultSource};
+pub use ideal_axes::IdealAxes;
+pub use multirate::{ComponentReport, RunningAssembly};
+pub use stats::{human_ns, Histogram, Summary};
+pub use value::{Value, ValueType, STRING_PORT_CAPACITY};

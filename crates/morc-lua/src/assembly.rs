@@ -11,7 +11,7 @@ use crate::component::LuaComponentDef;
 use crate::error::{note_component_kind, prefixed, ErrorKind};
 use crate::kinds::{self, Resolved};
 use crate::robot::RobotKind;
-use morc_kernel::assembly::{AssemblySpec, AttachmentSpec, ComponentSpec, ConnectionSpec, OverrunPolicy};
+use morc_kernel::{AssemblySpec, AttachmentSpec, ComponentSpec, ConnectionSpec, OverrunPolicy};
 use morc_record::attach::{RecordRequest, RecordTarget};
 
 /// A Lua component kind made by `morc.component { … }`.

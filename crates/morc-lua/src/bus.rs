@@ -7,9 +7,9 @@ use mlua::{Table, UserData, UserDataFields, UserDataMethods};
 use crate::error::{raise, with_prefix, ErrorKind};
 use morc_ecat::base::BusHandle;
 use morc_ecat::BusError;
-use morc_kernel::assembly::AssemblySpec;
-use morc_kernel::data::AssemblyData;
-use morc_kernel::engine::{Engine, Outcome};
+use morc_kernel::AssemblyData;
+use morc_kernel::AssemblySpec;
+use morc_kernel::{Engine, Outcome};
 
 /// How long `engine:reset_faults()` cycles the base after asking: recovery, the safety PLC
 /// re-arming and the drives switching on take a few dozen cycles.

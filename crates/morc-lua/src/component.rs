@@ -9,8 +9,8 @@ use crossbeam_channel::{bounded, Receiver, Sender};
 use mlua::{Function, Lua, Table};
 
 use crate::convert::{from_value, to_value};
-use morc_kernel::component::*;
-use morc_kernel::value::{Value, ValueType};
+use morc_kernel::*;
+use morc_kernel::{Value, ValueType};
 
 /// A Lua component kind as defined by `morc.component { … }`.
 pub struct LuaComponentDef {

@@ -3,8 +3,8 @@
 
 use mlua::{Lua, Table};
 
-use morc_kernel::data::AssemblyData;
-use morc_kernel::value::Value;
+use morc_kernel::AssemblyData;
+use morc_kernel::Value;
 
 /// A Lua value as a kernel value; `what` names it in the error.
 pub fn to_value(v: &mlua::Value, what: &str) -> mlua::Result<Value> {

@@ -3,7 +3,7 @@
 use mlua::{Lua, UserData, UserDataMethods};
 
 use super::convert::{from_value, to_value};
-use morc_kernel::data::AssemblyData;
+use morc_kernel::AssemblyData;
 
 pub struct LuaData(pub AssemblyData);
 

@@ -10,7 +10,7 @@ pub fn register(lua: &mlua::Lua) -> mlua::Result<mlua::Table> {
 
 /// The reference as markdown, and the public names that lack a doc string.
 pub fn markdown() -> Result<(String, Vec<String>), String> {
-    let engine = crate::start_engine(morc_kernel::engine::EngineConfig::default())?;
+    let engine = crate::start_engine(morc_kernel::EngineConfig::default())?;
     let lua = super::new_state().map_err(|e| e.to_string())?;
     super::install(&lua, engine).map_err(|e| e.to_string())?;
     let docs: mlua::Table = lua.globals().get::<mlua::Table>("morc").and_then(|m| m.get("docs")).map_err(|e| e.to_string())?;

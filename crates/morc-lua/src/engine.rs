@@ -5,11 +5,11 @@ use mlua::{AnyUserData, Lua, Table, UserData, UserDataFields, UserDataMethods};
 use super::assembly::LuaAssembly;
 use super::convert::table_to_data;
 use super::data::LuaData;
-use morc_kernel::data::AssemblyData;
-use morc_kernel::engine::{Engine, Outcome, RunResult};
-use morc_kernel::stats::Summary;
+use morc_kernel::AssemblyData;
+use morc_kernel::Summary;
+use morc_kernel::{Engine, Outcome, RunResult};
 
-pub struct LuaEngine(pub Engine, pub Option<(morc_kernel::engine::RunHandle, Request)>);
+pub struct LuaEngine(pub Engine, pub Option<(morc_kernel::RunHandle, Request)>);
 
 /// `engine:start(a)`'s handle: wait, cancel, status.
 pub struct LuaRunHandle(AnyUserData);
@@ -72,7 +72,7 @@ fn for_check(check: &CheckOnly, mut req: Request) -> Request {
             let info = attachment.component.info_mut();
             let path = info.param_value("path").map(|v| v.str().to_string()).unwrap_or_default();
             let file = std::path::Path::new(&path).file_name().map(|f| dir.join(f)).unwrap_or_else(|| dir.join("recording.h5"));
-            info.set_param("path", &morc_kernel::value::Value::String(file.display().to_string()))?;
+            info.set_param("path", &morc_kernel::Value::String(file.display().to_string()))?;
             Ok(attachment)
         });
     }
@@ -82,14 +82,14 @@ fn for_check(check: &CheckOnly, mut req: Request) -> Request {
 /// On the virtual clock a recorder waits for its writer rather than drop
 /// samples (simulated time can wait; a fast simulation outran the disk).
 fn for_clock(engine: &Engine, mut req: Request) -> Request {
-    if engine.config().clock != morc_kernel::clock::ClockKind::Virtual {
+    if engine.config().clock != morc_kernel::ClockKind::Virtual {
         return req;
     }
     for a in req.spec.attachments.iter_mut().filter(|a| a.kind == "recorder") {
         let attach = a.attach.clone();
         a.attach = std::sync::Arc::new(move |view| {
             let mut attachment = attach(view)?;
-            attachment.component.info_mut().set_param("wait_when_full", &morc_kernel::value::Value::Boolean(true))?;
+            attachment.component.info_mut().set_param("wait_when_full", &morc_kernel::Value::Boolean(true))?;
             Ok(attachment)
         });
     }
@@ -169,7 +169,7 @@ pub fn result_table(lua: &Lua, r: &RunResult, data: mlua::Value, on_bus: bool) -
 /// A run asked for from Lua: the assembly as it was when asked, its data,
 /// and the caller's Assembly Data object to fill with the results.
 pub struct Request {
-    spec: morc_kernel::assembly::AssemblySpec,
+    spec: morc_kernel::AssemblySpec,
     data: AssemblyData,
     data_ud: Option<AnyUserData>,
     /// `morc check` gave the run an end it did not have.
@@ -216,7 +216,7 @@ pub fn run(lua: &Lua, engine: &mut Engine, assembly: &AnyUserData, opts: Option<
 }
 
 /// Waits for a started run and turns its result into the Lua result table.
-fn finish(lua: &Lua, engine: &mut Engine, handle: morc_kernel::engine::RunHandle, req: Request) -> mlua::Result<Table> {
+fn finish(lua: &Lua, engine: &mut Engine, handle: morc_kernel::RunHandle, req: Request) -> mlua::Result<Table> {
     let Request { spec, data_ud, capped, .. } = req;
     let result = engine.wait(handle);
     let result = result.map_err(crate::error::typed)?;
@@ -227,7 +227,7 @@ fn finish(lua: &Lua, engine: &mut Engine, handle: morc_kernel::engine::RunHandle
     // Recordings get the run's timing statistics, and the report says where they are.
     let mut recordings = Vec::new();
     for a in spec.attachments.iter().filter(|a| a.kind == "recorder") {
-        if let Some(morc_kernel::value::Value::String(path)) = result.data.get(&format!("{}.path", a.name)) {
+        if let Some(morc_kernel::Value::String(path)) = result.data.get(&format!("{}.path", a.name)) {
             if let Err(e) = morc_record::write_timing(std::path::Path::new(path), &result.components) {
                 log::warn!("{path}: could not add timing statistics: {e}");
             }
@@ -309,7 +309,7 @@ impl UserData for LuaEngine {
         methods.add_method("check", |_, this, assembly: AnyUserData| {
             let spec = &assembly.borrow::<LuaAssembly>()?.0;
             let e = &this.0;
-            morc_kernel::assembly::plan(spec, e.base_name(), e.base_info(), e.config().period, &AssemblyData::new()).map_err(crate::error::typed)?;
+            morc_kernel::plan_assembly(spec, e.base_name(), e.base_info(), e.config().period, &AssemblyData::new()).map_err(crate::error::typed)?;
             Ok(true)
         });
         methods.add_meta_method("__tostring", |_, this, ()| {

@@ -17,8 +17,8 @@ use std::fmt;
 use mlua::{Function, Lua, Table};
 
 use morc_ecat::BusError;
-use morc_kernel::engine::{EngineError, FaultSource};
-use morc_kernel::error::{AssemblyError, ComponentRef};
+use morc_kernel::{AssemblyError, ComponentRef};
+use morc_kernel::{EngineError, FaultSource};
 use morc_model::ModelError;
 use morc_record::RecordError;
 use morc_robot::RobotError;

@@ -14,8 +14,8 @@ use mlua::{Lua, Table, UserData, UserDataFields, UserDataMethods};
 use super::origin::caller;
 use morc_fmi::description::{Causality, ModelDescription};
 use morc_fmi::{Fmu, FmuComponent};
-use morc_kernel::assembly::Factory;
-use morc_kernel::component::Component;
+use morc_kernel::Component;
+use morc_kernel::Factory;
 
 /// A component kind made from an FMU.
 #[derive(Clone)]

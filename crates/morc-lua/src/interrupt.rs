@@ -22,7 +22,7 @@ static PENDING: AtomicBool = AtomicBool::new(false);
 /// Async-signal-safe (atomics only).
 pub fn request() {
     PENDING.store(true, Ordering::SeqCst);
-    morc_kernel::engine::cancel_all_runs();
+    morc_kernel::cancel_all_runs();
 }
 
 /// Whether Lua code was interrupted and nothing has taken the interruption yet.

@@ -17,8 +17,8 @@ use crate::component::LuaComponent;
 use crate::fmu::FmuKind;
 use crate::origin::caller;
 use crate::robot::RobotKind;
-use morc_kernel::component::Component;
 use morc_kernel::registry::{KindEntry, KindRegistry};
+use morc_kernel::Component;
 
 /// The kinds of one Lua state.
 pub struct LuaKinds {

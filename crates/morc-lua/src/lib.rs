@@ -31,9 +31,9 @@ use assembly::{LuaAssembly, LuaKind};
 use convert::{from_value, table_to_data, to_value};
 use data::LuaData;
 use engine::LuaEngine;
-use morc_kernel::assembly::AssemblySpec;
-use morc_kernel::component::ParamInfo;
-use morc_kernel::engine::Engine;
+use morc_kernel::AssemblySpec;
+use morc_kernel::Engine;
+use morc_kernel::ParamInfo;
 use origin::caller;
 
 /// The Lua half of the runtime, compiled in so the binary works anywhere.
@@ -50,8 +50,8 @@ pub fn home() -> PathBuf {
 }
 
 /// The engine a program runs on until it uses a robot: six ideal axes as its base.
-pub fn start_engine(config: morc_kernel::engine::EngineConfig) -> Result<Engine, String> {
-    let base = morc_kernel::ideal_axes::IdealAxes::new(&[0.0; 6], config.period, 3.0);
+pub fn start_engine(config: morc_kernel::EngineConfig) -> Result<Engine, String> {
+    let base = morc_kernel::IdealAxes::new(&[0.0; 6], config.period, 3.0);
     Engine::start(config, Box::new(base))
 }
 
@@ -172,7 +172,7 @@ fn kind_info(lua: &Lua, name: String) -> mlua::Result<Table> {
     t.set("name", entry.name.as_str())?;
     t.set("doc", info.doc.as_str())?;
     t.set("origin", entry.origin.as_str())?;
-    let ports = |ports: &[morc_kernel::component::PortInfo]| -> mlua::Result<Table> {
+    let ports = |ports: &[morc_kernel::PortInfo]| -> mlua::Result<Table> {
         let list = lua.create_table()?;
         for p in ports {
             let e = lua.create_table()?;
@@ -225,7 +225,7 @@ fn define_lua_component(lua: &Lua, t: Table) -> mlua::Result<LuaKind> {
     let origin = caller(lua);
     let fail = |m: String| mlua::Error::runtime(format!("{origin}: {m}"));
     let kind: String = t.get::<Option<String>>("name")?.ok_or_else(|| fail("morc.component needs a name".into()))?;
-    let ports = |key: &str| -> mlua::Result<Vec<morc_kernel::component::PortInfo>> {
+    let ports = |key: &str| -> mlua::Result<Vec<morc_kernel::PortInfo>> {
         let mut out = Vec::new();
         if let Some(list) = t.get::<Option<Table>>(key)? {
             for decl in list.sequence_values::<String>() {

@@ -2,7 +2,7 @@
 
 use mlua::Lua;
 
-use morc_kernel::assembly::Origin;
+use morc_kernel::Origin;
 
 /// The file and line of the Lua code that called the running Rust function.
 pub fn caller(lua: &Lua) -> Origin {

@@ -15,11 +15,11 @@ use super::origin::caller;
 use super::robot_params::{self, Units};
 use crate::error::{raise, typed, with_prefix, ErrorKind};
 use morc_ecat::BusError;
-use morc_kernel::assembly::{ComponentSpec, Factory};
-use morc_kernel::clock::ClockKind;
-use morc_kernel::component::Component;
-use morc_kernel::engine::{Engine, EngineConfig};
-use morc_kernel::value::Value;
+use morc_kernel::ClockKind;
+use morc_kernel::Component;
+use morc_kernel::Value;
+use morc_kernel::{ComponentSpec, Factory};
+use morc_kernel::{Engine, EngineConfig};
 use morc_model::{rotation_from_rpy, rpy_from_rotation};
 use morc_model::{DhConvention, DhLink, DhTable, DriveTrain, FrameKind, Inertia, JointKind, JointLimits, Model, ModelBuilder, Se3};
 use morc_motion::pose_from_vector;
@@ -703,7 +703,7 @@ fn start_engine(lua: &Lua, opts: Table) -> mlua::Result<AnyUserData> {
     if checking {
         config.clock = ClockKind::Virtual;
     }
-    let base: Box<dyn morc_kernel::base::Base> = match (bus, &robot) {
+    let base: Box<dyn morc_kernel::Base> = match (bus, &robot) {
         // The robot's drives on the bus, through the real master: simulated (the arm behind the
         // virtual segment's drives) or a network interface (real drives, scaled as the robot
         // definition maps them).
@@ -725,7 +725,7 @@ fn start_engine(lua: &Lua, opts: Table) -> mlua::Result<AnyUserData> {
             let link = morc_ecat::virtual_bus::link_for(&bus, drives).map_err(failed)?;
             Box::new(morc_ecat::base::BusBase::open(link, morc_ecat::base::BusConfig { period: config.period, ..Default::default() }).map_err(failed)?)
         }
-        (None, None) => Box::new(morc_kernel::ideal_axes::IdealAxes::new(&[0.0; 6], config.period, 3.0)),
+        (None, None) => Box::new(morc_kernel::IdealAxes::new(&[0.0; 6], config.period, 3.0)),
         (None, Some(robot)) => Box::new(SimulatedRobot::new(robot.clone(), &q0, config.period).map_err(|e| with_prefix(&prefix, e))?),
     };
     let engine = replace_engine(engine, engine_ud.clone(), config, base).map_err(|m| raise(ErrorKind::Engine, format!("{prefix}{m}")))?;
@@ -735,7 +735,7 @@ fn start_engine(lua: &Lua, opts: Table) -> mlua::Result<AnyUserData> {
 
 /// Starts the engine on `base` in place of the current one (dropping the old stops its
 /// Coordinator), so every reference to morc.engine follows.
-fn replace_engine(mut engine: mlua::UserDataRefMut<LuaEngine>, engine_ud: AnyUserData, config: EngineConfig, base: Box<dyn morc_kernel::base::Base>) -> Result<AnyUserData, String> {
+fn replace_engine(mut engine: mlua::UserDataRefMut<LuaEngine>, engine_ud: AnyUserData, config: EngineConfig, base: Box<dyn morc_kernel::Base>) -> Result<AnyUserData, String> {
     if engine.0.is_running() {
         return Err("an assembly is running".into());
     }

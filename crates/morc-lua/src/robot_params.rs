@@ -5,7 +5,7 @@
 use mlua::Table;
 
 use super::convert::to_value;
-use morc_kernel::value::Value;
+use morc_kernel::Value;
 use morc_motion::{Move, MoveSpec};
 use morc_robot::components::trajectory::encode_moves;
 use morc_robot::Robot;

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use morc_kernel::engine::EngineConfig;
+use morc_kernel::EngineConfig;
 
 /// The outcome of one test file.
 pub struct FileResult {

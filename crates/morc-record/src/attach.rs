@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::recorder::{ComponentMetadata, FileNaming, RecordedSignal, Recorder, RecordingMetadata};
-use morc_kernel::assembly::{Attach, Attachment};
-use morc_kernel::value::ValueType;
+use morc_kernel::ValueType;
+use morc_kernel::{Attach, Attachment};
 
 /// What the program asked to record.
 #[derive(Clone, Debug)]

@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
 use super::recorder::{RecordedSignal, Recorder, RecordingMetadata};
-use morc_kernel::clock::{monotonic_ns, sleep_until};
-use morc_kernel::component::{Component, InitContext, StepContext};
-use morc_kernel::data::AssemblyData;
-use morc_kernel::stats::{Histogram, Summary};
-use morc_kernel::value::{Value, ValueType};
+use morc_kernel::AssemblyData;
+use morc_kernel::{monotonic_ns, sleep_until};
+use morc_kernel::{Component, InitContext, StepContext};
+use morc_kernel::{Histogram, Summary};
+use morc_kernel::{Value, ValueType};
 
 #[derive(Clone, Debug)]
 pub struct BenchReport {

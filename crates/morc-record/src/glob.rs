@@ -2,7 +2,7 @@
 //! "component.port" names: `*` is any run of characters (none included),
 //! `?` is exactly one.
 
-use morc_kernel::value::ValueType;
+use morc_kernel::ValueType;
 
 /// Whether `name` matches `pattern` as a whole.
 pub fn matches(pattern: &str, name: &str) -> bool {

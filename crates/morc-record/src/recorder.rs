@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use super::ring::{ring, RingProducer};
 use super::writer::{FileHeader, SignalColumn, Writer, WriterOutcome, WriterProgress, WriterTiming};
-use morc_kernel::component::*;
-use morc_kernel::value::{Value, ValueType};
+use morc_kernel::*;
+use morc_kernel::{Value, ValueType};
 
 /// One signal to record.
 #[derive(Clone, Debug, PartialEq)]

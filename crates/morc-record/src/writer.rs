@@ -29,8 +29,8 @@ use hdf5_metno as hdf5;
 
 use super::recorder::{ComponentMetadata, FileNaming, RecordingMetadata};
 use super::ring::RingConsumer;
-use morc_kernel::multirate::ComponentReport;
-use morc_kernel::value::{Value, ValueType};
+use morc_kernel::ComponentReport;
+use morc_kernel::{Value, ValueType};
 
 /// How one signal sits in a ring row and in the file.
 #[derive(Clone, Debug)]

@@ -19,8 +19,8 @@ use morc_ecat::devices::DriveConfig;
 use morc_ecat::master::Link;
 use morc_ecat::virtual_bus::{sim_segment_with_plants, SimSegmentConfig};
 use morc_ecat_sim::{DrivePlant, PlantActual, PlantCommand};
-use morc_kernel::base::{Base, Commands};
-use morc_kernel::value::{Value, ValueType};
+use morc_kernel::{Base, Commands};
+use morc_kernel::{Value, ValueType};
 
 use morc_robot::{Robot, SimulatedRobot};
 

@@ -10,9 +10,9 @@
 use crate::RobotError;
 use std::sync::Arc;
 
-use morc_kernel::base::{Base, Commands};
-use morc_kernel::component::{ComponentInfo, PortInfo, Step};
-use morc_kernel::value::{Value, ValueType};
+use morc_kernel::{Base, Commands};
+use morc_kernel::{ComponentInfo, PortInfo, Step};
+use morc_kernel::{Value, ValueType};
 use morc_model::Data;
 
 use super::Robot;

@@ -3,10 +3,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use morc_kernel::assembly::Factory;
-use morc_kernel::base::{Base, Commands};
-use morc_kernel::component::*;
-use morc_kernel::value::{Value, ValueType};
+use morc_kernel::Factory;
+use morc_kernel::*;
+use morc_kernel::{Base, Commands};
+use morc_kernel::{Value, ValueType};
 
 type StepFn = Box<dyn FnMut(&StepContext, &[Value], &mut [Value]) -> Step + Send>;
 
@@ -84,7 +84,7 @@ impl Base for RecordingBase {
         outputs[0].set_real(self.q);
         let mut log = self.log.lock().unwrap();
         log.ticks.push(tick);
-        log.times.push(morc_kernel::clock::monotonic_ns());
+        log.times.push(morc_kernel::monotonic_ns());
         if self.fail_at == Some(tick) {
             return Step::Fault("drive 3 reports an over-current fault".into());
         }

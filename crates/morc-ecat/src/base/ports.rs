@@ -3,8 +3,8 @@
 
 use super::Devices;
 use crate::devices::DriveMode;
-use morc_kernel::component::{ComponentInfo, PortInfo};
-use morc_kernel::value::{Value, ValueType};
+use morc_kernel::{ComponentInfo, PortInfo};
+use morc_kernel::{Value, ValueType};
 
 /// Port indices of the drives, fixed at construction (terminals keep theirs in their slot).
 #[derive(Default)]

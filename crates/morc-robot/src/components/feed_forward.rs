@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use crate::Robot;
-use morc_kernel::component::*;
-use morc_kernel::value::{Value, ValueType};
+use morc_kernel::*;
+use morc_kernel::{Value, ValueType};
 use morc_model::Data;
 
 use super::kind_doc;

@@ -11,9 +11,9 @@ pub mod trajectory;
 
 use std::sync::Arc;
 
-use morc_kernel::assembly::Factory;
-use morc_kernel::component::Component;
 use morc_kernel::registry::KindRegistry;
+use morc_kernel::Component;
+use morc_kernel::Factory;
 
 use super::Robot;
 pub use feed_forward::RigidBodyFeedForward;

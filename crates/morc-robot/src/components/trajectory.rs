@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use crate::{Robot, RobotKinematics};
 use morc_kernel::blocks::{bessel_sections, Biquad, MAX_BESSEL_ORDER};
-use morc_kernel::component::*;
-use morc_kernel::value::{Value, ValueType};
+use morc_kernel::*;
+use morc_kernel::{Value, ValueType};
 use morc_motion::{Kinematics, MotionLimits, Move, MoveSpec, Sequence};
 
 use super::kind_doc;
