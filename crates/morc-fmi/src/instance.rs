@@ -86,14 +86,23 @@ type States = unsafe extern "C" fn(Handle, *mut f64, usize) -> Status;
 /// their own names), taken from a version's loaded library.
 #[derive(Clone, Copy)]
 pub struct Common {
+    /// fmiXFreeInstance (called on drop; no status).
     pub free_instance: Option<unsafe extern "C" fn(Handle)>,
+    /// fmiXExitInitializationMode.
     pub exit_initialization_mode: Named<Call0>,
+    /// fmiXTerminate.
     pub terminate: Named<Call0>,
+    /// fmiXEnterEventMode (model exchange).
     pub enter_event_mode: Named<Call0>,
+    /// fmiXEnterContinuousTimeMode (model exchange).
     pub enter_continuous_time_mode: Named<Call0>,
+    /// fmiXSetTime (model exchange).
     pub set_time: Named<unsafe extern "C" fn(Handle, f64) -> Status>,
+    /// fmiXSetContinuousStates (model exchange).
     pub set_continuous_states: Named<unsafe extern "C" fn(Handle, *const f64, usize) -> Status>,
+    /// fmi2GetDerivatives, fmi3GetContinuousStateDerivatives (model exchange).
     pub get_derivatives: Named<States>,
+    /// fmiXGetContinuousStates (model exchange).
     pub get_continuous_states: Named<States>,
 }
 
@@ -113,12 +122,15 @@ impl Common {
 
 /// What instantiation passes to the FMU.
 pub struct Instantiation<'a> {
+    /// Co-simulation or model exchange.
     pub interface: Interface,
+    /// The instance's name (the component's).
     pub instance_name: &'a CString,
     /// FMI 2 guid or FMI 3 instantiationToken.
     pub token: &'a CString,
     /// The extracted FMU's folder (each version writes its resources location its own way).
     pub folder: &'a Path,
+    /// Ask the FMU for debug logging.
     pub logging: bool,
     /// The instance's [`LogSink`], for the FMU's logger callback.
     pub environment: *mut c_void,
