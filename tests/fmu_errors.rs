@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use common::func;
 use fmu_support::*;
 use morc_fmi::archive::{extract, Limits};
+use morc_fmi::instance::{instantiate, Interface};
+use morc_fmi::FmiError;
 use morc_kernel::rt::RtPolicy;
 use morc_kernel::AssemblyData;
 use morc_kernel::AssemblySpec;
@@ -41,11 +43,18 @@ fn rewritten(model: &str, out: &str, edit: impl Fn(String) -> String, keep_binar
     path
 }
 
-fn open_error(path: &Path) -> String {
+fn open_error(path: &Path) -> FmiError {
     match morc_fmi::factory(path) {
         Ok(_) => panic!("{} opened", path.display()),
         Err(e) => e,
     }
+}
+
+/// The message of an archive error (the kind callers react to: the file itself is bad).
+fn archive_error(path: &Path) -> String {
+    let e = open_error(path);
+    assert!(matches!(e, FmiError::Archive(_)), "{e:?}");
+    e.to_string()
 }
 
 /// Runs one FMU component (inputs from a test source) and returns the run's outcome,
@@ -76,7 +85,7 @@ fn not_a_zip_archive() {
     let path = scratch().join("bad").join("garbage.fmu");
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(&path, b"this is no zip archive").unwrap();
-    let e = open_error(&path);
+    let e = archive_error(&path);
     assert!(e.contains("garbage.fmu") && e.contains("not a readable zip archive"), "{e}");
 }
 
@@ -84,7 +93,7 @@ fn not_a_zip_archive() {
 fn archive_without_model_description() {
     let path = scratch().join("bad").join("empty.fmu");
     zip_file(&path, &[("readme.txt", b"hello")]);
-    let e = open_error(&path);
+    let e = archive_error(&path);
     assert!(e.contains("empty.fmu: not an FMU: it has no readable modelDescription.xml"), "{e}");
 }
 
@@ -92,7 +101,7 @@ fn archive_without_model_description() {
 fn paths_escaping_the_folder_are_rejected_before_writing() {
     let path = scratch().join("bad").join("traversal.fmu");
     zip_file(&path, &[("modelDescription.xml", b"<x/>"), ("../../escaped.txt", b"owned")]);
-    let e = open_error(&path);
+    let e = archive_error(&path);
     assert!(e.contains("\"../../escaped.txt\" would be written outside the extraction folder"), "{e}");
     let dest = scratch().join("traversal-dest");
     let bytes = std::fs::read(&path).unwrap();
@@ -106,14 +115,23 @@ fn zip_bombs_are_rejected() {
     let path = scratch().join("bad").join("bomb.fmu");
     let zeros = vec![0u8; 64 << 20];
     zip_file(&path, &[("modelDescription.xml", b"<x/>"), ("binaries/linux64/bomb.so", &zeros)]);
-    let e = open_error(&path);
+    let e = archive_error(&path);
     assert!(e.contains("rejected as a zip bomb") && e.contains("expands"), "{e}");
     // A total over the limit is rejected too, whatever the ratio.
     let small = Limits { max_total_bytes: 1000, ..Limits::default() };
     let path2 = scratch().join("bad").join("big.fmu");
     zip_file(&path2, &[("a.bin", &[7u8; 600]), ("b.bin", &[9u8; 600])]);
-    let e = extract(&std::fs::read(&path2).unwrap(), &scratch().join("big-dest"), &small).unwrap_err();
+    let e = extract(&std::fs::read(&path2).unwrap(), &scratch().join("big-dest"), &small).unwrap_err().to_string();
     assert!(e.contains("more than 1000 bytes"), "{e}");
+}
+
+#[test]
+fn an_unsupported_fmi_version_is_a_description_error() {
+    let path = scratch().join("bad").join("fmi1.fmu");
+    zip_file(&path, &[("modelDescription.xml", br#"<fmiModelDescription fmiVersion="1.0" modelName="old"><ModelVariables/></fmiModelDescription>"#)]);
+    let e = open_error(&path);
+    assert!(matches!(e, FmiError::Description(_)), "{e:?}");
+    assert_eq!(e.to_string(), "fmi1.fmu: FMI version \"1.0\" is not supported (morc runs FMI 2.0 and 3.0)");
 }
 
 #[test]
@@ -130,6 +148,10 @@ fn guid_mismatch_names_the_call_and_quotes_the_fmu() {
     let e = run_fmu(&path, &[], 1.0).unwrap_err();
     assert!(e.contains("wrong_guid.fmu: fmi2Instantiate failed"), "{e}");
     assert!(e.contains("GUID {00000000-0000-0000-0000-000000000000} matches no model of this binary"), "{e}");
+    // The typed error names the call that failed.
+    let fmu = morc_fmi::Fmu::open(&path).unwrap();
+    let e = instantiate(&fmu, Interface::CoSimulation, "x", false).err().unwrap();
+    assert!(matches!(e, FmiError::Call { call: "fmi2Instantiate", .. }), "{e:?}");
 }
 
 #[test]
@@ -137,6 +159,8 @@ fn no_binary_for_this_platform() {
     let path = rewritten("morc_bessel", "no_binary.fmu", |x| x, false);
     let e = run_fmu(&path, &[], 1.0).unwrap_err();
     assert!(e.contains("no_binary.fmu: no binary for this platform: binaries/linux64/morc_bessel.so is missing"), "{e}");
+    let e = morc_fmi::Fmu::open(&path).unwrap().binary("morc_bessel").unwrap_err();
+    assert!(matches!(e, FmiError::Binary(_)), "{e:?}");
 }
 
 #[test]

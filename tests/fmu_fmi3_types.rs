@@ -46,6 +46,8 @@ fn every_fmi3_type_goes_through() {
     set("u32_in", Value::Integer(4_000_000_000));
     set("i64_in", Value::Integer(i64::MIN));
     set("u64_in", Value::Integer(i64::MAX));
+    // FMI 3 Enumerations go through fmi3SetInt64/GetInt64 (FMI 2 ones through fmi2SetInteger).
+    set("enum_in", Value::Integer(3));
     set("b_in", Value::Boolean(false));
     set("s_in", Value::String("hello".into()));
     set("arr_in", Value::Vector(vec![1.0, -2.0, 3.5]));
@@ -60,6 +62,7 @@ fn every_fmi3_type_goes_through() {
     assert_eq!(out("u32_out"), Value::Integer(4_000_000_000));
     assert_eq!(out("i64_out"), Value::Integer(i64::MIN));
     assert_eq!(out("u64_out"), Value::Integer(i64::MAX));
+    assert_eq!(out("enum_out"), Value::Integer(3), "an FMI 3 Enumeration is an Int64");
     assert_eq!(out("b_out"), Value::Boolean(true));
     assert_eq!(out("s_out"), Value::String("hello!".into()));
     assert_eq!(out("arr_out"), Value::Vector(vec![2.0, -4.0, 7.0]), "gain parameter on the array");

@@ -9,6 +9,8 @@ use std::path::{Component as PathPart, Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
+use super::FmiError;
+
 /// What an archive may expand to.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
@@ -50,30 +52,30 @@ const COMPLETE: &str = ".morc-extracted";
 
 /// Extracts `fmu` into `<cache_root>/<hash>` unless that is already there;
 /// returns the folder.
-pub fn extract_cached(fmu: &Path, limits: &Limits) -> Result<PathBuf, String> {
-    let bytes = std::fs::read(fmu).map_err(|e| format!("cannot read {}: {e}", fmu.display()))?;
+pub fn extract_cached(fmu: &Path, limits: &Limits) -> Result<PathBuf, FmiError> {
+    let bytes = std::fs::read(fmu).map_err(|e| FmiError::Archive(format!("cannot read {}: {e}", fmu.display())))?;
     let hash = content_hash(&bytes);
     let root = cache_root();
     let folder = root.join(&hash[..32]);
     if folder.join(COMPLETE).is_file() {
         return Ok(folder);
     }
-    std::fs::create_dir_all(&root).map_err(|e| format!("cannot create the FMU cache {}: {e}", root.display()))?;
+    std::fs::create_dir_all(&root).map_err(|e| FmiError::Archive(format!("cannot create the FMU cache {}: {e}", root.display())))?;
     // Extract beside the final folder, then rename: readers never see half an FMU.
     let staging = root.join(format!("{}.partial-{}-{:?}", &hash[..32], std::process::id(), std::thread::current().id()));
     let _ = std::fs::remove_dir_all(&staging);
-    let result = extract(&bytes, &staging, limits).and_then(|()| std::fs::write(staging.join(COMPLETE), hash.as_bytes()).map_err(|e| e.to_string()));
+    let result = extract(&bytes, &staging, limits).and_then(|()| std::fs::write(staging.join(COMPLETE), hash.as_bytes()).map_err(|e| FmiError::Archive(e.to_string())));
     if let Err(e) = result {
         let _ = std::fs::remove_dir_all(&staging);
-        return Err(format!("{}: {e}", fmu.display()));
+        return Err(e.prefixed(&fmu.display().to_string()));
     }
     if std::fs::rename(&staging, &folder).is_err() {
         // Someone else finished first (or a stale incomplete folder is in the way).
         let _ = std::fs::remove_dir_all(&staging);
         if !folder.join(COMPLETE).is_file() {
             let _ = std::fs::remove_dir_all(&folder);
-            extract(&bytes, &folder, limits).map_err(|e| format!("{}: {e}", fmu.display()))?;
-            std::fs::write(folder.join(COMPLETE), hash.as_bytes()).map_err(|e| e.to_string())?;
+            extract(&bytes, &folder, limits).map_err(|e| e.prefixed(&fmu.display().to_string()))?;
+            std::fs::write(folder.join(COMPLETE), hash.as_bytes()).map_err(|e| FmiError::Archive(e.to_string()))?;
         }
     }
     Ok(folder)
@@ -97,7 +99,11 @@ fn safe_relative_path(name: &str) -> Option<PathBuf> {
 }
 
 /// Extracts the archive in `bytes` into `dest` (created), enforcing `limits`.
-pub fn extract(bytes: &[u8], dest: &Path, limits: &Limits) -> Result<(), String> {
+pub fn extract(bytes: &[u8], dest: &Path, limits: &Limits) -> Result<(), FmiError> {
+    extract_archive(bytes, dest, limits).map_err(FmiError::Archive)
+}
+
+fn extract_archive(bytes: &[u8], dest: &Path, limits: &Limits) -> Result<(), String> {
     let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes)).map_err(|e| format!("not an FMU: the file is not a readable zip archive ({e})"))?;
     if zip.len() > limits.max_entries {
         return Err(format!("rejected: {} entries (at most {})", zip.len(), limits.max_entries));

@@ -17,6 +17,7 @@ use super::description::{parse, parse_real, Causality, FmiVersion, ModelDescript
 use super::instance::{instantiate, Instance, Interface};
 use super::solver::{Method, Solver};
 use super::values::{port_type, Values};
+use super::FmiError;
 use morc_kernel::Factory;
 use morc_kernel::*;
 use morc_kernel::{Value, ValueType};
@@ -33,17 +34,17 @@ pub struct Fmu {
 
 impl Fmu {
     /// Extracts (once, into the cache) and reads the model description.
-    pub fn open(path: &Path) -> Result<Arc<Fmu>, String> {
+    pub fn open(path: &Path) -> Result<Arc<Fmu>, FmiError> {
         let label = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
         let folder = extract_cached(path, &Limits::default())?;
         let xml_path = folder.join("modelDescription.xml");
-        let xml = std::fs::read_to_string(&xml_path).map_err(|e| format!("{label}: not an FMU: it has no readable modelDescription.xml ({e})"))?;
-        let description = parse(&xml).map_err(|e| format!("{label}: {e}"))?;
+        let xml = std::fs::read_to_string(&xml_path).map_err(|e| FmiError::Archive(format!("{label}: not an FMU: it has no readable modelDescription.xml ({e})")))?;
+        let description = parse(&xml).map_err(|e| e.prefixed(&label))?;
         Ok(Arc::new(Fmu { path: path.to_path_buf(), folder, description, label }))
     }
 
     /// The shared library for `model_identifier` on this platform.
-    pub fn binary(&self, model_identifier: &str) -> Result<PathBuf, String> {
+    pub fn binary(&self, model_identifier: &str) -> Result<PathBuf, FmiError> {
         let platform = match self.description.version {
             FmiVersion::V2 => super::export::platform_folder(),
             FmiVersion::V3 => super::export::platform_tuple(),
@@ -58,17 +59,17 @@ impl Fmu {
             .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
             .unwrap_or_default();
         found.sort();
-        Err(format!(
+        Err(FmiError::Binary(format!(
             "{}: no binary for this platform: binaries/{platform}/{file} is missing (the FMU has binaries for: {}){}",
             self.label,
             if found.is_empty() { "none".to_string() } else { found.join(", ") },
             if self.folder.join("sources").is_dir() { "; it ships sources, which morc does not compile" } else { "" }
-        ))
+        )))
     }
 }
 
 /// A factory that makes instances of the FMU at `path` (opened once, now).
-pub fn factory(path: &Path) -> Result<Factory, String> {
+pub fn factory(path: &Path) -> Result<Factory, FmiError> {
     let fmu = Fmu::open(path)?;
     Ok(Arc::new(move || Ok(Box::new(FmuComponent::new(fmu.clone())) as Box<dyn Component>)))
 }
@@ -176,7 +177,7 @@ impl FmuComponent {
     }
 
     /// Instantiates, sets the user's parameters, initialises; returns the running instance.
-    fn start(&self, name: &str) -> Result<Running, String> {
+    fn start(&self, name: &str) -> Result<Running, FmiError> {
         let md = &self.fmu.description;
         let interface = self.interface();
         let mut instance = instantiate(&self.fmu, interface, name, self.info.boolean(LOGGING))?;
@@ -187,7 +188,7 @@ impl FmuComponent {
                 let mut one = Values::new([variable], md.version);
                 one.load(std::slice::from_ref(&p.value));
                 for g in &one.groups {
-                    instance.set(g).map_err(|e| format!("{e} (setting {})", variable.name))?;
+                    instance.set(g).map_err(|e| e.suffixed(&format!(" (setting {})", variable.name)))?;
                 }
             }
         }
@@ -197,7 +198,7 @@ impl FmuComponent {
             Interface::CoSimulation => None,
             Interface::ModelExchange => {
                 if instance.settle_discrete_states()? {
-                    return Err(format!("{}: the FMU asked to terminate during initialisation", self.label()));
+                    return Err(FmiError::Behaviour(format!("{}: the FMU asked to terminate during initialisation", self.label())));
                 }
                 instance.enter_continuous_time_mode()?;
                 let method = Method::parse(self.info.param_value(SOLVER).map_or("", Value::str)).unwrap_or(Method::Rk4);
@@ -217,11 +218,11 @@ impl FmuComponent {
 
 impl Running {
     #[inline]
-    fn read_outputs(&mut self, label: &str) -> Result<(), String> {
+    fn read_outputs(&mut self, label: &str) -> Result<(), FmiError> {
         for g in &mut self.outputs.groups {
             self.instance.get(g)?;
             if let Some((vr, x)) = g.non_finite() {
-                return Err(format!("{label}: output with value reference {vr} is {x} (non-finite)"));
+                return Err(FmiError::Behaviour(format!("{label}: output with value reference {vr} is {x} (non-finite)")));
             }
         }
         Ok(())
@@ -229,7 +230,7 @@ impl Running {
 
     /// One sample period: inputs in, step or integrate, outputs out. True when the FMU asks to end.
     #[inline]
-    fn step(&mut self, label: &str, inputs: &[Value], t: f64, h: f64) -> Result<bool, String> {
+    fn step(&mut self, label: &str, inputs: &[Value], t: f64, h: f64) -> Result<bool, FmiError> {
         self.inputs.load(inputs);
         for g in &self.inputs.groups {
             self.instance.set(g)?;
@@ -314,7 +315,7 @@ impl Component for FmuComponent {
             }
             Err(e) => {
                 running.failed = true;
-                Step::Fault(e)
+                Step::Fault(e.into())
             }
         }
     }
@@ -323,7 +324,7 @@ impl Component for FmuComponent {
         if let Some(mut running) = self.running.take() {
             if !running.failed {
                 if let Err(e) = running.instance.terminate() {
-                    results.set("terminate_error", Value::String(e));
+                    results.set("terminate_error", Value::String(e.into()));
                 }
             }
         }

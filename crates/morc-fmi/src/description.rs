@@ -3,13 +3,16 @@
 
 use roxmltree::{Document, Node};
 
+use super::FmiError;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FmiVersion {
     V2,
     V3,
 }
 
-/// A variable's type. FMI 2's Real, Integer and Enumeration are Float64, Int32, Int32.
+/// A variable's type. FMI 2's Real, Integer and Enumeration are Float64, Int32, Int32;
+/// FMI 3's Enumeration is Int64.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VarType {
     Float64,
@@ -135,7 +138,11 @@ fn child<'a, 'i>(node: Node<'a, 'i>, name: &str) -> Option<Node<'a, 'i>> {
 }
 
 /// Parses modelDescription.xml text; errors say what is wrong where.
-pub fn parse(xml: &str) -> Result<ModelDescription, String> {
+pub fn parse(xml: &str) -> Result<ModelDescription, FmiError> {
+    parse_description(xml).map_err(FmiError::Description)
+}
+
+fn parse_description(xml: &str) -> Result<ModelDescription, String> {
     let doc = Document::parse(xml).map_err(|e| format!("modelDescription.xml is not well-formed XML: {e}"))?;
     let root = doc.root_element();
     if !root.has_tag_name("fmiModelDescription") {
@@ -260,9 +267,10 @@ fn parse_v3_variables(md: &mut ModelDescription, vars: Node) -> Result<(), Strin
             "UInt8" => VarType::UInt8,
             "Int16" => VarType::Int16,
             "UInt16" => VarType::UInt16,
-            "Int32" | "Enumeration" => VarType::Int32,
+            "Int32" => VarType::Int32,
             "UInt32" => VarType::UInt32,
-            "Int64" => VarType::Int64,
+            // FMI 3.0 reads and writes Enumeration variables with fmi3GetInt64/fmi3SetInt64.
+            "Int64" | "Enumeration" => VarType::Int64,
             "UInt64" => VarType::UInt64,
             "Boolean" => VarType::Boolean,
             "String" => VarType::String,

@@ -19,6 +19,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::description::FmiVersion;
+use super::FmiError;
 use morc_kernel::Component;
 use morc_kernel::{Value, ValueType};
 
@@ -122,12 +123,12 @@ pub fn find(model_identifier: &str) -> Option<&'static ExportedBlock> {
 }
 
 /// The block's component with default parameters.
-pub fn instantiate(block: &ExportedBlock) -> Result<Box<dyn Component>, String> {
-    morc_kernel::registry::natives().create(block.kind).map_err(|e| format!("morc cannot export '{}': {e}", block.model_identifier))
+pub fn instantiate(block: &ExportedBlock) -> Result<Box<dyn Component>, FmiError> {
+    morc_kernel::registry::natives().create(block.kind).map_err(|e| FmiError::Export(format!("morc cannot export '{}': {e}", block.model_identifier)))
 }
 
 /// modelDescription.xml of `version` and the GUID or instantiation token in it.
-pub fn model_description(block: &ExportedBlock, version: FmiVersion) -> Result<(String, String), String> {
+pub fn model_description(block: &ExportedBlock, version: FmiVersion) -> Result<(String, String), FmiError> {
     let mut component = instantiate(block)?;
     let vars = variables(&mut *component, version);
     let model_exchange = component.ode().is_some();
@@ -169,15 +170,15 @@ pub fn platform_tuple() -> Option<&'static str> {
 /// Writes `<out_dir>/<file_name>`: modelDescription.xml and the shared
 /// library `library` (the built `morc-fmu` cdylib) as
 /// binaries/<platform>/<model_identifier>.so.
-pub fn package(block: &ExportedBlock, version: FmiVersion, library: &Path, out_dir: &Path) -> Result<PathBuf, String> {
+pub fn package(block: &ExportedBlock, version: FmiVersion, library: &Path, out_dir: &Path) -> Result<PathBuf, FmiError> {
     let (xml, _) = model_description(block, version)?;
-    let binary = std::fs::read(library).map_err(|e| format!("cannot read the FMU library {}: {e}", library.display()))?;
+    let binary = std::fs::read(library).map_err(|e| FmiError::Export(format!("cannot read the FMU library {}: {e}", library.display())))?;
     let platform = match version {
         FmiVersion::V2 => platform_folder(),
         FmiVersion::V3 => platform_tuple(),
     }
-    .ok_or("FMU export: this platform has no FMI platform folder")?;
-    std::fs::create_dir_all(out_dir).map_err(|e| format!("cannot create {}: {e}", out_dir.display()))?;
+    .ok_or_else(|| FmiError::Export("FMU export: this platform has no FMI platform folder".into()))?;
+    std::fs::create_dir_all(out_dir).map_err(|e| FmiError::Export(format!("cannot create {}: {e}", out_dir.display())))?;
     let path = out_dir.join(file_name(block, version));
     let write = || -> zip::result::ZipResult<()> {
         let file = std::fs::File::create(&path)?;
@@ -190,7 +191,7 @@ pub fn package(block: &ExportedBlock, version: FmiVersion, library: &Path, out_d
         zip.finish()?;
         Ok(())
     };
-    write().map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    write().map_err(|e| FmiError::Export(format!("cannot write {}: {e}", path.display())))?;
     Ok(path)
 }
 

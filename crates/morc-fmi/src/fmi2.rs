@@ -2,21 +2,19 @@
 //! of it. Every call checks the status and turns Error, Fatal and Discard
 //! into a message naming the FMU, the call and what the FMU logged.
 
-use std::ffi::{c_char, c_int, c_uint, c_void, CString};
+use std::ffi::{c_char, c_int, c_void, CString};
 use std::path::Path;
-use std::sync::Arc;
 
 use super::description::VarType;
-use super::instance::{self, Interface, MAX_EVENT_ITERATIONS};
-use super::log::{self, LogSink, Status};
-use super::values::{Data, Group};
-use super::Fmu;
+use super::instance::{self, Calls, Common, FmuInstance, Handle, Instantiation, Interface, Named, Vr};
+use super::log::{self, Status};
+use super::values::{read_c_strings, with_c_strings, Data, Group};
+use super::FmiError;
 
 pub const MODEL_EXCHANGE: c_int = 0;
 pub const CO_SIMULATION: c_int = 1;
 
-type Component = *mut c_void;
-type Vr = c_uint;
+type Component = Handle;
 /// The logger as the FMU calls it: variadic, printf-style.
 type Logger = unsafe extern "C" fn(*mut c_void, *const c_char, Status, *const c_char, *const c_char, ...);
 
@@ -70,15 +68,13 @@ super::library::functions! {
 }
 
 impl Api {
-    /// Checks that the functions an interface needs are all there.
-    pub fn check(&self, interface: Interface, binary: &Path) -> Result<(), String> {
+    /// The functions every interface needs beside the common ones.
+    fn required(&self, interface: Interface) -> Vec<(&'static str, bool)> {
         let mut present = vec![
             ("fmi2Instantiate", self.instantiate.is_some()),
             ("fmi2FreeInstance", self.free_instance.is_some()),
             ("fmi2SetupExperiment", self.setup_experiment.is_some()),
             ("fmi2EnterInitializationMode", self.enter_initialization_mode.is_some()),
-            ("fmi2ExitInitializationMode", self.exit_initialization_mode.is_some()),
-            ("fmi2Terminate", self.terminate.is_some()),
             ("fmi2GetReal", self.get_real.is_some()),
             ("fmi2SetReal", self.set_real.is_some()),
             ("fmi2GetInteger", self.get_integer.is_some()),
@@ -90,18 +86,17 @@ impl Api {
         ];
         match interface {
             Interface::CoSimulation => present.push(("fmi2DoStep", self.do_step.is_some())),
-            Interface::ModelExchange => present.extend([
-                ("fmi2EnterEventMode", self.enter_event_mode.is_some()),
-                ("fmi2NewDiscreteStates", self.new_discrete_states.is_some()),
-                ("fmi2EnterContinuousTimeMode", self.enter_continuous_time_mode.is_some()),
-                ("fmi2CompletedIntegratorStep", self.completed_integrator_step.is_some()),
-                ("fmi2SetTime", self.set_time.is_some()),
-                ("fmi2SetContinuousStates", self.set_continuous_states.is_some()),
-                ("fmi2GetDerivatives", self.get_derivatives.is_some()),
-                ("fmi2GetContinuousStates", self.get_continuous_states.is_some()),
-            ]),
+            Interface::ModelExchange => present.extend([("fmi2NewDiscreteStates", self.new_discrete_states.is_some()), ("fmi2CompletedIntegratorStep", self.completed_integrator_step.is_some())]),
         }
-        super::library::require(binary, &present)
+        present
+    }
+
+    /// Calls a getter or setter `f` named `call` on a group's references and values.
+    #[inline]
+    fn values<T>(c: &Calls, f: Named<unsafe extern "C" fn(Handle, *const Vr, usize, T) -> Status>, vrs: &[Vr], values: T) -> Result<(), FmiError> {
+        let call = c.function(f)?;
+        // SAFETY: the handle is live (see instance.rs); `values` points at vrs.len() elements (a group holds one per reference in FMI 2).
+        c.check(f.1, unsafe { call(c.handle(), vrs.as_ptr(), vrs.len(), values) })
     }
 }
 
@@ -122,32 +117,37 @@ unsafe extern "C" fn collect_log(environment: *mut c_void, _instance: *const c_c
 }
 
 /// One instance of an FMI 2.0 FMU.
-pub struct Instance {
-    api: Arc<Api>,
-    component: Component,
-    /// The FMU may keep pointers to these for the instance's lifetime.
-    _callbacks: Box<CallbackFunctions>,
-    log: Box<LogSink>,
-    /// How messages name the FMU: its file.
-    label: String,
-}
+pub type Instance = FmuInstance<Api>;
 
-// SAFETY: calls into one instance are serialised by its owner (see instance.rs); FMI 2.0 asks no more.
-unsafe impl Send for Instance {}
+impl instance::Api for Api {
+    type Keep = Box<CallbackFunctions>;
+    const UPDATE_DISCRETE_STATES: &'static str = "fmi2NewDiscreteStates";
 
-impl Instance {
-    /// Loads the binary and calls fmi2Instantiate.
-    pub fn new(fmu: &Fmu, binary: &Path, interface: Interface, instance_name: &str, logging: bool) -> Result<Instance, String> {
-        let label = fmu.label.as_str();
-        let api = Api::load(binary).map_err(|e| format!("{label}: {e}"))?;
-        api.check(interface, binary).map_err(|e| format!("{label}: {e}"))?;
-        let resources = format!("file://{}/resources", fmu.folder.display());
-        Self::instantiate(Arc::new(api), label, instance_name, interface, &fmu.description.token, &resources, logging)
+    fn load(binary: &Path) -> Result<Self, FmiError> {
+        Api::load(binary)
     }
 
-    /// fmi2Instantiate on a loaded library.
-    pub fn instantiate(api: Arc<Api>, label: &str, instance_name: &str, interface: Interface, guid: &str, resource_uri: &str, logging_on: bool) -> Result<Instance, String> {
-        let log = Box::<LogSink>::default();
+    fn common(&self) -> Common {
+        Common {
+            free_instance: self.free_instance,
+            exit_initialization_mode: (self.exit_initialization_mode, "fmi2ExitInitializationMode"),
+            terminate: (self.terminate, "fmi2Terminate"),
+            enter_event_mode: (self.enter_event_mode, "fmi2EnterEventMode"),
+            enter_continuous_time_mode: (self.enter_continuous_time_mode, "fmi2EnterContinuousTimeMode"),
+            set_time: (self.set_time, "fmi2SetTime"),
+            set_continuous_states: (self.set_continuous_states, "fmi2SetContinuousStates"),
+            get_derivatives: (self.get_derivatives, "fmi2GetDerivatives"),
+            get_continuous_states: (self.get_continuous_states, "fmi2GetContinuousStates"),
+        }
+    }
+
+    fn check(&self, interface: Interface, binary: &Path) -> Result<(), FmiError> {
+        let mut present = self.required(interface);
+        present.extend(self.common().required(interface));
+        super::library::require(binary, &present)
+    }
+
+    fn instantiate(&self, a: &Instantiation) -> Result<(Handle, &'static str, Self::Keep), FmiError> {
         // SAFETY: collect_log reads only the five fixed arguments of the variadic logger (see there).
         let logger: Logger = unsafe { std::mem::transmute::<unsafe extern "C" fn(*mut c_void, *const c_char, Status, *const c_char, *const c_char), Logger>(collect_log) };
         let callbacks = Box::new(CallbackFunctions {
@@ -155,188 +155,78 @@ impl Instance {
             allocate_memory: Some(libc::calloc),
             free_memory: Some(libc::free),
             step_finished: None,
-            component_environment: &*log as *const LogSink as *mut c_void,
+            component_environment: a.environment,
         });
-        let cstr = |s: &str| CString::new(s).map_err(|_| format!("{label}: text contains a NUL byte: {s:?}"));
-        let (name, guid_c, resources) = (cstr(instance_name)?, cstr(guid)?, cstr(resource_uri)?);
-        let instantiate = api.instantiate.ok_or_else(|| format!("{label}: no fmi2Instantiate"))?;
-        let kind = match interface {
+        let resources = CString::new(format!("file://{}/resources", a.folder.display())).map_err(|_| FmiError::Description(format!("the folder {} contains a NUL byte", a.folder.display())))?;
+        let kind = match a.interface {
             Interface::CoSimulation => CO_SIMULATION,
             Interface::ModelExchange => MODEL_EXCHANGE,
         };
-        // SAFETY: every pointer is valid for the call; callbacks and log outlive the instance.
-        let component = unsafe { instantiate(name.as_ptr(), kind, guid_c.as_ptr(), resources.as_ptr(), &*callbacks, 0, c_int::from(logging_on)) };
-        if component.is_null() {
-            return Err(format!("{label}: fmi2Instantiate failed (returned NULL){}", log.quote("")));
-        }
-        Ok(Instance { api, component, _callbacks: callbacks, log, label: label.into() })
-    }
-
-    /// The C functions and the instance handle, for callers that measure
-    /// the raw API (the benchmark's floor).
-    pub fn api(&self) -> &Api {
-        &self.api
-    }
-    pub fn handle(&self) -> *mut c_void {
-        self.component
+        let instantiate = self.instantiate.ok_or_else(|| FmiError::Binary("no fmi2Instantiate".into()))?;
+        // SAFETY: every pointer is valid for the call; the callbacks (kept with the instance) and the log sink outlive it.
+        let component = unsafe { instantiate(a.instance_name.as_ptr(), kind, a.token.as_ptr(), resources.as_ptr(), &*callbacks, 0, c_int::from(a.logging)) };
+        Ok((component, "fmi2Instantiate", callbacks))
     }
 
     #[inline]
-    fn check(&self, call: &str, status: Status) -> Result<(), String> {
-        self.log.check(&self.label, call, status)
-    }
-
-    #[inline]
-    fn function<T>(&self, f: Option<T>, name: &str) -> Result<T, String> {
-        f.ok_or_else(|| format!("{}: the binary has no {name}", self.label))
-    }
-
-    /// Calls a getter or setter `f` named `call` on a group's references and values.
-    #[inline]
-    fn values<T>(&self, f: Option<unsafe extern "C" fn(Component, *const Vr, usize, T) -> Status>, call: &str, vrs: &[Vr], values: T) -> Result<(), String> {
-        let f = self.function(f, call)?;
-        // SAFETY: `values` points at vrs.len() elements (a group holds one per reference in FMI 2).
-        self.check(call, unsafe { f(self.component, vrs.as_ptr(), vrs.len(), values) })
-    }
-
-    fn unsupported(&self, group: &Group) -> Result<(), String> {
-        Err(format!("{}: FMI 2.0 has no {:?} variables", self.label, group.ty))
-    }
-}
-
-impl instance::Instance for Instance {
-    #[inline]
-    fn set(&mut self, g: &Group) -> Result<(), String> {
-        if g.is_empty() {
-            return Ok(());
-        }
-        let a = &self.api;
+    fn set(&self, c: &Calls, g: &Group) -> Result<(), FmiError> {
         match (&g.data, g.ty) {
-            (Data::F64(v), _) => self.values(a.set_real, "fmi2SetReal", &g.vrs, v.as_ptr()),
-            (Data::I32(v), VarType::Boolean) => self.values(a.set_boolean, "fmi2SetBoolean", &g.vrs, v.as_ptr()),
-            (Data::I32(v), _) => self.values(a.set_integer, "fmi2SetInteger", &g.vrs, v.as_ptr()),
-            (Data::Str { values, .. }, _) => {
-                // Allocates: string inputs are off the allocation-free path.
-                let owned: Vec<CString> = values.iter().map(|s| CString::new(s.replace('\0', " ")).unwrap_or_default()).collect();
-                let pointers: Vec<*const c_char> = owned.iter().map(|s| s.as_ptr()).collect();
-                self.values(a.set_string, "fmi2SetString", &g.vrs, pointers.as_ptr())
-            }
-            _ => self.unsupported(g),
+            (Data::F64(v), _) => Self::values(c, (self.set_real, "fmi2SetReal"), &g.vrs, v.as_ptr()),
+            (Data::I32(v), VarType::Boolean) => Self::values(c, (self.set_boolean, "fmi2SetBoolean"), &g.vrs, v.as_ptr()),
+            (Data::I32(v), _) => Self::values(c, (self.set_integer, "fmi2SetInteger"), &g.vrs, v.as_ptr()),
+            (Data::Str { values, .. }, _) => with_c_strings(values, |p| Self::values(c, (self.set_string, "fmi2SetString"), &g.vrs, p)),
+            _ => Err(c.unsupported("FMI 2.0", g)),
         }
     }
 
     #[inline]
-    fn get(&mut self, g: &mut Group) -> Result<(), String> {
-        if g.is_empty() {
-            return Ok(());
-        }
-        let a = &self.api;
+    fn get(&self, c: &Calls, g: &mut Group) -> Result<(), FmiError> {
         match (&mut g.data, g.ty) {
-            (Data::F64(v), _) => self.values(a.get_real, "fmi2GetReal", &g.vrs, v.as_mut_ptr()),
-            (Data::I32(v), VarType::Boolean) => self.values(a.get_boolean, "fmi2GetBoolean", &g.vrs, v.as_mut_ptr()),
-            (Data::I32(v), _) => self.values(a.get_integer, "fmi2GetInteger", &g.vrs, v.as_mut_ptr()),
+            (Data::F64(v), _) => Self::values(c, (self.get_real, "fmi2GetReal"), &g.vrs, v.as_mut_ptr()),
+            (Data::I32(v), VarType::Boolean) => Self::values(c, (self.get_boolean, "fmi2GetBoolean"), &g.vrs, v.as_mut_ptr()),
+            (Data::I32(v), _) => Self::values(c, (self.get_integer, "fmi2GetInteger"), &g.vrs, v.as_mut_ptr()),
             (Data::Str { values, pointers }, _) => {
-                self.values(a.get_string, "fmi2GetString", &g.vrs, pointers.as_mut_ptr())?;
-                for (p, v) in pointers.iter().zip(values.iter_mut()) {
-                    v.clear();
-                    // SAFETY: the FMU returns NUL-terminated strings valid until its next call.
-                    v.push_str(&unsafe { log::text(*p) });
-                }
+                Self::values(c, (self.get_string, "fmi2GetString"), &g.vrs, pointers.as_mut_ptr())?;
+                // SAFETY: the getter just wrote one NUL-terminated string per reference, valid until the next call.
+                unsafe { read_c_strings(pointers, values) };
                 Ok(())
             }
-            _ => Err(format!("{}: FMI 2.0 has no {:?} variables", self.label, g.ty)),
+            _ => Err(c.unsupported("FMI 2.0", g)),
         }
     }
 
-    fn enter_initialization_mode(&mut self, start: f64) -> Result<(), String> {
-        let f = self.function(self.api.setup_experiment, "fmi2SetupExperiment")?;
-        // SAFETY: `self.component` is the non-null instance made in `new` and freed only in Drop, so it is live here.
-        self.check("fmi2SetupExperiment", unsafe { f(self.component, 0, 0.0, start, 0, 0.0) })?;
-        let f = self.function(self.api.enter_initialization_mode, "fmi2EnterInitializationMode")?;
-        // SAFETY: `self.component` is the non-null instance made in `new` and freed only in Drop, so it is live here.
-        self.check("fmi2EnterInitializationMode", unsafe { f(self.component) })
+    fn enter_initialization_mode(&self, c: &Calls, start: f64) -> Result<(), FmiError> {
+        let f = c.function((self.setup_experiment, "fmi2SetupExperiment"))?;
+        // SAFETY: the handle is live (see instance.rs); the rest are plain values (no tolerance, no stop time).
+        c.check("fmi2SetupExperiment", unsafe { f(c.handle(), 0, 0.0, start, 0, 0.0) })?;
+        let f = c.function((self.enter_initialization_mode, "fmi2EnterInitializationMode"))?;
+        // SAFETY: the handle is live (see instance.rs).
+        c.check("fmi2EnterInitializationMode", unsafe { f(c.handle()) })
     }
-    fn exit_initialization_mode(&mut self) -> Result<(), String> {
-        let f = self.function(self.api.exit_initialization_mode, "fmi2ExitInitializationMode")?;
-        // SAFETY: `self.component` is the non-null instance made in `new` and freed only in Drop, so it is live here.
-        self.check("fmi2ExitInitializationMode", unsafe { f(self.component) })
-    }
-    fn terminate(&mut self) -> Result<(), String> {
-        let f = self.function(self.api.terminate, "fmi2Terminate")?;
-        // SAFETY: `self.component` is the non-null instance made in `new` and freed only in Drop, so it is live here.
-        self.check("fmi2Terminate", unsafe { f(self.component) })
-    }
+
     #[inline]
-    fn do_step(&mut self, t: f64, h: f64) -> Result<bool, String> {
-        let f = self.function(self.api.do_step, "fmi2DoStep")?;
-        // SAFETY: `self.component` is the non-null instance made in `new` and freed only in Drop, so it is live here.
-        self.check("fmi2DoStep", unsafe { f(self.component, t, h, 1) })?;
+    fn do_step(&self, c: &Calls, t: f64, h: f64) -> Result<bool, FmiError> {
+        let f = c.function((self.do_step, "fmi2DoStep"))?;
+        // SAFETY: the handle is live (see instance.rs).
+        c.check("fmi2DoStep", unsafe { f(c.handle(), t, h, 1) })?;
         // FMI 2 reports a wish to terminate through fmi2GetBooleanStatus, which morc does not poll.
         Ok(false)
     }
-    fn enter_event_mode(&mut self) -> Result<(), String> {
-        let f = self.function(self.api.enter_event_mode, "fmi2EnterEventMode")?;
-        // SAFETY: `self.component` is the non-null instance made in `new` and freed only in Drop, so it is live here.
-        self.check("fmi2EnterEventMode", unsafe { f(self.component) })
-    }
-    fn settle_discrete_states(&mut self) -> Result<bool, String> {
-        let f = self.function(self.api.new_discrete_states, "fmi2NewDiscreteStates")?;
-        for _ in 0..MAX_EVENT_ITERATIONS {
-            let mut info = EventInfo { new_discrete_states_needed: 1, ..Default::default() };
-            // SAFETY: `self.component` is the non-null instance made in `new` and freed only in Drop, so it is live here; `info` is a live #[repr(C)] fmi2EventInfo.
-            self.check("fmi2NewDiscreteStates", unsafe { f(self.component, &mut info) })?;
-            if info.terminate_simulation != 0 {
-                return Ok(true);
-            }
-            if info.new_discrete_states_needed == 0 {
-                return Ok(false);
-            }
-        }
-        Err(format!("{}: fmi2NewDiscreteStates still needs iterations after {MAX_EVENT_ITERATIONS}", self.label))
-    }
-    fn enter_continuous_time_mode(&mut self) -> Result<(), String> {
-        let f = self.function(self.api.enter_continuous_time_mode, "fmi2EnterContinuousTimeMode")?;
-        // SAFETY: `self.component` is the non-null instance made in `new` and freed only in Drop, so it is live here.
-        self.check("fmi2EnterContinuousTimeMode", unsafe { f(self.component) })
-    }
-    #[inline]
-    fn completed_integrator_step(&mut self) -> Result<(bool, bool), String> {
-        let f = self.function(self.api.completed_integrator_step, "fmi2CompletedIntegratorStep")?;
-        let (mut event, mut terminate) = (0, 0);
-        // SAFETY: `self.component` is the non-null instance made in `new` and freed only in Drop, so it is live here; the out-pointers are live locals of the declared types.
-        self.check("fmi2CompletedIntegratorStep", unsafe { f(self.component, 1, &mut event, &mut terminate) })?;
-        Ok((event != 0, terminate != 0))
-    }
-    #[inline]
-    fn set_time(&mut self, t: f64) -> Result<(), String> {
-        let f = self.function(self.api.set_time, "fmi2SetTime")?;
-        // SAFETY: `self.component` is the non-null instance made in `new` and freed only in Drop, so it is live here.
-        self.check("fmi2SetTime", unsafe { f(self.component, t) })
-    }
-    #[inline]
-    fn set_continuous_states(&mut self, x: &[f64]) -> Result<(), String> {
-        let f = self.function(self.api.set_continuous_states, "fmi2SetContinuousStates")?;
-        // SAFETY: `self.component` is the non-null instance made in `new` and freed only in Drop, so it is live here; the FMU reads x.len() elements from `x`.
-        self.check("fmi2SetContinuousStates", unsafe { f(self.component, x.as_ptr(), x.len()) })
-    }
-    #[inline]
-    fn get_derivatives(&mut self, dx: &mut [f64]) -> Result<(), String> {
-        let f = self.function(self.api.get_derivatives, "fmi2GetDerivatives")?;
-        // SAFETY: `self.component` is the non-null instance made in `new` and freed only in Drop, so it is live here; the FMU writes dx.len() elements into `dx`.
-        self.check("fmi2GetDerivatives", unsafe { f(self.component, dx.as_mut_ptr(), dx.len()) })
-    }
-    fn get_continuous_states(&mut self, x: &mut [f64]) -> Result<(), String> {
-        let f = self.function(self.api.get_continuous_states, "fmi2GetContinuousStates")?;
-        // SAFETY: `self.component` is the non-null instance made in `new` and freed only in Drop, so it is live here; the FMU writes x.len() elements into `x`.
-        self.check("fmi2GetContinuousStates", unsafe { f(self.component, x.as_mut_ptr(), x.len()) })
-    }
-}
 
-impl Drop for Instance {
-    fn drop(&mut self) {
-        if let Some(free) = self.api.free_instance {
-            // SAFETY: `self.component` is the non-null instance made in `new`; Drop runs once, so it is freed once and never used after.
-            unsafe { free(self.component) };
-        }
+    fn update_discrete_states(&self, c: &Calls) -> Result<(bool, bool), FmiError> {
+        let f = c.function((self.new_discrete_states, "fmi2NewDiscreteStates"))?;
+        let mut info = EventInfo { new_discrete_states_needed: 1, ..Default::default() };
+        // SAFETY: the handle is live (see instance.rs); `info` is a live #[repr(C)] fmi2EventInfo.
+        c.check("fmi2NewDiscreteStates", unsafe { f(c.handle(), &mut info) })?;
+        Ok((info.new_discrete_states_needed != 0, info.terminate_simulation != 0))
+    }
+
+    #[inline]
+    fn completed_integrator_step(&self, c: &Calls) -> Result<(bool, bool), FmiError> {
+        let f = c.function((self.completed_integrator_step, "fmi2CompletedIntegratorStep"))?;
+        let (mut event, mut terminate) = (0, 0);
+        // SAFETY: the handle is live (see instance.rs); the out-pointers are live locals of the declared types.
+        c.check("fmi2CompletedIntegratorStep", unsafe { f(c.handle(), 1, &mut event, &mut terminate) })?;
+        Ok((event != 0, terminate != 0))
     }
 }

@@ -6,13 +6,10 @@
 use std::ffi::{c_char, c_void, CString};
 use std::path::Path;
 
-use super::instance::{self, Interface};
-use super::log::{self, LogSink, Status};
-use super::values::{Data, Group};
-use super::Fmu;
-
-type Handle = *mut c_void;
-type Vr = u32;
+use super::instance::{self, Calls, Common, FmuInstance, Handle, Instantiation, Interface, Named, Vr};
+use super::log::{self, Status};
+use super::values::{read_c_strings, with_c_strings, Data, Group};
+use super::FmiError;
 type LogMessage = unsafe extern "C" fn(*mut c_void, Status, *const c_char, *const c_char);
 
 super::library::functions! {
@@ -60,32 +57,12 @@ super::library::functions! {
 }
 
 impl Api {
-    /// Checks that the functions an interface needs are all there (getters
-    /// and setters are checked when a variable of their type is used).
-    pub fn check(&self, interface: Interface, binary: &Path) -> Result<(), String> {
-        let mut present = vec![
-            ("fmi3FreeInstance", self.free_instance.is_some()),
-            ("fmi3EnterInitializationMode", self.enter_initialization_mode.is_some()),
-            ("fmi3ExitInitializationMode", self.exit_initialization_mode.is_some()),
-            ("fmi3Terminate", self.terminate.is_some()),
-            ("fmi3GetFloat64", self.get_float64.is_some()),
-            ("fmi3SetFloat64", self.set_float64.is_some()),
-        ];
-        match interface {
-            Interface::CoSimulation => present.extend([("fmi3InstantiateCoSimulation", self.instantiate_co_simulation.is_some()), ("fmi3DoStep", self.do_step.is_some())]),
-            Interface::ModelExchange => present.extend([
-                ("fmi3InstantiateModelExchange", self.instantiate_model_exchange.is_some()),
-                ("fmi3EnterEventMode", self.enter_event_mode.is_some()),
-                ("fmi3UpdateDiscreteStates", self.update_discrete_states.is_some()),
-                ("fmi3EnterContinuousTimeMode", self.enter_continuous_time_mode.is_some()),
-                ("fmi3CompletedIntegratorStep", self.completed_integrator_step.is_some()),
-                ("fmi3SetTime", self.set_time.is_some()),
-                ("fmi3SetContinuousStates", self.set_continuous_states.is_some()),
-                ("fmi3GetContinuousStateDerivatives", self.get_derivatives.is_some()),
-                ("fmi3GetContinuousStates", self.get_continuous_states.is_some()),
-            ]),
-        }
-        super::library::require(binary, &present)
+    /// Calls a getter or setter `f` named `call` with `n` values behind `values`.
+    #[inline]
+    fn values<T>(c: &Calls, f: Named<unsafe extern "C" fn(Handle, *const Vr, usize, T, usize) -> Status>, vrs: &[Vr], values: T, n: usize) -> Result<(), FmiError> {
+        let call = c.function(f)?;
+        // SAFETY: the handle is live (see instance.rs); `values` points at `n` elements, the total size of the variables in `vrs`.
+        c.check(f.1, unsafe { call(c.handle(), vrs.as_ptr(), vrs.len(), values, n) })
     }
 }
 
@@ -103,78 +80,76 @@ unsafe extern "C" fn collect_log(environment: *mut c_void, status: Status, categ
 }
 
 /// One instance of an FMI 3.0 FMU.
-pub struct Instance {
-    api: Api,
-    handle: Handle,
-    log: Box<LogSink>,
-    label: String,
-}
+pub type Instance = FmuInstance<Api>;
 
-// SAFETY: calls into one instance are serialised by its owner (see instance.rs); FMI 3.0 asks no more.
-unsafe impl Send for Instance {}
+impl instance::Api for Api {
+    type Keep = ();
+    const UPDATE_DISCRETE_STATES: &'static str = "fmi3UpdateDiscreteStates";
 
-impl Instance {
-    /// Loads the binary and calls fmi3InstantiateCoSimulation or fmi3InstantiateModelExchange
-    /// with the instantiation token of the model description (the FMU checks it).
-    pub fn new(fmu: &Fmu, binary: &Path, interface: Interface, instance_name: &str, logging: bool) -> Result<Instance, String> {
-        let label = fmu.label.clone();
-        let api = Api::load(binary).map_err(|e| format!("{label}: {e}"))?;
-        api.check(interface, binary).map_err(|e| format!("{label}: {e}"))?;
-        let log = Box::<LogSink>::default();
-        let cstr = |s: &str| CString::new(s).map_err(|_| format!("{label}: text contains a NUL byte: {s:?}"));
+    fn load(binary: &Path) -> Result<Self, FmiError> {
+        Api::load(binary)
+    }
+
+    fn common(&self) -> Common {
+        Common {
+            free_instance: self.free_instance,
+            exit_initialization_mode: (self.exit_initialization_mode, "fmi3ExitInitializationMode"),
+            terminate: (self.terminate, "fmi3Terminate"),
+            enter_event_mode: (self.enter_event_mode, "fmi3EnterEventMode"),
+            enter_continuous_time_mode: (self.enter_continuous_time_mode, "fmi3EnterContinuousTimeMode"),
+            set_time: (self.set_time, "fmi3SetTime"),
+            set_continuous_states: (self.set_continuous_states, "fmi3SetContinuousStates"),
+            get_derivatives: (self.get_derivatives, "fmi3GetContinuousStateDerivatives"),
+            get_continuous_states: (self.get_continuous_states, "fmi3GetContinuousStates"),
+        }
+    }
+
+    /// Getters and setters other than Float64's are checked when a variable of their type is used.
+    fn check(&self, interface: Interface, binary: &Path) -> Result<(), FmiError> {
+        let mut present = vec![
+            ("fmi3FreeInstance", self.free_instance.is_some()),
+            ("fmi3EnterInitializationMode", self.enter_initialization_mode.is_some()),
+            ("fmi3GetFloat64", self.get_float64.is_some()),
+            ("fmi3SetFloat64", self.set_float64.is_some()),
+        ];
+        match interface {
+            Interface::CoSimulation => present.extend([("fmi3InstantiateCoSimulation", self.instantiate_co_simulation.is_some()), ("fmi3DoStep", self.do_step.is_some())]),
+            Interface::ModelExchange => present.extend([
+                ("fmi3InstantiateModelExchange", self.instantiate_model_exchange.is_some()),
+                ("fmi3UpdateDiscreteStates", self.update_discrete_states.is_some()),
+                ("fmi3CompletedIntegratorStep", self.completed_integrator_step.is_some()),
+            ]),
+        }
+        present.extend(self.common().required(interface));
+        super::library::require(binary, &present)
+    }
+
+    fn instantiate(&self, a: &Instantiation) -> Result<(Handle, &'static str, ()), FmiError> {
         // FMI 3 passes the resources folder as a path ending in a separator.
-        let resources = format!("{}/resources/", fmu.folder.display());
-        let (name, token, resources) = (cstr(instance_name)?, cstr(&fmu.description.token)?, cstr(&resources)?);
-        let environment = &*log as *const LogSink as *mut c_void;
-        let (handle, call) = match interface {
+        let resources = CString::new(format!("{}/resources/", a.folder.display())).map_err(|_| FmiError::Description(format!("the folder {} contains a NUL byte", a.folder.display())))?;
+        let (name, token, logging, environment) = (a.instance_name.as_ptr(), a.token.as_ptr(), a.logging, a.environment);
+        Ok(match a.interface {
             Interface::CoSimulation => {
-                let f = api.instantiate_co_simulation.ok_or_else(|| format!("{label}: no fmi3InstantiateCoSimulation"))?;
-                // SAFETY: valid strings; no intermediate variables, no event mode, no early return.
-                let h = unsafe { f(name.as_ptr(), token.as_ptr(), resources.as_ptr(), false, logging, false, false, std::ptr::null(), 0, environment, Some(collect_log), std::ptr::null()) };
-                (h, "fmi3InstantiateCoSimulation")
+                let f = self.instantiate_co_simulation.ok_or_else(|| FmiError::Binary("no fmi3InstantiateCoSimulation".into()))?;
+                // SAFETY: valid strings; the log sink outlives the instance; no intermediate variables, no event mode, no early return.
+                let h = unsafe { f(name, token, resources.as_ptr(), false, logging, false, false, std::ptr::null(), 0, environment, Some(collect_log), std::ptr::null()) };
+                (h, "fmi3InstantiateCoSimulation", ())
             }
             Interface::ModelExchange => {
-                let f = api.instantiate_model_exchange.ok_or_else(|| format!("{label}: no fmi3InstantiateModelExchange"))?;
+                let f = self.instantiate_model_exchange.ok_or_else(|| FmiError::Binary("no fmi3InstantiateModelExchange".into()))?;
                 // SAFETY: valid strings; the log sink outlives the instance.
-                let h = unsafe { f(name.as_ptr(), token.as_ptr(), resources.as_ptr(), false, logging, environment, Some(collect_log)) };
-                (h, "fmi3InstantiateModelExchange")
+                let h = unsafe { f(name, token, resources.as_ptr(), false, logging, environment, Some(collect_log)) };
+                (h, "fmi3InstantiateModelExchange", ())
             }
-        };
-        if handle.is_null() {
-            return Err(format!("{label}: {call} failed (returned NULL){}", log.quote("")));
-        }
-        Ok(Instance { api, handle, log, label })
+        })
     }
 
     #[inline]
-    fn check(&self, call: &str, status: Status) -> Result<(), String> {
-        self.log.check(&self.label, call, status)
-    }
-
-    #[inline]
-    fn function<T>(&self, f: Option<T>, name: &str) -> Result<T, String> {
-        f.ok_or_else(|| format!("{}: the binary has no {name}", self.label))
-    }
-
-    /// Calls a getter or setter `f` named `call` with `n` values behind `values`.
-    #[inline]
-    fn values<T>(&self, f: Option<unsafe extern "C" fn(Handle, *const Vr, usize, T, usize) -> Status>, call: &str, vrs: &[Vr], values: T, n: usize) -> Result<(), String> {
-        let f = self.function(f, call)?;
-        // SAFETY: `values` points at `n` elements, the total size of the variables in `vrs`.
-        self.check(call, unsafe { f(self.handle, vrs.as_ptr(), vrs.len(), values, n) })
-    }
-}
-
-impl instance::Instance for Instance {
-    #[inline]
-    fn set(&mut self, g: &Group) -> Result<(), String> {
-        if g.is_empty() {
-            return Ok(());
-        }
-        let (a, vrs) = (&self.api, &g.vrs);
+    fn set(&self, c: &Calls, g: &Group) -> Result<(), FmiError> {
+        let vrs = &g.vrs;
         macro_rules! set {
             ($f:ident, $call:literal, $v:expr) => {
-                self.values(a.$f, $call, vrs, $v.as_ptr(), $v.len())
+                Self::values(c, (self.$f, $call), vrs, $v.as_ptr(), $v.len())
             };
         }
         match &g.data {
@@ -189,24 +164,16 @@ impl instance::Instance for Instance {
             Data::I64(v) => set!(set_int64, "fmi3SetInt64", v),
             Data::U64(v) => set!(set_uint64, "fmi3SetUInt64", v),
             Data::Bool(v) => set!(set_boolean, "fmi3SetBoolean", v),
-            Data::Str { values, .. } => {
-                // Allocates: string inputs are off the allocation-free path.
-                let owned: Vec<CString> = values.iter().map(|s| CString::new(s.replace('\0', " ")).unwrap_or_default()).collect();
-                let pointers: Vec<*const c_char> = owned.iter().map(|s| s.as_ptr()).collect();
-                set!(set_string, "fmi3SetString", pointers)
-            }
+            Data::Str { values, .. } => with_c_strings(values, |p| Self::values(c, (self.set_string, "fmi3SetString"), vrs, p, values.len())),
         }
     }
 
     #[inline]
-    fn get(&mut self, g: &mut Group) -> Result<(), String> {
-        if g.is_empty() {
-            return Ok(());
-        }
-        let (a, vrs) = (&self.api, &g.vrs);
+    fn get(&self, c: &Calls, g: &mut Group) -> Result<(), FmiError> {
+        let vrs = &g.vrs;
         macro_rules! get {
             ($f:ident, $call:literal, $v:expr) => {
-                self.values(a.$f, $call, vrs, $v.as_mut_ptr(), $v.len())
+                Self::values(c, (self.$f, $call), vrs, $v.as_mut_ptr(), $v.len())
             };
         }
         match &mut g.data {
@@ -223,102 +190,42 @@ impl instance::Instance for Instance {
             Data::Bool(v) => get!(get_boolean, "fmi3GetBoolean", v),
             Data::Str { values, pointers } => {
                 get!(get_string, "fmi3GetString", pointers)?;
-                for (p, v) in pointers.iter().zip(values.iter_mut()) {
-                    v.clear();
-                    // SAFETY: the FMU returns NUL-terminated strings valid until its next call.
-                    v.push_str(&unsafe { log::text(*p) });
-                }
+                // SAFETY: the getter just wrote one NUL-terminated string per element, valid until the next call.
+                unsafe { read_c_strings(pointers, values) };
                 Ok(())
             }
         }
     }
 
-    fn enter_initialization_mode(&mut self, start: f64) -> Result<(), String> {
-        let f = self.function(self.api.enter_initialization_mode, "fmi3EnterInitializationMode")?;
-        // SAFETY: `self.handle` is the non-null instance made in `new` and freed only in Drop, so it is live here; the rest are plain values (no tolerance, no stop time).
-        self.check("fmi3EnterInitializationMode", unsafe { f(self.handle, false, 0.0, start, false, 0.0) })
+    fn enter_initialization_mode(&self, c: &Calls, start: f64) -> Result<(), FmiError> {
+        let f = c.function((self.enter_initialization_mode, "fmi3EnterInitializationMode"))?;
+        // SAFETY: the handle is live (see instance.rs); the rest are plain values (no tolerance, no stop time).
+        c.check("fmi3EnterInitializationMode", unsafe { f(c.handle(), false, 0.0, start, false, 0.0) })
     }
-    fn exit_initialization_mode(&mut self) -> Result<(), String> {
-        let f = self.function(self.api.exit_initialization_mode, "fmi3ExitInitializationMode")?;
-        // SAFETY: `self.handle` is the non-null instance made in `new` and freed only in Drop, so it is live here.
-        self.check("fmi3ExitInitializationMode", unsafe { f(self.handle) })
-    }
-    fn terminate(&mut self) -> Result<(), String> {
-        let f = self.function(self.api.terminate, "fmi3Terminate")?;
-        // SAFETY: `self.handle` is the non-null instance made in `new` and freed only in Drop, so it is live here.
-        self.check("fmi3Terminate", unsafe { f(self.handle) })
-    }
+
     #[inline]
-    fn do_step(&mut self, t: f64, h: f64) -> Result<bool, String> {
-        let f = self.function(self.api.do_step, "fmi3DoStep")?;
+    fn do_step(&self, c: &Calls, t: f64, h: f64) -> Result<bool, FmiError> {
+        let f = c.function((self.do_step, "fmi3DoStep"))?;
         let (mut event, mut terminate, mut early, mut last) = (false, false, false, 0.0);
-        // SAFETY: `self.handle` is the non-null instance made in `new` and freed only in Drop, so it is live here; the out-pointers are live locals of the declared types.
-        self.check("fmi3DoStep", unsafe { f(self.handle, t, h, true, &mut event, &mut terminate, &mut early, &mut last) })?;
+        // SAFETY: the handle is live (see instance.rs); the out-pointers are live locals of the declared types.
+        c.check("fmi3DoStep", unsafe { f(c.handle(), t, h, true, &mut event, &mut terminate, &mut early, &mut last) })?;
         Ok(terminate)
     }
-    fn enter_event_mode(&mut self) -> Result<(), String> {
-        let f = self.function(self.api.enter_event_mode, "fmi3EnterEventMode")?;
-        // SAFETY: `self.handle` is the non-null instance made in `new` and freed only in Drop, so it is live here.
-        self.check("fmi3EnterEventMode", unsafe { f(self.handle) })
-    }
-    fn settle_discrete_states(&mut self) -> Result<bool, String> {
-        let f = self.function(self.api.update_discrete_states, "fmi3UpdateDiscreteStates")?;
-        for _ in 0..super::instance::MAX_EVENT_ITERATIONS {
-            let (mut again, mut terminate, mut nominals, mut values, mut next_defined, mut next) = (false, false, false, false, false, 0.0);
-            // SAFETY: `self.handle` is the non-null instance made in `new` and freed only in Drop, so it is live here; the out-pointers are live locals of the declared types.
-            self.check("fmi3UpdateDiscreteStates", unsafe { f(self.handle, &mut again, &mut terminate, &mut nominals, &mut values, &mut next_defined, &mut next) })?;
-            if terminate {
-                return Ok(true);
-            }
-            if !again {
-                return Ok(false);
-            }
-        }
-        Err(format!("{}: fmi3UpdateDiscreteStates still needs iterations after {}", self.label, super::instance::MAX_EVENT_ITERATIONS))
-    }
-    fn enter_continuous_time_mode(&mut self) -> Result<(), String> {
-        let f = self.function(self.api.enter_continuous_time_mode, "fmi3EnterContinuousTimeMode")?;
-        // SAFETY: `self.handle` is the non-null instance made in `new` and freed only in Drop, so it is live here.
-        self.check("fmi3EnterContinuousTimeMode", unsafe { f(self.handle) })
-    }
-    #[inline]
-    fn completed_integrator_step(&mut self) -> Result<(bool, bool), String> {
-        let f = self.function(self.api.completed_integrator_step, "fmi3CompletedIntegratorStep")?;
-        let (mut event, mut terminate) = (false, false);
-        // SAFETY: `self.handle` is the non-null instance made in `new` and freed only in Drop, so it is live here; the out-pointers are live locals of the declared types.
-        self.check("fmi3CompletedIntegratorStep", unsafe { f(self.handle, true, &mut event, &mut terminate) })?;
-        Ok((event, terminate))
-    }
-    #[inline]
-    fn set_time(&mut self, t: f64) -> Result<(), String> {
-        let f = self.function(self.api.set_time, "fmi3SetTime")?;
-        // SAFETY: `self.handle` is the non-null instance made in `new` and freed only in Drop, so it is live here.
-        self.check("fmi3SetTime", unsafe { f(self.handle, t) })
-    }
-    #[inline]
-    fn set_continuous_states(&mut self, x: &[f64]) -> Result<(), String> {
-        let f = self.function(self.api.set_continuous_states, "fmi3SetContinuousStates")?;
-        // SAFETY: `self.handle` is the non-null instance made in `new` and freed only in Drop, so it is live here; the FMU reads x.len() elements from `x`.
-        self.check("fmi3SetContinuousStates", unsafe { f(self.handle, x.as_ptr(), x.len()) })
-    }
-    #[inline]
-    fn get_derivatives(&mut self, dx: &mut [f64]) -> Result<(), String> {
-        let f = self.function(self.api.get_derivatives, "fmi3GetContinuousStateDerivatives")?;
-        // SAFETY: `self.handle` is the non-null instance made in `new` and freed only in Drop, so it is live here; the FMU writes dx.len() elements into `dx`.
-        self.check("fmi3GetContinuousStateDerivatives", unsafe { f(self.handle, dx.as_mut_ptr(), dx.len()) })
-    }
-    fn get_continuous_states(&mut self, x: &mut [f64]) -> Result<(), String> {
-        let f = self.function(self.api.get_continuous_states, "fmi3GetContinuousStates")?;
-        // SAFETY: `self.handle` is the non-null instance made in `new` and freed only in Drop, so it is live here; the FMU writes x.len() elements into `x`.
-        self.check("fmi3GetContinuousStates", unsafe { f(self.handle, x.as_mut_ptr(), x.len()) })
-    }
-}
 
-impl Drop for Instance {
-    fn drop(&mut self) {
-        if let Some(free) = self.api.free_instance {
-            // SAFETY: `self.handle` is the non-null instance made in `new`; Drop runs once, so it is freed once and never used after.
-            unsafe { free(self.handle) };
-        }
+    fn update_discrete_states(&self, c: &Calls) -> Result<(bool, bool), FmiError> {
+        let f = c.function((self.update_discrete_states, "fmi3UpdateDiscreteStates"))?;
+        let (mut again, mut terminate, mut nominals, mut values, mut next_defined, mut next) = (false, false, false, false, false, 0.0);
+        // SAFETY: the handle is live (see instance.rs); the out-pointers are live locals of the declared types.
+        c.check("fmi3UpdateDiscreteStates", unsafe { f(c.handle(), &mut again, &mut terminate, &mut nominals, &mut values, &mut next_defined, &mut next) })?;
+        Ok((again, terminate))
+    }
+
+    #[inline]
+    fn completed_integrator_step(&self, c: &Calls) -> Result<(bool, bool), FmiError> {
+        let f = c.function((self.completed_integrator_step, "fmi3CompletedIntegratorStep"))?;
+        let (mut event, mut terminate) = (false, false);
+        // SAFETY: the handle is live (see instance.rs); the out-pointers are live locals of the declared types.
+        c.check("fmi3CompletedIntegratorStep", unsafe { f(c.handle(), true, &mut event, &mut terminate) })?;
+        Ok((event, terminate))
     }
 }

@@ -3,6 +3,7 @@
 pub mod archive;
 pub mod component;
 pub mod description;
+mod error;
 pub mod export;
 pub mod export_description;
 pub mod fmi2;
@@ -14,3 +15,4 @@ pub mod solver;
 pub mod values;
 
 pub use component::{factory, Fmu, FmuComponent};
+pub use error::FmiError;

@@ -13,10 +13,10 @@ macro_rules! functions {
         }
         impl $name {
             /// Loads `path` and looks up every function; missing ones are None.
-            pub fn load(path: &std::path::Path) -> Result<$name, String> {
+            pub fn load(path: &std::path::Path) -> Result<$name, $crate::FmiError> {
                 // SAFETY: loading runs the library's initialisers: that is what importing an FMU means.
                 let library = unsafe { libloading::Library::new(path) }
-                    .map_err(|e| format!("cannot load the FMU binary {}: {e}", path.display()))?;
+                    .map_err(|e| $crate::FmiError::Binary(format!("cannot load the FMU binary {}: {e}", path.display())))?;
                 // SAFETY: the symbol types are the FMI standard's, as declared by the caller.
                 unsafe {
                     Ok($name {
@@ -32,11 +32,11 @@ macro_rules! functions {
 pub(crate) use functions;
 
 /// Names the functions an interface needs that the binary lacks.
-pub fn require(binary: &std::path::Path, present: &[(&str, bool)]) -> Result<(), String> {
+pub fn require(binary: &std::path::Path, present: &[(&str, bool)]) -> Result<(), crate::FmiError> {
     let missing: Vec<&str> = present.iter().filter(|(_, ok)| !ok).map(|(n, _)| *n).collect();
     if missing.is_empty() {
         Ok(())
     } else {
-        Err(format!("the FMU binary {} does not export {}", binary.display(), missing.join(", ")))
+        Err(crate::FmiError::Binary(format!("the FMU binary {} does not export {}", binary.display(), missing.join(", "))))
     }
 }

@@ -4,6 +4,8 @@
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::Mutex;
 
+use super::FmiError;
+
 pub type Status = c_int;
 pub const OK: Status = 0;
 pub const WARNING: Status = 1;
@@ -55,11 +57,11 @@ impl LogSink {
 
     /// Turns a status into Ok or a message naming the FMU, the call and what the FMU logged.
     #[inline]
-    pub fn check(&self, label: &str, call: &str, status: Status) -> Result<(), String> {
+    pub fn check(&self, label: &str, call: &'static str, status: Status) -> Result<(), FmiError> {
         if status == OK || status == WARNING {
             return Ok(());
         }
-        Err(format!("{label}: {call} returned {}{}", status_name(status), self.quote(" (the FMU logged nothing)")))
+        Err(FmiError::Call { call, message: format!("{label}: {call} returned {}{}", status_name(status), self.quote(" (the FMU logged nothing)")) })
     }
 
     /// Records one message (called from the FMU's logger callbacks).

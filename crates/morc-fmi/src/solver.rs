@@ -5,6 +5,7 @@
 //! reports them (no event location: fixed steps are what real time allows).
 
 use super::instance::Instance;
+use super::FmiError;
 
 /// The integration method.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,7 +36,7 @@ pub struct Solver {
 
 impl Solver {
     /// Reads the initial state (the FMU is in continuous-time mode).
-    pub fn new(instance: &mut dyn Instance, states: usize, method: Method, substeps: usize) -> Result<Solver, String> {
+    pub fn new(instance: &mut dyn Instance, states: usize, method: Method, substeps: usize) -> Result<Solver, FmiError> {
         let mut x = vec![0.0; states];
         if states > 0 {
             instance.get_continuous_states(&mut x)?;
@@ -45,7 +46,7 @@ impl Solver {
     }
 
     /// Integrates over [t0, t0 + h]; true when the FMU asks to end the simulation.
-    pub fn advance(&mut self, fmu: &mut dyn Instance, t0: f64, h: f64) -> Result<bool, String> {
+    pub fn advance(&mut self, fmu: &mut dyn Instance, t0: f64, h: f64) -> Result<bool, FmiError> {
         let n = self.x.len();
         let dt = h / self.substeps as f64;
         for j in 0..self.substeps {

@@ -4,7 +4,7 @@
 //! moving values between morc ports and groups does not allocate (strings
 //! reuse their capacity).
 
-use std::ffi::c_char;
+use std::ffi::{c_char, CString};
 
 use super::description::{FmiVersion, VarType, Variable};
 use morc_kernel::{Value, ValueType, STRING_PORT_CAPACITY};
@@ -206,6 +206,26 @@ impl Group {
         // Arrays: report the array's reference (elements are not numbered by reference).
         let vr = self.vrs.get(at.0).or(self.vrs.last()).copied().unwrap_or(0);
         Some((vr, at.1))
+    }
+}
+
+/// Calls `f` with the strings as C strings (a NUL inside one becomes a space).
+/// Allocates: string inputs are off the allocation-free path.
+pub fn with_c_strings<R>(values: &[String], f: impl FnOnce(*const *const c_char) -> R) -> R {
+    let owned: Vec<CString> = values.iter().map(|s| CString::new(s.replace('\0', " ")).unwrap_or_default()).collect();
+    let pointers: Vec<*const c_char> = owned.iter().map(|s| s.as_ptr()).collect();
+    f(pointers.as_ptr())
+}
+
+/// Copies the strings a getter returned into `values`, reusing their capacity.
+///
+/// # Safety
+/// Each pointer is null or a NUL-terminated string, valid for this call.
+pub unsafe fn read_c_strings(pointers: &[*const c_char], values: &mut [String]) {
+    for (p, v) in pointers.iter().zip(values.iter_mut()) {
+        v.clear();
+        // SAFETY: the caller's promise.
+        v.push_str(&unsafe { super::log::text(*p) });
     }
 }
 

@@ -6,8 +6,8 @@ use std::ptr;
 use morc_fmi::description::FmiVersion;
 use morc_kernel::{Value, ValueType};
 
-use crate::model::{find_model, log_to, Fmi2Logger, Interface, Logger, Model, Phase, Status, DISCARD, ERROR, OK};
-use crate::{free, instantiate, set_time, slice, slice_mut, text, with_model, with_states};
+use crate::instance::{find_model, log_to, Fmi2Logger, Interface, Logger, Model, Phase, Status, DISCARD, ERROR, OK};
+use crate::{completed_integrator_step, free, get_values, instantiate, set_debug_logging, set_values, text, with_model};
 
 type Instance = *mut c_void;
 type Vr = c_uint;
@@ -96,10 +96,7 @@ pub unsafe extern "C" fn fmi2FreeInstance(c: Instance) {
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi2SetDebugLogging(c: Instance, logging_on: c_int, _n: usize, _categories: *const *const c_char) -> Status {
-    with_model(c, "fmi2SetDebugLogging", |m| {
-        m.logging_on = logging_on != 0;
-        OK
-    })
+    set_debug_logging(c, "fmi2SetDebugLogging", logging_on != 0)
 }
 
 /// # Safety
@@ -150,7 +147,7 @@ pub unsafe extern "C" fn fmi2Reset(c: Instance) -> Status {
     with_model(c, "fmi2Reset", Model::reset)
 }
 
-/// Getter and setter bodies shared by the four types.
+/// Getters and setters: the shared bodies in lib.rs, one line a type.
 macro_rules! getter {
     ($fn:ident, $c_ty:ty, $value_ty:expr, $convert:expr) => {
         /// # Safety
@@ -158,18 +155,7 @@ macro_rules! getter {
         /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
         #[no_mangle]
         pub unsafe extern "C" fn $fn(c: Instance, vr: *const Vr, nvr: usize, value: *mut $c_ty) -> Status {
-            with_model(c, stringify!($fn), |m| {
-                let (Some(vrs), Some(values)) = (slice(vr, nvr), slice_mut(value, nvr)) else {
-                    return m.error(concat!(stringify!($fn), ": null array"));
-                };
-                for (vr, out) in vrs.iter().zip(values.iter_mut()) {
-                    match m.get(*vr, $value_ty) {
-                        Ok(v) => *out = $convert(m, v),
-                        Err(s) => return s,
-                    }
-                }
-                OK
-            })
+            get_values(c, stringify!($fn), vr, nvr, value, nvr, $value_ty, $convert)
         }
     };
 }
@@ -181,17 +167,7 @@ macro_rules! setter {
         /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
         #[no_mangle]
         pub unsafe extern "C" fn $fn(c: Instance, vr: *const Vr, nvr: usize, value: *const $c_ty) -> Status {
-            with_model(c, stringify!($fn), |m| {
-                let (Some(vrs), Some(values)) = (slice(vr, nvr), slice(value, nvr)) else {
-                    return m.error(concat!(stringify!($fn), ": null array"));
-                };
-                for (vr, v) in vrs.iter().zip(values) {
-                    if let Err(s) = m.set(*vr, $convert(*v)) {
-                        return s;
-                    }
-                }
-                OK
-            })
+            set_values(c, stringify!($fn), vr, nvr, value, nvr, $convert)
         }
     };
 }
@@ -283,71 +259,16 @@ pub unsafe extern "C" fn fmi2GetStringStatus(c: Instance, _s: c_int, _v: *mut *c
 
 // Model exchange.
 
-/// # Safety
-/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
-/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
-#[no_mangle]
-pub unsafe extern "C" fn fmi2SetTime(c: Instance, t: f64) -> Status {
-    set_time(c, "fmi2SetTime", t)
-}
-
-/// # Safety
-/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
-/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
-#[no_mangle]
-pub unsafe extern "C" fn fmi2SetContinuousStates(c: Instance, x: *const f64, n: usize) -> Status {
-    with_states(c, "fmi2SetContinuousStates", x as *mut f64, n, |m, x| m.set_states(x))
-}
-
-/// # Safety
-/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
-/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
-#[no_mangle]
-pub unsafe extern "C" fn fmi2GetContinuousStates(c: Instance, x: *mut f64, n: usize) -> Status {
-    with_states(c, "fmi2GetContinuousStates", x, n, |m, x| m.states(x))
-}
-
-/// # Safety
-/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
-/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
-#[no_mangle]
-pub unsafe extern "C" fn fmi2GetDerivatives(c: Instance, dx: *mut f64, n: usize) -> Status {
-    with_states(c, "fmi2GetDerivatives", dx, n, |m, dx| m.derivatives(dx))
-}
-
-/// # Safety
-/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
-/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
-#[no_mangle]
-pub unsafe extern "C" fn fmi2GetNominalsOfContinuousStates(c: Instance, x: *mut f64, n: usize) -> Status {
-    with_states(c, "fmi2GetNominalsOfContinuousStates", x, n, |_, x| x.fill(1.0))
-}
-
-/// # Safety
-/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
-/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
-#[no_mangle]
-pub unsafe extern "C" fn fmi2GetEventIndicators(c: Instance, _z: *mut f64, n: usize) -> Status {
-    with_model(c, "fmi2GetEventIndicators", |m| if n == 0 { OK } else { m.error("fmi2GetEventIndicators: the model has no event indicators") })
-}
-
-/// Event handling: morc's ODE blocks have no events, so these only keep the state machine.
-///
-/// # Safety
-/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
-/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
-#[no_mangle]
-pub unsafe extern "C" fn fmi2EnterEventMode(c: Instance) -> Status {
-    with_model(c, "fmi2EnterEventMode", |m| m.model_exchange("fmi2EnterEventMode").map_or_else(|s| s, |_| OK))
-}
-
-/// # Safety
-/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
-/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
-#[no_mangle]
-pub unsafe extern "C" fn fmi2EnterContinuousTimeMode(c: Instance) -> Status {
-    with_model(c, "fmi2EnterContinuousTimeMode", |m| m.model_exchange("fmi2EnterContinuousTimeMode").map_or_else(|s| s, |_| OK))
-}
+model_exchange_functions!(
+    fmi2SetTime,
+    fmi2SetContinuousStates,
+    fmi2GetContinuousStates,
+    fmi2GetDerivatives,
+    fmi2GetNominalsOfContinuousStates,
+    fmi2GetEventIndicators,
+    fmi2EnterEventMode,
+    fmi2EnterContinuousTimeMode
+);
 
 /// # Safety
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
@@ -376,51 +297,19 @@ pub unsafe extern "C" fn fmi2NewDiscreteStates(c: Instance, info: *mut EventInfo
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi2CompletedIntegratorStep(c: Instance, _no_set_prior: c_int, event: *mut c_int, terminate: *mut c_int) -> Status {
-    with_model(c, "fmi2CompletedIntegratorStep", |m| {
-        if let Err(s) = m.model_exchange("fmi2CompletedIntegratorStep") {
-            return s;
-        }
-        if event.is_null() || terminate.is_null() {
-            return m.error("fmi2CompletedIntegratorStep: null pointer");
-        }
-        *event = 0;
-        *terminate = 0;
-        OK
-    })
+    completed_integrator_step(c, "fmi2CompletedIntegratorStep", event, terminate)
 }
 
-/// Optional capabilities this FMU declares it does not have: each returns
-/// an error with a message, as the standard asks.
-macro_rules! unsupported {
-    ($fn:ident ( $($arg:ident : $ty:ty),* ), $what:expr) => {
-        /// # Safety
-        /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; the other arguments are not read.
-        #[no_mangle]
-        pub unsafe extern "C" fn $fn(c: Instance, $($arg: $ty),*) -> Status {
-            $(let _ = $arg;)*
-            with_model(c, stringify!($fn), |m| m.error(concat!(stringify!($fn), ": ", $what)))
-        }
-    };
-}
+type P = *const c_void;
 
-unsupported!(fmi2GetFMUstate(state: *mut *mut c_void), "canGetAndSetFMUstate is false");
-unsupported!(fmi2SetFMUstate(state: *mut c_void), "canGetAndSetFMUstate is false");
-unsupported!(fmi2FreeFMUstate(state: *mut *mut c_void), "canGetAndSetFMUstate is false");
-unsupported!(fmi2SerializedFMUstateSize(state: *mut c_void, size: *mut usize), "canSerializeFMUstate is false");
-unsupported!(fmi2SerializeFMUstate(state: *mut c_void, bytes: *mut c_char, size: usize), "canSerializeFMUstate is false");
-unsupported!(fmi2DeSerializeFMUstate(bytes: *const c_char, size: usize, state: *mut *mut c_void), "canSerializeFMUstate is false");
-unsupported!(
-    fmi2GetDirectionalDerivative(
-        unknowns: *const Vr, n_unknowns: usize, knowns: *const Vr,
-        n_knowns: usize, dv_known: *const f64, dv_unknown: *mut f64
-    ),
-    "providesDirectionalDerivative is false"
-);
-unsupported!(
-    fmi2SetRealInputDerivatives(vr: *const Vr, nvr: usize, order: *const c_int, value: *const f64),
-    "canInterpolateInputs is false"
-);
-unsupported!(
-    fmi2GetRealOutputDerivatives(vr: *const Vr, nvr: usize, order: *const c_int, value: *mut f64),
-    "maxOutputDerivativeOrder is 0"
-);
+unsupported! {
+    fmi2GetFMUstate(state: P) "canGetAndSetFMUstate is false";
+    fmi2SetFMUstate(state: P) "canGetAndSetFMUstate is false";
+    fmi2FreeFMUstate(state: P) "canGetAndSetFMUstate is false";
+    fmi2SerializedFMUstateSize(state: P, size: P) "canSerializeFMUstate is false";
+    fmi2SerializeFMUstate(state: P, bytes: P, size: usize) "canSerializeFMUstate is false";
+    fmi2DeSerializeFMUstate(bytes: P, size: usize, state: P) "canSerializeFMUstate is false";
+    fmi2GetDirectionalDerivative(unknowns: P, n_unknowns: usize, knowns: P, n_knowns: usize, dv_known: P, dv_unknown: P) "providesDirectionalDerivative is false";
+    fmi2SetRealInputDerivatives(vr: P, nvr: usize, order: P, value: P) "canInterpolateInputs is false";
+    fmi2GetRealOutputDerivatives(vr: P, nvr: usize, order: P, value: P) "maxOutputDerivativeOrder is 0";
+}

@@ -6,8 +6,8 @@ use std::ffi::{c_char, c_void, CString};
 use morc_fmi::description::FmiVersion;
 use morc_kernel::{Value, ValueType};
 
-use crate::model::{find_model, log_to, Fmi3Logger, Interface, Logger, Model, Phase, Status, ERROR, OK};
-use crate::{free, instantiate, set_time, slice, slice_mut, text, with_model, with_states};
+use crate::instance::{find_model, log_to, Fmi3Logger, Interface, Logger, Model, Phase, Status, ERROR, OK};
+use crate::{completed_integrator_step, free, get_values, instantiate, set_debug_logging, set_values, text, with_model};
 
 type Instance = *mut c_void;
 type Vr = u32;
@@ -86,10 +86,7 @@ pub unsafe extern "C" fn fmi3FreeInstance(c: Instance) {
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi3SetDebugLogging(c: Instance, logging_on: bool, _n: usize, _categories: *const *const c_char) -> Status {
-    with_model(c, "fmi3SetDebugLogging", |m| {
-        m.logging_on = logging_on;
-        OK
-    })
+    set_debug_logging(c, "fmi3SetDebugLogging", logging_on)
 }
 
 /// # Safety
@@ -124,7 +121,7 @@ pub unsafe extern "C" fn fmi3Reset(c: Instance) -> Status {
     with_model(c, "fmi3Reset", Model::reset)
 }
 
-/// Getters and setters of scalars: nValues must equal nValueReferences.
+/// Getters and setters of scalars (nValues must equal nValueReferences): the shared bodies in lib.rs.
 macro_rules! getter {
     ($fn:ident, $c_ty:ty, $value_ty:expr, $convert:expr) => {
         /// # Safety
@@ -132,21 +129,7 @@ macro_rules! getter {
         /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
         #[no_mangle]
         pub unsafe extern "C" fn $fn(c: Instance, vr: *const Vr, nvr: usize, value: *mut $c_ty, n: usize) -> Status {
-            with_model(c, stringify!($fn), |m| {
-                if n != nvr {
-                    return m.error(concat!(stringify!($fn), ": nValues differs from nValueReferences, but this model has no arrays"));
-                }
-                let (Some(vrs), Some(values)) = (slice(vr, nvr), slice_mut(value, n)) else {
-                    return m.error(concat!(stringify!($fn), ": null array"));
-                };
-                for (vr, out) in vrs.iter().zip(values.iter_mut()) {
-                    match m.get(*vr, $value_ty) {
-                        Ok(v) => *out = $convert(m, v),
-                        Err(s) => return s,
-                    }
-                }
-                OK
-            })
+            get_values(c, stringify!($fn), vr, nvr, value, n, $value_ty, $convert)
         }
     };
 }
@@ -158,20 +141,7 @@ macro_rules! setter {
         /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
         #[no_mangle]
         pub unsafe extern "C" fn $fn(c: Instance, vr: *const Vr, nvr: usize, value: *const $c_ty, n: usize) -> Status {
-            with_model(c, stringify!($fn), |m| {
-                if n != nvr {
-                    return m.error(concat!(stringify!($fn), ": nValues differs from nValueReferences, but this model has no arrays"));
-                }
-                let (Some(vrs), Some(values)) = (slice(vr, nvr), slice(value, n)) else {
-                    return m.error(concat!(stringify!($fn), ": null array"));
-                };
-                for (vr, v) in vrs.iter().zip(values) {
-                    if let Err(s) = m.set(*vr, $convert(*v)) {
-                        return s;
-                    }
-                }
-                OK
-            })
+            set_values(c, stringify!($fn), vr, nvr, value, n, $convert)
         }
     };
 }
@@ -215,45 +185,16 @@ pub unsafe extern "C" fn fmi3DoStep(
 
 // Model exchange.
 
-/// # Safety
-/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
-/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
-#[no_mangle]
-pub unsafe extern "C" fn fmi3SetTime(c: Instance, t: f64) -> Status {
-    set_time(c, "fmi3SetTime", t)
-}
-
-/// # Safety
-/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
-/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
-#[no_mangle]
-pub unsafe extern "C" fn fmi3SetContinuousStates(c: Instance, x: *const f64, n: usize) -> Status {
-    with_states(c, "fmi3SetContinuousStates", x as *mut f64, n, |m, x| m.set_states(x))
-}
-
-/// # Safety
-/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
-/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
-#[no_mangle]
-pub unsafe extern "C" fn fmi3GetContinuousStates(c: Instance, x: *mut f64, n: usize) -> Status {
-    with_states(c, "fmi3GetContinuousStates", x, n, |m, x| m.states(x))
-}
-
-/// # Safety
-/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
-/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
-#[no_mangle]
-pub unsafe extern "C" fn fmi3GetContinuousStateDerivatives(c: Instance, dx: *mut f64, n: usize) -> Status {
-    with_states(c, "fmi3GetContinuousStateDerivatives", dx, n, |m, dx| m.derivatives(dx))
-}
-
-/// # Safety
-/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
-/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
-#[no_mangle]
-pub unsafe extern "C" fn fmi3GetNominalsOfContinuousStates(c: Instance, x: *mut f64, n: usize) -> Status {
-    with_states(c, "fmi3GetNominalsOfContinuousStates", x, n, |_, x| x.fill(1.0))
-}
+model_exchange_functions!(
+    fmi3SetTime,
+    fmi3SetContinuousStates,
+    fmi3GetContinuousStates,
+    fmi3GetContinuousStateDerivatives,
+    fmi3GetNominalsOfContinuousStates,
+    fmi3GetEventIndicators,
+    fmi3EnterEventMode,
+    fmi3EnterContinuousTimeMode
+);
 
 /// # Safety
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
@@ -288,32 +229,6 @@ pub unsafe extern "C" fn fmi3GetNumberOfEventIndicators(c: Instance, n: *mut usi
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
-pub unsafe extern "C" fn fmi3GetEventIndicators(c: Instance, _z: *mut f64, n: usize) -> Status {
-    with_model(c, "fmi3GetEventIndicators", |m| if n == 0 { OK } else { m.error("fmi3GetEventIndicators: the model has no event indicators") })
-}
-
-/// Event handling: morc's ODE blocks have no events, so these only keep the state machine.
-///
-/// # Safety
-/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
-/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
-#[no_mangle]
-pub unsafe extern "C" fn fmi3EnterEventMode(c: Instance) -> Status {
-    with_model(c, "fmi3EnterEventMode", |m| m.model_exchange("fmi3EnterEventMode").map_or_else(|s| s, |_| OK))
-}
-
-/// # Safety
-/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
-/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
-#[no_mangle]
-pub unsafe extern "C" fn fmi3EnterContinuousTimeMode(c: Instance) -> Status {
-    with_model(c, "fmi3EnterContinuousTimeMode", |m| m.model_exchange("fmi3EnterContinuousTimeMode").map_or_else(|s| s, |_| OK))
-}
-
-/// # Safety
-/// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
-/// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
-#[no_mangle]
 pub unsafe extern "C" fn fmi3UpdateDiscreteStates(
     c: Instance,
     discrete_states_need_update: *mut bool,
@@ -342,17 +257,7 @@ pub unsafe extern "C" fn fmi3UpdateDiscreteStates(
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
 #[no_mangle]
 pub unsafe extern "C" fn fmi3CompletedIntegratorStep(c: Instance, _no_set_prior: bool, event: *mut bool, terminate: *mut bool) -> Status {
-    with_model(c, "fmi3CompletedIntegratorStep", |m| {
-        if let Err(s) = m.model_exchange("fmi3CompletedIntegratorStep") {
-            return s;
-        }
-        if event.is_null() || terminate.is_null() {
-            return m.error("fmi3CompletedIntegratorStep: null pointer");
-        }
-        *event = false;
-        *terminate = false;
-        OK
-    })
+    completed_integrator_step(c, "fmi3CompletedIntegratorStep", event, terminate)
 }
 
 /// Step mode entered with event mode: not used (hasEventMode is false).
@@ -365,24 +270,7 @@ pub unsafe extern "C" fn fmi3EnterStepMode(c: Instance) -> Status {
     with_model(c, "fmi3EnterStepMode", |m| if m.phase == Phase::Running { OK } else { m.error("fmi3EnterStepMode is only allowed after initialisation") })
 }
 
-/// Capabilities this FMU declares it does not have (types it has no
-/// variables of, clocks, FMU state, derivatives, scheduled execution): each
-/// returns an error with a message. They exist because importers bind every
-/// FMI 3 function when they load the library.
-macro_rules! unsupported {
-    ($($fn:ident ( $($arg:ident : $ty:ty),* ) $what:literal;)*) => {
-        $(
-            /// # Safety
-            /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; the other arguments are not read.
-            #[no_mangle]
-            pub unsafe extern "C" fn $fn(c: Instance, $($arg: $ty),*) -> Status {
-                $(let _ = $arg;)*
-                with_model(c, stringify!($fn), |m| m.error(concat!(stringify!($fn), ": ", $what)))
-            }
-        )*
-    };
-}
-
+// Types it has no variables of, clocks, FMU state, derivatives, scheduled execution (see `unsupported!`).
 type P = *const c_void;
 
 unsupported! {

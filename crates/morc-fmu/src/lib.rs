@@ -9,20 +9,92 @@
 #![allow(non_snake_case)]
 #![deny(clippy::missing_safety_doc)]
 
+/// Optional capabilities this FMU declares it does not have: each entry point
+/// returns an error with a message, as the standard asks (importers bind every
+/// function of their FMI version when they load the library).
+macro_rules! unsupported {
+    ($($fn:ident ( $($arg:ident : $ty:ty),* ) $what:literal;)*) => {
+        $(
+            /// # Safety
+            /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; the other arguments are not read.
+            #[no_mangle]
+            pub unsafe extern "C" fn $fn(c: *mut std::ffi::c_void, $($arg: $ty),*) -> $crate::instance::Status {
+                $(let _ = $arg;)*
+                $crate::with_model(c, stringify!($fn), |m| m.error(concat!(stringify!($fn), ": ", $what)))
+            }
+        )*
+    };
+}
+
+/// The model-exchange entry points FMI 2.0 and 3.0 declare alike, under each version's names.
+macro_rules! model_exchange_functions {
+    ($set_time:ident, $set_states:ident, $get_states:ident, $derivatives:ident, $nominals:ident, $indicators:ident, $event_mode:ident, $continuous_mode:ident) => {
+        /// # Safety
+        /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; calls into one instance are not concurrent.
+        #[no_mangle]
+        pub unsafe extern "C" fn $set_time(c: *mut std::ffi::c_void, t: f64) -> $crate::instance::Status {
+            $crate::set_time(c, stringify!($set_time), t)
+        }
+        /// # Safety
+        /// As for the time; `x` is null or points at `n` values.
+        #[no_mangle]
+        pub unsafe extern "C" fn $set_states(c: *mut std::ffi::c_void, x: *const f64, n: usize) -> $crate::instance::Status {
+            $crate::with_states(c, stringify!($set_states), x as *mut f64, n, |m, x| m.set_states(x))
+        }
+        /// # Safety
+        /// As for the time; `x` is null or points at `n` writable values.
+        #[no_mangle]
+        pub unsafe extern "C" fn $get_states(c: *mut std::ffi::c_void, x: *mut f64, n: usize) -> $crate::instance::Status {
+            $crate::with_states(c, stringify!($get_states), x, n, |m, x| m.states(x))
+        }
+        /// # Safety
+        /// As for the time; `dx` is null or points at `n` writable values.
+        #[no_mangle]
+        pub unsafe extern "C" fn $derivatives(c: *mut std::ffi::c_void, dx: *mut f64, n: usize) -> $crate::instance::Status {
+            $crate::with_states(c, stringify!($derivatives), dx, n, |m, dx| m.derivatives(dx))
+        }
+        /// # Safety
+        /// As for the time; `x` is null or points at `n` writable values.
+        #[no_mangle]
+        pub unsafe extern "C" fn $nominals(c: *mut std::ffi::c_void, x: *mut f64, n: usize) -> $crate::instance::Status {
+            $crate::with_states(c, stringify!($nominals), x, n, |_, x| x.fill(1.0))
+        }
+        /// # Safety
+        /// As for the time; `_z` is not read.
+        #[no_mangle]
+        pub unsafe extern "C" fn $indicators(c: *mut std::ffi::c_void, _z: *mut f64, n: usize) -> $crate::instance::Status {
+            $crate::event_indicators(c, stringify!($indicators), n)
+        }
+        /// # Safety
+        /// As for the time.
+        #[no_mangle]
+        pub unsafe extern "C" fn $event_mode(c: *mut std::ffi::c_void) -> $crate::instance::Status {
+            $crate::model_exchange_mode(c, stringify!($event_mode))
+        }
+        /// # Safety
+        /// As for the time.
+        #[no_mangle]
+        pub unsafe extern "C" fn $continuous_mode(c: *mut std::ffi::c_void) -> $crate::instance::Status {
+            $crate::model_exchange_mode(c, stringify!($continuous_mode))
+        }
+    };
+}
+
 mod fmi2;
 mod fmi3;
-mod model;
+mod instance;
 
 use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use model::{Model, Phase, Status, FATAL};
+use instance::{Model, Phase, Status, FATAL};
+use morc_kernel::{Value, ValueType};
 
 /// Runs `f` on the model behind `instance`, turning a null pointer or a
 /// panic into an error status instead of undefined behaviour or an abort.
 fn with_model(instance: *mut c_void, call: &str, f: impl FnOnce(&mut Model) -> Status) -> Status {
     if instance.is_null() {
-        return model::ERROR;
+        return instance::ERROR;
     }
     // SAFETY: non-null instances are only made by the instantiate functions and freed by the free function.
     let model = unsafe { &mut *(instance as *mut Model) };
@@ -80,7 +152,7 @@ fn set_time(c: *mut c_void, call: &str, t: f64) -> Status {
     with_model(c, call, |m| match m.model_exchange(call) {
         Ok(_) => {
             m.set_time(t);
-            model::OK
+            instance::OK
         }
         Err(s) => s,
     })
@@ -99,10 +171,82 @@ unsafe fn with_states<T>(c: *mut c_void, call: &str, p: *mut T, n: usize, f: imp
         match slice_mut(p, n) {
             Some(values) => {
                 f(m, values);
-                model::OK
+                instance::OK
             }
             None => m.error(&format!("{call}: null array")),
         }
+    })
+}
+
+/// A getter of either version: `n` values for `nvr` references (scalars only, so
+/// they must be equal; FMI 2 passes `nvr` for both), each read as `ty` and converted.
+#[allow(clippy::too_many_arguments)]
+unsafe fn get_values<T>(c: *mut c_void, call: &str, vr: *const u32, nvr: usize, value: *mut T, n: usize, ty: ValueType, convert: impl Fn(&mut Model, Value) -> T) -> Status {
+    with_model(c, call, |m| {
+        if n != nvr {
+            return m.error(&format!("{call}: nValues differs from nValueReferences, but this model has no arrays"));
+        }
+        let (Some(vrs), Some(values)) = (slice(vr, nvr), slice_mut(value, n)) else {
+            return m.error(&format!("{call}: null array"));
+        };
+        for (vr, out) in vrs.iter().zip(values.iter_mut()) {
+            match m.get(*vr, ty) {
+                Ok(v) => *out = convert(m, v),
+                Err(s) => return s,
+            }
+        }
+        instance::OK
+    })
+}
+
+/// A setter of either version (see [`get_values`]).
+unsafe fn set_values<T: Copy>(c: *mut c_void, call: &str, vr: *const u32, nvr: usize, value: *const T, n: usize, convert: impl Fn(T) -> Value) -> Status {
+    with_model(c, call, |m| {
+        if n != nvr {
+            return m.error(&format!("{call}: nValues differs from nValueReferences, but this model has no arrays"));
+        }
+        let (Some(vrs), Some(values)) = (slice(vr, nvr), slice(value, n)) else {
+            return m.error(&format!("{call}: null array"));
+        };
+        for (vr, v) in vrs.iter().zip(values) {
+            if let Err(s) = m.set(*vr, convert(*v)) {
+                return s;
+            }
+        }
+        instance::OK
+    })
+}
+
+/// fmiXSetDebugLogging of both versions (categories are not told apart).
+fn set_debug_logging(c: *mut c_void, call: &str, on: bool) -> Status {
+    with_model(c, call, |m| {
+        m.logging_on = on;
+        instance::OK
+    })
+}
+
+/// Event and continuous-time mode: morc's ODE blocks have no events, so these only check the state machine.
+fn model_exchange_mode(c: *mut c_void, call: &str) -> Status {
+    with_model(c, call, |m| m.model_exchange(call).map_or_else(|s| s, |_| instance::OK))
+}
+
+/// fmiXGetEventIndicators of both versions: the models have none.
+fn event_indicators(c: *mut c_void, call: &str, n: usize) -> Status {
+    with_model(c, call, |m| if n == 0 { instance::OK } else { m.error(&format!("{call}: the model has no event indicators")) })
+}
+
+/// fmiXCompletedIntegratorStep of both versions: never an event, never the end.
+unsafe fn completed_integrator_step<T: From<bool>>(c: *mut c_void, call: &str, event: *mut T, terminate: *mut T) -> Status {
+    with_model(c, call, |m| {
+        if let Err(s) = m.model_exchange(call) {
+            return s;
+        }
+        if event.is_null() || terminate.is_null() {
+            return m.error(&format!("{call}: null pointer"));
+        }
+        *event = T::from(false);
+        *terminate = T::from(false);
+        instance::OK
     })
 }
 

@@ -1,5 +1,5 @@
 /* A minimal FMI 3.0 co-simulation FMU for morc's import tests: every
-   scalar type and a Float64 array, each output a copy of its input (the
+   scalar type, an Enumeration (an Int64 in FMI 3) and a Float64 array, each output a copy of its input (the
    array times the parameter `gain`, the Int16 plus the parameter `offset`).
    Only the functions morc calls; built by tests/fmu_fmi3_types.rs. */
 #include <stdbool.h>
@@ -17,7 +17,7 @@ typedef struct {
 
 #define TOKEN "{morc-feedthrough3-token}"
 enum { TIME = 0, F32 = 1, I8 = 3, U8 = 5, I16 = 7, U16 = 9, I32 = 11, U32 = 13, I64 = 15, U64 = 17,
-       BOOL = 19, STR = 21, ARR_IN = 23, ARR_OUT = 24, GAIN = 25, OFFSET = 26 };
+       BOOL = 19, STR = 21, ARR_IN = 23, ARR_OUT = 24, GAIN = 25, OFFSET = 26, ENUM = 27 };
 
 void *fmi3InstantiateCoSimulation(const char *name, const char *token, const char *res, bool vis, bool log_on,
     bool event_mode, bool early, const uint32_t *req, size_t nreq, void *env, Log log, void *update) {
@@ -72,7 +72,7 @@ int fmi3DoStep(void *p, double t, double h, bool nosave, bool *event, bool *term
     M *m = p;
     m->f32[F32 + 1] = m->f32[F32]; m->i8[I8 + 1] = m->i8[I8]; m->u8[U8 + 1] = m->u8[U8];
     m->i16[I16 + 1] = (int16_t)(m->i16[I16] + m->i16[OFFSET]); m->u16[U16 + 1] = m->u16[U16];
-    m->i32[I32 + 1] = m->i32[I32]; m->u32[U32 + 1] = m->u32[U32]; m->i64[I64 + 1] = m->i64[I64];
+    m->i32[I32 + 1] = m->i32[I32]; m->u32[U32 + 1] = m->u32[U32]; m->i64[I64 + 1] = m->i64[I64]; m->i64[ENUM + 1] = m->i64[ENUM];
     m->u64[U64 + 1] = m->u64[U64]; m->b[BOOL + 1] = !m->b[BOOL];
     strcpy(m->s[STR + 1], m->s[STR]); strcat(m->s[STR + 1], "!");
     for (int j = 0; j < 3; j++) m->arr_out[j] = m->f64[GAIN] * m->arr_in[j];

@@ -296,7 +296,7 @@ impl Model {
                 self.phase = Phase::Instantiated;
                 OK
             }
-            Err(e) => self.error(&e),
+            Err(e) => self.error(&e.to_string()),
         }
     }
 
