@@ -17,6 +17,7 @@ use std::fmt;
 use mlua::{Function, Lua, Table};
 
 use morc_ecat::BusError;
+use morc_fmi::FmiError;
 use morc_kernel::{AssemblyError, ComponentRef};
 use morc_kernel::{EngineError, FaultSource};
 use morc_model::ModelError;
@@ -107,6 +108,12 @@ pub trait Kind {
 impl Kind for BusError {
     fn kind(&self) -> ErrorKind {
         ErrorKind::Bus
+    }
+}
+
+impl Kind for FmiError {
+    fn kind(&self) -> ErrorKind {
+        ErrorKind::Fmi
     }
 }
 
@@ -214,6 +221,8 @@ pub fn kind_of(e: &mlua::Error) -> ErrorKind {
             if let Some(k) = inner.downcast_ref::<KindError>() {
                 k.kind
             } else if let Some(e) = inner.downcast_ref::<BusError>() {
+                e.kind()
+            } else if let Some(e) = inner.downcast_ref::<FmiError>() {
                 e.kind()
             } else if let Some(e) = inner.downcast_ref::<RobotError>() {
                 e.kind()

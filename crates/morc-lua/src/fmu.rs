@@ -58,8 +58,7 @@ pub fn open(lua: &Lua, path: &str) -> mlua::Result<FmuKind> {
     let origin = caller(lua);
     let file = resolve(lua, path);
     crate::library::check_read(lua, &file, "read the FMU")?;
-    // morc-fmi's errors are text for now: an error opening an FMU is the FMU's.
-    Fmu::open(&file).map(FmuKind).map_err(|e| crate::error::raise(crate::error::ErrorKind::Fmi, format!("{origin}: {e}")))
+    Fmu::open(&file).map(FmuKind).map_err(|e| crate::error::raise(crate::error::Kind::kind(&e), format!("{origin}: {e}")))
 }
 
 fn info_table(lua: &Lua, md: &ModelDescription) -> mlua::Result<Table> {
