@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 /// Most SubDevices one bus handles.
 pub const MAX_SUBDEVICES: usize = 32;
 /// Largest process image (inputs + outputs) in bytes.
-pub const MAX_PDI: usize = 1024;
+pub(crate) const MAX_PDI: usize = 1024;
 const MAX_FRAMES: usize = 16;
 const MAX_PDU_DATA: usize = PduStorage::element_size(1100);
 
@@ -689,7 +689,7 @@ impl Bus {
         self.input_ranges.get(position).and_then(|r| self.inputs.get(r.clone())).unwrap_or(&[])
     }
     /// This device's outputs, sent at the next cycle.
-    pub fn outputs_mut(&mut self, position: usize) -> &mut [u8] {
+    pub(crate) fn outputs_mut(&mut self, position: usize) -> &mut [u8] {
         match self.output_ranges.get(position) {
             Some(r) => &mut self.outputs[r.clone()],
             None => &mut [],
@@ -745,14 +745,14 @@ impl Bus {
     }
 
     /// Steps the simulated devices' dynamics by `dt_ns` of virtual time (in-process link only).
-    pub fn advance_segment(&mut self, dt_ns: u64) {
+    pub(crate) fn advance_segment(&mut self, dt_ns: u64) {
         if let Driver::InProcess { segment, .. } = &self.driver {
             lock(segment).advance(dt_ns);
         }
     }
 
     /// The devices that are not in Op, as "device 2 'EL2004' (SAFEOP)" — for fault messages.
-    pub fn devices_not_in_op(&self) -> String {
+    pub(crate) fn devices_not_in_op(&self) -> String {
         let mut s = String::new();
         for (d, st) in self.devices.iter().zip(&self.states) {
             if *st != SubDeviceState::Op {
@@ -811,7 +811,7 @@ impl Bus {
 
     /// An SDO upload of a u32, off the real-time path (e.g. a sensor's calibration, once
     /// after bring-up).
-    pub fn sdo_read_u32(&mut self, position: usize, index: u16, sub: u8) -> Result<u32, BusError> {
+    pub(crate) fn sdo_read_u32(&mut self, position: usize, index: u16, sub: u8) -> Result<u32, BusError> {
         let Some(md) = self.maindevice.as_ref() else { return Err(BusError::Closed) };
         let name = self.devices.get(position).map(|d| format!("device {position} '{}'", d.name)).unwrap_or_else(|| format!("device {position}"));
         let until = Patience::Until(Instant::now() + self.config.bring_up_timeout);
@@ -919,7 +919,7 @@ fn state_bits_text(bits: u16) -> &'static str {
 
 /// An AL status code (0x0134, ETG.1000.6 Table 11) with its meaning: "0x001E (invalid input
 /// configuration)".
-pub fn al_status_code_text(code: u16) -> String {
+pub(crate) fn al_status_code_text(code: u16) -> String {
     use ethercrab::EtherCrabWireRead;
     match ethercrab::AlStatusCode::unpack_from_slice(&code.to_le_bytes()) {
         // ethercrab's text is "0x001e: Invalid Input Configuration".

@@ -136,7 +136,7 @@ impl RawSocket {
 
 /// An OS error in words with its name, as "network is down (ENETDOWN)" (strerror's text
 /// alone does not say which errno to look up).
-pub fn os_error_text(errno: i32) -> String {
+pub(crate) fn os_error_text(errno: i32) -> String {
     let name = match errno {
         libc::ENETDOWN => "ENETDOWN",
         libc::ENODEV => "ENODEV",

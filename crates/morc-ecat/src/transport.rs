@@ -19,7 +19,7 @@ pub fn lock(segment: &SharedSegment) -> MutexGuard<'_, Segment> {
 }
 
 /// Largest frame handled: a standard Ethernet frame without FCS.
-pub const MAX_FRAME_LEN: usize = 1514;
+pub(crate) const MAX_FRAME_LEN: usize = 1514;
 
 /// Counts of what went through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -69,7 +69,7 @@ impl<'sto> InProcessTransport<'sto> {
 
     /// Passes every frame ethercrab has queued through the segment and delivers the replies.
     /// Returns the number of frames exchanged.
-    pub fn pump(&mut self) -> usize {
+    pub(crate) fn pump(&mut self) -> usize {
         let mut exchanged = 0;
         while let Some(frame) = self.tx.next_sendable_frame() {
             let segment = &self.segment;

@@ -129,7 +129,7 @@ impl std::ops::Deref for AnalogOutputs {
 
 /// Range and direction of Beckhoff analog terminals by terminal number (product code >> 16),
 /// for terminals the identity says enough about. `true`: inputs.
-pub fn beckhoff_analog(terminal: u32) -> Option<(bool, AnalogRange)> {
+pub(crate) fn beckhoff_analog(terminal: u32) -> Option<(bool, AnalogRange)> {
     match terminal {
         3001..=3004 | 3101..=3104 => Some((true, AnalogRange::VOLTS_PM10)),
         3061..=3064 | 3161..=3164 => Some((true, AnalogRange::VOLTS_0_10)),

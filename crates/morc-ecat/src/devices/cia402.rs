@@ -186,7 +186,7 @@ impl PowerState {
 }
 
 /// Statusword bit names (CiA 402-2 Table 29).
-pub fn statusword_bit_name(bit: u32) -> &'static str {
+pub(crate) fn statusword_bit_name(bit: u32) -> &'static str {
     match bit {
         0 => "ready to switch on",
         1 => "switched on",
@@ -206,7 +206,7 @@ pub fn statusword_bit_name(bit: u32) -> &'static str {
 }
 
 /// Why a drive fault happened, for common CiA 402 / CiA 301 error codes (0x603F).
-pub fn error_code_text(code: u16) -> &'static str {
+pub(crate) fn error_code_text(code: u16) -> &'static str {
     match code {
         0 => "no error code given",
         0x2200..=0x23FF => "overcurrent",

@@ -63,7 +63,7 @@ impl SdoWrite {
     }
 }
 
-/// Which class drives a device; chosen by [`classify`] or set in the bus configuration.
+/// Which class drives a device; chosen by the bus base from the device's identity, CoE device type and process-data shape, or set in the bus configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DeviceClassChoice {
     /// A CiA 402 servo drive.
@@ -101,14 +101,14 @@ pub enum DeviceClassChoice {
 }
 
 /// CiA 301 device type (0x1000) of a CiA 402 drive: profile number 402 in the low word.
-pub fn is_cia402_device_type(device_type: u32) -> bool {
+pub(crate) fn is_cia402_device_type(device_type: u32) -> bool {
     device_type & 0xFFFF == 402
 }
 
 /// Chooses a class from what the master learned: the CoE device type (if the device has CoE)
 /// and the process-data sizes in bytes once mapped. Drives are recognised in PreOp by their
 /// device type; I/O terminals by having only outputs or only inputs.
-pub fn classify(device_type: Option<u32>, input_bytes: usize, output_bytes: usize, drive: &DriveConfig) -> DeviceClassChoice {
+pub(crate) fn classify(device_type: Option<u32>, input_bytes: usize, output_bytes: usize, drive: &DriveConfig) -> DeviceClassChoice {
     if device_type.is_some_and(is_cia402_device_type) {
         return DeviceClassChoice::Drive(drive.clone());
     }
@@ -141,7 +141,7 @@ pub mod identity {
 
 /// The class an identity says, for devices whose process data alone does not (analog
 /// terminals, a safety PLC, an F/T sensor).
-pub fn classify_identity(vendor_id: u32, product_code: u32) -> Option<DeviceClassChoice> {
+pub(crate) fn classify_identity(vendor_id: u32, product_code: u32) -> Option<DeviceClassChoice> {
     use identity::*;
     match (vendor_id, product_code) {
         (MORC_VENDOR_ID, ANALOG_IN) => Some(DeviceClassChoice::AnalogInputs { range: AnalogRange::VOLTS_PM10 }),
@@ -156,7 +156,7 @@ pub fn classify_identity(vendor_id: u32, product_code: u32) -> Option<DeviceClas
 
 /// Channel counts of terminals whose process image is wider than their channels (ethercrab
 /// maps whole bytes), so that commands to missing channels are refused with a clear message.
-pub fn known_channels(vendor_id: u32, product_code: u32) -> Option<u32> {
+pub(crate) fn known_channels(vendor_id: u32, product_code: u32) -> Option<u32> {
     // Beckhoff: product code = terminal number << 16 | 0x3052 ("EL") etc.
     if vendor_id != 2 {
         return None;

@@ -14,7 +14,7 @@ use super::DeviceName;
 pub use morc_ecat_wire::profiles::safety_plc::{control, reason, status, INPUT_BYTES, OUTPUT_BYTES};
 
 /// The reason in words, and what the user does about it.
-pub fn reason_text(code: u16) -> (&'static str, &'static str) {
+pub(crate) fn reason_text(code: u16) -> (&'static str, &'static str) {
     match code {
         reason::NONE => ("no reason given", "check the PLC"),
         reason::ESTOP => ("e-stop pressed", "release the e-stop, then reset faults"),
@@ -70,7 +70,7 @@ impl SafetyPlc {
     pub fn status(&self) -> u16 {
         self.status
     }
-    /// Inhibit reason code as last received ([`reason`]; see [`reason_text`]).
+    /// Inhibit reason code as last received ([`reason`]; [`inhibit_message`](Self::inhibit_message) says it in words).
     pub fn reason(&self) -> u16 {
         self.reason
     }
