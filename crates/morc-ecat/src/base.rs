@@ -46,6 +46,7 @@ pub struct BusConfig {
     pub period: f64,
     /// Scaling and mode of every drive found, unless `drive_overrides` names its position.
     pub drive: DriveConfig,
+    /// Drive settings by position on the line, in place of `drive` for those drives.
     pub drive_overrides: Vec<(usize, DriveConfig)>,
     /// Class overrides by position (e.g. a device whose identity says nothing useful).
     pub class_overrides: Vec<(usize, DeviceClassChoice)>,
@@ -55,6 +56,7 @@ pub struct BusConfig {
     pub enable_drives: bool,
     /// Run the drives that can DC-synchronous: SYNC0 every period.
     pub distributed_clocks: bool,
+    /// Master settings: bring-up and receive timeouts, SYNC0 period.
     pub master: MasterConfig,
 }
 
@@ -144,13 +146,13 @@ fn choose_class(config: &BusConfig, d: &DeviceInfo, after_op: bool) -> Option<De
 }
 
 impl BusBase {
-    /// Opens the bus on `link`, configures every device's class, brings all to Op and (if
-    /// configured) switches the drives on. Blocks; not for the real-time path.
     /// Says what the bus drives (the robot's name), for recordings and messages.
     pub fn set_description(&mut self, description: &str) {
         self.info.description = description.to_string();
     }
 
+    /// Opens the bus on `link`, configures every device's class, brings all to Op and (if
+    /// configured) switches the drives on. Blocks; not for the real-time path.
     pub fn open(link: Link, config: BusConfig) -> Result<BusBase, BusError> {
         if !(config.period.is_finite() && config.period > 0.0) {
             return Err(BusError::Config(format!("bus period must be positive, got {} s", config.period)));
@@ -216,12 +218,15 @@ impl BusBase {
         Err(slow.join("\n"))
     }
 
+    /// The EtherCAT master the base runs.
     pub fn bus(&self) -> &Bus {
         &self.bus
     }
+    /// The master, mutably (e.g. to set its receive timeout).
     pub fn bus_mut(&mut self) -> &mut Bus {
         &mut self.bus
     }
+    /// A handle for other threads: fault reset, F/T bias, fault and cycle counts, the simulated devices.
     pub fn handle(&self) -> BusHandle {
         BusHandle { shared: self.shared.clone(), segment: self.bus.segment().cloned() }
     }
@@ -229,15 +234,19 @@ impl BusBase {
     pub fn fault(&self) -> Option<&str> {
         self.fault.as_deref()
     }
+    /// The `i`-th CiA 402 drive (0-based, in line order), not its position on the line.
     pub fn drive(&self, i: usize) -> Option<&Cia402Drive> {
         self.devices.drives.get(i).map(|d| &d.class)
     }
+    /// Number of CiA 402 drives on the bus.
     pub fn drive_count(&self) -> usize {
         self.devices.drives.len()
     }
+    /// The `i`-th safety PLC interface (0-based, in line order).
     pub fn safety_plc(&self, i: usize) -> Option<&SafetyPlc> {
         self.devices.safety.get(i).map(|s| &s.class)
     }
+    /// The `i`-th force/torque sensor (0-based, in line order).
     pub fn force_sensor(&self, i: usize) -> Option<&ForceTorqueSensor> {
         self.devices.fts.get(i).map(|s| &s.class)
     }

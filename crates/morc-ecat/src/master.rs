@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 /// Most SubDevices one bus handles.
 pub const MAX_SUBDEVICES: usize = 32;
 /// Largest process image (inputs + outputs) in bytes.
-pub const MAX_PDI: usize = 1024;
+pub(crate) const MAX_PDI: usize = 1024;
 const MAX_FRAMES: usize = 16;
 const MAX_PDU_DATA: usize = PduStorage::element_size(1100);
 
@@ -93,13 +93,21 @@ const SYNC0_START_DELAY: Duration = Duration::from_millis(100);
 /// What the master knows of one SubDevice.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeviceInfo {
+    /// Position on the line, 0 = first after the master.
     pub position: usize,
+    /// Name from its EEPROM (SII), e.g. "EL2008".
     pub name: String,
+    /// Vendor id (identity object 0x1018:01, from the SII).
     pub vendor_id: u32,
+    /// Product code (0x1018:02).
     pub product_code: u32,
+    /// Revision number (0x1018:03).
     pub revision: u32,
+    /// Serial number (0x1018:04).
     pub serial: u32,
+    /// Configured station address (register 0x0010) the master gave it.
     pub configured_address: u16,
+    /// Configured station alias (register 0x0012, from the SII).
     pub alias_address: u16,
     /// Distributed clocks: "64 bit", "32 bit", "ref only" or "no".
     pub dc: &'static str,
@@ -109,7 +117,9 @@ pub struct DeviceInfo {
     pub sync0: bool,
     /// CoE device type (0x1000), for devices with a CoE mailbox.
     pub device_type: Option<u32>,
+    /// Process-data input bytes (TxPDOs) in the process image, once mapped.
     pub input_bytes: usize,
+    /// Process-data output bytes (RxPDOs) in the process image, once mapped.
     pub output_bytes: usize,
     /// Its EEPROM says CoE but its mailbox does not answer: its process data comes from the
     /// PDO description in its EEPROM, as SOEM does (and no SDOs go to it).
@@ -119,13 +129,16 @@ pub struct DeviceInfo {
 /// An SDO download to do in PreOp, for the device at `position`.
 #[derive(Debug, Clone, Copy)]
 pub struct PreOpWrite {
+    /// The device's position on the line.
     pub position: usize,
+    /// What to download.
     pub write: crate::devices::SdoWrite,
 }
 
 /// What to do in PreOp, chosen from what discovery found.
 #[derive(Debug, Clone, Default)]
 pub struct PreOpPlan {
+    /// SDO downloads, in order (PDO mapping, mode of operation…).
     pub writes: Vec<PreOpWrite>,
     /// Devices to run DC-synchronous (SYNC0 every [`MasterConfig::sync0_period`]).
     pub sync0: Vec<usize>,
@@ -134,12 +147,15 @@ pub struct PreOpPlan {
 /// How one cycle went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CycleStatus {
+    /// The reply came with the expected working counter, every device in Op.
     Ok,
     /// No reply (within the receive timeout): inputs are last cycle's.
     Lost,
     /// The reply came with another working counter than the devices give in Op.
     WorkingCounter {
+        /// Working counter received.
         got: u16,
+        /// Working counter the devices give in Op.
         expected: u16,
     },
     /// The reply came, but some devices are not in Op (see [`Bus::states`]).
@@ -151,10 +167,15 @@ pub enum CycleStatus {
 /// Counts since bring-up.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BusCounters {
+    /// Cycles run.
     pub cycles: u64,
+    /// Cycles without a reply ([`CycleStatus::Lost`]).
     pub lost_frames: u64,
+    /// Cycles with a wrong working counter ([`CycleStatus::WorkingCounter`]).
     pub working_counter_errors: u64,
+    /// Cycles with some device not in Op ([`CycleStatus::NotOp`]).
     pub not_op: u64,
+    /// Exchanges ethercrab refused ([`CycleStatus::Error`]).
     pub errors: u64,
 }
 
@@ -606,6 +627,7 @@ impl Bus {
         Ok(Opened::Bus(Box::new(bus)))
     }
 
+    /// The devices found, in line order.
     pub fn devices(&self) -> &[DeviceInfo] {
         &self.devices
     }
@@ -613,15 +635,19 @@ impl Bus {
     pub fn states(&self) -> &[SubDeviceState] {
         &self.states
     }
+    /// Cycle counts since bring-up.
     pub fn counters(&self) -> BusCounters {
         self.counters
     }
+    /// Working counter a cycle's frame returns with every device in Op.
     pub fn expected_working_counter(&self) -> u16 {
         self.expected_wkc
     }
+    /// Working counter of the last reply.
     pub fn last_working_counter(&self) -> u16 {
         self.last_wkc
     }
+    /// The settings the bus was opened with.
     pub fn config(&self) -> &MasterConfig {
         &self.config
     }
@@ -650,6 +676,7 @@ impl Bus {
     pub fn link_error(&self) -> Option<String> {
         self.driver.link_error().map(|e| format!("{e}; {}", self.driver.link_error_hint()))
     }
+    /// The network interface the bus runs on; `None` for an in-process segment.
     pub fn interface(&self) -> Option<&str> {
         match &self.driver {
             Driver::InProcess { .. } => None,
@@ -662,7 +689,7 @@ impl Bus {
         self.input_ranges.get(position).and_then(|r| self.inputs.get(r.clone())).unwrap_or(&[])
     }
     /// This device's outputs, sent at the next cycle.
-    pub fn outputs_mut(&mut self, position: usize) -> &mut [u8] {
+    pub(crate) fn outputs_mut(&mut self, position: usize) -> &mut [u8] {
         match self.output_ranges.get(position) {
             Some(r) => &mut self.outputs[r.clone()],
             None => &mut [],
@@ -718,14 +745,14 @@ impl Bus {
     }
 
     /// Steps the simulated devices' dynamics by `dt_ns` of virtual time (in-process link only).
-    pub fn advance_segment(&mut self, dt_ns: u64) {
+    pub(crate) fn advance_segment(&mut self, dt_ns: u64) {
         if let Driver::InProcess { segment, .. } = &self.driver {
             lock(segment).advance(dt_ns);
         }
     }
 
     /// The devices that are not in Op, as "device 2 'EL2004' (SAFEOP)" — for fault messages.
-    pub fn devices_not_in_op(&self) -> String {
+    pub(crate) fn devices_not_in_op(&self) -> String {
         let mut s = String::new();
         for (d, st) in self.devices.iter().zip(&self.states) {
             if *st != SubDeviceState::Op {
@@ -784,7 +811,7 @@ impl Bus {
 
     /// An SDO upload of a u32, off the real-time path (e.g. a sensor's calibration, once
     /// after bring-up).
-    pub fn sdo_read_u32(&mut self, position: usize, index: u16, sub: u8) -> Result<u32, BusError> {
+    pub(crate) fn sdo_read_u32(&mut self, position: usize, index: u16, sub: u8) -> Result<u32, BusError> {
         let Some(md) = self.maindevice.as_ref() else { return Err(BusError::Closed) };
         let name = self.devices.get(position).map(|d| format!("device {position} '{}'", d.name)).unwrap_or_else(|| format!("device {position}"));
         let until = Patience::Until(Instant::now() + self.config.bring_up_timeout);
@@ -892,7 +919,7 @@ fn state_bits_text(bits: u16) -> &'static str {
 
 /// An AL status code (0x0134, ETG.1000.6 Table 11) with its meaning: "0x001E (invalid input
 /// configuration)".
-pub fn al_status_code_text(code: u16) -> String {
+pub(crate) fn al_status_code_text(code: u16) -> String {
     use ethercrab::EtherCrabWireRead;
     match ethercrab::AlStatusCode::unpack_from_slice(&code.to_le_bytes()) {
         // ethercrab's text is "0x001e: Invalid Input Configuration".

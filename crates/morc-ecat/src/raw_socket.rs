@@ -10,6 +10,7 @@
 use crate::transport::{lock, SharedSegment, MAX_FRAME_LEN};
 use crate::virtual_bus::{shared_sim_segment, SimSegmentConfig};
 use crate::BusError;
+use morc_ecat_wire::frame::ETHERTYPE_ETHERCAT;
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -18,20 +19,19 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-pub const ETHERTYPE_ETHERCAT: u16 = 0x88A4;
 /// Linux `PACKET_OUTGOING` (sll_pkttype of frames this host sent).
 const PACKET_OUTGOING: u8 = 4;
 /// Linux `PACKET_IGNORE_OUTGOING` socket option (4.20+).
 const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
 
 /// A raw socket on one interface, EtherCAT frames only.
-pub struct RawSocket {
+pub(crate) struct RawSocket {
     fd: OwnedFd,
     ifindex: i32,
 }
 
 impl RawSocket {
-    pub fn open(interface: &str) -> io::Result<RawSocket> {
+    pub(crate) fn open(interface: &str) -> io::Result<RawSocket> {
         let name = CString::new(interface).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "interface name contains NUL"))?;
         // SAFETY: `name` is a NUL-terminated CString that outlives the call; if_nametoindex only reads it.
         let ifindex = unsafe { libc::if_nametoindex(name.as_ptr()) } as i32;
@@ -75,7 +75,7 @@ impl RawSocket {
     }
 
     /// Waits up to `timeout` for an incoming frame; `Ok(None)` on timeout.
-    pub fn receive(&self, buf: &mut [u8], timeout: Duration) -> io::Result<Option<usize>> {
+    pub(crate) fn receive(&self, buf: &mut [u8], timeout: Duration) -> io::Result<Option<usize>> {
         let deadline = Instant::now() + timeout;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -115,7 +115,7 @@ impl RawSocket {
         }
     }
 
-    pub fn send(&self, frame: &[u8]) -> io::Result<()> {
+    pub(crate) fn send(&self, frame: &[u8]) -> io::Result<()> {
         // SAFETY: sockaddr_ll is a plain C struct of integers and byte arrays: all-zero is a valid value.
         let mut addr: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
         addr.sll_family = libc::AF_PACKET as u16;
@@ -136,7 +136,7 @@ impl RawSocket {
 
 /// An OS error in words with its name, as "network is down (ENETDOWN)" (strerror's text
 /// alone does not say which errno to look up).
-pub fn os_error_text(errno: i32) -> String {
+pub(crate) fn os_error_text(errno: i32) -> String {
     let name = match errno {
         libc::ENETDOWN => "ENETDOWN",
         libc::ENODEV => "ENODEV",
@@ -168,8 +168,11 @@ pub fn os_error_text(errno: i32) -> String {
 /// Counts of a running server.
 #[derive(Debug, Default)]
 pub struct ServerCounters {
+    /// EtherCAT frames received on the interface.
     pub frames: AtomicU64,
+    /// Replies sent back.
     pub replies: AtomicU64,
+    /// Frames the segment refused as malformed (no reply: the master times out).
     pub malformed: AtomicU64,
 }
 
@@ -204,9 +207,11 @@ impl SegmentServer {
         Ok(SegmentServer { stop, thread: Some(thread), counters, segment })
     }
 
+    /// What the server has handled so far.
     pub fn counters(&self) -> &ServerCounters {
         &self.counters
     }
+    /// The segment being served.
     pub fn segment(&self) -> &SharedSegment {
         &self.segment
     }

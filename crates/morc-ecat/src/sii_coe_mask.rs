@@ -29,10 +29,6 @@ impl SiiCoeMask {
         Self { stations: stations.iter().map(|s| (*s, None)).collect() }
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.stations.is_empty()
-    }
-
     /// A frame going out: notes the SII word address a masked station is asked to read.
     pub fn outgoing(&mut self, frame: &[u8]) {
         if self.stations.is_empty() {

@@ -19,12 +19,14 @@ pub fn lock(segment: &SharedSegment) -> MutexGuard<'_, Segment> {
 }
 
 /// Largest frame handled: a standard Ethernet frame without FCS.
-pub const MAX_FRAME_LEN: usize = 1514;
+pub(crate) const MAX_FRAME_LEN: usize = 1514;
 
 /// Counts of what went through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TransportCounters {
+    /// Frames passed to the segment.
     pub frames_sent: u64,
+    /// Replies ethercrab accepted.
     pub frames_received: u64,
     /// Frames the segment refused as malformed (no reply: ethercrab times them out).
     pub frames_dropped: u64,
@@ -45,26 +47,29 @@ pub struct InProcessTransport<'sto> {
 }
 
 impl<'sto> InProcessTransport<'sto> {
+    /// A transport passing the frames of ethercrab's `tx`/`rx` through `segment`.
     pub fn new(tx: PduTx<'sto>, rx: PduRx<'sto>, segment: SharedSegment) -> Self {
         Self { tx, rx, segment, reply: Box::new([0; MAX_FRAME_LEN]), counters: TransportCounters::default(), sii_mask: SiiCoeMask::default() }
     }
 
     /// Hides CoE from the master for the devices `mask` names.
-    pub fn set_sii_mask(&mut self, mask: SiiCoeMask) {
+    pub(crate) fn set_sii_mask(&mut self, mask: SiiCoeMask) {
         self.sii_mask = mask;
     }
 
+    /// What went through so far.
     pub fn counters(&self) -> TransportCounters {
         self.counters
     }
 
+    /// The segment frames go through.
     pub fn segment(&self) -> &SharedSegment {
         &self.segment
     }
 
     /// Passes every frame ethercrab has queued through the segment and delivers the replies.
     /// Returns the number of frames exchanged.
-    pub fn pump(&mut self) -> usize {
+    pub(crate) fn pump(&mut self) -> usize {
         let mut exchanged = 0;
         while let Some(frame) = self.tx.next_sendable_frame() {
             let segment = &self.segment;

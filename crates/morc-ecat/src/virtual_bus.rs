@@ -26,19 +26,25 @@ pub const DEFAULT_DRIVES: usize = 6;
 /// What the simulated segment holds.
 #[derive(Debug, Clone)]
 pub struct SimSegmentConfig {
+    /// Number of simulated CiA 402 drives.
     pub drives: usize,
     /// Scaling of the simulated drives (the master's drive class uses the same).
     pub drive: DriveConfig,
-    /// Joint velocity and acceleration limits of the simulated plant (rad/s, rad/s²).
+    /// Joint velocity limit of the simulated plant (rad/s).
     pub max_velocity: f64,
+    /// Joint acceleration limit of the simulated plant (rad/s²).
     pub max_acceleration: f64,
+    /// Channels of the digital output terminal, 0 for none.
     pub digital_outputs: u32,
+    /// Channels of the digital input terminal, 0 for none.
     pub digital_inputs: u32,
     /// Channels of the analog input terminal (±10 V), 0 for none.
     pub analog_inputs: usize,
     /// Channels of the analog output terminal (±10 V), 0 for none.
     pub analog_outputs: usize,
+    /// A safety PLC interface on the segment.
     pub safety_plc: bool,
+    /// A 6-axis force/torque sensor on the segment.
     pub force_torque: bool,
 }
 

@@ -35,6 +35,7 @@ impl BusHandle {
     pub fn bias_force_sensors(&self) {
         self.shared.bias_requested.store(true, Ordering::Relaxed);
     }
+    /// The base holds a latched fault (cleared by a successful fault reset).
     pub fn faulted(&self) -> bool {
         self.shared.faulted.load(Ordering::Relaxed)
     }
@@ -42,6 +43,7 @@ impl BusHandle {
     pub fn faults(&self) -> u64 {
         self.shared.faults.load(Ordering::Relaxed)
     }
+    /// Bus cycles run since start.
     pub fn cycles(&self) -> u64 {
         self.shared.cycles.load(Ordering::Relaxed)
     }
@@ -63,15 +65,19 @@ impl BusHandle {
         Err(BusError::Sim(format!("the simulated segment has no {what}")))
     }
 
+    /// Runs `f` on the simulated safety PLC (e.g. to press its e-stop).
     pub fn sim_safety_plc<R>(&self, f: impl FnOnce(&mut SimSafetyPlc) -> R) -> Result<R, BusError> {
         self.with_sim_device("safety PLC", f)
     }
+    /// Runs `f` on the simulated force/torque sensor (e.g. to load it).
     pub fn sim_force_sensor<R>(&self, f: impl FnOnce(&mut SimForceSensor) -> R) -> Result<R, BusError> {
         self.with_sim_device("force/torque sensor", f)
     }
+    /// Runs `f` on the simulated analog input terminal (e.g. to set a channel's voltage).
     pub fn sim_analog_inputs<R>(&self, f: impl FnOnce(&mut SimAnalogInputs) -> R) -> Result<R, BusError> {
         self.with_sim_device("analog input terminal", f)
     }
+    /// Runs `f` on the simulated analog output terminal (e.g. to read what the master wrote).
     pub fn sim_analog_outputs<R>(&self, f: impl FnOnce(&mut SimAnalogOutputs) -> R) -> Result<R, BusError> {
         self.with_sim_device("analog output terminal", f)
     }

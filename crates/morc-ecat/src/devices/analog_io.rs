@@ -19,12 +19,15 @@ impl AnalogTerminal {
     fn new(name: DeviceName, channels: usize, range: AnalogRange) -> Self {
         Self { name, range, channels: channels.min(MAX_ANALOG_CHANNELS) }
     }
+    /// Where the terminal sits and what it is.
     pub fn name(&self) -> &DeviceName {
         &self.name
     }
+    /// Number of channels (at most 16).
     pub fn channels(&self) -> usize {
         self.channels
     }
+    /// The range, mapping counts to volts or milliamperes.
     pub fn range(&self) -> AnalogRange {
         self.range
     }
@@ -39,8 +42,10 @@ pub struct AnalogInputs {
 }
 
 impl AnalogInputs {
+    /// Process-data bytes per channel: status word (u16) and value (i16).
     pub const BYTES_PER_CHANNEL: usize = 4;
 
+    /// A terminal with `channels` inputs (at most 16) over `range`, reading 0 before the first cycle.
     pub fn new(name: DeviceName, channels: usize, range: AnalogRange) -> Self {
         Self { terminal: AnalogTerminal::new(name, channels, range), values: [0.0; MAX_ANALOG_CHANNELS], status: [0; MAX_ANALOG_CHANNELS] }
     }
@@ -57,6 +62,7 @@ impl AnalogInputs {
     pub fn values(&self) -> &[f64] {
         &self.values[..self.terminal.channels]
     }
+    /// Status word per channel (EL3xxx bits: under/over range, error), channel 1 first.
     pub fn status(&self) -> &[u16] {
         &self.status[..self.terminal.channels]
     }
@@ -71,8 +77,10 @@ pub struct AnalogOutputs {
 }
 
 impl AnalogOutputs {
+    /// Process-data bytes per channel: value (i16).
     pub const BYTES_PER_CHANNEL: usize = 2;
 
+    /// A terminal with `channels` outputs (at most 16) over `range`, at 0 clamped into the range (0 V, 4 mA) until commanded.
     pub fn new(name: DeviceName, channels: usize, range: AnalogRange) -> Self {
         let zero = range.to_raw(0.0_f64.clamp(range.low, range.high)).unwrap_or(0);
         Self { terminal: AnalogTerminal::new(name, channels, range), raw: [zero; MAX_ANALOG_CHANNELS] }
@@ -97,6 +105,7 @@ impl AnalogOutputs {
         }
     }
 
+    /// Encodes the channels' counts into this cycle's outputs.
     pub fn write_outputs(&self, outputs: &mut [u8]) {
         for c in 0..self.terminal.channels {
             pd::put(outputs, c * Self::BYTES_PER_CHANNEL, &self.raw[c].to_le_bytes());
@@ -120,7 +129,7 @@ impl std::ops::Deref for AnalogOutputs {
 
 /// Range and direction of Beckhoff analog terminals by terminal number (product code >> 16),
 /// for terminals the identity says enough about. `true`: inputs.
-pub fn beckhoff_analog(terminal: u32) -> Option<(bool, AnalogRange)> {
+pub(crate) fn beckhoff_analog(terminal: u32) -> Option<(bool, AnalogRange)> {
     match terminal {
         3001..=3004 | 3101..=3104 => Some((true, AnalogRange::VOLTS_PM10)),
         3061..=3064 | 3161..=3164 => Some((true, AnalogRange::VOLTS_0_10)),

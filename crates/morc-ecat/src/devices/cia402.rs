@@ -54,6 +54,7 @@ pub struct DriveConfig {
     pub offset: f64,
     /// Rated motor torque (N·m): the drive's torque objects are per mille of it.
     pub rated_torque: f64,
+    /// Cyclic synchronous mode (modes of operation, 0x6060).
     pub mode: DriveMode,
     /// How long each step of the enable sequence may take before the drive is reported as
     /// not switching on (s).
@@ -78,6 +79,7 @@ impl DriveConfig {
     fn counts_per_rad(&self) -> f64 {
         self.sign() * self.counts_per_rev * self.gear / TAU
     }
+    /// Encoder counts (0x6064) → joint position (rad).
     pub fn position_from_counts(&self, counts: i32) -> f64 {
         f64::from(counts) / self.counts_per_rad() + self.offset
     }
@@ -85,9 +87,11 @@ impl DriveConfig {
     pub fn counts_from_position(&self, q: f64) -> i32 {
         ((q - self.offset) * self.counts_per_rad()).round().clamp(f64::from(i32::MIN), f64::from(i32::MAX)) as i32
     }
+    /// Counts/s (0x606C) → joint velocity (rad/s).
     pub fn velocity_from_counts(&self, counts_per_s: i32) -> f64 {
         f64::from(counts_per_s) / self.counts_per_rad()
     }
+    /// Joint velocity (rad/s) → counts/s (0x60FF); saturates at the i32 range.
     pub fn counts_from_velocity(&self, qd: f64) -> i32 {
         (qd * self.counts_per_rad()).round().clamp(f64::from(i32::MIN), f64::from(i32::MAX)) as i32
     }
@@ -95,9 +99,11 @@ impl DriveConfig {
     pub fn torque_from_per_mille(&self, t: i16) -> f64 {
         self.sign() * f64::from(t) * 1e-3 * self.rated_torque * self.gear
     }
+    /// Joint torque (N·m) → per mille of rated motor torque (0x6071, 0x60B2); saturates at the i16 range.
     pub fn per_mille_from_torque(&self, tau: f64) -> i16 {
         (tau * self.sign() / (self.rated_torque * self.gear) * 1e3).round().clamp(-32768.0, 32767.0) as i16
     }
+    /// Refuses a counts_per_rev, gear or rated_torque that is not finite and positive, a non-finite offset, a non-positive switch-on timeout.
     pub fn check(&self) -> Result<(), String> {
         let positive = |x: f64| x.is_finite() && x > 0.0;
         if !positive(self.counts_per_rev) || !positive(self.gear) || !positive(self.rated_torque) || !self.offset.is_finite() {
@@ -113,13 +119,21 @@ impl DriveConfig {
 /// CiA 402 power drive system states, as decoded from the statusword (CiA 402-2 Table 30).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PowerState {
+    /// Statusword x0xx 0000: initialising, the power stage cannot be switched on yet.
     NotReadyToSwitchOn,
+    /// Statusword x1xx 0000: power stage off; shutdown (controlword 0x06) leads on.
     SwitchOnDisabled,
+    /// Statusword x01x 0001: ready; switch on (0x07) powers the stage.
     ReadyToSwitchOn,
+    /// Statusword x01x 0011: power stage on, no torque; enable operation (0x0F) leads on.
     SwitchedOn,
+    /// Statusword x01x 0111: following the commanded target.
     OperationEnabled,
+    /// Statusword x00x 0111: decelerating on a quick stop request.
     QuickStopActive,
+    /// Statusword x0xx 1111: a fault occurred; the drive is stopping.
     FaultReactionActive,
+    /// Statusword x0xx 1000: stopped after a fault; fault reset (controlword bit 7 rising) leads to Switch On Disabled.
     Fault,
     /// A bit pattern the profile does not define.
     Unknown,
@@ -142,6 +156,7 @@ impl PowerState {
         }
     }
 
+    /// The state a statusword (0x6041) reports.
     pub fn from_statusword(sw: u16) -> Self {
         use PowerState::*;
         [NotReadyToSwitchOn, SwitchOnDisabled, ReadyToSwitchOn, SwitchedOn, OperationEnabled, QuickStopActive, FaultReactionActive, Fault]
@@ -153,6 +168,7 @@ impl PowerState {
             .unwrap_or(Unknown)
     }
 
+    /// The state's name as CiA 402 writes it, for messages ("Switch on disabled").
     pub fn label(self) -> &'static str {
         use PowerState::*;
         match self {
@@ -170,7 +186,7 @@ impl PowerState {
 }
 
 /// Statusword bit names (CiA 402-2 Table 29).
-pub fn statusword_bit_name(bit: u32) -> &'static str {
+pub(crate) fn statusword_bit_name(bit: u32) -> &'static str {
     match bit {
         0 => "ready to switch on",
         1 => "switched on",
@@ -190,7 +206,7 @@ pub fn statusword_bit_name(bit: u32) -> &'static str {
 }
 
 /// Why a drive fault happened, for common CiA 402 / CiA 301 error codes (0x603F).
-pub fn error_code_text(code: u16) -> &'static str {
+pub(crate) fn error_code_text(code: u16) -> &'static str {
     match code {
         0 => "no error code given",
         0x2200..=0x23FF => "overcurrent",
@@ -211,7 +227,7 @@ pub fn error_code_text(code: u16) -> &'static str {
 }
 
 /// Controlword commands (CiA 402-2 Table 28).
-pub mod controlword {
+mod controlword {
     pub const DISABLE_VOLTAGE: u16 = 0x0000;
     pub const QUICK_STOP: u16 = 0x0002;
     pub const SHUTDOWN: u16 = 0x0006;
@@ -221,7 +237,7 @@ pub mod controlword {
 }
 
 /// Byte offsets of the process data this class maps (see [`Cia402Drive::setup`]).
-pub mod layout {
+mod layout {
     /// RxPDO 0x1600: controlword, target position, target velocity, target torque, mode,
     /// torque offset (the feed-forward torque, added to the drive's own control).
     pub const CONTROLWORD: usize = 0;
@@ -236,6 +252,8 @@ pub mod layout {
     pub const POSITION: usize = 2;
     pub const VELOCITY: usize = 6;
     pub const TORQUE: usize = 10;
+    // Mapped (0x6061) so that the layout is the mapping whole, but not read.
+    #[allow(dead_code)]
     pub const MODE_DISPLAY: usize = 12;
     pub const ERROR_CODE: usize = 13;
     pub const INPUT_BYTES: usize = 15;
@@ -247,8 +265,8 @@ const fn mapping(index: u16, sub: u8, bits: u8) -> u32 {
 
 /// The mapping [`Cia402Drive::setup`] asks for, as PDO mapping entries (index << 16 |
 /// sub-index << 8 | bits): RxPDO 0x1600, TxPDO 0x1A00.
-pub const RX_MAPPING: [u32; 6] = [mapping(0x6040, 0, 16), mapping(0x607A, 0, 32), mapping(0x60FF, 0, 32), mapping(0x6071, 0, 16), mapping(0x6060, 0, 8), mapping(0x60B2, 0, 16)];
-pub const TX_MAPPING: [u32; 6] = [mapping(0x6041, 0, 16), mapping(0x6064, 0, 32), mapping(0x606C, 0, 32), mapping(0x6077, 0, 16), mapping(0x6061, 0, 8), mapping(0x603F, 0, 16)];
+pub(crate) const RX_MAPPING: [u32; 6] = [mapping(0x6040, 0, 16), mapping(0x607A, 0, 32), mapping(0x60FF, 0, 32), mapping(0x6071, 0, 16), mapping(0x6060, 0, 8), mapping(0x60B2, 0, 16)];
+pub(crate) const TX_MAPPING: [u32; 6] = [mapping(0x6041, 0, 16), mapping(0x6064, 0, 32), mapping(0x606C, 0, 32), mapping(0x6077, 0, 16), mapping(0x6061, 0, 8), mapping(0x603F, 0, 16)];
 
 /// What the master wants of the drive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -287,6 +305,7 @@ pub struct Cia402Drive {
 }
 
 impl Cia402Drive {
+    /// A drive scaled and run by `config`, cycled every `period` seconds; it wants to be enabled.
     pub fn new(name: DeviceName, config: DriveConfig, period: f64) -> Self {
         Self {
             name,
@@ -310,9 +329,11 @@ impl Cia402Drive {
         }
     }
 
+    /// Where the drive sits and what it is.
     pub fn name(&self) -> &DeviceName {
         &self.name
     }
+    /// Its scaling and mode.
     pub fn config(&self) -> &DriveConfig {
         &self.config
     }
@@ -367,15 +388,19 @@ impl Cia402Drive {
         }
     }
 
+    /// Statusword (0x6041) as last received.
     pub fn statusword(&self) -> u16 {
         self.statusword
     }
+    /// Power drive state, from the statusword.
     pub fn state(&self) -> PowerState {
         PowerState::from_statusword(self.statusword)
     }
+    /// In Operation Enabled: following commands.
     pub fn enabled(&self) -> bool {
         self.state() == PowerState::OperationEnabled
     }
+    /// Error code (0x603F) as last received; 0 for none.
     pub fn error_code(&self) -> u16 {
         self.error_code
     }
@@ -391,9 +416,11 @@ impl Cia402Drive {
     pub fn torque(&self) -> f64 {
         self.config.torque_from_per_mille(self.torque_per_mille)
     }
+    /// Position actual value (0x6064), counts.
     pub fn position_counts(&self) -> i32 {
         self.position_counts
     }
+    /// Target position (0x607A) sent this cycle, counts.
     pub fn target_counts(&self) -> i32 {
         self.target_position
     }

@@ -14,15 +14,19 @@ pub struct DigitalOutputs {
 }
 
 impl DigitalOutputs {
+    /// A terminal with `channels` outputs (at most 64), all off.
     pub fn new(name: DeviceName, channels: u32) -> Self {
         Self { name, channels: channels.min(64), value: 0 }
     }
+    /// Where the terminal sits and what it is.
     pub fn name(&self) -> &DeviceName {
         &self.name
     }
+    /// Number of output channels.
     pub fn channels(&self) -> u32 {
         self.channels
     }
+    /// The commanded bits, channel 1 in bit 0.
     pub fn value(&self) -> u64 {
         self.value
     }
@@ -45,6 +49,7 @@ impl DigitalOutputs {
         Ok(())
     }
 
+    /// Encodes the bits into this cycle's outputs (up to 8 bytes).
     pub fn write_outputs(&self, outputs: &mut [u8]) {
         for (i, b) in outputs.iter_mut().enumerate().take(8) {
             *b = (self.value >> (8 * i)) as u8;
@@ -61,19 +66,24 @@ pub struct DigitalInputs {
 }
 
 impl DigitalInputs {
+    /// A terminal with `channels` inputs (at most 64), reading 0 before the first cycle.
     pub fn new(name: DeviceName, channels: u32) -> Self {
         Self { name, channels: channels.min(64), value: 0 }
     }
+    /// Where the terminal sits and what it is.
     pub fn name(&self) -> &DeviceName {
         &self.name
     }
+    /// Number of input channels.
     pub fn channels(&self) -> u32 {
         self.channels
     }
+    /// Decodes this cycle's inputs; bits beyond the channels are dropped.
     pub fn read_inputs(&mut self, inputs: &[u8]) {
         let mask = if self.channels >= 64 { u64::MAX } else { (1u64 << self.channels) - 1 };
         self.value = pd::bits_of(inputs) & mask;
     }
+    /// The input bits as last received, channel 1 in bit 0.
     pub fn value(&self) -> u64 {
         self.value
     }

@@ -17,11 +17,14 @@ const BIAS_CYCLES: u32 = 3;
 /// Counts per unit.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FtScaling {
+    /// Force scaling (counts per N).
     pub counts_per_newton: f64,
+    /// Torque scaling (counts per N·m).
     pub counts_per_newton_metre: f64,
 }
 
 impl FtScaling {
+    /// Refuses scaling that is not finite and positive.
     pub fn check(&self) -> Result<(), String> {
         if self.counts_per_newton.is_finite() && self.counts_per_newton > 0.0 && self.counts_per_newton_metre.is_finite() && self.counts_per_newton_metre > 0.0 {
             Ok(())
@@ -43,15 +46,19 @@ pub struct ForceTorqueSensor {
 }
 
 impl ForceTorqueSensor {
+    /// A sensor with this scaling, reading zero load before the first cycle.
     pub fn new(name: DeviceName, scaling: FtScaling) -> Self {
         Self { name, scaling, wrench: [0.0; 6], status: 0, samples: 0, bias_cycles: 0 }
     }
+    /// Where the sensor sits and what it is.
     pub fn name(&self) -> &DeviceName {
         &self.name
     }
+    /// Its counts per N and per N·m.
     pub fn scaling(&self) -> FtScaling {
         self.scaling
     }
+    /// The mapped sizes must hold the sensor's inputs (Fx..Tz, status, sample counter) and control word.
     pub fn check_process_data(&self, input_bytes: usize, output_bytes: usize) -> Result<(), String> {
         if input_bytes < INPUT_BYTES || output_bytes < OUTPUT_BYTES {
             return Err(format!(
@@ -61,6 +68,7 @@ impl ForceTorqueSensor {
         }
         Ok(())
     }
+    /// Decodes this cycle's inputs: the wrench in N and N·m, status word, sample counter.
     pub fn read_inputs(&mut self, inputs: &[u8]) {
         for (i, w) in self.wrench.iter_mut().enumerate() {
             let counts = f64::from(pd::i32_at(inputs, 4 * i));
@@ -73,9 +81,11 @@ impl ForceTorqueSensor {
     pub fn wrench(&self) -> &[f64; 6] {
         &self.wrench
     }
+    /// Status word as last received ([`status`] bits).
     pub fn status(&self) -> u32 {
         self.status
     }
+    /// Sample counter as last received (the sensor increments it per measurement).
     pub fn samples(&self) -> u32 {
         self.samples
     }
@@ -83,6 +93,7 @@ impl ForceTorqueSensor {
     pub fn bias(&mut self) {
         self.bias_cycles = BIAS_CYCLES;
     }
+    /// Encodes the control word into this cycle's outputs (the bias bit while a bias is pending).
     pub fn write_outputs(&mut self, outputs: &mut [u8]) {
         let mut word = 0u32;
         if self.bias_cycles > 0 {

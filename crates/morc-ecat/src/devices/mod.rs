@@ -22,6 +22,7 @@ pub use safety_plc::SafetyPlc;
 pub struct DeviceName {
     /// Position on the line, 0 = first after the master.
     pub position: usize,
+    /// Device name from its EEPROM (SII), e.g. "EL2008".
     pub name: String,
 }
 
@@ -34,57 +35,80 @@ impl std::fmt::Display for DeviceName {
 /// A value for an SDO download.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SdoValue {
+    /// UNSIGNED8.
     U8(u8),
+    /// INTEGER8 (e.g. modes of operation, 0x6060).
     I8(i8),
+    /// UNSIGNED16.
     U16(u16),
+    /// UNSIGNED32 (e.g. a PDO mapping entry).
     U32(u32),
 }
 
 /// One SDO download done in PreOp (PDO mapping, mode of operation…).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SdoWrite {
+    /// Object index (e.g. 0x1600).
     pub index: u16,
+    /// Subindex.
     pub sub: u8,
+    /// The value downloaded; its width is the object's.
     pub value: SdoValue,
 }
 
 impl SdoWrite {
+    /// A download of `value` to object `index`:`sub`.
     pub const fn new(index: u16, sub: u8, value: SdoValue) -> Self {
         Self { index, sub, value }
     }
 }
 
-/// Which class drives a device; chosen by [`classify`] or set in the bus configuration.
+/// Which class drives a device; chosen by the bus base from the device's identity, CoE device type and process-data shape, or set in the bus configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DeviceClassChoice {
     /// A CiA 402 servo drive.
     Drive(DriveConfig),
     /// Digital outputs; `channels` bits from bit 0.
-    DigitalOutputs { channels: u32 },
+    DigitalOutputs {
+        /// Number of output channels.
+        channels: u32,
+    },
     /// Digital inputs; `channels` bits from bit 0.
-    DigitalInputs { channels: u32 },
+    DigitalInputs {
+        /// Number of input channels.
+        channels: u32,
+    },
     /// Analog inputs (status word + value per channel; channels from the process-data size).
-    AnalogInputs { range: AnalogRange },
+    AnalogInputs {
+        /// Measuring range (e.g. ±10 V, 4…20 mA).
+        range: AnalogRange,
+    },
     /// Analog outputs (a value per channel; channels from the process-data size).
-    AnalogOutputs { range: AnalogRange },
+    AnalogOutputs {
+        /// Output range (e.g. ±10 V, 4…20 mA).
+        range: AnalogRange,
+    },
     /// The safety PLC interface ([`safety_plc`]).
     SafetyPlc,
     /// A 6-axis force/torque sensor; `None`: scaling from its calibration objects (CoE).
-    ForceTorque { scaling: Option<FtScaling> },
+    ForceTorque {
+        /// Counts per N and per N·m, for a sensor without calibration objects.
+        scaling: Option<FtScaling>,
+    },
     /// No process data the robot uses (a coupler), or a device morc has no class for yet: it
     /// still takes part in the cycle (its working counter is checked).
     Passive,
 }
 
 /// CiA 301 device type (0x1000) of a CiA 402 drive: profile number 402 in the low word.
-pub fn is_cia402_device_type(device_type: u32) -> bool {
+pub(crate) fn is_cia402_device_type(device_type: u32) -> bool {
     device_type & 0xFFFF == 402
 }
 
 /// Chooses a class from what the master learned: the CoE device type (if the device has CoE)
 /// and the process-data sizes in bytes once mapped. Drives are recognised in PreOp by their
 /// device type; I/O terminals by having only outputs or only inputs.
-pub fn classify(device_type: Option<u32>, input_bytes: usize, output_bytes: usize, drive: &DriveConfig) -> DeviceClassChoice {
+pub(crate) fn classify(device_type: Option<u32>, input_bytes: usize, output_bytes: usize, drive: &DriveConfig) -> DeviceClassChoice {
     if device_type.is_some_and(is_cia402_device_type) {
         return DeviceClassChoice::Drive(drive.clone());
     }
@@ -101,19 +125,23 @@ pub fn classify(device_type: Option<u32>, input_bytes: usize, output_bytes: usiz
 pub mod identity {
     /// morc's vendor id for simulated devices.
     pub const MORC_VENDOR_ID: u32 = 0x0000_0DEF;
+    /// A bus coupler (EK1100-like), no process data.
     pub const COUPLER: u32 = 0x0000_1100;
+    /// A CiA 402 servo drive.
     pub const DRIVE: u32 = 0x0000_0402;
     /// 4 analog inputs, ±10 V.
     pub const ANALOG_IN: u32 = 0x0000_3104;
     /// 4 analog outputs, ±10 V.
     pub const ANALOG_OUT: u32 = 0x0000_4134;
+    /// A safety PLC interface ([`super::safety_plc`]).
     pub const SAFETY_PLC: u32 = 0x0000_5AFE;
+    /// A 6-axis force/torque sensor.
     pub const FORCE_TORQUE: u32 = 0x0000_0F76;
 }
 
 /// The class an identity says, for devices whose process data alone does not (analog
 /// terminals, a safety PLC, an F/T sensor).
-pub fn classify_identity(vendor_id: u32, product_code: u32) -> Option<DeviceClassChoice> {
+pub(crate) fn classify_identity(vendor_id: u32, product_code: u32) -> Option<DeviceClassChoice> {
     use identity::*;
     match (vendor_id, product_code) {
         (MORC_VENDOR_ID, ANALOG_IN) => Some(DeviceClassChoice::AnalogInputs { range: AnalogRange::VOLTS_PM10 }),
@@ -128,7 +156,7 @@ pub fn classify_identity(vendor_id: u32, product_code: u32) -> Option<DeviceClas
 
 /// Channel counts of terminals whose process image is wider than their channels (ethercrab
 /// maps whole bytes), so that commands to missing channels are refused with a clear message.
-pub fn known_channels(vendor_id: u32, product_code: u32) -> Option<u32> {
+pub(crate) fn known_channels(vendor_id: u32, product_code: u32) -> Option<u32> {
     // Beckhoff: product code = terminal number << 16 | 0x3052 ("EL") etc.
     if vendor_id != 2 {
         return None;

@@ -14,7 +14,7 @@ use super::DeviceName;
 pub use morc_ecat_wire::profiles::safety_plc::{control, reason, status, INPUT_BYTES, OUTPUT_BYTES};
 
 /// The reason in words, and what the user does about it.
-pub fn reason_text(code: u16) -> (&'static str, &'static str) {
+pub(crate) fn reason_text(code: u16) -> (&'static str, &'static str) {
     match code {
         reason::NONE => ("no reason given", "check the PLC"),
         reason::ESTOP => ("e-stop pressed", "release the e-stop, then reset faults"),
@@ -42,12 +42,15 @@ pub struct SafetyPlc {
 }
 
 impl SafetyPlc {
+    /// A safety PLC interface; motion is not permitted until its first inputs arrive.
     pub fn new(name: DeviceName) -> Self {
         Self { name, status: 0, reason: 0, heartbeat: false, acknowledge_cycles: 0, received: false }
     }
+    /// Where the PLC sits and what it is.
     pub fn name(&self) -> &DeviceName {
         &self.name
     }
+    /// The mapped sizes must hold the interface's inputs (status, reason) and control word.
     pub fn check_process_data(&self, input_bytes: usize, output_bytes: usize) -> Result<(), String> {
         if input_bytes < INPUT_BYTES || output_bytes < OUTPUT_BYTES {
             return Err(format!(
@@ -57,20 +60,25 @@ impl SafetyPlc {
         }
         Ok(())
     }
+    /// Decodes this cycle's inputs: status word and inhibit reason.
     pub fn read_inputs(&mut self, inputs: &[u8]) {
         self.status = pd::u16_at(inputs, 0);
         self.reason = pd::u16_at(inputs, 2);
         self.received = true;
     }
+    /// Status word as last received ([`status`] bits).
     pub fn status(&self) -> u16 {
         self.status
     }
+    /// Inhibit reason code as last received ([`reason`]; [`inhibit_message`](Self::inhibit_message) says it in words).
     pub fn reason(&self) -> u16 {
         self.reason
     }
+    /// The PLC permits motion (and inputs have arrived at least once).
     pub fn motion_permitted(&self) -> bool {
         self.received && self.status & status::MOTION_PERMITTED != 0
     }
+    /// The PLC reports the e-stop pressed.
     pub fn estop_pressed(&self) -> bool {
         self.status & status::ESTOP_PRESSED != 0
     }
