@@ -16,6 +16,7 @@ use super::FmiError;
 pub struct Limits {
     /// Total uncompressed bytes.
     pub max_total_bytes: u64,
+    /// Number of entries.
     pub max_entries: usize,
     /// Uncompressed/compressed size of any entry larger than 1 MiB.
     pub max_ratio: u64,

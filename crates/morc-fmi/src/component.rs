@@ -24,9 +24,11 @@ use morc_kernel::{Value, ValueType};
 
 /// An FMU file, extracted and described: shared by all its instances.
 pub struct Fmu {
+    /// The FMU file as given.
     pub path: PathBuf,
     /// The extraction folder in the cache.
     pub folder: PathBuf,
+    /// The parsed modelDescription.xml.
     pub description: ModelDescription,
     /// How messages name it: the file name.
     pub label: String,
@@ -91,6 +93,7 @@ struct Running {
     failed: bool,
 }
 
+/// An FMU instance as a morc component: its variables as ports and parameters, stepped by co-simulation or by a solver over model exchange.
 pub struct FmuComponent {
     fmu: Arc<Fmu>,
     info: ComponentInfo,
@@ -121,6 +124,7 @@ pub fn start_value(v: &Variable, ty: ValueType) -> Value {
 }
 
 impl FmuComponent {
+    /// A component of `fmu`, not yet instantiated (that happens at initialisation).
     pub fn new(fmu: Arc<Fmu>) -> Self {
         let md = &fmu.description;
         let mut info = ComponentInfo::new(&md.model_name, &md.description);
@@ -160,6 +164,7 @@ impl FmuComponent {
         FmuComponent { fmu, info, param_variables, user_set, input_variables, output_variables, running: None, period: 0.0 }
     }
 
+    /// The FMU it instantiates.
     pub fn fmu(&self) -> &Fmu {
         &self.fmu
     }

@@ -5,9 +5,12 @@ use roxmltree::{Document, Node};
 
 use super::FmiError;
 
+/// The FMI version of a model description (its fmiVersion attribute).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FmiVersion {
+    /// FMI 2.0.
     V2,
+    /// FMI 3.0.
     V3,
 }
 
@@ -15,53 +18,84 @@ pub enum FmiVersion {
 /// FMI 3's Enumeration is Int64.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VarType {
+    /// 64-bit float (FMI 2 Real).
     Float64,
+    /// 32-bit float (FMI 3).
     Float32,
+    /// 8-bit signed integer (FMI 3).
     Int8,
+    /// 8-bit unsigned integer (FMI 3).
     UInt8,
+    /// 16-bit signed integer (FMI 3).
     Int16,
+    /// 16-bit unsigned integer (FMI 3).
     UInt16,
+    /// 32-bit signed integer (FMI 2 Integer and Enumeration).
     Int32,
+    /// 32-bit unsigned integer (FMI 3).
     UInt32,
+    /// 64-bit signed integer (FMI 3, and FMI 3 Enumeration).
     Int64,
+    /// 64-bit unsigned integer (FMI 3).
     UInt64,
+    /// Boolean (fmi2Boolean is a C int, fmi3Boolean a C bool).
     Boolean,
+    /// String.
     String,
     /// Binary, Clock: not offered as ports or parameters.
     Other,
 }
 
 impl VarType {
+    /// Float64 or Float32.
     pub fn is_float(self) -> bool {
         matches!(self, VarType::Float64 | VarType::Float32)
     }
+    /// One of the eight integer types.
     pub fn is_integer(self) -> bool {
         matches!(self, VarType::Int8 | VarType::UInt8 | VarType::Int16 | VarType::UInt16 | VarType::Int32 | VarType::UInt32 | VarType::Int64 | VarType::UInt64)
     }
 }
 
+/// A variable's causality (FMI 2.0 §2.2.7, FMI 3.0 §2.4.7.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Causality {
+    /// Set by the importer before initialisation.
     Parameter,
+    /// Computed by the FMU from parameters during initialisation.
     CalculatedParameter,
+    /// Set by the importer at each communication point.
     Input,
+    /// Computed by the FMU, for the importer to read.
     Output,
+    /// Internal to the FMU, readable for inspection (also the default, and any causality not listed here).
     Local,
+    /// The independent variable, usually time.
     Independent,
+    /// FMI 3: a parameter that changes the FMU's structure (array sizes).
     StructuralParameter,
 }
 
+/// One model variable: FMI 2 ScalarVariable, FMI 3 Float64 etc. (possibly an array).
 #[derive(Clone, Debug)]
 pub struct Variable {
+    /// Variable name, unique in the FMU.
     pub name: String,
+    /// valueReference: the handle the FMU's getters and setters take.
     pub value_reference: u32,
+    /// Its type.
     pub ty: VarType,
+    /// Its causality.
     pub causality: Causality,
+    /// The variability attribute as written ("continuous" when absent).
     pub variability: String,
+    /// The initial attribute as written ("exact", "approx", "calculated"), if any.
     pub initial: Option<String>,
     /// The start attribute as written (space-separated for FMI 3 arrays).
     pub start: Option<String>,
+    /// Unit name (from the type definition or the variable); empty when none.
     pub unit: String,
+    /// The description attribute; empty when none.
     pub description: String,
     /// FMI 3 array dimensions (empty: scalar).
     pub dimensions: Vec<usize>,
@@ -74,44 +108,62 @@ impl Variable {
     pub fn len(&self) -> usize {
         self.dimensions.iter().product::<usize>().max(1)
     }
+    /// Never: a variable has at least one element.
     pub fn is_empty(&self) -> bool {
         false
     }
 }
 
+/// The DefaultExperiment element: the exporter's suggested run (times in s).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DefaultExperiment {
+    /// startTime (s).
     pub start_time: Option<f64>,
+    /// stopTime (s).
     pub stop_time: Option<f64>,
+    /// Relative tolerance for the solver.
     pub tolerance: Option<f64>,
+    /// Communication step size (s).
     pub step_size: Option<f64>,
 }
 
+/// The parts of modelDescription.xml that morc uses.
 #[derive(Clone, Debug)]
 pub struct ModelDescription {
+    /// FMI 2.0 or 3.0, from fmiVersion.
     pub version: FmiVersion,
+    /// The fmiVersion attribute as written.
     pub fmi_version: String,
+    /// modelName.
     pub model_name: String,
+    /// The model's description attribute; empty when none.
     pub description: String,
     /// FMI 2 guid or FMI 3 instantiationToken.
     pub token: String,
+    /// generationTool; empty when none.
     pub generation_tool: String,
     /// modelIdentifier for co-simulation, when supported.
     pub co_simulation: Option<String>,
     /// modelIdentifier for model exchange, when supported.
     pub model_exchange: Option<String>,
+    /// Co-simulation: canHandleVariableCommunicationStepSize.
     pub can_handle_variable_step: bool,
+    /// The numberOfEventIndicators attribute (0 when absent).
     pub number_of_event_indicators: usize,
+    /// The suggested run.
     pub default_experiment: DefaultExperiment,
+    /// Every model variable, in document order.
     pub variables: Vec<Variable>,
     /// Model exchange: (state, derivative) value references, in the FMU's state order.
     pub states: Vec<(u32, u32)>,
 }
 
 impl ModelDescription {
+    /// The variable named `name`.
     pub fn variable(&self, name: &str) -> Option<&Variable> {
         self.variables.iter().find(|v| v.name == name)
     }
+    /// The variable of type `ty` with value reference `vr`.
     pub fn by_reference(&self, vr: u32, ty: VarType) -> Option<&Variable> {
         self.variables.iter().find(|v| v.value_reference == vr && v.ty == ty)
     }

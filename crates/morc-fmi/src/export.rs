@@ -52,10 +52,13 @@ pub const SAMPLE_PERIOD: &str = "sample_period";
 /// What an exported variable stands for in the block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
+    /// Input port k of the block.
     Input(usize),
+    /// Output port k of the block.
     Output(usize),
     /// Index into [`ComponentInfo::params`](morc_kernel::ComponentInfo).
     Parameter(usize),
+    /// The sample period parameter (s).
     SamplePeriod,
     /// FMI 3's explicit independent variable.
     Time,
@@ -67,12 +70,19 @@ pub enum Role {
 /// index: unique across types, so one table serves every getter and setter.
 #[derive(Clone, Debug)]
 pub struct ExportVariable {
+    /// Variable name (the block's port or parameter name).
     pub name: String,
+    /// valueReference: the index into the exported variable table.
     pub value_reference: u32,
+    /// morc value type.
     pub ty: ValueType,
+    /// What it stands for in the block.
     pub role: Role,
+    /// Start value written to the model description; None for outputs calculated by the block.
     pub start: Option<Value>,
+    /// Unit; empty when none.
     pub unit: String,
+    /// One-line description from the port or parameter.
     pub description: String,
     /// A derivative: the value reference of its state.
     pub derivative_of: Option<u32>,

@@ -11,13 +11,14 @@ use super::log::{self, Status};
 use super::values::{read_c_strings, with_c_strings, Data, Group};
 use super::FmiError;
 
-pub const MODEL_EXCHANGE: c_int = 0;
-pub const CO_SIMULATION: c_int = 1;
+pub(crate) const MODEL_EXCHANGE: c_int = 0;
+pub(crate) const CO_SIMULATION: c_int = 1;
 
 type Component = Handle;
 /// The logger as the FMU calls it: variadic, printf-style.
 type Logger = unsafe extern "C" fn(*mut c_void, *const c_char, Status, *const c_char, *const c_char, ...);
 
+/// fmi2CallbackFunctions (FMI 2.0 §2.1.5): the logger and environment morc passes to an FMU.
 #[repr(C)]
 pub struct CallbackFunctions {
     logger: Option<Logger>,
@@ -27,14 +28,21 @@ pub struct CallbackFunctions {
     component_environment: *mut c_void,
 }
 
+/// fmi2EventInfo (FMI 2.0 §3.2.2), filled by fmi2NewDiscreteStates.
 #[repr(C)]
 #[derive(Default)]
 pub struct EventInfo {
+    /// fmi2True when another event iteration is needed.
     pub new_discrete_states_needed: c_int,
+    /// fmi2True when the FMU asks to end the simulation.
     pub terminate_simulation: c_int,
+    /// fmi2True when the nominal values of the states changed.
     pub nominals_of_continuous_states_changed: c_int,
+    /// fmi2True when the values of the continuous states changed.
     pub values_of_continuous_states_changed: c_int,
+    /// fmi2True when next_event_time holds a time event.
     pub next_event_time_defined: c_int,
+    /// Time of the next time event (s), when defined.
     pub next_event_time: f64,
 }
 

@@ -7,7 +7,10 @@ macro_rules! functions {
     ($(#[$doc:meta])* $name:ident, $( $field:ident : $sym:literal = fn($($arg:ty),*) -> $ret:ty ;)*) => {
         $(#[$doc])*
         pub struct $name {
-            $( pub $field: Option<unsafe extern "C" fn($($arg),*) -> $ret>, )*
+            $(
+                /// The C function named in the declaration; None when the library does not export it.
+                pub $field: Option<unsafe extern "C" fn($($arg),*) -> $ret>,
+            )*
             /// Keeps the functions above valid.
             _library: libloading::Library,
         }

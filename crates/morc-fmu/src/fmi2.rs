@@ -34,16 +34,20 @@ pub struct EventInfo {
 const MODEL_EXCHANGE: c_int = 0;
 const CO_SIMULATION: c_int = 1;
 
+/// fmi2GetTypesPlatform: the types platform of the headers this library was built against, "default" (FMI 2.0 §2.1.4).
 #[no_mangle]
 pub extern "C" fn fmi2GetTypesPlatform() -> *const c_char {
     c"default".as_ptr()
 }
 
+/// fmi2GetVersion: "2.0" (FMI 2.0 §2.1.4).
 #[no_mangle]
 pub extern "C" fn fmi2GetVersion() -> *const c_char {
     c"2.0".as_ptr()
 }
 
+/// fmi2Instantiate: a new instance of the model whose guid is given, for co-simulation or model exchange (FMI 2.0 §2.1.5).
+///
 /// # Safety
 /// `instance_name`, `guid` and `_resource_location` are null or NUL-terminated strings; `functions` is
 /// null or points to a valid fmi2CallbackFunctions whose logger and environment stay valid for the
@@ -84,6 +88,8 @@ pub unsafe extern "C" fn fmi2Instantiate(
     })
 }
 
+/// fmi2FreeInstance: frees an instance and everything it holds (FMI 2.0 §2.1.5).
+///
 /// # Safety
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; it is not used after this call.
 #[no_mangle]
@@ -91,6 +97,8 @@ pub unsafe extern "C" fn fmi2FreeInstance(c: Instance) {
     free(c)
 }
 
+/// fmi2SetDebugLogging: switches debug messages to the logger on or off (FMI 2.0 §2.1.5).
+///
 /// # Safety
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
@@ -99,6 +107,8 @@ pub unsafe extern "C" fn fmi2SetDebugLogging(c: Instance, logging_on: c_int, _n:
     set_debug_logging(c, "fmi2SetDebugLogging", logging_on != 0)
 }
 
+/// fmi2SetupExperiment: start time, stop time and tolerance before initialisation (FMI 2.0 §2.1.6).
+///
 /// # Safety
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
@@ -115,6 +125,8 @@ pub unsafe extern "C" fn fmi2SetupExperiment(c: Instance, _tolerance_defined: c_
     })
 }
 
+/// fmi2EnterInitializationMode (FMI 2.0 §2.1.6).
+///
 /// # Safety
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
@@ -123,6 +135,8 @@ pub unsafe extern "C" fn fmi2EnterInitializationMode(c: Instance) -> Status {
     with_model(c, "fmi2EnterInitializationMode", |m| m.enter_initialization("fmi2EnterInitializationMode", 0.0))
 }
 
+/// fmi2ExitInitializationMode: ends initialisation (FMI 2.0 §2.1.6).
+///
 /// # Safety
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
@@ -131,6 +145,8 @@ pub unsafe extern "C" fn fmi2ExitInitializationMode(c: Instance) -> Status {
     with_model(c, "fmi2ExitInitializationMode", |m| m.exit_initialization("fmi2ExitInitializationMode"))
 }
 
+/// fmi2Terminate: ends the simulation run (FMI 2.0 §2.1.6).
+///
 /// # Safety
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
@@ -139,6 +155,8 @@ pub unsafe extern "C" fn fmi2Terminate(c: Instance) -> Status {
     with_model(c, "fmi2Terminate", |m| m.terminate("fmi2Terminate"))
 }
 
+/// fmi2Reset: back to the state after instantiation (FMI 2.0 §2.1.6).
+///
 /// # Safety
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
@@ -150,6 +168,8 @@ pub unsafe extern "C" fn fmi2Reset(c: Instance) -> Status {
 /// Getters and setters: the shared bodies in lib.rs, one line a type.
 macro_rules! getter {
     ($fn:ident, $c_ty:ty, $value_ty:expr, $convert:expr) => {
+        #[doc = concat!(stringify!($fn), ": reads the variables with the given value references (FMI 2.0 §2.1.7).")]
+        ///
         /// # Safety
         /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
         /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
@@ -162,6 +182,8 @@ macro_rules! getter {
 
 macro_rules! setter {
     ($fn:ident, $c_ty:ty, $convert:expr) => {
+        #[doc = concat!(stringify!($fn), ": writes the variables with the given value references (FMI 2.0 §2.1.7).")]
+        ///
         /// # Safety
         /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
         /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
@@ -182,6 +204,8 @@ setter!(fmi2SetInteger, c_int, |x: c_int| Value::Integer(i64::from(x)));
 setter!(fmi2SetBoolean, c_int, |x: c_int| Value::Boolean(x != 0));
 setter!(fmi2SetString, *const c_char, |x: *const c_char| Value::String(text(x)));
 
+/// fmi2DoStep: advances the block over one communication step (FMI 2.0 §4.2.2).
+///
 /// # Safety
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
@@ -203,6 +227,8 @@ pub unsafe extern "C" fn fmi2CancelStep(c: Instance) -> Status {
 const FMI2_LAST_SUCCESSFUL_TIME: c_int = 2;
 const FMI2_TERMINATED: c_int = 3;
 
+/// fmi2GetStatus (FMI 2.0 §4.2.3).
+///
 /// # Safety
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
@@ -211,6 +237,8 @@ pub unsafe extern "C" fn fmi2GetStatus(c: Instance, _s: c_int, _value: *mut Stat
     with_model(c, "fmi2GetStatus", |_| DISCARD)
 }
 
+/// fmi2GetRealStatus (FMI 2.0 §4.2.3).
+///
 /// # Safety
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
@@ -226,6 +254,8 @@ pub unsafe extern "C" fn fmi2GetRealStatus(c: Instance, s: c_int, value: *mut f6
     })
 }
 
+/// fmi2GetIntegerStatus (FMI 2.0 §4.2.3).
+///
 /// # Safety
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
@@ -234,6 +264,8 @@ pub unsafe extern "C" fn fmi2GetIntegerStatus(c: Instance, _s: c_int, _v: *mut c
     with_model(c, "fmi2GetIntegerStatus", |_| DISCARD)
 }
 
+/// fmi2GetBooleanStatus (FMI 2.0 §4.2.3).
+///
 /// # Safety
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
@@ -249,6 +281,8 @@ pub unsafe extern "C" fn fmi2GetBooleanStatus(c: Instance, s: c_int, value: *mut
     })
 }
 
+/// fmi2GetStringStatus (FMI 2.0 §4.2.3).
+///
 /// # Safety
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
@@ -270,6 +304,8 @@ model_exchange_functions!(
     fmi2EnterContinuousTimeMode
 );
 
+/// fmi2NewDiscreteStates: event iteration in model exchange (FMI 2.0 §3.2.2).
+///
 /// # Safety
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
@@ -292,6 +328,8 @@ pub unsafe extern "C" fn fmi2NewDiscreteStates(c: Instance, info: *mut EventInfo
     })
 }
 
+/// fmi2CompletedIntegratorStep: called by the importer's solver after each accepted step (FMI 2.0 §3.2.2).
+///
 /// # Safety
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.

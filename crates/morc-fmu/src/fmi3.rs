@@ -12,6 +12,7 @@ use crate::{completed_integrator_step, free, get_values, instantiate, set_debug_
 type Instance = *mut c_void;
 type Vr = u32;
 
+/// fmi3GetVersion: "3.0".
 #[no_mangle]
 pub extern "C" fn fmi3GetVersion() -> *const c_char {
     c"3.0".as_ptr()
@@ -32,6 +33,8 @@ unsafe fn new_model(interface: Interface, instance_name: *const c_char, token: *
     })
 }
 
+/// fmi3InstantiateCoSimulation: a new co-simulation instance of the model whose instantiation token is given.
+///
 /// # Safety
 /// `instance_name` and `token` are null or NUL-terminated strings; `log_message` is null or a
 /// callback that stays valid, with `environment`, for the instance's lifetime (FMI 3.0, section 2.3.1).
@@ -58,6 +61,8 @@ pub unsafe extern "C" fn fmi3InstantiateCoSimulation(
     new_model(Interface::CoSimulation, instance_name, token, logging_on, environment, log_message)
 }
 
+/// fmi3InstantiateModelExchange: a new model-exchange instance of the model whose instantiation token is given.
+///
 /// # Safety
 /// `instance_name` and `token` are null or NUL-terminated strings; `log_message` is null or a
 /// callback that stays valid, with `environment`, for the instance's lifetime (FMI 3.0, section 2.3.1).
@@ -74,6 +79,8 @@ pub unsafe extern "C" fn fmi3InstantiateModelExchange(
     new_model(Interface::ModelExchange, instance_name, token, logging_on, environment, log_message)
 }
 
+/// fmi3FreeInstance: frees an instance and everything it holds.
+///
 /// # Safety
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; it is not used after this call.
 #[no_mangle]
@@ -81,6 +88,8 @@ pub unsafe extern "C" fn fmi3FreeInstance(c: Instance) {
     free(c)
 }
 
+/// fmi3SetDebugLogging: switches debug messages to the logger on or off.
+///
 /// # Safety
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
@@ -89,6 +98,8 @@ pub unsafe extern "C" fn fmi3SetDebugLogging(c: Instance, logging_on: bool, _n: 
     set_debug_logging(c, "fmi3SetDebugLogging", logging_on)
 }
 
+/// fmi3EnterInitializationMode: takes start time, stop time and tolerance.
+///
 /// # Safety
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
@@ -97,6 +108,8 @@ pub unsafe extern "C" fn fmi3EnterInitializationMode(c: Instance, _tolerance_def
     with_model(c, "fmi3EnterInitializationMode", |m| m.enter_initialization("fmi3EnterInitializationMode", start_time))
 }
 
+/// fmi3ExitInitializationMode: ends initialisation.
+///
 /// # Safety
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
@@ -105,6 +118,8 @@ pub unsafe extern "C" fn fmi3ExitInitializationMode(c: Instance) -> Status {
     with_model(c, "fmi3ExitInitializationMode", |m| m.exit_initialization("fmi3ExitInitializationMode"))
 }
 
+/// fmi3Terminate: ends the simulation run.
+///
 /// # Safety
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
@@ -113,6 +128,8 @@ pub unsafe extern "C" fn fmi3Terminate(c: Instance) -> Status {
     with_model(c, "fmi3Terminate", |m| m.terminate("fmi3Terminate"))
 }
 
+/// fmi3Reset: back to the state after instantiation.
+///
 /// # Safety
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
@@ -124,6 +141,8 @@ pub unsafe extern "C" fn fmi3Reset(c: Instance) -> Status {
 /// Getters and setters of scalars (nValues must equal nValueReferences): the shared bodies in lib.rs.
 macro_rules! getter {
     ($fn:ident, $c_ty:ty, $value_ty:expr, $convert:expr) => {
+        #[doc = concat!(stringify!($fn), ": reads the variables with the given value references.")]
+        ///
         /// # Safety
         /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
         /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
@@ -136,6 +155,8 @@ macro_rules! getter {
 
 macro_rules! setter {
     ($fn:ident, $c_ty:ty, $convert:expr) => {
+        #[doc = concat!(stringify!($fn), ": writes the variables with the given value references.")]
+        ///
         /// # Safety
         /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
         /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
@@ -156,6 +177,8 @@ setter!(fmi3SetInt64, i64, Value::Integer);
 setter!(fmi3SetBoolean, bool, Value::Boolean);
 setter!(fmi3SetString, *const c_char, |x: *const c_char| Value::String(text(x)));
 
+/// fmi3DoStep: advances the block over one communication step.
+///
 /// # Safety
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
@@ -196,6 +219,8 @@ model_exchange_functions!(
     fmi3EnterContinuousTimeMode
 );
 
+/// fmi3GetNumberOfContinuousStates: the block's ODE states (model exchange).
+///
 /// # Safety
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
@@ -211,6 +236,8 @@ pub unsafe extern "C" fn fmi3GetNumberOfContinuousStates(c: Instance, n: *mut us
     })
 }
 
+/// fmi3GetNumberOfEventIndicators: always 0.
+///
 /// # Safety
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
@@ -225,6 +252,8 @@ pub unsafe extern "C" fn fmi3GetNumberOfEventIndicators(c: Instance, n: *mut usi
     })
 }
 
+/// fmi3UpdateDiscreteStates: event iteration in model exchange.
+///
 /// # Safety
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.
@@ -252,6 +281,8 @@ pub unsafe extern "C" fn fmi3UpdateDiscreteStates(
     })
 }
 
+/// fmi3CompletedIntegratorStep: called by the importer's solver after each accepted step.
+///
 /// # Safety
 /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; every pointer argument is null or valid for the
 /// number of elements the FMI standard gives it, and calls into one instance are not concurrent.

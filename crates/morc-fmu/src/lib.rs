@@ -8,6 +8,7 @@
 
 #![allow(non_snake_case)]
 #![deny(clippy::missing_safety_doc)]
+#![warn(missing_docs)]
 
 /// Optional capabilities this FMU declares it does not have: each entry point
 /// returns an error with a message, as the standard asks (importers bind every
@@ -15,6 +16,8 @@
 macro_rules! unsupported {
     ($($fn:ident ( $($arg:ident : $ty:ty),* ) $what:literal;)*) => {
         $(
+            #[doc = concat!(stringify!($fn), ": not supported; returns an error with a message.")]
+            ///
             /// # Safety
             /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; the other arguments are not read.
             #[no_mangle]
@@ -29,48 +32,64 @@ macro_rules! unsupported {
 /// The model-exchange entry points FMI 2.0 and 3.0 declare alike, under each version's names.
 macro_rules! model_exchange_functions {
     ($set_time:ident, $set_states:ident, $get_states:ident, $derivatives:ident, $nominals:ident, $indicators:ident, $event_mode:ident, $continuous_mode:ident) => {
+        #[doc = concat!(stringify!($set_time), ": sets the independent variable, time (s) (model exchange).")]
+        ///
         /// # Safety
         /// `c` is null or a live instance returned by this library's instantiate function and not yet freed; calls into one instance are not concurrent.
         #[no_mangle]
         pub unsafe extern "C" fn $set_time(c: *mut std::ffi::c_void, t: f64) -> $crate::instance::Status {
             $crate::set_time(c, stringify!($set_time), t)
         }
+        #[doc = concat!(stringify!($set_states), ": sets the continuous states (model exchange).")]
+        ///
         /// # Safety
         /// As for the time; `x` is null or points at `n` values.
         #[no_mangle]
         pub unsafe extern "C" fn $set_states(c: *mut std::ffi::c_void, x: *const f64, n: usize) -> $crate::instance::Status {
             $crate::with_states(c, stringify!($set_states), x as *mut f64, n, |m, x| m.set_states(x))
         }
+        #[doc = concat!(stringify!($get_states), ": reads the continuous states (model exchange).")]
+        ///
         /// # Safety
         /// As for the time; `x` is null or points at `n` writable values.
         #[no_mangle]
         pub unsafe extern "C" fn $get_states(c: *mut std::ffi::c_void, x: *mut f64, n: usize) -> $crate::instance::Status {
             $crate::with_states(c, stringify!($get_states), x, n, |m, x| m.states(x))
         }
+        #[doc = concat!(stringify!($derivatives), ": the derivatives of the continuous states (model exchange).")]
+        ///
         /// # Safety
         /// As for the time; `dx` is null or points at `n` writable values.
         #[no_mangle]
         pub unsafe extern "C" fn $derivatives(c: *mut std::ffi::c_void, dx: *mut f64, n: usize) -> $crate::instance::Status {
             $crate::with_states(c, stringify!($derivatives), dx, n, |m, dx| m.derivatives(dx))
         }
+        #[doc = concat!(stringify!($nominals), ": nominal values of the continuous states, all 1 (model exchange).")]
+        ///
         /// # Safety
         /// As for the time; `x` is null or points at `n` writable values.
         #[no_mangle]
         pub unsafe extern "C" fn $nominals(c: *mut std::ffi::c_void, x: *mut f64, n: usize) -> $crate::instance::Status {
             $crate::with_states(c, stringify!($nominals), x, n, |_, x| x.fill(1.0))
         }
+        #[doc = concat!(stringify!($indicators), ": event indicators (the blocks have none) (model exchange).")]
+        ///
         /// # Safety
         /// As for the time; `_z` is not read.
         #[no_mangle]
         pub unsafe extern "C" fn $indicators(c: *mut std::ffi::c_void, _z: *mut f64, n: usize) -> $crate::instance::Status {
             $crate::event_indicators(c, stringify!($indicators), n)
         }
+        #[doc = concat!(stringify!($event_mode), ": enters event mode (model exchange).")]
+        ///
         /// # Safety
         /// As for the time.
         #[no_mangle]
         pub unsafe extern "C" fn $event_mode(c: *mut std::ffi::c_void) -> $crate::instance::Status {
             $crate::model_exchange_mode(c, stringify!($event_mode))
         }
+        #[doc = concat!(stringify!($continuous_mode), ": enters continuous-time mode (model exchange).")]
+        ///
         /// # Safety
         /// As for the time.
         #[no_mangle]

@@ -13,7 +13,9 @@ use super::value::{Value, ValueType};
 /// Where in a script something was declared: errors point there.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Origin {
+    /// The script's path; empty for assemblies built in Rust.
     pub file: String,
+    /// 1-based line in that script.
     pub line: u32,
 }
 
@@ -34,28 +36,35 @@ pub type Factory = Arc<dyn Fn() -> Result<Box<dyn Component>, String> + Send + S
 /// One component of an assembly.
 #[derive(Clone)]
 pub struct ComponentSpec {
+    /// Instance name, unique in the assembly (ports are `name.port`).
     pub name: String,
     /// What the user called its kind (for messages and metadata).
     pub kind: String,
+    /// Makes the instance each time the assembly is prepared.
     pub factory: Factory,
     /// Sample time as a multiple k of the base period…
     pub every: u32,
     /// …or in seconds (then it must be an integer multiple of the base period).
     pub period: Option<f64>,
+    /// Parameter values set before configuration, overriding the kind's defaults.
     pub params: Vec<(String, Value)>,
     /// Inputs to interpolate linearly when fed by a slower component (see
     /// `interpolate.rs`); the others hold the producer's latest sample.
     pub interpolate: Vec<String>,
+    /// Where the script declared it.
     pub origin: Origin,
 }
 
 /// One connection `from` (component.output) → `to` (component.input).
 #[derive(Clone, Debug)]
 pub struct ConnectionSpec {
+    /// The producing output, "component.port".
     pub from: String,
+    /// The consuming input, "component.port".
     pub to: String,
     /// Read the value of the reader's previous step (breaks same-tick loops).
     pub delay: bool,
+    /// Where the script declared it.
     pub origin: Origin,
 }
 
@@ -64,16 +73,22 @@ pub struct ConnectionSpec {
 pub struct SignalInfo {
     /// "component.port"
     pub name: String,
+    /// Value type of the signal.
     pub ty: ValueType,
+    /// Unit of the signal (SI: m, rad, s, N·m …); empty when unitless or unknown.
     pub unit: String,
+    /// One-line description from the port.
     pub doc: String,
 }
 
 /// A component of the assembly as an attachment sees it.
 #[derive(Clone, Debug)]
 pub struct ComponentView {
+    /// Instance name.
     pub name: String,
+    /// What the user called its kind.
     pub kind: String,
+    /// Sample time in base periods.
     pub every: u32,
     /// Every parameter with its value (defaults included).
     pub params: Vec<(String, Value)>,
@@ -81,31 +96,44 @@ pub struct ComponentView {
 
 /// The assembly as planned so far, for attachments to look at.
 pub struct AssemblyView<'a> {
+    /// The assembly's name.
     pub name: &'a str,
+    /// How the assembly refers to the base ("robot").
     pub base_name: &'a str,
     /// What the base is (the robot's name), or empty.
     pub base_description: &'a str,
+    /// Base period T in seconds.
     pub base_period: f64,
+    /// Every signal the assembly can read: base measurements, then component outputs.
     pub signals: Vec<SignalInfo>,
+    /// The components declared so far, attachments excluded.
     pub components: Vec<ComponentView>,
 }
 
 /// A component made from the rest of the assembly (a recorder of `robot.q*`,
 /// a monitor of every output…), with the connections into its inputs.
 pub struct Attachment {
+    /// The component to add.
     pub component: Box<dyn Component>,
+    /// Its sample time in base periods.
     pub every: u32,
     /// (signal "component.port", input port of the attachment)
     pub inputs: Vec<(String, String)>,
 }
 
+/// Builds an [`Attachment`] from the planned assembly, or says why it cannot.
 pub type Attach = Arc<dyn Fn(&AssemblyView) -> Result<Attachment, String> + Send + Sync>;
 
+/// An attachment as the program declares it: built last by `attach`, from the other components.
 #[derive(Clone)]
 pub struct AttachmentSpec {
+    /// Instance name of the attached component.
     pub name: String,
+    /// What the user called its kind ("recorder").
     pub kind: String,
+    /// Builds it from the assembly view.
     pub attach: Attach,
+    /// Where the script declared it.
     pub origin: Origin,
 }
 
@@ -122,14 +150,19 @@ pub enum OverrunPolicy {
 /// An assembly as described by a program: components, connections, how long.
 #[derive(Clone, Default)]
 pub struct AssemblySpec {
+    /// The assembly's name (for messages and results).
     pub name: String,
+    /// Where the script declared it.
     pub origin: Origin,
+    /// Components in declaration order.
     pub components: Vec<ComponentSpec>,
+    /// Connections between component ports and the base.
     pub connections: Vec<ConnectionSpec>,
     /// Components built last, from what the others are (recorders).
     pub attachments: Vec<AttachmentSpec>,
     /// Stop after this many seconds (rounded to whole base periods).
     pub duration: Option<f64>,
+    /// What a component overrunning its deadline does.
     pub overrun: OverrunPolicy,
 }
 
@@ -143,16 +176,27 @@ pub(crate) fn err<T>(origin: &Origin, msg: impl fmt::Display) -> Result<T, Assem
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PlanSource {
     /// An output of the base (robot, bus).
-    Base { port: usize },
+    Base {
+        /// The base's output port index.
+        port: usize,
+    },
     /// An output of another assembly component.
-    Component { index: usize, port: usize },
+    Component {
+        /// The producer's index in [`Plan::components`].
+        index: usize,
+        /// The producer's output port index.
+        port: usize,
+    },
 }
 
 /// One resolved connection into component `to`'s input `port`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PlanInput {
+    /// The reader's input port index.
     pub port: usize,
+    /// What it reads.
     pub source: PlanSource,
+    /// Read the producer's value of the previous tick (a delayed connection).
     pub delay: bool,
     /// Interpolate between the producer's samples when it is slower.
     pub interpolate: bool,
@@ -161,7 +205,9 @@ pub struct PlanInput {
 /// A validated assembly, its components instantiated, configured and ready
 /// for initialisation.
 pub struct Plan {
+    /// The assembly's name.
     pub name: String,
+    /// Components in declaration order, each with its resolved inputs.
     pub components: Vec<PlannedComponent>,
     /// Component indices in data-flow order (declaration order breaks ties).
     pub order: Vec<usize>,
@@ -169,16 +215,25 @@ pub struct Plan {
     pub base_commands: Vec<(usize, usize, usize)>,
     /// How the assembly refers to the base ("robot"), for messages.
     pub base_name: String,
+    /// Stop after this many base ticks; None runs until a component finishes or the run is cancelled.
     pub duration_ticks: Option<u64>,
+    /// What a component overrunning its deadline does.
     pub overrun: OverrunPolicy,
 }
 
+/// A component of a [`Plan`]: instantiated, configured, its inputs resolved.
 pub struct PlannedComponent {
+    /// Instance name.
     pub name: String,
+    /// What the user called its kind.
     pub kind: String,
+    /// Sample time in base periods.
     pub every: u32,
+    /// The configured instance.
     pub component: Box<dyn Component>,
+    /// One entry per connected input port.
     pub inputs: Vec<PlanInput>,
+    /// Where the script declared it.
     pub origin: Origin,
 }
 
@@ -463,6 +518,7 @@ fn find_cycle(successors: &[Vec<usize>], done: &[bool]) -> Vec<usize> {
 
 /// Building an assembly from Rust (tests, benchmarks, built-in assemblies).
 impl AssemblySpec {
+    /// An empty assembly named `name`: no components, no duration, overruns warn.
     pub fn new(name: &str) -> Self {
         AssemblySpec { name: name.into(), ..Default::default() }
     }
@@ -484,11 +540,13 @@ impl AssemblySpec {
         self
     }
 
+    /// Connects output `from` ("component.port") to input `to` within the same tick.
     pub fn connect(&mut self, from: &str, to: &str) -> &mut Self {
         self.connections.push(ConnectionSpec { from: from.into(), to: to.into(), delay: false, origin: Origin::default() });
         self
     }
 
+    /// Connects `from` to `to` through a one-tick delay (the reader sees the previous tick's value).
     pub fn connect_delayed(&mut self, from: &str, to: &str) -> &mut Self {
         self.connections.push(ConnectionSpec { from: from.into(), to: to.into(), delay: true, origin: Origin::default() });
         self

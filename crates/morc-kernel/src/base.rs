@@ -11,6 +11,7 @@ use std::sync::Arc;
 /// e.g. the bus's fault reset; the caller downcasts it to the base's own handle type.
 pub type BaseHandle = Arc<dyn Any + Send + Sync>;
 
+/// What the engine cycles every base period: the robot on its bus, or a simulated stand-in.
 pub trait Base: Send {
     /// How assemblies refer to it.
     fn name(&self) -> &str {
@@ -51,6 +52,7 @@ pub struct Commands<'a> {
 }
 
 impl<'a> Commands<'a> {
+    /// The commands `values`, input `i` driven when `driven[i]`.
     pub fn new(values: &'a [Value], driven: &'a [bool]) -> Self {
         Commands { values, driven: Some(driven) }
     }

@@ -13,26 +13,34 @@ use super::value::{Value, ValueType};
 /// A named, typed port.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PortInfo {
+    /// Port name, unique among the component's inputs or outputs.
     pub name: String,
+    /// Value type carried.
     pub ty: ValueType,
+    /// Unit (SI: m, rad, s, N·m …); empty when unitless.
     pub unit: String,
+    /// One-line description for help and metadata.
     pub doc: String,
     /// An input that must be connected before the assembly may run.
     pub required: bool,
 }
 
 impl PortInfo {
+    /// A port named `name` carrying `ty`, without unit or doc, optional.
     pub fn new(name: &str, ty: ValueType) -> Self {
         PortInfo { name: name.into(), ty, unit: String::new(), doc: String::new(), required: false }
     }
+    /// With unit `unit`.
     pub fn unit(mut self, unit: &str) -> Self {
         self.unit = unit.into();
         self
     }
+    /// With description `doc`.
     pub fn doc(mut self, doc: &str) -> Self {
         self.doc = doc.into();
         self
     }
+    /// Marks an input that must be connected.
     pub fn required(mut self) -> Self {
         self.required = true;
         self
@@ -42,20 +50,27 @@ impl PortInfo {
 /// A named, typed parameter and its current value.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ParamInfo {
+    /// Parameter name, unique in the component.
     pub name: String,
+    /// Current value (the default until set).
     pub value: Value,
+    /// Unit (SI: m, rad, s, Hz …); empty when unitless.
     pub unit: String,
+    /// One-line description for help and metadata.
     pub doc: String,
 }
 
 impl ParamInfo {
+    /// A parameter named `name` with default `value`, without unit or doc.
     pub fn new(name: &str, value: Value) -> Self {
         ParamInfo { name: name.into(), value, unit: String::new(), doc: String::new() }
     }
+    /// With unit `unit`.
     pub fn unit(mut self, unit: &str) -> Self {
         self.unit = unit.into();
         self
     }
+    /// With description `doc`.
     pub fn doc(mut self, doc: &str) -> Self {
         self.doc = doc.into();
         self
@@ -65,38 +80,50 @@ impl ParamInfo {
 /// What a component is: its kind, documentation, ports and parameters.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ComponentInfo {
+    /// Kind name ("pid", an FMU's model name, a Lua kind).
     pub kind: String,
+    /// One-line description of the kind.
     pub doc: String,
     /// What this instance is beyond its kind — the robot a base simulates or drives
     /// ("KUKA KR 16-2 + 16 kg payload"); empty for most components.
     pub description: String,
+    /// Input ports, in port-index order.
     pub inputs: Vec<PortInfo>,
+    /// Output ports, in port-index order.
     pub outputs: Vec<PortInfo>,
+    /// Parameters with their current values.
     pub params: Vec<ParamInfo>,
 }
 
 impl ComponentInfo {
+    /// Info for kind `kind` described by `doc`, without ports or parameters.
     pub fn new(kind: &str, doc: &str) -> Self {
         ComponentInfo { kind: kind.into(), doc: doc.into(), ..Default::default() }
     }
+    /// With input port `p` appended.
     pub fn input(mut self, p: PortInfo) -> Self {
         self.inputs.push(p);
         self
     }
+    /// With output port `p` appended.
     pub fn output(mut self, p: PortInfo) -> Self {
         self.outputs.push(p);
         self
     }
+    /// With parameter `p` appended.
     pub fn param(mut self, p: ParamInfo) -> Self {
         self.params.push(p);
         self
     }
+    /// Index of the input port named `name`.
     pub fn input_index(&self, name: &str) -> Option<usize> {
         self.inputs.iter().position(|p| p.name == name)
     }
+    /// Index of the output port named `name`.
     pub fn output_index(&self, name: &str) -> Option<usize> {
         self.outputs.iter().position(|p| p.name == name)
     }
+    /// Current value of the parameter named `name`.
     pub fn param_value(&self, name: &str) -> Option<&Value> {
         self.params.iter().find(|p| p.name == name).map(|p| &p.value)
     }
@@ -104,9 +131,11 @@ impl ComponentInfo {
     pub fn real(&self, name: &str) -> f64 {
         self.param_value(name).map_or(f64::NAN, Value::real)
     }
+    /// An integer parameter's value (0 when absent or not numeric).
     pub fn integer(&self, name: &str) -> i64 {
         self.param_value(name).map_or(0, Value::integer)
     }
+    /// A boolean parameter's value (false when absent or not numeric).
     pub fn boolean(&self, name: &str) -> bool {
         self.param_value(name).is_some_and(Value::boolean)
     }
@@ -215,7 +244,9 @@ macro_rules! component_info {
 
 /// Every component — native, FMU or Lua — implements this.
 pub trait Component: Send {
+    /// The component's kind, ports and parameters.
     fn info(&self) -> &ComponentInfo;
+    /// Mutable access to the same, for setting parameters and sizing ports.
     fn info_mut(&mut self) -> &mut ComponentInfo;
 
     /// Sets a parameter before initialisation. The default checks the
@@ -260,6 +291,7 @@ impl<'a> AssemblyResults<'a> {
         AssemblyResults { prefix, data }
     }
 
+    /// Writes `value` under `key`, stored as "component.key".
     pub fn set(&mut self, key: &str, value: Value) {
         self.data.set(&format!("{}.{key}", self.prefix), value);
     }

@@ -19,10 +19,12 @@ use super::rt::{self, RtPolicy};
 use super::stats::{Histogram, Summary};
 use super::value::Value;
 
+/// How the engine runs: base period, clock and real-time scheduling.
 #[derive(Clone, Debug)]
 pub struct EngineConfig {
     /// Base period T in seconds: the bus cycle.
     pub period: f64,
+    /// Virtual time (as fast as possible, deterministic) or wall time.
     pub clock: ClockKind,
     /// Scheduling of the Coordinator; Updaters run a few levels below it.
     pub rt: RtPolicy,
@@ -43,6 +45,7 @@ pub struct EngineStats {
     pub cycle: Histogram,
     /// Ticks whose work ended after the next deadline (wall clock).
     pub late_ticks: u64,
+    /// Ticks counted.
     pub ticks: u64,
 }
 
@@ -67,6 +70,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// Whether the run finished normally (not faulted or cancelled).
     pub fn is_ok(&self) -> bool {
         matches!(self, Outcome::Finished(_))
     }
@@ -83,29 +87,41 @@ impl Outcome {
 /// What a run gives back to the program.
 #[derive(Clone)]
 pub struct RunResult {
+    /// The assembly's name.
     pub assembly: String,
+    /// Why the run ended.
     pub outcome: Outcome,
     /// Base ticks the assembly ran.
     pub ticks: u64,
     /// The engine tick at which it was switched in.
     pub start_tick: u64,
+    /// Base period T in seconds.
     pub base_period: f64,
+    /// The clock the run was timed by.
     pub clock: ClockKind,
+    /// Timing of each component.
     pub components: Vec<ComponentReport>,
+    /// Timing of the Coordinator during the run.
     pub engine: EngineSummary,
     /// Assembly Data after the run, with the components' results.
     pub data: AssemblyData,
 }
 
+/// [`EngineStats`] boiled down to summaries (ns).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct EngineSummary {
+    /// How late the Coordinator woke after each deadline (ns, wall clock).
     pub wake_latency: Summary,
+    /// Time from wake-up to the end of each tick's work (ns).
     pub cycle: Summary,
+    /// Ticks whose work ended after the next deadline.
     pub late_ticks: u64,
+    /// Ticks counted.
     pub ticks: u64,
 }
 
 impl EngineStats {
+    /// The histograms boiled down to summaries.
     pub fn summary(&self) -> EngineSummary {
         EngineSummary { wake_latency: self.wake_latency.summary(), cycle: self.cycle.summary(), late_ticks: self.late_ticks, ticks: self.ticks }
     }
@@ -183,6 +199,7 @@ pub fn cancel_all_runs() {
     CANCEL_ALL.fetch_add(1, Ordering::SeqCst);
 }
 
+/// The clocked engine: a Coordinator thread cycling a base every base period and running one assembly at a time on it.
 pub struct Engine {
     config: EngineConfig,
     base_name: String,
@@ -224,12 +241,15 @@ impl Engine {
         Ok(Engine { config, base_name, base_info, base_handle, commands: cmd_tx, finished: done_rx, shared, coordinator: Some(handle), running: None })
     }
 
+    /// The configuration it runs with (real-time off under the virtual clock).
     pub fn config(&self) -> &EngineConfig {
         &self.config
     }
+    /// How assemblies refer to the base ("robot").
     pub fn base_name(&self) -> &str {
         &self.base_name
     }
+    /// The base's ports and description.
     pub fn base_info(&self) -> &ComponentInfo {
         &self.base_info
     }
@@ -241,6 +261,7 @@ impl Engine {
     pub fn tick(&self) -> u64 {
         self.shared.tick.load(Ordering::Relaxed)
     }
+    /// Whether a run was started and not yet waited for.
     pub fn is_running(&self) -> bool {
         self.running.is_some()
     }
@@ -335,6 +356,7 @@ impl Drop for Engine {
 pub struct Canceller(Arc<Shared>);
 
 impl Canceller {
+    /// Cancels the run at the engine's next tick; the robot holds.
     pub fn cancel(&self) {
         self.0.cancel.store(true, Ordering::Relaxed);
     }

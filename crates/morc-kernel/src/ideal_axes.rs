@@ -6,6 +6,7 @@ use crate::base::{Base, Commands};
 use crate::component::{ComponentInfo, PortInfo, Step};
 use crate::value::{Value, ValueType};
 
+/// A simulated base of n axes following position commands within a velocity limit (rad, rad/s).
 pub struct IdealAxes {
     info: ComponentInfo,
     period: f64,
@@ -32,6 +33,7 @@ impl IdealAxes {
         }
     }
 
+    /// Current axis positions (rad).
     pub fn positions(&self) -> &[f64] {
         &self.q
     }

@@ -2,6 +2,7 @@
 //! setup, and the native control blocks with the registry of component kinds.
 
 #![deny(clippy::missing_safety_doc)]
+#![warn(missing_docs)]
 
 mod assembly;
 mod base;

@@ -102,11 +102,17 @@ pub struct RunningAssembly {
 /// Per-component timing after a run.
 #[derive(Clone, Debug)]
 pub struct ComponentReport {
+    /// Instance name.
     pub name: String,
+    /// What the user called its kind.
     pub kind: String,
+    /// Sample time in base periods.
     pub every: u32,
+    /// Steps taken.
     pub steps: u64,
+    /// Execution time per step (ns).
     pub exec: Summary,
+    /// Steps that missed their deadline.
     pub overruns: u64,
 }
 

@@ -33,7 +33,9 @@ static WARNED_MLOCK: AtomicBool = AtomicBool::new(false);
 /// What real-time features a thread actually got.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RtStatus {
+    /// Scheduled SCHED_FIFO.
     pub fifo: bool,
+    /// Pinned to the requested CPU.
     pub pinned: bool,
 }
 

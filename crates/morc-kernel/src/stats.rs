@@ -45,10 +45,12 @@ fn bucket_floor(b: usize) -> u64 {
 }
 
 impl Histogram {
+    /// An empty histogram.
     pub fn new() -> Self {
         Histogram { counts: Box::new([0; BUCKETS]), count: 0, sum: 0, min: u64::MAX, max: 0 }
     }
 
+    /// Records one duration of `ns` nanoseconds (never allocates).
     #[inline]
     pub fn record(&mut self, ns: u64) {
         let b = bucket_of(ns);
@@ -59,6 +61,7 @@ impl Histogram {
         self.max = self.max.max(ns);
     }
 
+    /// Forgets every sample.
     pub fn reset(&mut self) {
         self.counts.fill(0);
         self.count = 0;
@@ -67,9 +70,11 @@ impl Histogram {
         self.max = 0;
     }
 
+    /// Number of samples.
     pub fn count(&self) -> u64 {
         self.count
     }
+    /// Mean in ns (0 when empty).
     pub fn mean(&self) -> f64 {
         if self.count == 0 {
             0.0
@@ -77,6 +82,7 @@ impl Histogram {
             self.sum as f64 / self.count as f64
         }
     }
+    /// Smallest sample in ns (0 when empty).
     pub fn min(&self) -> u64 {
         if self.count == 0 {
             0
@@ -84,6 +90,7 @@ impl Histogram {
             self.min
         }
     }
+    /// Largest sample in ns (0 when empty).
     pub fn max(&self) -> u64 {
         self.max
     }
@@ -118,6 +125,7 @@ impl Histogram {
         self.max = self.max.max(other.max);
     }
 
+    /// Count, mean, min, median, p99, p99.9 and max.
     pub fn summary(&self) -> Summary {
         Summary {
             count: self.count,
@@ -134,12 +142,19 @@ impl Histogram {
 /// A histogram boiled down to what people read.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Summary {
+    /// Number of samples.
     pub count: u64,
+    /// Mean (ns).
     pub mean: f64,
+    /// Smallest sample (ns).
     pub min: u64,
+    /// Median (ns, within the histogram's ~3 % resolution).
     pub p50: u64,
+    /// 99th percentile (ns).
     pub p99: u64,
+    /// 99.9th percentile (ns).
     pub p999: u64,
+    /// Largest sample (ns).
     pub max: u64,
 }
 

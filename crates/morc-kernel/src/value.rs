@@ -5,9 +5,13 @@ use std::fmt;
 /// The type of a port, parameter or Assembly Data entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ValueType {
+    /// A 64-bit float.
     Real,
+    /// A 64-bit signed integer.
     Integer,
+    /// true or false.
     Boolean,
+    /// UTF-8 text.
     String,
     /// A real vector of fixed length.
     Vector(usize),
@@ -32,10 +36,15 @@ pub const STRING_PORT_CAPACITY: usize = 256;
 /// A value of one of the [`ValueType`]s.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
+    /// A 64-bit float.
     Real(f64),
+    /// A 64-bit signed integer.
     Integer(i64),
+    /// true or false.
     Boolean(bool),
+    /// UTF-8 text.
     String(String),
+    /// Reals of fixed length.
     Vector(Vec<f64>),
 }
 
@@ -52,6 +61,7 @@ impl Value {
         }
     }
 
+    /// The value's type (a vector's with its length).
     pub fn ty(&self) -> ValueType {
         match self {
             Value::Real(_) => ValueType::Real,
@@ -92,6 +102,7 @@ impl Value {
         }
     }
 
+    /// The value as an integer: reals truncated toward zero, booleans as 0 or 1; otherwise 0.
     #[inline]
     pub fn integer(&self) -> i64 {
         match self {
@@ -102,6 +113,7 @@ impl Value {
         }
     }
 
+    /// The value as a boolean: numbers are true when non-zero; otherwise false.
     #[inline]
     pub fn boolean(&self) -> bool {
         match self {
@@ -112,6 +124,7 @@ impl Value {
         }
     }
 
+    /// A string value's text; "" for other types.
     pub fn str(&self) -> &str {
         match self {
             Value::String(s) => s,
@@ -129,6 +142,7 @@ impl Value {
         }
     }
 
+    /// Real and vector values as a mutable slice (a real is a slice of one); empty for other types.
     #[inline]
     pub fn as_mut_slice(&mut self) -> &mut [f64] {
         match self {
@@ -138,6 +152,7 @@ impl Value {
         }
     }
 
+    /// Sets the value from a real: integers truncated, booleans true when non-zero, every vector element; strings unchanged.
     #[inline]
     pub fn set_real(&mut self, x: f64) {
         match self {

@@ -20,9 +20,12 @@ pub struct Integrator {
 }
 
 impl Integrator {
+    /// Kind name in the registry.
     pub const KIND: &'static str = "integrator";
+    /// Help text: the difference equation.
     pub const DOC: &'static str = "Integrator, forward Euler: y[n] = x[n], then x[n+1] = clamp(x[n] + h·k·u[n], lower, upper) with x[0] = x0, h the sample period in s.";
 
+    /// An integrator with default parameters (k = 1 1/s, x0 = 0, unlimited).
     pub fn new() -> Self {
         Integrator {
             info: ComponentInfo::new(Self::KIND, Self::DOC)
@@ -93,9 +96,12 @@ pub struct UnitDelay {
 }
 
 impl UnitDelay {
+    /// Kind name in the registry.
     pub const KIND: &'static str = "unit_delay";
+    /// Help text: the difference equation.
     pub const DOC: &'static str = "Unit delay: y[n] = u[n−1] with y[0] = initial, a delay of one sample period of this block.";
 
+    /// A unit delay with default parameters (initial output 0).
     pub fn new() -> Self {
         UnitDelay {
             info: ComponentInfo::new(Self::KIND, Self::DOC)

@@ -19,9 +19,12 @@ pub struct Lowpass {
 }
 
 impl Lowpass {
+    /// Kind name in the registry.
     pub const KIND: &'static str = "lowpass";
+    /// Help text: the transfer function and its discretisation.
     pub const DOC: &'static str = "First-order low-pass Y/U = 1/(1 + s/(2π·fc)), fc in Hz, discretised exactly for inputs held over each period (y[k+1] = a·y[k] + (1 − a)·u[k], a = exp(−2π·fc·h)), starting at the first input.";
 
+    /// A low-pass filter with default parameters.
     pub fn new() -> Self {
         Lowpass {
             info: ComponentInfo::new(Self::KIND, Self::DOC)
@@ -81,7 +84,9 @@ pub const MAX_BESSEL_ORDER: usize = 8;
 /// first-order sections have b2 = a2 = 0.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Biquad {
+    /// Numerator coefficients b0, b1, b2.
     pub b: [f64; 3],
+    /// Denominator coefficients a1, a2 (a0 = 1).
     pub a: [f64; 2],
 }
 
@@ -133,9 +138,12 @@ pub struct Bessel {
 }
 
 impl Bessel {
+    /// Kind name in the registry.
     pub const KIND: &'static str = "bessel";
+    /// Help text: the filter and its discretisation.
     pub const DOC: &'static str = "Bessel low-pass of order 1–8 (maximally flat group delay, step overshoot < 1%): −3 dB at fc Hz, bilinear transform prewarped at fc, starting at the first input.";
 
+    /// A Bessel filter with default parameters.
     pub fn new() -> Self {
         Bessel {
             info: ComponentInfo::new(Self::KIND, Self::DOC)

@@ -14,9 +14,12 @@ pub struct Gain {
 }
 
 impl Gain {
+    /// Kind name in the registry.
     pub const KIND: &'static str = "gain";
+    /// Help text: the formula.
     pub const DOC: &'static str = "Gain: y = k·u element-wise (y has u's unit times k's).";
 
+    /// A gain with default parameters (k = 1).
     pub fn new() -> Self {
         Gain {
             info: ComponentInfo::new(Self::KIND, Self::DOC)
@@ -68,9 +71,12 @@ pub struct Sum {
 }
 
 impl Sum {
+    /// Kind name in the registry.
     pub const KIND: &'static str = "sum";
+    /// Help text: the formula.
     pub const DOC: &'static str = "Sum: y = ±u1 ±u2 … ±um element-wise, one sign per input from `signs` (\"+-\" gives y = u1 − u2).";
 
+    /// A sum with default parameters.
     pub fn new() -> Self {
         Sum {
             info: ComponentInfo::new(Self::KIND, Self::DOC)
@@ -137,9 +143,12 @@ pub struct Product {
 }
 
 impl Product {
+    /// Kind name in the registry.
     pub const KIND: &'static str = "product";
+    /// Help text: the formula.
     pub const DOC: &'static str = "Product: y = u1·u2·…·um element-wise, m = `inputs` (y's unit is the product of the inputs').";
 
+    /// A product with default parameters.
     pub fn new() -> Self {
         let mut info = ComponentInfo::new(Self::KIND, Self::DOC)
             .param(width_param())

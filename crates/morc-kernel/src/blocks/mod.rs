@@ -28,8 +28,8 @@ pub use filters::{bessel_sections, Bessel, Biquad, Lowpass, MAX_BESSEL_ORDER};
 pub use math::{Gain, Product, Sum};
 pub use motion::{Arm, PPi, QuinticPtp};
 pub use nonlinear::{RateLimiter, Saturation};
-pub use pid::{AntiWindup, Pid};
-pub use sources::{Source, SourceSpec, Waveform, CHIRP, CONSTANT, RAMP, SINE, STEP};
+pub use pid::Pid;
+pub use sources::{Source, SourceSpec, CHIRP, CONSTANT, RAMP, SINE, STEP};
 
 /// Registers the native blocks, in the order `morc.components()` lists them.
 pub fn register(registry: &mut KindRegistry) -> Result<(), String> {

@@ -26,10 +26,13 @@ pub struct QuinticPtp {
 }
 
 impl QuinticPtp {
+    /// Kind name in the registry.
     pub const KIND: &'static str = "trajectory";
+    /// Help text: the profile and its outputs.
     pub const DOC: &'static str =
         "Point-to-point quintic (minimum-jerk) profile from q0 to q1, starting at `start` s and lasting `duration` s: outputs position q, velocity qd and acceleration qdd at the sample time.";
 
+    /// A trajectory with default parameters.
     pub fn new() -> Self {
         QuinticPtp {
             info: ComponentInfo::new(Self::KIND, Self::DOC)
@@ -108,9 +111,12 @@ pub struct PPi {
 }
 
 impl PPi {
+    /// Kind name in the registry.
     pub const KIND: &'static str = "ppi";
+    /// Help text: the control law.
     pub const DOC: &'static str = "P-PI cascade: velocity command kp·(q_ref − q) + qd_ref, then torque clamp(kv·e + ki·∫e dt, umin, umax) with e the velocity error; integral forward Euler with conditional-integration anti-windup.";
 
+    /// A P-PI cascade with default gains.
     pub fn new() -> Self {
         PPi {
             info: ComponentInfo::new(Self::KIND, Self::DOC)
@@ -197,9 +203,12 @@ pub struct Arm {
 const ARM_PARAMS: [&str; 7] = ["mass", "length", "gravity", "friction", "rotor_inertia", "q0", "qd0"];
 
 impl Arm {
+    /// Kind name in the registry.
     pub const KIND: &'static str = "arm";
+    /// Help text: the plant's equation of motion.
     pub const DOC: &'static str = "1-DoF arm plant: pendulum J·q'' = tau − friction·q' − mass·gravity·length·sin q (J = mass·length² + rotor_inertia, q = 0 hanging down), RK4 with `substeps` per period; outputs the state at the end of the step.";
 
+    /// An arm plant with default parameters.
     pub fn new() -> Self {
         Arm {
             info: ComponentInfo::new(Self::KIND, Self::DOC)

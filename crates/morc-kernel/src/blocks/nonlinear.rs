@@ -12,9 +12,12 @@ pub struct Saturation {
 }
 
 impl Saturation {
+    /// Kind name in the registry.
     pub const KIND: &'static str = "saturation";
+    /// Help text: the formula.
     pub const DOC: &'static str = "Saturation: y = min(max(u, lower), upper) element-wise, limits in the signal's unit (NaN passes through).";
 
+    /// A saturation with default limits.
     pub fn new() -> Self {
         Saturation {
             info: ComponentInfo::new(Self::KIND, Self::DOC)
@@ -72,9 +75,12 @@ pub struct RateLimiter {
 }
 
 impl RateLimiter {
+    /// Kind name in the registry.
     pub const KIND: &'static str = "rate_limiter";
+    /// Help text: the difference equation.
     pub const DOC: &'static str = "Rate limiter: y[k] = y[k−1] + clamp(u[k] − y[k−1], −falling·h, rising·h), rates in units/s, y[−1] = initial.";
 
+    /// A rate limiter with default rates.
     pub fn new() -> Self {
         RateLimiter {
             info: ComponentInfo::new(Self::KIND, Self::DOC)

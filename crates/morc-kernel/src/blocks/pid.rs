@@ -19,7 +19,7 @@ use crate::component::*;
 use crate::value::{Value, ValueType};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AntiWindup {
+pub(crate) enum AntiWindup {
     BackCalculation,
     ConditionalIntegration,
     None,
@@ -55,6 +55,7 @@ struct Element {
     previous_error: f64,
 }
 
+/// PID controller with derivative filter, feed-forward, output limits and anti-windup.
 pub struct Pid {
     info: ComponentInfo,
     anti_windup: AntiWindup,
@@ -67,10 +68,13 @@ pub struct Pid {
 const GAIN_NAMES: [&str; 7] = ["kp", "ki", "kd", "tf", "umin", "umax", "kt"];
 
 impl Pid {
+    /// Kind name in the registry.
     pub const KIND: &'static str = "pid";
+    /// Help text: the control law.
     pub const DOC: &'static str =
         "PID: u = clamp(kp·e + ki·∫e dt + kd·s/(tf·s + 1)·e + ff, umin, umax), e = r − y, integral forward Euler, derivative backward Euler, anti-windup backcalc | clamp | none.";
 
+    /// A PID with default gains.
     pub fn new() -> Self {
         let real = |name: &str, x: f64| ParamInfo::new(name, Value::Real(x));
         Pid {

@@ -8,7 +8,7 @@ use crate::component::*;
 use crate::value::{Value, ValueType};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Waveform {
+pub(crate) enum Waveform {
     Constant,
     Step,
     Ramp,
@@ -24,13 +24,16 @@ type ParamSpec = (&'static str, f64, &'static str, &'static str);
 
 /// What distinguishes one source kind from another.
 pub struct SourceSpec {
+    /// Kind name in the registry.
     pub kind: &'static str,
+    /// Help text: the waveform's formula.
     pub doc: &'static str,
     waveform: Waveform,
     /// In the order the waveform's formula reads them.
     params: &'static [ParamSpec],
 }
 
+/// The "constant" kind.
 pub const CONSTANT: SourceSpec = SourceSpec {
     kind: "constant",
     doc: "Constant source: y = value for all t (value in the signal's unit).",
@@ -38,6 +41,7 @@ pub const CONSTANT: SourceSpec = SourceSpec {
     params: &[("value", 0.0, "", "the output value")],
 };
 
+/// The "step" kind.
 pub const STEP: SourceSpec = SourceSpec {
     kind: "step",
     doc: "Step source: y = initial before `time` (s), y = final from the first sample at t ≥ time.",
@@ -45,6 +49,7 @@ pub const STEP: SourceSpec = SourceSpec {
     params: &[("initial", 0.0, "", "output before the step"), ("final", 1.0, "", "output from the step on"), ("time", 1.0, "s", "when the step happens")],
 };
 
+/// The "ramp" kind.
 pub const RAMP: SourceSpec = SourceSpec {
     kind: "ramp",
     doc: "Ramp source: y = initial + slope·max(0, t − start), slope in units/s, start in s.",
@@ -52,6 +57,7 @@ pub const RAMP: SourceSpec = SourceSpec {
     params: &[("slope", 1.0, "", "rate of change after the start, in signal units per second"), ("start", 0.0, "s", "when the ramp starts"), ("initial", 0.0, "", "output before the start")],
 };
 
+/// The "sine" kind.
 pub const SINE: SourceSpec = SourceSpec {
     kind: "sine",
     doc: "Sine source: y = offset + amplitude·sin(2π·frequency·t + phase), frequency in Hz, phase in rad.",
@@ -64,6 +70,7 @@ pub const SINE: SourceSpec = SourceSpec {
     ],
 };
 
+/// The "chirp" kind.
 pub const CHIRP: SourceSpec = SourceSpec {
     kind: "chirp",
     doc: "Linear chirp: y = offset + amplitude·sin(2π·(f0·t + (f1 − f0)·t²/(2·duration))), sweeping f0 → f1 Hz over duration s, then continuing at f1.",
@@ -90,6 +97,7 @@ pub struct Source {
 }
 
 impl Source {
+    /// A source of the kind `spec` describes, with that kind's default parameters.
     pub fn new(spec: &SourceSpec) -> Self {
         let mut info = ComponentInfo::new(spec.kind, spec.doc).param(width_param());
         for &(name, default, unit, doc) in spec.params {
