@@ -35,5 +35,6 @@ pub use engine::{cancel_all_runs, Canceller, Engine, EngineConfig, EngineStats, 
 pub use error::{AssemblyError, ComponentRef, EngineError, Fault, FaultSource};
 pub use ideal_axes::IdealAxes;
 pub use multirate::{ComponentReport, RunningAssembly};
+pub use ode::Ode;
 pub use stats::{human_ns, Histogram, Summary};
 pub use value::{Value, ValueType, STRING_PORT_CAPACITY};

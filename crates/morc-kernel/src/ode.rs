@@ -4,6 +4,7 @@
 
 use super::value::Value;
 
+/// A component's dynamics as an ODE, for model exchange (see [`crate::Component::ode`]).
 pub trait Ode {
     /// Number of continuous states (after `configure`).
     fn state_count(&self) -> usize;
@@ -12,6 +13,7 @@ pub trait Ode {
     fn state_outputs(&self) -> &[usize];
     /// The current state (after `initialize`: the initial state).
     fn states(&self, x: &mut [f64]);
+    /// Sets the state (the importer's solver moved it).
     fn set_states(&mut self, x: &[f64]);
     /// x' at the current state for `inputs`.
     fn derivatives(&self, inputs: &[Value], dx: &mut [f64]);
