@@ -11,7 +11,7 @@ use morc_kernel::clock::ClockKind;
 use morc_kernel::data::AssemblyData;
 use morc_kernel::engine::EngineConfig;
 use morc_kernel::value::Value;
-use morc_lua::robot::LuaRobot;
+use morc_lua::LuaRobot;
 use morc_robot::components::factory;
 use morc_robot::Robot;
 use robot_support::*;
