@@ -154,7 +154,7 @@ fn robot_script(name: &str) -> std::sync::Arc<morc_robot::Robot> {
     let engine = morc_lua::start_engine(morc_kernel::EngineConfig::default()).expect("an engine");
     morc_lua::install(&lua, engine).expect("morc in Lua");
     let robot: mlua::AnyUserData = lua.load(format!("return require 'robots.{name}'")).eval().expect("the robot script loads");
-    let robot = robot.borrow::<morc_lua::robot::LuaRobot>().expect("a robot").0.clone();
+    let robot = robot.borrow::<morc_lua::LuaRobot>().expect("a robot").0.clone();
     drop(lua);
     robot
 }

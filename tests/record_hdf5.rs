@@ -20,8 +20,7 @@ use morc_kernel::IdealAxes;
 use morc_kernel::*;
 use morc_kernel::{Engine, EngineConfig, Outcome, RunResult};
 use morc_kernel::{Value, ValueType};
-use morc_record::writer::WriterTiming;
-use morc_record::{write_timing, ComponentMetadata, RecordedSignal, Recorder, RecorderTuning, RecordingMetadata};
+use morc_record::{write_timing, ComponentMetadata, RecordedSignal, Recorder, RecorderTuning, RecordingMetadata, WriterTiming};
 use serde_json::Value as Json;
 
 const T: f64 = 0.001;

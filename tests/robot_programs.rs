@@ -11,7 +11,7 @@ use morc_kernel::AssemblySpec;
 use morc_kernel::ClockKind;
 use morc_kernel::EngineConfig;
 use morc_kernel::Value;
-use morc_lua::robot::LuaRobot;
+use morc_lua::LuaRobot;
 use morc_robot::components::factory;
 use morc_robot::Robot;
 use robot_support::*;

@@ -188,7 +188,7 @@ fn lua(seconds: f64, policy: RtPolicy) {
             }
             Some(k) => {
                 let k = k.clone();
-                spec.add("g", "lua_gain", 1, Arc::new(move || Ok(Box::new(morc_lua::component::LuaComponent::new(k.clone())) as Box<dyn Component>)));
+                spec.add("g", "lua_gain", 1, Arc::new(move || Ok(Box::new(morc_lua::LuaComponent::new(k.clone())) as Box<dyn Component>)));
             }
         }
         spec.connect("robot.q", "g.u").connect("g.y", "robot.q_cmd");
@@ -208,7 +208,7 @@ fn lua(seconds: f64, policy: RtPolicy) {
 }
 
 /// A 6-element gain written as a Lua component.
-fn lua_gain_kind() -> mlua::Result<Arc<morc_lua::component::LuaComponentDef>> {
+fn lua_gain_kind() -> mlua::Result<Arc<morc_lua::LuaComponentDef>> {
     let lua = morc_lua::new_state()?;
     let engine = super::start_engine(EngineConfig::default()).map_err(mlua::Error::runtime)?;
     morc_lua::install(&lua, engine)?;
@@ -219,6 +219,6 @@ fn lua_gain_kind() -> mlua::Result<Arc<morc_lua::component::LuaComponentDef>> {
         )
         .set_name("=bench")
         .eval()?;
-    let def = kind.borrow::<morc_lua::assembly::LuaKind>()?.0.clone();
+    let def = kind.borrow::<morc_lua::LuaKind>()?.0.clone();
     Ok(def)
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::{exit, start_engine};
 use morc_kernel::EngineConfig;
-use morc_lua::engine::{CheckOnly, LastOutcome};
+use morc_lua::{CheckOnly, LastOutcome};
 
 pub fn main(files: &[PathBuf]) -> i32 {
     let mut failed = 0;

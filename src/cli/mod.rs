@@ -280,7 +280,7 @@ pub(crate) fn lua_with_engine(config: EngineConfig, setup: &LuaSetup) -> Result<
 
 /// The exit code after a program or REPL session: a fault in the last run wins.
 pub(crate) fn exit_code(lua: &mlua::Lua, failed: bool) -> i32 {
-    let fault = lua.app_data_ref::<morc_lua::engine::LastOutcome>().is_some_and(|o| o.is_fault());
+    let fault = lua.app_data_ref::<morc_lua::LastOutcome>().is_some_and(|o| o.is_fault());
     match (fault, failed) {
         (true, _) => exit::FAULT,
         (false, true) => exit::SCRIPT_ERROR,

@@ -87,5 +87,5 @@ fn without_wrapper(text: &str) -> String {
 
 /// An mlua error as a person reads it: the message (with file:line) and traceback.
 pub fn error_text(e: &mlua::Error) -> String {
-    morc_lua::component::lua_error_text(e)
+    morc_lua::lua_error_text(e)
 }

@@ -28,6 +28,7 @@ impl UserData for LuaKind {
     }
 }
 
+/// The `morc.assembly "name"` userdata: the assembly being described (`a:add`, `a:connect`, …).
 pub struct LuaAssembly(pub AssemblySpec);
 
 /// Resolves what `a:add` was given as kind: a registered name, a kind value, or `"fmu"` with
@@ -203,6 +204,7 @@ impl UserData for LuaAssembly {
     }
 }
 
+/// An `overrun` setting: "warn" or "fault".
 pub fn parse_overrun(p: &str) -> mlua::Result<OverrunPolicy> {
     match p {
         "warn" => Ok(OverrunPolicy::Warn),

@@ -14,15 +14,22 @@ use morc_kernel::{Value, ValueType};
 
 /// A Lua component kind as defined by `morc.component { … }`.
 pub struct LuaComponentDef {
+    /// The kind's name, the definition's `name`: what assemblies add it as.
     pub kind: String,
+    /// One line on what it does, the definition's `doc` (shown by `help`).
     pub doc: String,
+    /// Input ports, parsed from the definition's `inputs` ("u", "q[6]", "n:integer" …).
     pub inputs: Vec<PortInfo>,
+    /// Output ports, from the definition's `outputs`.
     pub outputs: Vec<PortInfo>,
+    /// Parameters with their defaults, from the definition's `params`, sorted by name.
     pub params: Vec<ParamInfo>,
     /// Precompiled chunks (string.dump) of `init(self, out)`, `step(self, inp, out, t)`
     /// and `terminate(self)`: a function cannot move between Lua states, its bytecode can.
     pub init: Option<Vec<u8>>,
+    /// `step(self, inp, out, t)`, required.
     pub step: Vec<u8>,
+    /// `terminate(self)`, if the definition has one.
     pub terminate: Option<Vec<u8>>,
     /// The library that defined the component, when one did: its functions then run with
     /// only that library's capabilities (the same environment as its code in the program).
@@ -50,6 +57,7 @@ enum Reply {
     Terminated(Vec<(String, Value)>),
 }
 
+/// An instance of a Lua component kind: its Lua state runs on a thread of its own, one round trip per step.
 pub struct LuaComponent {
     info: ComponentInfo,
     def: Arc<LuaComponentDef>,
@@ -60,6 +68,7 @@ pub struct LuaComponent {
 }
 
 impl LuaComponent {
+    /// An instance of `def`, with its ports and parameters; the Lua thread starts at initialize.
     pub fn new(def: Arc<LuaComponentDef>) -> Self {
         let mut info = ComponentInfo::new(&def.kind, &def.doc);
         info.inputs = def.inputs.clone();

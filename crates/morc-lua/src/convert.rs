@@ -28,6 +28,7 @@ pub fn to_value(v: &mlua::Value, what: &str) -> mlua::Result<Value> {
     })
 }
 
+/// A kernel value as a Lua value: a number, integer, boolean, string or list of numbers.
 pub fn from_value(lua: &Lua, v: &Value) -> mlua::Result<mlua::Value> {
     Ok(match v {
         Value::Real(x) => mlua::Value::Number(*x),

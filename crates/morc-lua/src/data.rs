@@ -5,6 +5,7 @@ use mlua::{Lua, UserData, UserDataMethods};
 use super::convert::{from_value, to_value};
 use morc_kernel::AssemblyData;
 
+/// The `morc.data { … }` userdata: Assembly Data read and written like a table.
 pub struct LuaData(pub AssemblyData);
 
 impl UserData for LuaData {
@@ -34,6 +35,7 @@ impl UserData for LuaData {
     }
 }
 
+/// Assembly Data as a plain Lua table, name → value.
 pub fn to_table(lua: &Lua, data: &AssemblyData) -> mlua::Result<mlua::Table> {
     let t = lua.create_table()?;
     for (k, v) in data.iter() {

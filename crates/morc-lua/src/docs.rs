@@ -4,7 +4,7 @@
 const DOCS_LUA: &str = include_str!("../../../lua/morc/docs.lua");
 
 /// Loads `morc.docs` into a state where `morc` is installed.
-pub fn register(lua: &mlua::Lua) -> mlua::Result<mlua::Table> {
+pub(crate) fn register(lua: &mlua::Lua) -> mlua::Result<mlua::Table> {
     lua.load(DOCS_LUA).set_name("@lua/morc/docs.lua").eval()
 }
 

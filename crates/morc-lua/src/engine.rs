@@ -9,6 +9,7 @@ use morc_kernel::AssemblyData;
 use morc_kernel::Summary;
 use morc_kernel::{Engine, Outcome, RunResult};
 
+/// The `morc.engine` userdata: the engine, and the run `engine:start` left for `wait` (its handle and request).
 pub struct LuaEngine(pub Engine, pub Option<(morc_kernel::RunHandle, Request)>);
 
 /// `engine:start(a)`'s handle: wait, cancel, status.
@@ -51,6 +52,7 @@ impl UserData for LuaRunHandle {
 /// `record_dir` (a scratch folder the check removes) and a run without an
 /// end stops after [`CHECK_MAX_SECONDS`] of simulated time.
 pub struct CheckOnly {
+    /// Where the check's recordings go instead of the paths the program names.
     pub record_dir: std::path::PathBuf,
 }
 

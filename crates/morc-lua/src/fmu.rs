@@ -22,6 +22,7 @@ use morc_kernel::Factory;
 pub struct FmuKind(pub Arc<Fmu>);
 
 impl FmuKind {
+    /// Makes an FMU component of this kind (one instance of the FMU each).
     pub fn factory(&self) -> Factory {
         let fmu = self.0.clone();
         Arc::new(move || Ok(Box::new(FmuComponent::new(fmu.clone())) as Box<dyn Component>))
@@ -104,6 +105,7 @@ fn info_table(lua: &Lua, md: &ModelDescription) -> mlua::Result<Table> {
     Ok(t)
 }
 
+/// Puts `morc.fmu` and `morc.fmu_info` into the `morc` table.
 pub fn install(lua: &Lua, morc: &Table) -> mlua::Result<()> {
     morc.set(
         "fmu",

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use mlua::{HookTriggers, Lua, MultiValue, Table, VmState};
 
 /// The message the interrupted code fails with (after the Lua position where it stopped).
-pub const MESSAGE: &str = "interrupted (Ctrl-C); the robot holds";
+pub(crate) const MESSAGE: &str = "interrupted (Ctrl-C); the robot holds";
 
 /// Set by [`request`]; cleared by [`clear`] (the REPL, before each command) or by
 /// `morc.catch_interrupt`.
@@ -36,7 +36,7 @@ pub fn clear() {
 }
 
 /// The error for Lua code that would go on while interrupted.
-pub fn error() -> mlua::Error {
+pub(crate) fn error() -> mlua::Error {
     mlua::Error::runtime(MESSAGE)
 }
 
@@ -67,7 +67,7 @@ pub fn install_hook(lua: &Lua) {
 }
 
 /// Registers `morc.catch_interrupt`.
-pub fn install(lua: &Lua, morc: &Table) -> mlua::Result<()> {
+pub(crate) fn install(lua: &Lua, morc: &Table) -> mlua::Result<()> {
     // Calls anything callable: skills are tables with __call, not functions.
     let call: mlua::Function = lua.load("return function(f, ...) return f(...) end").set_name("=morc.catch_interrupt").eval()?;
     morc.set(

@@ -2,32 +2,38 @@
 //! What can be written in Lua lives in `lua/` (loaded from here at start).
 
 #![deny(clippy::missing_safety_doc)]
+#![warn(missing_docs)]
 
-pub mod assembly;
-pub mod bus;
-pub mod component;
-pub mod convert;
-pub mod data;
+mod assembly;
+mod bus;
+mod component;
+mod convert;
+mod data;
 pub mod docs;
-pub mod engine;
-pub mod error;
-pub mod fmu;
+mod engine;
+mod error;
+mod fmu;
 pub mod interrupt;
-pub mod kinds;
+mod kinds;
 pub mod library;
-pub mod origin;
-pub mod plot;
-pub mod robot;
+mod origin;
+mod plot;
+mod robot;
 mod robot_params;
 pub mod testing;
+
+pub use assembly::LuaKind;
+pub use component::{lua_error_text, LuaComponent, LuaComponentDef};
+pub use engine::{CheckOnly, LastOutcome};
+pub use robot::LuaRobot;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use mlua::{Function, Lua, LuaOptions, StdLib, Table};
 
-use crate::component::{parse_port, LuaComponentDef};
-use assembly::{LuaAssembly, LuaKind};
+use crate::component::parse_port;
+use assembly::LuaAssembly;
 use convert::{from_value, table_to_data, to_value};
 use data::LuaData;
 use engine::LuaEngine;

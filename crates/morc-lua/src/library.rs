@@ -18,7 +18,7 @@ pub fn user_lib_dir() -> PathBuf {
 
 /// Folders searched for libraries, in order: MORC_PATH (':'-separated), the user
 /// library folder, then morc's own lua/, stdlib/, skills/ and robots/.
-pub fn library_roots(home: &Path) -> Vec<PathBuf> {
+pub(crate) fn library_roots(home: &Path) -> Vec<PathBuf> {
     let mut roots: Vec<PathBuf> = Vec::new();
     if let Some(extra) = std::env::var_os("MORC_PATH") {
         roots.extend(std::env::split_paths(&extra).filter(|p| !p.as_os_str().is_empty()));
@@ -38,7 +38,7 @@ fn list_dir(dir: &str) -> Vec<String> {
 }
 
 /// Installs `morc.lib` into the `morc` table (needs `morc.doc` from the prelude).
-pub fn register(lua: &Lua, morc: &Table, home: &Path) -> mlua::Result<Table> {
+pub(crate) fn register(lua: &Lua, morc: &Table, home: &Path) -> mlua::Result<Table> {
     let lib = lua.create_table()?;
     let roots: Vec<String> = library_roots(home).iter().map(|p| p.display().to_string()).collect();
     lib.set("path", lua.create_sequence_from(roots)?)?;
@@ -113,12 +113,15 @@ const MANIFEST_MAX_INSTRUCTIONS: u32 = 2_000_000;
 /// A library's manifest (`morc-lib.lua`), checked.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Manifest {
+    /// The library's name, as the manifest gives it (the folder `morc lib install` makes).
     pub name: String,
+    /// The library's version, which other libraries' `depends` constrain.
     pub version: String,
     /// The morc versions it works with (a constraint), if it says.
     pub morc: Option<String>,
     /// Other libraries it needs: name → version constraint, sorted by name.
     pub depends: Vec<(String, String)>,
+    /// One line on what the library does.
     pub doc: Option<String>,
     /// The capabilities it declares (names from [`CAPABILITIES`]), sorted, no duplicates.
     pub capabilities: Vec<String>,
@@ -250,7 +253,7 @@ pub fn grant_file(name: &str) -> PathBuf {
 }
 
 /// The capabilities granted to installed library `name` (none when no grant was recorded).
-pub fn granted(name: &str) -> Vec<String> {
+pub(crate) fn granted(name: &str) -> Vec<String> {
     std::fs::read_to_string(grant_file(name))
         .map(|t| t.split([',', '\n', ' ']).filter(|s| !s.is_empty()).map(str::to_string).collect())
         .unwrap_or_default()
@@ -259,10 +262,13 @@ pub fn granted(name: &str) -> Vec<String> {
 /// What a loaded library may do, and how a refusal says so.
 #[derive(Debug, Clone)]
 pub struct Trust {
+    /// The library's name, from its manifest.
     pub name: String,
     /// The library's folder, canonical.
     pub dir: PathBuf,
+    /// Path of its `morc-lib.lua`, for refusal messages.
     pub manifest: String,
+    /// The capabilities its manifest declares.
     pub declared: Vec<String>,
     /// Some for a library installed in the user library folder: what `--grant` recorded.
     /// None for one used from MORC_PATH, morc's folders or a folder path: it gets what it declares.
@@ -273,6 +279,7 @@ pub struct Trust {
 }
 
 impl Trust {
+    /// What the library in `dir`, with manifest `m`, may do: its declared capabilities, limited to those granted if it is installed in the user library folder.
     pub fn new(dir: &Path, m: &Manifest) -> Trust {
         let canon = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
         let installed = user_lib_dir().canonicalize().ok().is_some_and(|u| canon.parent() == Some(u.as_path()));
@@ -289,7 +296,7 @@ impl Trust {
     /// As [`Trust::new`], for a library being loaded now: one outside the library path (loaded by
     /// folder) that library code asked for gets no more than the libraries on the stack have, so
     /// a library cannot lend itself capabilities through a manifest it ships.
-    pub fn for_load(lua: &Lua, dir: &Path, m: &Manifest) -> Trust {
+    pub(crate) fn for_load(lua: &Lua, dir: &Path, m: &Manifest) -> Trust {
         let mut trust = Trust::new(dir, m);
         let roots: Vec<PathBuf> = library_roots(&super::home()).iter().filter_map(|r| r.canonicalize().ok()).collect();
         let in_library_path = trust.dir.parent().is_some_and(|p| roots.iter().any(|r| r == p));
@@ -302,12 +309,13 @@ impl Trust {
         trust
     }
 
+    /// Whether the library may use capability `cap`: declared, granted (if installed) and within its ceiling.
     pub fn allows(&self, cap: &str) -> bool {
         self.declared.iter().any(|c| c == cap) && self.granted.as_ref().is_none_or(|g| g.iter().any(|c| c == cap)) && self.ceiling.as_ref().is_none_or(|(_, c)| c.iter().any(|c| c == cap))
     }
 
     /// The refusal: the library, what it tried, the capability and what to do.
-    pub fn denial(&self, cap: &str, what: &str) -> String {
+    pub(crate) fn denial(&self, cap: &str, what: &str) -> String {
         let (name, manifest) = (&self.name, &self.manifest);
         if let Some((lender, caps)) = &self.ceiling {
             if !caps.iter().any(|c| c == cap) {
@@ -323,7 +331,7 @@ impl Trust {
     }
 
     /// Whether `path` (existing) lies in the library's folder, symbolic links followed.
-    pub fn contains(&self, path: &Path) -> bool {
+    pub(crate) fn contains(&self, path: &Path) -> bool {
         path.canonicalize().is_ok_and(|p| p.starts_with(&self.dir))
     }
 }
@@ -339,7 +347,7 @@ const THREADS_KEY: &str = "morc.lib.threads";
 /// name is the file it came from, and library code is loaded only under its folder's name
 /// (morc.lib's loader and the sandbox's load both name chunks so). A coroutine a library made
 /// counts as the library's even when its body is one of morc's functions.
-pub fn libraries_on_stack(lua: &Lua) -> Vec<std::sync::Arc<Trust>> {
+pub(crate) fn libraries_on_stack(lua: &Lua) -> Vec<std::sync::Arc<Trust>> {
     let Some(sandboxes) = lua.app_data_ref::<Sandboxes>() else { return Vec::new() };
     if sandboxes.0.is_empty() {
         return Vec::new();
@@ -371,7 +379,7 @@ pub fn libraries_on_stack(lua: &Lua) -> Vec<std::sync::Arc<Trust>> {
 }
 
 /// For morc's own functions: refuses `what` when library code on the stack lacks `cap`.
-pub fn check(lua: &Lua, cap: &str, what: &str) -> mlua::Result<()> {
+pub(crate) fn check(lua: &Lua, cap: &str, what: &str) -> mlua::Result<()> {
     match libraries_on_stack(lua).into_iter().find(|t| !t.allows(cap)) {
         Some(t) => Err(crate::error::raise(crate::error::ErrorKind::Library, t.denial(cap, what))),
         None => Ok(()),
@@ -379,7 +387,7 @@ pub fn check(lua: &Lua, cap: &str, what: &str) -> mlua::Result<()> {
 }
 
 /// For morc's own functions that read a file: a library may read its own folder; elsewhere it needs `io`.
-pub fn check_read(lua: &Lua, path: &Path, what: &str) -> mlua::Result<()> {
+pub(crate) fn check_read(lua: &Lua, path: &Path, what: &str) -> mlua::Result<()> {
     match libraries_on_stack(lua).into_iter().find(|t| !t.allows("io") && !t.contains(path)) {
         Some(t) => Err(crate::error::raise(crate::error::ErrorKind::Library, t.denial("io", &format!("use io outside its folder ({what} {})", path.display())))),
         None => Ok(()),
@@ -387,13 +395,13 @@ pub fn check_read(lua: &Lua, path: &Path, what: &str) -> mlua::Result<()> {
 }
 
 /// The library whose code defines something now (innermost on the stack), if any.
-pub fn defining_library(lua: &Lua) -> Option<std::sync::Arc<Trust>> {
+pub(crate) fn defining_library(lua: &Lua) -> Option<std::sync::Arc<Trust>> {
     libraries_on_stack(lua).into_iter().next()
 }
 
 /// The Lua-side handle of a library's trust, which lua/morc/sandbox.lua builds the
 /// library's environment from. `register` records the library for [`check`].
-pub fn guard_table(lua: &Lua, trust: std::sync::Arc<Trust>, register: bool) -> mlua::Result<Table> {
+pub(crate) fn guard_table(lua: &Lua, trust: std::sync::Arc<Trust>, register: bool) -> mlua::Result<Table> {
     if register {
         if lua.app_data_ref::<Sandboxes>().is_none() {
             lua.set_app_data(Sandboxes::default());
@@ -432,7 +440,7 @@ pub fn guard_table(lua: &Lua, trust: std::sync::Arc<Trust>, register: bool) -> m
 const SANDBOX_LUA: &str = include_str!("../../../lua/morc/sandbox.lua");
 
 /// The function that builds a library's environment from its guard table (lua/morc/sandbox.lua).
-pub fn sandbox_builder(lua: &Lua) -> mlua::Result<mlua::Function> {
+pub(crate) fn sandbox_builder(lua: &Lua) -> mlua::Result<mlua::Function> {
     let threads = match lua.named_registry_value::<Option<Table>>(THREADS_KEY)? {
         Some(t) => t,
         None => {

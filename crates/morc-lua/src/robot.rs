@@ -393,7 +393,9 @@ fn units_of(opts: Option<&Table>) -> mlua::Result<Units> {
 /// A robot component kind for `a:add(name, robot:component "ptp", params)`.
 #[derive(Clone)]
 pub struct RobotKind {
+    /// The robot whose component it is.
     pub robot: Arc<Robot>,
+    /// The kind's name among the robot's kinds ("ptp", "rnea", "monitor", …).
     pub kind: String,
 }
 

@@ -8,8 +8,11 @@ use morc_kernel::EngineConfig;
 
 /// The outcome of one test file.
 pub struct FileResult {
+    /// The test file run.
     pub file: PathBuf,
+    /// Tests that passed.
     pub passed: usize,
+    /// Tests that failed; at least 1 when the file did not run to its end.
     pub failed: usize,
     /// "N passed, M failed" and the failures, or the error that stopped the file.
     pub report: String,

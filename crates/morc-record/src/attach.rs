@@ -15,16 +15,22 @@ use morc_kernel::{Attach, Attachment};
 pub struct RecordRequest {
     /// "robot.q", "ff.*", "*.y" …
     pub patterns: Vec<String>,
+    /// The recorder steps every this many base periods.
     pub every: u32,
+    /// Of the recorder's steps, every this many is written (1: all).
     pub decimation: u32,
     /// A file, or a folder to put a new file in for each run (never replacing one).
     pub target: RecordTarget,
+    /// Written to the file's `notes` attribute.
     pub notes: String,
 }
 
+/// Where a run's recording goes.
 #[derive(Clone, Debug)]
 pub enum RecordTarget {
+    /// This file, or the next free numbered name next to it if it exists ([`FileNaming::AsGiven`]).
     File(PathBuf),
+    /// A new `<assembly>-<UTC time>.h5` in this folder for each run.
     Folder(PathBuf),
 }
 

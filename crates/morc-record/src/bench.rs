@@ -12,10 +12,14 @@ use morc_kernel::{Component, InitContext, StepContext};
 use morc_kernel::{Histogram, Summary};
 use morc_kernel::{Value, ValueType};
 
+/// What a [`sustained`] run measured; `Display` prints the report `morc rec bench` shows.
 #[derive(Clone, Debug)]
 pub struct BenchReport {
+    /// Real signals recorded.
     pub signals: usize,
+    /// Steps per second (Hz).
     pub rate: f64,
+    /// Steps run.
     pub steps: u64,
     /// Rows in the file at the end.
     pub samples: u64,
@@ -25,7 +29,9 @@ pub struct BenchReport {
     pub step_ns: Summary,
     /// Steps that started later than one period after their deadline.
     pub late_steps: u64,
+    /// Size of the file at the end (bytes).
     pub file_bytes: u64,
+    /// The file written (removed after the run).
     pub path: PathBuf,
 }
 

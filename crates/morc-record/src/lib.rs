@@ -1,8 +1,8 @@
-//! Recording signals to HDF5: a real-time [`recorder::Recorder`] component
-//! hands rows of samples through a lock-free [`ring`] to a [`writer`] thread
-//! that appends them to chunked, compressed datasets and flushes regularly,
-//! so a crash leaves a valid file. [`read`] describes a recording, [`plot`]
-//! draws it.
+//! Recording signals to HDF5: a real-time [`Recorder`] component hands rows
+//! of samples through a lock-free ring to a writer thread that appends them
+//! to chunked, compressed datasets and flushes regularly ([`WriterTiming`]),
+//! so a crash leaves a valid file. [`attach`] records from an assembly,
+//! [`read`] describes a recording, [`plot`] draws it.
 //!
 //! The file (`h5py.File(path)["robot.q"][:]`):
 //! ```text
@@ -21,19 +21,20 @@
 //! ```
 
 #![deny(clippy::missing_safety_doc)]
+#![warn(missing_docs)]
 
 pub mod attach;
 pub mod bench;
 mod error;
-pub mod glob;
+mod glob;
 pub mod plot;
 pub mod read;
-pub mod recorder;
-pub mod ring;
-pub mod writer;
+mod recorder;
+mod ring;
+mod writer;
 
 pub use error::RecordError;
 
 pub use glob::expand;
 pub use recorder::{ComponentMetadata, FileNaming, RecordedSignal, Recorder, RecorderTuning, RecordingMetadata};
-pub use writer::write_timing;
+pub use writer::{write_timing, WriterTiming};

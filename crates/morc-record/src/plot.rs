@@ -46,8 +46,11 @@ impl Default for PlotOptions {
 /// What was drawn: for messages and tests.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlotSummary {
+    /// The picture written (PNG or SVG, by extension).
     pub output: PathBuf,
+    /// Width in pixels.
     pub width: u32,
+    /// Height in pixels: the title, every panel and the time axis.
     pub height: u32,
     /// Panels, top to bottom, each with the labels of its lines.
     pub panels: Vec<(String, Vec<String>)>,
@@ -56,7 +59,9 @@ pub struct PlotSummary {
 /// One recorded signal, read as f64 (integers and booleans converted).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Signal {
+    /// Dataset name, "component.port".
     pub name: String,
+    /// The dataset's `unit` attribute ("" if none).
     pub unit: String,
     /// Line labels: `q[1]`…`q[n]`, or the dataset's `element_names`.
     pub labels: Vec<String>,
@@ -78,6 +83,7 @@ pub struct Loaded {
     pub title: String,
     /// Seconds, one per sample.
     pub time: Vec<f64>,
+    /// The signals the patterns selected.
     pub signals: Vec<Signal>,
 }
 

@@ -18,12 +18,16 @@ use morc_kernel::{Value, ValueType};
 pub struct RecordedSignal {
     /// "component.port", e.g. "robot.q": names the dataset too.
     pub name: String,
+    /// Value type of the signal; sets the dataset's element type and shape.
     pub ty: ValueType,
+    /// Unit, stored as the dataset's `unit` attribute.
     pub unit: String,
+    /// Stored as the dataset's `description` attribute.
     pub description: String,
 }
 
 impl RecordedSignal {
+    /// A signal to record from its name, type, unit and description.
     pub fn new(name: &str, ty: ValueType, unit: &str, description: &str) -> Self {
         RecordedSignal { name: name.into(), ty, unit: unit.into(), description: description.into() }
     }
@@ -32,10 +36,13 @@ impl RecordedSignal {
 /// One component of the recorded assembly, as the file describes it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ComponentMetadata {
+    /// Component name: the group `/assembly/<name>`.
     pub name: String,
+    /// Component kind, the group's `kind` attribute.
     pub kind: String,
     /// Sample time as a multiple of the base period.
     pub every: u32,
+    /// Parameter values, one attribute each in `/assembly/<name>/parameters`.
     pub params: Vec<(String, Value)>,
 }
 
@@ -57,13 +64,17 @@ pub enum FileNaming {
 pub struct RecordingMetadata {
     /// The file asked for; the one written (see [`FileNaming`]) is the result `path`.
     pub path: PathBuf,
+    /// How the written file is named from `path`.
     pub naming: FileNaming,
+    /// The robot (the base's description, else its name), the root's `robot` attribute.
     pub robot: String,
+    /// The assembly's name, the root's `assembly` attribute.
     pub assembly: String,
     /// Base period T in seconds.
     pub base_period: f64,
     /// The user's words about the run.
     pub notes: String,
+    /// Every component of the assembly, written under `/assembly`.
     pub components: Vec<ComponentMetadata>,
 }
 
@@ -72,9 +83,11 @@ pub struct RecordingMetadata {
 pub struct RecorderTuning {
     /// Rows the ring holds; by default 2 s of data, at least 4096.
     pub ring_rows: Option<usize>,
+    /// When the writer flushes and how long it waits (see [`WriterTiming`]).
     pub writer: WriterTiming,
 }
 
+/// The component that records its inputs to an HDF5 file through a lock-free ring and a writer thread.
 pub struct Recorder {
     info: ComponentInfo,
     signals: Vec<RecordedSignal>,
@@ -123,6 +136,7 @@ impl Recorder {
         }
     }
 
+    /// Sets ring size and writer intervals (tests of the limits).
     pub fn with_tuning(mut self, tuning: RecorderTuning) -> Self {
         self.tuning = tuning;
         self

@@ -92,17 +92,13 @@ impl RingProducer {
         true
     }
 
-    pub fn width(&self) -> usize {
-        self.shared.width
-    }
-    pub fn capacity(&self) -> usize {
-        self.shared.capacity
-    }
     /// Rows dropped so far because the ring was full.
+    #[cfg(test)]
     pub fn dropped(&self) -> u64 {
         self.shared.dropped.load(Ordering::Relaxed)
     }
     /// Rows accepted so far.
+    #[cfg(test)]
     pub fn pushed(&self) -> u64 {
         self.head as u64
     }
@@ -110,9 +106,12 @@ impl RingProducer {
 
 impl RingConsumer {
     /// Rows waiting to be read.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.shared.head.0.load(Ordering::Acquire).wrapping_sub(self.tail)
     }
+    /// Whether no row waits to be read.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -139,9 +138,11 @@ impl RingConsumer {
         n
     }
 
+    /// Samples per row (time and every signal's elements).
     pub fn width(&self) -> usize {
         self.shared.width
     }
+    /// Rows the ring holds.
     pub fn capacity(&self) -> usize {
         self.shared.capacity
     }

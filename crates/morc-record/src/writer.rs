@@ -37,8 +37,11 @@ use morc_kernel::{Value, ValueType};
 pub struct SignalColumn {
     /// "component.port": also the dataset's name.
     pub name: String,
+    /// Value type: the dataset's element type and shape.
     pub ty: ValueType,
+    /// The dataset's `unit` attribute.
     pub unit: String,
+    /// The dataset's `description` attribute.
     pub description: String,
     /// Index of its first sample in a row (column 0 is time).
     pub offset: usize,
@@ -64,9 +67,11 @@ impl Default for WriterTiming {
 /// Everything the file's header needs, fixed when recording starts.
 #[derive(Clone, Debug)]
 pub struct FileHeader {
+    /// What the root attributes and `/assembly` describe.
     pub metadata: RecordingMetadata,
     /// Seconds between recorded rows (the recorder's period × decimation).
     pub sample_period: f64,
+    /// Steps of the recorder per row written.
     pub decimation: u32,
     /// Instance name of the recorder in its assembly.
     pub recorder: String,
@@ -86,6 +91,7 @@ pub struct WriterProgress {
 /// What a finished writer reports.
 #[derive(Clone, Debug, PartialEq)]
 pub struct WriterOutcome {
+    /// The file written (the numbered one if the name asked for was taken).
     pub path: PathBuf,
     /// Rows in the file.
     pub samples: u64,
@@ -215,6 +221,7 @@ impl Writer {
         &self.path
     }
 
+    /// Rows written and flushed so far, and whether the thread ended.
     pub fn progress(&self) -> &Arc<WriterProgress> {
         &self.progress
     }

@@ -11,6 +11,7 @@
 //! handed in its command.
 
 #![deny(clippy::missing_safety_doc)]
+#![warn(missing_docs)]
 
 use std::sync::{Arc, Mutex};
 
@@ -69,7 +70,7 @@ impl SharedArm {
 }
 
 /// One joint of the shared arm, as a drive's mechanics.
-pub struct ArmJointPlant {
+struct ArmJointPlant {
     arm: Arc<Mutex<SharedArm>>,
     joint: usize,
     drive: DriveConfig,

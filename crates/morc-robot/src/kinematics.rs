@@ -17,6 +17,7 @@ enum Solver {
     None(String),
 }
 
+/// Tool-frame FK and IK of one robot for the motion planner (closed form for 6R spherical-wrist arms, else damped least squares).
 pub struct RobotKinematics {
     robot: Arc<Robot>,
     data: Data,
@@ -27,6 +28,7 @@ pub struct RobotKinematics {
 const LEAST_SQUARES_TOLERANCE: f64 = 1e-9;
 
 impl RobotKinematics {
+    /// Picks the solver the arm allows and allocates its workspace.
     pub fn new(robot: Arc<Robot>) -> RobotKinematics {
         let solver = if robot.dof() != 6 {
             Solver::None(format!("Cartesian moves need an arm of 6 joints; robot '{}' has {}", robot.name, robot.dof()))

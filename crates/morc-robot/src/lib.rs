@@ -4,12 +4,13 @@
 //! components in [`components`] (trajectory, feed-forward, monitor) are built around a robot.
 
 #![deny(clippy::missing_safety_doc)]
+#![warn(missing_docs)]
 
 pub mod components;
 mod error;
-pub mod kinematics;
-pub mod live;
-pub mod simulated;
+mod kinematics;
+mod live;
+mod simulated;
 
 use std::sync::Arc;
 
@@ -51,19 +52,28 @@ impl JointDrive {
 /// Limits the controller enforces on one joint (SI units: rad, rad/s, rad/s², N·m).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Limits {
+    /// Lowest position (rad, or m for a prismatic joint).
     pub lower: f64,
+    /// Highest position (rad or m).
     pub upper: f64,
+    /// Largest speed in either direction (rad/s or m/s).
     pub velocity: f64,
+    /// Largest acceleration in either direction (rad/s² or m/s²).
     pub acceleration: f64,
+    /// Largest drive torque (N·m, or N for a prismatic joint).
     pub torque: f64,
 }
 
 /// Limits of the tool's motion in Cartesian moves (m/s, m/s², rad/s, rad/s²).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CartesianLimits {
+    /// Largest tool speed along the path (m/s).
     pub velocity: f64,
+    /// Largest tool acceleration along the path (m/s²).
     pub acceleration: f64,
+    /// Largest tool rotation speed (rad/s).
     pub angular_velocity: f64,
+    /// Largest tool rotation acceleration (rad/s²).
     pub angular_acceleration: f64,
 }
 
@@ -74,22 +84,30 @@ impl Default for CartesianLimits {
     }
 }
 
+/// One joint of a robot: its name in the model, how it maps to its drive, and its limits.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RobotJoint {
+    /// As the definition names it (`"A1"`), for messages; the model's joint at the same index moves it.
     pub name: String,
+    /// How joint positions map to drive counts.
     pub drive: JointDrive,
+    /// What the controller enforces on this joint.
     pub limits: Limits,
 }
 
 /// A robot: its model (with drive-train terms and payload already in it) and its joints.
 #[derive(Clone, Debug)]
 pub struct Robot {
+    /// The robot's name, as the definition gives it.
     pub name: String,
+    /// Kinematics and dynamics as loaded: drive-train terms, tool and payload included.
     pub model: Arc<Model>,
+    /// One per degree of freedom, in model order.
     pub joints: Vec<RobotJoint>,
     /// The frame FK reports and Cartesian moves move: "tool", "tool0" or "flange", else the
     /// last frame on the last joint.
     pub tool_frame: FrameIndex,
+    /// Limits of the tool's motion in Cartesian moves.
     pub cartesian: CartesianLimits,
     /// Where `home` moves (rad): the definition's `home`, else 0 clamped into the limits.
     pub home: Vec<f64>,
@@ -183,6 +201,7 @@ impl Robot {
         })
     }
 
+    /// Number of joints (degrees of freedom).
     pub fn dof(&self) -> usize {
         self.joints.len()
     }

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use morc_model::Model;
 
+/// The published model of one robot and its version; shared by every copy of the robot.
 #[derive(Debug)]
 pub struct LiveModel {
     version: AtomicU64,
@@ -17,12 +18,13 @@ pub struct LiveModel {
 }
 
 impl LiveModel {
-    pub fn new(model: Arc<Model>) -> LiveModel {
+    /// Starts with `model` as version 0.
+    pub(crate) fn new(model: Arc<Model>) -> LiveModel {
         LiveModel { version: AtomicU64::new(0), current: Mutex::new(model), retired: Mutex::new(Vec::new()) }
     }
 
     /// Makes `model` the current one (not real-time: locks and allocates).
-    pub fn publish(&self, model: Arc<Model>) {
+    pub(crate) fn publish(&self, model: Arc<Model>) {
         let old = std::mem::replace(&mut *self.current.lock().unwrap_or_else(|e| e.into_inner()), model);
         let mut retired = self.retired.lock().unwrap_or_else(|e| e.into_inner());
         retired.retain(|m| Arc::strong_count(m) > 1);
@@ -30,13 +32,14 @@ impl LiveModel {
         self.version.fetch_add(1, Ordering::Release);
     }
 
-    pub fn current(&self) -> Arc<Model> {
+    /// The model published last (locks: not for the real-time path, see [`LiveModel::refresh`]).
+    pub(crate) fn current(&self) -> Arc<Model> {
         self.current.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Swaps `cached` for the current model if a newer one was published since `seen`
     /// (real-time safe: an atomic load, then at most a try_lock and a reference count).
-    pub fn refresh(&self, cached: &mut Arc<Model>, seen: &mut u64) -> bool {
+    pub(crate) fn refresh(&self, cached: &mut Arc<Model>, seen: &mut u64) -> bool {
         let version = self.version.load(Ordering::Acquire);
         if version == *seen {
             return false;

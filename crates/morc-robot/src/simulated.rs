@@ -35,6 +35,7 @@ impl Default for DriveGains {
     }
 }
 
+/// The simulated arm as an engine base: outputs measured q (rad), qd (rad/s), tau (N·m); takes q_cmd, qd_ff, tau_ff.
 pub struct SimulatedRobot {
     info: ComponentInfo,
     robot: Arc<Robot>,
@@ -70,6 +71,7 @@ impl SimulatedRobot {
         Self::with_gains(robot, q0, period, DriveGains::default())
     }
 
+    /// As [`SimulatedRobot::new`], with the drives tuned by `gains` instead of the defaults.
     pub fn with_gains(robot: Arc<Robot>, q0: &[f64], period: f64, gains: DriveGains) -> Result<Self, RobotError> {
         let n = robot.dof();
         if q0.len() != n {
@@ -116,16 +118,6 @@ impl SimulatedRobot {
             seen: 0,
             robot,
         })
-    }
-
-    pub fn robot(&self) -> &Arc<Robot> {
-        &self.robot
-    }
-    pub fn positions(&self) -> &[f64] {
-        &self.q
-    }
-    pub fn velocities(&self) -> &[f64] {
-        &self.qd
     }
 }
 

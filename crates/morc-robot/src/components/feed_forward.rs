@@ -19,6 +19,7 @@ pub struct RigidBodyFeedForward {
 }
 
 impl RigidBodyFeedForward {
+    /// The `rnea` component of `robot`; reads the robot's live model, so payload changes apply.
     pub fn new(robot: Arc<Robot>) -> Self {
         let ty = ValueType::Vector(robot.dof());
         let info = ComponentInfo::new("rnea", kind_doc("rnea"))

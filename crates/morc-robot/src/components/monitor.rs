@@ -24,6 +24,7 @@ pub struct Monitor {
 }
 
 impl Monitor {
+    /// The `monitor` component of `robot`, checking against its joint limits.
     pub fn new(robot: Arc<Robot>) -> Self {
         let n = robot.dof();
         let ty = ValueType::Vector(n);

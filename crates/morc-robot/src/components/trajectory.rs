@@ -26,11 +26,11 @@ const SPLINE_VIA: f64 = 5.0;
 /// The share of each joint's velocity limit a motion at full speed is planned to: the drives
 /// follow the reference with a small overshoot, and the monitor checks the measured velocity
 /// against the full limit, so the plan leaves them this headroom.
-pub const PLANNED_VELOCITY_SHARE: f64 = 0.98;
+pub(crate) const PLANNED_VELOCITY_SHARE: f64 = 0.98;
 
 /// Length of one move record of `path`: [code, blend, velocity scale, target…, via x, y, z];
 /// the target holds the joint positions (ptp, spline) or the pose x, y, z, roll, pitch, yaw.
-pub fn record_len(dof: usize) -> usize {
+pub(crate) fn record_len(dof: usize) -> usize {
     6 + dof.max(6)
 }
 
@@ -62,7 +62,7 @@ pub fn encode_moves(moves: &[MoveSpec], dof: usize) -> Vec<f64> {
 }
 
 /// The moves of a `moves` parameter; consecutive spline records form one spline.
-pub fn decode_moves(v: &[f64], dof: usize) -> Result<Vec<MoveSpec>, String> {
+pub(crate) fn decode_moves(v: &[f64], dof: usize) -> Result<Vec<MoveSpec>, String> {
     let len = record_len(dof);
     if v.is_empty() || !v.len().is_multiple_of(len) {
         return Err(format!("moves must be records of {len} numbers (build them with robot:add(a, name, \"path\", {{ moves = {{…}} }})), got {} numbers", v.len()));
@@ -124,6 +124,7 @@ impl ReferenceFilter {
     }
 }
 
+/// The robot's trajectory generator (kinds `ptp`, `lin`, `circ`, `spline`, `path`): outputs the joint reference q (rad), qd, qdd, the tool position `tcp` (m) and `done`.
 pub struct MotionTrajectory {
     info: ComponentInfo,
     robot: Arc<Robot>,
@@ -184,7 +185,7 @@ impl MotionTrajectory {
     }
 
     /// Duration of the planned motion (s), once planned.
-    pub fn duration(&self) -> f64 {
+    pub(crate) fn duration(&self) -> f64 {
         self.sequence.as_ref().map_or(0.0, Sequence::duration)
     }
 
@@ -254,10 +255,12 @@ impl MotionTrajectory {
 /// What planning a motion off-line found: see [`MotionTrajectory::survey`].
 #[derive(Clone, Debug)]
 pub struct Survey {
+    /// Time the motion takes (s).
     pub duration: f64,
     /// Smallest singular value of the tool Jacobian along the path (∞ for robots without
     /// Cartesian kinematics): near 0 the arm is close to a singularity.
     pub singularity: f64,
+    /// Joint positions at the end of the motion (rad, or m for prismatic joints).
     pub end: Vec<f64>,
 }
 
