@@ -49,7 +49,7 @@ impl JointDrive {
     }
 }
 
-/// Limits the controller enforces on one joint (SI units: rad, rad/s, rad/s², N·m).
+/// Limits the controller enforces on one joint, in SI units: rad, rad/s, rad/s², N·m for a revolute joint; m, m/s, m/s², N for a prismatic one.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Limits {
     /// Lowest position (rad, or m for a prismatic joint).
