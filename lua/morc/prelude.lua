@@ -92,11 +92,17 @@ library's components/*.lua, loaded with the library, add e.g. "mylib.filter".]])
 morc.doc(morc.component, [[morc.component { name, doc, inputs = { "u", "q[6]", "n:integer" }, outputs = { … },
                 params = { k = 1 }, init = function(self, out) … end,
                 step = function(self, inp, out, t) … end, terminate = function(self) return { … } end }
-A component written in Lua, for prototyping. It runs in a Lua state of its own on a thread of its own, so its
-functions cannot use local variables from outside them: pass values as params (self.k). A step may return a
-string to end the assembly with that reason; terminate may return a table of results for Assembly Data.
-Each step is a hand-off between threads: fine at modest rates, see `morc bench lua` for the jitter.]])
-morc.doc(morc.engine, [[morc.engine — the engine that cycles the robot and runs assemblies.
+A controller, observer or planner written in Lua, stepped at its rate on the engine's own thread for that rate (the
+bus rate included): each stepping thread has a Lua state of its own, with memory from a pool of its own (size per
+assembly: morc.assembly { …, memory = MB }, default 32) and its collector run in the slack after each tick.
+Define it in a module (a library's components/x.lua, or a file loaded with require) that returns it: the engine's
+state loads that module by name, so the functions may use the module's locals, helpers and requires, and an edited
+module runs from the next prepared assembly (reload in the REPL). Defined in a program's own chunk, the functions
+travel as bytecode and may not use locals from outside them: pass values as params (self.k).
+Ports are preallocated: inp.q and out.y are tables of numbers reused every step (write out.y[i] = … in place).
+A step may return a string to end the assembly with that reason; an error faults the component with file:line and
+traceback; print goes through a queue to the console; terminate may return a table of results for Assembly Data.]])
+if morc.engine then morc.doc(morc.engine, [[morc.engine — the engine that cycles the robot and runs assemblies.
   engine:run(a [, { duration = s, data = d, overrun = "warn"|"fault" }])  runs a and returns its result when it ends
   engine:start(a [, opts])   starts a and returns at once a handle: h:wait() → result, h:cancel(), h:status()
   engine:cancel()            ends the running assembly; the robot holds
@@ -107,7 +113,7 @@ morc.doc(morc.engine, [[morc.engine — the engine that cycles the robot and run
   engine.period, engine.clock, engine.base, engine:time(), engine:tick()
 A run's result r: r.ok, r.outcome ("finished"|"fault"|"cancelled"), r.reason (text), r.data, r.recordings, tostring(r) the
 report; after a fault r.error is the fault as an error value (help(pcall)): r.error.kind "bus" (a drive, a device, the
-safety PLC), "robot" (the simulated arm), "fmi", "lua" (a Lua component), "record", "component" or "assembly".]])
+safety PLC), "robot" (the simulated arm), "fmi", "lua" (a Lua component), "record", "component" or "assembly".]]) end
 
 morc.doc(morc.robot, [[morc.robot { name, model = morc.model.urdf "file" | morc.model.dh { … } | morc.model.build { … },
              joints = { { "A1", drive = { slave, gear, counts, offset, direction, armature, viscous, coulomb },

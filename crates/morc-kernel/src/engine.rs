@@ -281,7 +281,7 @@ impl Engine {
         let cancel_epoch = CANCEL_ALL.load(Ordering::SeqCst);
         let plan = plan(spec, &self.base_name, &self.base_info, self.config.period, data)?;
         let coordinator = self.coordinator.as_ref().map(|h| h.thread().clone()).ok_or_else(|| EngineError::Stopped("no Coordinator".into()))?;
-        let assembly = RunningAssembly::new(plan, &self.base_info, self.config.period, data, self.config.rt.below(5), coordinator)?;
+        let assembly = RunningAssembly::new(plan, &self.base_info, self.config.period, self.config.clock, data, self.config.rt.below(5), coordinator)?;
         let job = Box::new(Job { assembly, stats: EngineStats::default(), outcome: None, start_tick: 0, data: data.clone(), cancel_epoch, stopping: None, done: false });
         self.shared.cancel.store(false, Ordering::Relaxed);
         self.commands.send(Command::Run(job)).map_err(|_| EngineError::Stopped("the Coordinator thread is gone".into()))?;
@@ -424,6 +424,12 @@ impl Coordinator {
             self.tick_once();
             let end = monotonic_ns();
             deadline += self.period_ns;
+            if let Some(job) = &self.current {
+                // The components' slack work (a Lua state's collector) after the tick's work,
+                // ending a tenth of a period before the next deadline on the wall clock.
+                let wall = self.config.clock == ClockKind::Wall;
+                job.assembly.run_slack(wall.then(|| deadline.saturating_sub(self.period_ns / 10)));
+            }
             if let Some(job) = &mut self.current {
                 job.stats.cycle.record(end.saturating_sub(woke));
                 job.stats.ticks += 1;

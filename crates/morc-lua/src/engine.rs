@@ -221,6 +221,8 @@ pub fn run(lua: &Lua, engine: &mut Engine, assembly: &AnyUserData, opts: Option<
 fn finish(lua: &Lua, engine: &mut Engine, handle: morc_kernel::RunHandle, req: Request) -> mlua::Result<Table> {
     let Request { spec, data_ud, capped, .. } = req;
     let result = engine.wait(handle);
+    // What the run's Lua components printed is on the console before the program goes on.
+    crate::print_queue::flush();
     let result = result.map_err(crate::error::typed)?;
     lua.set_app_data(LastOutcome(result.outcome.clone()));
     if capped && result.outcome == Outcome::Finished("duration".into()) {
