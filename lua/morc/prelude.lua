@@ -105,6 +105,9 @@ traceback; print goes through a queue to the console; terminate may return a tab
 if morc.engine then morc.doc(morc.engine, [[morc.engine — the engine that cycles the robot and runs assemblies.
   engine:run(a [, { duration = s, data = d, overrun = "warn"|"fault" }])  runs a and returns its result when it ends
   engine:start(a [, opts])   starts a and returns at once a handle: h:wait() → result, h:cancel(), h:status()
+  engine:swap(a, opts)       replaces the run started with engine:start by a (a and opts optional: the same
+                             assembly prepared afresh, its Lua modules read again) at a tick boundary, no cycle
+                             missed; returns the replaced run's result and the new run's handle
   engine:cancel()            ends the running assembly; the robot holds
   engine:check(a)            validates a without running it
   engine:reset_faults()      clears latched bus faults (drive faults, a device out of OP, the safety PLC after an e-stop is

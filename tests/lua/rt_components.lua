@@ -96,4 +96,42 @@ return morc.component { name = "rt_edit", inputs = { %s }, outputs = { "y" },
   os.remove(path)
   os.remove(dir)
 end)
+T.test("engine:swap switches to the edited module at a tick boundary, no cycle missed", function()
+  local dir = os.tmpname()
+  os.remove(dir)
+  assert(os.execute("mkdir -p " .. dir))
+  local path = dir .. "/rt_swap.lua"
+  local function write(gain)
+    local f = assert(io.open(path, "w"))
+    f:write(("local gain = %d\nreturn morc.component { name = 'rt_swap', inputs = { 'u' }, outputs = { 'y' },\n" ..
+      "  step = function(self, inp, out) out.y = gain * inp.u end }\n"):format(gain))
+    f:close()
+  end
+  write(2)
+  package.path = dir .. "/?.lua;" .. package.path
+  local kind = require "rt_swap"
+  local a = morc.assembly "live"
+  a:add("one", "constant", { value = 1.5 })
+  a:add("c", kind)
+  a:add("p", "probe", { capacity = 1000 })
+  a:connect("one.y", "c.u")
+  a:connect("c.y", "p.u")
+  local h = engine:start(a)
+  write(5)
+  local old, h2 = engine:swap()
+  T.eq(old.ok, true, old.reason)
+  T.eq(old.reason, "swapped for 'live'", "reason")
+  h2:cancel()
+  local new = h2:wait()
+  T.eq(new.outcome, "cancelled")
+  T.eq(math.floor((new.start_time - old.start_time) * 1000 + 0.5), old.ticks, "the new run starts the tick after the old one's last")
+  T.eq(old.data["p.u"][1], 3, "old code: gain 2")
+  T.eq(new.data["p.u"][1], 7.5, "new code: gain 5")
+  local ok, err = pcall(engine.swap, engine)
+  T.eq(ok, false)
+  assert(tostring(err):find("none is running", 1, true), tostring(err))
+  os.remove(path)
+  os.remove(dir)
+end)
+
 return T.summary()
