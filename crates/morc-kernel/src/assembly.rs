@@ -167,6 +167,9 @@ pub struct AssemblySpec {
     /// The memory pool of each stepping thread, for components that allocate from one (Lua
     /// components' Lua state), in bytes; None: the components' default.
     pub memory: Option<usize>,
+    /// Keep every slower task on its Updater thread, even one cheap enough to run inline on
+    /// the Coordinator (which is the default): to measure the hand-off, or to isolate them.
+    pub keep_updaters: bool,
 }
 
 pub use super::error::AssemblyError;
@@ -224,6 +227,8 @@ pub struct Plan {
     pub overrun: OverrunPolicy,
     /// The memory pool of each stepping thread in bytes ([`AssemblySpec::memory`]).
     pub memory: Option<usize>,
+    /// [`AssemblySpec::keep_updaters`].
+    pub keep_updaters: bool,
 }
 
 /// A component of a [`Plan`]: instantiated, configured, its inputs resolved.
@@ -454,6 +459,7 @@ pub fn plan(spec: &AssemblySpec, base_name: &str, base: &ComponentInfo, base_per
         duration_ticks,
         overrun: spec.overrun,
         memory: spec.memory,
+        keep_updaters: spec.keep_updaters,
     })
 }
 

@@ -73,7 +73,22 @@ struct ThreadedTask {
     overruns: u64,
     /// Overrun already counted for the task in flight.
     late: bool,
+    /// Runs on the Coordinator now: its steps proved cheaper than a hand-off is worth
+    /// ([`INLINE_SHARE`]). Its outputs are still published at its due tick.
+    inline: bool,
+    /// An inline run's outputs wait at home for the due tick.
+    inline_pending: bool,
+    /// The slack work of its thread's components, which the Coordinator does once it runs inline.
+    slack: Vec<Arc<dyn SlackWork>>,
 }
+
+/// A slower task whose runs all took less than this share of the base period (after
+/// [`INLINE_AFTER`] runs on its Updater) runs on the Coordinator instead: a hand-off and the
+/// wake-up of another thread cost more than such a task (`morc bench engine` measures both).
+/// Logical execution time is kept: its outputs are published at its due tick all the same.
+const INLINE_SHARE: f64 = 0.05;
+/// Runs on the Updater measured before a task may move inline.
+const INLINE_AFTER: u64 = 8;
 
 /// An assembly ready to run or running.
 pub struct RunningAssembly {
@@ -97,6 +112,8 @@ pub struct RunningAssembly {
     pub(crate) tick: u64,
     duration_ticks: Option<u64>,
     overrun: OverrunPolicy,
+    /// Slower tasks never move inline ([`super::assembly::AssemblySpec::keep_updaters`]).
+    keep_updaters: bool,
     /// A finish requested by a component, kept until the end of the tick.
     pending_finish: Option<String>,
     /// The component whose fault the last step returned (None: the assembly's own fault).
@@ -279,6 +296,7 @@ impl RunningAssembly {
                 ramps,
                 outcome: Step::Continue,
                 faulted: None,
+                longest_run_ns: 0,
             });
             let io = TaskIo { imports: layout.imports, exports: layout.exports };
             let slack = threads[t].take_slack();
@@ -291,11 +309,25 @@ impl RunningAssembly {
                 let (done_tx, done_rx) = bounded::<Box<Task>>(1);
                 let name = format!("morc-updater-{every}");
                 let coordinator = coordinator.clone();
+                let updater_slack = slack.clone();
                 let thread = std::thread::Builder::new()
                     .name(name)
                     .spawn(move || updater_loop(jobs_rx, done_tx, policy, coordinator, slack))
                     .map_err(|e| AssemblyError { message: format!("cannot start an Updater thread: {e}"), component: None })?;
-                threaded.push(ThreadedTask { every: u64::from(every), task: Some(task), io, jobs: Some(jobs_tx), done: done_rx, thread: Some(thread), due: 0, overruns: 0, late: false });
+                threaded.push(ThreadedTask {
+                    every: u64::from(every),
+                    task: Some(task),
+                    io,
+                    jobs: Some(jobs_tx),
+                    done: done_rx,
+                    thread: Some(thread),
+                    due: 0,
+                    overruns: 0,
+                    late: false,
+                    inline: false,
+                    inline_pending: false,
+                    slack: updater_slack,
+                });
             }
         }
         let commands = base.inputs.iter().map(|p| Value::zero(p.ty)).collect();
@@ -316,6 +348,7 @@ impl RunningAssembly {
             tick: 0,
             duration_ticks: plan.duration_ticks,
             overrun: plan.overrun,
+            keep_updaters: plan.keep_updaters,
             pending_finish: None,
             fault_source: None,
         })
@@ -325,6 +358,14 @@ impl RunningAssembly {
     /// Coordinator after the tick's work; `until_ns` as in [`SlackWork::run`].
     pub fn run_slack(&self, until_ns: Option<u64>) {
         run_slack(&self.inline_slack, until_ns);
+        for t in self.threaded.iter().filter(|t| t.inline) {
+            run_slack(&t.slack, until_ns);
+        }
+    }
+
+    /// How many slower tasks run on the Coordinator (their steps cheaper than a hand-off).
+    pub fn inline_tasks(&self) -> usize {
+        self.threaded.iter().filter(|t| t.inline).count()
     }
 
     /// Who raised the fault the last step returned: a component, else the assembly itself.
@@ -344,8 +385,28 @@ impl RunningAssembly {
     pub fn step(&mut self, base_outputs: &[Value], clock: ClockKind, cancelled: &dyn Fn() -> bool) -> Step {
         let n = self.tick;
         // 1. Slower tasks due now publish what they computed.
+        let inline_budget_ns = (self.base_period * INLINE_SHARE * 1e9) as u64;
         for t in &mut self.threaded {
-            if t.task.is_some() || t.due > n {
+            if t.due > n {
+                continue;
+            }
+            if t.inline_pending {
+                t.inline_pending = false;
+                let task = t.task.as_mut().expect("an inline task stays at home");
+                t.io.publish(task, &mut self.published);
+                match std::mem::replace(&mut task.outcome, Step::Continue) {
+                    Step::Continue => {}
+                    Step::Finish(reason) => {
+                        self.pending_finish.get_or_insert(reason);
+                    }
+                    fault @ Step::Fault(_) => {
+                        self.fault_source = faulted_component(task);
+                        return fault;
+                    }
+                }
+                continue;
+            }
+            if t.task.is_some() {
                 continue;
             }
             let returned = match clock {
@@ -359,6 +420,9 @@ impl RunningAssembly {
                 Ok(task) => {
                     t.io.publish(&task, &mut self.published);
                     let task = t.task.insert(task);
+                    if !self.keep_updaters && task.steps >= INLINE_AFTER && task.longest_run_ns < inline_budget_ns {
+                        t.inline = true;
+                    }
                     let outcome = std::mem::replace(&mut task.outcome, Step::Continue);
                     t.late = false;
                     match outcome {
@@ -418,6 +482,19 @@ impl RunningAssembly {
             };
             t.io.import(&mut task, &self.published);
             t.due = n + t.every;
+            if t.inline {
+                let start = super::clock::monotonic_ns();
+                task.outcome = task.run();
+                let took = super::clock::monotonic_ns().saturating_sub(start);
+                if took > 2 * inline_budget_ns {
+                    // Grown expensive: back to its Updater from the next release on, for good.
+                    t.inline = false;
+                    task.longest_run_ns = took;
+                }
+                t.task = Some(task);
+                t.inline_pending = true;
+                continue;
+            }
             let sent = t.jobs.as_ref().map(|jobs| jobs.try_send(task));
             match sent {
                 Some(Ok(())) => {
@@ -535,6 +612,7 @@ fn empty_task() -> Task {
         ramps: Vec::new(),
         outcome: Step::Continue,
         faulted: None,
+        longest_run_ns: 0,
     }
 }
 

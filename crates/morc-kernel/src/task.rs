@@ -64,6 +64,8 @@ pub(crate) struct Task {
     pub outcome: Step,
     /// The slot whose fault ended the last step, if one did (an index: no allocation).
     pub faulted: Option<usize>,
+    /// The longest of its runs on an Updater (ns): whether it may run inline instead.
+    pub longest_run_ns: u64,
 }
 
 impl Task {
@@ -142,6 +144,7 @@ pub(crate) fn updater_loop(jobs: Receiver<Box<Task>>, done: Sender<Box<Task>>, p
         // The slack ends a tenth of the period before the next release.
         let until = released + (task.period * 0.9e9) as u64;
         task.outcome = task.run();
+        task.longest_run_ns = task.longest_run_ns.max(monotonic_ns().saturating_sub(released));
         if done.try_send(task).is_err() {
             break;
         }
