@@ -134,4 +134,21 @@ T.test("engine:swap switches to the edited module at a tick boundary, no cycle m
   os.remove(dir)
 end)
 
+T.test("vector ports sized by an integer parameter (q[n]) take the instance's size", function()
+  local scale = morc.component { name = "rt_sized", inputs = { "u[n]" }, outputs = { "y[n]" }, params = { n = 2, k = 2 },
+    step = function(self, inp, out) for i = 1, self.n do out.y[i] = self.k * inp.u[i] end end }
+  local a = morc.assembly { "sized", duration = 0.001 }
+  a:add("src", "constant", { n = 3, value = 1.5 })
+  a:add("s", scale, { n = 3 })
+  a:add("p", "probe", { n = 3 })
+  a:connect("src.y", "s.u")
+  a:connect("s.y", "p.u")
+  local r = engine:run(a)
+  T.eq(r.ok, true, r.reason)
+  T.near(r.data["p.u"], { 3, 3, 3 }, 0, "three elements")
+  T.raises(function()
+    morc.component { name = "rt_unsized", inputs = { "u[m]" }, outputs = { "y" }, step = function() end }
+  end, "port 'u[m]' is sized by the parameter 'm'", "params = { m = 6 }")
+end)
+
 return T.summary()

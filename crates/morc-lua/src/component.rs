@@ -47,6 +47,8 @@ pub struct LuaComponentDef {
     pub outputs: Vec<PortInfo>,
     /// Parameters with their defaults, from the definition's `params`, sorted by name.
     pub params: Vec<ParamInfo>,
+    /// Vector ports sized by an integer parameter ("q[n]"): (is an output, port index, parameter).
+    pub sized_by: Vec<(bool, usize, String)>,
     /// Where its code comes from.
     pub source: KindSource,
     /// The library that defined the component, when one did: its functions then run with
@@ -77,6 +79,18 @@ impl LuaComponent {
 impl Component for LuaComponent {
     morc_kernel::component_info!(info);
 
+    fn configure(&mut self) -> Result<(), String> {
+        for (output, index, param) in &self.def.sized_by {
+            let n = self.info.integer(param);
+            if n < 1 {
+                return Err(format!("parameter '{param}' sizes a vector port and must be at least 1, got {n}"));
+            }
+            let ports = if *output { &mut self.info.outputs } else { &mut self.info.inputs };
+            ports[*index].ty = ValueType::Vector(n as usize);
+        }
+        Ok(())
+    }
+
     fn initialize(&mut self, ctx: &InitContext, outputs: &mut [Value]) -> Result<(), String> {
         crate::print_queue::start();
         let pool = ctx.thread.memory().unwrap_or(DEFAULT_POOL_BYTES);
@@ -86,7 +100,7 @@ impl Component for LuaComponent {
         }
         self.collects = !ctx.thread.runs_slack();
         let params: Vec<(String, Value)> = self.info.params.iter().map(|p| (p.name.clone(), p.value.clone())).collect();
-        let instance = thread.add_instance(&self.def, ctx.name, &params, outputs)?;
+        let instance = thread.add_instance(&self.def, &self.info, ctx.name, &params, outputs)?;
         self.placed = Some((thread, instance));
         Ok(())
     }
@@ -95,7 +109,7 @@ impl Component for LuaComponent {
         let Some((thread, instance)) = &self.placed else {
             return Step::Fault("not initialised".into());
         };
-        thread.step(instance, &self.def, ctx, inputs, outputs, self.collects)
+        thread.step(instance, &self.info, ctx, inputs, outputs, self.collects)
     }
 
     fn terminate(&mut self, results: &mut AssemblyResults) {
@@ -123,15 +137,26 @@ pub fn lua_error_text(e: &mlua::Error) -> String {
     }
 }
 
-/// Parses a port declaration: "u", "q[6]", "n:integer", "on:boolean", "msg:string".
-pub fn parse_port(decl: &str) -> Result<PortInfo, String> {
+/// Parses a port declaration: "u", "q[6]", "q[n]" (sized by the integer parameter n),
+/// "n:integer", "on:boolean", "msg:string". A vector sized by a parameter is returned with size
+/// 1 and the parameter's name; the component sizes it at configure.
+pub fn parse_port(decl: &str) -> Result<(PortInfo, Option<String>), String> {
     let (name, ty) = match decl.split_once(':') {
         Some((n, t)) => (n.trim(), t.trim()),
         None => (decl.trim(), "real"),
     };
+    let mut sized_by = None;
     let (name, ty) = match name.split_once('[') {
         Some((n, rest)) => {
-            let size: usize = rest.trim_end_matches(']').parse().map_err(|_| format!("port '{decl}': the size in [ ] must be a whole number"))?;
+            let inside = rest.trim_end_matches(']').trim();
+            let size = match inside.parse::<usize>() {
+                Ok(size) => size,
+                Err(_) if !inside.is_empty() && inside.chars().all(|c| c.is_alphanumeric() || c == '_') && !inside.starts_with(|c: char| c.is_ascii_digit()) => {
+                    sized_by = Some(inside.to_string());
+                    1
+                }
+                Err(_) => return Err(format!("port '{decl}': the size in [ ] must be a whole number or the name of an integer parameter")),
+            };
             if size == 0 {
                 return Err(format!("port '{decl}': a vector needs at least one element"));
             }
@@ -151,5 +176,5 @@ pub fn parse_port(decl: &str) -> Result<PortInfo, String> {
     if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
         return Err(format!("port name '{name}' must be letters, digits and _"));
     }
-    Ok(PortInfo::new(name, ty))
+    Ok((PortInfo::new(name, ty), sized_by))
 }

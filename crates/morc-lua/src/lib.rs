@@ -285,17 +285,22 @@ fn define_lua_component(lua: &Lua, t: Table) -> mlua::Result<LuaKind> {
     let origin = caller(lua);
     let fail = |m: String| mlua::Error::runtime(format!("{origin}: {m}"));
     let kind: String = t.get::<Option<String>>("name")?.ok_or_else(|| fail("morc.component needs a name".into()))?;
-    let ports = |key: &str| -> mlua::Result<Vec<morc_kernel::PortInfo>> {
+    let mut sized_by = Vec::new();
+    let mut ports = |key: &str, output: bool| -> mlua::Result<Vec<morc_kernel::PortInfo>> {
         let mut out = Vec::new();
         if let Some(list) = t.get::<Option<Table>>(key)? {
             for decl in list.sequence_values::<String>() {
-                out.push(parse_port(&decl?).map_err(|e| fail(format!("Lua component '{kind}', {key}: {e}")))?);
+                let (port, size) = parse_port(&decl?).map_err(|e| fail(format!("Lua component '{kind}', {key}: {e}")))?;
+                if let Some(param) = size {
+                    sized_by.push((output, out.len(), param));
+                }
+                out.push(port);
             }
         }
         Ok(out)
     };
-    let inputs = ports("inputs")?;
-    let outputs = ports("outputs")?;
+    let inputs = ports("inputs", false)?;
+    let outputs = ports("outputs", true)?;
     let mut params = Vec::new();
     if let Some(p) = t.get::<Option<Table>>("params")? {
         for pair in p.pairs::<String, mlua::Value>() {
@@ -303,6 +308,18 @@ fn define_lua_component(lua: &Lua, t: Table) -> mlua::Result<LuaKind> {
             params.push(ParamInfo::new(&k, to_value(&v, &format!("{kind}.{k}"))?));
         }
         params.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+    for (output, index, param) in &sized_by {
+        let port = if *output { &outputs[*index] } else { &inputs[*index] };
+        match params.iter().find(|p| &p.name == param).map(|p| &p.value) {
+            Some(morc_kernel::Value::Integer(n)) if *n >= 1 => {}
+            _ => {
+                return Err(fail(format!(
+                    "Lua component '{kind}': port '{}[{param}]' is sized by the parameter '{param}', which must be an integer of at least 1 in params (params = {{ {param} = 6 }})",
+                    port.name
+                )))
+            }
+        }
     }
     let step: Function = t
         .get::<Option<Function>>("step")?
@@ -330,6 +347,7 @@ fn define_lua_component(lua: &Lua, t: Table) -> mlua::Result<LuaKind> {
         inputs,
         outputs,
         params,
+        sized_by,
         source,
         kind,
         // Defined by a library: its functions run in its sandbox in the component's own state too.

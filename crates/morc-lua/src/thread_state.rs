@@ -178,7 +178,7 @@ impl ThreadLua {
 
     /// Places an instance of `def` named `name` with parameters `params` in the state, runs its
     /// `init` and writes its initial outputs. Off the real-time path.
-    pub fn add_instance(&self, def: &LuaComponentDef, name: &str, params: &[(String, Value)], outputs: &mut [Value]) -> Result<Instance, String> {
+    pub fn add_instance(&self, def: &LuaComponentDef, info: &morc_kernel::ComponentInfo, name: &str, params: &[(String, Value)], outputs: &mut [Value]) -> Result<Instance, String> {
         let mut inner = self.lock();
         let kind = inner.load_kind(def)?;
         let lua = inner.lua.clone().expect("state set up");
@@ -214,8 +214,8 @@ impl ThreadLua {
             };
             let inp = lua.create_table()?;
             let out = lua.create_table()?;
-            let inputs = ports(&inp, &def.inputs, None)?;
-            let outs = ports(&out, &def.outputs, Some(outputs))?;
+            let inputs = ports(&inp, &info.inputs, None)?;
+            let outs = ports(&out, &info.outputs, Some(outputs))?;
             let init: Option<Function> = kind.get("init")?;
             Ok(Setup { this, inp, out, inputs, outputs: outs, init })
         };
@@ -236,7 +236,7 @@ impl ThreadLua {
             outputs: outs,
         };
         // SAFETY: our state, locked; the references were made above.
-        if let Err(e) = unsafe { inner.read_outputs(&instance, &def.outputs, outputs) } {
+        if let Err(e) = unsafe { inner.read_outputs(&instance, &info.outputs, outputs) } {
             inner.release(&instance);
             return Err(e);
         }
@@ -246,11 +246,11 @@ impl ThreadLua {
     /// One step of `instance`: inputs into `inp`, `step(self, inp, out, t)`, outputs back. The
     /// real-time path: Lua's C API on preallocated tables, memory from the pool. When
     /// `collect` is set (no thread loop runs the collector), a bounded collector step follows.
-    pub fn step(&self, instance: &Instance, def: &LuaComponentDef, ctx: &StepContext, inputs: &[Value], outputs: &mut [Value], collect: bool) -> morc_kernel::Step {
+    pub fn step(&self, instance: &Instance, info: &morc_kernel::ComponentInfo, ctx: &StepContext, inputs: &[Value], outputs: &mut [Value], collect: bool) -> morc_kernel::Step {
         let mut inner = self.lock();
         let refused = inner.pool.refused;
         // SAFETY: our state, locked for the whole step; the stack is restored before returning.
-        let result = unsafe { inner.step(instance, def, ctx, inputs, outputs) };
+        let result = unsafe { inner.step(instance, info, ctx, inputs, outputs) };
         let exhausted = inner.pool.refused != refused;
         if collect {
             inner.collect(None, &self.stats);
@@ -425,7 +425,7 @@ impl Inner {
     ///
     /// # Safety
     /// The state is ours and locked; `instance` was made in it.
-    unsafe fn step(&mut self, instance: &Instance, def: &LuaComponentDef, ctx: &StepContext, inputs: &[Value], outputs: &mut [Value]) -> morc_kernel::Step {
+    unsafe fn step(&mut self, instance: &Instance, info: &morc_kernel::ComponentInfo, ctx: &StepContext, inputs: &[Value], outputs: &mut [Value]) -> morc_kernel::Step {
         let l = self.state;
         let top = ffi::lua_gettop(l);
         ffi::lua_pushcfunction(l, traceback);
@@ -468,7 +468,7 @@ impl Inner {
         // A step may return a string to end the assembly: its reason (allocated once, at the end).
         let finish = if ffi::lua_type(l, -1) == ffi::LUA_TSTRING { Some(text_at(l, -1)) } else { None };
         ffi::lua_settop(l, top);
-        if let Err(e) = self.read_outputs(instance, &def.outputs, outputs) {
+        if let Err(e) = self.read_outputs(instance, &info.outputs, outputs) {
             return morc_kernel::Step::Fault(e);
         }
         match finish {
@@ -657,7 +657,7 @@ fn tidy_traceback(text: &str) -> String {
 fn check_unchanged(_lua: &Lua, def: &LuaComponentDef, now: &Table, file: &str) -> Result<(), String> {
     let names = |key: &str| -> Vec<String> { now.get::<Option<Table>>(key).ok().flatten().map(|t| t.sequence_values::<String>().filter_map(|s| s.ok()).collect()).unwrap_or_default() };
     let before = |ports: &[morc_kernel::PortInfo]| -> Vec<String> { ports.iter().map(|p| p.name.clone()).collect() };
-    let strip = |decls: Vec<String>| -> Vec<String> { decls.iter().filter_map(|d| crate::component::parse_port(d).ok()).map(|p| p.name).collect() };
+    let strip = |decls: Vec<String>| -> Vec<String> { decls.iter().filter_map(|d| crate::component::parse_port(d).ok()).map(|(p, _)| p.name).collect() };
     let (inputs, outputs) = (strip(names("inputs")), strip(names("outputs")));
     if inputs != before(&def.inputs) || outputs != before(&def.outputs) {
         return Err(format!(
