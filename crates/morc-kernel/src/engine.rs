@@ -228,7 +228,6 @@ impl Engine {
         // Real-time scheduling is for wall time; virtual time runs as fast as it can anyway.
         let mut config = config;
         config.rt.enabled &= config.clock == ClockKind::Wall;
-        rt::set_worker_policy(config.rt);
         let base_name = base.name().to_string();
         let base_info = base.info().clone();
         let base_handle = base.handle();
