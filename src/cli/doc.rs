@@ -1,5 +1,8 @@
 //! `morc doc NAME`: the documentation of a Lua function or value (`morc.assembly`)
-//! or a component kind (`sine`), as `help` shows it in the REPL.
+//! or a component kind (`sine`), as `help` shows it in the REPL; `morc doc --luals DIR`:
+//! the same doc strings as LuaLS annotation stubs, for completion in VS Code and Neovim.
+
+use std::path::Path;
 
 use mlua::{Function, Lua, Value};
 
@@ -21,6 +24,37 @@ pub fn main(name: &str) -> i32 {
             exit::SCRIPT_ERROR
         }
     }
+}
+
+/// `morc doc --luals DIR`: writes the stubs into DIR (made if missing; files of the same name are
+/// replaced) and ends with the line that says how to point LuaLS at it.
+pub fn luals(dir: &Path) -> i32 {
+    let (files, problems) = match morc_lua::docs::luals() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("morc doc --luals: {e}");
+            return exit::SCRIPT_ERROR;
+        }
+    };
+    for p in &problems {
+        eprintln!("morc doc --luals: warning: {p}");
+    }
+    for f in &files {
+        let path = dir.join(&f.path);
+        let written = path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| std::fs::write(&path, &f.text));
+        if let Err(e) = written {
+            eprintln!("morc doc --luals: cannot write {}: {e} (choose a folder you can write to)", path.display());
+            return exit::SCRIPT_ERROR;
+        }
+    }
+    let shown = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let shown = shown.display().to_string();
+    println!("wrote {} LuaLS stub files to {shown}", files.len());
+    println!(
+        "point LuaLS at them: in your project's .luarc.json {{ \"runtime.version\": \"Lua 5.4\", \"workspace.library\": [{shown:?}] }} \
+         (VS Code: the same keys as \"Lua.…\" in settings.json; Neovim: settings = {{ Lua = {{ workspace = {{ library = {{ {shown:?} }} }} }} }})"
+    );
+    exit::OK
 }
 
 /// What `help(NAME)` prints, or None when there is no documentation.
