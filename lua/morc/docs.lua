@@ -77,7 +77,8 @@ function D.markdown()
     "",
     "Generated from the doc strings in the code (`morc.doc`); do not edit by hand.",
     "Regenerate after changing a doc string: `MORC_BLESS=1 cargo test --test lua_docs`.",
-    "In the REPL or a program, `help(x)` shows the same text.",
+    "In the REPL or a program, `help(x)` shows the same text; `morc doc --luals DIR` writes it as LuaLS stubs,",
+    "typed by the signature lines (`f(x: T) → R`, `CLASS:method(…)`, `CLASS.field: T`): see docs/guide.md, \"Editors\".",
   }
   for _, s in ipairs(sections) do
     out[#out + 1] = ""

@@ -90,6 +90,7 @@ The FMU's sample time is the component's (every/period). kind:info() is morc.fmu
 morc.doc(morc.fmu_info, [[morc.fmu_info(path: string) → fmu_info — what an FMU declares: name, doc, fmi_version, co_simulation,
 model_exchange, default_experiment { start, stop, step, tolerance } and variables, a list of
 { name, causality, type, variability, unit, doc, start, value_reference, dimensions }.
+Types:
   fmu_info.name: string   fmu_info.doc: string   fmu_info.fmi_version: string   fmu_info.generation_tool: string
   fmu_info.co_simulation: boolean   fmu_info.model_exchange: boolean   fmu_info.variables: fmu_variable[]
   fmu_info.default_experiment: { start?: number, stop?: number, step?: number, tolerance?: number }
@@ -116,6 +117,7 @@ A component written in Lua, for prototyping. It runs in a Lua state of its own o
 functions cannot use local variables from outside them: pass values as params (self.k). A step may return a
 string to end the assembly with that reason; terminate may return a table of results for Assembly Data.
 Each step is a hand-off between threads: fine at modest rates, see `morc bench lua` for the jitter.
+Types:
   morc.component(def: component_def) → kind
   component_def.name: string   component_def.doc?: string   component_def.inputs?: string[]   component_def.outputs?: string[]
   component_def.params?: table<string, number|boolean|string|number[]>
@@ -134,6 +136,7 @@ morc.doc(morc.engine, [[morc.engine: engine — the engine that cycles the robot
 A run's result r: r.ok, r.outcome ("finished"|"fault"|"cancelled"), r.reason (text), r.data, r.recordings, tostring(r) the
 report; after a fault r.error is the fault as an error value (help(pcall)): r.error.kind "bus" (a drive, a device, the
 safety PLC), "robot" (the simulated arm), "fmi", "lua" (a Lua component), "record", "component" or "assembly".
+Types:
   engine:run(a: assembly, opts?: { duration?: number, data?: data, overrun?: "warn"|"fault" }) → run_result
   engine:start(a: assembly, opts?: { duration?: number, data?: data, overrun?: "warn"|"fault" }) → run_handle
   engine:cancel()   engine:check(a: assembly) → boolean   engine:reset_faults() → boolean, string?
@@ -161,6 +164,7 @@ kinds: ptp { target = q° }, lin { target = pose }, circ { via = {mm}, target = 
   filter (Hz: Bessel reference filter), settle (s), lin_vel (mm/s), lin_acc, rot_vel (°/s), rot_acc.
 A pose is { x, y, z, a, b, c } (mm, ° roll-pitch-yaw) or { pos = { mm }, rpy = { ° } }; units = "rad" takes SI.
 r.name, r.dof, r.joints, r.home, r.cartesian, r.payload, r.components. See robots/*.lua and docs/robots.md.
+Types:
   morc.robot(def: table) → robot
   robot:reachable(q: number[]) → boolean, string?   robot:fk(q: number[]) → pose
   robot:ik(pose: pose|number[], seed?: number[], opts?: { units?: "rad" }) → number[]?, string?
