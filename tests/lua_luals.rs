@@ -2,12 +2,13 @@
 //! annotation names is a LuaLS type or a class of the stubs, every `---@param` names a parameter
 //! of the function it annotates, and the Lua surface a robot program and a library component use
 //! (module functions, methods, the component definition table, the skills) is declared.
-//! lua-language-server itself is not installable here (no Debian, npm or PyPI package), so these
-//! checks stand in for `lua-language-server --check`; they are written independently of the
-//! generator (lua/morc/luals.lua), in Rust.
+//! Then a type checker reads them as an editor would: lua-language-server has no Debian, npm or
+//! PyPI package here, so the checker is EmmyLua's (`emmylua_check`, from crates.io through
+//! scripts/setup --test), which reads the same LuaLS annotations. A sample robot program and a
+//! library component (tests/luals/) check without a warning, and wrong calls are caught.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const BUILTIN: &[&str] = &["nil", "any", "boolean", "string", "number", "integer", "function", "table", "thread", "userdata", "lightuserdata", "unknown", "self", "true", "false"];
@@ -209,4 +210,80 @@ fn the_generator_reports_an_untyped_function_and_an_unknown_type() {
         .unwrap();
     assert!(problems.iter().any(|p| p.contains("morc.extra") && p.contains("no typed signature")), "{problems:?}");
     assert!(problems.iter().any(|p| p.contains("morc.other") && p.contains("widget")), "{problems:?}");
+}
+
+/// EmmyLua's checker, installed by scripts/setup --test (cargo install puts it in ~/.cargo/bin).
+fn emmylua_check() -> PathBuf {
+    let cargo_bin = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")))
+        .map(|c| c.join("bin/emmylua_check"));
+    let on_path = std::env::var_os("PATH").and_then(|p| std::env::split_paths(&p).map(|d| d.join("emmylua_check")).find(|f| f.is_file()));
+    on_path
+        .or(cargo_bin.filter(|f| f.is_file()))
+        .unwrap_or_else(|| panic!("MISSING PEER: emmylua_check, the type checker of the LuaLS stubs (cargo install --locked emmylua_check, or scripts/setup --test)"))
+}
+
+/// Checks the files (workspace path → source) against the stubs as an editor would, and returns
+/// the diagnostics of severity warning and above: (file, line, code, message).
+fn type_check(name: &str, stubs: &Path, files: &[(&str, PathBuf)]) -> Vec<(String, u64, String, String)> {
+    let ws = std::env::temp_dir().join(format!("morc-luals-ws-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&ws);
+    for (rel, src) in files {
+        let dest = ws.join(rel);
+        std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        std::fs::copy(src, &dest).unwrap();
+    }
+    // The settings a user gives LuaLS (runtime, the stub folder as a library). EmmyLua checks an
+    // array's element for nil where LuaLS does not: strict.arrayIndex off makes it judge as LuaLS.
+    let config = serde_json::json!({ "runtime": { "version": "Lua5.4" }, "workspace": { "library": [stubs] }, "strict": { "arrayIndex": false } });
+    std::fs::write(ws.join(".emmyrc.json"), config.to_string()).unwrap();
+    let report = ws.join("report.json");
+    let out = Command::new(emmylua_check()).args(["--severity", "warn", "-f", "json", "--output"]).arg(&report).arg(&ws).output().unwrap();
+    let text = std::fs::read_to_string(&report).unwrap_or_else(|e| panic!("emmylua_check wrote no report ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut found = Vec::new();
+    for file in json.as_array().unwrap() {
+        let path = file["file"].as_str().unwrap_or("");
+        let rel = Path::new(path).strip_prefix(&ws).map(|p| p.display().to_string()).unwrap_or_else(|_| path.to_string());
+        for d in file["diagnostics"].as_array().into_iter().flatten() {
+            let line = d["range"]["start"]["line"].as_u64().unwrap_or(0) + 1;
+            found.push((rel.clone(), line, d["code"].as_str().unwrap_or("").to_string(), d["message"].as_str().unwrap_or("").to_string()));
+        }
+    }
+    std::fs::remove_dir_all(&ws).unwrap();
+    found
+}
+
+#[test]
+fn a_robot_program_and_a_library_component_type_check_against_the_stubs() {
+    let stubs = std::env::temp_dir().join(format!("morc-luals-check-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&stubs);
+    generate(&stubs);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // The samples are real: the program runs cleanly on the simulation.
+    let check = Command::new(env!("CARGO_BIN_EXE_morc")).arg("check").arg(root.join("tests/luals/program.lua")).output().unwrap();
+    assert!(check.status.success(), "morc check of the sample program: {}{}", String::from_utf8_lossy(&check.stdout), String::from_utf8_lossy(&check.stderr));
+
+    let good = [
+        ("program.lua", root.join("tests/luals/program.lua")),
+        ("component.lua", root.join("tests/luals/component.lua")),
+        // What the program requires, as morc ships it: a robot definition, typed by the stubs too.
+        ("robots/kr16.lua", root.join("robots/kr16.lua")),
+    ];
+    let found = type_check("good", &stubs, &good);
+    assert!(found.is_empty(), "the type checker finds fault with correct code:\n{found:#?}");
+
+    // Wrong calls are caught: each line of wrong.lua is one diagnostic of its kind.
+    let found = type_check("wrong", &stubs, &[("wrong.lua", root.join("tests/luals/wrong.lua"))]);
+    let got: Vec<(u64, &str)> = found.iter().map(|(_, line, code, _)| (*line, code.as_str())).collect();
+    for want in [(3, "param-type-mismatch"), (4, "param-type-mismatch"), (5, "undefined-field"), (6, "param-type-mismatch")] {
+        assert!(got.contains(&want), "the type checker misses {want:?}; it found {found:#?}");
+    }
+    // Without the stubs the same checker knows no morc: they are what it checks against.
+    let empty = stubs.join("empty-library");
+    std::fs::create_dir_all(&empty).unwrap();
+    let found = type_check("bare", &empty, &good[..1]);
+    assert!(found.iter().any(|(_, _, code, _)| code == "undefined-global"), "{found:#?}");
+    std::fs::remove_dir_all(&stubs).unwrap();
 }

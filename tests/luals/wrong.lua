@@ -1,0 +1,6 @@
+-- What the stubs must catch: each line is a type error a checker reports (tests/lua_luals.rs).
+local a = morc.assembly "wrong"
+a:connect("ref.y", 42)
+local r = morc.engine:run("not an assembly")
+print(r.okay)
+morc.lib.find(7)
