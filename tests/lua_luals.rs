@@ -21,7 +21,7 @@ fn generate(dir: &Path) -> (String, String) {
     (stdout, stderr)
 }
 
-/// Every file under dir, relative path → text.
+/// Every Lua file under dir, relative path → text.
 fn read_tree(dir: &Path) -> BTreeMap<String, String> {
     let mut files = BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -30,7 +30,7 @@ fn read_tree(dir: &Path) -> BTreeMap<String, String> {
             let p = e.unwrap().path();
             if p.is_dir() {
                 stack.push(p);
-            } else {
+            } else if p.extension().is_some_and(|e| e == "lua") {
                 files.insert(p.strip_prefix(dir).unwrap().display().to_string(), std::fs::read_to_string(&p).unwrap());
             }
         }
@@ -286,4 +286,28 @@ fn a_robot_program_and_a_library_component_type_check_against_the_stubs() {
     let found = type_check("bare", &empty, &good[..1]);
     assert!(found.iter().any(|(_, _, code, _)| code == "undefined-global"), "{found:#?}");
     std::fs::remove_dir_all(&stubs).unwrap();
+}
+
+#[test]
+fn morc_doc_luals_replaces_its_own_stubs_and_keeps_a_users_files() {
+    let dir = std::env::temp_dir().join(format!("morc-luals-rerun-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    generate(&dir);
+    // A stub an earlier version wrote (a class since gone) is removed by the next run.
+    std::fs::write(dir.join("classes/gone.lua"), "---@meta\n").unwrap();
+    let list = std::fs::read_to_string(dir.join(".morc-luals")).unwrap();
+    std::fs::write(dir.join(".morc-luals"), format!("{list}classes/gone.lua\n")).unwrap();
+    generate(&dir);
+    assert!(!dir.join("classes/gone.lua").exists() && dir.join("classes/engine.lua").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    // A folder of the user's own (a project with its skills.lua) is refused, untouched.
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("skills.lua"), "-- mine\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_morc")).args(["doc", "--luals"]).arg(&dir).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("empty or new folder"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read_to_string(dir.join("skills.lua")).unwrap(), "-- mine\n");
+    assert!(!dir.join("morc.lua").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -272,9 +272,10 @@ function L.files()
   local funcs, funcs_order = {}, {}   -- path → { sigs = {…}, doc, module }
   local values = {}                   -- module path → field sig (morc.engine: engine)
   local classes, class_order = {}, {} -- name → { fields = {…}, methods = { name → { sigs } }, order }
-  local function class(name)
+  local function class(name, entry)
     if not classes[name] then
-      classes[name] = { fields = {}, field_order = {}, methods = {}, method_order = {} }
+      -- Documented where its first line is: the class's hover shows that doc's first line.
+      classes[name] = { fields = {}, field_order = {}, methods = {}, method_order = {}, entry = entry }
       class_order[#class_order + 1] = name
     end
     return classes[name]
@@ -307,7 +308,7 @@ function L.files()
             sig.where = where
             local global = _G[head(sig.subject)] ~= nil
             if sig.method then
-              local c = class(sig.subject)
+              local c = class(sig.subject, e)
               if not c.methods[sig.method] then
                 c.methods[sig.method] = { sigs = {} }
                 c.method_order[#c.method_order + 1] = sig.method
@@ -317,12 +318,12 @@ function L.files()
               if global then
                 values[sig.subject] = values[sig.subject] or sig
               elseif sig.index then
-                local c = class(sig.subject:match("^(.*)%.%["))
+                local c = class(sig.subject:match("^(.*)%.%["), e)
                 local name = "[" .. sig.index .. "]"
                 if not c.fields[name] then c.field_order[#c.field_order + 1] = name end
                 c.fields[name] = c.fields[name] or sig
               else
-                local c = class(parent(sig.subject))
+                local c = class(parent(sig.subject), e)
                 local name = last(sig.subject)
                 if not c.fields[name] then c.field_order[#c.field_order + 1] = name end
                 c.fields[name] = c.fields[name] or sig
@@ -334,7 +335,7 @@ function L.files()
               add_func(sig.subject, sig, nil)
             elseif sig.subject:find(".", 1, true) then
               -- X.f(…) of a class: a function stored in its objects (called with a dot).
-              local c = class(parent(sig.subject))
+              local c = class(parent(sig.subject), e)
               local name = last(sig.subject)
               if not c.methods[name] then
                 c.methods[name] = { sigs = {}, dot = true }
@@ -496,6 +497,11 @@ function L.files()
   for _, name in ipairs(class_order) do
     local c = classes[name]
     local out = { "---@meta", "" }
+    if c.entry and last(c.entry.name) == name then
+      out[#out + 1] = comment(("%s\n(help(%s) says more)"):format(c.entry.doc:match("^[^\n]*"), c.entry.name))
+    elseif c.entry then
+      out[#out + 1] = comment(("Documented with %s: help(%s)."):format(c.entry.name, c.entry.name))
+    end
     out[#out + 1] = "---@class " .. class_name(name)
     for _, fname in ipairs(c.field_order) do
       local sig = c.fields[fname]

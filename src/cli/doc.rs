@@ -39,6 +39,10 @@ pub fn luals(dir: &Path) -> i32 {
     for p in &problems {
         eprintln!("morc doc --luals: warning: {p}");
     }
+    if let Err(e) = clear_old_stubs(dir) {
+        eprintln!("morc doc --luals: {e}");
+        return exit::USAGE;
+    }
     for f in &files {
         let path = dir.join(&f.path);
         let written = path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| std::fs::write(&path, &f.text));
@@ -46,6 +50,11 @@ pub fn luals(dir: &Path) -> i32 {
             eprintln!("morc doc --luals: cannot write {}: {e} (choose a folder you can write to)", path.display());
             return exit::SCRIPT_ERROR;
         }
+    }
+    let list: String = files.iter().map(|f| format!("{}\n", f.path)).collect();
+    if let Err(e) = std::fs::write(dir.join(STUB_LIST), list) {
+        eprintln!("morc doc --luals: cannot write {}: {e}", dir.join(STUB_LIST).display());
+        return exit::SCRIPT_ERROR;
     }
     let shown = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
     let shown = shown.display().to_string();
@@ -55,6 +64,28 @@ pub fn luals(dir: &Path) -> i32 {
          (VS Code: the same keys as \"Lua.…\" in settings.json; Neovim: settings = {{ Lua = {{ workspace = {{ library = {{ {shown:?} }} }} }} }})"
     );
     exit::OK
+}
+
+/// The list of the files the last `morc doc --luals` wrote into its folder.
+const STUB_LIST: &str = ".morc-luals";
+
+/// Removes the stubs an earlier run wrote (a class gone since stays gone), and refuses a folder
+/// holding other files: the stubs' names (morc.lua, skills.lua, classes/) could be the user's own.
+fn clear_old_stubs(dir: &Path) -> Result<(), String> {
+    let Ok(mut entries) = std::fs::read_dir(dir) else { return Ok(()) };
+    let list = dir.join(STUB_LIST);
+    match std::fs::read_to_string(&list) {
+        Ok(old) => {
+            for rel in old.lines().filter(|l| !l.is_empty() && !l.contains("..")) {
+                let _ = std::fs::remove_file(dir.join(rel));
+            }
+            let _ = std::fs::remove_dir(dir.join("classes"));
+            let _ = std::fs::remove_dir(dir.join("morc"));
+            Ok(())
+        }
+        Err(_) if entries.next().is_none() => Ok(()),
+        Err(_) => Err(format!("{} holds files that morc doc --luals did not write (it has no {STUB_LIST}); give it an empty or new folder, e.g. morc doc --luals ~/morc-luals", dir.display())),
+    }
 }
 
 /// What `help(NAME)` prints, or None when there is no documentation.

@@ -109,6 +109,7 @@ pub(crate) enum Command {
     },
     /// Print the documentation of a function (`morc.assembly`) or a component kind (`sine`);
     /// with --luals DIR, write LuaLS annotation stubs of the whole Lua API into DIR instead.
+    #[command(override_usage = "morc doc NAME\n       morc doc --luals DIR")]
     Doc {
         #[arg(required_unless_present = "luals")]
         name: Option<String>,
