@@ -113,10 +113,16 @@ library's components/*.lua, loaded with the library, add e.g. "mylib.filter".
 morc.doc(morc.component, [[morc.component { name, doc, inputs = { "u", "q[6]", "n:integer" }, outputs = { … },
                 params = { k = 1 }, init = function(self, out) … end,
                 step = function(self, inp, out, t) … end, terminate = function(self) return { … } end }
-A component written in Lua, for prototyping. It runs in a Lua state of its own on a thread of its own, so its
-functions cannot use local variables from outside them: pass values as params (self.k). A step may return a
-string to end the assembly with that reason; terminate may return a table of results for Assembly Data.
-Each step is a hand-off between threads: fine at modest rates, see `morc bench lua` for the jitter.
+A controller, observer or planner written in Lua, stepped at its rate on the engine's own thread for that rate (the
+bus rate included): each stepping thread has a Lua state of its own, with memory from a pool of its own (size per
+assembly: morc.assembly { …, memory = MB }, default 32) and its collector run in the slack after each tick.
+Define it in a module (a library's components/x.lua, or a file loaded with require) that returns it: the engine's
+state loads that module by name, so the functions may use the module's locals, helpers and requires, and an edited
+module runs from the next prepared assembly (reload in the REPL). Defined in a program's own chunk, the functions
+travel as bytecode and may not use locals from outside them: pass values as params (self.k).
+Ports are preallocated: inp.q and out.y are tables of numbers reused every step (write out.y[i] = … in place).
+A step may return a string to end the assembly with that reason; an error faults the component with file:line and
+traceback; print goes through a queue to the console; terminate may return a table of results for Assembly Data.
 Types:
   morc.component(def: component_def) → kind
   component_def.name: string   component_def.doc?: string   component_def.inputs?: string[]   component_def.outputs?: string[]
@@ -124,9 +130,12 @@ Types:
   component_def.init?: fun(self: table, out: table<string, any>)
   component_def.step: fun(self: table, inp: table<string, any>, out: table<string, any>, t: number): string?
   component_def.terminate?: fun(self: table): table?]])
-morc.doc(morc.engine, [[morc.engine: engine — the engine that cycles the robot and runs assemblies.
+if morc.engine then morc.doc(morc.engine, [[morc.engine: engine — the engine that cycles the robot and runs assemblies.
   engine:run(a [, { duration = s, data = d, overrun = "warn"|"fault" }])  runs a and returns its result when it ends
   engine:start(a [, opts])   starts a and returns at once a handle: h:wait() → result, h:cancel(), h:status()
+  engine:swap(a, opts)       replaces the run started with engine:start by a (a and opts optional: the same
+                             assembly prepared afresh, its Lua modules read again) at a tick boundary, no cycle
+                             missed; returns the replaced run's result and the new run's handle
   engine:cancel()            ends the running assembly; the robot holds
   engine:check(a)            validates a without running it
   engine:reset_faults()      clears latched bus faults (drive faults, a device out of OP, the safety PLC after an e-stop is
@@ -139,12 +148,13 @@ safety PLC), "robot" (the simulated arm), "fmi", "lua" (a Lua component), "recor
 Types:
   engine:run(a: assembly, opts?: { duration?: number, data?: data, overrun?: "warn"|"fault" }) → run_result
   engine:start(a: assembly, opts?: { duration?: number, data?: data, overrun?: "warn"|"fault" }) → run_handle
+  engine:swap(a?: assembly, opts?: { duration?: number, data?: data, overrun?: "warn"|"fault" }) → run_result, run_handle
   engine:cancel()   engine:check(a: assembly) → boolean   engine:reset_faults() → boolean, string?
   engine:time() → number   engine:tick() → integer   engine.period: number   engine.clock: string   engine.base: string
   engine.bus: bus?   engine.inputs: string[]   engine.outputs: string[]   engine.description: string
   run_handle:wait() → run_result   run_handle:cancel()   run_handle:status() → "running"|"finished"|"done"
   run_result.ok: boolean   run_result.outcome: "finished"|"fault"|"cancelled"   run_result.reason: string
-  run_result.data: data   run_result.recordings: string[]   run_result.error: error_value?]])
+  run_result.data: data   run_result.recordings: string[]   run_result.error: error_value?]]) end
 
 morc.doc(morc.robot, [[morc.robot { name, model = morc.model.urdf "file" | morc.model.dh { … } | morc.model.build { … },
              joints = { { "A1", drive = { slave, gear, counts, offset, direction, armature, viscous, coulomb },

@@ -164,6 +164,9 @@ pub struct AssemblySpec {
     pub duration: Option<f64>,
     /// What a component overrunning its deadline does.
     pub overrun: OverrunPolicy,
+    /// The memory pool of each stepping thread, for components that allocate from one (Lua
+    /// components' Lua state), in bytes; None: the components' default.
+    pub memory: Option<usize>,
 }
 
 pub use super::error::AssemblyError;
@@ -219,6 +222,8 @@ pub struct Plan {
     pub duration_ticks: Option<u64>,
     /// What a component overrunning its deadline does.
     pub overrun: OverrunPolicy,
+    /// The memory pool of each stepping thread in bytes ([`AssemblySpec::memory`]).
+    pub memory: Option<usize>,
 }
 
 /// A component of a [`Plan`]: instantiated, configured, its inputs resolved.
@@ -440,7 +445,16 @@ pub fn plan(spec: &AssemblySpec, base_name: &str, base: &ComponentInfo, base_per
         Some(d) if d.is_finite() && d >= 0.0 => Some((d / base_period).round() as u64),
         Some(d) => return err(&spec.origin, format!("duration must be a non-negative number of seconds, got {d}")),
     };
-    Ok(Plan { name: spec.name.clone(), components, order, base_commands, base_name: base_name.to_string(), duration_ticks, overrun: spec.overrun })
+    Ok(Plan {
+        name: spec.name.clone(),
+        components,
+        order,
+        base_commands,
+        base_name: base_name.to_string(),
+        duration_ticks,
+        overrun: spec.overrun,
+        memory: spec.memory,
+    })
 }
 
 /// Topological order of the same-tick graph (same rate, not delayed), with

@@ -12,6 +12,7 @@
 //!
 //! Nothing here allocates after [`RunningAssembly::new`].
 
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -26,6 +27,7 @@ use super::error::{ComponentRef, FaultSource};
 use super::interpolate::Ramp;
 use super::rt::RtPolicy;
 use super::stats::Summary;
+use super::step_thread::{run_slack, SlackWork, StepThread};
 use super::task::{updater_loop, Binding, Slot, Source, Task};
 use super::value::Value;
 
@@ -80,6 +82,8 @@ pub struct RunningAssembly {
     base_outputs: usize,
     inline: Box<Task>,
     inline_io: TaskIo,
+    /// Work the Coordinator does for the base-rate components after each tick (see step_thread.rs).
+    inline_slack: Vec<Arc<dyn SlackWork>>,
     threaded: Vec<ThreadedTask>,
     published: Vec<Value>,
     /// Base input port ← published index.
@@ -119,13 +123,30 @@ pub struct ComponentReport {
 impl RunningAssembly {
     /// Initialises the planned components (in data-flow order), lays out
     /// every buffer and starts the Updater threads. Off the real-time path.
-    pub fn new(mut plan: Plan, base: &ComponentInfo, base_period: f64, data: &AssemblyData, policy: RtPolicy, coordinator: std::thread::Thread) -> Result<RunningAssembly, AssemblyError> {
+    pub fn new(
+        mut plan: Plan,
+        base: &ComponentInfo,
+        base_period: f64,
+        clock: ClockKind,
+        data: &AssemblyData,
+        policy: RtPolicy,
+        coordinator: std::thread::Thread,
+    ) -> Result<RunningAssembly, AssemblyError> {
         let n = plan.components.len();
+        // Which task (by rate) each component is in: one stepping thread per rate.
+        let mut rates: Vec<u32> = plan.components.iter().map(|c| c.every).collect();
+        rates.sort_unstable();
+        rates.dedup();
+        if rates.first() != Some(&1) {
+            rates.insert(0, 1); // the inline task always exists, possibly empty
+        }
+        let task_of = |every: u32| rates.iter().position(|&r| r == every).expect("rate listed");
+        let threads: Vec<StepThread> = rates.iter().map(|_| StepThread::engine_thread(plan.memory)).collect();
         // Initialise in data-flow order: initial outputs exist before readers start.
         let mut outputs: Vec<Vec<Value>> = plan.components.iter().map(|c| c.component.info().outputs.iter().map(|p| Value::zero(p.ty)).collect()).collect();
         for &i in &plan.order {
             let c = &mut plan.components[i];
-            let ctx = InitContext { name: &c.name, period: f64::from(c.every) * base_period, base_period, data };
+            let ctx = InitContext { name: &c.name, period: f64::from(c.every) * base_period, base_period, data, thread: &threads[task_of(c.every)] };
             c.component
                 .initialize(&ctx, &mut outputs[i])
                 .map_err(|e| AssemblyError { message: format!("{}: component '{}' ({}) failed to initialise: {e}", c.origin, c.name, c.kind), component: None }.in_component(&c.name, &c.kind))?;
@@ -142,14 +163,7 @@ impl RunningAssembly {
             })
         };
 
-        // Which task (by rate) each component is in, and its slot there.
-        let mut rates: Vec<u32> = plan.components.iter().map(|c| c.every).collect();
-        rates.sort_unstable();
-        rates.dedup();
-        if rates.first() != Some(&1) {
-            rates.insert(0, 1); // the inline task always exists, possibly empty
-        }
-        let task_of = |every: u32| rates.iter().position(|&r| r == every).expect("rate listed");
+        // Each component's slot in its task.
         let mut slot_of = vec![(0usize, 0usize); n];
         let mut members: Vec<Vec<usize>> = vec![Vec::new(); rates.len()];
         for &i in &plan.order {
@@ -224,6 +238,7 @@ impl RunningAssembly {
         let mut outputs: Vec<Option<Vec<Value>>> = outputs.into_iter().map(Some).collect();
         let mut inline = None;
         let mut inline_io = None;
+        let mut inline_slack = Vec::new();
         let mut threaded = Vec::new();
         for (t, (member, layout)) in members.iter().zip(layouts).enumerate() {
             let every = rates[t];
@@ -255,6 +270,7 @@ impl RunningAssembly {
             let task = Box::new(Task {
                 every,
                 period: f64::from(every) * base_period,
+                wall_clock: clock == ClockKind::Wall,
                 steps: 0,
                 slots,
                 externals,
@@ -265,9 +281,11 @@ impl RunningAssembly {
                 faulted: None,
             });
             let io = TaskIo { imports: layout.imports, exports: layout.exports };
+            let slack = threads[t].take_slack();
             if t == 0 {
                 inline = Some(task);
                 inline_io = Some(io);
+                inline_slack = slack;
             } else {
                 let (jobs_tx, jobs_rx) = bounded::<Box<Task>>(1);
                 let (done_tx, done_rx) = bounded::<Box<Task>>(1);
@@ -275,7 +293,7 @@ impl RunningAssembly {
                 let coordinator = coordinator.clone();
                 let thread = std::thread::Builder::new()
                     .name(name)
-                    .spawn(move || updater_loop(jobs_rx, done_tx, policy, coordinator))
+                    .spawn(move || updater_loop(jobs_rx, done_tx, policy, coordinator, slack))
                     .map_err(|e| AssemblyError { message: format!("cannot start an Updater thread: {e}"), component: None })?;
                 threaded.push(ThreadedTask { every: u64::from(every), task: Some(task), io, jobs: Some(jobs_tx), done: done_rx, thread: Some(thread), due: 0, overruns: 0, late: false });
             }
@@ -288,6 +306,7 @@ impl RunningAssembly {
             base_outputs,
             inline: inline.expect("inline task exists"),
             inline_io: inline_io.expect("inline task exists"),
+            inline_slack,
             threaded,
             published,
             base_commands,
@@ -300,6 +319,12 @@ impl RunningAssembly {
             pending_finish: None,
             fault_source: None,
         })
+    }
+
+    /// The slack work of the base-rate components (a Lua state's collector), run by the
+    /// Coordinator after the tick's work; `until_ns` as in [`SlackWork::run`].
+    pub fn run_slack(&self, until_ns: Option<u64>) {
+        run_slack(&self.inline_slack, until_ns);
     }
 
     /// Who raised the fault the last step returned: a component, else the assembly itself.
@@ -501,6 +526,7 @@ fn empty_task() -> Task {
     Task {
         every: 1,
         period: 0.0,
+        wall_clock: false,
         steps: 0,
         slots: Vec::new(),
         externals: Vec::new(),

@@ -18,14 +18,18 @@ mod kinds;
 pub mod library;
 mod origin;
 mod plot;
+mod pool;
+pub mod print_queue;
 mod robot;
 mod robot_params;
 pub mod testing;
+mod thread_state;
 
 pub use assembly::LuaKind;
-pub use component::{lua_error_text, LuaComponent, LuaComponentDef};
+pub use component::{lua_error_text, KindSource, LuaComponent, LuaComponentDef};
 pub use engine::{CheckOnly, LastOutcome};
 pub use robot::LuaRobot;
+pub use thread_state::{set_gc_mode, GcMode, DEFAULT_POOL_BYTES};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -71,7 +75,7 @@ pub fn new_state() -> mlua::Result<Lua> {
 
 /// `require` finds modules by path in the folders of MORC_PATH (separated by ':'),
 /// the user library folder, lua/, stdlib/, skills/, robots/ and morc's own folder.
-fn set_search_path(lua: &Lua, home: &Path) -> mlua::Result<()> {
+pub(crate) fn set_search_path(lua: &Lua, home: &Path) -> mlua::Result<()> {
     let mut roots: Vec<PathBuf> = library::library_roots(home);
     roots.push(home.to_path_buf());
     let mut path = String::new();
@@ -87,6 +91,16 @@ fn set_search_path(lua: &Lua, home: &Path) -> mlua::Result<()> {
 
 /// Installs the `morc` module (with `engine`) and the prelude.
 pub fn install(lua: &Lua, engine: Engine) -> mlua::Result<()> {
+    install_surface(lua, Some(engine))
+}
+
+/// The `morc` module in a stepping thread's Lua state: all of it but `morc.engine` (a
+/// component does not start runs).
+pub(crate) fn install_for_components(lua: &Lua) -> mlua::Result<()> {
+    install_surface(lua, None)
+}
+
+fn install_surface(lua: &Lua, engine: Option<Engine>) -> mlua::Result<()> {
     kinds::install(lua);
     let morc = lua.create_table()?;
     morc.set("version", env!("CARGO_PKG_VERSION"))?;
@@ -104,8 +118,14 @@ pub fn install(lua: &Lua, engine: Engine) -> mlua::Result<()> {
                     if let Some(p) = t.get::<Option<String>>("overrun")? {
                         spec.overrun = assembly::parse_overrun(&p)?;
                     }
+                    if let Some(mb) = t.get::<Option<f64>>("memory")? {
+                        if !(mb.is_finite() && (0.25..=65536.0).contains(&mb)) {
+                            return Err(mlua::Error::runtime(format!("{}: memory = {mb}: the Lua memory pool of each stepping thread is given in MB, from 0.25 to 65536", spec.origin)));
+                        }
+                        spec.memory = Some((mb * 1048576.0) as usize);
+                    }
                 }
-                _ => return Err(mlua::Error::runtime("morc.assembly expects a name or { name, duration = s, overrun = \"warn\"|\"fault\" }")),
+                _ => return Err(mlua::Error::runtime("morc.assembly expects a name or { name, duration = s, overrun = \"warn\"|\"fault\", memory = MB }")),
             }
             if spec.name.is_empty() {
                 return Err(mlua::Error::runtime(format!("{}: an assembly needs a name: morc.assembly \"name\"", spec.origin)));
@@ -153,8 +173,9 @@ pub fn install(lua: &Lua, engine: Engine) -> mlua::Result<()> {
     interrupt::install(lua, &morc)?;
     fmu::install(lua, &morc)?;
 
-    let engine_ud = lua.create_userdata(LuaEngine(engine, None))?;
-    morc.set("engine", engine_ud)?;
+    if let Some(engine) = engine {
+        morc.set("engine", lua.create_userdata(LuaEngine(engine, None))?)?;
+    }
     lua.globals().set("morc", morc.clone())?;
     error::install(lua)?;
     lua.load(PRELUDE).set_name("@lua/morc/prelude.lua").exec()?;
@@ -226,6 +247,39 @@ fn dump_isolated(lua: &Lua, kind: &str, what: &str, f: &Function) -> mlua::Resul
     Ok(f.dump(false))
 }
 
+/// The module whose loading is defining a component: (module name, file) when the chunk
+/// running it was loaded by `require` (which passes both to the chunk), None for a program's
+/// own chunk or the REPL.
+fn defining_module(lua: &Lua) -> mlua::Result<Option<(String, String)>> {
+    let find: Function = match lua.named_registry_value::<Option<Function>>("morc.defining_module")? {
+        Some(f) => f,
+        None => {
+            let f: Function = lua
+                .load(
+                    r#"local getinfo, getlocal = debug.getinfo, debug.getlocal
+                    return function()
+                      for level = 2, 200 do
+                        local info = getinfo(level, "S")
+                        if not info then return nil end
+                        if info.what == "main" then
+                          local _, name = getlocal(level, -1)
+                          local _, file = getlocal(level, -2)
+                          if type(name) == "string" and type(file) == "string" and file:match("%.lua$") then return name, file end
+                          return nil
+                        end
+                      end
+                    end"#,
+                )
+                .set_name("=morc.component")
+                .eval()?;
+            lua.set_named_registry_value("morc.defining_module", f.clone())?;
+            f
+        }
+    };
+    let (name, file): (Option<String>, Option<String>) = find.call(())?;
+    Ok(name.zip(file))
+}
+
 /// `morc.component { name, doc, inputs, outputs, params, init, step, terminate }`.
 fn define_lua_component(lua: &Lua, t: Table) -> mlua::Result<LuaKind> {
     let origin = caller(lua);
@@ -253,19 +307,33 @@ fn define_lua_component(lua: &Lua, t: Table) -> mlua::Result<LuaKind> {
     let step: Function = t
         .get::<Option<Function>>("step")?
         .ok_or_else(|| fail(format!("Lua component '{kind}' needs a step function: step = function(self, inp, out, t) … end")))?;
-    let step = dump_isolated(lua, &kind, "step", &step).map_err(|e| fail(e.to_string()))?;
-    let optional = |key: &str| -> mlua::Result<Option<Vec<u8>>> { t.get::<Option<Function>>(key)?.map(|f| dump_isolated(lua, &kind, key, &f).map_err(|e| fail(e.to_string()))).transpose() };
+    let sandbox = library::defining_library(lua);
+    // A kind defined by a module is loaded by the stepping thread's state under the same module
+    // name (closures and upvalues intact); one defined in a program's chunk travels as bytecode.
+    // A library's helper module other than lib.NAME.… would run outside the library's sandbox
+    // there, so it travels as bytecode too.
+    let module = defining_module(lua)?.filter(|(name, _)| sandbox.is_none() || name.starts_with("lib."));
+    let source = match module {
+        Some((module, file)) => {
+            let package_path: String = lua.globals().get::<Table>("package")?.get("path")?;
+            let library_path: Vec<String> = lua.globals().get::<Table>("morc")?.get::<Table>("lib")?.get("path")?;
+            KindSource::Module { module, file, package_path, library_path }
+        }
+        None => {
+            let optional = |key: &str| -> mlua::Result<Option<Vec<u8>>> { t.get::<Option<Function>>(key)?.map(|f| dump_isolated(lua, &kind, key, &f).map_err(|e| fail(e.to_string()))).transpose() };
+            KindSource::Inline { init: optional("init")?, step: dump_isolated(lua, &kind, "step", &step).map_err(|e| fail(e.to_string()))?, terminate: optional("terminate")? }
+        }
+    };
+    thread_state::capture(lua, &kind, &t)?;
     let def = LuaComponentDef {
         doc: t.get::<Option<String>>("doc")?.unwrap_or_default(),
         inputs,
         outputs,
         params,
-        init: optional("init")?,
-        step,
-        terminate: optional("terminate")?,
+        source,
         kind,
         // Defined by a library: its functions run in its sandbox in the component's own state too.
-        sandbox: library::defining_library(lua),
+        sandbox,
     };
     Ok(LuaKind(Arc::new(def)))
 }
