@@ -151,4 +151,13 @@ T.test("vector ports sized by an integer parameter (q[n]) take the instance's si
   end, "port 'u[m]' is sized by the parameter 'm'", "params = { m = 6 }")
 end)
 
+T.test("an endless loop in a step is stopped: the component faults, the robot holds", function()
+  local a = morc.assembly { "spin", duration = 1 }
+  a:add("s", mods.spin)
+  local r = engine:run(a)
+  T.eq(r.ok, false)
+  assert(r.reason:find("component 's' (rt_spin) at t = 0.002 s", 1, true), r.reason)
+  assert(r.reason:find("ran past its time limit (a step: 10 periods", 1, true), r.reason)
+end)
+
 return T.summary()

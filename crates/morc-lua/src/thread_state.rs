@@ -149,6 +149,7 @@ impl ThreadLua {
         unsafe {
             ffi::lua_pushcfunction(state, crate::print_queue::lua_print);
             ffi::lua_setglobal(state, c"print".as_ptr());
+            ffi::lua_sethook(state, Some(step_watchdog), ffi::LUA_MASKCOUNT, WATCHDOG_INSTRUCTIONS);
         }
         let mut inner = Inner { lua: None, state, pool, gc: Collector { mode: gc_mode(), in_cycle: false, live: 0, threshold: 0 } };
         // SAFETY: a fresh state of ours; mlua keeps its bookkeeping in the state's registry.
@@ -221,7 +222,13 @@ impl ThreadLua {
         };
         let Setup { this, inp, out, inputs, outputs: outs, init } = setup().map_err(|e| lua_error_text(&e))?;
         if let Some(init) = init {
-            init.call::<()>((this.clone(), out.clone())).map_err(|e| lua_error_text(&e))?;
+            // An endless loop in init must not keep the program from its prompt either.
+            STEP_DEADLINE.set(monotonic_ns() + INIT_LIMIT_NS);
+            let result = init.call::<()>((this.clone(), out.clone()));
+            STEP_DEADLINE.set(0);
+            // SAFETY: our state, locked: the watchdog back to its usual pace.
+            unsafe { ffi::lua_sethook(state, Some(step_watchdog), ffi::LUA_MASKCOUNT, WATCHDOG_INSTRUCTIONS) };
+            result.map_err(|e| lua_error_text(&e))?;
         }
         let r = |v: mlua::Value| inner_ref(&lua, state, v).map_err(|e| lua_error_text(&e));
         let step = r(kind.get::<mlua::Value>("step").map_err(|e| e.to_string())?)?;
@@ -459,7 +466,13 @@ impl Inner {
         }
         ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, instance.out as ffi::lua_Integer);
         ffi::lua_pushnumber(l, ctx.time);
+        let limit_ns = (ctx.period * 1e9 * STEP_LIMIT_PERIODS).max(STEP_LIMIT_MIN_NS);
+        STEP_DEADLINE.set(monotonic_ns() + limit_ns as u64);
         let status = ffi::lua_pcall(l, 4, 1, top + 1);
+        if STEP_DEADLINE.replace(0) < monotonic_ns() {
+            // The watchdog fired (and looks at every instruction now): back to its usual pace.
+            ffi::lua_sethook(l, Some(step_watchdog), ffi::LUA_MASKCOUNT, WATCHDOG_INSTRUCTIONS);
+        }
         if status != ffi::LUA_OK {
             let message = if status == ffi::LUA_ERRMEM { String::from("not enough memory") } else { tidy_traceback(&text_at(l, -1)) };
             ffi::lua_settop(l, top);
@@ -670,6 +683,33 @@ fn check_unchanged(_lua: &Lua, def: &LuaComponentDef, now: &Table, file: &str) -
         ));
     }
     Ok(())
+}
+
+/// Instructions between two looks of the step watchdog at the clock (about 2–5 µs of Lua).
+const WATCHDOG_INSTRUCTIONS: c_int = 1000;
+/// A step that runs longer than this many of its periods (and at least
+/// [`STEP_LIMIT_MIN_NS`]) is stopped with an error: an endless loop must not keep the engine's
+/// thread, which also cycles the bus and holds the robot, from its next tick.
+const STEP_LIMIT_PERIODS: f64 = 10.0;
+const STEP_LIMIT_MIN_NS: f64 = 20e6;
+/// The time limit of a component's `init` (off the real-time path, but an endless loop there
+/// would keep the program from going on).
+const INIT_LIMIT_NS: u64 = 10_000_000_000;
+
+thread_local! {
+    /// When the step running on this thread must have ended (monotonic ns); 0 outside a step.
+    static STEP_DEADLINE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// The count hook: past the step's deadline, raises an error in the step.
+unsafe extern "C-unwind" fn step_watchdog(state: *mut ffi::lua_State, _: *mut ffi::lua_Debug) {
+    let deadline = STEP_DEADLINE.get();
+    // From then on the hook looks at every instruction and raises again, so the error reaches an
+    // instruction outside any pcall of the step's own: a pcall in a loop cannot swallow it.
+    if deadline != 0 && monotonic_ns() > deadline {
+        ffi::lua_sethook(state, Some(step_watchdog), ffi::LUA_MASKCOUNT, 1);
+        ffi::luaL_error(state, c"ran past its time limit (a step: 10 periods, at least 20 ms; init: 10 s): an endless loop? The robot holds".as_ptr());
+    }
 }
 
 /// Message handler of the real-time step's `lua_pcall`: the error with a traceback.

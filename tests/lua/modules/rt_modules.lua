@@ -48,4 +48,15 @@ M.talker = morc.component {
   end,
 }
 
+M.spin = morc.component {
+  name = "rt_spin", doc = "loops forever at t = 2 ms, even catching errors",
+  outputs = { "y" },
+  step = function(self, inp, out, t)
+    if t >= 0.002 then
+      while true do pcall(function() for i = 1, 100 do end end) end
+    end
+    out.y = t
+  end,
+}
+
 return M
