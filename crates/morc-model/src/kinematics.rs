@@ -113,3 +113,56 @@ pub fn compute_frame_jacobian<'a>(model: &Model, data: &'a mut Data, q: &[f64], 
     update_joint_placements(model, data, q);
     frame_jacobian(model, data, frame)
 }
+
+/// The frame a Jacobian's twist is expressed in, as Pinocchio's `ReferenceFrame`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReferenceFrame {
+    /// The frame origin's linear velocity and the angular velocity, in world axes.
+    LocalWorldAligned,
+    /// The same twist in the frame's own axes (`oRfᵀ` applied to both halves).
+    Local,
+    /// The spatial velocity at the world origin, in world axes: linear part `v_p + p × ω`.
+    World,
+}
+
+impl ReferenceFrame {
+    /// Pinocchio's lower-case names: `"local_world_aligned"`, `"local"`, `"world"`.
+    pub fn from_name(name: &str) -> Option<ReferenceFrame> {
+        match name {
+            "local_world_aligned" | "LOCAL_WORLD_ALIGNED" => Some(ReferenceFrame::LocalWorldAligned),
+            "local" | "LOCAL" => Some(ReferenceFrame::Local),
+            "world" | "WORLD" => Some(ReferenceFrame::World),
+            _ => None,
+        }
+    }
+}
+
+/// The Jacobian of `frame` in `reference` from the joint placements in `data` (call a
+/// forward kinematics first), written to `data.jacobian`: rows 0–2 linear, 3–5 angular, as
+/// Pinocchio's `getFrameJacobian`. Allocates nothing.
+pub fn frame_jacobian_in<'a>(model: &Model, data: &'a mut Data, frame: FrameIndex, reference: ReferenceFrame) -> &'a Matrix6xX<f64> {
+    frame_jacobian(model, data, frame);
+    let f = &model.frames[frame];
+    let placement = data.joint_placements[f.parent_joint].compose(&f.placement);
+    match reference {
+        ReferenceFrame::LocalWorldAligned => {}
+        ReferenceFrame::Local => {
+            let rt = placement.rotation.transpose();
+            for mut col in data.jacobian.column_iter_mut() {
+                let linear = rt * col.fixed_rows::<3>(0);
+                let angular = rt * col.fixed_rows::<3>(3);
+                col.fixed_rows_mut::<3>(0).copy_from(&linear);
+                col.fixed_rows_mut::<3>(3).copy_from(&angular);
+            }
+        }
+        ReferenceFrame::World => {
+            let p = placement.translation;
+            for mut col in data.jacobian.column_iter_mut() {
+                let shift = p.cross(&col.fixed_rows::<3>(3).into_owned());
+                let linear = col.fixed_rows::<3>(0) + shift;
+                col.fixed_rows_mut::<3>(0).copy_from(&linear);
+            }
+        }
+    }
+    &data.jacobian
+}

@@ -24,6 +24,7 @@ mod dynamics;
 mod ik;
 mod joint;
 mod kinematics;
+mod regressor;
 mod spatial;
 mod structure;
 mod urdf;
@@ -32,7 +33,10 @@ pub use data::Data;
 pub use dh::{DhConvention, DhLink, DhTable};
 pub use dynamics::{aba, crba, gravity, nle, rnea};
 pub use ik::{AnalyticIk, DlsIk, IkOutcome};
-pub use kinematics::{compute_frame_jacobian, forward_kinematics, forward_kinematics_joints, forward_kinematics_placements, frame_jacobian, frame_placement, update_frame_placements};
+pub use kinematics::{
+    compute_frame_jacobian, forward_kinematics, forward_kinematics_joints, forward_kinematics_placements, frame_jacobian, frame_jacobian_in, frame_placement, update_frame_placements, ReferenceFrame,
+};
+pub use regressor::{dynamic_parameters, joint_torque_regressor, PARAMETERS_PER_BODY};
 pub use spatial::{log3, rotation_from_rpy, rpy_from_rotation, Force, Inertia, Motion, Se3};
 pub use structure::{DriveTrain, Frame, FrameIndex, FrameKind, JointIndex, JointKind, JointLimits, Model, ModelBuilder};
 pub use urdf::{load_urdf, parse_urdf, to_urdf, MAX_MOVING_JOINTS};
