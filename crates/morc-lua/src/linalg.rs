@@ -5,6 +5,8 @@
 //! storage and allocate nothing, for the real-time path. Workspaces the decompositions need
 //! are kept in the matrix that is decomposed, sized on first use.
 
+use std::fmt::Display;
+
 use mlua::{AnyUserData, Lua, MetaMethod, Table, UserData, UserDataFields, UserDataMethods, UserDataRef, UserDataRefMut, Value};
 use nalgebra::{DMatrix, DVector};
 
@@ -47,6 +49,17 @@ impl LuaMat {
     /// A matrix with an empty workspace.
     pub fn new(m: DMatrix<f64>) -> Self {
         LuaMat { m, work: Workspace::default() }
+    }
+}
+
+/// An argument named in an error, `"call: name"`, formatted only when an error is raised (so
+/// the real-time path builds no strings).
+#[derive(Clone, Copy)]
+pub(crate) struct Arg<'a>(pub &'a str, pub &'a str);
+
+impl std::fmt::Display for Arg<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.0, self.1)
     }
 }
 
@@ -94,7 +107,7 @@ pub(crate) enum VecIn {
 
 impl VecIn {
     /// Reads `v`, naming `what` (e.g. "model:rnea(q, v, a): q") in the error.
-    pub(crate) fn of(v: &Value, what: &str) -> mlua::Result<VecIn> {
+    pub(crate) fn of(v: &Value, what: impl Display + Copy) -> mlua::Result<VecIn> {
         match v {
             Value::Table(t) => Ok(VecIn::Table(t.clone())),
             Value::UserData(ud) if ud.is::<LuaVec>() => {
@@ -112,7 +125,7 @@ impl VecIn {
     }
 
     /// Element `i` (0-based).
-    pub(crate) fn get(&self, i: usize, what: &str) -> mlua::Result<f64> {
+    pub(crate) fn get(&self, i: usize, what: impl Display + Copy) -> mlua::Result<f64> {
         match self {
             VecIn::Vec(v) => Ok(v.0[i]),
             VecIn::Table(t) => real(&t.raw_get::<Value>(i + 1)?, || format!("{what}[{}]", i + 1)),
@@ -120,7 +133,7 @@ impl VecIn {
     }
 
     /// Copies into `out`, which must have the same length.
-    pub(crate) fn copy_to(&self, out: &mut [f64], what: &str) -> mlua::Result<()> {
+    pub(crate) fn copy_to(&self, out: &mut [f64], what: impl Display + Copy) -> mlua::Result<()> {
         if self.len() != out.len() {
             return Err(err(format!("{what} has {} entries, needs {}", self.len(), out.len())));
         }
@@ -136,7 +149,7 @@ impl VecIn {
     }
 
     /// A new vector with the same entries.
-    pub(crate) fn to_vector(&self, what: &str) -> mlua::Result<DVector<f64>> {
+    pub(crate) fn to_vector(&self, what: impl Display + Copy) -> mlua::Result<DVector<f64>> {
         let mut out = DVector::zeros(self.len());
         self.copy_to(out.as_mut_slice(), what)?;
         Ok(out)
@@ -144,7 +157,7 @@ impl VecIn {
 }
 
 /// Borrows a morc matrix argument.
-pub(crate) fn mat_in(v: &Value, what: &str) -> mlua::Result<UserDataRef<LuaMat>> {
+pub(crate) fn mat_in(v: &Value, what: impl Display + Copy) -> mlua::Result<UserDataRef<LuaMat>> {
     match v {
         Value::UserData(ud) if ud.is::<LuaMat>() => ud.borrow::<LuaMat>().map_err(|_| err(format!("{what}: the matrix is being written by this same call (pass a different matrix)"))),
         other => Err(err(format!("{what} must be a morc matrix (morc.mat), got {}", describe(other)))),
@@ -157,7 +170,7 @@ fn same(a: &Value, b: &Value) -> bool {
 }
 
 /// Borrows a morc vector to write into.
-pub(crate) fn vec_out(v: &Value, what: &str) -> mlua::Result<UserDataRefMut<LuaVec>> {
+pub(crate) fn vec_out(v: &Value, what: impl Display + Copy) -> mlua::Result<UserDataRefMut<LuaVec>> {
     match v {
         Value::UserData(ud) if ud.is::<LuaVec>() => ud.borrow_mut::<LuaVec>().map_err(|_| err(format!("{what}: the destination vector is also read by this call (pass a different vector)"))),
         other => Err(err(format!("{what} must be a morc vector (morc.vec(n)) to write into, got {}", describe(other)))),
@@ -165,7 +178,7 @@ pub(crate) fn vec_out(v: &Value, what: &str) -> mlua::Result<UserDataRefMut<LuaV
 }
 
 /// Borrows a morc matrix to write into.
-pub(crate) fn mat_out(v: &Value, what: &str) -> mlua::Result<UserDataRefMut<LuaMat>> {
+pub(crate) fn mat_out(v: &Value, what: impl Display + Copy) -> mlua::Result<UserDataRefMut<LuaMat>> {
     match v {
         Value::UserData(ud) if ud.is::<LuaMat>() => ud.borrow_mut::<LuaMat>().map_err(|_| err(format!("{what}: the destination matrix is also read by this call (pass a different matrix)"))),
         other => Err(err(format!("{what} must be a morc matrix (morc.mat(rows, cols)) to write into, got {}", describe(other)))),
@@ -291,7 +304,7 @@ fn solve_into(a: &DMatrix<f64>, work: &mut Workspace, x: &mut [f64], b: &VecIn, 
     work.size(n, work.x.shape());
     work.lu.copy_from(a);
     lu_factor(&mut work.lu, &mut work.pivots).map_err(|k| err(format!("{what}: A is singular (no pivot in column {}): no unique solution", k + 1)))?;
-    b.copy_to(x, &format!("{what}: b"))?;
+    b.copy_to(x, Arg(what, "b"))?;
     lu_solve(&work.lu, &work.pivots, x);
     Ok(())
 }
@@ -317,7 +330,7 @@ fn gemv(y: &mut DVector<f64>, a: &DMatrix<f64>, x: &VecIn, alpha: f64, beta: f64
                 *y *= beta;
             }
             for j in 0..cols {
-                let xj = alpha * x.get(j, &format!("{what}: x"))?;
+                let xj = alpha * x.get(j, Arg(what, "x"))?;
                 if transpose {
                     for (i, yi) in y.iter_mut().enumerate() {
                         *yi += a[(j, i)] * xj;
@@ -329,6 +342,22 @@ fn gemv(y: &mut DVector<f64>, a: &DMatrix<f64>, x: &VecIn, alpha: f64, beta: f64
         }
     }
     Ok(())
+}
+
+/// `c = alpha·a·b + beta·c`, column by column: nalgebra's `gemm` goes through matrixmultiply,
+/// which allocates packing buffers per call.
+fn gemm(c: &mut DMatrix<f64>, a: &DMatrix<f64>, b: &DMatrix<f64>, alpha: f64, beta: f64) {
+    for j in 0..c.ncols() {
+        let mut cj = c.column_mut(j);
+        if beta == 0.0 {
+            cj.fill(0.0);
+        } else {
+            cj *= beta;
+        }
+        for k in 0..a.ncols() {
+            cj.axpy(alpha * b[(k, j)], &a.column(k), 1.0);
+        }
+    }
 }
 
 fn vec_to_string(v: &DVector<f64>) -> String {
@@ -561,7 +590,7 @@ impl UserData for LuaMat {
             if a.m.ncols() != b.m.nrows() || this.m.shape() != (a.m.nrows(), b.m.ncols()) {
                 return Err(err(format!("C:gemm(A, B): A is {}, B is {}, C is {}; needs A's columns = B's rows and C = A's rows × B's columns", shape(&a.m), shape(&b.m), shape(&this.m))));
             }
-            this.m.gemm(optional(&alpha, 1.0), &a.m, &b.m, optional(&beta, 0.0));
+            gemm(&mut this.m, &a.m, &b.m, optional(&alpha, 1.0), optional(&beta, 0.0));
             Ok(())
         });
         methods.add_method_mut("pinv", |_, this, damping: Option<f64>| {

@@ -11,7 +11,7 @@ use nalgebra::constraint::{SameNumberOfColumns, SameNumberOfRows, ShapeConstrain
 use nalgebra::storage::RawStorage;
 use nalgebra::{DMatrix, DVector, Dim, Dyn, Matrix};
 
-use crate::linalg::{doc, mat_out, vec_out, LuaMat, LuaVec, VecIn};
+use crate::linalg::{doc, mat_out, vec_out, Arg, LuaMat, LuaVec, VecIn};
 use morc_model::{Data, FrameIndex, Model, ReferenceFrame};
 
 /// A robot model with its workspace: what `morc.model "file.urdf"` returns.
@@ -84,11 +84,11 @@ impl LuaModel {
 
 /// Copies the vector argument `name` of call `what` into `out`, whose size is the model's `dim`.
 fn read_into(v: &Value, out: &mut [f64], what: &str, name: &str, dim: &str, n: usize) -> mlua::Result<()> {
-    let x = VecIn::of(v, &format!("{what}: {name}"))?;
+    let x = VecIn::of(v, Arg(what, name))?;
     if x.len() != n {
         return Err(mlua::Error::runtime(format!("{what}: {name} has {} entries, the model's {dim} is {n}", x.len())));
     }
-    x.copy_to(out, &format!("{what}: {name}"))
+    x.copy_to(out, Arg(what, name))
 }
 
 fn reference(name: &Option<mlua::String>, what: &str) -> mlua::Result<ReferenceFrame> {
@@ -103,7 +103,7 @@ fn reference(name: &Option<mlua::String>, what: &str) -> mlua::Result<ReferenceF
 }
 
 /// Copies `src` into the morc vector `out`, checking the size.
-fn write_vec(out: &Value, src: &DVector<f64>, what: &str) -> mlua::Result<()> {
+fn write_vec(out: &Value, src: &DVector<f64>, what: Arg) -> mlua::Result<()> {
     let mut out = vec_out(out, what)?;
     if out.0.len() != src.len() {
         return Err(mlua::Error::runtime(format!("{what}: the destination has {} entries, needs {}", out.0.len(), src.len())));
@@ -113,7 +113,7 @@ fn write_vec(out: &Value, src: &DVector<f64>, what: &str) -> mlua::Result<()> {
 }
 
 /// Copies `src` into the morc matrix `out`, checking the shape.
-fn write_mat<R: Dim, C: Dim, S: RawStorage<f64, R, C>>(out: &Value, src: &Matrix<f64, R, C, S>, what: &str) -> mlua::Result<()>
+fn write_mat<R: Dim, C: Dim, S: RawStorage<f64, R, C>>(out: &Value, src: &Matrix<f64, R, C, S>, what: Arg) -> mlua::Result<()>
 where
     ShapeConstraint: SameNumberOfRows<Dyn, R> + SameNumberOfColumns<Dyn, C>,
 {
@@ -196,34 +196,34 @@ impl UserData for LuaModel {
         methods.add_method_mut("rnea_to", |_, this, (tau, q, v, a): (Value, Value, Value, Value)| {
             let what = "model:rnea_to(tau, q, v, a)";
             this.read(what, &q, Some(&v), Some((&a, "a")))?;
-            write_vec(&tau, morc_model::rnea(&this.model, &mut this.data, this.q.as_slice(), this.v.as_slice(), this.a.as_slice()), &format!("{what}: tau"))
+            write_vec(&tau, morc_model::rnea(&this.model, &mut this.data, this.q.as_slice(), this.v.as_slice(), this.a.as_slice()), Arg(what, "tau"))
         });
         methods.add_method_mut("gravity_to", |_, this, (tau, q): (Value, Value)| {
             let what = "model:gravity_to(tau, q)";
             this.read(what, &q, None, None)?;
-            write_vec(&tau, morc_model::gravity(&this.model, &mut this.data, this.q.as_slice()), &format!("{what}: tau"))
+            write_vec(&tau, morc_model::gravity(&this.model, &mut this.data, this.q.as_slice()), Arg(what, "tau"))
         });
         methods.add_method_mut("nle_to", |_, this, (tau, q, v): (Value, Value, Value)| {
             let what = "model:nle_to(tau, q, v)";
             this.read(what, &q, Some(&v), None)?;
-            write_vec(&tau, morc_model::nle(&this.model, &mut this.data, this.q.as_slice(), this.v.as_slice()), &format!("{what}: tau"))
+            write_vec(&tau, morc_model::nle(&this.model, &mut this.data, this.q.as_slice(), this.v.as_slice()), Arg(what, "tau"))
         });
         methods.add_method_mut("aba_to", |_, this, (ddq, q, v, tau): (Value, Value, Value, Value)| {
             let what = "model:aba_to(ddq, q, v, tau)";
             this.read(what, &q, Some(&v), Some((&tau, "tau")))?;
-            write_vec(&ddq, morc_model::aba(&this.model, &mut this.data, this.q.as_slice(), this.v.as_slice(), this.a.as_slice()), &format!("{what}: ddq"))
+            write_vec(&ddq, morc_model::aba(&this.model, &mut this.data, this.q.as_slice(), this.v.as_slice(), this.a.as_slice()), Arg(what, "ddq"))
         });
         methods.add_method_mut("crba_to", |_, this, (m, q): (Value, Value)| {
             let what = "model:crba_to(M, q)";
             this.read(what, &q, None, None)?;
-            write_mat(&m, morc_model::crba(&this.model, &mut this.data, this.q.as_slice()), &format!("{what}: M"))
+            write_mat(&m, morc_model::crba(&this.model, &mut this.data, this.q.as_slice()), Arg(what, "M"))
         });
         methods.add_method_mut("frame_jacobian_to", |_, this, (j, q, frame, rf): (Value, Value, Value, Option<mlua::String>)| {
             let what = "model:frame_jacobian_to(J, q, frame [, reference])";
             this.read(what, &q, None, None)?;
             let (f, r) = (this.frame(&frame, what)?, reference(&rf, what)?);
             let jac = this.jacobian(f, r);
-            write_mat(&j, jac, &format!("{what}: J"))
+            write_mat(&j, jac, Arg(what, "J"))
         });
         methods.add_method_mut("frame_placement_to", |_, this, (pos, rot, q, frame): (Value, Value, Value, Value)| {
             let what = "model:frame_placement_to(pos, rot, q, frame)";
@@ -231,18 +231,18 @@ impl UserData for LuaModel {
             let f = this.frame(&frame, what)?;
             let p = this.placement_at_q(f);
             {
-                let mut pos = vec_out(&pos, &format!("{what}: pos"))?;
+                let mut pos = vec_out(&pos, Arg(what, "pos"))?;
                 if pos.0.len() != 3 {
                     return Err(mlua::Error::runtime(format!("{what}: pos has {} entries, needs 3", pos.0.len())));
                 }
                 pos.0.copy_from_slice(p.translation.as_slice());
             }
-            write_mat(&rot, &p.rotation, &format!("{what}: rot"))
+            write_mat(&rot, &p.rotation, Arg(what, "rot"))
         });
         methods.add_method_mut("joint_torque_regressor_to", |_, this, (y, q, v, a): (Value, Value, Value, Value)| {
             let what = "model:joint_torque_regressor_to(Y, q, v, a)";
             this.read(what, &q, Some(&v), Some((&a, "a")))?;
-            write_mat(&y, this.regressor(), &format!("{what}: Y"))
+            write_mat(&y, this.regressor(), Arg(what, "Y"))
         });
     }
 }
