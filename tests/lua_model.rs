@@ -291,3 +291,94 @@ fn robot_model_and_fk_by_frame() {
         .unwrap();
     assert!(ok);
 }
+
+/// Mimic joints (a gripper's fingers, as on the Franka Panda) load as Pinocchio 3's
+/// `buildModel(…, mimic=True)` makes them: no coordinate of their own, and the dynamics are
+/// the full model's projected through G (q_full = Gᵀq + offset): tau = G tau_full,
+/// M = G M_full Gᵀ, J = J_full Gᵀ. Checked against the same URDF without its mimic tags, and
+/// against Pinocchio when it is importable.
+#[test]
+fn mimic_joints_follow_their_masters() {
+    use nalgebra::{DMatrix, DVector};
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/mimic_gripper.urdf");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lua = state();
+    lua.load(FLAT).exec().unwrap();
+    lua.globals().set("MIMIC", path.display().to_string()).unwrap();
+    let (q, v, a) = ([0.3, -0.4, 0.02], [0.1, 0.2, -0.3], [0.5, -1.0, 2.0]);
+    lua.globals().set("q", q.to_vec()).unwrap();
+    lua.globals().set("v", v.to_vec()).unwrap();
+    lua.globals().set("a", a.to_vec()).unwrap();
+    lua.load("m = morc.model(MIMIC); assert(m.nq == 3 and m.nv == 3, m.nq)").exec().unwrap();
+    let refused = error_of(&lua, "morc.robot { name = 'g', model = m, joints = {} }");
+    assert!(refused.contains("mimic joints (finger_joint2, thumb_joint)"), "{refused}");
+    let get = |code: &str| -> Vec<f64> { lua.load(code).eval().unwrap_or_else(|e| panic!("{code}: {e}")) };
+    let tau = get("flat(m:rnea(q, v, a))");
+    let mass = get("flat(m:crba(q))");
+    let jac = get("flat(m:frame_jacobian(q, 'tcp'))");
+    let ddq = get("flat(m:aba(q, v, m:rnea(q, v, a)))");
+    assert!(max_error(&ddq, &a, "aba(rnea)") < 1e-9, "aba(rnea(q, v, a)) = {ddq:?}, not a");
+    let y_pi = get("flat(m:joint_torque_regressor(q, v, a) * m:dynamic_parameters())");
+    assert!(max_error(&y_pi, &tau, "Y·π") < 1e-12);
+
+    // The same arm with independent finger and thumb joints.
+    let unmimicked: String = text.lines().filter(|l| !l.contains("<mimic")).collect::<Vec<_>>().join("\n");
+    let full = morc_model::parse_urdf(&unmimicked, "unmimicked").unwrap();
+    let mimic = morc_model::load_urdf(&path).unwrap();
+    assert_eq!((full.nv(), mimic.nv(), mimic.njoints()), (5, 3, 6));
+    let mut g = DMatrix::zeros(3, 5);
+    let mut q_full = DVector::zeros(5);
+    for j in 1..mimic.njoints() {
+        let (s, o) = mimic.mimic(j).map_or((1.0, 0.0), |m| (m.multiplier, m.offset));
+        g[(mimic.idx_v(j), full.idx_v(j))] = s;
+        q_full[full.idx_v(j)] = s * q[mimic.idx_v(j)] + o;
+    }
+    let (v_full, a_full) = (g.transpose() * DVector::from_row_slice(&v), g.transpose() * DVector::from_row_slice(&a));
+    let mut data = morc_model::Data::new(&full);
+    let tau_full = morc_model::rnea(&full, &mut data, q_full.as_slice(), v_full.as_slice(), a_full.as_slice()).clone();
+    assert!(max_error(&tau, (&g * tau_full).as_slice(), "tau = G tau_full") < 1e-12, "tau");
+    let m_full = morc_model::crba(&full, &mut data, q_full.as_slice()).clone();
+    let m_proj = &g * m_full * g.transpose();
+    assert!(max_error(&mass, m_proj.transpose().as_slice(), "M") < 1e-12, "M");
+    let tcp = full.frame_index("tcp").unwrap();
+    let j_full = morc_model::compute_frame_jacobian(&full, &mut data, q_full.as_slice(), tcp).clone();
+    let j_proj = j_full * g.transpose();
+    let j_rows: Vec<f64> = (0..6).flat_map(|r| (0..3).map(move |c| (r, c))).map(|(r, c)| j_proj[(r, c)]).collect();
+    assert!(max_error(&jac, &j_rows, "J") < 1e-12, "J");
+    // Written back out, the mimic tags survive.
+    let again = morc_model::parse_urdf(&morc_model::to_urdf(&mimic), "round trip").unwrap();
+    assert_eq!(again.nv(), 3);
+    assert_eq!(again.mimic(5).map(|m| (m.multiplier, m.offset)), Some((-0.5, 0.1)));
+
+    let script = format!(
+        r#"
+import json, numpy as np, pinocchio as pin
+m = pin.buildModelFromUrdf({path:?}, mimic=True); d = m.createData()
+q, v, a = np.array({q:?}), np.array({v:?}), np.array({a:?})
+tau = pin.rnea(m, d, q, v, a)
+M = pin.crba(m, d, q); M = np.triu(M) + np.triu(M, 1).T
+pin.computeJointJacobians(m, d, q); pin.updateFramePlacements(m, d)
+J = pin.getFrameJacobian(m, d, m.getFrameId("tcp"), pin.LOCAL_WORLD_ALIGNED)
+print(json.dumps({{"nq": m.nq, "tau": tau.tolist(), "M": M.tolist(), "J": J.tolist()}}))
+"#,
+        path = path.display().to_string()
+    );
+    match Command::new("python3").arg("-c").arg(&script).output() {
+        Ok(o) if o.status.success() => {
+            let theirs: Json = serde_json::from_slice(&o.stdout).unwrap();
+            assert_eq!(theirs["nq"], 3);
+            for (name, ours, key) in [("tau", &tau, "tau"), ("M", &mass, "M"), ("J", &jac, "J")] {
+                let expected = if key == "tau" { numbers(&theirs[key]) } else { rows(&theirs[key]) };
+                let e = max_error(ours, &expected, name);
+                println!("mimic model vs Pinocchio mimic=True: {name:<4} max error {e:.3e}");
+                assert!(e <= 1e-9, "{name}: {e:.3e}");
+            }
+        }
+        Ok(o) => {
+            let why = String::from_utf8_lossy(&o.stderr);
+            assert!(why.contains("No module named"), "the Pinocchio script failed: {why}");
+            println!("Pinocchio is not importable: cross-check of mimic joints skipped");
+        }
+        Err(e) => println!("no python3 ({e}): Pinocchio cross-check of mimic joints skipped"),
+    }
+}

@@ -17,6 +17,9 @@ local tau, g, ddq, x, y = morc.vec(6), morc.vec(6), morc.vec(6), morc.vec(6), mo
 local M, J, P, C, Y = morc.mat(6, 6), morc.mat(6, 6), morc.mat(6, 6), morc.mat(6, 6), morc.mat(6, 60)
 local J3, P3 = morc.mat(3, 6), morc.mat(6, 3)
 local pos, rot = morc.vec(3), morc.mat(3, 3)
+-- A model with mimic joints: its forward dynamics take the dense path.
+local g3 = morc.model(MIMIC)
+local q3, t3, d3, M3 = { 0.3, -0.4, 0.02 }, morc.vec(3), morc.vec(3), morc.mat(3, 3)
 function step(n)
   for _ = 1, n do
     m:rnea_to(tau, q, v, a)
@@ -43,6 +46,9 @@ function step(n)
     y:scale(0.9)
     for i = 1, #y do y[i] = y[i] + x[i] * 0.001 end
     J:set(1, 1, y.n + J.rows + J.cols + J:get(1, 1))
+    g3:rnea_to(t3, q3, q3, q3)
+    g3:aba_to(d3, q3, q3, t3)
+    g3:crba_to(M3, q3)
   end
   return y[1]
 end
@@ -56,6 +62,7 @@ fn lua_model_loop_allocates_nothing_when_warm() {
     let lua = morc_lua::new_state().unwrap();
     morc_lua::install(&lua, engine).unwrap();
     lua.globals().set("URDF", urdf.display().to_string()).unwrap();
+    lua.globals().set("MIMIC", urdf.parent().unwrap().join("../../mimic_gripper.urdf").display().to_string()).unwrap();
     lua.load(SETUP).exec().unwrap();
     let step: mlua::Function = lua.globals().get("step").unwrap();
     // Warm up: workspaces sized on first use, Lua's and mlua's internal stacks grown.

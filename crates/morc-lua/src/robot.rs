@@ -265,6 +265,13 @@ fn define_robot(lua: &Lua, t: Table) -> mlua::Result<LuaRobot> {
         mlua::Value::UserData(ud) if ud.is::<LuaModel>() => (*ud.borrow::<LuaModel>()?.model).clone(),
         _ => return Err(fail(format!("robot '{name}': model must be morc.model.urdf \"file\" or morc.model.dh {{…}}"))),
     };
+    if model.has_mimic_joints() {
+        let mimics: Vec<&str> = (1..model.njoints()).filter(|&j| model.mimic(j).is_some()).map(|j| model.joint_names()[j].as_str()).collect();
+        return Err(fail(format!(
+            "robot '{name}': the model has mimic joints ({}), and a robot's joints are its drives one to one: remove the <mimic> joints from the robot's URDF (morc.model still loads the full model for dynamics)",
+            mimics.join(", ")
+        )));
+    }
     let list: Table = t.get::<Option<Table>>("joints")?.ok_or_else(|| fail(format!("robot '{name}' needs joints = {{ {{ \"A1\", drive = {{…}}, limits = {{…}} }}, … }}")))?;
     let mut joints = Vec::new();
     for (i, j) in list.sequence_values::<Table>().enumerate() {

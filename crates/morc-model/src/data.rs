@@ -46,6 +46,8 @@ pub struct Data {
     pub(crate) aba_u_vectors: Vec<Vector6<f64>>,
     pub(crate) aba_inv_d: Vec<f64>,
     pub(crate) aba_u: Vec<f64>,
+    /// Cholesky factor of the mass matrix, for forward dynamics of models with mimic joints.
+    pub(crate) dense_factor: DMatrix<f64>,
 }
 
 impl Data {
@@ -75,6 +77,7 @@ impl Data {
             aba_u_vectors: vec![Vector6::zeros(); nj],
             aba_inv_d: vec![0.0; nj],
             aba_u: vec![0.0; nj],
+            dense_factor: DMatrix::zeros(if model.has_mimic_joints() { nv } else { 0 }, if model.has_mimic_joints() { nv } else { 0 }),
         }
     }
 }

@@ -20,7 +20,7 @@ pub(crate) fn check_len(what: &str, got: usize, expected: usize) {
 pub(crate) fn update_joint_placements(model: &Model, data: &mut Data, q: &[f64]) {
     check_len("q", q.len(), model.nq());
     for i in 1..model.njoints() {
-        let local = joint_local_placement(model, i, q[i - 1]);
+        let local = joint_local_placement(model, i, model.joint_q(i, q));
         let parent = model.parents[i];
         data.joint_placements[i] = if parent == 0 { local } else { data.joint_placements[parent].compose(&local) };
         data.local_placements[i] = local;
@@ -57,13 +57,14 @@ pub fn forward_kinematics(model: &Model, data: &mut Data, q: &[f64], v: &[f64], 
     for i in 1..model.njoints() {
         let parent = model.parents[i];
         let joint = &model.motions[i];
-        let joint_velocity = joint.motion(v[i - 1]);
+        let (vi, ai) = (model.joint_v(i, v), model.joint_v(i, a));
+        let joint_velocity = joint.motion(vi);
         let local = &data.local_placements[i];
         let (vel, acc) = if parent == 0 {
-            (joint_velocity, joint.motion(a[i - 1]))
+            (joint_velocity, joint.motion(ai))
         } else {
             let vel = local.inv_act_motion(&data.velocities[parent]).add(&joint_velocity);
-            let acc = local.inv_act_motion(&data.accelerations[parent]).add(&joint.motion(a[i - 1])).add(&joint.motion_cross(&vel, v[i - 1]));
+            let acc = local.inv_act_motion(&data.accelerations[parent]).add(&joint.motion(ai)).add(&joint.motion_cross(&vel, vi));
             (vel, acc)
         };
         data.velocities[i] = vel;
@@ -96,9 +97,11 @@ pub fn frame_jacobian<'a>(model: &Model, data: &'a mut Data, frame: FrameIndex) 
     while joint != 0 {
         // The joint's twist seen at the frame origin, in world axes.
         let column = model.motions[joint].subspace_in(&data.joint_placements[joint].with_origin_at(&origin));
-        let mut col = data.jacobian.column_mut(joint - 1);
-        col.fixed_rows_mut::<3>(0).copy_from(&column.linear);
-        col.fixed_rows_mut::<3>(3).copy_from(&column.angular);
+        // Accumulated: a mimic joint's column adds to its master's, scaled (J = J_full Gᵀ).
+        let s = model.scaling[joint];
+        let mut col = data.jacobian.column_mut(model.idx_v[joint]);
+        col.fixed_rows_mut::<3>(0).axpy(s, &column.linear, 1.0);
+        col.fixed_rows_mut::<3>(3).axpy(s, &column.angular, 1.0);
         joint = model.parents[joint];
     }
     &data.jacobian

@@ -49,7 +49,8 @@ pub fn joint_torque_regressor<'a>(model: &Model, data: &'a mut Data, q: &[f64], 
             let column = (j - 1) * PARAMETERS_PER_BODY + k;
             let mut i = j;
             loop {
-                data.joint_torque_regressor[(i - 1, column)] = model.motions[i].dot_force(&force);
+                // Accumulated: a mimic joint's row is its master's coordinate, scaled.
+                data.joint_torque_regressor[(model.idx_v[i], column)] += model.scaling[i] * model.motions[i].dot_force(&force);
                 let parent = model.parents[i];
                 if parent == 0 {
                     break;
