@@ -153,19 +153,30 @@ pub fn crba<'a>(model: &Model, data: &'a mut Data, q: &[f64]) -> &'a nalgebra::D
     // Children have larger indices, so a subtree is complete when the backward loop reaches it.
     for i in (1..model.njoints()).rev() {
         let joint = &model.motions[i];
-        // Entries accumulate: with mimic joints several joints share a coordinate (M = G M_full Gᵀ);
+        // With mimic joints entries accumulate, several joints sharing a coordinate (M = G M_full Gᵀ);
         // otherwise each is written once onto the zeroed matrix.
-        let (di, si) = (model.idx_v[i], model.scaling[i]);
         let mut force = data.composite_inertias[i].mul_motion(&joint.motion(1.0));
-        data.mass_matrix[(di, di)] += si * si * joint.dot_force(&force);
         let mut j = i;
-        while model.parents[j] != 0 {
-            force = data.local_placements[j].act_force(&force);
-            j = model.parents[j];
-            let entry = si * model.scaling[j] * model.motions[j].dot_force(&force);
-            let dj = model.idx_v[j];
-            data.mass_matrix[(dj, di)] += entry;
-            data.mass_matrix[(di, dj)] += entry;
+        if model.has_mimic_joints() {
+            let (di, si) = (model.idx_v[i], model.scaling[i]);
+            data.mass_matrix[(di, di)] += si * si * joint.dot_force(&force);
+            while model.parents[j] != 0 {
+                force = data.local_placements[j].act_force(&force);
+                j = model.parents[j];
+                let entry = si * model.scaling[j] * model.motions[j].dot_force(&force);
+                let dj = model.idx_v[j];
+                data.mass_matrix[(dj, di)] += entry;
+                data.mass_matrix[(di, dj)] += entry;
+            }
+        } else {
+            data.mass_matrix[(i - 1, i - 1)] = joint.dot_force(&force) + model.drives[i - 1].armature;
+            while model.parents[j] != 0 {
+                force = data.local_placements[j].act_force(&force);
+                j = model.parents[j];
+                let entry = model.motions[j].dot_force(&force);
+                data.mass_matrix[(j - 1, i - 1)] = entry;
+                data.mass_matrix[(i - 1, j - 1)] = entry;
+            }
         }
         let parent = model.parents[i];
         if parent != 0 {
@@ -173,8 +184,10 @@ pub fn crba<'a>(model: &Model, data: &'a mut Data, q: &[f64]) -> &'a nalgebra::D
             data.composite_inertias[parent] = data.composite_inertias[parent].added(&carried);
         }
     }
-    for (dof, drive) in model.drives.iter().enumerate() {
-        data.mass_matrix[(dof, dof)] += drive.armature;
+    if model.has_mimic_joints() {
+        for (dof, drive) in model.drives.iter().enumerate() {
+            data.mass_matrix[(dof, dof)] += drive.armature;
+        }
     }
     &data.mass_matrix
 }

@@ -97,11 +97,16 @@ pub fn frame_jacobian<'a>(model: &Model, data: &'a mut Data, frame: FrameIndex) 
     while joint != 0 {
         // The joint's twist seen at the frame origin, in world axes.
         let column = model.motions[joint].subspace_in(&data.joint_placements[joint].with_origin_at(&origin));
-        // Accumulated: a mimic joint's column adds to its master's, scaled (J = J_full Gᵀ).
-        let s = model.scaling[joint];
         let mut col = data.jacobian.column_mut(model.idx_v[joint]);
-        col.fixed_rows_mut::<3>(0).axpy(s, &column.linear, 1.0);
-        col.fixed_rows_mut::<3>(3).axpy(s, &column.angular, 1.0);
+        if model.has_mimic_joints() {
+            // Accumulated: a mimic joint's column adds to its master's, scaled (J = J_full Gᵀ).
+            let s = model.scaling[joint];
+            col.fixed_rows_mut::<3>(0).axpy(s, &column.linear, 1.0);
+            col.fixed_rows_mut::<3>(3).axpy(s, &column.angular, 1.0);
+        } else {
+            col.fixed_rows_mut::<3>(0).copy_from(&column.linear);
+            col.fixed_rows_mut::<3>(3).copy_from(&column.angular);
+        }
         joint = model.parents[joint];
     }
     &data.jacobian
