@@ -233,6 +233,37 @@ fn ctrl_c_stops_a_robot_motion_at_the_repl() {
     assert!(screen.contains("EXIT=0"), "{screen}");
 }
 
+#[test]
+fn reload_swaps_in_an_edited_controller_while_it_runs() {
+    let dir = scratch_dir("reload");
+    let module = |gain: f64| {
+        format!("local gain = {gain}\nreturn morc.component {{ name = \"live_gain\", inputs = {{ \"u\" }}, outputs = {{ \"y\" }},\n  step = function(self, inp, out) out.y = gain * inp.u end }}\n")
+    };
+    write(&dir, "live_gain.lua", &module(2.0));
+    let term = Terminal::start(&format!("cd {} && MORC_HISTORY={} {MORC} --clock wall", dir.display(), dir.join("history").display()));
+    term.wait_for("morc> ", 20.0);
+    term.type_line("package.path = \"./?.lua;\" .. package.path; k = require \"live_gain\"");
+    term.type_line("a = morc.assembly \"live\"; a:add(\"one\", \"constant\", { value = 1.5 }); a:add(\"g\", k); a:add(\"p\", \"probe\"); a:connect(\"one.y\", \"g.u\"); a:connect(\"g.y\", \"p.u\")");
+    term.type_line("h = morc.engine:start(a)");
+    term.wait_until("the prompt", 10.0, |s| s.ends_with("morc> "));
+    // The controller is edited while it runs; `reload` swaps the new code in.
+    write(&dir, "live_gain.lua", &module(5.0));
+    let before = term.screen();
+    term.type_line("reload");
+    let screen = term.wait_for_new(&before, "reloaded 'live': the new code runs from t = ", 20.0);
+    assert!(!screen[before.len()..].contains("error"), "{}", &screen[before.len()..]);
+    let before = term.screen();
+    term.type_line("h:cancel(); r = h:wait(); print(\"new gain output \" .. r.data[\"p.u\"][1])");
+    term.wait_for_new(&before, "new gain output 7.5", 20.0);
+    // Nothing started: reload says what it needs.
+    let before = term.screen();
+    term.type_line("reload");
+    term.wait_for_new(&before, "replaces a run started with engine:start(a); none is running", 20.0);
+    term.press("C-d");
+    let screen = term.wait_for("EXIT=", 20.0);
+    assert!(screen.contains("EXIT=0"), "{screen}");
+}
+
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();

@@ -37,7 +37,8 @@ fn simulated_robot_and_robot_components_do_not_allocate() {
     let mut ff = RigidBodyFeedForward::new(robot.clone());
     let mut mon = Monitor::new(robot.clone());
     let data = AssemblyData::new();
-    let ctx = |name| InitContext { name, period: robot_support::T, base_period: robot_support::T, data: &data };
+    let thread = StepThread::default();
+    let ctx = |name| InitContext { name, period: robot_support::T, base_period: robot_support::T, data: &data, thread: &thread };
     let (mut traj_out, mut ff_out, mut mon_out) = (outputs(traj.info()), outputs(ff.info()), outputs(mon.info()));
     traj.initialize(&ctx("traj"), &mut traj_out).unwrap();
     ff.initialize(&ctx("ff"), &mut ff_out).unwrap();

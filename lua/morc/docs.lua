@@ -22,21 +22,31 @@ end
 function D.sections()
   local sections, missing = {}, {}
   local function section(title, prefix, t, skip)
-    local entries = {}
-    if morc.doc_of(t) then entries[#entries + 1] = { name = prefix, doc = morc.doc_of(t) } end
+    local entries, tables = {}, {}
+    if morc.doc_of(t) then entries[#entries + 1] = { name = prefix, doc = morc.doc_of(t), value = t } end
     for _, k in ipairs(sorted_keys(t)) do
       local v = t[k]
-      if not (skip and skip[k]) and wants_doc(v) and not k:match("^_") then
-        local doc = morc.doc_of(v)
-        if doc then entries[#entries + 1] = { name = prefix .. "." .. k, doc = doc }
-        else missing[#missing + 1] = prefix .. "." .. k end
+      if not (skip and skip[k]) and not k:match("^_") then
+        if wants_doc(v) then
+          local doc = morc.doc_of(v)
+          if doc then entries[#entries + 1] = { name = prefix .. "." .. k, doc = doc, value = v }
+          else missing[#missing + 1] = prefix .. "." .. k end
+        elseif type(v) == "table" and getmetatable(v) == nil then
+          tables[#tables + 1] = k
+        end
       end
     end
     sections[#sections + 1] = { title = title, entries = entries }
+    -- A table of functions inside (morc.model) is a section of its own, after this one.
+    for _, k in ipairs(tables) do
+      local sub, has_doc = t[k], morc.doc_of(t[k]) ~= nil
+      for _, v in pairs(sub) do has_doc = has_doc or (wants_doc(v) and morc.doc_of(v) ~= nil) end
+      if has_doc then section(prefix .. "." .. k, prefix .. "." .. k, sub) end
+    end
   end
   local globals = {}
-  for _, name in ipairs({ "help", "pcall", "skills" }) do
-    globals[#globals + 1] = { name = name, doc = morc.doc_of(_G[name]) or "" }
+  for _, name in ipairs({ "help", "pcall", "plot", "skills" }) do
+    globals[#globals + 1] = { name = name, doc = morc.doc_of(_G[name]) or "", value = _G[name] }
     if not morc.doc_of(_G[name]) then missing[#missing + 1] = name end
   end
   sections[1] = { title = "Globals", entries = globals }
@@ -45,8 +55,12 @@ function D.sections()
   section("morc.lib — libraries", "morc.lib", morc.lib)
   section("morc.docs — this reference", "morc.docs", morc.docs)
   section("morc.testing — Lua tests", "morc.testing", require "morc.testing")
+  -- Objects that exist only once made (engine.bus): their docs come from where they are defined.
+  local objects = {}
+  for _, o in ipairs(D.objects or {}) do objects[#objects + 1] = { name = o.name, doc = o.doc, value = false } end
+  if #objects > 0 then sections[#sections + 1] = { title = "Objects made on demand", entries = objects } end
   local skills = {}
-  for _, s in ipairs(morc.skills()) do skills[#skills + 1] = { name = s.name, doc = morc.doc_of(s) or s.doc } end
+  for _, s in ipairs(morc.skills()) do skills[#skills + 1] = { name = s.name, doc = morc.doc_of(s) or s.doc, value = s } end
   if #skills > 0 then sections[#sections + 1] = { title = "Skills loaded at start", entries = skills } end
   local kinds = {}
   for _, k in ipairs(morc.components()) do
@@ -64,7 +78,8 @@ function D.markdown()
     "",
     "Generated from the doc strings in the code (`morc.doc`); do not edit by hand.",
     "Regenerate after changing a doc string: `MORC_BLESS=1 cargo test --test lua_docs`.",
-    "In the REPL or a program, `help(x)` shows the same text.",
+    "In the REPL or a program, `help(x)` shows the same text; `morc doc --luals DIR` writes it as LuaLS stubs,",
+    "typed by the signature lines (`f(x: T) → R`, `CLASS:method(…)`, `CLASS.field: T`): see docs/guide.md, \"Editors\".",
   }
   for _, s in ipairs(sections) do
     out[#out + 1] = ""

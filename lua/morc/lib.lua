@@ -222,22 +222,26 @@ table.insert(package.searchers, 2, function(module)
   return chunk, path
 end)
 
-morc.doc(L.load, [[morc.lib.load(name_or_dir) — loads a library and returns { name, version, doc, dir, skills }.
+morc.doc(L.load, [[morc.lib.load(name_or_dir: string) → library — loads a library and returns { name, version, doc, dir, skills }.
 Checks the manifest's morc version and loads its dependencies first (versions checked: a conflict or a missing
 library is an error naming the manifest and what to do), then runs every components/*.lua (which add component kinds
 with morc.register, named "NAME.kind") and every skills/*.lua. require "lib.NAME" does the same;
 require "lib.NAME.assemblies.x" loads NAME/assemblies/x.lua; FMUs are at lib.dir .. "/fmus/".
 A library is a folder NAME/ with a manifest NAME/morc-lib.lua returning
   { name = "NAME", version = "1.0.0", morc = ">=0.1", depends = { other = ">=1.0" }, doc = "…" }
-and skills/, assemblies/, components/, fmus/, tests/ (`morc lib new NAME` makes one; `morc test NAME` runs its tests).]])
-morc.doc(L.use, "morc.lib.use(name_or_dir) — morc.lib.load, then each of the library's skills becomes a global: morc.lib.use \"motion\"; move { 0, -90, 90, 0, 0, 0 }.")
-morc.doc(L.find, "morc.lib.find(name) — the folder of library `name` in morc.lib.path, or nil.")
-morc.doc(L.list, "morc.lib.list() — the manifests of the libraries in morc.lib.path ({ name, version, doc, dir, depends, morc }), sorted by name.")
-morc.doc(L.manifest, "morc.lib.manifest(dir) — reads and checks dir/morc-lib.lua (in a Lua state of its own: a manifest only returns a table): { name, version, morc, depends, capabilities, doc, dir, path }.")
-morc.doc(L.satisfies, [[morc.lib.satisfies(version, constraint) — whether "1.2.3" meets a constraint: ">=1.0", ">1", "<=2", "<2",
+and skills/, assemblies/, components/, fmus/, tests/ (`morc lib new NAME` makes one; `morc test NAME` runs its tests).
+  library.name: string   library.version: string   library.doc: string   library.dir: string   library.manifest: manifest
+  library.skills: table<string, skill>]])
+morc.doc(L.use, "morc.lib.use(name_or_dir: string) → library — morc.lib.load, then each of the library's skills becomes a global: morc.lib.use \"motion\"; move { 0, -90, 90, 0, 0, 0 }.")
+morc.doc(L.find, "morc.lib.find(name: string) → string? — the folder of library `name` in morc.lib.path, or nil.")
+morc.doc(L.list, "morc.lib.list() → manifest[] — the manifests of the libraries in morc.lib.path ({ name, version, doc, dir, depends, morc }), sorted by name.")
+morc.doc(L.manifest, [[morc.lib.manifest(dir: string) → manifest — reads and checks dir/morc-lib.lua (in a Lua state of its own: a manifest only returns a table): { name, version, morc, depends, capabilities, doc, dir, path }.
+  manifest.name: string   manifest.version: string   manifest.doc?: string   manifest.dir: string   manifest.path: string
+  manifest.morc?: string   manifest.depends?: table<string, string>   manifest.capabilities?: string[]   manifest.error?: string]])
+morc.doc(L.satisfies, [[morc.lib.satisfies(version: string, constraint: string) → boolean — whether "1.2.3" meets a constraint: ">=1.0", ">1", "<=2", "<2",
 "=1.2.3", "^1.2" (same major, ≥ 1.2), "~1.2" (same minor), "*"; a bare version means ^; several (space or comma) must all hold.]])
-morc.doc(L.loaded, "morc.lib.loaded() — the libraries loaded so far, name → library.")
-morc.doc(L.files, "morc.lib.files(dir) — the names of the entries of a folder, sorted ({} if it does not exist).")
-morc.doc(L, "morc.lib — libraries shared between labs: morc.lib.load \"name\", morc.lib.list(), morc.lib.path (folders searched in order).")
+morc.doc(L.loaded, "morc.lib.loaded() → table<string, library> — the libraries loaded so far, name → library.")
+morc.doc(L.files, "morc.lib.files(dir: string) → string[] — the names of the entries of a folder, sorted ({} if it does not exist).")
+morc.doc(L, "morc.lib — libraries shared between labs: morc.lib.load \"name\", morc.lib.list(), morc.lib.path (folders searched in order).\n  morc.lib.path: string[]   morc.lib.user_dir: string")
 
 return L

@@ -58,10 +58,11 @@ function help(x)
   end
 end
 
-morc.doc(help, "help(x) — shows the documentation of a function, a component kind (by name) or an object.")
-morc.doc(morc.doc, "morc.doc(value, text) — attaches a doc string that help(value) shows; returns value.")
-morc.doc(morc.doc_of, "morc.doc_of(value) — the doc string attached to value, or nil.")
+morc.doc(help, "help(x?: any) — shows the documentation of a function, a component kind (by name) or an object.")
+morc.doc(morc.doc, "morc.doc(value: any, text: string) → any — attaches a doc string that help(value) shows; returns value.")
+morc.doc(morc.doc_of, "morc.doc_of(value: any) → string? — the doc string attached to value, or nil.")
 morc.doc(morc.assembly, [[morc.assembly "name" or morc.assembly { "name", duration = s, overrun = "warn"|"fault" }
+morc.assembly(name_or_spec: string|table) → assembly
 Describes an assembly: components on one clock, connected by name.
   a:add(name, kind, { every = k | period = s, param = value, … })  kind: a name (see morc.components()), morc.component{…},
                                                                      morc.fmu(path), or "fmu" with path = "file.fmu"
@@ -69,36 +70,72 @@ Describes an assembly: components on one clock, connected by name.
                                                                      line between its last two samples (one of its periods late)
                                                                      instead of holding the last one
   a:connect("from.port", "to.port" [, { delay = true }])            same-rate connections take effect in the same tick
+  a:record { "robot.q", "pid.*", every = k, path = "f.h5" | folder = "dir", notes = "…" }  records those signals of each run (HDF5)
   a.duration = s                                                     stop after s seconds (else when a component finishes)
-Run it with morc.engine:run(a [, { data = d, duration = s }]).]])
+Run it with morc.engine:run(a [, { data = d, duration = s }]). Its types:
+  assembly:add(name: string, kind: string|kind|fmu_kind, params?: table) → assembly
+  assembly:connect(from: string, to: string, opts?: { delay?: boolean }) → assembly
+  assembly:record(signals: table) → assembly
+  assembly:components() → { name: string, kind: string, every: integer, period: number }[]
+  assembly.name: string   assembly.duration: number?   assembly.overrun: "warn"|"fault"]])
 morc.doc(morc.data, [[morc.data { key = value, … } — Assembly Data: typed values (numbers, vectors, strings, booleans)
 handed to an assembly when it starts (a key "component.param" overrides that parameter) and filled with the
-components' results ("component.key") when it ends. Index it like a table.]])
-morc.doc(morc.fmu, [[morc.fmu(path) — a component kind made from an FMU file (FMI 2.0 or 3.0, co-simulation or
+components' results ("component.key") when it ends. Index it like a table.
+  morc.data(values?: table) → data   data[string]: number|number[]|boolean|string]])
+morc.doc(morc.fmu, [[morc.fmu(path: string) → fmu_kind — a component kind made from an FMU file (FMI 2.0 or 3.0, co-simulation or
 model exchange): a:add("ctl", morc.fmu "pid.fmu", { kp = 2 }). Parameters are the FMU's by name (Assembly Data
 "ctl.kp" sets them too), plus interface = "cs"|"me", me_solver = "euler"|"rk4", me_substeps = n, fmu_logging.
-The FMU's sample time is the component's (every/period). kind:info() is morc.fmu_info of it.]])
-morc.doc(morc.fmu_info, [[morc.fmu_info(path) — what an FMU declares: name, doc, fmi_version, co_simulation,
+The FMU's sample time is the component's (every/period). kind:info() is morc.fmu_info of it.
+  fmu_kind:info() → fmu_info   fmu_kind.name: string   fmu_kind.doc: string   fmu_kind.path: string]])
+morc.doc(morc.fmu_info, [[morc.fmu_info(path: string) → fmu_info — what an FMU declares: name, doc, fmi_version, co_simulation,
 model_exchange, default_experiment { start, stop, step, tolerance } and variables, a list of
-{ name, causality, type, variability, unit, doc, start, value_reference, dimensions }.]])
-morc.doc(morc.components, [[morc.components() — the component kinds known by name, as a list of { name, doc, origin }:
+{ name, causality, type, variability, unit, doc, start, value_reference, dimensions }.
+Types:
+  fmu_info.name: string   fmu_info.doc: string   fmu_info.fmi_version: string   fmu_info.generation_tool: string
+  fmu_info.co_simulation: boolean   fmu_info.model_exchange: boolean   fmu_info.variables: fmu_variable[]
+  fmu_info.default_experiment: { start?: number, stop?: number, step?: number, tolerance?: number }
+  fmu_variable.name: string   fmu_variable.causality: string   fmu_variable.type: string   fmu_variable.variability: string
+  fmu_variable.dimensions?: integer[]   fmu_variable.unit: string   fmu_variable.doc: string   fmu_variable.start: string?
+  fmu_variable.value_reference: integer]])
+morc.doc(morc.components, [[morc.components() → { name: string, doc: string, origin: string }[] — the component kinds known by name:
 the native kinds (origin "native"), then those added with morc.register, in the order they were added.]])
-morc.doc(morc.kind, "morc.kind(name) — a component kind's documentation, origin, inputs, outputs and parameters.")
-morc.doc(morc.register, [[morc.register(kind [, name]) — adds a kind made with morc.component{…}, morc.fmu(path) or
+morc.doc(morc.kind, [[morc.kind(name: string) → kind_info — a component kind's documentation, origin, inputs, outputs and parameters.
+  kind_info.name: string   kind_info.doc: string   kind_info.origin: string   kind_info.params: kind_param[]
+  kind_info.inputs: kind_port[]   kind_info.outputs: kind_port[]
+  kind_port.name: string   kind_port.type: string   kind_port.unit: string   kind_port.doc: string   kind_port.required: boolean
+  kind_param.name: string   kind_param.default: any   kind_param.unit: string   kind_param.doc: string]])
+morc.doc(morc.register, [[morc.register(kind: kind|fmu_kind|userdata, name?: string) → kind|fmu_kind|userdata, string — adds a kind made with morc.component{…}, morc.fmu(path) or
 robot:component "ptp" to the kinds known by name, so a:add(x, name, …) and help(name) find it; returns kind, name.
 The name defaults to the kind's own (ROBOT.kind for a robot's). Names are unique: taking a name already
 registered is an error naming both origins. In a library the name is LIBRARY.name (the prefix is added), so a
-library's components/*.lua, loaded with the library, add e.g. "mylib.filter".]])
+library's components/*.lua, loaded with the library, add e.g. "mylib.filter".
+  kind.name: string   kind.doc: string   (robot:component's kinds are plain userdata)]])
 morc.doc(morc.component, [[morc.component { name, doc, inputs = { "u", "q[6]", "n:integer" }, outputs = { … },
                 params = { k = 1 }, init = function(self, out) … end,
                 step = function(self, inp, out, t) … end, terminate = function(self) return { … } end }
-A component written in Lua, for prototyping. It runs in a Lua state of its own on a thread of its own, so its
-functions cannot use local variables from outside them: pass values as params (self.k). A step may return a
-string to end the assembly with that reason; terminate may return a table of results for Assembly Data.
-Each step is a hand-off between threads: fine at modest rates, see `morc bench lua` for the jitter.]])
-morc.doc(morc.engine, [[morc.engine — the engine that cycles the robot and runs assemblies.
+A controller, observer or planner written in Lua, stepped at its rate on the engine's own thread for that rate (the
+bus rate included): each stepping thread has a Lua state of its own, with memory from a pool of its own (size per
+assembly: morc.assembly { …, memory = MB }, default 32) and its collector run in the slack after each tick.
+Define it in a module (a library's components/x.lua, or a file loaded with require) that returns it: the engine's
+state loads that module by name, so the functions may use the module's locals, helpers and requires, and an edited
+module runs from the next prepared assembly (reload in the REPL). Defined in a program's own chunk, the functions
+travel as bytecode and may not use locals from outside them: pass values as params (self.k).
+Ports are preallocated: inp.q and out.y are tables of numbers reused every step (write out.y[i] = … in place).
+A step may return a string to end the assembly with that reason; an error faults the component with file:line and
+traceback; print goes through a queue to the console; terminate may return a table of results for Assembly Data.
+Types:
+  morc.component(def: component_def) → kind
+  component_def.name: string   component_def.doc?: string   component_def.inputs?: string[]   component_def.outputs?: string[]
+  component_def.params?: table<string, number|boolean|string|number[]>
+  component_def.init?: fun(self: table, out: table<string, any>)
+  component_def.step: fun(self: table, inp: table<string, any>, out: table<string, any>, t: number): string?
+  component_def.terminate?: fun(self: table): table?]])
+if morc.engine then morc.doc(morc.engine, [[morc.engine: engine — the engine that cycles the robot and runs assemblies.
   engine:run(a [, { duration = s, data = d, overrun = "warn"|"fault" }])  runs a and returns its result when it ends
   engine:start(a [, opts])   starts a and returns at once a handle: h:wait() → result, h:cancel(), h:status()
+  engine:swap(a, opts)       replaces the run started with engine:start by a (a and opts optional: the same
+                             assembly prepared afresh, its Lua modules read again) at a tick boundary, no cycle
+                             missed; returns the replaced run's result and the new run's handle
   engine:cancel()            ends the running assembly; the robot holds
   engine:check(a)            validates a without running it
   engine:reset_faults()      clears latched bus faults (drive faults, a device out of OP, the safety PLC after an e-stop is
@@ -107,7 +144,17 @@ morc.doc(morc.engine, [[morc.engine — the engine that cycles the robot and run
   engine.period, engine.clock, engine.base, engine:time(), engine:tick()
 A run's result r: r.ok, r.outcome ("finished"|"fault"|"cancelled"), r.reason (text), r.data, r.recordings, tostring(r) the
 report; after a fault r.error is the fault as an error value (help(pcall)): r.error.kind "bus" (a drive, a device, the
-safety PLC), "robot" (the simulated arm), "fmi", "lua" (a Lua component), "record", "component" or "assembly".]])
+safety PLC), "robot" (the simulated arm), "fmi", "lua" (a Lua component), "record", "component" or "assembly".
+Types:
+  engine:run(a: assembly, opts?: { duration?: number, data?: data, overrun?: "warn"|"fault" }) → run_result
+  engine:start(a: assembly, opts?: { duration?: number, data?: data, overrun?: "warn"|"fault" }) → run_handle
+  engine:swap(a?: assembly, opts?: { duration?: number, data?: data, overrun?: "warn"|"fault" }) → run_result, run_handle
+  engine:cancel()   engine:check(a: assembly) → boolean   engine:reset_faults() → boolean, string?
+  engine:time() → number   engine:tick() → integer   engine.period: number   engine.clock: string   engine.base: string
+  engine.bus: bus?   engine.inputs: string[]   engine.outputs: string[]   engine.description: string
+  run_handle:wait() → run_result   run_handle:cancel()   run_handle:status() → "running"|"finished"|"done"
+  run_result.ok: boolean   run_result.outcome: "finished"|"fault"|"cancelled"   run_result.reason: string
+  run_result.data: data   run_result.recordings: string[]   run_result.error: error_value?]]) end
 
 morc.doc(morc.robot, [[morc.robot { name, model = morc.model.urdf "file" | morc.model.dh { … } | morc.model.build { … },
              joints = { { "A1", drive = { slave, gear, counts, offset, direction, armature, viscous, coulomb },
@@ -127,15 +174,30 @@ kinds: ptp { target = q° }, lin { target = pose }, circ { via = {mm}, target = 
   rnea, monitor { max_error = °, tolerance = ° }; trajectories take vel_scale, acc_scale, ramp (s: jerk limit),
   filter (Hz: Bessel reference filter), settle (s), lin_vel (mm/s), lin_acc, rot_vel (°/s), rot_acc.
 A pose is { x, y, z, a, b, c } (mm, ° roll-pitch-yaw) or { pos = { mm }, rpy = { ° } }; units = "rad" takes SI.
-r.name, r.dof, r.joints, r.home, r.cartesian, r.payload, r.components. See robots/*.lua and docs/robots.md.]])
+r.name, r.dof, r.joints, r.home, r.cartesian, r.payload, r.components. See robots/*.lua and docs/robots.md.
+Types:
+  morc.robot(def: table) → robot
+  robot:reachable(q: number[]) → boolean, string?   robot:fk(q: number[]) → pose
+  robot:ik(pose: pose|number[], seed?: number[], opts?: { units?: "rad" }) → number[]?, string?
+  robot:plan(start: number[], moves: table, opts?: { vel_scale?: number, acc_scale?: number, ramp?: number }) → plan
+  robot:with_payload(payload: table) → robot   robot:with_tool(tool: { xyz?: number[], rpy?: number[] }) → robot
+  robot:set_payload(payload?: table)   robot:set_tool(tool: { xyz?: number[], rpy?: number[] })
+  robot:add(a: assembly, name: string, kind: string, params?: table) → assembly   robot:component(kind: string) → userdata
+  robot.name: string   robot.dof: integer   robot.joints: table[]   robot.home: number[]   robot.cartesian: table
+  robot.payload: number?   robot.components: table<string, string>
+  pose.pos: number[]   pose.rpy: number[]
+  plan.ok: boolean   plan.reason: string?   plan.duration: number?   plan.singularity: boolean?   plan.end: number[]?]])
 morc.doc(morc.model.build, [[morc.model.build { name, { "J1", parent = "universe", type = "revolute"|"prismatic" (mm), axis = { x, y, z }, xyz = { mm }, rpy = { ° },
     mass = kg, com = { mm }, inertia = { ixx, iyy, izz, ixy, ixz, iyz } }, …, frames = { { "tool", parent = "J3", xyz, rpy } } }
-A model composed from primitives: revolute joints placed in their parent joint's frame (default: the joint before), each
+morc.model.build(def: table) → model — a model composed from primitives: revolute joints placed in their parent joint's frame (default: the joint before), each
 carrying its body. A tree is fine (two arms on one platform): see robots/stacker.lua.]])
 morc.doc(morc.model.dh, [[morc.model.dh { name, convention = "standard"|"modified", { a = mm, alpha = °, d = mm, offset = °, flip = bool,
-    mass = kg, com = { mm }, inertia = { … } }, … } — a serial arm from its DH table.]])
-morc.doc(morc.model.urdf, [[morc.model.urdf "file.urdf" — a model from URDF (path relative to the script, the working directory or morc's home).]])
+    mass = kg, com = { mm }, inertia = { … } }, … } — a serial arm from its DH table.
+morc.model.dh(def: table) → model]])
+morc.doc(morc.model.urdf, [[morc.model.urdf "file.urdf" — a model from URDF (path relative to the script, the working directory or morc's home).
+morc.model.urdf(path: string) → model   model.joints: string[]   model.name: string   model.dof: integer]])
 morc.doc(morc.start_engine, [[morc.start_engine { robot = r, q0 = { ° }, clock = "virtual"|"wall", period = s }
+morc.start_engine(opts: { robot?: robot, q0?: number[], bus?: string|false, drives?: integer, clock?: "virtual"|"wall", period?: number })
 morc.start_engine { bus = "sim" | "eth1", drives = 6, clock, period }
 Restarts morc.engine in place (the old one stops): on a simulated robot r (forward dynamics, servo drives) starting at q0,
 without a robot on the default simulated axes, or on the EtherCAT bus through the real master: "sim" is the simulated
@@ -146,7 +208,7 @@ morc.start_engine { bus = "sim" | "eth1", robot = r, q0 } — the robot's joints
 drive move one joint of the simulated arm; both scale counts ⇄ joint angles by r's drive mapping (robot.q in rad).
 With a robot and no bus given, the bus the program was started on (`morc --bus …`, morc.bus) is used; bus = false
 forces the direct simulation.]])
-morc.doc(morc.use_robot, "morc.use_robot(r [, { q0 = { ° }, clock, period }]) — morc.start_engine with robot = r: programs then move the simulated r (morc.current_robot = r).")
+morc.doc(morc.use_robot, "morc.use_robot(r: robot, opts?: { q0?: number[], clock?: \"virtual\"|\"wall\", period?: number }) — morc.start_engine with robot = r: programs then move the simulated r (morc.current_robot = r).")
 morc.doc(pcall, [[pcall(f, ...) → true, f's results | false, err   (Lua's own; how morc's errors look to it)
 An error raised by morc is a value with a kind, so a program can react to what went wrong:
   err.kind     "bus" (bring-up, a device, the simulated segment), "robot" (robot file, limits, payload, tool), "model"
@@ -157,9 +219,11 @@ An error raised by morc is a value with a kind, so a program can react to what w
   tostring(err), err:find(…), err:match(…), "…" .. err   the text as before (message and traceback)
 An error Lua code raises itself (error "text") stays the text: its err.kind is nil.
   local ok, err = pcall(morc.start_engine, { bus = "eth1", robot = r })
-  if not ok and err.kind == "bus" then print("no bus: " .. err.message) end]])
+  if not ok and err.kind == "bus" then print("no bus: " .. err.message) end
+  error_value.kind: string   error_value.message: string]])
 
 morc.doc(morc.catch_interrupt, [[morc.catch_interrupt(f, ...) → true, f's results | false, message
+morc.catch_interrupt(f: function|skill, ...: any) → boolean, any
 Calls f(...) (a function or a skill). Ctrl-C stops the robot (it holds) and interrupts the Lua code at the line it is on;
 the interruption stays until a command ends (the REPL) or the program ends (morc run, exit 130), so no pcall carries a
 program on to its next motion. Only catch_interrupt takes it: when Ctrl-C came during f it returns false and the message,

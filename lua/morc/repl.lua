@@ -151,4 +151,15 @@ local function complete(text)
   return #text - #word, found
 end
 
+--- reload() — the REPL's way of changing a controller on a live arm: the assembly started with
+--- morc.engine:start(a) is prepared afresh (its Lua component modules read again from their
+--- files) and swapped in at a tick boundary, no cycle missed. Typing `reload` alone does it too.
+function reload()
+  local old = morc.engine:swap()
+  print(("reloaded '%s': the new code runs from t = %.3f s (the old ran %d ticks)"):format(old.assembly, old.start_time + old.duration, old.ticks))
+end
+morc.doc(reload, [[reload() — (REPL) prepares the assembly started with morc.engine:start(a) afresh, its Lua component
+modules read again from their files, and swaps it in at a tick boundary with no missed cycle (engine:swap()).
+Edit a controller's module, type reload, and the new code runs. Typing `reload` alone does the same.]])
+
 return { pretty = pretty, complete = complete }

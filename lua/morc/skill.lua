@@ -476,8 +476,24 @@ precondition → execute → evaluate; errors inside are caught. The result: ok,
 error (the error caught, or the run's r.error: error.kind, see help(pcall)), duration (s of assembly runs), recording (path of the last recording), summary (evaluate's text), value
 (execute's return) and the measured values; tostring(result) is one line.
 The async form, skill:start { … }, checks the params the same way and returns at the skill's first assembly run:
-h:wait() → the result, h:cancel() (the robot holds), h:status() → "running" | "finished" | "done".]])
-morc.doc(morc.skills, "morc.skills() — the loaded skills (skill objects, with name, doc and params), sorted by name.")
+a handle h; h:cancel() stops it (the robot holds). Their types:
+  morc.skill(def: skill_def) → skill
+  skill_def.name: string   skill_def.doc: string   skill_def.params?: table<string, skill_param>   skill_def.positional?: string
+  skill_def.precondition?: fun(ctx: skill_ctx, p: table): boolean, string?
+  skill_def.execute: fun(ctx: skill_ctx, p: table): any
+  skill_def.evaluate?: fun(ctx: skill_ctx, p: table, r: any): boolean, string?, table?
+  skill_param.type: "number"|"integer"|"vector"|"string"|"boolean"|"table"|"function"   skill_param.size?: integer
+  skill_param.unit?: string   skill_param.default?: any   skill_param.range?: table   skill_param.values?: string[]
+  skill_param.optional?: boolean   skill_param.doc?: string
+  skill_ctx.engine: engine   skill_ctx.robot: robot?   skill_ctx.data: data?
+  skill:start(p: any, more?: table) → skill_handle   skill.name: string   skill.doc: string
+  skill.params: table<string, skill_param>   skill.positional: string?
+  skill_handle:wait() → skill_result   skill_handle:cancel()   skill_handle:status() → "running"|"finished"|"done"
+  skill_result.ok: boolean   skill_result.reason: string?   skill_result.stage: string?   skill_result.error: error_value|string?
+  skill_result.duration: number   skill_result.recording: string?   skill_result.recordings: string[]
+  skill_result.summary: string?   skill_result.value: any   skill_result.skill: string   skill_result.params: table
+  skill_result[string]: any]])
+morc.doc(morc.skills, "morc.skills() → skill[] — the loaded skills (skill objects, with name, doc and params), sorted by name.")
 morc.doc(skills, "skills() — prints the loaded skills, one line each: name — doc.")
 
 return S

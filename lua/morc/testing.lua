@@ -66,11 +66,11 @@ function T.summary()
 end
 
 if morc and morc.doc then
-  morc.doc(T.test, "T.test(name, fn) — runs one named test; a failure is recorded with its message and traceback.")
-  morc.doc(T.raises, "T.raises(fn, pattern, …) — fails unless fn raises an error whose message contains every plain-text pattern; returns the message.")
-  morc.doc(T.near, "T.near(a, b, tol, what) — fails unless |a − b| ≤ tol (numbers, or lists of numbers element-wise).")
-  morc.doc(T.eq, "T.eq(a, b, what) — fails unless a == b.")
-  morc.doc(T.summary, "T.summary() — \"N passed, M failed\" and the failures, one per line, and whether all passed: a test file returns it.")
+  morc.doc(T.test, "T.test(name: string, fn: function) — runs one named test; a failure is recorded with its message and traceback.")
+  morc.doc(T.raises, "T.raises(fn: function, ...: string) → string — fails unless fn raises an error whose message contains every plain-text pattern; returns the message.")
+  morc.doc(T.near, "T.near(a: number|number[], b: number|number[], tol: number, what?: string) — fails unless |a − b| ≤ tol (numbers, or lists of numbers element-wise).")
+  morc.doc(T.eq, "T.eq(a: any, b: any, what?: string) — fails unless a == b.")
+  morc.doc(T.summary, "T.summary() → string, boolean — \"N passed, M failed\" and the failures, one per line, and whether all passed: a test file returns it.")
 end
 
 return T

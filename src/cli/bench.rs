@@ -7,6 +7,8 @@
 //!   handing a task to an Updater thread and back.
 //! - `lua`: what a Lua component costs per step and the jitter it brings,
 //!   beside the same block written natively.
+//! - `lua-gc`: the worst single step of a Lua state's collector, incremental and generational,
+//!   with a component that makes garbage every step.
 
 use std::sync::Arc;
 
@@ -24,9 +26,10 @@ pub fn main(what: &str, seconds: f64, config: &EngineConfig) -> i32 {
     match what {
         "engine" => engine(seconds, config.rt),
         "lua" => lua(seconds, config.rt),
+        "lua-gc" => lua_gc(seconds, config.rt),
         "bus" => return super::bus::bench(seconds, config),
         other => {
-            eprintln!("morc bench: unknown benchmark '{other}' (engine, lua, bus)");
+            eprintln!("morc bench: unknown benchmark '{other}' (engine, lua, lua-gc, bus)");
             return super::exit::USAGE;
         }
     }
@@ -79,7 +82,7 @@ fn plain_loop_ns(n: usize) -> f64 {
         g.set_parameter("n", &Value::Integer(6)).expect("n");
         g.configure().expect("configure");
         let data = AssemblyData::new();
-        g.initialize(&InitContext { name: "g", period: 1e-3, base_period: 1e-3, data: &data }, &mut []).expect("init");
+        g.initialize(&InitContext { name: "g", period: 1e-3, base_period: 1e-3, data: &data, thread: &Default::default() }, &mut []).expect("init");
         blocks.push(g);
     }
     let mut signals: Vec<Value> = (0..=n).map(|_| Value::Vector(vec![0.1; 6])).collect();
@@ -142,83 +145,141 @@ fn engine(seconds: f64, policy: RtPolicy) {
     updater_handoff(policy);
 }
 
-/// Round trip of a task to an Updater thread and back, on the virtual clock:
-/// the same chain with its last block every 2 ticks (released and awaited)
-/// against all blocks inline.
+/// Round trip of a task to an Updater thread and back, on the virtual clock: the same chain
+/// with its last block every 2 ticks kept on its Updater (released and awaited), and left to
+/// the engine (cheap, it runs inline on the Coordinator after its first runs), against all
+/// blocks at the base rate.
 fn updater_handoff(policy: RtPolicy) {
     let ticks = 200_000u64;
     let period = 1e-3;
-    let mut inline = gain_chain(2, 1);
-    inline.duration = Some(ticks as f64 * period);
-    let mut threaded = gain_chain(2, 2);
-    threaded.duration = Some(ticks as f64 * period);
+    let mut base_rate = gain_chain(2, 1);
+    base_rate.duration = Some(ticks as f64 * period);
+    let mut on_updater = gain_chain(2, 2);
+    on_updater.duration = Some(ticks as f64 * period);
+    on_updater.keep_updaters = true;
+    let mut left_to_engine = on_updater.clone();
+    left_to_engine.keep_updaters = false;
     let time = |spec: &AssemblySpec| {
         let start = monotonic_ns();
         let r = run_on(ClockKind::Virtual, period, policy, spec);
         assert_eq!(r.ticks, ticks);
         (monotonic_ns() - start) as f64 / ticks as f64
     };
-    let a = time(&inline);
-    let b = time(&threaded);
+    let a = time(&base_rate);
+    let b = time(&on_updater);
+    let c = time(&left_to_engine);
     println!(
-        "\nUpdater hand-off (virtual clock, release + return of a task, one every 2 ticks): {} per round trip (tick {} inline vs {} with an Updater)",
+        "\nUpdater hand-off (virtual clock, a task every 2 ticks): {} per round trip on its Updater (tick {} vs {} at the base rate)",
         human_ns(((b - a) * 2.0).max(0.0)),
-        human_ns(a),
-        human_ns(b)
+        human_ns(b),
+        human_ns(a)
     );
+    println!("slower task inline (its steps < 5% of T, so the engine runs it on the Coordinator): {} per release (tick {})", human_ns(((c - a) * 2.0).max(0.0)), human_ns(c));
 }
 
 fn lua(seconds: f64, policy: RtPolicy) {
     let period = 1e-3;
-    println!("morc bench lua — a gain as a Lua component vs the native gain, wall clock 1 kHz, {seconds} s each\n");
-    let def = match lua_gain_kind() {
+    println!("morc bench lua — a 6-element gain as a Lua component (stepped on the engine's thread) and natively, wall clock 1 kHz, {seconds} s each\n");
+    let kind = match lua_kind(GAIN) {
         Ok(d) => d,
         Err(e) => {
             eprintln!("morc bench lua: {e}");
             return;
         }
     };
-    let kind = def;
-    for (label, lua_kind) in [("native gain", None), ("Lua gain", Some(kind.clone()))] {
+    let mut means = [0.0; 2];
+    let mut lua_p99 = 0.0;
+    for (i, (label, lua_kind)) in [("native gain", None), ("Lua gain", Some(kind))].into_iter().enumerate() {
         let mut spec = AssemblySpec::new("lua-bench");
         spec.duration = Some(seconds);
         match &lua_kind {
             None => {
                 spec.add_native("g", "gain", 1, &[("n", Value::Integer(6))]);
             }
-            Some(k) => {
-                let k = k.clone();
-                spec.add("g", "lua_gain", 1, Arc::new(move || Ok(Box::new(morc_lua::LuaComponent::new(k.clone())) as Box<dyn Component>)));
-            }
+            Some(k) => add_lua(&mut spec, "g", k),
         }
         spec.connect("robot.q", "g.u").connect("g.y", "robot.q_cmd");
         let r = run_on(ClockKind::Wall, period, policy, &spec);
         let c = &r.components[0].exec;
-        println!(
-            "{label:<12} step mean {:>9} p99 {:>9} p99.9 {:>9} max {:>9} | tick work p99 {:>9} | wake p99 {:>9} | late ticks {}",
-            human_ns(c.mean),
-            human_ns(c.p99 as f64),
-            human_ns(c.p999 as f64),
-            human_ns(c.max as f64),
-            human_ns(r.engine.cycle.p99 as f64),
-            human_ns(r.engine.wake_latency.p99 as f64),
-            r.engine.late_ticks
-        );
+        print_step(label, &r, c);
+        means[i] = c.mean;
+        lua_p99 = c.p99 as f64;
     }
+    let ratio = means[1] / means[0].max(1.0);
+    println!("lua/native step ratio: {ratio:.1} (lua mean {:.2} µs, p99 {:.2} µs)", means[1] / 1e3, lua_p99 / 1e3);
 }
 
-/// A 6-element gain written as a Lua component.
-fn lua_gain_kind() -> mlua::Result<Arc<morc_lua::LuaComponentDef>> {
+fn print_step(label: &str, r: &RunResult, c: &Summary) {
+    println!(
+        "{label:<12} step mean {:>9} p99 {:>9} p99.9 {:>9} max {:>9} | tick work p99 {:>9} | wake p99 {:>9} | late ticks {}",
+        human_ns(c.mean),
+        human_ns(c.p99 as f64),
+        human_ns(c.p999 as f64),
+        human_ns(c.max as f64),
+        human_ns(r.engine.cycle.p99 as f64),
+        human_ns(r.engine.wake_latency.p99 as f64),
+        r.engine.late_ticks
+    );
+}
+
+/// `morc bench lua-gc`: a Lua component that makes a table every step runs for `seconds` of
+/// wall clock at 1 kHz with each collector mode; the worst single collector step is the figure.
+fn lua_gc(seconds: f64, policy: RtPolicy) {
+    let period = 1e-3;
+    println!("morc bench lua-gc — a Lua component making a table every step, wall clock 1 kHz, {seconds} s per collector mode\n");
+    let kind = match lua_kind(GARBAGE) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("morc bench lua-gc: {e}");
+            return;
+        }
+    };
+    let mut worst = Vec::new();
+    for mode in [morc_lua::GcMode::Incremental, morc_lua::GcMode::Generational] {
+        morc_lua::set_gc_mode(mode);
+        let mut spec = AssemblySpec::new("lua-gc-bench");
+        spec.duration = Some(seconds);
+        add_lua(&mut spec, "g", &kind);
+        spec.connect("robot.q", "g.u").connect("g.y", "robot.q_cmd");
+        let r = run_on(ClockKind::Wall, period, policy, &spec);
+        let get = |k: &str| r.data.get(&format!("g.{k}")).map(Value::integer).unwrap_or(0);
+        let label = format!("{mode:?}").to_lowercase();
+        print_step(&label, &r, &r.components[0].exec);
+        println!(
+            "{:<12} collector: worst step {:>9}, {} steps, pool peak {:.2} MB of {} MB",
+            "",
+            human_ns(get("lua_gc_worst_step_ns") as f64),
+            get("lua_gc_steps"),
+            get("lua_memory_peak") as f64 / 1048576.0,
+            get("lua_memory_pool") >> 20
+        );
+        worst.push((label, get("lua_gc_worst_step_ns")));
+    }
+    morc_lua::set_gc_mode(morc_lua::GcMode::Incremental);
+    let parts: Vec<String> = worst.iter().map(|(m, ns)| format!("{m} {:.1} µs", *ns as f64 / 1e3)).collect();
+    println!("worst collector step: {} over {seconds} s each", parts.join(", "));
+}
+
+fn add_lua(spec: &mut AssemblySpec, name: &str, kind: &Arc<morc_lua::LuaComponentDef>) {
+    let k = kind.clone();
+    spec.add(name, &kind.kind, 1, Arc::new(move || Ok(Box::new(morc_lua::LuaComponent::new(k.clone())) as Box<dyn Component>)));
+}
+
+const GAIN: &str = r#"return morc.component { name = "lua_gain", inputs = { "u[6]" }, outputs = { "y[6]" }, params = { k = 1.0 },
+                 step = function(self, inp, out) for i = 1, 6 do out.y[i] = self.k * inp.u[i] end end }"#;
+
+const GARBAGE: &str = r#"return morc.component { name = "lua_garbage", inputs = { "u[6]" }, outputs = { "y[6]" },
+                 step = function(self, inp, out, t)
+                   local scratch = { t, t, t, t, t, t, label = "step" }   -- a new table every step
+                   for i = 1, 6 do out.y[i] = inp.u[i] + 0 * scratch[i] end
+                 end }"#;
+
+/// A Lua component kind from `code` (a chunk returning `morc.component { … }`).
+fn lua_kind(code: &str) -> mlua::Result<Arc<morc_lua::LuaComponentDef>> {
     let lua = morc_lua::new_state()?;
     let engine = super::start_engine(EngineConfig::default()).map_err(mlua::Error::runtime)?;
     morc_lua::install(&lua, engine)?;
-    let kind: mlua::AnyUserData = lua
-        .load(
-            r#"return morc.component { name = "lua_gain", inputs = { "u[6]" }, outputs = { "y[6]" }, params = { k = 1.0 },
-                 step = function(self, inp, out) for i = 1, 6 do out.y[i] = self.k * inp.u[i] end end }"#,
-        )
-        .set_name("=bench")
-        .eval()?;
+    let kind: mlua::AnyUserData = lua.load(code).set_name("=bench").eval()?;
     let def = kind.borrow::<morc_lua::LuaKind>()?.0.clone();
     Ok(def)
 }

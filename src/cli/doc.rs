@@ -1,5 +1,8 @@
 //! `morc doc NAME`: the documentation of a Lua function or value (`morc.assembly`)
-//! or a component kind (`sine`), as `help` shows it in the REPL.
+//! or a component kind (`sine`), as `help` shows it in the REPL; `morc doc --luals DIR`:
+//! the same doc strings as LuaLS annotation stubs, for completion in VS Code and Neovim.
+
+use std::path::Path;
 
 use mlua::{Function, Lua, Value};
 
@@ -20,6 +23,68 @@ pub fn main(name: &str) -> i32 {
             eprintln!("morc doc: {e}");
             exit::SCRIPT_ERROR
         }
+    }
+}
+
+/// `morc doc --luals DIR`: writes the stubs into DIR (made if missing; files of the same name are
+/// replaced) and ends with the line that says how to point LuaLS at it.
+pub fn luals(dir: &Path) -> i32 {
+    let (files, problems) = match morc_lua::docs::luals() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("morc doc --luals: {e}");
+            return exit::SCRIPT_ERROR;
+        }
+    };
+    for p in &problems {
+        eprintln!("morc doc --luals: warning: {p}");
+    }
+    if let Err(e) = clear_old_stubs(dir) {
+        eprintln!("morc doc --luals: {e}");
+        return exit::USAGE;
+    }
+    for f in &files {
+        let path = dir.join(&f.path);
+        let written = path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| std::fs::write(&path, &f.text));
+        if let Err(e) = written {
+            eprintln!("morc doc --luals: cannot write {}: {e} (choose a folder you can write to)", path.display());
+            return exit::SCRIPT_ERROR;
+        }
+    }
+    let list: String = files.iter().map(|f| format!("{}\n", f.path)).collect();
+    if let Err(e) = std::fs::write(dir.join(STUB_LIST), list) {
+        eprintln!("morc doc --luals: cannot write {}: {e}", dir.join(STUB_LIST).display());
+        return exit::SCRIPT_ERROR;
+    }
+    let shown = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let shown = shown.display().to_string();
+    println!("wrote {} LuaLS stub files to {shown}", files.len());
+    println!(
+        "point LuaLS at them: in your project's .luarc.json {{ \"runtime.version\": \"Lua 5.4\", \"workspace.library\": [{shown:?}] }} \
+         (VS Code: the same keys as \"Lua.…\" in settings.json; Neovim: settings = {{ Lua = {{ workspace = {{ library = {{ {shown:?} }} }} }} }})"
+    );
+    exit::OK
+}
+
+/// The list of the files the last `morc doc --luals` wrote into its folder.
+const STUB_LIST: &str = ".morc-luals";
+
+/// Removes the stubs an earlier run wrote (a class gone since stays gone), and refuses a folder
+/// holding other files: the stubs' names (morc.lua, skills.lua, classes/) could be the user's own.
+fn clear_old_stubs(dir: &Path) -> Result<(), String> {
+    let Ok(mut entries) = std::fs::read_dir(dir) else { return Ok(()) };
+    let list = dir.join(STUB_LIST);
+    match std::fs::read_to_string(&list) {
+        Ok(old) => {
+            for rel in old.lines().filter(|l| !l.is_empty() && !l.contains("..")) {
+                let _ = std::fs::remove_file(dir.join(rel));
+            }
+            let _ = std::fs::remove_dir(dir.join("classes"));
+            let _ = std::fs::remove_dir(dir.join("morc"));
+            Ok(())
+        }
+        Err(_) if entries.next().is_none() => Ok(()),
+        Err(_) => Err(format!("{} holds files that morc doc --luals did not write (it has no {STUB_LIST}); give it an empty or new folder, e.g. morc doc --luals ~/morc-luals", dir.display())),
     }
 }
 

@@ -213,7 +213,7 @@ pub fn simulate(o: &SimOptions) -> Result<String, String> {
     if let Some(t) = &inputs_table {
         t.apply(0.0, &mut inputs);
     }
-    component.initialize(&InitContext { name: "sim", period: h, base_period: h, data: &data }, &mut outputs)?;
+    component.initialize(&InitContext { name: "sim", period: h, base_period: h, data: &data, thread: &Default::default() }, &mut outputs)?;
     let mut csv = String::new();
     let names: Vec<String> = std::iter::once("time".to_string()).chain(info.outputs.iter().map(|p| p.name.clone())).collect();
     let _ = writeln!(csv, "{}", names.iter().map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(","));

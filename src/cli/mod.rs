@@ -107,14 +107,22 @@ pub(crate) enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
-    /// Print the documentation of a function (`morc.assembly`) or a component kind (`sine`).
-    Doc { name: String },
+    /// Print the documentation of a function (`morc.assembly`) or a component kind (`sine`);
+    /// with --luals DIR, write LuaLS annotation stubs of the whole Lua API into DIR instead.
+    #[command(override_usage = "morc doc NAME\n       morc doc --luals DIR")]
+    Doc {
+        #[arg(required_unless_present = "luals")]
+        name: Option<String>,
+        /// Write LuaLS annotation stubs (for completion and type checks in VS Code and Neovim) into DIR.
+        #[arg(long, value_name = "DIR", conflicts_with = "name")]
+        luals: Option<PathBuf>,
+    },
     /// The EtherCAT bus: `scan` lists its devices, `serve` simulates a segment on an interface.
     Bus {
         #[command(subcommand)]
         command: bus::BusCommand,
     },
-    /// Measure: `engine` (latency and hand-off cost), `lua` (Lua component jitter).
+    /// Measure: `engine` (latency and hand-off cost), `lua` (Lua component cost and jitter), `lua-gc` (worst collector step; run it with --seconds 600), `bus`.
     Bench {
         what: String,
         /// Seconds per configuration.
@@ -245,7 +253,8 @@ fn run_cli() -> i32 {
     match &cli.command {
         Some(Command::Run { file, args, .. }) => run::main(config, &setup, file, args),
         Some(Command::Check { files }) => check::main(files),
-        Some(Command::Doc { name }) => doc::main(name),
+        Some(Command::Doc { luals: Some(dir), .. }) => doc::luals(dir),
+        Some(Command::Doc { name, .. }) => doc::main(name.as_deref().unwrap_or_default()),
         Some(Command::Bus { command }) => bus::main(command, &config, opts.bus.as_deref()),
         Some(Command::Bench { what, seconds }) => bench::main(what, *seconds, &config),
         Some(Command::Rec { cmd }) => rec::main(cmd),

@@ -125,7 +125,9 @@ fn session(lua: &Lua) -> Result<(), String> {
                     continue;
                 }
                 morc_lua::interrupt::clear();
-                if let Evaluated::Done = evaluate(lua, &pretty, &chunk) {
+                // `reload` alone is the REPL's command (the function reload() of lua/morc/repl.lua).
+                let code = if chunk.trim() == "reload" { "reload()".to_string() } else { chunk.clone() };
+                if let Evaluated::Done = evaluate(lua, &pretty, &code) {
                     let _ = editor.add_history_entry(chunk.as_str());
                     chunk.clear();
                 }

@@ -263,7 +263,7 @@ impl Model {
         }
         let data = AssemblyData::new();
         let name = self.name.to_string_lossy().into_owned();
-        let ctx = InitContext { name: &name, period: self.sample_period, base_period: self.sample_period, data: &data };
+        let ctx = InitContext { name: &name, period: self.sample_period, base_period: self.sample_period, data: &data, thread: &Default::default() };
         if let Err(e) = self.component.initialize(&ctx, &mut self.outputs) {
             self.phase = Phase::Failed;
             return self.error(&e);

@@ -164,6 +164,12 @@ pub struct AssemblySpec {
     pub duration: Option<f64>,
     /// What a component overrunning its deadline does.
     pub overrun: OverrunPolicy,
+    /// The memory pool of each stepping thread, for components that allocate from one (Lua
+    /// components' Lua state), in bytes; None: the components' default.
+    pub memory: Option<usize>,
+    /// Keep every slower task on its Updater thread, even one cheap enough to run inline on
+    /// the Coordinator (which is the default): to measure the hand-off, or to isolate them.
+    pub keep_updaters: bool,
 }
 
 pub use super::error::AssemblyError;
@@ -219,6 +225,10 @@ pub struct Plan {
     pub duration_ticks: Option<u64>,
     /// What a component overrunning its deadline does.
     pub overrun: OverrunPolicy,
+    /// The memory pool of each stepping thread in bytes ([`AssemblySpec::memory`]).
+    pub memory: Option<usize>,
+    /// [`AssemblySpec::keep_updaters`].
+    pub keep_updaters: bool,
 }
 
 /// A component of a [`Plan`]: instantiated, configured, its inputs resolved.
@@ -440,7 +450,17 @@ pub fn plan(spec: &AssemblySpec, base_name: &str, base: &ComponentInfo, base_per
         Some(d) if d.is_finite() && d >= 0.0 => Some((d / base_period).round() as u64),
         Some(d) => return err(&spec.origin, format!("duration must be a non-negative number of seconds, got {d}")),
     };
-    Ok(Plan { name: spec.name.clone(), components, order, base_commands, base_name: base_name.to_string(), duration_ticks, overrun: spec.overrun })
+    Ok(Plan {
+        name: spec.name.clone(),
+        components,
+        order,
+        base_commands,
+        base_name: base_name.to_string(),
+        duration_ticks,
+        overrun: spec.overrun,
+        memory: spec.memory,
+        keep_updaters: spec.keep_updaters,
+    })
 }
 
 /// Topological order of the same-tick graph (same rate, not delayed), with

@@ -177,6 +177,8 @@ pub struct InitContext<'a> {
     pub base_period: f64,
     /// Assembly Data as the program left it before the run.
     pub data: &'a AssemblyData,
+    /// What the components stepped by the same thread share (see [`crate::StepThread`]).
+    pub thread: &'a super::step_thread::StepThread,
 }
 
 /// Context handed to [`Component::step`]. Time is derived from integer ticks

@@ -179,6 +179,8 @@ struct Job {
 
 enum Command {
     Run(Box<Job>),
+    /// Replace the running assembly by this one at the next tick boundary.
+    Swap(Box<Job>),
     Stop,
 }
 
@@ -226,7 +228,6 @@ impl Engine {
         // Real-time scheduling is for wall time; virtual time runs as fast as it can anyway.
         let mut config = config;
         config.rt.enabled &= config.clock == ClockKind::Wall;
-        rt::set_worker_policy(config.rt);
         let base_name = base.name().to_string();
         let base_info = base.info().clone();
         let base_handle = base.handle();
@@ -279,14 +280,40 @@ impl Engine {
         }
         // Taken before the (possibly slow) preparation, so a Ctrl-C during it cancels the run.
         let cancel_epoch = CANCEL_ALL.load(Ordering::SeqCst);
-        let plan = plan(spec, &self.base_name, &self.base_info, self.config.period, data)?;
-        let coordinator = self.coordinator.as_ref().map(|h| h.thread().clone()).ok_or_else(|| EngineError::Stopped("no Coordinator".into()))?;
-        let assembly = RunningAssembly::new(plan, &self.base_info, self.config.period, data, self.config.rt.below(5), coordinator)?;
-        let job = Box::new(Job { assembly, stats: EngineStats::default(), outcome: None, start_tick: 0, data: data.clone(), cancel_epoch, stopping: None, done: false });
+        let job = self.prepare(spec, data, cancel_epoch)?;
         self.shared.cancel.store(false, Ordering::Relaxed);
         self.commands.send(Command::Run(job)).map_err(|_| EngineError::Stopped("the Coordinator thread is gone".into()))?;
         self.running = Some(spec.name.clone());
         Ok(RunHandle { name: spec.name.clone() })
+    }
+
+    /// Prepares `spec` while the running assembly goes on, then switches it in at a tick
+    /// boundary: the tick after the last one of the running assembly steps the new one, so
+    /// no bus cycle is missed (and the base never holds in between). Gives back the result of
+    /// the assembly it replaced (finished with the reason "swapped for 'NAME'") and the new
+    /// run's handle. With no run in progress it is [`Engine::start_run`]; a run that has
+    /// already ended (or is stopping after a fault) is not replaced: its result comes back and
+    /// the new one starts after it.
+    ///
+    /// The handle of the replaced run is spent (its result is the one returned); when preparing
+    /// `spec` fails, the running assembly goes on untouched and its handle stays valid.
+    pub fn swap(&mut self, spec: &AssemblySpec, data: &AssemblyData) -> Result<(RunResult, RunHandle), EngineError> {
+        let Some(running) = self.running.clone() else {
+            return Err(EngineError::Stopped(format!("nothing runs that '{}' could replace: start it with start_run", spec.name)));
+        };
+        let cancel_epoch = CANCEL_ALL.load(Ordering::SeqCst);
+        let job = self.prepare(spec, data, cancel_epoch)?;
+        self.commands.send(Command::Swap(job)).map_err(|_| EngineError::Stopped("the Coordinator thread is gone".into()))?;
+        let old = self.wait(RunHandle { name: running })?;
+        self.running = Some(spec.name.clone());
+        Ok((old, RunHandle { name: spec.name.clone() }))
+    }
+
+    fn prepare(&self, spec: &AssemblySpec, data: &AssemblyData, cancel_epoch: u64) -> Result<Box<Job>, EngineError> {
+        let plan = plan(spec, &self.base_name, &self.base_info, self.config.period, data)?;
+        let coordinator = self.coordinator.as_ref().map(|h| h.thread().clone()).ok_or_else(|| EngineError::Stopped("no Coordinator".into()))?;
+        let assembly = RunningAssembly::new(plan, &self.base_info, self.config.period, self.config.clock, data, self.config.rt.below(5), coordinator)?;
+        Ok(Box::new(Job { assembly, stats: EngineStats::default(), outcome: None, start_tick: 0, data: data.clone(), cancel_epoch, stopping: None, done: false }))
     }
 
     /// Waits for the run to end; terminates its components off the
@@ -371,6 +398,8 @@ struct Coordinator {
     finished: Sender<Box<Job>>,
     shared: Arc<Shared>,
     current: Option<Box<Job>>,
+    /// An assembly waiting to replace the current one at the next tick boundary.
+    next: Option<Box<Job>>,
     tick: u64,
     /// Ticks a stop may take before the run is handed back anyway ([`STOP_TIME_LIMIT`]).
     stop_ticks: u64,
@@ -384,7 +413,7 @@ impl Coordinator {
         let base_outputs = base.info().outputs.iter().map(|p| Value::zero(p.ty)).collect();
         let period_ns = (config.period * 1e9).round() as u64;
         let stop_ticks = (STOP_TIME_LIMIT / config.period).ceil() as u64;
-        Coordinator { config, period_ns, base, base_outputs, commands, finished, shared, current: None, tick: 0, stop_ticks }
+        Coordinator { config, period_ns, base, base_outputs, commands, finished, shared, current: None, next: None, tick: 0, stop_ticks }
     }
 
     fn run(mut self) -> Box<dyn Base> {
@@ -395,7 +424,7 @@ impl Coordinator {
         let mut deadline = monotonic_ns() + self.period_ns;
         loop {
             // Commands arrive between ticks: a switch happens at a tick boundary.
-            let idle_virtual = self.current.is_none() && self.config.clock == ClockKind::Virtual;
+            let idle_virtual = self.current.is_none() && self.next.is_none() && self.config.clock == ClockKind::Virtual;
             let command = if idle_virtual {
                 // Virtual time stands still while there is nothing to run.
                 self.commands.recv().ok().or(Some(Command::Stop))
@@ -409,7 +438,22 @@ impl Coordinator {
                     job.stats.reset();
                     self.current = Some(job);
                 }
+                Some(Command::Swap(job)) => self.next = Some(job),
                 None => {}
+            }
+            // A swap: the running assembly ends after its last tick and the new one steps in
+            // this one. One that is stopping after a fault or has ended is not interrupted.
+            if self.next.is_some() && self.current.as_ref().is_none_or(|j| j.stopping.is_none() && j.outcome.is_none()) {
+                let mut job = self.next.take().expect("checked");
+                if let Some(mut old) = self.current.take() {
+                    old.outcome = Some(Outcome::Finished(format!("swapped for '{}'", job.assembly.name)));
+                    if self.finished.send(old).is_err() {
+                        break;
+                    }
+                }
+                job.start_tick = self.tick;
+                job.stats.reset();
+                self.current = Some(job);
             }
             let woke = if self.config.clock == ClockKind::Wall {
                 sleep_until(deadline);
@@ -424,6 +468,12 @@ impl Coordinator {
             self.tick_once();
             let end = monotonic_ns();
             deadline += self.period_ns;
+            if let Some(job) = &self.current {
+                // The components' slack work (a Lua state's collector) after the tick's work,
+                // ending a tenth of a period before the next deadline on the wall clock.
+                let wall = self.config.clock == ClockKind::Wall;
+                job.assembly.run_slack(wall.then(|| deadline.saturating_sub(self.period_ns / 10)));
+            }
             if let Some(job) = &mut self.current {
                 job.stats.cycle.record(end.saturating_sub(woke));
                 job.stats.ticks += 1;

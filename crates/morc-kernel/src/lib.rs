@@ -20,6 +20,7 @@ mod probe;
 pub mod registry;
 pub mod rt;
 mod stats;
+mod step_thread;
 mod task;
 mod value;
 
@@ -37,4 +38,5 @@ pub use ideal_axes::IdealAxes;
 pub use multirate::{ComponentReport, RunningAssembly};
 pub use ode::Ode;
 pub use stats::{human_ns, Histogram, Summary};
+pub use step_thread::{SlackWork, StepThread};
 pub use value::{Value, ValueType, STRING_PORT_CAPACITY};

@@ -12,6 +12,7 @@
 //!
 //! Nothing here allocates after [`RunningAssembly::new`].
 
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -26,6 +27,7 @@ use super::error::{ComponentRef, FaultSource};
 use super::interpolate::Ramp;
 use super::rt::RtPolicy;
 use super::stats::Summary;
+use super::step_thread::{run_slack, SlackWork, StepThread};
 use super::task::{updater_loop, Binding, Slot, Source, Task};
 use super::value::Value;
 
@@ -71,7 +73,22 @@ struct ThreadedTask {
     overruns: u64,
     /// Overrun already counted for the task in flight.
     late: bool,
+    /// Runs on the Coordinator now: its steps proved cheaper than a hand-off is worth
+    /// ([`INLINE_SHARE`]). Its outputs are still published at its due tick.
+    inline: bool,
+    /// An inline run's outputs wait at home for the due tick.
+    inline_pending: bool,
+    /// The slack work of its thread's components, which the Coordinator does once it runs inline.
+    slack: Vec<Arc<dyn SlackWork>>,
 }
+
+/// A slower task whose runs all took less than this share of the base period (after
+/// [`INLINE_AFTER`] runs on its Updater) runs on the Coordinator instead: a hand-off and the
+/// wake-up of another thread cost more than such a task (`morc bench engine` measures both).
+/// Logical execution time is kept: its outputs are published at its due tick all the same.
+const INLINE_SHARE: f64 = 0.05;
+/// Runs on the Updater measured before a task may move inline.
+const INLINE_AFTER: u64 = 8;
 
 /// An assembly ready to run or running.
 pub struct RunningAssembly {
@@ -80,6 +97,8 @@ pub struct RunningAssembly {
     base_outputs: usize,
     inline: Box<Task>,
     inline_io: TaskIo,
+    /// Work the Coordinator does for the base-rate components after each tick (see step_thread.rs).
+    inline_slack: Vec<Arc<dyn SlackWork>>,
     threaded: Vec<ThreadedTask>,
     published: Vec<Value>,
     /// Base input port ← published index.
@@ -93,6 +112,8 @@ pub struct RunningAssembly {
     pub(crate) tick: u64,
     duration_ticks: Option<u64>,
     overrun: OverrunPolicy,
+    /// Slower tasks never move inline ([`super::assembly::AssemblySpec::keep_updaters`]).
+    keep_updaters: bool,
     /// A finish requested by a component, kept until the end of the tick.
     pending_finish: Option<String>,
     /// The component whose fault the last step returned (None: the assembly's own fault).
@@ -119,13 +140,30 @@ pub struct ComponentReport {
 impl RunningAssembly {
     /// Initialises the planned components (in data-flow order), lays out
     /// every buffer and starts the Updater threads. Off the real-time path.
-    pub fn new(mut plan: Plan, base: &ComponentInfo, base_period: f64, data: &AssemblyData, policy: RtPolicy, coordinator: std::thread::Thread) -> Result<RunningAssembly, AssemblyError> {
+    pub fn new(
+        mut plan: Plan,
+        base: &ComponentInfo,
+        base_period: f64,
+        clock: ClockKind,
+        data: &AssemblyData,
+        policy: RtPolicy,
+        coordinator: std::thread::Thread,
+    ) -> Result<RunningAssembly, AssemblyError> {
         let n = plan.components.len();
+        // Which task (by rate) each component is in: one stepping thread per rate.
+        let mut rates: Vec<u32> = plan.components.iter().map(|c| c.every).collect();
+        rates.sort_unstable();
+        rates.dedup();
+        if rates.first() != Some(&1) {
+            rates.insert(0, 1); // the inline task always exists, possibly empty
+        }
+        let task_of = |every: u32| rates.iter().position(|&r| r == every).expect("rate listed");
+        let threads: Vec<StepThread> = rates.iter().map(|_| StepThread::engine_thread(plan.memory)).collect();
         // Initialise in data-flow order: initial outputs exist before readers start.
         let mut outputs: Vec<Vec<Value>> = plan.components.iter().map(|c| c.component.info().outputs.iter().map(|p| Value::zero(p.ty)).collect()).collect();
         for &i in &plan.order {
             let c = &mut plan.components[i];
-            let ctx = InitContext { name: &c.name, period: f64::from(c.every) * base_period, base_period, data };
+            let ctx = InitContext { name: &c.name, period: f64::from(c.every) * base_period, base_period, data, thread: &threads[task_of(c.every)] };
             c.component
                 .initialize(&ctx, &mut outputs[i])
                 .map_err(|e| AssemblyError { message: format!("{}: component '{}' ({}) failed to initialise: {e}", c.origin, c.name, c.kind), component: None }.in_component(&c.name, &c.kind))?;
@@ -142,14 +180,7 @@ impl RunningAssembly {
             })
         };
 
-        // Which task (by rate) each component is in, and its slot there.
-        let mut rates: Vec<u32> = plan.components.iter().map(|c| c.every).collect();
-        rates.sort_unstable();
-        rates.dedup();
-        if rates.first() != Some(&1) {
-            rates.insert(0, 1); // the inline task always exists, possibly empty
-        }
-        let task_of = |every: u32| rates.iter().position(|&r| r == every).expect("rate listed");
+        // Each component's slot in its task.
         let mut slot_of = vec![(0usize, 0usize); n];
         let mut members: Vec<Vec<usize>> = vec![Vec::new(); rates.len()];
         for &i in &plan.order {
@@ -224,6 +255,7 @@ impl RunningAssembly {
         let mut outputs: Vec<Option<Vec<Value>>> = outputs.into_iter().map(Some).collect();
         let mut inline = None;
         let mut inline_io = None;
+        let mut inline_slack = Vec::new();
         let mut threaded = Vec::new();
         for (t, (member, layout)) in members.iter().zip(layouts).enumerate() {
             let every = rates[t];
@@ -255,6 +287,7 @@ impl RunningAssembly {
             let task = Box::new(Task {
                 every,
                 period: f64::from(every) * base_period,
+                wall_clock: clock == ClockKind::Wall,
                 steps: 0,
                 slots,
                 externals,
@@ -263,21 +296,38 @@ impl RunningAssembly {
                 ramps,
                 outcome: Step::Continue,
                 faulted: None,
+                longest_run_ns: 0,
             });
             let io = TaskIo { imports: layout.imports, exports: layout.exports };
+            let slack = threads[t].take_slack();
             if t == 0 {
                 inline = Some(task);
                 inline_io = Some(io);
+                inline_slack = slack;
             } else {
                 let (jobs_tx, jobs_rx) = bounded::<Box<Task>>(1);
                 let (done_tx, done_rx) = bounded::<Box<Task>>(1);
                 let name = format!("morc-updater-{every}");
                 let coordinator = coordinator.clone();
+                let updater_slack = slack.clone();
                 let thread = std::thread::Builder::new()
                     .name(name)
-                    .spawn(move || updater_loop(jobs_rx, done_tx, policy, coordinator))
+                    .spawn(move || updater_loop(jobs_rx, done_tx, policy, coordinator, slack))
                     .map_err(|e| AssemblyError { message: format!("cannot start an Updater thread: {e}"), component: None })?;
-                threaded.push(ThreadedTask { every: u64::from(every), task: Some(task), io, jobs: Some(jobs_tx), done: done_rx, thread: Some(thread), due: 0, overruns: 0, late: false });
+                threaded.push(ThreadedTask {
+                    every: u64::from(every),
+                    task: Some(task),
+                    io,
+                    jobs: Some(jobs_tx),
+                    done: done_rx,
+                    thread: Some(thread),
+                    due: 0,
+                    overruns: 0,
+                    late: false,
+                    inline: false,
+                    inline_pending: false,
+                    slack: updater_slack,
+                });
             }
         }
         let commands = base.inputs.iter().map(|p| Value::zero(p.ty)).collect();
@@ -288,6 +338,7 @@ impl RunningAssembly {
             base_outputs,
             inline: inline.expect("inline task exists"),
             inline_io: inline_io.expect("inline task exists"),
+            inline_slack,
             threaded,
             published,
             base_commands,
@@ -297,9 +348,24 @@ impl RunningAssembly {
             tick: 0,
             duration_ticks: plan.duration_ticks,
             overrun: plan.overrun,
+            keep_updaters: plan.keep_updaters,
             pending_finish: None,
             fault_source: None,
         })
+    }
+
+    /// The slack work of the base-rate components (a Lua state's collector), run by the
+    /// Coordinator after the tick's work; `until_ns` as in [`SlackWork::run`].
+    pub fn run_slack(&self, until_ns: Option<u64>) {
+        run_slack(&self.inline_slack, until_ns);
+        for t in self.threaded.iter().filter(|t| t.inline) {
+            run_slack(&t.slack, until_ns);
+        }
+    }
+
+    /// How many slower tasks run on the Coordinator (their steps cheaper than a hand-off).
+    pub fn inline_tasks(&self) -> usize {
+        self.threaded.iter().filter(|t| t.inline).count()
     }
 
     /// Who raised the fault the last step returned: a component, else the assembly itself.
@@ -319,8 +385,28 @@ impl RunningAssembly {
     pub fn step(&mut self, base_outputs: &[Value], clock: ClockKind, cancelled: &dyn Fn() -> bool) -> Step {
         let n = self.tick;
         // 1. Slower tasks due now publish what they computed.
+        let inline_budget_ns = (self.base_period * INLINE_SHARE * 1e9) as u64;
         for t in &mut self.threaded {
-            if t.task.is_some() || t.due > n {
+            if t.due > n {
+                continue;
+            }
+            if t.inline_pending {
+                t.inline_pending = false;
+                let task = t.task.as_mut().expect("an inline task stays at home");
+                t.io.publish(task, &mut self.published);
+                match std::mem::replace(&mut task.outcome, Step::Continue) {
+                    Step::Continue => {}
+                    Step::Finish(reason) => {
+                        self.pending_finish.get_or_insert(reason);
+                    }
+                    fault @ Step::Fault(_) => {
+                        self.fault_source = faulted_component(task);
+                        return fault;
+                    }
+                }
+                continue;
+            }
+            if t.task.is_some() {
                 continue;
             }
             let returned = match clock {
@@ -334,6 +420,9 @@ impl RunningAssembly {
                 Ok(task) => {
                     t.io.publish(&task, &mut self.published);
                     let task = t.task.insert(task);
+                    if !self.keep_updaters && task.steps >= INLINE_AFTER && task.longest_run_ns < inline_budget_ns {
+                        t.inline = true;
+                    }
                     let outcome = std::mem::replace(&mut task.outcome, Step::Continue);
                     t.late = false;
                     match outcome {
@@ -393,6 +482,19 @@ impl RunningAssembly {
             };
             t.io.import(&mut task, &self.published);
             t.due = n + t.every;
+            if t.inline {
+                let start = super::clock::monotonic_ns();
+                task.outcome = task.run();
+                let took = super::clock::monotonic_ns().saturating_sub(start);
+                if took > 2 * inline_budget_ns {
+                    // Grown expensive: back to its Updater from the next release on, for good.
+                    t.inline = false;
+                    task.longest_run_ns = took;
+                }
+                t.task = Some(task);
+                t.inline_pending = true;
+                continue;
+            }
             let sent = t.jobs.as_ref().map(|jobs| jobs.try_send(task));
             match sent {
                 Some(Ok(())) => {
@@ -501,6 +603,7 @@ fn empty_task() -> Task {
     Task {
         every: 1,
         period: 0.0,
+        wall_clock: false,
         steps: 0,
         slots: Vec::new(),
         externals: Vec::new(),
@@ -509,6 +612,7 @@ fn empty_task() -> Task {
         ramps: Vec::new(),
         outcome: Step::Continue,
         faulted: None,
+        longest_run_ns: 0,
     }
 }
 

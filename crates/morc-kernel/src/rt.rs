@@ -80,21 +80,3 @@ pub fn lock_memory() -> bool {
     }
     ok
 }
-
-/// SCHED_FIFO priority for threads that components own and call into
-/// synchronously (Lua components, FMU instances); 0 means normal scheduling.
-/// A worker at normal priority would make the real-time thread that waits
-/// for it wait on everything else running on the machine.
-static WORKER_PRIORITY: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
-
-/// Set by the Engine when it starts: workers run just below the Updaters.
-pub fn set_worker_policy(engine: RtPolicy) {
-    let p = if engine.enabled { engine.below(6).priority } else { 0 };
-    WORKER_PRIORITY.store(p, Ordering::Relaxed);
-}
-
-/// The policy a component's own worker thread should apply to itself.
-pub fn worker_policy() -> RtPolicy {
-    let p = WORKER_PRIORITY.load(Ordering::Relaxed);
-    RtPolicy { enabled: p > 0, priority: p.max(1), cpu: None }
-}

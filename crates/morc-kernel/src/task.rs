@@ -2,6 +2,8 @@
 //! thread (the Coordinator's for the base rate, an Updater's otherwise).
 //! Everything a step touches is preallocated here.
 
+use std::sync::Arc;
+
 use crossbeam_channel::{Receiver, Sender};
 
 use super::clock::monotonic_ns;
@@ -9,6 +11,7 @@ use super::component::{Component, Step, StepContext};
 use super::interpolate::Ramp;
 use super::rt::{self, RtPolicy};
 use super::stats::Histogram;
+use super::step_thread::{run_slack, SlackWork};
 use super::value::Value;
 
 /// Where an input of a slot is copied from before the slot steps.
@@ -45,6 +48,8 @@ pub(crate) struct Task {
     pub every: u32,
     /// The sample period of this task's components, in seconds.
     pub period: f64,
+    /// Whether the engine runs on the wall clock (slack work then has a deadline).
+    pub wall_clock: bool,
     /// How many steps the task has made.
     pub steps: u64,
     pub slots: Vec<Slot>,
@@ -59,6 +64,8 @@ pub(crate) struct Task {
     pub outcome: Step,
     /// The slot whose fault ended the last step, if one did (an index: no allocation).
     pub faulted: Option<usize>,
+    /// The longest of its runs on an Updater (ns): whether it may run inline instead.
+    pub longest_run_ns: u64,
 }
 
 impl Task {
@@ -119,7 +126,9 @@ impl Task {
 /// between. The channels are used without blocking on them: a blocking
 /// receive sets up a per-thread waker the first time, which allocates, and
 /// parking does not. Ends when the Coordinator side hangs up (and unparks).
-pub(crate) fn updater_loop(jobs: Receiver<Box<Task>>, done: Sender<Box<Task>>, policy: RtPolicy, coordinator: std::thread::Thread) {
+/// After handing a task back, the thread does its components' slack work (see step_thread.rs)
+/// until shortly before the task's next release on the wall clock.
+pub(crate) fn updater_loop(jobs: Receiver<Box<Task>>, done: Sender<Box<Task>>, policy: RtPolicy, coordinator: std::thread::Thread, slack: Vec<Arc<dyn SlackWork>>) {
     rt::apply_to_current_thread(policy, "updater");
     loop {
         let mut task = match jobs.try_recv() {
@@ -130,11 +139,17 @@ pub(crate) fn updater_loop(jobs: Receiver<Box<Task>>, done: Sender<Box<Task>>, p
             }
             Err(crossbeam_channel::TryRecvError::Disconnected) => break,
         };
+        let released = monotonic_ns();
+        let wall = task.wall_clock;
+        // The slack ends a tenth of the period before the next release.
+        let until = released + (task.period * 0.9e9) as u64;
         task.outcome = task.run();
+        task.longest_run_ns = task.longest_run_ns.max(monotonic_ns().saturating_sub(released));
         if done.try_send(task).is_err() {
             break;
         }
         // On the virtual clock the Coordinator parks until a task is back.
         coordinator.unpark();
+        run_slack(&slack, wall.then_some(until));
     }
 }

@@ -150,4 +150,6 @@ On the simulated cell (bus = "sim"):
                        after = s } }   the segment raises that fault by itself after s seconds of bus time (fault injection)
   bus:analog_out(channel)                     what the simulated analog output terminal puts out (V)
 Faults (a drive fault, a device leaving OP, the safety PLC inhibiting motion, …) end the run that sees them with a message
-naming the device and what to do; engine:reset_faults() clears them once the cause is gone."#;
+naming the device and what to do; engine:reset_faults() clears them once the cause is gone.
+  bus:faulted() → boolean   bus:faults() → integer   bus:cycles() → integer   bus:bias()   bus:sim(settings: table)
+  bus:analog_out(channel: integer) → number"#;

@@ -219,8 +219,49 @@ pub fn run(lua: &Lua, engine: &mut Engine, assembly: &AnyUserData, opts: Option<
 
 /// Waits for a started run and turns its result into the Lua result table.
 fn finish(lua: &Lua, engine: &mut Engine, handle: morc_kernel::RunHandle, req: Request) -> mlua::Result<Table> {
-    let Request { spec, data_ud, capped, .. } = req;
     let result = engine.wait(handle);
+    result_table_of(lua, engine, result, req)
+}
+
+/// `engine:swap(a [, opts])`: prepares `a` while the started run goes on and switches it in at a
+/// tick boundary; returns the replaced run's result and the new run's handle.
+fn swap(lua: &Lua, ud: &AnyUserData, assembly: Option<AnyUserData>, opts: Option<Table>) -> mlua::Result<(Table, LuaRunHandle)> {
+    let mut this = ud.borrow_mut::<LuaEngine>()?;
+    let Some((handle, old_req)) = this.1.take() else {
+        return Err(mlua::Error::runtime("engine:swap(a) replaces a run started with engine:start(a); none is running"));
+    };
+    // Without an assembly: the running one again, prepared afresh (its Lua modules reloaded).
+    let mut req = match &assembly {
+        Some(a) => for_clock(&this.0, request(a, opts)?),
+        None => Request { spec: old_req.spec.clone(), data: old_req.data.clone(), data_ud: None, capped: old_req.capped },
+    };
+    if let Some(check) = lua.app_data_ref::<CheckOnly>() {
+        req = for_check(&check, req);
+    }
+    if super::interrupt::pending() {
+        this.1 = Some((handle, old_req));
+        return Err(super::interrupt::error());
+    }
+    let (old, new_handle) = match this.0.swap(&req.spec, &req.data) {
+        Ok(r) => r,
+        Err(e) => {
+            // Preparing the new one failed: the running one goes on, untouched.
+            this.1 = Some((handle, old_req));
+            return Err(crate::error::typed(e));
+        }
+    };
+    drop(handle);
+    this.1 = Some((new_handle, req));
+    let t = result_table_of(lua, &mut this.0, Ok(old), old_req)?;
+    drop(this);
+    Ok((t, LuaRunHandle(ud.clone())))
+}
+
+/// A run's result as the Lua result table (recordings said, data flowed back).
+fn result_table_of(lua: &Lua, engine: &mut Engine, result: Result<morc_kernel::RunResult, morc_kernel::EngineError>, req: Request) -> mlua::Result<Table> {
+    let Request { spec, data_ud, capped, .. } = req;
+    // What the run's Lua components printed is on the console before the program goes on.
+    crate::print_queue::flush();
     let result = result.map_err(crate::error::typed)?;
     lua.set_app_data(LastOutcome(result.outcome.clone()));
     if capped && result.outcome == Outcome::Finished("duration".into()) {
@@ -296,6 +337,7 @@ impl UserData for LuaEngine {
             }
             Ok(LuaRunHandle(ud))
         });
+        methods.add_function("swap", |lua, (ud, assembly, opts): (AnyUserData, Option<AnyUserData>, Option<Table>)| swap(lua, &ud, assembly, opts));
         methods.add_method("cancel", |_, this, ()| {
             this.0.cancel();
             Ok(())

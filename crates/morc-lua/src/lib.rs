@@ -20,14 +20,18 @@ mod linalg;
 mod model;
 mod origin;
 mod plot;
+mod pool;
+pub mod print_queue;
 mod robot;
 mod robot_params;
 pub mod testing;
+mod thread_state;
 
 pub use assembly::LuaKind;
-pub use component::{lua_error_text, LuaComponent, LuaComponentDef};
+pub use component::{lua_error_text, KindSource, LuaComponent, LuaComponentDef};
 pub use engine::{CheckOnly, LastOutcome};
 pub use robot::LuaRobot;
+pub use thread_state::{set_gc_mode, GcMode, DEFAULT_POOL_BYTES};
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -73,7 +77,7 @@ pub fn new_state() -> mlua::Result<Lua> {
 
 /// `require` finds modules by path in the folders of MORC_PATH (separated by ':'),
 /// the user library folder, lua/, stdlib/, skills/, robots/ and morc's own folder.
-fn set_search_path(lua: &Lua, home: &Path) -> mlua::Result<()> {
+pub(crate) fn set_search_path(lua: &Lua, home: &Path) -> mlua::Result<()> {
     let mut roots: Vec<PathBuf> = library::library_roots(home);
     roots.push(home.to_path_buf());
     let mut path = String::new();
@@ -89,6 +93,16 @@ fn set_search_path(lua: &Lua, home: &Path) -> mlua::Result<()> {
 
 /// Installs the `morc` module (with `engine`) and the prelude.
 pub fn install(lua: &Lua, engine: Engine) -> mlua::Result<()> {
+    install_surface(lua, Some(engine))
+}
+
+/// The `morc` module in a stepping thread's Lua state: all of it but `morc.engine` (a
+/// component does not start runs).
+pub(crate) fn install_for_components(lua: &Lua) -> mlua::Result<()> {
+    install_surface(lua, None)
+}
+
+fn install_surface(lua: &Lua, engine: Option<Engine>) -> mlua::Result<()> {
     kinds::install(lua);
     let morc = lua.create_table()?;
     morc.set("version", env!("CARGO_PKG_VERSION"))?;
@@ -106,8 +120,14 @@ pub fn install(lua: &Lua, engine: Engine) -> mlua::Result<()> {
                     if let Some(p) = t.get::<Option<String>>("overrun")? {
                         spec.overrun = assembly::parse_overrun(&p)?;
                     }
+                    if let Some(mb) = t.get::<Option<f64>>("memory")? {
+                        if !(mb.is_finite() && (0.25..=65536.0).contains(&mb)) {
+                            return Err(mlua::Error::runtime(format!("{}: memory = {mb}: the Lua memory pool of each stepping thread is given in MB, from 0.25 to 65536", spec.origin)));
+                        }
+                        spec.memory = Some((mb * 1048576.0) as usize);
+                    }
                 }
-                _ => return Err(mlua::Error::runtime("morc.assembly expects a name or { name, duration = s, overrun = \"warn\"|\"fault\" }")),
+                _ => return Err(mlua::Error::runtime("morc.assembly expects a name or { name, duration = s, overrun = \"warn\"|\"fault\", memory = MB }")),
             }
             if spec.name.is_empty() {
                 return Err(mlua::Error::runtime(format!("{}: an assembly needs a name: morc.assembly \"name\"", spec.origin)));
@@ -155,8 +175,9 @@ pub fn install(lua: &Lua, engine: Engine) -> mlua::Result<()> {
     interrupt::install(lua, &morc)?;
     fmu::install(lua, &morc)?;
 
-    let engine_ud = lua.create_userdata(LuaEngine(engine, None))?;
-    morc.set("engine", engine_ud)?;
+    if let Some(engine) = engine {
+        morc.set("engine", lua.create_userdata(LuaEngine(engine, None))?)?;
+    }
     lua.globals().set("morc", morc.clone())?;
     error::install(lua)?;
     lua.load(PRELUDE).set_name("@lua/morc/prelude.lua").exec()?;
@@ -231,22 +252,60 @@ fn dump_isolated(lua: &Lua, kind: &str, what: &str, f: &Function) -> mlua::Resul
     Ok(f.dump(false))
 }
 
+/// The module whose loading is defining a component: (module name, file) when the chunk
+/// running it was loaded by `require` (which passes both to the chunk), None for a program's
+/// own chunk or the REPL.
+fn defining_module(lua: &Lua) -> mlua::Result<Option<(String, String)>> {
+    let find: Function = match lua.named_registry_value::<Option<Function>>("morc.defining_module")? {
+        Some(f) => f,
+        None => {
+            let f: Function = lua
+                .load(
+                    r#"local getinfo, getlocal = debug.getinfo, debug.getlocal
+                    return function()
+                      for level = 2, 200 do
+                        local info = getinfo(level, "S")
+                        if not info then return nil end
+                        if info.what == "main" then
+                          local _, name = getlocal(level, -1)
+                          local _, file = getlocal(level, -2)
+                          if type(name) == "string" and type(file) == "string" and file:match("%.lua$") then return name, file end
+                          return nil
+                        end
+                      end
+                    end"#,
+                )
+                .set_name("=morc.component")
+                .eval()?;
+            lua.set_named_registry_value("morc.defining_module", f.clone())?;
+            f
+        }
+    };
+    let (name, file): (Option<String>, Option<String>) = find.call(())?;
+    Ok(name.zip(file))
+}
+
 /// `morc.component { name, doc, inputs, outputs, params, init, step, terminate }`.
 fn define_lua_component(lua: &Lua, t: Table) -> mlua::Result<LuaKind> {
     let origin = caller(lua);
     let fail = |m: String| mlua::Error::runtime(format!("{origin}: {m}"));
     let kind: String = t.get::<Option<String>>("name")?.ok_or_else(|| fail("morc.component needs a name".into()))?;
-    let ports = |key: &str| -> mlua::Result<Vec<morc_kernel::PortInfo>> {
+    let mut sized_by = Vec::new();
+    let mut ports = |key: &str, output: bool| -> mlua::Result<Vec<morc_kernel::PortInfo>> {
         let mut out = Vec::new();
         if let Some(list) = t.get::<Option<Table>>(key)? {
             for decl in list.sequence_values::<String>() {
-                out.push(parse_port(&decl?).map_err(|e| fail(format!("Lua component '{kind}', {key}: {e}")))?);
+                let (port, size) = parse_port(&decl?).map_err(|e| fail(format!("Lua component '{kind}', {key}: {e}")))?;
+                if let Some(param) = size {
+                    sized_by.push((output, out.len(), param));
+                }
+                out.push(port);
             }
         }
         Ok(out)
     };
-    let inputs = ports("inputs")?;
-    let outputs = ports("outputs")?;
+    let inputs = ports("inputs", false)?;
+    let outputs = ports("outputs", true)?;
     let mut params = Vec::new();
     if let Some(p) = t.get::<Option<Table>>("params")? {
         for pair in p.pairs::<String, mlua::Value>() {
@@ -255,22 +314,49 @@ fn define_lua_component(lua: &Lua, t: Table) -> mlua::Result<LuaKind> {
         }
         params.sort_by(|a, b| a.name.cmp(&b.name));
     }
+    for (output, index, param) in &sized_by {
+        let port = if *output { &outputs[*index] } else { &inputs[*index] };
+        match params.iter().find(|p| &p.name == param).map(|p| &p.value) {
+            Some(morc_kernel::Value::Integer(n)) if *n >= 1 => {}
+            _ => {
+                return Err(fail(format!(
+                    "Lua component '{kind}': port '{}[{param}]' is sized by the parameter '{param}', which must be an integer of at least 1 in params (params = {{ {param} = 6 }})",
+                    port.name
+                )))
+            }
+        }
+    }
     let step: Function = t
         .get::<Option<Function>>("step")?
         .ok_or_else(|| fail(format!("Lua component '{kind}' needs a step function: step = function(self, inp, out, t) … end")))?;
-    let step = dump_isolated(lua, &kind, "step", &step).map_err(|e| fail(e.to_string()))?;
-    let optional = |key: &str| -> mlua::Result<Option<Vec<u8>>> { t.get::<Option<Function>>(key)?.map(|f| dump_isolated(lua, &kind, key, &f).map_err(|e| fail(e.to_string()))).transpose() };
+    let sandbox = library::defining_library(lua);
+    // A kind defined by a module is loaded by the stepping thread's state under the same module
+    // name (closures and upvalues intact); one defined in a program's chunk travels as bytecode.
+    // A library's helper module other than lib.NAME.… would run outside the library's sandbox
+    // there, so it travels as bytecode too.
+    let module = defining_module(lua)?.filter(|(name, _)| sandbox.is_none() || name.starts_with("lib."));
+    let source = match module {
+        Some((module, file)) => {
+            let package_path: String = lua.globals().get::<Table>("package")?.get("path")?;
+            let library_path: Vec<String> = lua.globals().get::<Table>("morc")?.get::<Table>("lib")?.get("path")?;
+            KindSource::Module { module, file, package_path, library_path }
+        }
+        None => {
+            let optional = |key: &str| -> mlua::Result<Option<Vec<u8>>> { t.get::<Option<Function>>(key)?.map(|f| dump_isolated(lua, &kind, key, &f).map_err(|e| fail(e.to_string()))).transpose() };
+            KindSource::Inline { init: optional("init")?, step: dump_isolated(lua, &kind, "step", &step).map_err(|e| fail(e.to_string()))?, terminate: optional("terminate")? }
+        }
+    };
+    thread_state::capture(lua, &kind, &t)?;
     let def = LuaComponentDef {
         doc: t.get::<Option<String>>("doc")?.unwrap_or_default(),
         inputs,
         outputs,
         params,
-        init: optional("init")?,
-        step,
-        terminate: optional("terminate")?,
+        sized_by,
+        source,
         kind,
         // Defined by a library: its functions run in its sandbox in the component's own state too.
-        sandbox: library::defining_library(lua),
+        sandbox,
     };
     Ok(LuaKind(Arc::new(def)))
 }

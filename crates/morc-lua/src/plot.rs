@@ -10,7 +10,7 @@ use morc_record::plot::{default_output, plot, PlotOptions};
 const DOC: &str = "plot(path_or_result [, {signals…}] [, \"out.png\"|\"out.svg\"]): plots a recording over time, \
 one panel per signal, units on the axes. A run result plots its first recording (r.recordings[1]); \
 signals are names or globs (\"robot.q\", \"*.y\"), all by default; the picture defaults to the recording with .png. \
-Returns the picture's path.";
+Returns the picture's path.\n  plot(what: string|run_result|skill_result, signals?: string[], output?: string) → string";
 
 /// Defines the global `plot` (and its documentation, where `morc.doc` exists).
 pub fn install(lua: &Lua) -> mlua::Result<()> {
