@@ -667,7 +667,12 @@ pub(crate) fn register(lua: &Lua, morc: &Table) -> mlua::Result<()> {
   in place, allocating nothing (the real-time path):
     y:gemv(A, x [, alpha = 1, beta = 0])    y = alpha·A·x + beta·y     y:gemv_t(A, x [, alpha, beta])  with Aᵀ
     y:copy(x)   y:axpy(a, x)  (y = y + a·x)   y:scale(a)   y:fill(x)
-Where a vector is read, a table of numbers does too. Sizes are checked: errors name the call and both sizes."#,
+Where a vector is read, a table of numbers does too. Sizes are checked: errors name the call and both sizes.
+Types:
+  morc.vec(x: integer|number[]|vec) → vec
+  vec.n: integer   vec:totable() → number[]   vec:clone() → vec   vec:norm() → number   vec:dot(w: vec|number[]) → number
+  vec:gemv(A: mat, x: vec|number[], alpha?: number, beta?: number)   vec:gemv_t(A: mat, x: vec|number[], alpha?: number, beta?: number)
+  vec:copy(x: vec|number[])   vec:axpy(a: number, x: vec|number[])   vec:scale(a: number)   vec:fill(x: number)"#,
     )?;
     doc(
         morc,
@@ -680,10 +685,16 @@ Where a vector is read, a table of numbers does too. Sizes are checked: errors n
     A:pinv_to(B, damping)   B = Aᵀ(A Aᵀ + λ² I)⁻¹ (or (AᵀA + λ² I)⁻¹Aᵀ when A is tall): damped least squares, λ = damping
     A:solve_to(x, b)        x = A⁻¹ b (square A, LU with partial pivoting)
     C:copy(A)   C:scale(a)   C:fill(x)
-A singular matrix is an error (pinv: give a damping > 0)."#,
+A singular matrix is an error (pinv: give a damping > 0).
+Types:
+  morc.mat(rows: integer|number[][]|mat, cols?: integer) → mat
+  mat.rows: integer   mat.cols: integer   mat:get(i: integer, j: integer) → number   mat:set(i: integer, j: integer, x: number)
+  mat:totable() → number[][]   mat:clone() → mat   mat:t() → mat   mat:norm() → number   mat:scale(a: number)   mat:fill(x: number)
+  mat:pinv(damping?: number) → mat   mat:solve(b: vec|number[]) → vec   mat:copy(A: mat)
+  mat:gemm(A: mat, B: mat, alpha?: number, beta?: number)   mat:pinv_to(B: mat, damping?: number)   mat:solve_to(x: vec, b: vec|number[])"#,
     )?;
-    doc(morc, zeros, "morc.zeros(n) → a vector of n zeros; morc.zeros(rows, cols) → a matrix of zeros.")?;
-    doc(morc, eye, "morc.eye(n) → the n×n identity matrix.")?;
+    doc(morc, zeros, "morc.zeros(n: integer) → vec  a vector of n zeros\nmorc.zeros(rows: integer, cols: integer) → mat  a matrix of zeros")?;
+    doc(morc, eye, "morc.eye(n: integer) → mat  the n×n identity matrix")?;
     Ok(())
 }
 

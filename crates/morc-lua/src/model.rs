@@ -292,7 +292,19 @@ with its own workspace (Pinocchio's Model/Data), in SI units (rad, m, N·m, kg) 
 In place, allocating nothing (the real-time path; destinations are morc.vec / morc.mat of the right size):
   m:rnea_to(tau, q, v, a)  m:gravity_to(tau, q)  m:nle_to(tau, q, v)  m:aba_to(ddq, q, v, tau)  m:crba_to(M, q)
   m:frame_jacobian_to(J, q, "frame" [, ref])  m:frame_placement_to(pos, rot, q, "frame")  m:joint_torque_regressor_to(Y, q, v, a)
-q, v, a and tau are morc vectors or tables of numbers; a frame not found is an error listing the model's frames."#,
+q, v, a and tau are morc vectors or tables of numbers; a frame not found is an error listing the model's frames.
+Types:
+  model.nq: integer   model.nv: integer   model:frames() → string[]
+  model:rnea(q: vec|number[], v: vec|number[], a: vec|number[]) → vec   model:gravity(q: vec|number[]) → vec
+  model:nle(q: vec|number[], v: vec|number[]) → vec   model:aba(q: vec|number[], v: vec|number[], tau: vec|number[]) → vec
+  model:crba(q: vec|number[]) → mat   model:frame_placement(q: vec|number[], frame: string) → { pos: vec, rot: mat }
+  model:frame_jacobian(q: vec|number[], frame: string, reference?: "local_world_aligned"|"local"|"world") → mat
+  model:joint_torque_regressor(q: vec|number[], v: vec|number[], a: vec|number[]) → mat   model:dynamic_parameters() → vec
+  model:rnea_to(tau: vec, q: vec|number[], v: vec|number[], a: vec|number[])   model:gravity_to(tau: vec, q: vec|number[])
+  model:nle_to(tau: vec, q: vec|number[], v: vec|number[])   model:aba_to(ddq: vec, q: vec|number[], v: vec|number[], tau: vec|number[])
+  model:crba_to(M: mat, q: vec|number[])   model:frame_placement_to(pos: vec, rot: mat, q: vec|number[], frame: string)
+  model:frame_jacobian_to(J: mat, q: vec|number[], frame: string, reference?: "local_world_aligned"|"local"|"world")
+  model:joint_torque_regressor_to(Y: mat, q: vec|number[], v: vec|number[], a: vec|number[])"#,
     )?;
     Ok(())
 }
