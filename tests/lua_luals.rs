@@ -165,7 +165,7 @@ fn luals_stubs_are_valid_lua_with_defined_types_and_cover_the_api() {
         "---@type morc.Engine\nmorc.engine = nil",
         "---@return morc.RunResult\nfunction __engine:run(a, opts) end",
         "---@field ok boolean",
-        "function __robot:fk(q) end",
+        "function __robot:fk(q, frame) end",
         "function morc.lib.use(name_or_dir) end",
         "function M.near(a, b, tol, what) end",
         "---@param def morc.ComponentDef",

@@ -162,7 +162,8 @@ morc.doc(morc.robot, [[morc.robot { name, model = morc.model.urdf "file" | morc.
              tool = { xyz = { mm }, rpy = { ° } }, payload = { mass = kg, com = { mm }, inertia },
              home = { ° }, cartesian = { vel = mm/s, acc = mm/s², rot_vel = °/s, rot_acc = °/s² } }
 A robot definition (degrees and millimetres; ports and native parameters are SI). Errors name the file:line and the joint.
-  r:reachable(q°) → true, or false and why        r:fk(q°) → { pos = {mm}, rpy = {°} } of the tool
+  r:reachable(q°) → true, or false and why        r:fk(q° [, "frame"]) → { pos = {mm}, rpy = {°} } of the tool (or the frame)
+  r.model → the robot's model in SI units (help(morc.model)): r.model:rnea(q, v, a), r.model:frame_jacobian(q, "tool0"), …
   r:ik(pose [, seed°]) → q° nearest to seed (closed form for spherical wrists, else damped least squares), or nil and why
   r:plan(start°, moves [, { vel_scale, acc_scale, ramp }]) → { ok, reason, duration, singularity, end } without moving
   r:with_payload { mass, com, inertia } → a new robot      r:with_tool { xyz, rpy } → a new robot
@@ -176,14 +177,14 @@ A pose is { x, y, z, a, b, c } (mm, ° roll-pitch-yaw) or { pos = { mm }, rpy = 
 r.name, r.dof, r.joints, r.home, r.cartesian, r.payload, r.components. See robots/*.lua and docs/robots.md.
 Types:
   morc.robot(def: table) → robot
-  robot:reachable(q: number[]) → boolean, string?   robot:fk(q: number[]) → pose
+  robot:reachable(q: number[]) → boolean, string?   robot:fk(q: number[], frame?: string) → pose
   robot:ik(pose: pose|number[], seed?: number[], opts?: { units?: "rad" }) → number[]?, string?
   robot:plan(start: number[], moves: table, opts?: { vel_scale?: number, acc_scale?: number, ramp?: number }) → plan
   robot:with_payload(payload: table) → robot   robot:with_tool(tool: { xyz?: number[], rpy?: number[] }) → robot
   robot:set_payload(payload?: table)   robot:set_tool(tool: { xyz?: number[], rpy?: number[] })
   robot:add(a: assembly, name: string, kind: string, params?: table) → assembly   robot:component(kind: string) → userdata
   robot.name: string   robot.dof: integer   robot.joints: table[]   robot.home: number[]   robot.cartesian: table
-  robot.payload: number?   robot.components: table<string, string>
+  robot.payload: number?   robot.components: table<string, string>   robot.model: model
   pose.pos: number[]   pose.rpy: number[]
   plan.ok: boolean   plan.reason: string?   plan.duration: number?   plan.singularity: boolean?   plan.end: number[]?]])
 morc.doc(morc.model.build, [[morc.model.build { name, { "J1", parent = "universe", type = "revolute"|"prismatic" (mm), axis = { x, y, z }, xyz = { mm }, rpy = { ° },
