@@ -29,7 +29,7 @@ pub use assembly::{
     PlannedComponent, SignalInfo,
 };
 pub use base::{Base, BaseHandle, Commands};
-pub use clock::{monotonic_ns, sleep_until, ClockKind};
+pub use clock::{monotonic_ns, sleep_until, thread_cpu_ns, ClockKind};
 pub use component::{AssemblyResults, Component, ComponentInfo, InitContext, ParamInfo, PortInfo, Step, StepContext};
 pub use data::AssemblyData;
 pub use engine::{cancel_all_runs, Canceller, Engine, EngineConfig, EngineStats, EngineSummary, Outcome, RunHandle, RunResult};

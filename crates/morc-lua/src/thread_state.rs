@@ -25,7 +25,7 @@ use mlua::{ffi, Function, Lua, Table};
 use crate::component::{lua_error_text, KindSource, LuaComponentDef};
 use crate::convert::{from_value, to_value};
 use crate::pool::{self, Pool};
-use morc_kernel::{monotonic_ns, AssemblyResults, SlackWork, StepContext, Value, STRING_PORT_CAPACITY};
+use morc_kernel::{monotonic_ns, thread_cpu_ns, AssemblyResults, SlackWork, StepContext, Value, STRING_PORT_CAPACITY};
 
 /// The pool of a stepping thread when the assembly does not say (`morc.assembly { memory = MB }`).
 pub const DEFAULT_POOL_BYTES: usize = 32 << 20;
@@ -60,8 +60,10 @@ fn gc_mode() -> GcMode {
 /// Collector figures of one state, readable from any thread.
 #[derive(Default)]
 pub struct GcStats {
-    /// The longest single collector step (ns).
+    /// The longest single collector step (ns, wall clock: preemption included).
     pub worst_step_ns: AtomicU64,
+    /// The most CPU time a single collector step used (ns: what the step itself costs).
+    pub worst_step_cpu_ns: AtomicU64,
     /// Collector steps taken.
     pub steps: AtomicU64,
     /// Whole cycles completed (incremental) or minor collections (generational).
@@ -247,6 +249,16 @@ impl ThreadLua {
             inner.release(&instance);
             return Err(e);
         }
+        // The garbage of loading and init is collected now, off the real-time path, so the
+        // collector's first cycle in the slack has only the steps' own to deal with.
+        // SAFETY: our state, locked; a full collection, then stopped again for the steps.
+        unsafe {
+            ffi::lua_gc(state, ffi::LUA_GCCOLLECT);
+            ffi::lua_gc(state, ffi::LUA_GCSTOP);
+        }
+        let (used, capacity) = (inner.pool.used, inner.pool.capacity);
+        inner.gc.in_cycle = false;
+        inner.gc.settle(used, capacity);
         Ok(instance)
     }
 
@@ -296,6 +308,7 @@ impl ThreadLua {
         results.set("lua_memory_pool", Value::Integer(capacity as i64));
         results.set("lua_memory_peak", Value::Integer(peak as i64));
         results.set("lua_gc_worst_step_ns", Value::Integer(self.stats.worst_step_ns.load(Ordering::Relaxed) as i64));
+        results.set("lua_gc_worst_step_cpu_ns", Value::Integer(self.stats.worst_step_cpu_ns.load(Ordering::Relaxed) as i64));
         results.set("lua_gc_steps", Value::Integer(self.stats.steps.load(Ordering::Relaxed) as i64));
     }
 
@@ -546,6 +559,7 @@ impl Inner {
                 self.gc.in_cycle = self.gc.mode == GcMode::Incremental;
             }
             let start = monotonic_ns();
+            let cpu_start = thread_cpu_ns();
             // SAFETY: our state, locked; LUA_GCSTEP runs one step even while the collector is
             // stopped for the real-time steps. In generational mode a step is a minor collection,
             // and past half the pool a major one, which Lua does in one go (that is the mode's
@@ -553,6 +567,7 @@ impl Inner {
             let major = self.gc.mode == GcMode::Generational && used > self.pool.capacity / 2;
             let finished = unsafe { ffi::lua_gc(l, ffi::LUA_GCSTEP, if major { c_int::MAX / 1024 } else { 0 }) } != 0;
             let took = monotonic_ns().saturating_sub(start);
+            stats.worst_step_cpu_ns.fetch_max(thread_cpu_ns().saturating_sub(cpu_start), Ordering::Relaxed);
             longest = longest.max(took);
             stats.steps.fetch_add(1, Ordering::Relaxed);
             stats.worst_step_ns.fetch_max(took, Ordering::Relaxed);
