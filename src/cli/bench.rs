@@ -246,8 +246,10 @@ fn lua_gc(seconds: f64, policy: RtPolicy) {
         let label = format!("{mode:?}").to_lowercase();
         print_step(&label, &r, &r.components[0].exec);
         println!(
-            "{:<12} collector: worst step {:>9} CPU ({:>9} wall, preemption included), {} steps, pool peak {:.2} MB of {} MB",
+            "{:<12} collector steps CPU p99 {:>9} p99.9 {:>9} worst {:>9} ({:>9} wall, preemption included), {} steps, pool peak {:.2} MB of {} MB",
             "",
+            human_ns(get("lua_gc_step_cpu_p99_ns") as f64),
+            human_ns(get("lua_gc_step_cpu_p999_ns") as f64),
             human_ns(get("lua_gc_worst_step_cpu_ns") as f64),
             human_ns(get("lua_gc_worst_step_ns") as f64),
             get("lua_gc_steps"),

@@ -85,6 +85,8 @@ struct Inner {
     /// Declared after `state`'s users; freed in Drop after `lua_close`.
     pool: Box<Pool>,
     gc: Collector,
+    /// CPU time of each collector step (ns): the distribution, beside the worst in [`GcStats`].
+    gc_steps_cpu: morc_kernel::Histogram,
 }
 
 // SAFETY: the Lua state and its pool are only touched behind the mutex; the state never
@@ -153,7 +155,13 @@ impl ThreadLua {
             ffi::lua_setglobal(state, c"print".as_ptr());
             ffi::lua_sethook(state, Some(step_watchdog), ffi::LUA_MASKCOUNT, WATCHDOG_INSTRUCTIONS);
         }
-        let mut inner = Inner { lua: None, state, pool, gc: Collector { mode: gc_mode(), in_cycle: false, live: 0, threshold: 0 } };
+        let mut inner = Inner {
+            lua: None,
+            state,
+            pool,
+            gc_steps_cpu: morc_kernel::Histogram::new(),
+            gc: Collector { mode: gc_mode(), in_cycle: false, live: 0, threshold: 0 },
+        };
         // SAFETY: a fresh state of ours; mlua keeps its bookkeeping in the state's registry.
         let lua = unsafe { Lua::init_from_ptr(state) };
         crate::set_search_path(&lua, &crate::home()).map_err(|e| e.to_string())?;
@@ -309,6 +317,9 @@ impl ThreadLua {
         results.set("lua_memory_peak", Value::Integer(peak as i64));
         results.set("lua_gc_worst_step_ns", Value::Integer(self.stats.worst_step_ns.load(Ordering::Relaxed) as i64));
         results.set("lua_gc_worst_step_cpu_ns", Value::Integer(self.stats.worst_step_cpu_ns.load(Ordering::Relaxed) as i64));
+        let steps = inner.gc_steps_cpu.summary();
+        results.set("lua_gc_step_cpu_p99_ns", Value::Integer(steps.p99 as i64));
+        results.set("lua_gc_step_cpu_p999_ns", Value::Integer(steps.p999 as i64));
         results.set("lua_gc_steps", Value::Integer(self.stats.steps.load(Ordering::Relaxed) as i64));
     }
 
@@ -567,7 +578,9 @@ impl Inner {
             let major = self.gc.mode == GcMode::Generational && used > self.pool.capacity / 2;
             let finished = unsafe { ffi::lua_gc(l, ffi::LUA_GCSTEP, if major { c_int::MAX / 1024 } else { 0 }) } != 0;
             let took = monotonic_ns().saturating_sub(start);
-            stats.worst_step_cpu_ns.fetch_max(thread_cpu_ns().saturating_sub(cpu_start), Ordering::Relaxed);
+            let cpu = thread_cpu_ns().saturating_sub(cpu_start);
+            stats.worst_step_cpu_ns.fetch_max(cpu, Ordering::Relaxed);
+            self.gc_steps_cpu.record(cpu);
             longest = longest.max(took);
             stats.steps.fetch_add(1, Ordering::Relaxed);
             stats.worst_step_ns.fetch_max(took, Ordering::Relaxed);
