@@ -220,6 +220,58 @@ fn time_trajectory_steps(run_seconds: f64) {
     }
 }
 
+/// ns per call of the model and the linear algebra from Lua (issue 17, item 3): each figure
+/// is a Lua loop of 100 calls timed as one, divided by 100, so it is the Lua-side cost of a
+/// call (argument checks, userdata borrows, the algorithm) without the Rust→Lua entry.
+fn time_lua_calls(run_seconds: f64) {
+    let lua = morc_lua::new_state().expect("a Lua state");
+    let engine = morc_lua::start_engine(morc_kernel::EngineConfig::default()).expect("an engine");
+    morc_lua::install(&lua, engine).expect("morc in Lua");
+    lua.load(
+        r#"
+        r = require "robots.ur5"
+        m = morc.model "tests/data/reference/dynamics/ur5_robot.urdf"
+        q, v, a = morc.vec { 0.3, -1.1, 1.4, -0.5, 0.9, 0.2 }, morc.vec { 0.1, -0.2, 0.3, -0.4, 0.5, -0.6 }, morc.vec { 1, 0.5, -0.5, 0.25, -1, 2 }
+        qt = { 0.3, -1.1, 1.4, -0.5, 0.9, 0.2 }
+        qdeg = { 17, -63, 80, -29, 52, 11 }
+        tau, x, y = morc.vec(6), morc.vec(6), morc.vec(6)
+        J, P = morc.mat(6, 6), morc.mat(6, 6)
+        m:frame_jacobian_to(J, q, "tool0")
+        cases = {
+          { "model:rnea_to(tau, q, v, a)", function() m:rnea_to(tau, q, v, a) end },
+          { "model:rnea_to, q a table", function() m:rnea_to(tau, qt, v, a) end },
+          { "model:rnea(q, v, a) (new vec)", function() m:rnea(q, v, a) end },
+          { "model:frame_jacobian_to", function() m:frame_jacobian_to(J, q, "tool0") end },
+          { "J:pinv_to(P, 0.01) (6×6)", function() J:pinv_to(P, 0.01) end },
+          { "y:gemv(J, x)", function() y:gemv(J, x) end },
+          { "v[i] read + write (6 each)", function() for i = 1, 6 do y[i] = x[i] end end },
+          { "robot:fk(q°, 'tool0')", function() r:fk(qdeg, "tool0") end },
+          { "robot:fk(q°) (tool frame)", function() r:fk(qdeg) end },
+        }
+        function run(i, n) local f = cases[i][2]; for _ = 1, n do f() end end
+    "#,
+    )
+    .exec()
+    .expect("the Lua bench setup");
+    let run: mlua::Function = lua.globals().get("run").expect("run");
+    let cases: mlua::Table = lua.globals().get("cases").expect("cases");
+    println!();
+    println!("The model and linear algebra from Lua (UR5): ns per call inside a Lua loop (thread CPU time)");
+    println!("{:<34} {:>9}", "call", "ns/call");
+    for i in 1..=cases.raw_len() {
+        let label: String = cases.get::<mlua::Table>(i).and_then(|c| c.get(1)).expect("a label");
+        let ns = ns_per_call(run_seconds, || run.call::<()>((i, 100)).expect("the Lua call")) / 100.0;
+        println!("{label:<34} {ns:>9.0}");
+    }
+    // The same robot's fk as Rust's Robot::fk does it (a workspace per call), for the before figure.
+    let robot = robot_script("ur5");
+    let q: Vec<f64> = [17.0f64, -63.0, 80.0, -29.0, 52.0, 11.0].iter().map(|d| d.to_radians()).collect();
+    let ns = ns_per_call(run_seconds, || {
+        black_box(robot.fk(black_box(&q)));
+    });
+    println!("{:<34} {ns:>9.0}", "Rust Robot::fk (Data per call)");
+}
+
 /// Runs the Python peer on `robots`; `Err` says why Pinocchio's figures are missing.
 fn run_pinocchio_peer(robots: &[Robot], run_seconds: f64) -> Result<Value, String> {
     let python = std::env::var("MORC_BENCH_PYTHON").unwrap_or_else(|_| "python3".into());
@@ -318,4 +370,5 @@ fn main() {
         }
     }
     time_trajectory_steps(run_seconds);
+    time_lua_calls(run_seconds);
 }

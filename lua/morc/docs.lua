@@ -41,6 +41,7 @@ function D.sections()
   end
   sections[1] = { title = "Globals", entries = globals }
   section("morc", "morc", morc, { lib = true, docs = true })
+  section("morc.model — robot models (SI units)", "morc.model", morc.model)
   section("morc.lib — libraries", "morc.lib", morc.lib)
   section("morc.docs — this reference", "morc.docs", morc.docs)
   section("morc.testing — Lua tests", "morc.testing", require "morc.testing")

@@ -124,7 +124,8 @@ morc.doc(morc.robot, [[morc.robot { name, model = morc.model.urdf "file" | morc.
              tool = { xyz = { mm }, rpy = { ° } }, payload = { mass = kg, com = { mm }, inertia },
              home = { ° }, cartesian = { vel = mm/s, acc = mm/s², rot_vel = °/s, rot_acc = °/s² } }
 A robot definition (degrees and millimetres; ports and native parameters are SI). Errors name the file:line and the joint.
-  r:reachable(q°) → true, or false and why        r:fk(q°) → { pos = {mm}, rpy = {°} } of the tool
+  r:reachable(q°) → true, or false and why        r:fk(q° [, "frame"]) → { pos = {mm}, rpy = {°} } of the tool (or the frame)
+  r.model → the robot's model in SI units (help(morc.model)): r.model:rnea(q, v, a), r.model:frame_jacobian(q, "tool0"), …
   r:ik(pose [, seed°]) → q° nearest to seed (closed form for spherical wrists, else damped least squares), or nil and why
   r:plan(start°, moves [, { vel_scale, acc_scale, ramp }]) → { ok, reason, duration, singularity, end } without moving
   r:with_payload { mass, com, inertia } → a new robot      r:with_tool { xyz, rpy } → a new robot

@@ -16,6 +16,8 @@ mod fmu;
 pub mod interrupt;
 mod kinds;
 pub mod library;
+mod linalg;
+mod model;
 mod origin;
 mod plot;
 mod pool;
@@ -179,6 +181,9 @@ fn install_surface(lua: &Lua, engine: Option<Engine>) -> mlua::Result<()> {
     lua.globals().set("morc", morc.clone())?;
     error::install(lua)?;
     lua.load(PRELUDE).set_name("@lua/morc/prelude.lua").exec()?;
+    // After the prelude, so that their doc strings attach through morc.doc.
+    linalg::register(lua, &morc)?;
+    model::register(lua, &morc)?;
     plot::install(lua)?;
     // `require "morc"` gives the same table; the compiled-in modules are preloaded.
     let loaded: Table = lua.globals().get::<Table>("package")?.get("loaded")?;

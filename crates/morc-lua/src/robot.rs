@@ -11,6 +11,7 @@ use nalgebra::{Matrix3, Vector3};
 use super::assembly::LuaAssembly;
 use super::convert::to_value;
 use super::engine::LuaEngine;
+use super::model::LuaModel;
 use super::origin::caller;
 use super::robot_params::{self, Units};
 use crate::error::{raise, typed, with_prefix, ErrorKind};
@@ -25,21 +26,6 @@ use morc_model::{DhConvention, DhLink, DhTable, DriveTrain, FrameKind, Inertia, 
 use morc_motion::pose_from_vector;
 use morc_motion::Kinematics;
 use morc_robot::{components, CartesianLimits, JointDrive, Limits, Robot, RobotJoint, RobotKinematics, SimulatedRobot};
-
-/// A robot model (from URDF or DH), before it becomes a robot.
-#[derive(Clone)]
-pub struct LuaModel(pub Model);
-
-impl UserData for LuaModel {
-    fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
-        fields.add_field_method_get("name", |_, this| Ok(this.0.name().to_string()));
-        fields.add_field_method_get("dof", |_, this| Ok(this.0.nv()));
-        fields.add_field_method_get("joints", |_, this| Ok(this.0.joint_names()[1..].to_vec()));
-    }
-    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        methods.add_meta_method("__tostring", |_, this, ()| Ok(format!("model '{}' ({} joints)", this.0.name(), this.0.nv())));
-    }
-}
 
 /// A robot made by `morc.robot { … }`.
 #[derive(Clone)]
@@ -146,7 +132,7 @@ fn model_dh(lua: &Lua, t: Table) -> mlua::Result<LuaModel> {
     };
     let model = table.to_model().map_err(|e| fail(e.to_string()))?;
     model.check_mass_matrix().map_err(|e| fail(e.to_string()))?;
-    Ok(LuaModel(model))
+    Ok(LuaModel::new(Arc::new(model)))
 }
 
 /// `morc.model.build { name, { "J1", parent = "universe", type = "revolute"|"prismatic", axis = {x, y, z},
@@ -213,10 +199,11 @@ fn model_build(lua: &Lua, t: Table) -> mlua::Result<LuaModel> {
     }
     let model = builder.build();
     model.check_mass_matrix().map_err(|e| fail(e.to_string()))?;
-    Ok(LuaModel(model))
+    Ok(LuaModel::new(Arc::new(model)))
 }
 
-fn model_urdf(lua: &Lua, file: String) -> mlua::Result<LuaModel> {
+/// `morc.model.urdf "file"` (and `morc.model "file"`).
+pub(crate) fn model_urdf(lua: &Lua, file: String) -> mlua::Result<LuaModel> {
     let origin = caller(lua);
     let path = resolve(lua, &file);
     crate::library::check_read(lua, &path, "morc.model.urdf")?;
@@ -224,7 +211,7 @@ fn model_urdf(lua: &Lua, file: String) -> mlua::Result<LuaModel> {
     let model = morc_model::load_urdf(&path).map_err(|e| fail(e.to_string()))?;
     // The file's parser takes kinematics-only URDFs; a robot also needs its dynamics.
     model.check_mass_matrix().map_err(|e| fail(format!("{}: {e}", path.display())))?;
-    Ok(LuaModel(model))
+    Ok(LuaModel::new(Arc::new(model)))
 }
 
 /// The frame a payload and tool attach to: the flange ("tool0"/"flange" of the model, else the
@@ -275,9 +262,16 @@ fn define_robot(lua: &Lua, t: Table) -> mlua::Result<LuaRobot> {
     let fail = |m: String| raise(ErrorKind::Robot, format!("{origin}: {m}"));
     let name: String = t.get::<Option<String>>("name")?.ok_or_else(|| fail("morc.robot needs a name".into()))?;
     let mut model = match t.get::<mlua::Value>("model")? {
-        mlua::Value::UserData(ud) if ud.is::<LuaModel>() => ud.borrow::<LuaModel>()?.0.clone(),
+        mlua::Value::UserData(ud) if ud.is::<LuaModel>() => (*ud.borrow::<LuaModel>()?.model).clone(),
         _ => return Err(fail(format!("robot '{name}': model must be morc.model.urdf \"file\" or morc.model.dh {{…}}"))),
     };
+    if model.has_mimic_joints() {
+        let mimics: Vec<&str> = (1..model.njoints()).filter(|&j| model.mimic(j).is_some()).map(|j| model.joint_names()[j].as_str()).collect();
+        return Err(fail(format!(
+            "robot '{name}': the model has mimic joints ({}), and a robot's joints are its drives one to one: remove the <mimic> joints from the robot's URDF (morc.model still loads the full model for dynamics)",
+            mimics.join(", ")
+        )));
+    }
     let list: Table = t.get::<Option<Table>>("joints")?.ok_or_else(|| fail(format!("robot '{name}' needs joints = {{ {{ \"A1\", drive = {{…}}, limits = {{…}} }}, … }}")))?;
     let mut joints = Vec::new();
     for (i, j) in list.sequence_values::<Table>().enumerate() {
@@ -538,6 +532,11 @@ impl UserData for LuaRobot {
             Ok(list)
         });
         fields.add_field_method_get("home", |lua, this| lua.create_sequence_from(lua_joints(&this.0, &this.0.home)));
+        // robot.model: the robot's model (SI units, tool and payload included) with a workspace, the same each time.
+        fields.add_field_function_get("model", |lua, ud| {
+            let model = ud.borrow::<LuaRobot>()?.0.model.clone();
+            super::model::robot_model(lua, &ud, &model)
+        });
         fields.add_field_method_get("payload", |_, this| Ok(this.0.payload));
         fields.add_field_method_get("cartesian", |lua, this| {
             let c = this.0.cartesian;
@@ -569,9 +568,18 @@ impl UserData for LuaRobot {
                 }
             })
         });
-        methods.add_method("fk", |lua, this, q: mlua::Value| {
-            let q = joint_vector(&this.0, q, "robot:fk(q)")?;
-            let p = this.0.fk(&q);
+        // robot:fk(q° [, "frame"]): the tool frame's (or the named frame's) pose, in the workspace
+        // of the robot's model userdata (robot.model) rather than a workspace per call.
+        methods.add_function("fk", |lua, (ud, q, frame): (AnyUserData, mlua::Value, Option<mlua::Value>)| {
+            let robot = ud.borrow::<LuaRobot>()?.0.clone();
+            let q = joint_vector(&robot, q, "robot:fk(q)")?;
+            let model_ud = super::model::robot_model(lua, &ud, &robot.model)?;
+            let mut model = model_ud.borrow_mut::<LuaModel>()?;
+            let frame = match frame {
+                None | Some(mlua::Value::Nil) => robot.tool_frame,
+                Some(name) => model.frame(&name, "robot:fk(q, frame)")?,
+            };
+            let p = model.placement(&q, frame);
             let t = lua.create_table()?;
             t.set("pos", lua.create_sequence_from(p.translation.iter().map(|x| x * 1e3))?)?;
             t.set("rpy", lua.create_sequence_from(rpy_from_rotation(&p.rotation).iter().map(|x| x.to_degrees()))?)?;

@@ -30,8 +30,10 @@ pub struct Data {
     pub tau: DVector<f64>,
     /// Joint accelerations from ABA.
     pub ddq: DVector<f64>,
-    /// Frame Jacobian (6 × nv), LOCAL_WORLD_ALIGNED.
+    /// Frame Jacobian (6 × nv), LOCAL_WORLD_ALIGNED unless [`frame_jacobian_in`](super::frame_jacobian_in) asked otherwise.
     pub jacobian: Matrix6xX<f64>,
+    /// Joint torque regressor (nv × 10·(njoints − 1)) from [`joint_torque_regressor`](super::joint_torque_regressor).
+    pub joint_torque_regressor: DMatrix<f64>,
     // ABA works in world coordinates (as Pinocchio's WORLD convention), so that articulated
     // inertias accumulate up the tree without a 6×6 change of frame per joint.
     /// Motion subspace of each joint, about the world origin in world axes.
@@ -44,6 +46,8 @@ pub struct Data {
     pub(crate) aba_u_vectors: Vec<Vector6<f64>>,
     pub(crate) aba_inv_d: Vec<f64>,
     pub(crate) aba_u: Vec<f64>,
+    /// Cholesky factor of the mass matrix, for forward dynamics of models with mimic joints.
+    pub(crate) dense_factor: DMatrix<f64>,
 }
 
 impl Data {
@@ -63,6 +67,7 @@ impl Data {
             tau: DVector::zeros(nv),
             ddq: DVector::zeros(nv),
             jacobian: Matrix6xX::zeros(nv),
+            joint_torque_regressor: DMatrix::zeros(nv, super::regressor::PARAMETERS_PER_BODY * (nj - 1)),
             world_subspaces: vec![Motion::zero(); nj],
             world_velocities: vec![Motion::zero(); nj],
             world_accelerations: vec![Motion::zero(); nj],
@@ -72,6 +77,7 @@ impl Data {
             aba_u_vectors: vec![Vector6::zeros(); nj],
             aba_inv_d: vec![0.0; nj],
             aba_u: vec![0.0; nj],
+            dense_factor: DMatrix::zeros(if model.has_mimic_joints() { nv } else { 0 }, if model.has_mimic_joints() { nv } else { 0 }),
         }
     }
 }

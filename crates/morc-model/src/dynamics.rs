@@ -43,18 +43,19 @@ fn rnea_impl<'a>(model: &Model, data: &'a mut Data, q: &[f64], v: Option<&[f64]>
     let gravity_bias = Motion::new(-model.gravity, nalgebra::Vector3::zeros());
     for i in 1..model.njoints() {
         let joint = &model.motions[i];
-        let local = joint_local_placement(model, i, q[i - 1]);
+        let local = joint_local_placement(model, i, model.joint_q(i, q));
         let parent = model.parents[i];
         let parent_acceleration = if parent == 0 { gravity_bias } else { data.accelerations[parent] };
         let mut acceleration = local.inv_act_motion(&parent_acceleration);
         if let Some(a) = a {
-            acceleration = acceleration.add(&joint.motion(a[i - 1]));
+            acceleration = acceleration.add(&joint.motion(model.joint_v(i, a)));
         }
         let inertia = &model.inertias[i];
         let force = if let Some(v) = v {
-            let joint_velocity = joint.motion(v[i - 1]);
+            let vi = model.joint_v(i, v);
+            let joint_velocity = joint.motion(vi);
             let velocity = if parent == 0 { joint_velocity } else { local.inv_act_motion(&data.velocities[parent]).add(&joint_velocity) };
-            acceleration = acceleration.add(&joint.motion_cross(&velocity, v[i - 1]));
+            acceleration = acceleration.add(&joint.motion_cross(&velocity, vi));
             data.velocities[i] = velocity;
             let mut f = inertia.mul_motion(&acceleration);
             f.add_assign(&velocity.cross_force(&inertia.mul_motion(&velocity)));
@@ -67,18 +68,31 @@ fn rnea_impl<'a>(model: &Model, data: &'a mut Data, q: &[f64], v: Option<&[f64]>
         data.forces[i] = force;
         data.local_placements[i] = local;
     }
+    if model.has_mimic_joints() {
+        // Mimic joints add their torque to their master's coordinate (tau = G tau_full).
+        data.tau.fill(0.0);
+    }
     for i in (1..model.njoints()).rev() {
         let force = data.forces[i];
+        let dof = model.idx_v[i];
         let mut torque = model.motions[i].dot_force(&force);
-        if let Some(a) = a {
-            torque += model.drives[i - 1].armature * a[i - 1];
-        }
-        if let Some(v) = v {
-            if model.has_friction {
-                torque += friction_torque(model, i - 1, v[i - 1]);
+        if model.mimics[i].is_some() {
+            data.tau[dof] += model.scaling[i] * torque;
+        } else {
+            if let Some(a) = a {
+                torque += model.drives[dof].armature * a[dof];
+            }
+            if let Some(v) = v {
+                if model.has_friction {
+                    torque += friction_torque(model, dof, v[dof]);
+                }
+            }
+            if model.has_mimic_joints() {
+                data.tau[dof] += torque;
+            } else {
+                data.tau[dof] = torque;
             }
         }
-        data.tau[i - 1] = torque;
         let parent = model.parents[i];
         if parent != 0 {
             let transmitted = data.local_placements[i].act_force(&force);
@@ -113,7 +127,7 @@ pub fn nle<'a>(model: &Model, data: &'a mut Data, q: &[f64], v: &[f64]) -> &'a D
 #[inline(always)]
 fn world_placements_and_inertias(model: &Model, data: &mut Data, q: &[f64]) {
     for i in 1..model.njoints() {
-        let local = joint_local_placement(model, i, q[i - 1]);
+        let local = joint_local_placement(model, i, model.joint_q(i, q));
         let parent = model.parents[i];
         let placement = if parent == 0 { local } else { data.joint_placements[parent].compose(&local) };
         data.world_subspaces[i] = model.motions[i].subspace_in(&placement);
@@ -133,27 +147,34 @@ pub fn crba<'a>(model: &Model, data: &'a mut Data, q: &[f64]) -> &'a nalgebra::D
     // Joints on different branches do not couple; those entries stay zero.
     data.mass_matrix.fill(0.0);
     for i in 1..model.njoints() {
-        data.local_placements[i] = joint_local_placement(model, i, q[i - 1]);
+        data.local_placements[i] = joint_local_placement(model, i, model.joint_q(i, q));
         data.composite_inertias[i] = model.inertias[i];
     }
     // Children have larger indices, so a subtree is complete when the backward loop reaches it.
     for i in (1..model.njoints()).rev() {
         let joint = &model.motions[i];
+        // Entries accumulate: with mimic joints several joints share a coordinate (M = G M_full Gᵀ);
+        // otherwise each is written once onto the zeroed matrix.
+        let (di, si) = (model.idx_v[i], model.scaling[i]);
         let mut force = data.composite_inertias[i].mul_motion(&joint.motion(1.0));
-        data.mass_matrix[(i - 1, i - 1)] = joint.dot_force(&force) + model.drives[i - 1].armature;
+        data.mass_matrix[(di, di)] += si * si * joint.dot_force(&force);
         let mut j = i;
         while model.parents[j] != 0 {
             force = data.local_placements[j].act_force(&force);
             j = model.parents[j];
-            let entry = model.motions[j].dot_force(&force);
-            data.mass_matrix[(j - 1, i - 1)] = entry;
-            data.mass_matrix[(i - 1, j - 1)] = entry;
+            let entry = si * model.scaling[j] * model.motions[j].dot_force(&force);
+            let dj = model.idx_v[j];
+            data.mass_matrix[(dj, di)] += entry;
+            data.mass_matrix[(di, dj)] += entry;
         }
         let parent = model.parents[i];
         if parent != 0 {
             let carried = data.local_placements[i].act_inertia(&data.composite_inertias[i]);
             data.composite_inertias[parent] = data.composite_inertias[parent].added(&carried);
         }
+    }
+    for (dof, drive) in model.drives.iter().enumerate() {
+        data.mass_matrix[(dof, dof)] += drive.armature;
     }
     &data.mass_matrix
 }
@@ -168,6 +189,9 @@ pub fn aba<'a>(model: &Model, data: &'a mut Data, q: &[f64], v: &[f64], tau: &[f
     check_len("q", q.len(), model.nq());
     check_len("v", v.len(), model.nv());
     check_len("tau", tau.len(), model.nv());
+    if model.has_mimic_joints() {
+        return aba_dense(model, data, q, v, tau);
+    }
     let nj = model.njoints();
     world_placements_and_inertias(model, data, q);
     for i in 1..nj {
@@ -219,6 +243,50 @@ pub fn aba<'a>(model: &Model, data: &'a mut Data, q: &[f64], v: &[f64], tau: &[f
         let ddq = (data.aba_u[i] - data.aba_u_vectors[i].dot(&acceleration.to_vector())) * data.aba_inv_d[i];
         data.ddq[i - 1] = ddq;
         data.world_accelerations[i] = acceleration.add(&data.world_subspaces[i].scaled(ddq));
+    }
+    &data.ddq
+}
+
+/// Forward dynamics of a model with mimic joints, whose coupled coordinates the recursive ABA
+/// does not handle (two fingers on sibling branches following one coordinate): `M ddq = tau −
+/// nle` solved by Cholesky in `data.dense_factor`, in place. Allocates nothing.
+fn aba_dense<'a>(model: &Model, data: &'a mut Data, q: &[f64], v: &[f64], tau: &[f64]) -> &'a DVector<f64> {
+    super::kinematics::update_joint_placements(model, data, q);
+    crba(model, data, q);
+    nle(model, data, q, v);
+    let n = model.nv();
+    let l = &mut data.dense_factor;
+    l.copy_from(&data.mass_matrix);
+    // Cholesky–Banachiewicz, lower triangle; the mass matrix is symmetric positive definite
+    // for a model that passed check_mass_matrix.
+    for j in 0..n {
+        let mut d = l[(j, j)];
+        for k in 0..j {
+            d -= l[(j, k)] * l[(j, k)];
+        }
+        let d = d.max(f64::MIN_POSITIVE).sqrt();
+        l[(j, j)] = d;
+        for i in j + 1..n {
+            let mut s = l[(i, j)];
+            for k in 0..j {
+                s -= l[(i, k)] * l[(j, k)];
+            }
+            l[(i, j)] = s / d;
+        }
+    }
+    for i in 0..n {
+        let mut s = tau[i] - data.tau[i];
+        for k in 0..i {
+            s -= l[(i, k)] * data.ddq[k];
+        }
+        data.ddq[i] = s / l[(i, i)];
+    }
+    for i in (0..n).rev() {
+        let mut s = data.ddq[i];
+        for k in i + 1..n {
+            s -= l[(k, i)] * data.ddq[k];
+        }
+        data.ddq[i] = s / l[(i, i)];
     }
     &data.ddq
 }

@@ -20,7 +20,7 @@ pub(crate) fn check_len(what: &str, got: usize, expected: usize) {
 pub(crate) fn update_joint_placements(model: &Model, data: &mut Data, q: &[f64]) {
     check_len("q", q.len(), model.nq());
     for i in 1..model.njoints() {
-        let local = joint_local_placement(model, i, q[i - 1]);
+        let local = joint_local_placement(model, i, model.joint_q(i, q));
         let parent = model.parents[i];
         data.joint_placements[i] = if parent == 0 { local } else { data.joint_placements[parent].compose(&local) };
         data.local_placements[i] = local;
@@ -57,13 +57,14 @@ pub fn forward_kinematics(model: &Model, data: &mut Data, q: &[f64], v: &[f64], 
     for i in 1..model.njoints() {
         let parent = model.parents[i];
         let joint = &model.motions[i];
-        let joint_velocity = joint.motion(v[i - 1]);
+        let (vi, ai) = (model.joint_v(i, v), model.joint_v(i, a));
+        let joint_velocity = joint.motion(vi);
         let local = &data.local_placements[i];
         let (vel, acc) = if parent == 0 {
-            (joint_velocity, joint.motion(a[i - 1]))
+            (joint_velocity, joint.motion(ai))
         } else {
             let vel = local.inv_act_motion(&data.velocities[parent]).add(&joint_velocity);
-            let acc = local.inv_act_motion(&data.accelerations[parent]).add(&joint.motion(a[i - 1])).add(&joint.motion_cross(&vel, v[i - 1]));
+            let acc = local.inv_act_motion(&data.accelerations[parent]).add(&joint.motion(ai)).add(&joint.motion_cross(&vel, vi));
             (vel, acc)
         };
         data.velocities[i] = vel;
@@ -96,9 +97,11 @@ pub fn frame_jacobian<'a>(model: &Model, data: &'a mut Data, frame: FrameIndex) 
     while joint != 0 {
         // The joint's twist seen at the frame origin, in world axes.
         let column = model.motions[joint].subspace_in(&data.joint_placements[joint].with_origin_at(&origin));
-        let mut col = data.jacobian.column_mut(joint - 1);
-        col.fixed_rows_mut::<3>(0).copy_from(&column.linear);
-        col.fixed_rows_mut::<3>(3).copy_from(&column.angular);
+        // Accumulated: a mimic joint's column adds to its master's, scaled (J = J_full Gᵀ).
+        let s = model.scaling[joint];
+        let mut col = data.jacobian.column_mut(model.idx_v[joint]);
+        col.fixed_rows_mut::<3>(0).axpy(s, &column.linear, 1.0);
+        col.fixed_rows_mut::<3>(3).axpy(s, &column.angular, 1.0);
         joint = model.parents[joint];
     }
     &data.jacobian
@@ -112,4 +115,57 @@ pub fn frame_jacobian<'a>(model: &Model, data: &'a mut Data, frame: FrameIndex) 
 pub fn compute_frame_jacobian<'a>(model: &Model, data: &'a mut Data, q: &[f64], frame: FrameIndex) -> &'a Matrix6xX<f64> {
     update_joint_placements(model, data, q);
     frame_jacobian(model, data, frame)
+}
+
+/// The frame a Jacobian's twist is expressed in, as Pinocchio's `ReferenceFrame`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReferenceFrame {
+    /// The frame origin's linear velocity and the angular velocity, in world axes.
+    LocalWorldAligned,
+    /// The same twist in the frame's own axes (`oRfᵀ` applied to both halves).
+    Local,
+    /// The spatial velocity at the world origin, in world axes: linear part `v_p + p × ω`.
+    World,
+}
+
+impl ReferenceFrame {
+    /// Pinocchio's lower-case names: `"local_world_aligned"`, `"local"`, `"world"`.
+    pub fn from_name(name: &str) -> Option<ReferenceFrame> {
+        match name {
+            "local_world_aligned" | "LOCAL_WORLD_ALIGNED" => Some(ReferenceFrame::LocalWorldAligned),
+            "local" | "LOCAL" => Some(ReferenceFrame::Local),
+            "world" | "WORLD" => Some(ReferenceFrame::World),
+            _ => None,
+        }
+    }
+}
+
+/// The Jacobian of `frame` in `reference` from the joint placements in `data` (call a
+/// forward kinematics first), written to `data.jacobian`: rows 0–2 linear, 3–5 angular, as
+/// Pinocchio's `getFrameJacobian`. Allocates nothing.
+pub fn frame_jacobian_in<'a>(model: &Model, data: &'a mut Data, frame: FrameIndex, reference: ReferenceFrame) -> &'a Matrix6xX<f64> {
+    frame_jacobian(model, data, frame);
+    let f = &model.frames[frame];
+    let placement = data.joint_placements[f.parent_joint].compose(&f.placement);
+    match reference {
+        ReferenceFrame::LocalWorldAligned => {}
+        ReferenceFrame::Local => {
+            let rt = placement.rotation.transpose();
+            for mut col in data.jacobian.column_iter_mut() {
+                let linear = rt * col.fixed_rows::<3>(0);
+                let angular = rt * col.fixed_rows::<3>(3);
+                col.fixed_rows_mut::<3>(0).copy_from(&linear);
+                col.fixed_rows_mut::<3>(3).copy_from(&angular);
+            }
+        }
+        ReferenceFrame::World => {
+            let p = placement.translation;
+            for mut col in data.jacobian.column_iter_mut() {
+                let shift = p.cross(&col.fixed_rows::<3>(3).into_owned());
+                let linear = col.fixed_rows::<3>(0) + shift;
+                col.fixed_rows_mut::<3>(0).copy_from(&linear);
+            }
+        }
+    }
+    &data.jacobian
 }

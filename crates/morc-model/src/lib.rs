@@ -11,7 +11,8 @@
 //! let tau = rnea(&robot, &mut data, &q, &[0.0; 6], &[0.0; 6]);
 //! ```
 //!
-//! Conventions: spatial vectors are (linear, angular); joint `i ≥ 1` moves `q[i − 1]`;
+//! Conventions: spatial vectors are (linear, angular); joint `i ≥ 1` moves `q[i − 1]`, except
+//! that mimic joints have no coordinate of their own (see [`Mimic`]; then `Model::idx_v`);
 //! frame Jacobians are LOCAL_WORLD_ALIGNED (the frame origin's velocity and the angular
 //! velocity, both in world axes).
 
@@ -24,6 +25,7 @@ mod dynamics;
 mod ik;
 mod joint;
 mod kinematics;
+mod regressor;
 mod spatial;
 mod structure;
 mod urdf;
@@ -32,9 +34,12 @@ pub use data::Data;
 pub use dh::{DhConvention, DhLink, DhTable};
 pub use dynamics::{aba, crba, gravity, nle, rnea};
 pub use ik::{AnalyticIk, DlsIk, IkOutcome};
-pub use kinematics::{compute_frame_jacobian, forward_kinematics, forward_kinematics_joints, forward_kinematics_placements, frame_jacobian, frame_placement, update_frame_placements};
+pub use kinematics::{
+    compute_frame_jacobian, forward_kinematics, forward_kinematics_joints, forward_kinematics_placements, frame_jacobian, frame_jacobian_in, frame_placement, update_frame_placements, ReferenceFrame,
+};
+pub use regressor::{dynamic_parameters, joint_torque_regressor, PARAMETERS_PER_BODY};
 pub use spatial::{log3, rotation_from_rpy, rpy_from_rotation, Force, Inertia, Motion, Se3};
-pub use structure::{DriveTrain, Frame, FrameIndex, FrameKind, JointIndex, JointKind, JointLimits, Model, ModelBuilder};
+pub use structure::{DriveTrain, Frame, FrameIndex, FrameKind, JointIndex, JointKind, JointLimits, Mimic, Model, ModelBuilder};
 pub use urdf::{load_urdf, parse_urdf, to_urdf, MAX_MOVING_JOINTS};
 
 use std::fmt;

@@ -68,6 +68,21 @@ pub enum FrameKind {
     Operational,
 }
 
+/// How a mimic joint follows its master: `q = multiplier · q_master + offset` (URDF `<mimic>`).
+/// As Pinocchio 3's mimic joints (`buildModel(…, mimic=True)`), a mimic joint has no
+/// coordinate of its own: it adds nothing to `nq`/`nv`, its velocity and acceleration are the
+/// master's times `multiplier`, and its torque adds to the master's times `multiplier` (a gear,
+/// Featherstone's §10): `M = G M_full Gᵀ`, `tau = G tau_full`, `J = J_full Gᵀ`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Mimic {
+    /// The joint followed (never itself a mimic joint: chains are resolved to their root).
+    pub master: JointIndex,
+    /// `q / q_master` (and the same for velocity and acceleration).
+    pub multiplier: f64,
+    /// Added to the position (rad or m).
+    pub offset: f64,
+}
+
 /// A named frame rigidly attached to a joint.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Frame {
@@ -99,6 +114,14 @@ pub struct Model {
     pub(crate) has_friction: bool,
     pub(crate) frames: Vec<Frame>,
     pub(crate) gravity: Vector3<f64>,
+    /// Index in q and v of each joint's coordinate (its master's for a mimic joint; entry 0 unused).
+    pub(crate) idx_v: Vec<usize>,
+    /// `q_joint = scaling · q[idx_v] + offset`: 1 and 0 except for mimic joints.
+    pub(crate) scaling: Vec<f64>,
+    pub(crate) offsets: Vec<f64>,
+    pub(crate) mimics: Vec<Option<Mimic>>,
+    /// The joint owning each coordinate (nv entries).
+    pub(crate) dof_joints: Vec<JointIndex>,
 }
 
 impl Model {
@@ -110,13 +133,39 @@ impl Model {
     pub fn njoints(&self) -> usize {
         self.parents.len()
     }
-    /// Dimension of the configuration vector `q`.
+    /// Dimension of the configuration vector `q`: the moving joints that are not mimic joints.
     pub fn nq(&self) -> usize {
-        self.parents.len() - 1
+        self.dof_joints.len()
     }
-    /// Dimension of the velocity vector `v`.
+    /// Dimension of the velocity vector `v` (equal to `nq`: every joint has one degree of freedom).
     pub fn nv(&self) -> usize {
-        self.parents.len() - 1
+        self.dof_joints.len()
+    }
+    /// Index in `q` and `v` of `joint`'s coordinate (its master's, for a mimic joint).
+    pub fn idx_v(&self, joint: JointIndex) -> usize {
+        self.idx_v[joint]
+    }
+    /// The joint whose coordinate is `q[dof]`.
+    pub fn dof_joint(&self, dof: usize) -> JointIndex {
+        self.dof_joints[dof]
+    }
+    /// How `joint` follows another, if it is a mimic joint.
+    pub fn mimic(&self, joint: JointIndex) -> Option<Mimic> {
+        self.mimics[joint]
+    }
+    /// Whether some joint is a mimic joint (so joints and coordinates are not one to one).
+    pub fn has_mimic_joints(&self) -> bool {
+        self.dof_joints.len() + 1 != self.parents.len()
+    }
+    /// Position of `joint` for the configuration `q`.
+    #[inline(always)]
+    pub(crate) fn joint_q(&self, joint: JointIndex, q: &[f64]) -> f64 {
+        self.scaling[joint] * q[self.idx_v[joint]] + self.offsets[joint]
+    }
+    /// Velocity (or acceleration) of `joint` for the velocity (or acceleration) vector `v`.
+    #[inline(always)]
+    pub(crate) fn joint_v(&self, joint: JointIndex, v: &[f64]) -> f64 {
+        self.scaling[joint] * v[self.idx_v[joint]]
     }
     /// Name of every joint, the universe's first.
     pub fn joint_names(&self) -> &[String] {
@@ -150,11 +199,11 @@ impl Model {
     pub fn inertias(&self) -> &[Inertia] {
         &self.inertias
     }
-    /// Limits of the moving joints (`nv` entries; joint `i` at `i − 1`).
+    /// Limits of the coordinates (`nv` entries; joint `i` at [`idx_v(i)`](Self::idx_v)).
     pub fn limits(&self) -> &[JointLimits] {
         &self.limits
     }
-    /// Drive-train terms of the moving joints (`nv` entries).
+    /// Drive-train terms of the coordinates (`nv` entries; a mimic joint has none of its own).
     pub fn drive_trains(&self) -> &[DriveTrain] {
         &self.drives
     }
@@ -197,7 +246,10 @@ impl Model {
         if joint == 0 || joint >= self.njoints() {
             return Err(ModelError::invalid(&self.name, format!("no moving joint with index {joint} (the model has joints 1..{})", self.njoints() - 1)));
         }
-        self.drives[joint - 1] = drive;
+        if self.mimics[joint].is_some() {
+            return Err(ModelError::invalid(&self.name, format!("joint '{}' is a mimic joint: its drive train is its master's", self.joint_names[joint])));
+        }
+        self.drives[self.idx_v[joint]] = drive;
         self.has_friction = self.drives.iter().any(|d| d.viscous_friction != 0.0 || d.coulomb_friction != 0.0);
         Ok(())
     }
@@ -246,7 +298,7 @@ impl Model {
                 .collect();
             let m = super::crba(self, &mut data, &q);
             if let Some((i, moves_nothing)) = singular_pivot(m) {
-                return Err(self.singular_joint_error(i + 1, moves_nothing));
+                return Err(self.singular_joint_error(self.dof_joints[i], moves_nothing));
             }
         }
         Ok(())
@@ -319,6 +371,11 @@ impl ModelBuilder {
                 has_friction: false,
                 frames: vec![universe],
                 gravity: Vector3::new(0.0, 0.0, -9.81),
+                idx_v: vec![0],
+                scaling: vec![1.0],
+                offsets: vec![0.0],
+                mimics: vec![None],
+                dof_joints: Vec::new(),
             },
         }
     }
@@ -337,7 +394,55 @@ impl ModelBuilder {
     /// parent joint frame at `q = 0`, moving along `axis` (normalised here; must be non-zero).
     /// Also adds a [`FrameKind::Joint`] frame named like the joint.
     pub fn add_joint(&mut self, name: impl Into<String>, parent: JointIndex, placement: Se3, kind: JointKind, axis: Vector3<f64>, limits: JointLimits) -> Result<JointIndex, ModelError> {
+        let index = self.push_joint(name.into(), parent, placement, kind, axis)?;
+        let m = &mut self.model;
+        m.idx_v.push(m.dof_joints.len());
+        m.scaling.push(1.0);
+        m.offsets.push(0.0);
+        m.mimics.push(None);
+        m.dof_joints.push(index);
+        m.limits.push(limits);
+        m.drives.push(DriveTrain::default());
+        Ok(index)
+    }
+
+    /// Adds a mimic joint (see [`Mimic`]): like [`add_joint`](Self::add_joint), but its position
+    /// is `multiplier · q_master + offset` and it adds no coordinate. `master` must be a moving
+    /// joint added before; when it is itself a mimic joint, the chain is resolved to its root.
+    #[allow(clippy::too_many_arguments)]
+    pub fn add_mimic_joint(
+        &mut self,
+        name: impl Into<String>,
+        parent: JointIndex,
+        placement: Se3,
+        kind: JointKind,
+        axis: Vector3<f64>,
+        master: JointIndex,
+        multiplier: f64,
+        offset: f64,
+    ) -> Result<JointIndex, ModelError> {
         let name = name.into();
+        if master == 0 || master >= self.model.njoints() {
+            return Err(ModelError::invalid(&self.model.name, format!("mimic joint '{name}': its master joint {master} does not exist (a master comes before its mimic joints)")));
+        }
+        if !(multiplier.is_finite() && offset.is_finite()) {
+            return Err(ModelError::invalid(&self.model.name, format!("mimic joint '{name}': multiplier {multiplier} and offset {offset} must be finite")));
+        }
+        let (master, multiplier, offset) = match self.model.mimics[master] {
+            Some(m) => (m.master, multiplier * m.multiplier, multiplier * m.offset + offset),
+            None => (master, multiplier, offset),
+        };
+        let index = self.push_joint(name, parent, placement, kind, axis)?;
+        let m = &mut self.model;
+        m.idx_v.push(m.idx_v[master]);
+        m.scaling.push(multiplier);
+        m.offsets.push(offset);
+        m.mimics.push(Some(Mimic { master, multiplier, offset }));
+        Ok(index)
+    }
+
+    /// The part of adding a joint common to ordinary and mimic joints: tree, kind, axis, frame.
+    fn push_joint(&mut self, name: String, parent: JointIndex, placement: Se3, kind: JointKind, axis: Vector3<f64>) -> Result<JointIndex, ModelError> {
         if parent >= self.model.njoints() {
             return Err(ModelError::invalid(&self.model.name, format!("joint '{name}': parent joint {parent} does not exist")));
         }
@@ -358,8 +463,6 @@ impl ModelBuilder {
         m.axes.push(axis);
         m.motions.push(JointMotion::new(kind, &axis));
         m.inertias.push(Inertia::zero());
-        m.limits.push(limits);
-        m.drives.push(DriveTrain::default());
         m.frames.push(Frame { name, parent_joint: index, placement: Se3::identity(), kind: FrameKind::Joint });
         Ok(index)
     }

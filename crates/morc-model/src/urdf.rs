@@ -6,7 +6,12 @@
 //! Differences from Pinocchio, on purpose: a `continuous` joint is a revolute joint without
 //! position limits (one coordinate, not Pinocchio's cos/sin pair); `<dynamics damping
 //! friction>` become the joint's viscous and Coulomb friction, which RNEA then applies.
-//! Floating, planar and mimic joints are refused with an error.
+//! Floating and planar joints are refused with an error. A `<mimic>` joint becomes a mimic
+//! joint as Pinocchio 3's `buildModel(…, mimic=True)` makes it ([`Mimic`](super::Mimic)): no
+//! coordinate of its own (`nq`, `nv` count only the other moving joints), its position
+//! `multiplier · q_master + offset`, its torque added to the master's. Its own `<limit>` and
+//! `<dynamics>` are not used (the master's apply). Pinocchio's default (`mimic=False`), which
+//! ignores the tag and makes the joint independent, is not what a gripper's fingers do.
 //!
 //! [`to_urdf`] writes a [`Model`] back out, so a model built from a DH table or by hand can
 //! be handed to other tools (Pinocchio, viewers).
@@ -55,6 +60,8 @@ struct Joint<'a, 'i> {
     axis: Vector3<f64>,
     limits: JointLimits,
     drive: DriveTrain,
+    /// `<mimic joint multiplier offset>`: the master's name, multiplier, offset.
+    mimic: Option<(&'a str, f64, f64)>,
 }
 
 struct Parser<'a, 'i> {
@@ -158,9 +165,11 @@ impl<'a, 'i> Parser<'a, 'i> {
             "floating" | "planar" => return Err(self.error(node, format!("joint type '{joint_type}' is not supported (use revolute, continuous, prismatic or fixed)"))),
             other => return Err(self.error(node, format!("unknown joint type '{other}' (URDF knows revolute, continuous, prismatic, fixed, floating, planar)"))),
         };
-        if Self::child(node, "mimic").is_some() {
-            return Err(self.error(node, "mimic joints are not supported"));
-        }
+        let mimic = match Self::child(node, "mimic") {
+            None => None,
+            Some(_) if kind.is_none() => return Err(self.error(node, "a fixed joint cannot mimic another: remove <mimic> or make the joint revolute or prismatic")),
+            Some(m) => Some((self.required_attribute(m, "joint")?, self.optional_number(m, "multiplier", 1.0)?, self.optional_number(m, "offset", 0.0)?)),
+        };
         let link_of = |role: &str| -> Result<usize, ModelError> {
             let element = Self::child(node, role).ok_or_else(|| self.error(node, format!("missing <{role} link=\"…\"/>")))?;
             let link = self.required_attribute(element, "link")?;
@@ -202,7 +211,7 @@ impl<'a, 'i> Parser<'a, 'i> {
             drive.viscous_friction = self.optional_number(dynamics, "damping", 0.0)?;
             drive.coulomb_friction = self.optional_number(dynamics, "friction", 0.0)?;
         }
-        Ok(Joint { node, name, kind, parent, child, origin, axis, limits, drive })
+        Ok(Joint { node, name, kind, parent, child, origin, axis, limits, drive, mimic })
     }
 
     fn parse(&self) -> Result<Model, ModelError> {
@@ -278,8 +287,27 @@ impl<'a, 'i> Parser<'a, 'i> {
             let child = &links[joint.child];
             let (joint_index, child_placement) = match joint.kind {
                 Some(kind) => {
-                    let index = builder.add_joint(joint.name, parent_joint, placement, kind, joint.axis, joint.limits).map_err(|e| self.error(joint.node, e.to_string()))?;
-                    builder.set_drive_train(index, joint.drive)?;
+                    let index = match joint.mimic {
+                        None => {
+                            let index = builder.add_joint(joint.name, parent_joint, placement, kind, joint.axis, joint.limits).map_err(|e| self.error(joint.node, e.to_string()))?;
+                            builder.set_drive_train(index, joint.drive)?;
+                            index
+                        }
+                        Some((master, multiplier, offset)) => {
+                            let master_index = builder.joint_index(master).ok_or_else(|| {
+                                let why = match joints.iter().find(|j| j.name == master) {
+                                    _ if master == joint.name => "is itself (a joint cannot mimic itself)".to_string(),
+                                    None => "is not defined".to_string(),
+                                    Some(j) if j.kind.is_none() => "is a fixed joint (a master must move)".to_string(),
+                                    Some(_) => "comes after it in the tree (joints are numbered depth first from the root link; a master must come first)".to_string(),
+                                };
+                                self.error(joint.node, format!("mimic joint: its master joint '{master}' {why}"))
+                            })?;
+                            builder
+                                .add_mimic_joint(joint.name, parent_joint, placement, kind, joint.axis, master_index, multiplier, offset)
+                                .map_err(|e| self.error(joint.node, e.to_string()))?
+                        }
+                    };
                     (index, Se3::identity())
                 }
                 None => {
@@ -345,7 +373,7 @@ pub fn to_urdf(model: &Model) -> String {
         write_link(&mut out, link, Some(&model.inertias[joint]));
     }
     for joint in 1..model.njoints() {
-        let limits = &model.limits[joint - 1];
+        let limits = &model.limits[model.idx_v[joint]];
         let unbounded = limits.lower == f64::NEG_INFINITY && limits.upper == f64::INFINITY;
         let kind = match (model.kinds[joint], unbounded) {
             (JointKind::Prismatic, _) => "prismatic",
@@ -361,8 +389,11 @@ pub fn to_urdf(model: &Model) -> String {
         let finite_or_max = |x: f64| if x.is_finite() { x } else { f64::MAX };
         let bounds = if unbounded { String::new() } else { format!("lower=\"{}\" upper=\"{}\" ", number(limits.lower.max(-f64::MAX)), number(limits.upper.min(f64::MAX))) };
         let _ = writeln!(out, "    <limit {bounds}effort=\"{}\" velocity=\"{}\"/>", number(finite_or_max(limits.effort)), number(finite_or_max(limits.velocity)));
-        let drive = &model.drives[joint - 1];
-        if drive.viscous_friction != 0.0 || drive.coulomb_friction != 0.0 {
+        if let Some(m) = model.mimics[joint] {
+            let _ = writeln!(out, "    <mimic joint=\"{}\" multiplier=\"{}\" offset=\"{}\"/>", xml_escape(&model.joint_names[m.master]), number(m.multiplier), number(m.offset));
+        }
+        let drive = &model.drives[model.idx_v[joint]];
+        if model.mimics[joint].is_none() && (drive.viscous_friction != 0.0 || drive.coulomb_friction != 0.0) {
             let _ = writeln!(out, "    <dynamics damping=\"{}\" friction=\"{}\"/>", number(drive.viscous_friction), number(drive.coulomb_friction));
         }
         out.push_str("  </joint>\n");
@@ -464,6 +495,24 @@ mod tests {
         let c = model.frame_index("c").unwrap();
         assert_eq!(model.frames()[c].parent_joint, 1);
         assert_eq!(model.frames()[c].placement.translation, Vector3::new(1.0, 0.0, 0.0));
+    }
+
+    #[test]
+    fn mimic_joints_need_a_moving_master_before_them() {
+        let arm = |mimic_of: &str, j2: &str| {
+            format!(
+                r#"<robot name="r"><link name="a"/><link name="b">{LINK}</link><link name="c">{LINK}</link>
+                <joint name="j1" type="{j2}"><parent link="a"/><child link="b"/><axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>
+                <joint name="j2" type="revolute"><parent link="b"/><child link="c"/><axis xyz="0 1 0"/><limit lower="-1" upper="1" effort="1" velocity="1"/>
+                  <mimic joint="{mimic_of}" multiplier="2" offset="0.5"/></joint></robot>"#
+            )
+        };
+        let model = parse_urdf(&arm("j1", "revolute"), "t").unwrap();
+        assert_eq!((model.nq(), model.nv(), model.njoints()), (1, 1, 3));
+        assert_eq!(model.mimic(2), Some(crate::Mimic { master: 1, multiplier: 2.0, offset: 0.5 }));
+        assert!(error_of(&arm("nope", "revolute")).contains("its master joint 'nope' is not defined"));
+        assert!(error_of(&arm("j2", "revolute")).contains("a joint cannot mimic itself"));
+        assert!(error_of(&arm("j1", "fixed")).contains("'j1' is a fixed joint (a master must move)"));
     }
 
     #[test]

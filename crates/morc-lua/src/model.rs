@@ -1,0 +1,298 @@
+//! Robot models from Lua, in SI units and Pinocchio's names: `morc.model "file.urdf"` (and
+//! `morc.model.urdf/dh/build`, `robot.model`) give a model userdata that carries its own
+//! `Data` workspace (Pinocchio's Model/Data split), so `model:rnea(q, v, a)` and the rest
+//! run morc-model's algorithms without building a workspace per call. The `_to` forms write
+//! into morc vectors and matrices (crate::linalg) and allocate nothing.
+
+use std::sync::Arc;
+
+use mlua::{AnyUserData, Lua, Table, UserData, UserDataFields, UserDataMethods, Value};
+use nalgebra::constraint::{SameNumberOfColumns, SameNumberOfRows, ShapeConstraint};
+use nalgebra::storage::RawStorage;
+use nalgebra::{DMatrix, DVector, Dim, Dyn, Matrix};
+
+use crate::linalg::{doc, mat_out, vec_out, Arg, LuaMat, LuaVec, VecIn};
+use morc_model::{Data, FrameIndex, Model, ReferenceFrame};
+
+/// A robot model with its workspace: what `morc.model "file.urdf"` returns.
+#[derive(Clone)]
+pub struct LuaModel {
+    /// The model (shared with the robot it came from, if any).
+    pub model: Arc<Model>,
+    data: Data,
+    /// Copies of the inputs (q, v, a or tau), so that tables are read without allocating.
+    q: DVector<f64>,
+    v: DVector<f64>,
+    a: DVector<f64>,
+}
+
+impl LuaModel {
+    /// A model and a workspace sized for it.
+    pub fn new(model: Arc<Model>) -> Self {
+        let data = Data::new(&model);
+        let (nq, nv) = (model.nq(), model.nv());
+        LuaModel { model, data, q: DVector::zeros(nq), v: DVector::zeros(nv), a: DVector::zeros(nv) }
+    }
+
+    /// The index of the frame named `name`, or an error listing the model's frames.
+    pub(crate) fn frame(&self, name: &Value, what: &str) -> mlua::Result<FrameIndex> {
+        let Value::String(s) = name else {
+            return Err(mlua::Error::runtime(format!("{what}: the frame must be given by its name (a string), got a {}", name.type_name())));
+        };
+        let bytes = s.as_bytes();
+        if let Some(i) = self.model.frames().iter().position(|f| f.name.as_bytes() == &bytes[..]) {
+            return Ok(i);
+        }
+        let names: Vec<&str> = self.model.frames().iter().map(|f| f.name.as_str()).collect();
+        Err(mlua::Error::runtime(format!("{what}: model '{}' has no frame '{}'; its frames: {}", self.model.name(), s.to_string_lossy(), names.join(", "))))
+    }
+
+    /// Reads q (and v, a) into the workspace copies, checking their sizes.
+    fn read(&mut self, what: &str, q: &Value, v: Option<&Value>, a: Option<(&Value, &str)>) -> mlua::Result<()> {
+        let (nq, nv) = (self.model.nq(), self.model.nv());
+        read_into(q, self.q.as_mut_slice(), what, "q", "nq", nq)?;
+        if let Some(v) = v {
+            read_into(v, self.v.as_mut_slice(), what, "v", "nv", nv)?;
+        }
+        if let Some((a, name)) = a {
+            read_into(a, self.a.as_mut_slice(), what, name, "nv", nv)?;
+        }
+        Ok(())
+    }
+
+    /// Joint placements for `q` (SI, nq entries), then the world placement of `frame`.
+    pub(crate) fn placement(&mut self, q: &[f64], frame: FrameIndex) -> morc_model::Se3 {
+        self.q.copy_from_slice(q);
+        self.placement_at_q(frame)
+    }
+
+    /// The world placement of `frame` at the q last read.
+    fn placement_at_q(&mut self, frame: FrameIndex) -> morc_model::Se3 {
+        morc_model::forward_kinematics_joints(&self.model, &mut self.data, self.q.as_slice());
+        morc_model::frame_placement(&self.model, &self.data, frame)
+    }
+
+    fn jacobian(&mut self, frame: FrameIndex, reference: ReferenceFrame) -> &nalgebra::Matrix6xX<f64> {
+        morc_model::forward_kinematics_joints(&self.model, &mut self.data, self.q.as_slice());
+        morc_model::frame_jacobian_in(&self.model, &mut self.data, frame, reference)
+    }
+
+    fn regressor(&mut self) -> &DMatrix<f64> {
+        morc_model::joint_torque_regressor(&self.model, &mut self.data, self.q.as_slice(), self.v.as_slice(), self.a.as_slice())
+    }
+}
+
+/// Copies the vector argument `name` of call `what` into `out`, whose size is the model's `dim`.
+fn read_into(v: &Value, out: &mut [f64], what: &str, name: &str, dim: &str, n: usize) -> mlua::Result<()> {
+    let x = VecIn::of(v, Arg(what, name))?;
+    if x.len() != n {
+        return Err(mlua::Error::runtime(format!("{what}: {name} has {} entries, the model's {dim} is {n}", x.len())));
+    }
+    x.copy_to(out, Arg(what, name))
+}
+
+fn reference(name: &Option<mlua::String>, what: &str) -> mlua::Result<ReferenceFrame> {
+    match name {
+        None => Ok(ReferenceFrame::LocalWorldAligned),
+        Some(s) => {
+            let s = s.to_str()?;
+            ReferenceFrame::from_name(&s)
+                .ok_or_else(|| mlua::Error::runtime(format!("{what}: reference frame \"{}\" is unknown: use \"local_world_aligned\" (the default), \"local\" or \"world\"", &*s)))
+        }
+    }
+}
+
+/// Copies `src` into the morc vector `out`, checking the size.
+fn write_vec(out: &Value, src: &DVector<f64>, what: Arg) -> mlua::Result<()> {
+    let mut out = vec_out(out, what)?;
+    if out.0.len() != src.len() {
+        return Err(mlua::Error::runtime(format!("{what}: the destination has {} entries, needs {}", out.0.len(), src.len())));
+    }
+    out.0.copy_from(src);
+    Ok(())
+}
+
+/// Copies `src` into the morc matrix `out`, checking the shape.
+fn write_mat<R: Dim, C: Dim, S: RawStorage<f64, R, C>>(out: &Value, src: &Matrix<f64, R, C, S>, what: Arg) -> mlua::Result<()>
+where
+    ShapeConstraint: SameNumberOfRows<Dyn, R> + SameNumberOfColumns<Dyn, C>,
+{
+    let mut out = mat_out(out, what)?;
+    if out.m.shape() != src.shape() {
+        return Err(mlua::Error::runtime(format!("{what}: the destination is {}×{}, needs {}×{}", out.m.nrows(), out.m.ncols(), src.nrows(), src.ncols())));
+    }
+    out.m.copy_from(src);
+    Ok(())
+}
+
+fn placement_table(lua: &Lua, p: &morc_model::Se3) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.set("pos", LuaVec(DVector::from_column_slice(p.translation.as_slice())))?;
+    t.set("rot", LuaMat::new(DMatrix::from_column_slice(3, 3, p.rotation.as_slice())))?;
+    Ok(t)
+}
+
+impl UserData for LuaModel {
+    fn add_fields<F: UserDataFields<Self>>(fields: &mut F) {
+        fields.add_field_method_get("name", |_, this| Ok(this.model.name().to_string()));
+        fields.add_field_method_get("dof", |_, this| Ok(this.model.nv()));
+        fields.add_field_method_get("nq", |_, this| Ok(this.model.nq()));
+        fields.add_field_method_get("nv", |_, this| Ok(this.model.nv()));
+        fields.add_field_method_get("joints", |_, this| Ok(this.model.joint_names()[1..].to_vec()));
+    }
+    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
+        methods.add_meta_method("__tostring", |_, this, ()| Ok(format!("model '{}' ({} joints)", this.model.name(), this.model.nv())));
+        methods.add_method("frames", |lua, this, ()| {
+            let list = lua.create_table()?;
+            for f in this.model.frames() {
+                list.raw_push(f.name.as_str())?;
+            }
+            Ok(list)
+        });
+        // Allocating forms: each returns a new vector or matrix.
+        methods.add_method_mut("rnea", |_, this, (q, v, a): (Value, Value, Value)| {
+            this.read("model:rnea(q, v, a)", &q, Some(&v), Some((&a, "a")))?;
+            Ok(LuaVec(morc_model::rnea(&this.model, &mut this.data, this.q.as_slice(), this.v.as_slice(), this.a.as_slice()).clone()))
+        });
+        methods.add_method_mut("gravity", |_, this, q: Value| {
+            this.read("model:gravity(q)", &q, None, None)?;
+            Ok(LuaVec(morc_model::gravity(&this.model, &mut this.data, this.q.as_slice()).clone()))
+        });
+        methods.add_method_mut("nle", |_, this, (q, v): (Value, Value)| {
+            this.read("model:nle(q, v)", &q, Some(&v), None)?;
+            Ok(LuaVec(morc_model::nle(&this.model, &mut this.data, this.q.as_slice(), this.v.as_slice()).clone()))
+        });
+        methods.add_method_mut("aba", |_, this, (q, v, tau): (Value, Value, Value)| {
+            this.read("model:aba(q, v, tau)", &q, Some(&v), Some((&tau, "tau")))?;
+            Ok(LuaVec(morc_model::aba(&this.model, &mut this.data, this.q.as_slice(), this.v.as_slice(), this.a.as_slice()).clone()))
+        });
+        methods.add_method_mut("crba", |_, this, q: Value| {
+            this.read("model:crba(q)", &q, None, None)?;
+            Ok(LuaMat::new(morc_model::crba(&this.model, &mut this.data, this.q.as_slice()).clone()))
+        });
+        methods.add_method_mut("frame_placement", |lua, this, (q, frame): (Value, Value)| {
+            let what = "model:frame_placement(q, frame)";
+            this.read(what, &q, None, None)?;
+            let f = this.frame(&frame, what)?;
+            let p = this.placement_at_q(f);
+            placement_table(lua, &p)
+        });
+        methods.add_method_mut("frame_jacobian", |_, this, (q, frame, rf): (Value, Value, Option<mlua::String>)| {
+            let what = "model:frame_jacobian(q, frame [, reference])";
+            this.read(what, &q, None, None)?;
+            let (f, r) = (this.frame(&frame, what)?, reference(&rf, what)?);
+            let j = this.jacobian(f, r);
+            Ok(LuaMat::new(DMatrix::from_column_slice(6, j.ncols(), j.as_slice())))
+        });
+        methods.add_method_mut("joint_torque_regressor", |_, this, (q, v, a): (Value, Value, Value)| {
+            this.read("model:joint_torque_regressor(q, v, a)", &q, Some(&v), Some((&a, "a")))?;
+            Ok(LuaMat::new(this.regressor().clone()))
+        });
+        methods.add_method("dynamic_parameters", |_, this, ()| {
+            let pi: Vec<f64> = (1..this.model.njoints()).flat_map(|j| morc_model::dynamic_parameters(&this.model.inertias()[j])).collect();
+            Ok(LuaVec(DVector::from_vec(pi)))
+        });
+        // In-place forms: write into the given vector or matrix, allocate nothing.
+        methods.add_method_mut("rnea_to", |_, this, (tau, q, v, a): (Value, Value, Value, Value)| {
+            let what = "model:rnea_to(tau, q, v, a)";
+            this.read(what, &q, Some(&v), Some((&a, "a")))?;
+            write_vec(&tau, morc_model::rnea(&this.model, &mut this.data, this.q.as_slice(), this.v.as_slice(), this.a.as_slice()), Arg(what, "tau"))
+        });
+        methods.add_method_mut("gravity_to", |_, this, (tau, q): (Value, Value)| {
+            let what = "model:gravity_to(tau, q)";
+            this.read(what, &q, None, None)?;
+            write_vec(&tau, morc_model::gravity(&this.model, &mut this.data, this.q.as_slice()), Arg(what, "tau"))
+        });
+        methods.add_method_mut("nle_to", |_, this, (tau, q, v): (Value, Value, Value)| {
+            let what = "model:nle_to(tau, q, v)";
+            this.read(what, &q, Some(&v), None)?;
+            write_vec(&tau, morc_model::nle(&this.model, &mut this.data, this.q.as_slice(), this.v.as_slice()), Arg(what, "tau"))
+        });
+        methods.add_method_mut("aba_to", |_, this, (ddq, q, v, tau): (Value, Value, Value, Value)| {
+            let what = "model:aba_to(ddq, q, v, tau)";
+            this.read(what, &q, Some(&v), Some((&tau, "tau")))?;
+            write_vec(&ddq, morc_model::aba(&this.model, &mut this.data, this.q.as_slice(), this.v.as_slice(), this.a.as_slice()), Arg(what, "ddq"))
+        });
+        methods.add_method_mut("crba_to", |_, this, (m, q): (Value, Value)| {
+            let what = "model:crba_to(M, q)";
+            this.read(what, &q, None, None)?;
+            write_mat(&m, morc_model::crba(&this.model, &mut this.data, this.q.as_slice()), Arg(what, "M"))
+        });
+        methods.add_method_mut("frame_jacobian_to", |_, this, (j, q, frame, rf): (Value, Value, Value, Option<mlua::String>)| {
+            let what = "model:frame_jacobian_to(J, q, frame [, reference])";
+            this.read(what, &q, None, None)?;
+            let (f, r) = (this.frame(&frame, what)?, reference(&rf, what)?);
+            let jac = this.jacobian(f, r);
+            write_mat(&j, jac, Arg(what, "J"))
+        });
+        methods.add_method_mut("frame_placement_to", |_, this, (pos, rot, q, frame): (Value, Value, Value, Value)| {
+            let what = "model:frame_placement_to(pos, rot, q, frame)";
+            this.read(what, &q, None, None)?;
+            let f = this.frame(&frame, what)?;
+            let p = this.placement_at_q(f);
+            {
+                let mut pos = vec_out(&pos, Arg(what, "pos"))?;
+                if pos.0.len() != 3 {
+                    return Err(mlua::Error::runtime(format!("{what}: pos has {} entries, needs 3", pos.0.len())));
+                }
+                pos.0.copy_from_slice(p.translation.as_slice());
+            }
+            write_mat(&rot, &p.rotation, Arg(what, "rot"))
+        });
+        methods.add_method_mut("joint_torque_regressor_to", |_, this, (y, q, v, a): (Value, Value, Value, Value)| {
+            let what = "model:joint_torque_regressor_to(Y, q, v, a)";
+            this.read(what, &q, Some(&v), Some((&a, "a")))?;
+            write_mat(&y, this.regressor(), Arg(what, "Y"))
+        });
+    }
+}
+
+/// The model of `robot`'s userdata `ud`, kept as its user value so that `robot.model` and
+/// `robot:fk` reuse one workspace; made anew when the robot's model changed (set_tool).
+pub(crate) fn robot_model(lua: &Lua, ud: &AnyUserData, model: &Arc<Model>) -> mlua::Result<AnyUserData> {
+    if let Ok(Value::UserData(cached)) = ud.user_value::<Value>() {
+        if cached.borrow::<LuaModel>().is_ok_and(|m| Arc::ptr_eq(&m.model, model)) {
+            return Ok(cached);
+        }
+    }
+    let fresh = lua.create_userdata(LuaModel::new(model.clone()))?;
+    ud.set_user_value(fresh.clone())?;
+    Ok(fresh)
+}
+
+/// Makes `morc.model` callable: `morc.model "file.urdf"` is `morc.model.urdf "file.urdf"`.
+/// Creates the table when robots were not installed (a stepping thread's state).
+pub(crate) fn register(lua: &Lua, morc: &Table) -> mlua::Result<()> {
+    let table = match morc.get::<Option<Table>>("model")? {
+        Some(t) => t,
+        None => {
+            let t = lua.create_table()?;
+            t.set("urdf", lua.create_function(crate::robot::model_urdf)?)?;
+            morc.set("model", t.clone())?;
+            t
+        }
+    };
+    let meta = lua.create_table()?;
+    meta.set("__call", lua.create_function(|lua, (_, file): (Value, String)| crate::robot::model_urdf(lua, file))?)?;
+    table.set_metatable(Some(meta));
+    doc(
+        morc,
+        table,
+        r#"morc.model "file.urdf" (= morc.model.urdf), morc.model.dh { … }, morc.model.build { … }, robot.model — a robot model
+with its own workspace (Pinocchio's Model/Data), in SI units (rad, m, N·m, kg) and Pinocchio's names:
+  m.nq, m.nv, m.name, m.joints, m:frames() (frame names)
+  m:rnea(q, v, a) → tau      m:gravity(q) → g      m:nle(q, v) → C v + g      m:aba(q, v, tau) → ddq
+  m:crba(q) → M (nv×nv)      m:frame_placement(q, "frame") → { pos = vec(3), rot = mat(3×3) } in the world
+  m:frame_jacobian(q, "frame" [, "local_world_aligned" | "local" | "world"]) → J (6×nv, linear rows first), as
+    Pinocchio's getFrameJacobian: local_world_aligned (default) = frame origin velocity and ω in world axes; local =
+    the same in the frame's axes; world = the spatial velocity at the world origin (linear v_p + p × ω)
+  m:joint_torque_regressor(q, v, a) → Y (nv × 10·nbodies) with Y·π = rnea (drive terms excluded), as Pinocchio's
+    computeJointTorqueRegressor; m:dynamic_parameters() → π, per body [m, m·cx, m·cy, m·cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]
+    (inertia about the joint frame origin)
+In place, allocating nothing (the real-time path; destinations are morc.vec / morc.mat of the right size):
+  m:rnea_to(tau, q, v, a)  m:gravity_to(tau, q)  m:nle_to(tau, q, v)  m:aba_to(ddq, q, v, tau)  m:crba_to(M, q)
+  m:frame_jacobian_to(J, q, "frame" [, ref])  m:frame_placement_to(pos, rot, q, "frame")  m:joint_torque_regressor_to(Y, q, v, a)
+q, v, a and tau are morc vectors or tables of numbers; a frame not found is an error listing the model's frames."#,
+    )?;
+    Ok(())
+}
