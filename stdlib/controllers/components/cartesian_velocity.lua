@@ -26,20 +26,23 @@ return morc.register(morc.component {
       error(("component '%s': damping must be ≥ 0, got %s"):format(self.name, tostring(self.damping)), 0)
     end
     self.model = model
-    self.qv, self.qd_, self.z, self.e_ = morc.vec(n), morc.vec(n), morc.vec(n), morc.vec(6)
-    self.w, self.jz = morc.vec(6), morc.vec(6)
+    -- Destinations of the in-place calls are morc vectors and matrices; what is only read (q, e,
+    -- w, z) stays a Lua table, which those calls read too: fewer calls into morc per step.
+    self.qd_, self.jz = morc.vec(n), morc.vec(6)
     self.J, self.Jp = morc.mat(6, n), morc.mat(n, 6)
     self.pos, self.rot = morc.vec(3), morc.mat(3, 3)
+    self.e_, self.w, self.z = {}, {}, {}
+    for i = 1, 6 do self.e_[i], self.w[i] = 0, 0 end
+    for i = 1, n do self.z[i] = 0 end
     -- A frame the model lacks is an error here (listing its frames), not at the first step.
-    model:frame_placement_to(self.pos, self.rot, self.qv, self.frame)
+    model:frame_placement_to(self.pos, self.rot, self.z, self.frame)
     for i = 1, n do out.qd[i] = 0 end
     for i = 1, 6 do out.e[i] = 0 end
   end,
   step = function(self, inp, out)
     local model, frame, n = self.model, self.frame, self.n
-    local q, qd, z, e, w, jz, J, Jp = self.qv, self.qd_, self.z, self.e_, self.w, self.jz, self.J, self.Jp
-    local qin, q_rest, v_ref = inp.q, inp.q_rest, inp.v_ref
-    for i = 1, n do q[i] = qin[i] end
+    local qd, z, e, w, jz, J, Jp = self.qd_, self.z, self.e_, self.w, self.jz, self.J, self.Jp
+    local q, q_rest, v_ref = inp.q, inp.q_rest, inp.v_ref
     model:frame_jacobian_to(J, q, frame)
     model:frame_placement_to(self.pos, self.rot, q, frame)
     J:pinv_to(Jp, self.damping)

@@ -3,7 +3,7 @@ local M = {}
 
 local sin, cos = math.sin, math.cos
 
---- Writes into e (a morc vector of 6) the error of a frame at pos (vec 3), rot (mat 3×3) to the
+--- Writes into e (a table or morc vector of 6) the error of a frame at pos (vec 3), rot (mat 3×3) to the
 --- reference x = { x, y, z, roll, pitch, yaw } (m, rad; rotation Rz(yaw)·Ry(pitch)·Rx(roll)):
 --- e[1..3] = p_ref − p, e[4..6] = ½ Σ_k r_k × rd_k (r_k, rd_k the columns of R and R_ref), the
 --- orientation error of Luh, Walker and Paul, in world axes like the angular rows of a
