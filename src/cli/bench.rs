@@ -6,7 +6,8 @@
 //!   the same components stepped in a plain loop (cost floor); and the cost of
 //!   handing a task to an Updater thread and back.
 //! - `lua`: what a Lua component costs per step and the jitter it brings,
-//!   beside the same block written natively.
+//!   beside the same block written natively; and the controllers library's Cartesian velocity
+//!   law on a 6-DoF arm in Lua and natively.
 //! - `lua-gc`: the worst single step of a Lua state's collector, incremental and generational,
 //!   with a component that makes garbage every step.
 
@@ -20,7 +21,7 @@ use morc_kernel::Value;
 use morc_kernel::{human_ns, Histogram, Summary};
 use morc_kernel::{monotonic_ns, sleep_until, ClockKind};
 use morc_kernel::{Component, InitContext, StepContext};
-use morc_kernel::{Engine, EngineConfig, RunResult};
+use morc_kernel::{Engine, EngineConfig, Outcome, RunResult};
 
 pub fn main(what: &str, seconds: f64, config: &EngineConfig) -> i32 {
     match what {
@@ -179,7 +180,10 @@ fn updater_handoff(policy: RtPolicy) {
 
 fn lua(seconds: f64, policy: RtPolicy) {
     let period = 1e-3;
-    println!("morc bench lua — a 6-element gain as a Lua component (stepped on the engine's thread) and natively, wall clock 1 kHz, {seconds} s each\n");
+    println!("morc bench lua — the Cartesian velocity law and a 6-element gain as Lua components (stepped on the engine's thread) and natively, wall clock 1 kHz, {seconds} s each\n");
+    if let Err(e) = cartesian(seconds, period, policy) {
+        eprintln!("morc bench lua: the Cartesian law: {e}");
+    }
     let kind = match lua_kind(GAIN) {
         Ok(d) => d,
         Err(e) => {
@@ -207,6 +211,45 @@ fn lua(seconds: f64, policy: RtPolicy) {
     }
     let ratio = means[1] / means[0].max(1.0);
     println!("lua/native step ratio: {ratio:.1} (lua mean {:.2} µs, p99 {:.2} µs)", means[1] / 1e3, lua_p99 / 1e3);
+}
+
+/// The controllers library's Cartesian velocity law (stdlib/controllers) in Lua and natively on
+/// the UR5 (6 DoF), at 1 kHz on the wall clock: step mean and p99 of each (goal: Lua p99 ≤ 20 µs).
+fn cartesian(seconds: f64, period: f64, policy: RtPolicy) -> mlua::Result<()> {
+    let lua = morc_lua::new_state()?;
+    let engine = super::start_engine(EngineConfig::default()).map_err(mlua::Error::runtime)?;
+    morc_lua::install(&lua, engine)?;
+    let (kind, robot): (mlua::AnyUserData, mlua::AnyUserData) = lua
+        .load(r#"morc.lib.load "controllers"; return require "lib.controllers.components.cartesian_velocity", require "robots.ur5""#)
+        .set_name("=bench")
+        .eval()?;
+    let kind = kind.borrow::<morc_lua::LuaKind>()?.0.clone();
+    let robot = robot.borrow::<morc_lua::LuaRobot>()?.0.clone();
+    let native = morc_robot::components::factory(&robot, "cartesian_velocity").ok_or_else(|| mlua::Error::runtime("no native cartesian_velocity"))?;
+    println!("the Cartesian velocity law (stdlib/controllers, damped pseudo-inverse + null space) on the UR5, 6 DoF:");
+    for (label, lua_kind) in [("native cart.", None), ("Lua cart.", Some(&kind))] {
+        let mut spec = AssemblySpec::new("lua-bench-cartesian");
+        spec.duration = Some(seconds);
+        let six = |x: &[f64]| Value::Vector(x.to_vec());
+        // A reference circling the tool's workspace, so the pose error and J change every step.
+        spec.add_native("x_ref", "sine", 1, &[("n", Value::Integer(6)), ("amplitude", Value::Real(0.05)), ("frequency", Value::Real(0.5)), ("offset", six(&[0.4, 0.1, 0.4, 3.0, 0.1, 0.2]))]);
+        spec.add_native("v_ref", "sine", 1, &[("n", Value::Integer(6)), ("amplitude", Value::Real(0.1)), ("frequency", Value::Real(0.5))]);
+        match lua_kind {
+            None => {
+                spec.add("c", "cartesian_velocity", 1, native.clone());
+            }
+            Some(k) => add_lua(&mut spec, "c", k),
+        }
+        spec.connect("robot.q", "c.q").connect("x_ref.y", "c.x_ref").connect("v_ref.y", "c.v_ref").connect("robot.q", "c.q_rest");
+        let r = run_on(ClockKind::Wall, period, policy, &spec);
+        if let Outcome::Fault(f) = &r.outcome {
+            return Err(mlua::Error::runtime(format!("{label}: {f:?}")));
+        }
+        let c = r.components.iter().find(|c| c.name == "c").map(|c| &c.exec).ok_or_else(|| mlua::Error::runtime("no step figures"))?;
+        print_step(label, &r, c);
+    }
+    println!();
+    Ok(())
 }
 
 fn print_step(label: &str, r: &RunResult, c: &Summary) {

@@ -4,7 +4,9 @@
 //! - `ptp`, `lin`, `circ`, `spline`, `path`: the trajectory generator ([`trajectory`]).
 //! - `rnea`: rigid-body feed-forward (computed torque) τ = RNEA(q, q̇, q̈).
 //! - `monitor`: following error and limits → fault naming the joint; completion → finish.
+//! - `cartesian_velocity`: a frame velocity law, damped pseudo-inverse and null-space term.
 
+mod cartesian_velocity;
 mod feed_forward;
 mod monitor;
 pub mod trajectory;
@@ -16,6 +18,7 @@ use morc_kernel::Component;
 use morc_kernel::Factory;
 
 use super::Robot;
+pub use cartesian_velocity::{CartesianVelocity, DampedPinv};
 pub use feed_forward::RigidBodyFeedForward;
 pub use monitor::Monitor;
 pub use trajectory::MotionTrajectory;
@@ -34,6 +37,11 @@ const KINDS: &[(&str, &str, Make)] = &[
     ("path", "a sequence of ptp/lin/circ/spline moves, blended within each move's approximation radius", |r| Box::new(MotionTrajectory::new(r, "path"))),
     ("rnea", "rigid-body feed-forward: tau = RNEA(q, qd, qdd) of the robot's model (gravity, inertia, drive train)", |r| Box::new(RigidBodyFeedForward::new(r))),
     ("monitor", "following error and position/velocity/torque limits → fault naming the joint; target reached → finish", |r| Box::new(Monitor::new(r))),
+    (
+        "cartesian_velocity",
+        "qd = J⁺(v_ref + K·e) + (I − J⁺J)(−k_null (q − q_rest)): a frame's velocity and pose reference to joint velocities, J⁺ = Jᵀ(JJᵀ + λ²I)⁻¹ (λ = damping)",
+        |r| Box::new(CartesianVelocity::new(r)),
+    ),
 ];
 
 /// The one-line documentation of a kind.
@@ -60,7 +68,7 @@ pub fn register(registry: &mut KindRegistry, robot: &Arc<Robot>, prefix: &str) -
 /// The robot's kinds alone, by their bare names (`ptp`, `monitor`, …).
 pub fn kinds(robot: &Arc<Robot>) -> KindRegistry {
     let mut registry = KindRegistry::new();
-    // Seven fixed, distinct names into an empty registry: registering cannot clash.
+    // Eight fixed, distinct names into an empty registry: registering cannot clash.
     register(&mut registry, robot, "").expect("robot kind names are distinct");
     registry
 }
