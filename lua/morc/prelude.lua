@@ -121,6 +121,7 @@ state loads that module by name, so the functions may use the module's locals, h
 module runs from the next prepared assembly (reload in the REPL). Defined in a program's own chunk, the functions
 travel as bytecode and may not use locals from outside them: pass values as params (self.k).
 Ports are preallocated: inp.q and out.y are tables of numbers reused every step (write out.y[i] = … in place).
+self holds the parameters, the instance's name (self.name) and its sample period in seconds (self.period).
 A step may return a string to end the assembly with that reason; an error faults the component with file:line and
 traceback; print goes through a queue to the console; terminate may return a table of results for Assembly Data.
 Types:

@@ -25,11 +25,16 @@ T.test("a plain module's kind keeps its module state; two instances share it as 
   local a = morc.assembly { "count", duration = 0.003 }
   a:add("c1", mods.counter)
   a:add("c2", mods.counter, { every = 2 })
+  local periods = morc.component { name = "rt_period", outputs = { "y" }, step = function(self, inp, out) out.y = self.period end }
+  a:add("h", periods, { every = 4 })
+  a:add("ph", "probe", { every = 4 })
+  a:connect("h.y", "ph.u")
   a:add("p", "probe")
   a:connect("c1.y", "p.u")
   local r = engine:run(a)
   T.eq(r.ok, true, r.reason)
   T.near(r.data["p.u"], { 1, 2, 3 }, 0, "steps of c1 in its module's table")
+  T.near(r.data["ph.u"], { 0.004 }, 0, "self.period of a component every 4 ticks")
 end)
 
 T.test("a runtime error faults the component with file:line and a traceback", function()

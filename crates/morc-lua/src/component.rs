@@ -99,7 +99,11 @@ impl Component for LuaComponent {
             ctx.thread.on_slack(thread.clone());
         }
         self.collects = !ctx.thread.runs_slack();
-        let params: Vec<(String, Value)> = self.info.params.iter().map(|p| (p.name.clone(), p.value.clone())).collect();
+        let mut params: Vec<(String, Value)> = self.info.params.iter().map(|p| (p.name.clone(), p.value.clone())).collect();
+        // self.period: the component's sample period h in seconds (unless a parameter has the name).
+        if self.info.param_value("period").is_none() {
+            params.push(("period".into(), Value::Real(ctx.period)));
+        }
         let instance = thread.add_instance(&self.def, &self.info, ctx.name, &params, outputs)?;
         self.placed = Some((thread, instance));
         Ok(())
