@@ -10,6 +10,8 @@ use std::fmt::Display;
 use mlua::{AnyUserData, Lua, MetaMethod, Table, UserData, UserDataFields, UserDataMethods, UserDataRef, UserDataRefMut, Value};
 use nalgebra::{DMatrix, DVector};
 
+use morc_model::{lu_factor, lu_solve, DampedPinv};
+
 /// A column vector of reals: `morc.vec(n)` or `morc.vec { … }`.
 #[derive(Clone, Debug)]
 pub struct LuaVec(pub DVector<f64>);
@@ -26,23 +28,11 @@ pub struct LuaMat {
 /// What `solve_to` and `pinv_to` factorise into, kept between calls.
 #[derive(Clone, Debug, Default)]
 struct Workspace {
-    /// The square matrix factorised in place (LU).
+    /// `solve_to`: the square matrix factorised in place (LU), and its pivots.
     lu: DMatrix<f64>,
     pivots: Vec<usize>,
-    /// `pinv_to`: (A Aᵀ + λ² I)⁻¹ A, before it is transposed into the destination.
-    x: DMatrix<f64>,
-}
-
-impl Workspace {
-    fn size(&mut self, k: usize, x_shape: (usize, usize)) {
-        if self.lu.shape() != (k, k) {
-            self.lu = DMatrix::zeros(k, k);
-            self.pivots = vec![0; k];
-        }
-        if self.x.shape() != x_shape {
-            self.x = DMatrix::zeros(x_shape.0, x_shape.1);
-        }
-    }
+    /// `pinv_to`'s workspace.
+    pinv: DampedPinv,
 }
 
 impl LuaMat {
@@ -189,61 +179,6 @@ fn shape(m: &DMatrix<f64>) -> String {
     format!("{}×{}", m.nrows(), m.ncols())
 }
 
-/// LU factorisation with partial pivoting, in place; `Err(column)` when a pivot is (nearly) zero.
-fn lu_factor(a: &mut DMatrix<f64>, pivots: &mut [usize]) -> Result<(), usize> {
-    let n = a.nrows();
-    let scale = a.iter().fold(0.0f64, |s, x| s.max(x.abs()));
-    let tiny = f64::EPSILON * scale * n as f64;
-    for k in 0..n {
-        let (mut p, mut best) = (k, a[(k, k)].abs());
-        for i in k + 1..n {
-            if a[(i, k)].abs() > best {
-                (p, best) = (i, a[(i, k)].abs());
-            }
-        }
-        // NaN fails the comparison too, so a NaN matrix counts as singular.
-        if best.is_nan() || best <= tiny {
-            return Err(k);
-        }
-        pivots[k] = p;
-        if p != k {
-            a.swap_rows(k, p);
-        }
-        let pivot = a[(k, k)];
-        for i in k + 1..n {
-            let l = a[(i, k)] / pivot;
-            a[(i, k)] = l;
-            for j in k + 1..n {
-                let akj = a[(k, j)];
-                a[(i, j)] -= l * akj;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Solves `A x = b` in place in `b` from [`lu_factor`]'s result.
-fn lu_solve(lu: &DMatrix<f64>, pivots: &[usize], b: &mut [f64]) {
-    let n = lu.nrows();
-    for (k, &p) in pivots.iter().enumerate() {
-        b.swap(k, p);
-    }
-    for i in 0..n {
-        let mut s = b[i];
-        for j in 0..i {
-            s -= lu[(i, j)] * b[j];
-        }
-        b[i] = s;
-    }
-    for i in (0..n).rev() {
-        let mut s = b[i];
-        for j in i + 1..n {
-            s -= lu[(i, j)] * b[j];
-        }
-        b[i] = s / lu[(i, i)];
-    }
-}
-
 /// `B = Aᵀ (A Aᵀ + λ² I)⁻¹` (rows ≤ columns) or `(Aᵀ A + λ² I)⁻¹ Aᵀ` (rows > columns) into
 /// `b` (cols × rows), with the workspace `work`; allocates only when the workspace is resized.
 fn pinv_into(a: &DMatrix<f64>, work: &mut Workspace, b: &mut DMatrix<f64>, damping: f64, what: &str) -> mlua::Result<()> {
@@ -254,42 +189,10 @@ fn pinv_into(a: &DMatrix<f64>, work: &mut Workspace, b: &mut DMatrix<f64>, dampi
     if !(damping >= 0.0 && damping.is_finite()) {
         return Err(err(format!("{what}: damping must be a finite number ≥ 0, is {damping}")));
     }
-    let wide = m <= n;
-    let k = if wide { m } else { n };
-    work.size(k, if wide { (m, n) } else { (0, 0) });
-    let g = &mut work.lu;
-    for i in 0..k {
-        for j in 0..=i {
-            let s: f64 = if wide { (0..n).map(|c| a[(i, c)] * a[(j, c)]).sum() } else { (0..m).map(|r| a[(r, i)] * a[(r, j)]).sum() };
-            g[(i, j)] = s;
-            g[(j, i)] = s;
-        }
-        g[(i, i)] += damping * damping;
-    }
-    lu_factor(g, &mut work.pivots)
-        .map_err(|_| err(format!("{what}: A is rank deficient (the {}{} is singular): give a damping > 0", if wide { "A Aᵀ" } else { "Aᵀ A" }, if damping > 0.0 { " + λ² I" } else { "" })))?;
-    if wide {
-        // X = G⁻¹ A column by column, then B = Xᵀ (G is symmetric).
-        work.x.copy_from(a);
-        for mut col in work.x.column_iter_mut() {
-            lu_solve(&work.lu, &work.pivots, col.as_mut_slice());
-        }
-        for i in 0..m {
-            for j in 0..n {
-                b[(j, i)] = work.x[(i, j)];
-            }
-        }
-    } else {
-        // Column i of B = G⁻¹ (row i of A)ᵀ.
-        for i in 0..m {
-            let mut col = b.column_mut(i);
-            for j in 0..n {
-                col[j] = a[(i, j)];
-            }
-            lu_solve(&work.lu, &work.pivots, col.as_mut_slice());
-        }
-    }
-    Ok(())
+    work.pinv.compute(a, b, damping).map_err(|_| {
+        let normal = if m <= n { "A Aᵀ" } else { "Aᵀ A" };
+        err(format!("{what}: A is rank deficient (the {normal}{} is singular): give a damping > 0", if damping > 0.0 { " + λ² I" } else { "" }))
+    })
 }
 
 /// `x = A⁻¹ b` for square A, into `x` (its length n), factorising into `work`.
@@ -301,7 +204,10 @@ fn solve_into(a: &DMatrix<f64>, work: &mut Workspace, x: &mut [f64], b: &VecIn, 
     if b.len() != n || x.len() != n {
         return Err(err(format!("{what}: A is {n}×{n}, so b and x need {n} entries; b has {}, x has {}", b.len(), x.len())));
     }
-    work.size(n, work.x.shape());
+    if work.lu.shape() != (n, n) {
+        work.lu = DMatrix::zeros(n, n);
+        work.pivots = vec![0; n];
+    }
     work.lu.copy_from(a);
     lu_factor(&mut work.lu, &mut work.pivots).map_err(|k| err(format!("{what}: A is singular (no pivot in column {}): no unique solution", k + 1)))?;
     b.copy_to(x, Arg(what, "b"))?;

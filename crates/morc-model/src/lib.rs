@@ -20,6 +20,7 @@
 #![warn(missing_docs)]
 
 mod data;
+mod dense;
 mod dh;
 mod dynamics;
 mod ik;
@@ -31,6 +32,7 @@ mod structure;
 mod urdf;
 
 pub use data::Data;
+pub use dense::{lu_factor, lu_solve, DampedPinv, PinvError};
 pub use dh::{DhConvention, DhLink, DhTable};
 pub use dynamics::{aba, crba, gravity, nle, rnea};
 pub use ik::{AnalyticIk, DlsIk, IkOutcome};

@@ -15,7 +15,7 @@ use nalgebra::{DMatrix, DVector};
 use crate::Robot;
 use morc_kernel::*;
 use morc_kernel::{Value, ValueType};
-use morc_model::{Data, FrameIndex, ReferenceFrame};
+use morc_model::{DampedPinv, Data, FrameIndex, ReferenceFrame};
 
 use super::kind_doc;
 
@@ -111,8 +111,8 @@ impl Component for CartesianVelocity {
         morc_model::forward_kinematics_joints(model, &mut self.data, q);
         let placement = morc_model::frame_placement(model, &self.data, self.frame);
         self.jacobian.copy_from(morc_model::frame_jacobian_in(model, &mut self.data, self.frame, ReferenceFrame::LocalWorldAligned));
-        if let Err(e) = self.pinv.compute(&self.jacobian, &mut self.jp, damping) {
-            return Step::Fault(e.into());
+        if self.pinv.compute(&self.jacobian, &mut self.jp, damping).is_err() {
+            return Step::Fault("the Jacobian is rank deficient (J Jᵀ is singular): give a damping > 0".into());
         }
         pose_error(&mut self.e, &placement.translation, &placement.rotation, x_ref);
         for (i, (w, v)) in self.w.iter_mut().zip(v_ref).enumerate() {
@@ -151,149 +151,9 @@ fn pose_error(e: &mut DVector<f64>, p: &nalgebra::Vector3<f64>, r: &nalgebra::Ma
     e[5] = 0.5 * cross(0, 1);
 }
 
-/// The damped pseudo-inverse `B = Aᵀ(AAᵀ + λ²I)⁻¹` (or `(AᵀA + λ²I)⁻¹Aᵀ` when A is tall) with its
-/// workspace, computed as morc-lua's `A:pinv_to(B, λ)`: the normal matrix summed in column
-/// order, LU with partial pivoting, then one solve per column. Allocates nothing.
-pub struct DampedPinv {
-    lu: DMatrix<f64>,
-    pivots: Vec<usize>,
-    x: DMatrix<f64>,
-}
-
-impl DampedPinv {
-    /// A workspace for `rows × cols` matrices.
-    pub fn new(rows: usize, cols: usize) -> Self {
-        let k = rows.min(cols);
-        let x = if rows <= cols { DMatrix::zeros(rows, cols) } else { DMatrix::zeros(0, 0) };
-        DampedPinv { lu: DMatrix::zeros(k, k), pivots: vec![0; k], x }
-    }
-
-    /// `b = A⁺_λ` for the `a` of the workspace's shape (`b` is its transpose's shape); an error
-    /// when the normal matrix is singular (rank-deficient A and no damping).
-    ///
-    /// # Panics
-    /// If the shapes differ from the workspace's.
-    pub fn compute(&mut self, a: &DMatrix<f64>, b: &mut DMatrix<f64>, damping: f64) -> Result<(), &'static str> {
-        let (m, n) = a.shape();
-        assert_eq!(b.shape(), (n, m), "pseudo-inverse: B must be {n}×{m}");
-        let wide = m <= n;
-        let k = if wide { m } else { n };
-        assert_eq!(self.lu.nrows(), k, "pseudo-inverse: workspace for another shape");
-        let g = &mut self.lu;
-        for i in 0..k {
-            for j in 0..=i {
-                let s: f64 = if wide { (0..n).map(|c| a[(i, c)] * a[(j, c)]).sum() } else { (0..m).map(|r| a[(r, i)] * a[(r, j)]).sum() };
-                g[(i, j)] = s;
-                g[(j, i)] = s;
-            }
-            g[(i, i)] += damping * damping;
-        }
-        lu_factor(g, &mut self.pivots).map_err(|_| "the Jacobian is rank deficient (J Jᵀ is singular): give a damping > 0")?;
-        if wide {
-            // X = G⁻¹ A column by column, then B = Xᵀ (G is symmetric).
-            self.x.copy_from(a);
-            for mut col in self.x.column_iter_mut() {
-                lu_solve(&self.lu, &self.pivots, col.as_mut_slice());
-            }
-            for i in 0..m {
-                for j in 0..n {
-                    b[(j, i)] = self.x[(i, j)];
-                }
-            }
-        } else {
-            // Column i of B = G⁻¹ (row i of A)ᵀ.
-            for i in 0..m {
-                let mut col = b.column_mut(i);
-                for j in 0..n {
-                    col[j] = a[(i, j)];
-                }
-                lu_solve(&self.lu, &self.pivots, col.as_mut_slice());
-            }
-        }
-        Ok(())
-    }
-}
-
-/// LU factorisation with partial pivoting, in place; `Err(column)` when a pivot is (nearly) zero.
-fn lu_factor(a: &mut DMatrix<f64>, pivots: &mut [usize]) -> Result<(), usize> {
-    let n = a.nrows();
-    let scale = a.iter().fold(0.0f64, |s, x| s.max(x.abs()));
-    let tiny = f64::EPSILON * scale * n as f64;
-    for k in 0..n {
-        let (mut p, mut best) = (k, a[(k, k)].abs());
-        for i in k + 1..n {
-            if a[(i, k)].abs() > best {
-                (p, best) = (i, a[(i, k)].abs());
-            }
-        }
-        // NaN fails the comparison too, so a NaN matrix counts as singular.
-        if best.is_nan() || best <= tiny {
-            return Err(k);
-        }
-        pivots[k] = p;
-        if p != k {
-            a.swap_rows(k, p);
-        }
-        let pivot = a[(k, k)];
-        for i in k + 1..n {
-            let l = a[(i, k)] / pivot;
-            a[(i, k)] = l;
-            for j in k + 1..n {
-                let akj = a[(k, j)];
-                a[(i, j)] -= l * akj;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Solves `A x = b` in place in `b` from [`lu_factor`]'s result.
-fn lu_solve(lu: &DMatrix<f64>, pivots: &[usize], b: &mut [f64]) {
-    let n = lu.nrows();
-    for (k, &p) in pivots.iter().enumerate() {
-        b.swap(k, p);
-    }
-    for i in 0..n {
-        let mut s = b[i];
-        for j in 0..i {
-            s -= lu[(i, j)] * b[j];
-        }
-        b[i] = s;
-    }
-    for i in (0..n).rev() {
-        let mut s = b[i];
-        for j in i + 1..n {
-            s -= lu[(i, j)] * b[j];
-        }
-        b[i] = s / lu[(i, i)];
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn damped_pinv_is_the_damped_least_squares_inverse() {
-        // A wide and a tall matrix: B(AAᵀ + λ²I) = Aᵀ (wide) and (AᵀA + λ²I)B = Aᵀ (tall).
-        for (m, n) in [(3, 5), (5, 3), (6, 6)] {
-            let a = DMatrix::from_fn(m, n, |i, j| ((i * 7 + j * 3) as f64 * 0.37).sin() + if i == j { 1.0 } else { 0.0 });
-            let mut b = DMatrix::zeros(n, m);
-            let mut p = DampedPinv::new(m, n);
-            let lambda = 0.1;
-            p.compute(&a, &mut b, lambda).unwrap();
-            let residual = if m <= n {
-                &b * (&a * a.transpose() + DMatrix::identity(m, m) * lambda * lambda) - a.transpose()
-            } else {
-                (a.transpose() * &a + DMatrix::identity(n, n) * lambda * lambda) * &b - a.transpose()
-            };
-            assert!(residual.amax() < 1e-12, "{m}×{n}: residual {}", residual.amax());
-        }
-        let rank_one = DMatrix::from_fn(2, 3, |_, j| j as f64 + 1.0);
-        let mut p = DampedPinv::new(2, 3);
-        assert!(p.compute(&rank_one, &mut DMatrix::zeros(3, 2), 0.0).is_err());
-        assert!(p.compute(&rank_one, &mut DMatrix::zeros(3, 2), 0.1).is_ok());
-    }
 
     #[test]
     fn pose_error_is_sin_theta_axis() {

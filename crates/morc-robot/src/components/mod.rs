@@ -18,7 +18,7 @@ use morc_kernel::Component;
 use morc_kernel::Factory;
 
 use super::Robot;
-pub use cartesian_velocity::{CartesianVelocity, DampedPinv};
+pub use cartesian_velocity::CartesianVelocity;
 pub use feed_forward::RigidBodyFeedForward;
 pub use monitor::Monitor;
 pub use trajectory::MotionTrajectory;
