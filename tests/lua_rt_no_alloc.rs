@@ -6,35 +6,13 @@
 
 use std::sync::Arc;
 
-use morc_test_support::alloc::{all_thread_allocations, count_all_threads, counting_all_threads, reset_all_thread_allocations, CountingAllocator};
+use morc_test_support::alloc::{all_thread_allocations, counting_all_threads, reset_all_thread_allocations, CountingAllocator};
+use morc_test_support::doubles::allocation_window;
 
 use morc_kernel::*;
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
-
-/// Arms the counter at its step `from` and disarms it at step `to`.
-struct Window {
-    info: ComponentInfo,
-    from: u64,
-    to: u64,
-}
-
-impl Component for Window {
-    morc_kernel::component_info!(info);
-    fn initialize(&mut self, _: &InitContext, _: &mut [Value]) -> Result<(), String> {
-        Ok(())
-    }
-    fn step(&mut self, ctx: &StepContext, _: &[Value], _: &mut [Value]) -> Step {
-        if ctx.step == self.from {
-            count_all_threads(true);
-        }
-        if ctx.step == self.to {
-            count_all_threads(false);
-        }
-        Step::Continue
-    }
-}
 
 /// A Lua kind defined in a chunk (travels as bytecode): a gain that builds a fresh table of
 /// six numbers every step (garbage for the collector) and writes its output in place.
@@ -60,7 +38,7 @@ fn garbage_gain() -> Arc<morc_lua::LuaComponentDef> {
 
 fn assembly(def: &Arc<morc_lua::LuaComponentDef>) -> AssemblySpec {
     let mut a = AssemblySpec::new("lua-steady");
-    a.add("window", "window", 1, Arc::new(|| Ok(Box::new(Window { info: ComponentInfo::new("window", "arms the allocation counter"), from: 1000, to: 19_000 }) as Box<dyn Component>)));
+    a.add("window", "window", 1, allocation_window(1000, 19_000));
     let d = def.clone();
     a.add("fast", "garbage_gain", 1, Arc::new(move || Ok(Box::new(morc_lua::LuaComponent::new(d.clone())) as Box<dyn Component>)));
     let d = def.clone();

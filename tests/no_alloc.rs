@@ -3,8 +3,8 @@
 //! assembly, sees none on the Coordinator or the Updater threads.
 //! One test in this binary, so no other test allocates concurrently.
 
-use morc_test_support::alloc::{all_thread_allocations, count_all_threads, counting_all_threads, reset_all_thread_allocations, CountingAllocator};
-use std::sync::Arc;
+use morc_test_support::alloc::{all_thread_allocations, counting_all_threads, reset_all_thread_allocations, CountingAllocator};
+use morc_test_support::doubles::allocation_window;
 
 use morc_kernel::rt::RtPolicy;
 use morc_kernel::AssemblyData;
@@ -12,38 +12,14 @@ use morc_kernel::AssemblySpec;
 use morc_kernel::ClockKind;
 use morc_kernel::IdealAxes;
 use morc_kernel::Value;
-use morc_kernel::*;
 use morc_kernel::{Engine, EngineConfig, Outcome};
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
 
-/// Arms the counter at its step `from` and disarms it at step `to`.
-struct Window {
-    info: ComponentInfo,
-    from: u64,
-    to: u64,
-}
-
-impl Component for Window {
-    morc_kernel::component_info!(info);
-    fn initialize(&mut self, _: &InitContext, _: &mut [Value]) -> Result<(), String> {
-        Ok(())
-    }
-    fn step(&mut self, ctx: &StepContext, _: &[Value], _: &mut [Value]) -> Step {
-        if ctx.step == self.from {
-            count_all_threads(true);
-        }
-        if ctx.step == self.to {
-            count_all_threads(false);
-        }
-        Step::Continue
-    }
-}
-
 fn assembly() -> AssemblySpec {
     let mut a = AssemblySpec::new("steady");
-    a.add("window", "window", 1, Arc::new(|| Ok(Box::new(Window { info: ComponentInfo::new("window", "arms the allocation counter"), from: 1000, to: 19_000 }) as Box<dyn Component>)));
+    a.add("window", "window", 1, allocation_window(1000, 19_000));
     let n6 = ("n", Value::Integer(6));
     // A control loop of native blocks at three rates, and a probe.
     a.add_native("ref", "sine", 1, &[n6.clone(), ("amplitude", Value::Real(0.2)), ("frequency", Value::Real(0.5))]);

@@ -394,15 +394,9 @@ impl RunningAssembly {
                 t.inline_pending = false;
                 let task = t.task.as_mut().expect("an inline task stays at home");
                 t.io.publish(task, &mut self.published);
-                match std::mem::replace(&mut task.outcome, Step::Continue) {
-                    Step::Continue => {}
-                    Step::Finish(reason) => {
-                        self.pending_finish.get_or_insert(reason);
-                    }
-                    fault @ Step::Fault(_) => {
-                        self.fault_source = faulted_component(task);
-                        return fault;
-                    }
+                if let Err(fault) = take_outcome(task, &mut self.pending_finish) {
+                    self.fault_source = faulted_component(task);
+                    return fault;
                 }
                 continue;
             }
@@ -423,17 +417,10 @@ impl RunningAssembly {
                     if !self.keep_updaters && task.steps >= INLINE_AFTER && task.longest_run_ns < inline_budget_ns {
                         t.inline = true;
                     }
-                    let outcome = std::mem::replace(&mut task.outcome, Step::Continue);
                     t.late = false;
-                    match outcome {
-                        Step::Continue => {}
-                        Step::Finish(reason) => {
-                            self.pending_finish.get_or_insert(reason);
-                        }
-                        fault @ Step::Fault(_) => {
-                            self.fault_source = faulted_component(task);
-                            return fault;
-                        }
+                    if let Err(fault) = take_outcome(task, &mut self.pending_finish) {
+                        self.fault_source = faulted_component(task);
+                        return fault;
                     }
                 }
                 Err(TryRecvError::Empty) => {
@@ -590,6 +577,19 @@ fn wait_parked(done: &Receiver<Box<Task>>, cancelled: &dyn Fn() -> bool) -> Resu
             return Err(TryRecvError::Empty);
         }
         std::thread::park_timeout(Duration::from_millis(20));
+    }
+}
+
+/// Takes what a slower task's last run asked for: a finish is kept for the end of the tick
+/// (the first one wins), a fault is handed back.
+fn take_outcome(task: &mut Task, pending_finish: &mut Option<String>) -> Result<(), Step> {
+    match std::mem::replace(&mut task.outcome, Step::Continue) {
+        Step::Continue => Ok(()),
+        Step::Finish(reason) => {
+            pending_finish.get_or_insert(reason);
+            Ok(())
+        }
+        fault @ Step::Fault(_) => Err(fault),
     }
 }
 

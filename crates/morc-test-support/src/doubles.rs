@@ -45,6 +45,36 @@ where
     })
 }
 
+/// Arms the all-threads allocation counter ([`crate::alloc::count_all_threads`]) at its step
+/// `from` and disarms it at step `to`: an assembly's steady state, measured from inside it.
+struct AllocationWindow {
+    info: ComponentInfo,
+    from: u64,
+    to: u64,
+}
+
+impl Component for AllocationWindow {
+    morc_kernel::component_info!(info);
+    fn initialize(&mut self, _: &InitContext, _: &mut [Value]) -> Result<(), String> {
+        Ok(())
+    }
+    fn step(&mut self, ctx: &StepContext, _: &[Value], _: &mut [Value]) -> Step {
+        if ctx.step == self.from {
+            crate::alloc::count_all_threads(true);
+        }
+        if ctx.step == self.to {
+            crate::alloc::count_all_threads(false);
+        }
+        Step::Continue
+    }
+}
+
+/// A factory for a component that counts every thread's allocations from its step `from` to its
+/// step `to` (add it at the base rate).
+pub fn allocation_window(from: u64, to: u64) -> Factory {
+    Arc::new(move || Ok(Box::new(AllocationWindow { info: ComponentInfo::new("window", "arms the allocation counter"), from, to }) as Box<dyn Component>))
+}
+
 /// What the recording base saw, tick by tick.
 #[derive(Default, Debug)]
 pub struct BaseLog {
