@@ -115,7 +115,7 @@ morc.doc(morc.component, [[morc.component { name, doc, inputs = { "u", "q[6]", "
                 step = function(self, inp, out, t) … end, terminate = function(self) return { … } end }
 A controller, observer or planner written in Lua, stepped at its rate on the engine's own thread for that rate (the
 bus rate included): each stepping thread has a Lua state of its own, with memory from a pool of its own (size per
-assembly: morc.assembly { …, memory = MB }, default 32) and its collector run in the slack after each tick.
+assembly: morc.assembly { …, memory = MB }, default 8) and its collector run in the slack after each tick.
 Define it in a module (a library's components/x.lua, or a file loaded with require) that returns it: the engine's
 state loads that module by name, so the functions may use the module's locals, helpers and requires, and an edited
 module runs from the next prepared assembly (reload in the REPL). Defined in a program's own chunk, the functions

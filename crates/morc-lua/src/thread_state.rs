@@ -27,8 +27,10 @@ use crate::convert::{from_value, to_value};
 use crate::pool::{self, Pool};
 use morc_kernel::{monotonic_ns, thread_cpu_ns, AssemblyResults, SlackWork, StepContext, Value, STRING_PORT_CAPACITY};
 
-/// The pool of a stepping thread when the assembly does not say (`morc.assembly { memory = MB }`).
-pub const DEFAULT_POOL_BYTES: usize = 32 << 20;
+/// The pool of a stepping thread when the assembly does not say (`morc.assembly { memory = MB }`):
+/// 8 MB, some twenty times what a state with morc's surface and a controller uses, and quick to
+/// prepare (every page of the pool is touched when the assembly is prepared).
+pub const DEFAULT_POOL_BYTES: usize = 8 << 20;
 
 /// Where the definitions captured while a module loads are kept in the state's registry.
 const CAPTURED: &str = "morc.thread.kinds";
