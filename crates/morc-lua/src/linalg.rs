@@ -389,7 +389,16 @@ impl UserData for LuaVec {
         methods.add_meta_function(MetaMethod::Sub, |lua, (a, b): (Value, Value)| add_sub(lua, &a, &b, -1.0, "-"));
         methods.add_meta_function(MetaMethod::Mul, |lua, (a, b): (Value, Value)| mul(lua, &a, &b));
         methods.add_meta_method(MetaMethod::Unm, |_, this, ()| Ok(LuaVec(-&this.0)));
-        methods.add_method("totable", |lua, this, ()| lua.create_sequence_from(this.0.iter().copied()));
+        // With a table, written into it in place (no allocation): one call for what n reads of v[i] cost.
+        methods.add_method("totable", |lua, this, into: Option<Table>| match into {
+            Some(t) => {
+                for (i, x) in this.0.iter().enumerate() {
+                    t.raw_set(i + 1, *x)?;
+                }
+                Ok(t)
+            }
+            None => lua.create_sequence_from(this.0.iter().copied()),
+        });
         methods.add_method("clone", |_, this, ()| Ok(this.clone()));
         methods.add_method("norm", |_, this, ()| Ok(this.0.norm()));
         methods.add_function("dot", |_, (v, w): (Value, Value)| {
@@ -462,7 +471,17 @@ impl UserData for LuaMat {
         methods.add_meta_function(MetaMethod::Sub, |lua, (a, b): (Value, Value)| add_sub(lua, &a, &b, -1.0, "-"));
         methods.add_meta_function(MetaMethod::Mul, |lua, (a, b): (Value, Value)| mul(lua, &a, &b));
         methods.add_meta_method(MetaMethod::Unm, |_, this, ()| Ok(LuaMat::new(-&this.m)));
-        methods.add_method("totable", |lua, this, ()| {
+        // With a table of rows, written into them in place (no allocation).
+        methods.add_method("totable", |lua, this, into: Option<Table>| {
+            if let Some(t) = into {
+                for (i, r) in this.m.row_iter().enumerate() {
+                    let row: Table = t.raw_get(i + 1).map_err(|_| err(format!("M:totable(t): t[{}] must be a table (a row of {} numbers)", i + 1, this.m.ncols())))?;
+                    for (j, x) in r.iter().enumerate() {
+                        row.raw_set(j + 1, *x)?;
+                    }
+                }
+                return Ok(t);
+            }
             let t = lua.create_table_with_capacity(this.m.nrows(), 0)?;
             for r in this.m.row_iter() {
                 t.raw_push(lua.create_sequence_from(r.iter().copied())?)?;
@@ -568,7 +587,7 @@ pub(crate) fn register(lua: &Lua, morc: &Table) -> mlua::Result<()> {
         morc,
         vec,
         r#"morc.vec(n) | morc.vec { x1, x2, … } | morc.vec(v) — a column vector of reals (nalgebra), zeros, from a table, or a copy.
-  v[i], v[i] = x (1-based; out of range is an error)   #v, v.n   tostring(v)   v:totable()   v:clone()
+  v[i], v[i] = x (1-based; out of range is an error)   #v, v.n   tostring(v)   v:totable([t])   v:clone()
   allocating: v + w, v - w, -v, a * v, A * v, v:norm(), v:dot(w)
   in place, allocating nothing (the real-time path):
     y:gemv(A, x [, alpha = 1, beta = 0])    y = alpha·A·x + beta·y     y:gemv_t(A, x [, alpha, beta])  with Aᵀ
@@ -576,7 +595,7 @@ pub(crate) fn register(lua: &Lua, morc: &Table) -> mlua::Result<()> {
 Where a vector is read, a table of numbers does too. Sizes are checked: errors name the call and both sizes.
 Types:
   morc.vec(x: integer|number[]|vec) → vec
-  vec.n: integer   vec:totable() → number[]   vec:clone() → vec   vec:norm() → number   vec:dot(w: vec|number[]) → number
+  vec.n: integer   vec:totable(t?: number[]) → number[]   vec:clone() → vec   vec:norm() → number   vec:dot(w: vec|number[]) → number
   vec:gemv(A: mat, x: vec|number[], alpha?: number, beta?: number)   vec:gemv_t(A: mat, x: vec|number[], alpha?: number, beta?: number)
   vec:copy(x: vec|number[])   vec:axpy(a: number, x: vec|number[])   vec:scale(a: number)   vec:fill(x: number)"#,
     )?;
@@ -584,7 +603,7 @@ Types:
         morc,
         mat,
         r#"morc.mat(rows, cols) | morc.mat { { a11, a12, … }, { a21, … }, … } | morc.mat(M) — a matrix of reals (nalgebra): zeros, rows, or a copy.
-  M:get(i, j), M:set(i, j, x) (1-based)   M.rows, M.cols   tostring(M)   M:totable() (rows)   M:clone()
+  M:get(i, j), M:set(i, j, x) (1-based)   M.rows, M.cols   tostring(M)   M:totable([t]) (rows)   M:clone()
   allocating: A + B, A - B, A * B, A * x, a * A, A:t() (transpose), A:norm(), A:solve(b), A:pinv([damping])
   in place, allocating nothing once sized (the workspace stays in A):
     C:gemm(A, B [, alpha = 1, beta = 0])   C = alpha·A·B + beta·C
@@ -595,7 +614,7 @@ A singular matrix is an error (pinv: give a damping > 0).
 Types:
   morc.mat(rows: integer|number[][]|mat, cols?: integer) → mat
   mat.rows: integer   mat.cols: integer   mat:get(i: integer, j: integer) → number   mat:set(i: integer, j: integer, x: number)
-  mat:totable() → number[][]   mat:clone() → mat   mat:t() → mat   mat:norm() → number   mat:scale(a: number)   mat:fill(x: number)
+  mat:totable(t?: number[][]) → number[][]   mat:clone() → mat   mat:t() → mat   mat:norm() → number   mat:scale(a: number)   mat:fill(x: number)
   mat:pinv(damping?: number) → mat   mat:solve(b: vec|number[]) → vec   mat:copy(A: mat)
   mat:gemm(A: mat, B: mat, alpha?: number, beta?: number)   mat:pinv_to(B: mat, damping?: number)   mat:solve_to(x: vec, b: vec|number[])"#,
     )?;
