@@ -108,7 +108,11 @@ impl Collector {
     fn settle(&mut self, used: usize, capacity: usize) {
         self.live = used;
         let grow = match self.mode {
-            GcMode::Incremental => used.max(256 << 10),
+            // A cycle every ~1/8 of the live heap (at least 32 kB) of new garbage: the atomic
+            // phase frees the dead objects at the head of the heap list in one go (Lua's
+            // entersweep), so the less garbage a cycle finds there, the shorter that one step
+            // (callgrind: with 256 kB per cycle it was most of the long step's work).
+            GcMode::Incremental => (used / 16).max(16 << 10),
             GcMode::Generational => (used / 5).max(64 << 10),
         };
         // Never wait past three quarters of the pool: the cycle must end before it is full.
