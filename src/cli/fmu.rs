@@ -31,13 +31,16 @@ pub enum FmuCommand {
     /// Simulate an FMU alone (like `fmpy simulate`) and write its outputs as CSV in FMPy's layout.
     Sim {
         file: PathBuf,
-        /// Stop time in s (default: the FMU's default experiment, else 1 s).
+        /// Start time in s (default: the FMU's default experiment, else 0).
+        #[arg(long)]
+        start: Option<f64>,
+        /// Stop time in s (default: the FMU's default experiment, else start + 1 s).
         #[arg(long)]
         stop: Option<f64>,
-        /// Step (the FMU's sample time) in s (default: the default experiment's step, else stop/500).
+        /// Step (the FMU's sample time) in s (default: FMPy's: the default experiment's step, doubled until at most 1000 steps; else 500 to 1000 steps).
         #[arg(long)]
         step: Option<f64>,
-        /// Parameter or start value: --param name=value (repeatable); also interface=me, me_solver=rk4, me_substeps=n.
+        /// Parameter, or start value of a state or other variable with one: --param name=value (repeatable); also interface=me, me_solver=rk4, me_substeps=n.
         #[arg(long = "param")]
         params: Vec<String>,
         /// Input CSV in FMPy's format: a "time" column, then one column per input.
@@ -53,27 +56,41 @@ pub fn main(command: &FmuCommand) -> i32 {
     match command {
         FmuCommand::Export { out, library, models, fmi } => export_main(out, library.as_ref(), models, *fmi),
         FmuCommand::Info { file } => info_main(file),
-        FmuCommand::Sim { file, stop, step, params, input, output } => {
-            let options = super::fmu_sim::SimOptions { file, stop: *stop, step: *step, params, input: input.as_deref() };
-            match super::fmu_sim::simulate(&options) {
-                Ok(csv) => match output {
-                    Some(path) => match std::fs::write(path, csv) {
-                        Ok(()) => exit::OK,
-                        Err(e) => {
-                            eprintln!("morc fmu sim: cannot write {}: {e}", path.display());
-                            exit::FAULT
-                        }
-                    },
-                    None => {
-                        print!("{csv}");
-                        exit::OK
-                    }
-                },
-                Err(e) => {
-                    eprintln!("morc fmu sim: {e}");
-                    exit::FAULT
-                }
+        FmuCommand::Sim { file, start, stop, step, params, input, output } => {
+            let options = super::fmu_sim::SimOptions { file, start: *start, stop: *stop, step: *step, params, input: input.as_deref() };
+            sim_main(&options, output.as_deref())
+        }
+    }
+}
+
+/// `morc fmu sim`: rows go to the file (or standard output) as they are computed.
+fn sim_main(options: &super::fmu_sim::SimOptions, output: Option<&std::path::Path>) -> i32 {
+    use super::fmu_sim::SimError;
+    let stdout = std::io::stdout();
+    let mut out: Box<dyn std::io::Write> = match output {
+        Some(path) => match std::fs::File::create(path) {
+            Ok(f) => Box::new(std::io::BufWriter::new(f)),
+            Err(e) => {
+                eprintln!("morc fmu sim: cannot write {}: {e}", path.display());
+                return exit::USAGE;
             }
+        },
+        None => Box::new(std::io::BufWriter::new(stdout.lock())),
+    };
+    match super::fmu_sim::simulate(options, &mut out) {
+        Ok(_) => exit::OK,
+        Err(SimError::Usage(e)) => {
+            drop(out);
+            if let Some(path) = output {
+                // Nothing was simulated: leave no empty file behind.
+                let _ = std::fs::remove_file(path);
+            }
+            eprintln!("morc fmu sim: {e}");
+            exit::USAGE
+        }
+        Err(SimError::Fault(e)) => {
+            eprintln!("morc fmu sim: {e}");
+            exit::FAULT
         }
     }
 }
@@ -125,7 +142,7 @@ fn info_main(file: &std::path::Path) -> i32 {
     if !md.description.is_empty() {
         println!("  {}", md.description);
     }
-    let interfaces: Vec<String> = [("co-simulation", &md.co_simulation), ("model exchange", &md.model_exchange)]
+    let interfaces: Vec<String> = [("co-simulation", &md.co_simulation), ("model exchange", &md.model_exchange), ("scheduled execution (not run by morc)", &md.scheduled_execution)]
         .iter()
         .filter_map(|(what, id)| id.as_ref().map(|id| format!("{what} ({id})")))
         .collect();
@@ -136,7 +153,8 @@ fn info_main(file: &std::path::Path) -> i32 {
     println!("{:<24} {:<12} {:<10} {:<10} {:<12} start", "variable", "causality", "type", "unit", "variability");
     for v in &md.variables {
         let causality = format!("{:?}", v.causality).to_lowercase();
-        let ty = format!("{:?}", v.ty);
+        // The element as written (Enumeration, Binary …), with its declared type.
+        let ty = if v.declared_type.is_empty() { v.type_name.clone() } else { format!("{}({})", v.type_name, v.declared_type) };
         let dims = if v.dimensions.is_empty() { String::new() } else { format!("{:?}", v.dimensions) };
         println!("{:<24} {:<12} {:<10} {:<10} {:<12} {}", v.name, causality, format!("{ty}{dims}"), v.unit, v.variability, v.start.as_deref().unwrap_or(""));
     }

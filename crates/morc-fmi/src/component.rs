@@ -5,9 +5,15 @@
 //! on the thread that steps the component: FMI only asks that calls into one
 //! instance never overlap, which owning it guarantees (see `instance.rs`).
 //!
-//! Time: step k calls doStep(k·h, h) (co-simulation) or integrates from k·h
-//! to (k+1)·h (model exchange, explicit Euler or RK4 with sub-steps, inputs
-//! held over the step); the outputs after it are the step's outputs.
+//! Time: step k calls doStep(t0 + k·h, h) (co-simulation) or integrates from t0 + k·h
+//! to t0 + (k+1)·h (model exchange, explicit Euler or RK4 with sub-steps, inputs
+//! held over the step); the outputs after it are the step's outputs. t0 is the
+//! parameter `start_time` (0 in an assembly; `morc fmu sim` gives the default
+//! experiment's startTime, as FMPy does).
+//!
+//! Inputs: an input nothing is connected to holds its declared start value (not
+//! zero: an enumeration may have no legal 0, a string input its text); the
+//! inputs' first values are set in initialisation mode, as FMPy does.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -81,6 +87,8 @@ pub const INTERFACE: &str = "interface";
 pub const SOLVER: &str = "me_solver";
 pub const SUBSTEPS: &str = "me_substeps";
 pub const LOGGING: &str = "fmu_logging";
+/// The FMU's time at the component's t = 0 (s): our parameter `start_time`.
+pub const START_TIME: &str = "start_time";
 
 /// A running instance and what its steps need, all allocated at initialisation.
 struct Running {
@@ -91,6 +99,8 @@ struct Running {
     solver: Option<Solver>,
     /// An FMU call failed: the instance may not be called again but to free it.
     failed: bool,
+    /// The FMU ended the simulation itself at this time (FMU time).
+    ended_at: Option<f64>,
 }
 
 /// An FMU instance as a morc component: its variables as ports and parameters, stepped by co-simulation or by a solver over model exchange.
@@ -105,6 +115,10 @@ pub struct FmuComponent {
     output_variables: Vec<usize>,
     running: Option<Running>,
     period: f64,
+    /// The inputs' values in initialisation mode (None: their start values).
+    initial_inputs: Option<Vec<Value>>,
+    /// The FMU's time at t = 0 (the parameter, read at initialisation).
+    start_time: f64,
 }
 
 /// A variable's start value as a morc value of port type `ty`.
@@ -133,18 +147,18 @@ impl FmuComponent {
             let Some(ty) = port_type(v) else { continue };
             match v.causality {
                 Causality::Input => {
-                    info.inputs.push(PortInfo::new(&v.name, ty).unit(&v.unit).doc(&v.description));
+                    info.inputs.push(PortInfo::new(&v.name, ty).unit(&v.unit).doc(&v.description).start(start_value(v, ty)));
                     input_variables.push(i);
                 }
                 Causality::Output => {
                     info.outputs.push(PortInfo::new(&v.name, ty).unit(&v.unit).doc(&v.description));
                     output_variables.push(i);
                 }
-                Causality::Parameter if v.variability != "constant" => {
-                    info.params.push(ParamInfo::new(&v.name, start_value(v, ty)).unit(&v.unit).doc(&v.description));
-                    param_variables.push(Some(i));
-                }
                 _ => {}
+            }
+            if settable_start(v) {
+                info.params.push(ParamInfo::new(&v.name, start_value(v, ty)).unit(&v.unit).doc(&v.description));
+                param_variables.push(Some(i));
             }
         }
         let default_interface = if md.co_simulation.is_some() { "cs" } else { "me" };
@@ -153,6 +167,7 @@ impl FmuComponent {
             ParamInfo::new(SOLVER, Value::String("rk4".into())).doc("model exchange: \"euler\" or \"rk4\""),
             ParamInfo::new(SUBSTEPS, Value::Integer(1)).doc("model exchange: solver steps per sample period"),
             ParamInfo::new(LOGGING, Value::Boolean(false)).doc("ask the FMU for debug logging"),
+            ParamInfo::new(START_TIME, Value::Real(0.0)).unit("s").doc("the FMU's time at the component's t = 0"),
         ];
         for p in ours {
             if info.params.iter().all(|q| q.name != p.name) {
@@ -161,7 +176,18 @@ impl FmuComponent {
             }
         }
         let user_set = vec![false; info.params.len()];
-        FmuComponent { fmu, info, param_variables, user_set, input_variables, output_variables, running: None, period: 0.0 }
+        FmuComponent { fmu, info, param_variables, user_set, input_variables, output_variables, running: None, period: 0.0, initial_inputs: None, start_time: 0.0 }
+    }
+
+    /// The inputs' values for initialisation mode (one per input port, in port order),
+    /// instead of their start values: `morc fmu sim` gives its input table at the start time.
+    pub fn set_initial_inputs(&mut self, values: Vec<Value>) {
+        self.initial_inputs = Some(values);
+    }
+
+    /// When the FMU ended the simulation itself: its time then (FMU time, s).
+    pub fn ended_at(&self) -> Option<f64> {
+        self.running.as_ref().and_then(|r| r.ended_at)
     }
 
     /// The FMU it instantiates.
@@ -197,7 +223,16 @@ impl FmuComponent {
                 }
             }
         }
-        instance.enter_initialization_mode(0.0)?;
+        instance.enter_initialization_mode(self.start_time())?;
+        let mut inputs = Values::new(self.input_variables.iter().map(|&i| &md.variables[i]), md.version);
+        let initial: Vec<Value> = match &self.initial_inputs {
+            Some(values) => values.clone(),
+            None => self.info.inputs.iter().map(PortInfo::initial_value).collect(),
+        };
+        inputs.load(&initial);
+        for g in &inputs.groups {
+            instance.set(g).map_err(|e| e.suffixed(" (setting the inputs in initialisation mode)"))?;
+        }
         instance.exit_initialization_mode()?;
         let solver = match interface {
             Interface::CoSimulation => None,
@@ -211,13 +246,24 @@ impl FmuComponent {
             }
         };
         let variables = |indices: &[usize]| indices.iter().map(|&i| &md.variables[i]).collect::<Vec<_>>();
-        Ok(Running {
-            instance,
-            inputs: Values::new(variables(&self.input_variables), md.version),
-            outputs: Values::new(variables(&self.output_variables), md.version),
-            solver,
-            failed: false,
-        })
+        Ok(Running { instance, inputs, outputs: Values::new(variables(&self.output_variables), md.version), solver, failed: false, ended_at: None })
+    }
+
+    fn start_time(&self) -> f64 {
+        self.info.param_value(START_TIME).map_or(0.0, Value::real)
+    }
+}
+
+/// Whether a variable's start value may be given before initialisation: parameters, and
+/// states and other variables with an exact or approximate start (FMPy's start values).
+fn settable_start(v: &Variable) -> bool {
+    if v.variability == "constant" || port_type(v).is_none() {
+        return false;
+    }
+    match v.causality {
+        Causality::Parameter => true,
+        Causality::Local | Causality::Output => v.start.is_some() && v.initial.as_deref() != Some("calculated"),
+        _ => false,
     }
 }
 
@@ -233,19 +279,20 @@ impl Running {
         Ok(())
     }
 
-    /// One sample period: inputs in, step or integrate, outputs out. True when the FMU asks to end.
+    /// One sample period: inputs in, step or integrate, outputs out. True when the FMU ended
+    /// the simulation (its time then in `ended_at`).
     #[inline]
     fn step(&mut self, label: &str, inputs: &[Value], t: f64, h: f64) -> Result<bool, FmiError> {
         self.inputs.load(inputs);
         for g in &self.inputs.groups {
             self.instance.set(g)?;
         }
-        let finish = match &mut self.solver {
+        self.ended_at = match &mut self.solver {
             None => self.instance.do_step(t, h)?,
-            Some(solver) => solver.advance(&mut *self.instance, t, h)?,
+            Some(solver) => solver.advance(&mut *self.instance, t, h)?.then_some(t + h),
         };
         self.read_outputs(label)?;
-        Ok(finish)
+        Ok(self.ended_at.is_some())
     }
 }
 
@@ -275,11 +322,23 @@ impl Component for FmuComponent {
     fn configure(&mut self) -> Result<(), String> {
         let interface = self.info.param_value(INTERFACE).map_or("", Value::str).to_string();
         let md = &self.fmu.description;
+        if md.co_simulation.is_none() && md.model_exchange.is_none() {
+            let what = if md.scheduled_execution.is_some() { "only scheduled execution (FMI 3 clocks)" } else { "no interface morc knows" };
+            return Err(format!(
+                "{}: the FMU offers {what}; morc runs co-simulation and model exchange, not scheduled execution yet: export the model with a co-simulation or model-exchange interface",
+                self.label()
+            ));
+        }
+        let missing = |name: &str, other: &str| format!("{}: the FMU has no {name} interface; it offers {} (interface = \"{other}\")", self.label(), md.interfaces());
         match interface.as_str() {
-            "cs" if md.co_simulation.is_none() => return Err(format!("{}: the FMU has no co-simulation interface (interface = \"me\")", self.label())),
-            "me" if md.model_exchange.is_none() => return Err(format!("{}: the FMU has no model-exchange interface (interface = \"cs\")", self.label())),
+            "cs" if md.co_simulation.is_none() => return Err(missing("co-simulation", "me")),
+            "me" if md.model_exchange.is_none() => return Err(missing("model-exchange", "cs")),
             "cs" | "me" => {}
             other => return Err(format!("{}: parameter interface must be \"cs\" or \"me\", got {other:?}", self.label())),
+        }
+        let start_time = self.start_time();
+        if !start_time.is_finite() {
+            return Err(format!("{}: parameter {START_TIME} must be a finite time in s, got {start_time}", self.label()));
         }
         let solver = self.info.param_value(SOLVER).map_or("", Value::str);
         if Method::parse(solver).is_none() {
@@ -294,6 +353,7 @@ impl Component for FmuComponent {
 
     fn initialize(&mut self, ctx: &InitContext, outputs: &mut [Value]) -> Result<(), String> {
         self.period = ctx.period;
+        self.start_time = self.start_time();
         self.running = None;
         let mut running = self.start(ctx.name)?;
         running.read_outputs(self.label())?;
@@ -309,11 +369,12 @@ impl Component for FmuComponent {
         if running.failed {
             return Step::Fault(format!("{}: the FMU failed earlier", self.fmu.label));
         }
-        match running.step(&self.fmu.label, inputs, ctx.time, self.period) {
+        let t = self.start_time + ctx.time;
+        match running.step(&self.fmu.label, inputs, t, self.period) {
             Ok(finish) => {
                 running.outputs.store(outputs);
                 if finish {
-                    Step::Finish(format!("{} asked to terminate the simulation", self.fmu.label))
+                    Step::Finish(format!("{} ended the simulation at t = {} s", self.fmu.label, running.ended_at.unwrap_or(t)))
                 } else {
                     Step::Continue
                 }

@@ -42,7 +42,11 @@ pub enum VarType {
     Boolean,
     /// String.
     String,
-    /// Binary, Clock: not offered as ports or parameters.
+    /// FMI 3 Binary (bytes): not offered as ports or parameters.
+    Binary,
+    /// FMI 3 Clock: not offered as ports or parameters (morc does not run scheduled execution).
+    Clock,
+    /// A type element morc does not know.
     Other,
 }
 
@@ -93,8 +97,12 @@ pub struct Variable {
     pub initial: Option<String>,
     /// The start attribute as written (space-separated for FMI 3 arrays).
     pub start: Option<String>,
-    /// Unit name (from the type definition or the variable); empty when none.
+    /// Unit name (the variable's, else its declared type's); empty when none.
     pub unit: String,
+    /// The element that declared it as written ("Real", "Enumeration", "Float64", "Binary" …).
+    pub type_name: String,
+    /// Its declaredType (a type definition's name); empty when none.
+    pub declared_type: String,
     /// The description attribute; empty when none.
     pub description: String,
     /// FMI 3 array dimensions (empty: scalar).
@@ -146,6 +154,8 @@ pub struct ModelDescription {
     pub co_simulation: Option<String>,
     /// modelIdentifier for model exchange, when supported.
     pub model_exchange: Option<String>,
+    /// FMI 3 scheduled execution's modelIdentifier, when offered (morc does not run it).
+    pub scheduled_execution: Option<String>,
     /// Co-simulation: canHandleVariableCommunicationStepSize.
     pub can_handle_variable_step: bool,
     /// The numberOfEventIndicators attribute (0 when absent).
@@ -162,6 +172,16 @@ impl ModelDescription {
     /// The variable named `name`.
     pub fn variable(&self, name: &str) -> Option<&Variable> {
         self.variables.iter().find(|v| v.name == name)
+    }
+    /// The interfaces it offers, as people name them: "co-simulation, model exchange".
+    pub fn interfaces(&self) -> String {
+        let named = [("co-simulation", &self.co_simulation), ("model exchange", &self.model_exchange), ("scheduled execution", &self.scheduled_execution)];
+        let offered: Vec<&str> = named.iter().filter(|(_, id)| id.is_some()).map(|(what, _)| *what).collect();
+        if offered.is_empty() {
+            "none".into()
+        } else {
+            offered.join(", ")
+        }
     }
     /// The variable of type `ty` with value reference `vr`.
     pub fn by_reference(&self, vr: u32, ty: VarType) -> Option<&Variable> {
@@ -220,6 +240,7 @@ fn parse_description(xml: &str) -> Result<ModelDescription, String> {
         generation_tool: attr(root, "generationTool"),
         co_simulation: cs.map(|n| attr(n, "modelIdentifier")),
         model_exchange: me.map(|n| attr(n, "modelIdentifier")),
+        scheduled_execution: child(root, "ScheduledExecution").map(|n| attr(n, "modelIdentifier")),
         can_handle_variable_step: cs.is_some_and(|n| n.attribute("canHandleVariableCommunicationStepSize") == Some("true")),
         number_of_event_indicators: match attr(root, "numberOfEventIndicators").parse::<usize>() {
             Ok(n) if n > MAX_ARRAY_ELEMENTS => return Err(format!("numberOfEventIndicators = {n}: more than the {MAX_ARRAY_ELEMENTS} morc takes")),
@@ -253,7 +274,28 @@ fn causality(text: &str) -> Causality {
     }
 }
 
+/// The units of the type definitions, by type name: FMI 2 `<SimpleType name><Real unit/>`, FMI 3
+/// `<Float64Type name unit/>`.
+fn type_units(vars: Node) -> Vec<(String, String)> {
+    let Some(types) = vars.parent().and_then(|r| child(r, "TypeDefinitions")) else { return Vec::new() };
+    let mut units = Vec::new();
+    for t in types.children().filter(|c| c.is_element()) {
+        // FMI 2 puts the attributes on the SimpleType's one child, FMI 3 on the type itself.
+        let unit = t.attribute("unit").or_else(|| t.children().find(|c| c.is_element()).and_then(|c| c.attribute("unit")));
+        if let (Some(name), Some(unit)) = (t.attribute("name"), unit) {
+            units.push((name.to_string(), unit.to_string()));
+        }
+    }
+    units
+}
+
+/// The unit a variable inherits from its declared type ("" when none).
+fn declared_unit(units: &[(String, String)], declared_type: &str) -> String {
+    units.iter().find(|(name, _)| name == declared_type).map(|(_, unit)| unit.clone()).unwrap_or_default()
+}
+
 fn parse_v2_variables(md: &mut ModelDescription, vars: Node) -> Result<(), String> {
+    let units = type_units(vars);
     // FMI 2 derivatives name their state by 1-based index into ModelVariables.
     let mut derivative_index: Vec<Option<usize>> = Vec::new();
     for sv in vars.children().filter(|c| c.has_tag_name("ScalarVariable")) {
@@ -262,7 +304,9 @@ fn parse_v2_variables(md: &mut ModelDescription, vars: Node) -> Result<(), Strin
         let Some(type_node) = sv.children().find(|c| c.is_element()) else {
             return Err(format!("variable '{name}' has no type element"));
         };
-        let ty = match type_node.tag_name().name() {
+        let type_name = type_node.tag_name().name().to_string();
+        let declared_type = attr(type_node, "declaredType");
+        let ty = match type_name.as_str() {
             "Real" => VarType::Float64,
             "Integer" | "Enumeration" => VarType::Int32,
             "Boolean" => VarType::Boolean,
@@ -279,7 +323,9 @@ fn parse_v2_variables(md: &mut ModelDescription, vars: Node) -> Result<(), Strin
             variability,
             initial: sv.attribute("initial").map(str::to_string),
             start: type_node.attribute("start").map(str::to_string),
-            unit: attr(type_node, "unit"),
+            unit: type_node.attribute("unit").map_or_else(|| declared_unit(&units, &declared_type), str::to_string),
+            type_name,
+            declared_type,
             description: attr(sv, "description"),
             dimensions: Vec::new(),
             derivative_of: None,
@@ -309,10 +355,16 @@ fn parse_v2_variables(md: &mut ModelDescription, vars: Node) -> Result<(), Strin
 }
 
 fn parse_v3_variables(md: &mut ModelDescription, vars: Node) -> Result<(), String> {
+    let units = type_units(vars);
+    // Which variable (index) each model variable element became, for the dimension pass.
+    let mut element_of = Vec::new();
+    let mut aliases = Vec::new();
     for node in vars.children().filter(|c| c.is_element()) {
         let name = attr(node, "name");
         let vr: u32 = attr(node, "valueReference").parse().map_err(|_| format!("variable '{name}': valueReference is not a whole number"))?;
-        let ty = match node.tag_name().name() {
+        let type_name = node.tag_name().name().to_string();
+        let declared_type = attr(node, "declaredType");
+        let ty = match type_name.as_str() {
             "Float64" => VarType::Float64,
             "Float32" => VarType::Float32,
             "Int8" => VarType::Int8,
@@ -326,6 +378,8 @@ fn parse_v3_variables(md: &mut ModelDescription, vars: Node) -> Result<(), Strin
             "UInt64" => VarType::UInt64,
             "Boolean" => VarType::Boolean,
             "String" => VarType::String,
+            "Binary" => VarType::Binary,
+            "Clock" => VarType::Clock,
             _ => VarType::Other,
         };
         let mut dimensions = Vec::new();
@@ -343,11 +397,22 @@ fn parse_v3_variables(md: &mut ModelDescription, vars: Node) -> Result<(), Strin
             variability: node.attribute("variability").unwrap_or(default_variability).to_string(),
             initial: node.attribute("initial").map(str::to_string),
             start,
-            unit: attr(node, "unit"),
+            unit: node.attribute("unit").map_or_else(|| declared_unit(&units, &declared_type), str::to_string),
+            type_name,
+            declared_type,
             description: attr(node, "description"),
             dimensions,
             derivative_of: node.attribute("derivative").and_then(|d| d.parse().ok()),
         });
+        element_of.push(md.variables.len() - 1);
+        // FMI 3 aliases: other names (and descriptions) for the same value reference.
+        for alias in node.children().filter(|c| c.has_tag_name("Alias")) {
+            let mut v = md.variables.last().expect("just pushed").clone();
+            v.name = attr(alias, "name");
+            v.description = attr(alias, "description");
+            md.variables.push(v);
+            aliases.push((md.variables.len() - 1, element_of[element_of.len() - 1]));
+        }
     }
     // Dimensions given by a structural parameter: that parameter's start value.
     let sizes: Vec<(u32, usize)> = md
@@ -357,7 +422,8 @@ fn parse_v3_variables(md: &mut ModelDescription, vars: Node) -> Result<(), Strin
         .filter_map(|v| Some((v.value_reference, v.start.as_deref()?.trim().parse().ok()?)))
         .collect();
     // Variables were pushed one per element, in order: pair them by position (names may repeat).
-    for (node, v) in vars.children().filter(|c| c.is_element()).zip(md.variables.iter_mut()) {
+    for (node, &i) in vars.children().filter(|c| c.is_element()).zip(&element_of) {
+        let v = &mut md.variables[i];
         for (k, d) in node.children().filter(|c| c.has_tag_name("Dimension")).enumerate() {
             if let Some(vr) = d.attribute("valueReference").and_then(|s| s.parse::<u32>().ok()) {
                 let size = sizes
@@ -368,6 +434,9 @@ fn parse_v3_variables(md: &mut ModelDescription, vars: Node) -> Result<(), Strin
                 v.dimensions[k] = size;
             }
         }
+    }
+    for (alias, of) in aliases {
+        md.variables[alias].dimensions = md.variables[of].dimensions.clone();
     }
     if let Some(v) = md.variables.iter().find(|v| v.dimensions.contains(&usize::MAX)) {
         return Err(format!("variable '{}': a dimension has neither start nor valueReference", v.name));

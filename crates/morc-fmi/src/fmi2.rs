@@ -65,6 +65,8 @@ super::library::functions! {
     set_boolean: b"fmi2SetBoolean\0" = fn(Component, *const Vr, usize, *const c_int) -> Status;
     set_string: b"fmi2SetString\0" = fn(Component, *const Vr, usize, *const *const c_char) -> Status;
     do_step: b"fmi2DoStep\0" = fn(Component, f64, f64, c_int) -> Status;
+    get_boolean_status: b"fmi2GetBooleanStatus\0" = fn(Component, c_int, *mut c_int) -> Status;
+    get_real_status: b"fmi2GetRealStatus\0" = fn(Component, c_int, *mut f64) -> Status;
     enter_event_mode: b"fmi2EnterEventMode\0" = fn(Component) -> Status;
     new_discrete_states: b"fmi2NewDiscreteStates\0" = fn(Component, *mut EventInfo) -> Status;
     enter_continuous_time_mode: b"fmi2EnterContinuousTimeMode\0" = fn(Component) -> Status;
@@ -75,7 +77,30 @@ super::library::functions! {
     get_continuous_states: b"fmi2GetContinuousStates\0" = fn(Component, *mut f64, usize) -> Status;
 }
 
+/// fmi2StatusKind values of fmi2GetBooleanStatus / fmi2GetRealStatus.
+const LAST_SUCCESSFUL_TIME: c_int = 2;
+const TERMINATED: c_int = 3;
+
 impl Api {
+    /// After a discarded step from `t`: the last successful time when the FMU says it
+    /// terminated (fmi2Terminated), else None.
+    fn terminated(&self, c: &Calls, t: f64) -> Option<f64> {
+        let get_boolean_status = self.get_boolean_status?;
+        let mut terminated = 0;
+        // SAFETY: the handle is live (see instance.rs); the out-pointer is a live c_int.
+        if unsafe { get_boolean_status(c.handle(), TERMINATED, &mut terminated) } != log::OK || terminated == 0 {
+            return None;
+        }
+        let mut last = t;
+        if let Some(get_real_status) = self.get_real_status {
+            // SAFETY: as above; the out-pointer is a live f64. Without an answer `t` stands.
+            if unsafe { get_real_status(c.handle(), LAST_SUCCESSFUL_TIME, &mut last) } != log::OK {
+                last = t;
+            }
+        }
+        Some(last)
+    }
+
     /// The functions every interface needs beside the common ones.
     fn required(&self, interface: Interface) -> Vec<(&'static str, bool)> {
         let mut present = vec![
@@ -213,12 +238,19 @@ impl instance::Api for Api {
     }
 
     #[inline]
-    fn do_step(&self, c: &Calls, t: f64, h: f64) -> Result<bool, FmiError> {
+    fn do_step(&self, c: &Calls, t: f64, h: f64) -> Result<Option<f64>, FmiError> {
         let f = c.function((self.do_step, "fmi2DoStep"))?;
         // SAFETY: the handle is live (see instance.rs).
-        c.check("fmi2DoStep", unsafe { f(c.handle(), t, h, 1) })?;
-        // FMI 2 reports a wish to terminate through fmi2GetBooleanStatus, which morc does not poll.
-        Ok(false)
+        let status = unsafe { f(c.handle(), t, h, 1) };
+        if status == log::DISCARD {
+            // An FMU that ends the simulation itself discards the step and says so in
+            // fmi2Terminated; any other discard is a failure.
+            if let Some(t_end) = self.terminated(c, t) {
+                return Ok(Some(t_end));
+            }
+        }
+        c.check("fmi2DoStep", status)?;
+        Ok(None)
     }
 
     fn update_discrete_states(&self, c: &Calls) -> Result<(bool, bool), FmiError> {

@@ -204,12 +204,17 @@ impl instance::Api for Api {
     }
 
     #[inline]
-    fn do_step(&self, c: &Calls, t: f64, h: f64) -> Result<bool, FmiError> {
+    fn do_step(&self, c: &Calls, t: f64, h: f64) -> Result<Option<f64>, FmiError> {
         let f = c.function((self.do_step, "fmi3DoStep"))?;
-        let (mut event, mut terminate, mut early, mut last) = (false, false, false, 0.0);
+        let (mut event, mut terminate, mut early, mut last) = (false, false, false, t + h);
         // SAFETY: the handle is live (see instance.rs); the out-pointers are live locals of the declared types.
-        c.check("fmi3DoStep", unsafe { f(c.handle(), t, h, true, &mut event, &mut terminate, &mut early, &mut last) })?;
-        Ok(terminate)
+        let status = unsafe { f(c.handle(), t, h, true, &mut event, &mut terminate, &mut early, &mut last) };
+        if terminate && (status == log::OK || status == log::WARNING || status == log::DISCARD) {
+            // The FMU ended the simulation: at its last successful time when it returned early.
+            return Ok(Some(if early && last.is_finite() { last } else { t + h }));
+        }
+        c.check("fmi3DoStep", status)?;
+        Ok(None)
     }
 
     fn update_discrete_states(&self, c: &Calls) -> Result<(bool, bool), FmiError> {

@@ -51,9 +51,10 @@ pub trait Instance: Send {
     fn enter_initialization_mode(&mut self, start: f64) -> Result<(), FmiError>;
     /// Leaves initialisation mode (for step mode, or model exchange's event mode).
     fn exit_initialization_mode(&mut self) -> Result<(), FmiError>;
-    /// Co-simulation: one communication step from `t` to `t + h`; true when
-    /// the FMU asks to end the simulation.
-    fn do_step(&mut self, t: f64, h: f64) -> Result<bool, FmiError>;
+    /// Co-simulation: one communication step from `t` to `t + h`; `Some(t_end)` when the FMU
+    /// ended the simulation itself, its last successful time `t_end` (FMI 2: Discard with
+    /// fmi2Terminated; FMI 3: terminateSimulation). Not a fault: FMPy ends such a run normally.
+    fn do_step(&mut self, t: f64, h: f64) -> Result<Option<f64>, FmiError>;
     /// Ends the simulation (the instance is freed when dropped).
     fn terminate(&mut self) -> Result<(), FmiError>;
 
@@ -156,8 +157,8 @@ pub trait Api: Sized + Send + 'static {
     fn get(&self, c: &Calls, group: &mut Group) -> Result<(), FmiError>;
     /// Enters initialisation mode (FMI 2 sets the experiment up first).
     fn enter_initialization_mode(&self, c: &Calls, start: f64) -> Result<(), FmiError>;
-    /// One communication step; true when the FMU asks to end the simulation.
-    fn do_step(&self, c: &Calls, t: f64, h: f64) -> Result<bool, FmiError>;
+    /// One communication step; `Some(last successful time)` when the FMU ended the simulation.
+    fn do_step(&self, c: &Calls, t: f64, h: f64) -> Result<Option<f64>, FmiError>;
     /// One discrete-state update: (another is needed, terminate).
     fn update_discrete_states(&self, c: &Calls) -> Result<(bool, bool), FmiError>;
     /// Name of the call [`Api::update_discrete_states`] makes.
@@ -277,7 +278,7 @@ impl<A: Api> Instance for FmuInstance<A> {
         self.calls.call(self.common.exit_initialization_mode)
     }
     #[inline]
-    fn do_step(&mut self, t: f64, h: f64) -> Result<bool, FmiError> {
+    fn do_step(&mut self, t: f64, h: f64) -> Result<Option<f64>, FmiError> {
         self.api.do_step(&self.calls, t, h)
     }
     fn terminate(&mut self) -> Result<(), FmiError> {

@@ -56,7 +56,7 @@ impl Group {
             VarType::UInt64 => Data::U64(Vec::new()),
             VarType::Boolean if version == FmiVersion::V2 => Data::I32(Vec::new()),
             VarType::Boolean => Data::Bool(Vec::new()),
-            VarType::String | VarType::Other => Data::Str { values: Vec::new(), pointers: Vec::new() },
+            VarType::String | VarType::Binary | VarType::Clock | VarType::Other => Data::Str { values: Vec::new(), pointers: Vec::new() },
         };
         Group { ty, vrs: Vec::new(), data }
     }
@@ -234,7 +234,7 @@ pub unsafe fn read_c_strings(pointers: &[*const c_char], values: &mut [String]) 
 pub fn port_type(v: &Variable) -> Option<ValueType> {
     let array = !v.dimensions.is_empty();
     Some(match v.ty {
-        VarType::Other => return None,
+        VarType::Binary | VarType::Clock | VarType::Other => return None,
         t if t.is_float() && array => ValueType::Vector(v.len()),
         t if t.is_float() => ValueType::Real,
         _ if array => return None,

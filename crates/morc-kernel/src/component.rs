@@ -23,12 +23,15 @@ pub struct PortInfo {
     pub doc: String,
     /// An input that must be connected before the assembly may run.
     pub required: bool,
+    /// What an input holds while nothing is connected to it (an FMU input's declared start
+    /// value, say); None: zero of its type.
+    pub start: Option<Value>,
 }
 
 impl PortInfo {
     /// A port named `name` carrying `ty`, without unit or doc, optional.
     pub fn new(name: &str, ty: ValueType) -> Self {
-        PortInfo { name: name.into(), ty, unit: String::new(), doc: String::new(), required: false }
+        PortInfo { name: name.into(), ty, unit: String::new(), doc: String::new(), required: false, start: None }
     }
     /// With unit `unit`.
     pub fn unit(mut self, unit: &str) -> Self {
@@ -44,6 +47,15 @@ impl PortInfo {
     pub fn required(mut self) -> Self {
         self.required = true;
         self
+    }
+    /// With `value` held while the input is not connected (of the port's type).
+    pub fn start(mut self, value: Value) -> Self {
+        self.start = Some(value);
+        self
+    }
+    /// The value an unconnected input holds: its start, else zero.
+    pub fn initial_value(&self) -> Value {
+        self.start.clone().unwrap_or_else(|| Value::zero(self.ty))
     }
 }
 

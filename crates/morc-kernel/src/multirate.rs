@@ -21,7 +21,7 @@ use crossbeam_channel::{bounded, Receiver, Sender, TryRecvError};
 use super::assembly::{AssemblyError, OverrunPolicy, Plan, PlanSource};
 use super::base::Commands;
 use super::clock::ClockKind;
-use super::component::{AssemblyResults, ComponentInfo, InitContext, Step};
+use super::component::{AssemblyResults, ComponentInfo, InitContext, PortInfo, Step};
 use super::data::AssemblyData;
 use super::error::{ComponentRef, FaultSource};
 use super::interpolate::Ramp;
@@ -262,7 +262,7 @@ impl RunningAssembly {
             let mut slots = Vec::with_capacity(member.len());
             for (&ci, bindings) in member.iter().zip(layout.slots_bindings) {
                 let c = components[ci].take().expect("each component placed once");
-                let inputs = c.component.info().inputs.iter().map(|p| Value::zero(p.ty)).collect();
+                let inputs = c.component.info().inputs.iter().map(PortInfo::initial_value).collect();
                 slots.push(Slot {
                     name: c.name,
                     kind: c.kind,
