@@ -405,13 +405,8 @@ fn parse_v3_variables(md: &mut ModelDescription, vars: Node) -> Result<(), Strin
             derivative_of: node.attribute("derivative").and_then(|d| d.parse().ok()),
         });
         element_of.push(md.variables.len() - 1);
-        // FMI 3 aliases: other names (and descriptions) for the same value reference.
         for alias in node.children().filter(|c| c.has_tag_name("Alias")) {
-            let mut v = md.variables.last().expect("just pushed").clone();
-            v.name = attr(alias, "name");
-            v.description = attr(alias, "description");
-            md.variables.push(v);
-            aliases.push((md.variables.len() - 1, element_of[element_of.len() - 1]));
+            aliases.push((md.variables.len() - 1, attr(alias, "name"), attr(alias, "description")));
         }
     }
     // Dimensions given by a structural parameter: that parameter's start value.
@@ -435,8 +430,11 @@ fn parse_v3_variables(md: &mut ModelDescription, vars: Node) -> Result<(), Strin
             }
         }
     }
-    for (alias, of) in aliases {
-        md.variables[alias].dimensions = md.variables[of].dimensions.clone();
+    // FMI 3 aliases: other names (and descriptions) for a variable's value reference, after
+    // the model's own variables (FMPy lists them there too).
+    for (of, name, description) in aliases {
+        let v = Variable { name, description, ..md.variables[of].clone() };
+        md.variables.push(v);
     }
     if let Some(v) = md.variables.iter().find(|v| v.dimensions.contains(&usize::MAX)) {
         return Err(format!("variable '{}': a dimension has neither start nor valueReference", v.name));

@@ -1,4 +1,4 @@
-/* An FMI 3.0 co-simulation FMU for fault injection: y = u (six Float64), until the
+/* links fmi_stubs.c — An FMI 3.0 co-simulation FMU for fault injection: y = u (six Float64), until the
    communication point reaches the parameter `fail_time`; from then on fmi3DoStep logs why and
    returns fmi3Error, as a model that diverges or loses its solver would. Built by
    tests/fault_injection.rs. */

@@ -1,4 +1,4 @@
-/* A minimal FMI 3.0 co-simulation FMU for morc's import tests: every
+/* links fmi_stubs.c — A minimal FMI 3.0 co-simulation FMU for morc's import tests: every
    scalar type, an Enumeration (an Int64 in FMI 3) and a Float64 array, each output a copy of its input (the
    array times the parameter `gain`, the Int16 plus the parameter `offset`).
    Only the functions morc calls; built by tests/fmu_fmi3_types.rs. */
@@ -26,7 +26,7 @@ void *fmi3InstantiateCoSimulation(const char *name, const char *token, const cha
         return NULL;
     }
     M *m = calloc(1, sizeof(M));
-    m->env = env; m->log = log; m->f64[GAIN] = 1.0;
+    m->env = env; m->log = log; m->f64[GAIN] = 1.0; m->i64[ENUM] = 1; /* the declared start values */
     return m;
 }
 void fmi3FreeInstance(void *m) { free(m); }
