@@ -234,3 +234,14 @@ fn every_test_fmu_runs_in_morc_as_in_fmpy() {
         assert_morc_has_fmpy(&label, &m, &f);
     }
 }
+
+#[test]
+fn an_unconnected_fmu_input_holds_its_start_value_in_an_assembly() {
+    let mut spec = morc_kernel::AssemblySpec::new("start-values");
+    add_fmu(&mut spec, "c", &conform2(), 1, &[]);
+    probe(&mut spec, "py", "c.y");
+    spec.duration = Some(0.005);
+    let r = run(&spec, morc_kernel::ClockKind::Virtual);
+    assert!(r.outcome == morc_kernel::Outcome::Finished("duration".into()), "{}", r.report());
+    assert_eq!(samples(&r, "py"), vec![5.0; 5], "y = k·u with u at its start 2.5, not 0");
+}
