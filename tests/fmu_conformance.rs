@@ -245,3 +245,32 @@ fn an_unconnected_fmu_input_holds_its_start_value_in_an_assembly() {
     assert!(r.outcome == morc_kernel::Outcome::Finished("duration".into()), "{}", r.report());
     assert_eq!(samples(&r, "py"), vec![5.0; 5], "y = k·u with u at its start 2.5, not 0");
 }
+
+#[test]
+fn ctrl_c_ends_a_long_simulation_with_its_rows_written() {
+    let (fmu, d) = (types3(), dir("ctrl-c"));
+    let out = d.join("long.csv");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_morc"))
+        .args(["fmu", "sim", fmu.to_str().unwrap(), "--stop", "900000", "--step", "0.01", "-o", out.to_str().unwrap()])
+        .env("MORC_FMU_CACHE", scratch().join("cache"))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Rows stream to the file while it runs (9·10⁷ steps would take many minutes).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::fs::metadata(&out).map_or(0, |m| m.len()) < 100_000 {
+        assert!(std::time::Instant::now() < deadline, "no rows written within 60 s");
+        assert!(child.try_wait().unwrap().is_none(), "ended before Ctrl-C");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: a plain kill(2) of our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("stopped at t = ") && stderr.contains("rows up to there are written"), "{stderr}");
+    let csv = std::fs::read_to_string(&out).unwrap();
+    assert!(csv.ends_with('\n'), "the last row is whole");
+    let rows = csv.lines().count() - 1;
+    assert!(stderr.contains(&format!("the {rows} rows")), "{rows} rows in the file: {stderr}");
+}

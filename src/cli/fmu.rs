@@ -66,6 +66,9 @@ pub fn main(command: &FmuCommand) -> i32 {
 /// `morc fmu sim`: rows go to the file (or standard output) as they are computed.
 fn sim_main(options: &super::fmu_sim::SimOptions, output: Option<&std::path::Path>) -> i32 {
     use super::fmu_sim::SimError;
+    if let Err(e) = super::interrupt::install_stop_flag() {
+        eprintln!("morc fmu sim: {e}");
+    }
     let stdout = std::io::stdout();
     let mut out: Box<dyn std::io::Write> = match output {
         Some(path) => match std::fs::File::create(path) {
@@ -91,6 +94,10 @@ fn sim_main(options: &super::fmu_sim::SimOptions, output: Option<&std::path::Pat
         Err(SimError::Fault(e)) => {
             eprintln!("morc fmu sim: {e}");
             exit::FAULT
+        }
+        Err(SimError::Interrupted(signal, e)) => {
+            eprintln!("morc fmu sim: {e}");
+            128 + signal
         }
     }
 }

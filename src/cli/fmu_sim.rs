@@ -33,6 +33,8 @@ pub enum SimError {
     Usage(String),
     /// The FMU failed, or writing the result did.
     Fault(String),
+    /// A signal (Ctrl-C: SIGINT = 2) stopped it: the message says where; the rows up to there are written.
+    Interrupted(i32, String),
 }
 
 impl From<String> for SimError {
@@ -339,6 +341,12 @@ pub fn simulate(o: &SimOptions, out: &mut dyn Write) -> Result<u64, SimError> {
     let mut failure = None;
     for k in 0..steps {
         let t = k as f64 * h;
+        if let Some(signal) = super::interrupt::stop_signal() {
+            out.flush().map_err(written)?;
+            let mut results = AssemblyData::new();
+            component.terminate(&mut morc_kernel::AssemblyResults::new("sim", &mut results));
+            return Err(SimError::Interrupted(signal, format!("stopped at t = {} s by signal {signal}; the {rows} rows up to there are written", start + t)));
+        }
         if let Some(table) = &inputs_table {
             table.apply(start + t, &mut inputs);
         }

@@ -33,13 +33,39 @@ extern "C" fn on_signal(signal: libc::c_int) {
     interrupt::request();
 }
 
+/// The signal a tool without Lua (`morc fmu sim`) was asked to stop by, or 0.
+static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_stop_signal(signal: libc::c_int) {
+    // Only an atomic store: this runs in a signal handler.
+    STOP_SIGNAL.store(signal, Ordering::SeqCst);
+}
+
+/// For a tool that runs a loop without Lua: SIGINT, SIGTERM and SIGHUP only set a flag, which
+/// the loop reads ([`stop_signal`]) to end cleanly (its output flushed) instead of dying mid-row.
+pub fn install_stop_flag() -> Result<(), String> {
+    set_handler(on_stop_signal)
+}
+
+/// The signal a tool was asked to stop by (see [`install_stop_flag`]), if any.
+pub fn stop_signal() -> Option<i32> {
+    Some(STOP_SIGNAL.load(Ordering::Relaxed)).filter(|s| *s != 0)
+}
+
 /// Routes SIGINT, SIGTERM and SIGHUP to the engines and to the Lua code of `lua`.
 pub fn install(lua: &Lua) -> Result<(), String> {
+    set_handler(on_signal)?;
+    interrupt::install_hook(lua);
+    Ok(())
+}
+
+/// `handler` for SIGINT, SIGTERM and SIGHUP.
+fn set_handler(handler: extern "C" fn(libc::c_int)) -> Result<(), String> {
     for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: a plain sigaction with a handler that only touches atomics (and re-raises).
         unsafe {
             let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+            action.sa_sigaction = handler as usize;
             action.sa_flags = libc::SA_RESTART;
             libc::sigemptyset(&mut action.sa_mask);
             if libc::sigaction(signal, &action, std::ptr::null_mut()) != 0 {
@@ -47,7 +73,6 @@ pub fn install(lua: &Lua) -> Result<(), String> {
             }
         }
     }
-    interrupt::install_hook(lua);
     Ok(())
 }
 
