@@ -68,7 +68,10 @@ impl Terminal {
 
     /// Waits until the screen satisfies `ready`; fails with the screen after `seconds`.
     fn wait_until(&self, what: &str, seconds: f64, ready: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + Duration::from_secs_f64(seconds);
+        // `seconds` is what a person would wait on a quiet machine; a loaded CI machine (builds
+        // beside the tests) gets six times that, at least a minute. Waiting ends as soon as the
+        // screen is ready, so a generous bound costs nothing when it is.
+        let deadline = Instant::now() + Duration::from_secs_f64((seconds * 6.0).max(60.0));
         loop {
             let screen = self.screen();
             if ready(&screen) {

@@ -169,6 +169,11 @@ A robot definition (degrees and millimetres; ports and native parameters are SI)
   r:plan(start°, moves [, { vel_scale, acc_scale, ramp }]) → { ok, reason, duration, singularity, end } without moving
   r:with_payload { mass, com, inertia } → a new robot      r:with_tool { xyz, rpy } → a new robot
   r:set_payload { mass, com, inertia }  changes the payload of r now, also under a running engine (nil: none)
+  r:state(): where r is and what it does, from the engine's last tick (lock-free; fine in a loop while a motion runs),
+    { q°, qd°/s, tau, tool = { pos = {mm}, rpy = {°}, frame }, commanded = { q_cmd°, … }, holding, override %, paused,
+      command = { name, elapsed s, progress 0–1, override % } while one runs, faults = { text, … }, io = { other ports }, time, tick }
+  r:override([%]): the speed override of r's motions (0–100; a running one changes smoothly within the
+    acceleration limits)      r:pause() stops the running motion on its path; r:resume() goes on
   r:add(a, name, kind, params) → a       a:add(name, r:component(kind), params) → a
 kinds: ptp { target = q° }, lin { target = pose }, circ { via = {mm}, target = pose }, spline { points = { q°, … } },
   path { moves = { { "ptp", q° }, { "lin", pose, blend = mm, speed = % }, { "circ", via, pose }, { "spline", q1, q2, … } } },
@@ -183,6 +188,10 @@ Types:
   robot:plan(start: number[], moves: table, opts?: { vel_scale?: number, acc_scale?: number, ramp?: number }) → plan
   robot:with_payload(payload: table) → robot   robot:with_tool(tool: { xyz?: number[], rpy?: number[] }) → robot
   robot:set_payload(payload?: table)   robot:set_tool(tool: { xyz?: number[], rpy?: number[] })
+  robot:state() → robot_state   robot:override(percent?: number) → number   robot:pause()   robot:resume()
+  robot_state.q: number[]   robot_state.qd: number[]   robot_state.tau: number[]   robot_state.tool: table?   robot_state.commanded: table
+  robot_state.holding: boolean   robot_state.override: number   robot_state.paused: boolean   robot_state.command: table?
+  robot_state.faults: string[]   robot_state.io: table   robot_state.time: number   robot_state.tick: integer   robot_state.payload: number?
   robot:add(a: assembly, name: string, kind: string, params?: table) → assembly   robot:component(kind: string) → userdata
   robot.name: string   robot.dof: integer   robot.joints: table[]   robot.home: number[]   robot.cartesian: table
   robot.payload: number?   robot.components: table<string, string>   robot.model: model

@@ -16,6 +16,7 @@ use super::data::AssemblyData;
 pub use super::error::{EngineError, Fault, FaultSource};
 use super::multirate::{ComponentReport, RunningAssembly};
 use super::rt::{self, RtPolicy};
+use super::snapshot::{BaseSnapshot, Snapshot};
 use super::stats::{Histogram, Summary};
 use super::value::Value;
 
@@ -175,6 +176,8 @@ struct Job {
     stopping: Option<u64>,
     /// The run is over (and the robot still): hand it back.
     done: bool,
+    /// The assembly's name, for the snapshot (swapped in when it starts).
+    name: String,
 }
 
 enum Command {
@@ -188,6 +191,8 @@ enum Command {
 struct Shared {
     tick: AtomicU64,
     cancel: AtomicBool,
+    /// The base's last tick, for readers on other threads.
+    snapshot: BaseSnapshot,
 }
 
 /// Bumped by [`cancel_all_runs`]. A run remembers the value it started under and
@@ -233,7 +238,7 @@ impl Engine {
         let base_handle = base.handle();
         let (cmd_tx, cmd_rx) = bounded(1);
         let (done_tx, done_rx) = bounded(1);
-        let shared = Arc::new(Shared { tick: AtomicU64::new(0), cancel: AtomicBool::new(false) });
+        let shared = Arc::new(Shared { tick: AtomicU64::new(0), cancel: AtomicBool::new(false), snapshot: BaseSnapshot::new(&base_info) });
         let coordinator = Coordinator::new(config.clone(), base, cmd_rx, done_tx, shared.clone());
         let handle = std::thread::Builder::new()
             .name("morc-coordinator".into())
@@ -258,6 +263,12 @@ impl Engine {
     pub fn base_handle(&self) -> Option<&BaseHandle> {
         self.base_handle.as_ref()
     }
+    /// What the base measured and was commanded in the last tick, and what ran then: a
+    /// consistent copy, taken without stopping the Coordinator (it never waits for readers).
+    pub fn snapshot(&self) -> Snapshot {
+        self.shared.snapshot.read()
+    }
+
     /// The Coordinator's tick count.
     pub fn tick(&self) -> u64 {
         self.shared.tick.load(Ordering::Relaxed)
@@ -313,7 +324,17 @@ impl Engine {
         let plan = plan(spec, &self.base_name, &self.base_info, self.config.period, data)?;
         let coordinator = self.coordinator.as_ref().map(|h| h.thread().clone()).ok_or_else(|| EngineError::Stopped("no Coordinator".into()))?;
         let assembly = RunningAssembly::new(plan, &self.base_info, self.config.period, self.config.clock, data, self.config.rt.below(5), coordinator)?;
-        Ok(Box::new(Job { assembly, stats: EngineStats::default(), outcome: None, start_tick: 0, data: data.clone(), cancel_epoch, stopping: None, done: false }))
+        Ok(Box::new(Job {
+            assembly,
+            stats: EngineStats::default(),
+            outcome: None,
+            start_tick: 0,
+            data: data.clone(),
+            cancel_epoch,
+            stopping: None,
+            done: false,
+            name: spec.name.clone(),
+        }))
     }
 
     /// Waits for the run to end; terminates its components off the
@@ -436,6 +457,7 @@ impl Coordinator {
                 Some(Command::Run(mut job)) => {
                     job.start_tick = self.tick;
                     job.stats.reset();
+                    self.shared.snapshot.swap_run_name(&mut job.name);
                     self.current = Some(job);
                 }
                 Some(Command::Swap(job)) => self.next = Some(job),
@@ -453,6 +475,7 @@ impl Coordinator {
                 }
                 job.start_tick = self.tick;
                 job.stats.reset();
+                self.shared.snapshot.swap_run_name(&mut job.name);
                 self.current = Some(job);
             }
             let woke = if self.config.clock == ClockKind::Wall {
@@ -512,6 +535,7 @@ impl Coordinator {
                     }
                     job.done = true;
                 }
+                self.shared.snapshot.write(tick, &self.base_outputs, None, Some(job.start_tick));
                 self.tick += 1;
                 self.shared.tick.store(self.tick, Ordering::Relaxed);
                 return;
@@ -560,8 +584,11 @@ impl Coordinator {
                 Some(_) => job.done = true,
                 None => {}
             }
+            let commands = (!hold && !stop).then(|| job.assembly.commands());
+            self.shared.snapshot.write(tick, &self.base_outputs, commands, Some(job.start_tick));
         } else {
             let _ = self.base.actuate(tick, None);
+            self.shared.snapshot.write(tick, &self.base_outputs, None, None);
         }
         self.tick += 1;
         self.shared.tick.store(self.tick, Ordering::Relaxed);

@@ -24,6 +24,7 @@ mod pool;
 pub mod print_queue;
 mod robot;
 mod robot_params;
+mod robot_state;
 pub mod testing;
 mod thread_state;
 

@@ -585,6 +585,17 @@ impl UserData for LuaRobot {
             t.set("rpy", lua.create_sequence_from(rpy_from_rotation(&p.rotation).iter().map(|x| x.to_degrees()))?)?;
             Ok(t)
         });
+        // The operator's seat: what the robot does now, the override, pause and resume.
+        methods.add_function("state", |lua, ud: AnyUserData| super::robot_state::state(lua, &ud));
+        methods.add_method("override", |lua, this, percent: Option<f64>| super::robot_state::set_override(lua, &this.0, percent));
+        methods.add_method("pause", |_, this, ()| {
+            this.0.operator.pause();
+            Ok(())
+        });
+        methods.add_method("resume", |_, this, ()| {
+            this.0.operator.resume();
+            Ok(())
+        });
         // robot:with_payload { mass = kg, com = {x, y, z} mm, inertia = {…} }: a new robot with the
         // payload added at the flange (the model is rebuilt here, off the real-time path).
         methods.add_method("with_payload", |lua, this, p: Table| {

@@ -10,6 +10,7 @@ pub mod components;
 mod error;
 mod kinematics;
 mod live;
+pub mod operator;
 mod simulated;
 
 use std::sync::Arc;
@@ -20,6 +21,7 @@ pub use error::RobotError;
 pub use kinematics::RobotKinematics;
 pub use live::LiveModel;
 use morc_model::{Data, Frame, FrameIndex, FrameKind, Inertia, JointKind, JointLimits, Model, Se3};
+pub use operator::Operator;
 pub use simulated::{DriveGains, SimulatedRobot};
 
 /// How a joint maps to its drive: `drive counts = (q · direction · gear / 2π + offset) · counts`
@@ -116,6 +118,9 @@ pub struct Robot {
     /// The model as it is now (payload changes at runtime), shared by the copies of this robot
     /// that `set_payload` makes and read by the real-time users each step.
     pub live: Arc<LiveModel>,
+    /// The operator's override and pause, and what the running motion reports (shared by the
+    /// copies of this robot, as `live`).
+    pub operator: Arc<Operator>,
     /// The model without payload, which payloads are added to.
     pub unloaded: Arc<Model>,
     /// Where the definition came from (file:line), for error messages.
@@ -197,6 +202,7 @@ impl Robot {
             payload: None,
             home,
             live,
+            operator: Arc::default(),
             origin: origin.into(),
         })
     }

@@ -134,6 +134,19 @@ pub struct MotionTrajectory {
     planned: bool,
     settle_steps: u64,
     arrival_step: Option<u64>,
+    /// Path time τ: how far along its planned timing the motion is (s); it advances at the
+    /// override's pace, dτ/dt = ov.
+    path_time: f64,
+    /// The override the motion moves at now (0–1), steered towards the operator's.
+    speed: f64,
+    /// Each joint's acceleration limit (rad/s²), which override changes keep.
+    acceleration_limit: Vec<f64>,
+    /// q, q', q'' of the path at τ (sampled one step ahead, as `ahead`).
+    at: [Vec<f64>; 3],
+    /// q, q', q'' of the path at the next step's τ: an override change is chosen knowing it.
+    ahead: [Vec<f64>; 3],
+    /// `at` holds the path at τ (false before the first step).
+    sampled: bool,
 }
 
 impl MotionTrajectory {
@@ -181,6 +194,12 @@ impl MotionTrajectory {
             planned: false,
             settle_steps: 0,
             arrival_step: None,
+            path_time: 0.0,
+            speed: 1.0,
+            acceleration_limit: Vec::new(),
+            at: Default::default(),
+            ahead: Default::default(),
+            sampled: false,
         }
     }
 
@@ -357,6 +376,13 @@ impl Component for MotionTrajectory {
         };
         self.planned = false;
         self.arrival_step = None;
+        self.path_time = 0.0;
+        self.speed = self.robot.operator.target();
+        self.acceleration_limit = self.robot.joints.iter().map(|j| j.limits.acceleration).collect();
+        let n = self.robot.dof();
+        self.at = [vec![0.0; n], vec![0.0; n], vec![0.0; n]];
+        self.ahead = [vec![0.0; n], vec![0.0; n], vec![0.0; n]];
+        self.sampled = false;
         Ok(())
     }
     fn step(&mut self, ctx: &StepContext, inputs: &[Value], outputs: &mut [Value]) -> Step {
@@ -374,10 +400,35 @@ impl Component for MotionTrajectory {
                 filter.rest_at([inputs[0].as_slice(), qd, qdd]);
             }
         }
-        if let Err(e) = sequence.sample(&mut self.kinematics, ctx.time, q, qd, qdd) {
+        // The override: the path is sampled at τ, which runs at ov (dτ/dt = ov); the velocity
+        // scales by ov and the acceleration by ov² plus the change of ov, which is chosen knowing
+        // the path one step ahead so that neither leaves the acceleration limits.
+        let dt = ctx.period;
+        let speed = self.speed;
+        if !self.sampled {
+            let [aq, av, aa] = &mut self.at;
+            if let Err(e) = sequence.sample(&mut self.kinematics, self.path_time, aq, av, aa) {
+                return Step::Fault(format!("{}: {e}", self.info.kind));
+            }
+            self.sampled = true;
+        }
+        let [nq, nv, na] = &mut self.ahead;
+        if let Err(e) = sequence.sample(&mut self.kinematics, self.path_time + speed * dt, nq, nv, na) {
             return Step::Fault(format!("{}: {e}", self.info.kind));
         }
-        let mut arrived = ctx.time >= sequence.duration();
+        let [aq, av, aa] = &self.at;
+        let rate = crate::operator::override_rate(speed, self.robot.operator.target(), dt, av, aa, nv, &self.acceleration_limit);
+        q.copy_from_slice(aq);
+        for j in 0..q.len() {
+            qd[j] = speed * av[j];
+            qdd[j] = speed * speed * aa[j] + rate * av[j];
+        }
+        let mut arrived = self.path_time >= sequence.duration();
+        let duration = sequence.duration();
+        self.robot.operator.report(if duration > 0.0 { (self.path_time / duration).min(1.0) } else { 1.0 }, speed);
+        self.path_time += speed * dt;
+        self.speed = (speed + rate * dt).clamp(0.0, 1.0);
+        std::mem::swap(&mut self.at, &mut self.ahead);
         if let Some(filter) = &mut self.filter {
             filter.apply([&mut *q, &mut *qd, &mut *qdd]);
             arrived &= q.iter().zip(sequence.end()).all(|(a, b)| (a - b).abs() < 1e-7);
@@ -396,6 +447,7 @@ impl Component for MotionTrajectory {
         Step::Continue
     }
     fn terminate(&mut self, results: &mut AssemblyResults) {
+        self.robot.operator.clear_report();
         results.set("duration", Value::Real(self.duration()));
         if let Some(sequence) = self.sequence.as_ref().filter(|_| self.planned) {
             results.set("end", Value::Vector(sequence.end().to_vec()));

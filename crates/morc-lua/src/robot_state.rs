@@ -1,0 +1,138 @@
+//! The operator's view of the robot on the engine: `robot:state()` (what it measures, is
+//! commanded and does, from the engine's last tick), and the override, pause and resume of its
+//! motions. Reading takes a consistent copy of the tick without stopping the real-time path.
+
+use mlua::{AnyUserData, Lua, Table};
+
+use super::engine::{LastOutcome, LuaEngine};
+use super::robot::LuaRobot;
+use super::robot_params::Units;
+use crate::error::{raise, ErrorKind};
+use morc_kernel::{Outcome, Value};
+use morc_model::rpy_from_rotation;
+
+/// Joint numbers in Lua's units (°, mm; per second for velocities); torques stay N·m (N).
+fn joints_lua(lua: &Lua, robot: &morc_robot::Robot, v: &Value, scaled: bool) -> mlua::Result<mlua::Value> {
+    match v {
+        Value::Vector(xs) => {
+            let t = lua.create_table_with_capacity(xs.len(), 0)?;
+            for (i, x) in xs.iter().enumerate() {
+                let s = if scaled && i < robot.dof() { 1.0 / Units::LUA.joint(robot, i) } else { 1.0 };
+                t.raw_set(i + 1, x * s)?;
+            }
+            Ok(mlua::Value::Table(t))
+        }
+        Value::Real(x) => Ok(mlua::Value::Number(*x)),
+        Value::Integer(i) => Ok(mlua::Value::Integer(*i)),
+        Value::Boolean(b) => Ok(mlua::Value::Boolean(*b)),
+        Value::String(s) => Ok(mlua::Value::String(lua.create_string(s)?)),
+    }
+}
+
+/// Ports whose numbers are joint positions or velocities (scaled to ° / mm).
+fn is_joint_motion(name: &str) -> bool {
+    matches!(name, "q" | "qd" | "q_cmd" | "qd_cmd" | "qd_ff")
+}
+
+/// `robot:state()`.
+pub(crate) fn state(lua: &Lua, ud: &AnyUserData) -> mlua::Result<Table> {
+    let origin = super::origin::caller(lua);
+    let robot = ud.borrow::<LuaRobot>()?.0.clone();
+    let morc: Table = lua.globals().get("morc")?;
+    let on_engine = matches!(morc.get::<mlua::Value>("current_robot")?, mlua::Value::UserData(current) if current.to_pointer() == ud.to_pointer());
+    if !on_engine {
+        return Err(raise(ErrorKind::Robot, format!("{origin}: robot '{}' is not on the engine: morc.use_robot(r) puts it there", robot.name)));
+    }
+    let engine_ud: AnyUserData = morc.get("engine")?;
+    let busy = || raise(ErrorKind::Engine, format!("{origin}: robot:state(): morc.engine is busy"));
+    let (mut snapshot, period, bus, idle) = {
+        let engine = engine_ud.borrow::<LuaEngine>().map_err(|_| busy())?;
+        let idle = !engine.0.is_running() || engine.0.run_finished();
+        (engine.0.snapshot(), engine.0.config().period, super::bus::bus_handle(&engine.0), idle)
+    };
+    if !snapshot.written {
+        // An engine on the virtual clock has not ticked since it started: one tick of nothing
+        // (the robot holds) measures where it is.
+        let mut engine = engine_ud.borrow_mut::<LuaEngine>().map_err(|_| busy())?;
+        if !engine.0.is_running() {
+            let mut spec = morc_kernel::AssemblySpec::new("state");
+            spec.duration = Some(period);
+            engine.0.run(&spec, &morc_kernel::AssemblyData::new()).map_err(crate::error::typed)?;
+            snapshot = engine.0.snapshot();
+        }
+    }
+    if idle {
+        // Nothing runs (an engine on the virtual clock does not tick then: its last tick may be
+        // the end of the last run): the robot holds.
+        snapshot.running = None;
+        snapshot.holding = true;
+        snapshot.commanded.clear();
+    }
+    let t = lua.create_table()?;
+    t.set("tick", snapshot.tick)?;
+    t.set("time", snapshot.tick as f64 * period)?;
+    t.set("holding", snapshot.holding)?;
+    let io = lua.create_table()?;
+    let mut q_measured = None;
+    for p in &snapshot.measured {
+        let v = joints_lua(lua, &robot, &p.value, is_joint_motion(&p.name))?;
+        match p.name.as_str() {
+            "q" | "qd" | "tau" => t.set(p.name.as_str(), v)?,
+            _ => io.set(p.name.as_str(), v)?,
+        }
+        if p.name == "q" {
+            q_measured = Some(p.value.as_slice().to_vec());
+        }
+    }
+    t.set("io", io)?;
+    let commanded = lua.create_table()?;
+    for p in &snapshot.commanded {
+        commanded.set(p.name.as_str(), joints_lua(lua, &robot, &p.value, is_joint_motion(&p.name))?)?;
+    }
+    t.set("commanded", commanded)?;
+    // The tool where the measured joints put it.
+    if let Some(q) = q_measured.filter(|q| q.len() == robot.dof()) {
+        let model_ud = super::model::robot_model(lua, ud, &robot.model)?;
+        let p = model_ud.borrow_mut::<super::model::LuaModel>()?.placement(&q, robot.tool_frame);
+        let tool = lua.create_table()?;
+        tool.set("pos", lua.create_sequence_from(p.translation.iter().map(|x| x * 1e3))?)?;
+        tool.set("rpy", lua.create_sequence_from(rpy_from_rotation(&p.rotation).iter().map(|x| x.to_degrees()))?)?;
+        tool.set("frame", robot.model.frames()[robot.tool_frame].name.clone())?;
+        t.set("tool", tool)?;
+    }
+    t.set("payload", robot.payload)?;
+    let operator = &robot.operator;
+    t.set("override", operator.override_setting() * 100.0)?;
+    t.set("paused", operator.paused())?;
+    if let Some((name, ticks)) = snapshot.running {
+        let c = lua.create_table()?;
+        c.set("name", name)?;
+        c.set("elapsed", ticks as f64 * period)?;
+        if let Some(progress) = operator.progress() {
+            c.set("progress", progress)?;
+            c.set("override", operator.override_now() * 100.0)?;
+        }
+        t.set("command", c)?;
+    }
+    let faults = lua.create_table()?;
+    if let Some(bus) = bus.filter(|b| b.faulted()) {
+        faults.push(format!("the bus holds a latched fault ({} since start): engine:reset_faults() after the cause is gone", bus.faults()))?;
+    }
+    if let Some(LastOutcome(Outcome::Fault(f))) = lua.app_data_ref::<LastOutcome>().as_deref() {
+        faults.push(format!("the last run faulted: {}", f.message))?;
+    }
+    t.set("faults", faults)?;
+    Ok(t)
+}
+
+/// `robot:override([percent])`: sets the speed override of this robot's motions (0–100 %; the
+/// running one changes smoothly) and returns it.
+pub(crate) fn set_override(lua: &Lua, robot: &morc_robot::Robot, percent: Option<f64>) -> mlua::Result<f64> {
+    if let Some(p) = percent {
+        if !(0.0..=100.0).contains(&p) {
+            return Err(raise(ErrorKind::Robot, format!("{}: robot:override({p}): give a percentage from 0 to 100", super::origin::caller(lua))));
+        }
+        robot.operator.set_override(p / 100.0).map_err(|e| raise(ErrorKind::Robot, e))?;
+    }
+    Ok(robot.operator.override_setting() * 100.0)
+}
