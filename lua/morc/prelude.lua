@@ -174,6 +174,9 @@ A robot definition (degrees and millimetres; ports and native parameters are SI)
       command = { name, elapsed s, progress 0–1, override % } while one runs, faults = { text, … }, io = { other ports }, time, tick }
   r:override([%]): the speed override of r's motions (0–100; a running one changes smoothly within the
     acceleration limits)      r:pause() stops the running motion on its path; r:resume() goes on
+  r:jog { joint = i | axis = "x"|"y"|"z"|"a"|"b"|"c", frame = "base"|"tool", step = ° or mm | time = s, dir = ±1, speed = % }:
+    jogs as on a pendant (an increment, or moving for a time) within the limits, the tool at most 250 mm/s; stops
+    by itself before a joint limit or near a singularity and says so; returns { ok, reason, stopped?, q, tool }
   r:add(a, name, kind, params) → a       a:add(name, r:component(kind), params) → a
 kinds: ptp { target = q° }, lin { target = pose }, circ { via = {mm}, target = pose }, spline { points = { q°, … } },
   path { moves = { { "ptp", q° }, { "lin", pose, blend = mm, speed = % }, { "circ", via, pose }, { "spline", q1, q2, … } } },
@@ -189,6 +192,7 @@ Types:
   robot:with_payload(payload: table) → robot   robot:with_tool(tool: { xyz?: number[], rpy?: number[] }) → robot
   robot:set_payload(payload?: table)   robot:set_tool(tool: { xyz?: number[], rpy?: number[] })
   robot:state() → robot_state   robot:override(percent?: number) → number   robot:pause()   robot:resume()
+  robot:jog(jog: { joint?: integer, axis?: string, frame?: "base"|"tool", step?: number, time?: number, dir?: number, speed?: number }) → table
   robot_state.q: number[]   robot_state.qd: number[]   robot_state.tau: number[]   robot_state.tool: table?   robot_state.commanded: table
   robot_state.holding: boolean   robot_state.override: number   robot_state.paused: boolean   robot_state.command: table?
   robot_state.faults: string[]   robot_state.io: table   robot_state.time: number   robot_state.tick: integer   robot_state.payload: number?

@@ -148,4 +148,64 @@ T.test("pause stops the motion on its path; resume finishes it", function()
   T.near(kr16:state().q, target, 0.01, "arrived after resuming")
 end)
 
+local function dist(a, b) return math.sqrt((a[1] - b[1]) ^ 2 + (a[2] - b[2]) ^ 2 + (a[3] - b[3]) ^ 2) end
+
+-- Angles in degrees equal within tol, ±180° being the same.
+local function angles_near(a, b, tol, what)
+  for i = 1, #a do
+    local d = (a[i] - b[i] + 180) % 360 - 180
+    assert(math.abs(d) <= tol, ("%s[%d]: %.6g° vs %.6g°"):format(what, i, a[i], b[i]))
+  end
+end
+
+T.test("jog a joint by increments, either way; the others stay", function()
+  morc.use_robot(kr16, { q0 = home })
+  local r = kr16:jog { joint = 1, step = 5 }
+  T.eq(r.ok, true, r.reason)
+  T.near(r.q, { 5, -90, 90, 0, 45, 0 }, 0.02, "A1 moved 5°")
+  r = kr16:jog { joint = 2, step = -3 }
+  T.near(r.q, { 5, -93, 90, 0, 45, 0 }, 0.02, "A2 moved −3°")
+  T.eq(r.stopped, nil)
+end)
+
+T.test("jog the tool along a base axis and along a tool axis; the orientation stays", function()
+  morc.use_robot(kr16, { q0 = home })
+  local before = kr16:state().tool
+  local r = kr16:jog { axis = "x", step = 20 }
+  T.eq(r.ok, true, r.reason)
+  T.near(r.tool.pos, { before.pos[1] + 20, before.pos[2], before.pos[3] }, 0.2, "20 mm along the base's x")
+  angles_near(r.tool.rpy, before.rpy, 0.02, "orientation kept")
+  local p = r.tool.pos
+  r = kr16:jog { axis = "z", frame = "tool", step = 10 }
+  T.near(dist(r.tool.pos, p), 10, 0.2, "10 mm along the tool's z")
+  angles_near(r.tool.rpy, before.rpy, 0.02, "orientation kept")
+end)
+
+T.test("a held jog is limited to 250 mm/s at the tool", function()
+  morc.use_robot(kr16, { q0 = home })
+  local p0, t0 = kr16:state().tool.pos, morc.engine:time()
+  local r = kr16:jog { axis = "y", speed = 100, time = 1 }
+  T.eq(r.ok, true, r.reason)
+  local moved, took = dist(r.tool.pos, p0), morc.engine:time() - t0
+  assert(moved > 200 and moved <= 250 * 1.0 + 1, ("moved %.1f mm in 1 s of jogging (%.2f s with ramps)"):format(moved, took))
+end)
+
+T.test("a jog stops before a joint limit and near a singularity, and says so", function()
+  morc.use_robot(kr16, { q0 = home })
+  local r = kr16:jog { joint = 1, speed = 100, time = 30 }
+  T.eq(r.ok, true, r.reason)
+  T.eq(r.stopped, "joint A1 stops before its limit")
+  local upper = kr16.joints[1].limits.pos[2]
+  assert(r.q[1] < upper and r.q[1] > upper - 1, "A1 at " .. r.q[1] .. "°, its limit " .. upper .. "°")
+  morc.use_robot(kr16, { q0 = home })
+  r = kr16:jog { axis = "x", speed = 100, time = 30 }
+  assert(r.stopped and r.stopped:find("singularity", 1, true), tostring(r.stopped))
+  local ok, e = pcall(kr16.jog, kr16, { joint = 9, step = 1 })
+  T.eq(ok, false)
+  assert(tostring(e):find("joint 9: robot 'KR 16", 1, true) or tostring(e):find("joints 1 to 6", 1, true), tostring(e))
+  ok, e = pcall(kr16.jog, kr16, { axis = "x" })
+  T.eq(ok, false)
+  assert(tostring(e):find("give step", 1, true), tostring(e))
+end)
+
 return T.summary()

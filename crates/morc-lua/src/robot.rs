@@ -588,6 +588,7 @@ impl UserData for LuaRobot {
         // The operator's seat: what the robot does now, the override, pause and resume.
         methods.add_function("state", |lua, ud: AnyUserData| super::robot_state::state(lua, &ud));
         methods.add_method("override", |lua, this, percent: Option<f64>| super::robot_state::set_override(lua, &this.0, percent));
+        methods.add_function("jog", |lua, (ud, t): (AnyUserData, Table)| super::robot_state::jog(lua, &ud, t));
         methods.add_method("pause", |_, this, ()| {
             this.0.operator.pause();
             Ok(())

@@ -10,6 +10,7 @@ use super::robot_params::Units;
 use crate::error::{raise, ErrorKind};
 use morc_kernel::{Outcome, Value};
 use morc_model::rpy_from_rotation;
+use morc_robot::operator::{JogCommand, JogFrame, JogStop};
 
 /// Joint numbers in Lua's units (°, mm; per second for velocities); torques stay N·m (N).
 fn joints_lua(lua: &Lua, robot: &morc_robot::Robot, v: &Value, scaled: bool) -> mlua::Result<mlua::Value> {
@@ -135,4 +136,91 @@ pub(crate) fn set_override(lua: &Lua, robot: &morc_robot::Robot, percent: Option
         robot.operator.set_override(p / 100.0).map_err(|e| raise(ErrorKind::Robot, e))?;
     }
     Ok(robot.operator.override_setting() * 100.0)
+}
+
+/// The jog a Lua table asks for: `{ joint = i | axis = "x"…"c", frame = "base"|"tool", dir = ±1,
+/// step = ° or mm, time = s, speed = % }`.
+fn jog_command(robot: &morc_robot::Robot, t: &Table, what: &str) -> Result<JogCommand, String> {
+    let joint: Option<usize> = t.get("joint").map_err(|e| format!("{what}: joint: {e}"))?;
+    let axis: Option<String> = t.get("axis").map_err(|e| format!("{what}: axis: {e}"))?;
+    let frame: Option<String> = t.get("frame").map_err(|e| format!("{what}: frame: {e}"))?;
+    let number = |key: &str, default: f64| -> Result<f64, String> { Ok(t.get::<Option<f64>>(key).map_err(|e| format!("{what}: {key}: {e}"))?.unwrap_or(default)) };
+    let mut c = JogCommand::default();
+    match (joint, axis.as_deref()) {
+        (Some(j), None) if (1..=robot.dof()).contains(&j) => {
+            c.frame = JogFrame::Joint;
+            c.axis = j - 1;
+        }
+        (Some(j), None) => return Err(format!("{what}: joint {j}: robot '{}' has joints 1 to {}", robot.name, robot.dof())),
+        (None, Some(a)) => {
+            c.axis = ["x", "y", "z", "a", "b", "c"]
+                .iter()
+                .position(|x| *x == a)
+                .ok_or_else(|| format!("{what}: axis \"{a}\": give x, y, z (along) or a, b, c (about x, y, z)"))?;
+            c.frame = match frame.as_deref().unwrap_or("base") {
+                "base" => JogFrame::Base,
+                "tool" => JogFrame::Tool,
+                f => return Err(format!("{what}: frame \"{f}\": give \"base\" or \"tool\"")),
+            };
+        }
+        _ => return Err(format!("{what}: give joint = 1…{} or axis = \"x\"…\"c\" (not both)", robot.dof())),
+    }
+    let step = number("step", 0.0)?;
+    let dir = number("dir", if step < 0.0 { -1.0 } else { 1.0 })?;
+    if dir != 1.0 && dir != -1.0 {
+        return Err(format!("{what}: dir must be 1 or -1, got {dir}"));
+    }
+    c.direction = dir;
+    let speed = number("speed", 10.0)?;
+    if !(speed > 0.0 && speed <= 100.0) {
+        return Err(format!("{what}: speed is a percentage from 0 to 100, got {speed}"));
+    }
+    c.speed = speed / 100.0;
+    // Increments in Lua's units: ° for joints and rotations, mm for prismatic joints and lengths.
+    let to_si = match c.frame {
+        JogFrame::Joint => Units::LUA.joint(robot, c.axis),
+        _ if c.axis < 3 => Units::LUA.length,
+        _ => Units::LUA.angle,
+    };
+    c.step = step.abs() * to_si;
+    c.time = number("time", 0.0)?;
+    if c.step == 0.0 && c.time <= 0.0 {
+        return Err(format!("{what}: give step = ° or mm (an increment) or time = s (moving that long)"));
+    }
+    Ok(c)
+}
+
+/// `robot:jog { … }`: jogs on the engine and returns when the robot is still again.
+pub(crate) fn jog(lua: &Lua, ud: &AnyUserData, t: Table) -> mlua::Result<Table> {
+    let origin = super::origin::caller(lua);
+    let robot = ud.borrow::<LuaRobot>()?.0.clone();
+    let what = format!("{origin}: robot:jog");
+    let command = jog_command(&robot, &t, &what).map_err(|e| raise(ErrorKind::Robot, e))?;
+    robot.operator.jog(command);
+    let make: mlua::Function = lua.load("return require 'stdlib.assemblies.jog'").set_name("=morc.jog").eval()?;
+    let a: AnyUserData = make.call((ud.clone(), mlua::Value::Nil))?;
+    let run: mlua::Function = lua.load("return function(a) return morc.engine:run(a) end").set_name("=morc.jog").eval()?;
+    let result = run.call::<Table>(a);
+    // Whatever happened (Ctrl-C, a fault), nothing is left asking to move.
+    robot.operator.stop_jog();
+    let result = result?;
+    let after = state(lua, ud)?;
+    let out = lua.create_table()?;
+    out.set("ok", result.get::<bool>("ok")?)?;
+    out.set("reason", result.get::<mlua::Value>("reason")?)?;
+    out.set("q", after.get::<mlua::Value>("q")?)?;
+    out.set("tool", after.get::<mlua::Value>("tool")?)?;
+    if let Some(why) = jog_stop_text(&robot) {
+        out.set("stopped", why)?;
+    }
+    Ok(out)
+}
+
+/// Why the last jog stopped by itself, in words.
+pub(crate) fn jog_stop_text(robot: &morc_robot::Robot) -> Option<String> {
+    match robot.operator.jog_stopped() {
+        JogStop::None => None,
+        JogStop::Limit(j) => Some(format!("joint {} stops before its limit", robot.joints[j].name)),
+        JogStop::Singularity => Some("the tool is near a singularity: jog a joint to move away from it".into()),
+    }
 }

@@ -3,11 +3,66 @@
 //! override it runs at) for `robot:state()`. Shared by every copy of a robot (a tool change
 //! keeps it); set from any thread, read by the trajectory at each step without a lock.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// What jogging moves: one joint, or the tool along or about an axis of the base or the tool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JogFrame {
+    /// Joint `axis` (0-based).
+    Joint,
+    /// The tool along x, y, z (axis 0–2) or about them (3–5), axes of the robot's base.
+    Base,
+    /// As `Base`, axes of the tool.
+    Tool,
+}
+
+/// The jog the operator asks for now (the jog component follows it).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct JogCommand {
+    /// Joint or Cartesian, and in which frame.
+    pub frame: JogFrame,
+    /// The joint (0-based) or Cartesian axis (0–2 along x, y, z; 3–5 about them).
+    pub axis: usize,
+    /// +1 or −1 to move, 0 to stop.
+    pub direction: f64,
+    /// Share of the jog speed (0–1]: of the joint's velocity limit, or of the tool's jog speed.
+    pub speed: f64,
+    /// An increment to move (rad, m; > 0), or 0 to move while held.
+    pub step: f64,
+    /// Moving while held: until this monotonic time (ns) unless refreshed — the dead-man of a
+    /// key held down, whose repeats refresh it. 0: no dead-man.
+    pub until_ns: u64,
+    /// Moving for this long (s, counted by the jog in its own time; 0: no such bound).
+    pub time: f64,
+    /// Bumped by each new command, so an increment is counted from where it was asked.
+    pub id: u64,
+}
+
+impl Default for JogCommand {
+    fn default() -> Self {
+        JogCommand { frame: JogFrame::Joint, axis: 0, direction: 0.0, speed: 0.1, step: 0.0, until_ns: 0, time: 0.0, id: 0 }
+    }
+}
+
+/// Why a jog stopped by itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JogStop {
+    /// It did not (or was told to).
+    None,
+    /// Joint `n` (0-based) would have left its position limits.
+    Limit(usize),
+    /// The tool came close to a singularity (the smallest singular value of its Jacobian).
+    Singularity,
+}
 
 /// The override and pause a robot's motions follow, and what they report.
 #[derive(Debug)]
 pub struct Operator {
+    /// The jog asked for (the jog component reads it with try_lock: never waits).
+    jog: Mutex<JogCommand>,
+    /// Why the last jog stopped by itself: 0 none, 1 + joint for a limit, usize::MAX singularity.
+    jog_stop: AtomicUsize,
     /// The override asked for, as a fraction (f64 bits).
     override_target: AtomicU64,
     paused: AtomicBool,
@@ -20,6 +75,8 @@ pub struct Operator {
 impl Default for Operator {
     fn default() -> Self {
         Operator {
+            jog: Mutex::new(JogCommand::default()),
+            jog_stop: AtomicUsize::new(0),
             override_target: AtomicU64::new(1f64.to_bits()),
             paused: AtomicBool::new(false),
             progress: AtomicU64::new(f64::NAN.to_bits()),
@@ -80,6 +137,51 @@ impl Operator {
     /// The override the motion moves at now (0–1).
     pub fn override_now(&self) -> f64 {
         f64::from_bits(self.override_now.load(Ordering::Relaxed))
+    }
+    /// Asks for a jog (off the real-time path); a new command gets a new id.
+    pub fn jog(&self, mut command: JogCommand) {
+        let mut j = self.jog.lock().unwrap_or_else(|e| e.into_inner());
+        command.id = j.id + 1;
+        *j = command;
+        self.jog_stop.store(0, Ordering::Relaxed);
+    }
+    /// Keeps the jog held down until `until_ns` (a key's repeat), if it is still command `id`.
+    pub fn hold_jog(&self, id: u64, until_ns: u64) {
+        let mut j = self.jog.lock().unwrap_or_else(|e| e.into_inner());
+        if j.id == id {
+            j.until_ns = until_ns;
+        }
+    }
+    /// Stops jogging (the jog decelerates to a standstill).
+    pub fn stop_jog(&self) {
+        self.jog.lock().unwrap_or_else(|e| e.into_inner()).direction = 0.0;
+    }
+    /// The jog asked for, or None when another thread holds it this instant (real-time safe).
+    #[inline]
+    pub fn jog_command(&self) -> Option<JogCommand> {
+        self.jog.try_lock().ok().map(|j| *j)
+    }
+    /// The current command (off the real-time path).
+    pub fn jog_now(&self) -> JogCommand {
+        *self.jog.lock().unwrap_or_else(|e| e.into_inner())
+    }
+    /// The jog stopped by itself (from the jog component).
+    #[inline]
+    pub fn report_jog_stop(&self, why: JogStop) {
+        let code = match why {
+            JogStop::None => 0,
+            JogStop::Limit(j) => j + 1,
+            JogStop::Singularity => usize::MAX,
+        };
+        self.jog_stop.store(code, Ordering::Relaxed);
+    }
+    /// Why the last jog stopped by itself.
+    pub fn jog_stopped(&self) -> JogStop {
+        match self.jog_stop.load(Ordering::Relaxed) {
+            0 => JogStop::None,
+            usize::MAX => JogStop::Singularity,
+            j => JogStop::Limit(j - 1),
+        }
     }
 }
 

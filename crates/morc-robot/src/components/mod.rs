@@ -5,9 +5,11 @@
 //! - `rnea`: rigid-body feed-forward (computed torque) τ = RNEA(q, q̇, q̈).
 //! - `monitor`: following error and limits → fault naming the joint; completion → finish.
 //! - `cartesian_velocity`: a frame velocity law, damped pseudo-inverse and null-space term.
+//! - `jog`: jogging a joint or the tool, as the robot's operator asks ([`crate::Operator`]).
 
 mod cartesian_velocity;
 mod feed_forward;
+mod jog;
 mod monitor;
 pub mod trajectory;
 
@@ -20,6 +22,7 @@ use morc_kernel::Factory;
 use super::Robot;
 pub use cartesian_velocity::CartesianVelocity;
 pub use feed_forward::RigidBodyFeedForward;
+pub use jog::Jog;
 pub use monitor::Monitor;
 pub use trajectory::MotionTrajectory;
 
@@ -36,6 +39,7 @@ const KINDS: &[(&str, &str, Make)] = &[
     ("spline", "quintic segments through via points in joint space (position, velocity, acceleration continuous)", |r| Box::new(MotionTrajectory::new(r, "spline"))),
     ("path", "a sequence of ptp/lin/circ/spline moves, blended within each move's approximation radius", |r| Box::new(MotionTrajectory::new(r, "path"))),
     ("rnea", "rigid-body feed-forward: tau = RNEA(q, qd, qdd) of the robot's model (gravity, inertia, drive train)", |r| Box::new(RigidBodyFeedForward::new(r))),
+    ("jog", "jogging as on a pendant: a joint, or the tool along/about a base or tool axis, while held or by an increment, within the limits (robot:jog)", |r| Box::new(Jog::new(r))),
     ("monitor", "following error and position/velocity/torque limits → fault naming the joint; target reached → finish", |r| Box::new(Monitor::new(r))),
     (
         "cartesian_velocity",
