@@ -37,7 +37,7 @@ pub enum FmuCommand {
         /// Step (the FMU's sample time) in s (default: the default experiment's step, else stop/500).
         #[arg(long)]
         step: Option<f64>,
-        /// Parameter or start value: --param name=value (repeatable); also interface=me, me_solver=rk4, me_substeps=n.
+        /// Parameter or start value: --param name=value (repeatable); also interface=me, me_solver=rk4, me_substeps=n, me_events=locate (or step_end: state events at step ends, as FMPy's Euler).
         #[arg(long = "param")]
         params: Vec<String>,
         /// Input CSV in FMPy's format: a "time" column, then one column per input.
