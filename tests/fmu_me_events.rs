@@ -276,3 +276,17 @@ fn an_unknown_event_mode_is_refused() {
     assert!(!o.status.success());
     assert!(stderr.contains("bounce2.fmu: parameter me_events must be \"locate\" or \"step_end\", got \"fmpy\""), "{stderr}");
 }
+
+/// An FMU that asks to end (terminateSimulation from its event iteration) ends the run
+/// normally: exit 0, the rows up to the step in which it asked (Euler bounces a few ms late).
+#[test]
+fn terminate_simulation_ends_the_run_normally() {
+    let path = fmu("bounce2");
+    let second_bounce = (2.0f64 / 9.81).sqrt() * (1.0 + 2.0 * 0.7);
+    for (name, args) in [("bounce2-end", &[][..]), ("bounce2-end-euler", &MORC_EULER[..])] {
+        let table = morc(&path, &[&["--param", "max_bounces=2"], args].concat(), name);
+        let last = table.rows.last().unwrap()[0];
+        assert!(last >= second_bounce && last < second_bounce + 0.01, "{name}: the last row is at t = {last}, the second bounce at {second_bounce}");
+        assert!(table.column("v").last().unwrap() > &0.0, "{name}: it ended after the bounce");
+    }
+}
