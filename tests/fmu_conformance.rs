@@ -215,22 +215,27 @@ fn scheduled_execution_alone_is_named_not_mistaken_for_a_missing_interface() {
     assert!(stderr.contains("only scheduled execution") && stderr.contains("not scheduled execution yet"), "{stderr}");
 }
 
-/// The C FMUs of the tests that FMPy can load (stem, token placeholder), for the one comparison
-/// over all of them.
-const C_FMUS: &[&str] = &["conform2", "types3", "feedthrough3", "fails_at"];
+/// The C FMUs of the tests that FMPy can load, co-simulation ones; then the model-exchange ones,
+/// which run with FMPy's Euler and morc's mode that reproduces it (tests/fmu_me_events.rs).
+const CS_FMUS: &[&str] = &["conform2", "types3", "feedthrough3", "fails_at"];
+const ME_FMUS: &[&str] = &["bounce2", "bounce3", "stairs2", "array3", "dinput2"];
 
 #[test]
 fn every_test_fmu_runs_in_morc_as_in_fmpy() {
     let d = dir("every");
-    let mut fmus: Vec<PathBuf> = C_FMUS.iter().map(|stem| build_c_fmu(stem, &format!("{{morc-{stem}-token}}"), &format!("{stem}.fmu"))).collect();
+    let c_fmu = |stem: &&str| build_c_fmu(stem, &format!("{{morc-{stem}-token}}"), &format!("{stem}.fmu"));
+    let mut runs: Vec<(PathBuf, Vec<&str>, Vec<&str>)> = CS_FMUS.iter().map(|s| (c_fmu(s), vec![], vec![])).collect();
     for block in morc_fmi::export::EXPORTED {
-        fmus.push(fmu_path(block.model_identifier));
-        fmus.push(fmu3_path(block.model_identifier));
+        runs.push((fmu_path(block.model_identifier), vec![], vec![]));
+        runs.push((fmu3_path(block.model_identifier), vec![], vec![]));
     }
-    for fmu in &fmus {
+    let euler_morc = vec!["--step", "0.001", "--param", "me_solver=euler", "--param", "me_events=step_end"];
+    let euler_fmpy = vec!["--solver", "Euler", "--step-size", "0.001", "--output-interval", "0.001", "--dont-record-events"];
+    runs.extend(ME_FMUS.iter().map(|s| (c_fmu(s), euler_morc.clone(), euler_fmpy.clone())));
+    for (fmu, morc_args, fmpy_args) in &runs {
         let label = fmu.file_name().unwrap().to_string_lossy().into_owned();
-        let m = morc_ok(fmu, &[], &d.join(format!("{label}.morc.csv")));
-        let f = fmpy_sim(fmu, &[], &d.join(format!("{label}.fmpy.csv")));
+        let m = morc_ok(fmu, morc_args, &d.join(format!("{label}.morc.csv")));
+        let f = fmpy_sim(fmu, fmpy_args, &d.join(format!("{label}.fmpy.csv")));
         assert_morc_has_fmpy(&label, &m, &f);
     }
 }

@@ -84,7 +84,7 @@ components' results ("component.key") when it ends. Index it like a table.
   morc.data(values?: table) → data   data[string]: number|number[]|boolean|string]])
 morc.doc(morc.fmu, [[morc.fmu(path: string) → fmu_kind — a component kind made from an FMU file (FMI 2.0 or 3.0, co-simulation or
 model exchange): a:add("ctl", morc.fmu "pid.fmu", { kp = 2 }). Parameters are the FMU's by name (Assembly Data
-"ctl.kp" sets them too), plus interface = "cs"|"me", me_solver = "euler"|"rk4", me_substeps = n, fmu_logging.
+"ctl.kp" sets them too), plus interface = "cs"|"me", me_solver = "euler"|"rk4", me_substeps = n, me_events = "locate"|"step_end", fmu_logging.
 The FMU's sample time is the component's (every/period). kind:info() is morc.fmu_info of it.
   fmu_kind:info() → fmu_info   fmu_kind.name: string   fmu_kind.doc: string   fmu_kind.path: string]])
 morc.doc(morc.fmu_info, [[morc.fmu_info(path: string) → fmu_info — what an FMU declares: name, doc, fmi_version, co_simulation,

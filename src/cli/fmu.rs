@@ -40,7 +40,7 @@ pub enum FmuCommand {
         /// Step (the FMU's sample time) in s (default: FMPy's: the default experiment's step, doubled until at most 1000 steps; else 500 to 1000 steps).
         #[arg(long)]
         step: Option<f64>,
-        /// Parameter, or start value of a state or other variable with one: --param name=value (repeatable); also interface=me, me_solver=rk4, me_substeps=n.
+        /// Parameter, or start value of a state or other variable with one: --param name=value (repeatable); also interface=me, me_solver=rk4, me_substeps=n, me_events=locate (or step_end: state events at step ends, as FMPy's Euler).
         #[arg(long = "param")]
         params: Vec<String>,
         /// Input CSV in FMPy's format: a "time" column, then one column per input.

@@ -110,6 +110,7 @@ pub fn build_c_fmu(stem: &str, token: &str, name: &str) -> PathBuf {
     }
     let xml = std::fs::read_to_string(src.join(format!("{stem}.xml"))).unwrap().replace(&format!("{{morc-{stem}-token}}"), token);
     let binary = std::fs::read(&so).unwrap();
+    // FMI 2 names the platform folder "linux64", FMI 3 "x86_64-linux".
     let platform = if xml.contains("fmiVersion=\"2.0\"") { morc_fmi::export::platform_folder() } else { morc_fmi::export::platform_tuple() }.unwrap();
     let path = dir.join(name);
     zip_file(&path, &[("modelDescription.xml", xml.as_bytes()), (&format!("binaries/{platform}/{stem}.so"), &binary)]);

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use super::archive::{extract_cached, Limits};
 use super::description::{parse, parse_real, Causality, FmiVersion, ModelDescription, Variable};
 use super::instance::{instantiate, Instance, Interface};
-use super::solver::{Method, Solver};
+use super::solver::{EventMode, Method, Options, Solver};
 use super::values::{port_type, Values};
 use super::FmiError;
 use morc_kernel::Factory;
@@ -86,6 +86,7 @@ pub fn factory(path: &Path) -> Result<Factory, FmiError> {
 pub const INTERFACE: &str = "interface";
 pub const SOLVER: &str = "me_solver";
 pub const SUBSTEPS: &str = "me_substeps";
+pub const EVENTS: &str = "me_events";
 pub const LOGGING: &str = "fmu_logging";
 /// The FMU's time at the component's t = 0 (s): our parameter `start_time`.
 pub const START_TIME: &str = "start_time";
@@ -166,6 +167,7 @@ impl FmuComponent {
             ParamInfo::new(INTERFACE, Value::String(default_interface.into())).doc("\"cs\" (co-simulation: the FMU's own solver) or \"me\" (model exchange: morc's solver)"),
             ParamInfo::new(SOLVER, Value::String("rk4".into())).doc("model exchange: \"euler\" or \"rk4\""),
             ParamInfo::new(SUBSTEPS, Value::Integer(1)).doc("model exchange: solver steps per sample period"),
+            ParamInfo::new(EVENTS, Value::String("locate".into())).doc("model exchange: \"locate\" (state events located inside the step) or \"step_end\" (at the end of the step, as FMPy's Euler)"),
             ParamInfo::new(LOGGING, Value::Boolean(false)).doc("ask the FMU for debug logging"),
             ParamInfo::new(START_TIME, Value::Real(0.0)).unit("s").doc("the FMU's time at the component's t = 0"),
         ];
@@ -237,16 +239,22 @@ impl FmuComponent {
         let solver = match interface {
             Interface::CoSimulation => None,
             Interface::ModelExchange => {
-                if instance.settle_discrete_states()? {
-                    return Err(FmiError::Behaviour(format!("{}: the FMU asked to terminate during initialisation", self.label())));
-                }
-                instance.enter_continuous_time_mode()?;
                 let method = Method::parse(self.info.param_value(SOLVER).map_or("", Value::str)).unwrap_or(Method::Rk4);
-                Some(Solver::new(&mut *instance, md.states.len(), method, self.info.integer(SUBSTEPS) as usize)?)
+                let events = EventMode::parse(self.info.param_value(EVENTS).map_or("", Value::str)).unwrap_or(EventMode::Locate);
+                let options = Options { method, substeps: self.info.integer(SUBSTEPS) as usize, events };
+                Some(Solver::start(&mut *instance, &self.fmu, &self.input_variables, &initial, options)?)
             }
         };
         let variables = |indices: &[usize]| indices.iter().map(|&i| &md.variables[i]).collect::<Vec<_>>();
-        Ok(Running { instance, inputs, outputs: Values::new(variables(&self.output_variables), md.version), solver, failed: false, ended_at: None })
+        Ok(Running {
+            instance,
+            // Model exchange: the solver sets the inputs (discrete ones in event mode).
+            inputs: if solver.is_some() { Values::default() } else { inputs },
+            outputs: Values::new(variables(&self.output_variables), md.version),
+            solver,
+            failed: false,
+            ended_at: None,
+        })
     }
 
     fn start_time(&self) -> f64 {
@@ -289,7 +297,7 @@ impl Running {
         }
         self.ended_at = match &mut self.solver {
             None => self.instance.do_step(t, h)?,
-            Some(solver) => solver.advance(&mut *self.instance, t, h)?.then_some(t + h),
+            Some(solver) => solver.advance(&mut *self.instance, inputs, t, h)?.then_some(t + h),
         };
         self.read_outputs(label)?;
         Ok(self.ended_at.is_some())
@@ -343,6 +351,10 @@ impl Component for FmuComponent {
         let solver = self.info.param_value(SOLVER).map_or("", Value::str);
         if Method::parse(solver).is_none() {
             return Err(format!("{}: parameter {SOLVER} must be \"euler\" or \"rk4\", got {solver:?}", self.label()));
+        }
+        let events = self.info.param_value(EVENTS).map_or("", Value::str);
+        if EventMode::parse(events).is_none() {
+            return Err(format!("{}: parameter {EVENTS} must be \"locate\" or \"step_end\", got {events:?}", self.label()));
         }
         let substeps = self.info.integer(SUBSTEPS);
         if !(1..=10_000).contains(&substeps) {

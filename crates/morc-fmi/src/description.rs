@@ -158,7 +158,8 @@ pub struct ModelDescription {
     pub scheduled_execution: Option<String>,
     /// Co-simulation: canHandleVariableCommunicationStepSize.
     pub can_handle_variable_step: bool,
-    /// The numberOfEventIndicators attribute (0 when absent).
+    /// Model exchange: the number of event indicators (FMI 2: the numberOfEventIndicators
+    /// attribute, 0 when absent; FMI 3: the elements of the ModelStructure's EventIndicators).
     pub number_of_event_indicators: usize,
     /// The suggested run.
     pub default_experiment: DefaultExperiment,
@@ -182,6 +183,11 @@ impl ModelDescription {
         } else {
             offered.join(", ")
         }
+    }
+    /// Model exchange: the number of continuous state elements (an FMI 3 state array of
+    /// three elements counts three), the length of the FMU's state vector.
+    pub fn continuous_state_count(&self) -> usize {
+        self.states.iter().map(|&(vr, _)| self.variables.iter().find(|v| v.value_reference == vr && v.ty.is_float()).map_or(1, Variable::len)).sum()
     }
     /// The variable of type `ty` with value reference `vr`.
     pub fn by_reference(&self, vr: u32, ty: VarType) -> Option<&Variable> {
@@ -453,6 +459,15 @@ fn parse_v3_variables(md: &mut ModelDescription, vars: Node) -> Result<(), Strin
             let v = md.variables.iter().find(|v| v.value_reference == vr).ok_or("ContinuousStateDerivative: unknown variable")?;
             let state = v.derivative_of.ok_or_else(|| format!("derivative '{}' names no state", v.name))?;
             md.states.push((state, vr));
+        }
+        // FMI 3 has no numberOfEventIndicators: one per element of each listed variable.
+        for u in structure.children().filter(|c| c.has_tag_name("EventIndicator")) {
+            let vr: u32 = attr(u, "valueReference").parse().map_err(|_| "EventIndicator: bad valueReference")?;
+            let v = md.variables.iter().find(|v| v.value_reference == vr).ok_or_else(|| format!("EventIndicator: no variable has value reference {vr}"))?;
+            md.number_of_event_indicators += v.len();
+        }
+        if md.number_of_event_indicators > MAX_ARRAY_ELEMENTS {
+            return Err(format!("ModelStructure lists {} event indicators: more than the {MAX_ARRAY_ELEMENTS} morc takes", md.number_of_event_indicators));
         }
     }
     Ok(())

@@ -6,7 +6,7 @@ use std::ffi::{c_char, c_int, c_void, CString};
 use std::path::Path;
 
 use super::description::VarType;
-use super::instance::{self, Calls, Common, FmuInstance, Handle, Instantiation, Interface, Named, Vr};
+use super::instance::{self, Calls, Common, EventInfo as Events, FmuInstance, Handle, Instantiation, Interface, Named, Vr};
 use super::log::{self, Status};
 use super::values::{read_c_strings, with_c_strings, Data, Group};
 use super::FmiError;
@@ -75,6 +75,7 @@ super::library::functions! {
     set_continuous_states: b"fmi2SetContinuousStates\0" = fn(Component, *const f64, usize) -> Status;
     get_derivatives: b"fmi2GetDerivatives\0" = fn(Component, *mut f64, usize) -> Status;
     get_continuous_states: b"fmi2GetContinuousStates\0" = fn(Component, *mut f64, usize) -> Status;
+    get_event_indicators: b"fmi2GetEventIndicators\0" = fn(Component, *mut f64, usize) -> Status;
 }
 
 /// fmi2StatusKind values of fmi2GetBooleanStatus / fmi2GetRealStatus.
@@ -171,6 +172,7 @@ impl instance::Api for Api {
             set_continuous_states: (self.set_continuous_states, "fmi2SetContinuousStates"),
             get_derivatives: (self.get_derivatives, "fmi2GetDerivatives"),
             get_continuous_states: (self.get_continuous_states, "fmi2GetContinuousStates"),
+            get_event_indicators: (self.get_event_indicators, "fmi2GetEventIndicators"),
         }
     }
 
@@ -253,12 +255,18 @@ impl instance::Api for Api {
         Ok(None)
     }
 
-    fn update_discrete_states(&self, c: &Calls) -> Result<(bool, bool), FmiError> {
+    fn update_discrete_states(&self, c: &Calls) -> Result<Events, FmiError> {
         let f = c.function((self.new_discrete_states, "fmi2NewDiscreteStates"))?;
         let mut info = EventInfo { new_discrete_states_needed: 1, ..Default::default() };
         // SAFETY: the handle is live (see instance.rs); `info` is a live #[repr(C)] fmi2EventInfo.
         c.check("fmi2NewDiscreteStates", unsafe { f(c.handle(), &mut info) })?;
-        Ok((info.new_discrete_states_needed != 0, info.terminate_simulation != 0))
+        Ok(Events {
+            again: info.new_discrete_states_needed != 0,
+            terminate: info.terminate_simulation != 0,
+            nominals_changed: info.nominals_of_continuous_states_changed != 0,
+            values_changed: info.values_of_continuous_states_changed != 0,
+            next_event_time: (info.next_event_time_defined != 0).then_some(info.next_event_time),
+        })
     }
 
     #[inline]

@@ -6,7 +6,7 @@
 use std::ffi::{c_char, c_void, CString};
 use std::path::Path;
 
-use super::instance::{self, Calls, Common, FmuInstance, Handle, Instantiation, Interface, Named, Vr};
+use super::instance::{self, Calls, Common, EventInfo, FmuInstance, Handle, Instantiation, Interface, Named, Vr};
 use super::log::{self, Status};
 use super::values::{read_c_strings, with_c_strings, Data, Group};
 use super::FmiError;
@@ -54,6 +54,7 @@ super::library::functions! {
     set_continuous_states: b"fmi3SetContinuousStates\0" = fn(Handle, *const f64, usize) -> Status;
     get_derivatives: b"fmi3GetContinuousStateDerivatives\0" = fn(Handle, *mut f64, usize) -> Status;
     get_continuous_states: b"fmi3GetContinuousStates\0" = fn(Handle, *mut f64, usize) -> Status;
+    get_event_indicators: b"fmi3GetEventIndicators\0" = fn(Handle, *mut f64, usize) -> Status;
 }
 
 impl Api {
@@ -101,6 +102,7 @@ impl instance::Api for Api {
             set_continuous_states: (self.set_continuous_states, "fmi3SetContinuousStates"),
             get_derivatives: (self.get_derivatives, "fmi3GetContinuousStateDerivatives"),
             get_continuous_states: (self.get_continuous_states, "fmi3GetContinuousStates"),
+            get_event_indicators: (self.get_event_indicators, "fmi3GetEventIndicators"),
         }
     }
 
@@ -217,12 +219,12 @@ impl instance::Api for Api {
         Ok(None)
     }
 
-    fn update_discrete_states(&self, c: &Calls) -> Result<(bool, bool), FmiError> {
+    fn update_discrete_states(&self, c: &Calls) -> Result<EventInfo, FmiError> {
         let f = c.function((self.update_discrete_states, "fmi3UpdateDiscreteStates"))?;
         let (mut again, mut terminate, mut nominals, mut values, mut next_defined, mut next) = (false, false, false, false, false, 0.0);
         // SAFETY: the handle is live (see instance.rs); the out-pointers are live locals of the declared types.
         c.check("fmi3UpdateDiscreteStates", unsafe { f(c.handle(), &mut again, &mut terminate, &mut nominals, &mut values, &mut next_defined, &mut next) })?;
-        Ok((again, terminate))
+        Ok(EventInfo { again, terminate, nominals_changed: nominals, values_changed: values, next_event_time: next_defined.then_some(next) })
     }
 
     #[inline]

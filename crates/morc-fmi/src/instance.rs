@@ -32,6 +32,23 @@ pub type Handle = *mut c_void;
 /// A value reference (fmi2ValueReference is an unsigned int, fmi3ValueReference a uint32).
 pub type Vr = u32;
 
+/// What one discrete-state update reports (fmi2EventInfo, the out-arguments of
+/// fmi3UpdateDiscreteStates), or a whole event iteration (see
+/// [`Instance::settle_discrete_states`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct EventInfo {
+    /// Another update is needed (newDiscreteStatesNeeded, discreteStatesNeedUpdate).
+    pub again: bool,
+    /// The FMU asks to end the simulation.
+    pub terminate: bool,
+    /// The nominal values of the continuous states changed.
+    pub nominals_changed: bool,
+    /// The values of the continuous states changed: the importer reads them again.
+    pub values_changed: bool,
+    /// The next time event, when the FMU has one.
+    pub next_event_time: Option<f64>,
+}
+
 /// Co-simulation or model exchange.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Interface {
@@ -61,9 +78,10 @@ pub trait Instance: Send {
     // Model exchange.
     /// Enters event mode.
     fn enter_event_mode(&mut self) -> Result<(), FmiError>;
-    /// Updates discrete states until the FMU needs no more iterations; true
-    /// when it asks to end the simulation.
-    fn settle_discrete_states(&mut self) -> Result<bool, FmiError>;
+    /// Event mode: updates discrete states until the FMU needs no more iterations
+    /// or asks to end. The result says whether it asked to end, whether the state
+    /// values or nominals changed in any iteration, and the last next event time.
+    fn settle_discrete_states(&mut self) -> Result<EventInfo, FmiError>;
     /// Enters continuous-time mode.
     fn enter_continuous_time_mode(&mut self) -> Result<(), FmiError>;
     /// Returns (enter event mode, terminate simulation).
@@ -76,6 +94,8 @@ pub trait Instance: Send {
     fn get_derivatives(&mut self, dx: &mut [f64]) -> Result<(), FmiError>;
     /// Reads the continuous states.
     fn get_continuous_states(&mut self, x: &mut [f64]) -> Result<(), FmiError>;
+    /// Reads the event indicators.
+    fn get_event_indicators(&mut self, z: &mut [f64]) -> Result<(), FmiError>;
 }
 
 /// A C function and its FMI name (for messages).
@@ -105,6 +125,8 @@ pub struct Common {
     pub get_derivatives: Named<States>,
     /// fmiXGetContinuousStates (model exchange).
     pub get_continuous_states: Named<States>,
+    /// fmiXGetEventIndicators (model exchange; needed only by FMUs that have event indicators).
+    pub get_event_indicators: Named<States>,
 }
 
 impl Common {
@@ -159,8 +181,8 @@ pub trait Api: Sized + Send + 'static {
     fn enter_initialization_mode(&self, c: &Calls, start: f64) -> Result<(), FmiError>;
     /// One communication step; `Some(last successful time)` when the FMU ended the simulation.
     fn do_step(&self, c: &Calls, t: f64, h: f64) -> Result<Option<f64>, FmiError>;
-    /// One discrete-state update: (another is needed, terminate).
-    fn update_discrete_states(&self, c: &Calls) -> Result<(bool, bool), FmiError>;
+    /// One discrete-state update.
+    fn update_discrete_states(&self, c: &Calls) -> Result<EventInfo, FmiError>;
     /// Name of the call [`Api::update_discrete_states`] makes.
     const UPDATE_DISCRETE_STATES: &'static str;
     /// Returns (enter event mode, terminate simulation).
@@ -287,14 +309,15 @@ impl<A: Api> Instance for FmuInstance<A> {
     fn enter_event_mode(&mut self) -> Result<(), FmiError> {
         self.calls.call(self.common.enter_event_mode)
     }
-    fn settle_discrete_states(&mut self) -> Result<bool, FmiError> {
+    fn settle_discrete_states(&mut self) -> Result<EventInfo, FmiError> {
+        let (mut values_changed, mut nominals_changed) = (false, false);
         for _ in 0..MAX_EVENT_ITERATIONS {
-            let (again, terminate) = self.api.update_discrete_states(&self.calls)?;
-            if terminate {
-                return Ok(true);
-            }
-            if !again {
-                return Ok(false);
+            let info = self.api.update_discrete_states(&self.calls)?;
+            // A change in any iteration counts: the states are read once, after the last.
+            values_changed |= info.values_changed;
+            nominals_changed |= info.nominals_changed;
+            if info.terminate || !info.again {
+                return Ok(EventInfo { again: false, values_changed, nominals_changed, ..info });
             }
         }
         let call = A::UPDATE_DISCRETE_STATES;
@@ -327,6 +350,10 @@ impl<A: Api> Instance for FmuInstance<A> {
     }
     fn get_continuous_states(&mut self, x: &mut [f64]) -> Result<(), FmiError> {
         self.calls.states(self.common.get_continuous_states, x.as_mut_ptr(), x.len())
+    }
+    #[inline]
+    fn get_event_indicators(&mut self, z: &mut [f64]) -> Result<(), FmiError> {
+        self.calls.states(self.common.get_event_indicators, z.as_mut_ptr(), z.len())
     }
 }
 

@@ -277,8 +277,8 @@ impl Values {
         self.ports.push((g, at));
     }
 
-    /// Port values in.
-    pub fn load(&mut self, values: &[Value]) {
+    /// Port values in (a slice of them, or any sequence in port order).
+    pub fn load<'a>(&mut self, values: impl IntoIterator<Item = &'a Value>) {
         for (&(g, at), v) in self.ports.iter().zip(values) {
             self.groups[g].put(at, v);
         }
