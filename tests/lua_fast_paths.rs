@@ -254,3 +254,22 @@ fn fast_paths_give_the_results_and_errors_of_mluas_methods() {
     let errors = expected.iter().filter(|l| l.contains(" -> error ")).count();
     assert!(errors >= 50 && expected.len() - errors >= 50, "{errors} errors of {} cases:\n{}", expected.len(), expected.join("\n"));
 }
+
+/// `morc bench lua-calls` prints the cost of each kind of call a controller makes, measured in a
+/// stepping thread's Lua state. Not timed: only that every call ran and printed is checked.
+#[test]
+fn bench_lua_calls_prints_every_call() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_morc"))
+        .env_remove("MORC_PATH")
+        .env_remove("MORC_LIB")
+        .args(["--no-rt", "bench", "lua-calls"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && !stderr.contains("morc bench lua-calls:"), "{stdout}{stderr}");
+    for call in ["model:frame_jacobian_to(J, q, \"tool0\")", "model:rnea_to(tau, q, v, a)", "J:pinv_to(Jp, 0.01)", "rot:totable(rows)", "qd:gemv(Jp, w)", "v[i] = x", "pose.error_to (plain Lua)"] {
+        let line = stdout.lines().find(|l| l.starts_with(call)).unwrap_or_else(|| panic!("no '{call}' in:\n{stdout}"));
+        let ns: f64 = line.trim_end_matches("ns").split_whitespace().last().and_then(|x| x.parse().ok()).unwrap_or_else(|| panic!("no time in '{line}'"));
+        assert!(ns > 0.0, "{line}");
+    }
+}
