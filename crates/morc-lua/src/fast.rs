@@ -309,33 +309,29 @@ entry!(vec_totable, |l| {
     Some(1)
 });
 
-entry!(vec_copy, |l| {
+/// The destination vector `y` (argument 1) and a source `x` (argument `x`) of its size that is
+/// not `y` itself.
+unsafe fn y_and_x(l: *mut ffi::lua_State, x: c_int, buf: &mut [f64; MAX_TABLE]) -> Option<(&mut DVector<f64>, &[f64])> {
     let y = ud::<LuaVec>(l, 1, Kind::Vec)?;
-    if same(l, 1, 2) {
+    if same(l, 1, x) {
         return None;
     }
-    let mut buf = [0.0; MAX_TABLE];
-    let x = entries(l, 2, &mut buf)?;
+    let x = entries(l, x, buf)?;
     let y = &mut (*y).0;
-    if x.len() != y.len() {
-        return None;
-    }
+    (x.len() == y.len()).then_some((y, x))
+}
+
+entry!(vec_copy, |l| {
+    let mut buf = [0.0; MAX_TABLE];
+    let (y, x) = y_and_x(l, 2, &mut buf)?;
     y.as_mut_slice().copy_from_slice(x);
     Some(0)
 });
 
 entry!(vec_axpy, |l| {
-    let y = ud::<LuaVec>(l, 1, Kind::Vec)?;
     let a = number(l, 2)?;
-    if same(l, 1, 3) {
-        return None;
-    }
     let mut buf = [0.0; MAX_TABLE];
-    let x = entries(l, 3, &mut buf)?;
-    let y = &mut (*y).0;
-    if x.len() != y.len() {
-        return None;
-    }
+    let (y, x) = y_and_x(l, 3, &mut buf)?;
     // As mlua's method does it, entry by entry (the same bits).
     for (yi, xi) in y.iter_mut().zip(x) {
         *yi += a * xi;
