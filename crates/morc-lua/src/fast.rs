@@ -9,15 +9,18 @@
 //! gives them for the methods' names), so the Lua surface and its documentation are unchanged.
 //! Each handles only the case where every argument is right (types by metatable, sizes,
 //! no aliasing): anything else — a wrong argument, a size mismatch, an allocating form — is
-//! forwarded, arguments untouched, to mlua's method, which raises the same error as ever or
-//! does the rest of the work. So errors keep their wording, and no error is raised from here.
+//! forwarded with the same arguments to mlua's method, before anything the caller can see has
+//! changed (or, for `M:totable`, after writing what mlua's method writes again), which raises
+//! the same error as ever or does the rest of the work. So errors keep their wording (a
+//! traceback shows one more `[C]` frame), and no error is raised from here.
 //!
 //! A userdata's Rust value is found through its first user value, a light userdata pointing at
 //! it, set on the first fast call (mlua keeps the value at a fixed place on the heap for the
 //! userdata's life; no morc code sets user values on vectors, matrices or models). The value
 //! is accessed without mlua's borrow flag: a Lua call runs these only while no Rust code holds
 //! a borrow of one (morc's methods on these types hold theirs only while they run, and call no
-//! Lua meanwhile).
+//! Lua meanwhile). Lua code can reach that user value only through the debug library
+//! (`debug.setuservalue`), which can break any invariant of the state anyway.
 
 use std::os::raw::{c_int, c_void};
 use std::sync::Arc;
