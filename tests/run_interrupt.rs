@@ -146,3 +146,48 @@ fn sigterm_stops_the_robot_and_ends_the_program() {
     assert!(!stdout.contains("the program went on"), "{stdout}");
     assert!(seconds < 20.0, "the program took {seconds:.1} s to end after SIGTERM");
 }
+
+/// The Ctrl-C hook of a program's Lua state is a count hook (a line hook made every instruction
+/// of planners' Lua work out its line: ~6× slower), and still a stop stops: Ctrl-C ends a loop
+/// whose every iteration runs in a `pcall` that would swallow the error, with exit code 130.
+#[test]
+fn ctrl_c_stops_a_loop_that_swallows_errors_and_the_hook_counts_instructions() {
+    use std::io::{BufRead, BufReader};
+    let dir = std::env::temp_dir().join(format!("morc-run-interrupt-pcall-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let prog = dir.join("swallow.lua");
+    std::fs::write(
+        &prog,
+        "local _, mask, count = debug.gethook()\n\
+         print(\"hook mask '\" .. mask .. \"' count \" .. count)\n\
+         print(\"looping\")\n\
+         local n = 0\n\
+         while true do pcall(function() for i = 1, 1e5 do n = n + i end end) end\n",
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_morc")).arg("run").arg(&prog).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut seen = String::new();
+    while !seen.contains("looping") {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "the program ended before looping: {seen}");
+        seen.push_str(&line);
+    }
+    assert!(seen.contains("hook mask '' count 10000"), "not a count hook: {seen}");
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: sending a signal to our own child process.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+    // A swallowed interruption would loop for ever: give up (and fail) after a generous wait.
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(30) {
+            child.kill().unwrap();
+            panic!("Ctrl-C did not stop the loop (a pcall swallowed the interruption)");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "stderr: {stderr}");
+    assert!(stderr.contains("swallow.lua:5: interrupted (Ctrl-C); the robot holds"), "{stderr}");
+}

@@ -10,6 +10,8 @@
 //!   law on a 6-DoF arm in Lua and natively.
 //! - `lua-gc`: the worst single step of a Lua state's collector, incremental and generational,
 //!   with a component that makes garbage every step.
+//! - `lua-calls`: what one call from Lua into morc costs (the model's and the matrices'
+//!   in-place forms, element access) inside a stepping thread's Lua state, CPU time per call.
 
 use std::sync::Arc;
 
@@ -28,9 +30,10 @@ pub fn main(what: &str, seconds: f64, config: &EngineConfig) -> i32 {
         "engine" => engine(seconds, config.rt),
         "lua" => lua(seconds, config.rt),
         "lua-gc" => lua_gc(seconds, config.rt),
+        "lua-calls" => lua_calls(),
         "bus" => return super::bus::bench(seconds, config),
         other => {
-            eprintln!("morc bench: unknown benchmark '{other}' (engine, lua, lua-gc, bus)");
+            eprintln!("morc bench: unknown benchmark '{other}' (engine, lua, lua-gc, lua-calls, bus)");
             return super::exit::USAGE;
         }
     }
@@ -305,6 +308,72 @@ fn lua_gc(seconds: f64, policy: RtPolicy) {
     let parts: Vec<String> = worst.iter().map(|(m, cpu, wall)| format!("{m} {:.1} µs CPU ({:.1} µs wall)", *cpu as f64 / 1e3, *wall as f64 / 1e3)).collect();
     println!("worst collector step: {} over {seconds} s each", parts.join(", "));
 }
+
+/// `morc bench lua-calls`: a component's `init` (run in its stepping thread's Lua state, under
+/// that state's watchdog hook, as steps are) times 100 000 calls of each kind a real-time
+/// controller makes, with `os.clock` (CPU time): the cost of one call from Lua into morc.
+fn lua_calls() {
+    let run = || -> mlua::Result<()> {
+        let lua = morc_lua::new_state()?;
+        let engine = super::start_engine(EngineConfig::default()).map_err(mlua::Error::runtime)?;
+        morc_lua::install(&lua, engine)?;
+        lua.load(LUA_CALLS).set_name("=bench").exec()
+    };
+    println!("morc bench lua-calls — one call from Lua into morc, in a stepping thread's Lua state (CPU time, 100 000 calls each), UR5\n");
+    if let Err(e) = run() {
+        eprintln!("morc bench lua-calls: {e}");
+    }
+}
+
+const LUA_CALLS: &str = r##"
+local kind = morc.component { name = "lua_calls", outputs = { "y" },
+  init = function(self, out)
+    morc.lib.load "controllers"
+    local pose = require "lib.controllers.helpers.pose"
+    local model = require("robots.ur5").model
+    local J, Jp, M = morc.mat(6, 6), morc.mat(6, 6), morc.mat(6, 6)
+    local pos, rot, qd, jz, tau = morc.vec(3), morc.mat(3, 3), morc.vec(6), morc.vec(6), morc.vec(6)
+    local q, w = { 0.1, 0.2, 0.3, 0.4, 0.5, 0.6 }, { 1, 2, 3, 4, 5, 6 }
+    local qv = morc.vec(q)
+    local pos_t, rot_t = { 0, 0, 0 }, { { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 0 } }
+    local e, x_ref, y = { 0, 0, 0, 0, 0, 0 }, { 0.4, 0.1, 0.4, 3.0, 0.1, 0.2 }, { 0, 0, 0, 0, 0, 0 }
+    local N = 100000
+    local function t(label, f)
+      f()
+      local c = os.clock()
+      for _ = 1, N do f() end
+      print(("%-46s %7.0f ns"):format(label, (os.clock() - c) / N * 1e9))
+    end
+    t("an empty Lua function", function() end)
+    t('model:frame_jacobian_to(J, q, "tool0")', function() model:frame_jacobian_to(J, q, "tool0") end)
+    t('model:frame_placement_to(pos, rot, q, "tool0")', function() model:frame_placement_to(pos, rot, q, "tool0") end)
+    t("model:rnea_to(tau, q, v, a) (tables)", function() model:rnea_to(tau, q, w, w) end)
+    t("model:gravity_to(tau, q) (a vector)", function() model:gravity_to(tau, qv) end)
+    t("model:crba_to(M, q)", function() model:crba_to(M, q) end)
+    t("J:pinv_to(Jp, 0.01)", function() J:pinv_to(Jp, 0.01) end)
+    t("pos:totable(t)", function() pos:totable(pos_t) end)
+    t("rot:totable(rows)", function() rot:totable(rot_t) end)
+    t("qd:gemv(Jp, w) (w a table)", function() qd:gemv(Jp, w) end)
+    t("qd:gemv(Jp, jz, -1, 1) (a vector)", function() qd:gemv(Jp, jz, -1, 1) end)
+    t("qd:axpy(1, w)", function() qd:axpy(1, w) end)
+    t("J.rows", function() return J.rows end)
+    t("J:get(2, 3)", function() return J:get(2, 3) end)
+    t("J:set(2, 3, x)", function() J:set(2, 3, 0.5) end)
+    t("v[i]", function() return qd[3] end)
+    t("v[i] = x", function() qd[3] = 1.5 end)
+    t("#v", function() return #qd end)
+    pos:totable(pos_t)
+    rot:totable(rot_t)
+    t("pose.error_to (plain Lua)", function() pose.error_to(e, pos_t, rot_t, x_ref) end)
+    t("for i = 1, 6 do y[i] = k * u[i] end (plain Lua)", function() for i = 1, 6 do y[i] = 1.5 * w[i] end end)
+    out.y = 0
+  end,
+  step = function(self, inp, out) out.y = 1 end }
+local a = morc.assembly { "lua-calls", duration = 0.002 }
+a:add("t", kind)
+local r = morc.engine:run(a)
+if not r.ok then error(r.reason, 0) end
+"##;
 
 fn add_lua(spec: &mut AssemblySpec, name: &str, kind: &Arc<morc_lua::LuaComponentDef>) {
     let k = kind.clone();

@@ -122,7 +122,7 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: bus::BusCommand,
     },
-    /// Measure: `engine` (latency and hand-off cost), `lua` (Lua component cost and jitter), `lua-gc` (worst collector step; run it with --seconds 600), `bus`.
+    /// Measure: `engine` (latency and hand-off cost), `lua` (Lua component cost and jitter), `lua-gc` (worst collector step; run it with --seconds 600), `lua-calls` (one call from Lua into morc), `bus`.
     Bench {
         what: String,
         /// Seconds per configuration.

@@ -211,7 +211,7 @@ pub fn run(lua: &Lua, engine: &mut Engine, assembly: &AnyUserData, opts: Option<
     }
     // After Ctrl-C nothing new starts moving, even where Lua code caught the interruption.
     if super::interrupt::pending() {
-        return Err(super::interrupt::error());
+        return Err(super::interrupt::error_in(lua));
     }
     let handle = engine.start_run(&req.spec, &req.data).map_err(crate::error::typed)?;
     finish(lua, engine, handle, req)
@@ -240,7 +240,7 @@ fn swap(lua: &Lua, ud: &AnyUserData, assembly: Option<AnyUserData>, opts: Option
     }
     if super::interrupt::pending() {
         this.1 = Some((handle, old_req));
-        return Err(super::interrupt::error());
+        return Err(super::interrupt::error_in(lua));
     }
     let (old, new_handle) = match this.0.swap(&req.spec, &req.data) {
         Ok(r) => r,
@@ -300,7 +300,7 @@ fn result_table_of(lua: &Lua, engine: &mut Engine, result: Result<morc_kernel::R
     // Ctrl-C: the code that asked for the run must not go on to its next motion as if the
     // run had merely ended (its recordings are complete and closed by now).
     if super::interrupt::pending() {
-        return Err(super::interrupt::error());
+        return Err(super::interrupt::error_in(lua));
     }
     Ok(t)
 }
@@ -330,7 +330,7 @@ impl UserData for LuaEngine {
                 let mut this = ud.borrow_mut::<LuaEngine>()?;
                 req = for_clock(&this.0, req);
                 if super::interrupt::pending() {
-                    return Err(super::interrupt::error());
+                    return Err(super::interrupt::error_in(lua));
                 }
                 let handle = this.0.start_run(&req.spec, &req.data).map_err(crate::error::typed)?;
                 this.1 = Some((handle, req));

@@ -2,7 +2,7 @@
 //!
 //! [`request`] (called from a signal handler) cancels every engine's run — the robots hold
 //! within a tick — and marks the Lua code interrupted. From then on the hook raises
-//! "interrupted" at every line the Lua code reaches, so a `pcall` somewhere in a skill or a
+//! "interrupted" at every instruction the Lua code reaches, so a `pcall` somewhere in a skill or a
 //! library cannot swallow it and carry the program on to its next motion: the interruption
 //! unwinds to the top (the REPL's prompt, the end of `morc run`). Only
 //! `morc.catch_interrupt(f, …)` takes it, for programs that want to clean up and go on.
@@ -40,17 +40,46 @@ pub(crate) fn error() -> mlua::Error {
     mlua::Error::runtime(MESSAGE)
 }
 
+/// [`error`], raised by a morc call back into Lua code (a run cancelled by Ctrl-C, say): from
+/// now on the hook looks at every instruction, so the Lua code that catches it (a skill's
+/// `pcall`) stops at its next instruction, not thousands later.
+pub(crate) fn error_in(lua: &Lua) -> mlua::Error {
+    set_hook(lua, true);
+    error()
+}
+
 /// Whether an error (as text) is the interruption.
 pub fn is_interruption(text: &str) -> bool {
     text.contains(MESSAGE)
 }
 
-/// Installs the hook that raises the interruption at the next line Lua code reaches (a loop's
-/// jump back counts as reaching a line, so tight loops stop too).
+/// Instructions between two looks at the interruption (some 10–50 µs of Lua): a Ctrl-C stops
+/// tight loops as fast as anyone can tell. A count hook, not a line hook: with a line hook Lua
+/// works out the line of every instruction, which made planners' Lua ~6× slower (a
+/// 1000-iteration arithmetic loop: 62.6 µs with it, 9.9 µs without, ~24 µs with a count hook).
+const LOOK_EVERY: u32 = 10_000;
+
+/// Installs the hook that raises the interruption within [`LOOK_EVERY`] instructions of Lua
+/// code (a loop's jump back counts, so tight loops stop too); once raised, it raises again at
+/// every instruction until the interruption is taken, so that a `pcall` in the way cannot
+/// swallow it.
 pub fn install_hook(lua: &Lua) {
-    lua.set_hook(HookTriggers::new().every_line(), |_, debug| {
+    set_hook(lua, false);
+}
+
+/// The hook looking every [`LOOK_EVERY`] instructions, or at every one (`interrupted`).
+fn set_hook(lua: &Lua, interrupted: bool) {
+    let every = if interrupted { 1 } else { LOOK_EVERY };
+    lua.set_hook(HookTriggers::new().every_nth_instruction(every), move |lua, debug| {
         if !pending() {
+            if interrupted {
+                // Taken (morc.catch_interrupt, or the REPL's next command): the cheap pace again.
+                set_hook(lua, false);
+            }
             return Ok(VmState::Continue);
+        }
+        if !interrupted {
+            set_hook(lua, true);
         }
         let source = debug.source();
         // The error handlers of morc's own wrappers must run, or the error becomes

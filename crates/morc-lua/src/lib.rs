@@ -12,6 +12,7 @@ mod data;
 pub mod docs;
 mod engine;
 mod error;
+mod fast;
 mod fmu;
 pub mod interrupt;
 mod kinds;
@@ -185,6 +186,7 @@ fn install_surface(lua: &Lua, engine: Option<Engine>) -> mlua::Result<()> {
     // After the prelude, so that their doc strings attach through morc.doc.
     linalg::register(lua, &morc)?;
     model::register(lua, &morc)?;
+    fast::install(lua)?;
     plot::install(lua)?;
     // `require "morc"` gives the same table; the compiled-in modules are preloaded.
     let loaded: Table = lua.globals().get::<Table>("package")?.get("loaded")?;

@@ -40,6 +40,11 @@ impl LuaMat {
     pub fn new(m: DMatrix<f64>) -> Self {
         LuaMat { m, work: Workspace::default() }
     }
+
+    /// `A:pinv_to(B, damping)`: A's damped pseudo-inverse into `b`, in A's workspace.
+    pub(crate) fn pinv_into(&mut self, b: &mut DMatrix<f64>, damping: f64, what: &str) -> mlua::Result<()> {
+        pinv_into(&self.m, &mut self.work, b, damping, what)
+    }
 }
 
 /// An argument named in an error, `"call: name"`, formatted only when an error is raised (so
@@ -227,24 +232,40 @@ fn gemv(y: &mut DVector<f64>, a: &DMatrix<f64>, x: &VecIn, alpha: f64, beta: f64
         return Err(err(format!("{what}: {at} is {rows}×{cols}, so x needs {cols} entries and y {rows}; x has {}, y has {}", x.len(), y.len())));
     }
     match x {
-        VecIn::Vec(x) if transpose => y.gemv_tr(alpha, a, &x.0, beta),
-        VecIn::Vec(x) => y.gemv(alpha, a, &x.0, beta),
-        VecIn::Table(_) => {
-            if beta == 0.0 {
-                y.fill(0.0);
-            } else {
-                *y *= beta;
+        VecIn::Vec(x) => {
+            gemv_vec(y, a, &x.0, alpha, beta, transpose);
+            Ok(())
+        }
+        VecIn::Table(_) => gemv_entries(y, a, |j| x.get(j, Arg(what, "x")), alpha, beta, transpose),
+    }
+}
+
+/// [`gemv`] with x a morc vector (sizes checked by the caller).
+pub(crate) fn gemv_vec(y: &mut DVector<f64>, a: &DMatrix<f64>, x: &DVector<f64>, alpha: f64, beta: f64, transpose: bool) {
+    if transpose {
+        y.gemv_tr(alpha, a, x, beta)
+    } else {
+        y.gemv(alpha, a, x, beta)
+    }
+}
+
+/// [`gemv`] with x read entry by entry (a table; sizes checked by the caller): column by
+/// column, so that the fast path (crate::fast) and this one give the same bits.
+pub(crate) fn gemv_entries(y: &mut DVector<f64>, a: &DMatrix<f64>, mut x: impl FnMut(usize) -> mlua::Result<f64>, alpha: f64, beta: f64, transpose: bool) -> mlua::Result<()> {
+    let cols = if transpose { a.nrows() } else { a.ncols() };
+    if beta == 0.0 {
+        y.fill(0.0);
+    } else {
+        *y *= beta;
+    }
+    for j in 0..cols {
+        let xj = alpha * x(j)?;
+        if transpose {
+            for (i, yi) in y.iter_mut().enumerate() {
+                *yi += a[(j, i)] * xj;
             }
-            for j in 0..cols {
-                let xj = alpha * x.get(j, Arg(what, "x"))?;
-                if transpose {
-                    for (i, yi) in y.iter_mut().enumerate() {
-                        *yi += a[(j, i)] * xj;
-                    }
-                } else {
-                    y.axpy(xj, &a.column(j), 1.0);
-                }
-            }
+        } else {
+            y.axpy(xj, &a.column(j), 1.0);
         }
     }
     Ok(())
@@ -525,7 +546,7 @@ impl UserData for LuaMat {
         });
         methods.add_method_mut("pinv_to", |_, this, (b, damping): (Value, Option<f64>)| {
             let mut b = mat_out(&b, "A:pinv_to(B, damping): B")?;
-            pinv_into(&this.m, &mut this.work, &mut b.m, damping.unwrap_or(0.0), "A:pinv_to(B, damping)")
+            this.pinv_into(&mut b.m, damping.unwrap_or(0.0), "A:pinv_to(B, damping)")
         });
         methods.add_method_mut("solve", |_, this, b: Value| {
             let b = VecIn::of(&b, "A:solve(b): b")?;

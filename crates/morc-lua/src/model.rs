@@ -39,12 +39,43 @@ impl LuaModel {
         let Value::String(s) = name else {
             return Err(mlua::Error::runtime(format!("{what}: the frame must be given by its name (a string), got a {}", name.type_name())));
         };
-        let bytes = s.as_bytes();
-        if let Some(i) = self.model.frames().iter().position(|f| f.name.as_bytes() == &bytes[..]) {
+        if let Some(i) = self.frame_index(&s.as_bytes()) {
             return Ok(i);
         }
         let names: Vec<&str> = self.model.frames().iter().map(|f| f.name.as_str()).collect();
         Err(mlua::Error::runtime(format!("{what}: model '{}' has no frame '{}'; its frames: {}", self.model.name(), s.to_string_lossy(), names.join(", "))))
+    }
+
+    /// The index of the frame named `name` (its bytes), if the model has one.
+    pub(crate) fn frame_index(&self, name: &[u8]) -> Option<FrameIndex> {
+        self.model.frames().iter().position(|f| f.name.as_bytes() == name)
+    }
+
+    /// The workspace copies of the inputs, (q, v, a or tau), to read into.
+    pub(crate) fn inputs_mut(&mut self) -> (&mut [f64], &mut [f64], &mut [f64]) {
+        (self.q.as_mut_slice(), self.v.as_mut_slice(), self.a.as_mut_slice())
+    }
+
+    /// What the in-place forms compute from the inputs last read: each result is in the
+    /// workspace, for the caller to copy out.
+    pub(crate) fn rnea_at(&mut self) -> &DVector<f64> {
+        morc_model::rnea(&self.model, &mut self.data, self.q.as_slice(), self.v.as_slice(), self.a.as_slice())
+    }
+
+    pub(crate) fn gravity_at(&mut self) -> &DVector<f64> {
+        morc_model::gravity(&self.model, &mut self.data, self.q.as_slice())
+    }
+
+    pub(crate) fn nle_at(&mut self) -> &DVector<f64> {
+        morc_model::nle(&self.model, &mut self.data, self.q.as_slice(), self.v.as_slice())
+    }
+
+    pub(crate) fn aba_at(&mut self) -> &DVector<f64> {
+        morc_model::aba(&self.model, &mut self.data, self.q.as_slice(), self.v.as_slice(), self.a.as_slice())
+    }
+
+    pub(crate) fn crba_at(&mut self) -> &DMatrix<f64> {
+        morc_model::crba(&self.model, &mut self.data, self.q.as_slice())
     }
 
     /// Reads q (and v, a) into the workspace copies, checking their sizes.
@@ -67,12 +98,12 @@ impl LuaModel {
     }
 
     /// The world placement of `frame` at the q last read.
-    fn placement_at_q(&mut self, frame: FrameIndex) -> morc_model::Se3 {
+    pub(crate) fn placement_at_q(&mut self, frame: FrameIndex) -> morc_model::Se3 {
         morc_model::forward_kinematics_joints(&self.model, &mut self.data, self.q.as_slice());
         morc_model::frame_placement(&self.model, &self.data, frame)
     }
 
-    fn jacobian(&mut self, frame: FrameIndex, reference: ReferenceFrame) -> &nalgebra::Matrix6xX<f64> {
+    pub(crate) fn jacobian(&mut self, frame: FrameIndex, reference: ReferenceFrame) -> &nalgebra::Matrix6xX<f64> {
         morc_model::forward_kinematics_joints(&self.model, &mut self.data, self.q.as_slice());
         morc_model::frame_jacobian_in(&self.model, &mut self.data, frame, reference)
     }
@@ -152,23 +183,23 @@ impl UserData for LuaModel {
         // Allocating forms: each returns a new vector or matrix.
         methods.add_method_mut("rnea", |_, this, (q, v, a): (Value, Value, Value)| {
             this.read("model:rnea(q, v, a)", &q, Some(&v), Some((&a, "a")))?;
-            Ok(LuaVec(morc_model::rnea(&this.model, &mut this.data, this.q.as_slice(), this.v.as_slice(), this.a.as_slice()).clone()))
+            Ok(LuaVec(this.rnea_at().clone()))
         });
         methods.add_method_mut("gravity", |_, this, q: Value| {
             this.read("model:gravity(q)", &q, None, None)?;
-            Ok(LuaVec(morc_model::gravity(&this.model, &mut this.data, this.q.as_slice()).clone()))
+            Ok(LuaVec(this.gravity_at().clone()))
         });
         methods.add_method_mut("nle", |_, this, (q, v): (Value, Value)| {
             this.read("model:nle(q, v)", &q, Some(&v), None)?;
-            Ok(LuaVec(morc_model::nle(&this.model, &mut this.data, this.q.as_slice(), this.v.as_slice()).clone()))
+            Ok(LuaVec(this.nle_at().clone()))
         });
         methods.add_method_mut("aba", |_, this, (q, v, tau): (Value, Value, Value)| {
             this.read("model:aba(q, v, tau)", &q, Some(&v), Some((&tau, "tau")))?;
-            Ok(LuaVec(morc_model::aba(&this.model, &mut this.data, this.q.as_slice(), this.v.as_slice(), this.a.as_slice()).clone()))
+            Ok(LuaVec(this.aba_at().clone()))
         });
         methods.add_method_mut("crba", |_, this, q: Value| {
             this.read("model:crba(q)", &q, None, None)?;
-            Ok(LuaMat::new(morc_model::crba(&this.model, &mut this.data, this.q.as_slice()).clone()))
+            Ok(LuaMat::new(this.crba_at().clone()))
         });
         methods.add_method_mut("frame_placement", |lua, this, (q, frame): (Value, Value)| {
             let what = "model:frame_placement(q, frame)";
@@ -196,27 +227,27 @@ impl UserData for LuaModel {
         methods.add_method_mut("rnea_to", |_, this, (tau, q, v, a): (Value, Value, Value, Value)| {
             let what = "model:rnea_to(tau, q, v, a)";
             this.read(what, &q, Some(&v), Some((&a, "a")))?;
-            write_vec(&tau, morc_model::rnea(&this.model, &mut this.data, this.q.as_slice(), this.v.as_slice(), this.a.as_slice()), Arg(what, "tau"))
+            write_vec(&tau, this.rnea_at(), Arg(what, "tau"))
         });
         methods.add_method_mut("gravity_to", |_, this, (tau, q): (Value, Value)| {
             let what = "model:gravity_to(tau, q)";
             this.read(what, &q, None, None)?;
-            write_vec(&tau, morc_model::gravity(&this.model, &mut this.data, this.q.as_slice()), Arg(what, "tau"))
+            write_vec(&tau, this.gravity_at(), Arg(what, "tau"))
         });
         methods.add_method_mut("nle_to", |_, this, (tau, q, v): (Value, Value, Value)| {
             let what = "model:nle_to(tau, q, v)";
             this.read(what, &q, Some(&v), None)?;
-            write_vec(&tau, morc_model::nle(&this.model, &mut this.data, this.q.as_slice(), this.v.as_slice()), Arg(what, "tau"))
+            write_vec(&tau, this.nle_at(), Arg(what, "tau"))
         });
         methods.add_method_mut("aba_to", |_, this, (ddq, q, v, tau): (Value, Value, Value, Value)| {
             let what = "model:aba_to(ddq, q, v, tau)";
             this.read(what, &q, Some(&v), Some((&tau, "tau")))?;
-            write_vec(&ddq, morc_model::aba(&this.model, &mut this.data, this.q.as_slice(), this.v.as_slice(), this.a.as_slice()), Arg(what, "ddq"))
+            write_vec(&ddq, this.aba_at(), Arg(what, "ddq"))
         });
         methods.add_method_mut("crba_to", |_, this, (m, q): (Value, Value)| {
             let what = "model:crba_to(M, q)";
             this.read(what, &q, None, None)?;
-            write_mat(&m, morc_model::crba(&this.model, &mut this.data, this.q.as_slice()), Arg(what, "M"))
+            write_mat(&m, this.crba_at(), Arg(what, "M"))
         });
         methods.add_method_mut("frame_jacobian_to", |_, this, (j, q, frame, rf): (Value, Value, Value, Option<mlua::String>)| {
             let what = "model:frame_jacobian_to(J, q, frame [, reference])";
