@@ -267,6 +267,45 @@ fn reload_swaps_in_an_edited_controller_while_it_runs() {
     assert!(screen.contains("EXIT=0"), "{screen}");
 }
 
+#[test]
+fn jog_mode_moves_the_robot_while_a_key_is_held_and_stops_when_it_is_let_go() {
+    let dir = scratch_dir("jog");
+    let term = Terminal::start(&format!("cd {} && MORC_HISTORY={} {MORC}", dir.display(), dir.join("history").display()));
+    term.wait_for("morc> ", 20.0);
+    // Without a robot on the engine, jog says how to get one.
+    let before = term.screen();
+    term.type_line("jog");
+    term.wait_for_new(&before, "jog: no robot on the engine: morc.use_robot(", 20.0);
+    term.type_line("kr = require \"robots.kr16\"; morc.use_robot(kr, { clock = \"wall\" })");
+    let before = term.screen();
+    term.type_line("jog");
+    term.wait_for_new(&before, "jog joints 10% held | A1 0.00", 20.0);
+    // The key held down: its repeats keep A1 moving (q: A1 +).
+    for _ in 0..25 {
+        term.type_text("q");
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let before = term.screen();
+    term.press("Escape");
+    term.wait_for_new(&before, "morc> ", 20.0);
+    let a1 = |term: &Terminal| -> f64 {
+        let before = term.screen();
+        term.type_line("print(\"A1 at \" .. kr:state().q[1])");
+        let screen = term.wait_for_new(&before, "\nmorc> ", 20.0);
+        let line = screen[before.len()..].lines().find(|l| l.starts_with("A1 at ")).unwrap_or_else(|| panic!("{screen}")).to_string();
+        line["A1 at ".len()..].trim().parse().unwrap()
+    };
+    let moved = a1(&term);
+    assert!(moved > 1.0, "A1 moved {moved}° while the key was held");
+    std::thread::sleep(Duration::from_millis(500));
+    let later = a1(&term);
+    assert!((later - moved).abs() < 1e-3, "the robot stopped when the key was let go: A1 {moved}° then {later}°");
+    term.press("C-d");
+    let screen = term.wait_for("EXIT=", 20.0);
+    assert!(screen.contains("EXIT=0"), "{screen}");
+}
+
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();

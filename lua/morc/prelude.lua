@@ -177,6 +177,8 @@ A robot definition (degrees and millimetres; ports and native parameters are SI)
   r:jog { joint = i | axis = "x"|"y"|"z"|"a"|"b"|"c", frame = "base"|"tool", step = ° or mm | time = s, dir = ±1, speed = % }:
     jogs as on a pendant (an increment, or moving for a time) within the limits, the tool at most 250 mm/s; stops
     by itself before a joint limit or near a singularity and says so; returns { ok, reason, stopped?, q, tool }
+  In the REPL, `jog` alone is the jog mode (wall clock): q/a w/s e/d r/f t/g y/h move axis 1…6 while held, m switches
+    joints / base / tool, +/− the speed, i the increment, Esc returns to the prompt.
   r:add(a, name, kind, params) → a       a:add(name, r:component(kind), params) → a
 kinds: ptp { target = q° }, lin { target = pose }, circ { via = {mm}, target = pose }, spline { points = { q°, … } },
   path { moves = { { "ptp", q° }, { "lin", pose, blend = mm, speed = % }, { "circ", via, pose }, { "spline", q1, q2, … } } },

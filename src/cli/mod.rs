@@ -7,6 +7,7 @@ mod doc;
 mod fmu;
 mod fmu_sim;
 mod interrupt;
+mod jog;
 pub mod library;
 mod rec;
 mod repl;

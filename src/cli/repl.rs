@@ -125,6 +125,15 @@ fn session(lua: &Lua) -> Result<(), String> {
                     continue;
                 }
                 morc_lua::interrupt::clear();
+                // `jog` alone: the jog mode (keys move the robot; src/cli/jog.rs).
+                if chunk.trim() == "jog" {
+                    if let Err(e) = super::jog::run(lua) {
+                        eprintln!("jog: {e}");
+                    }
+                    let _ = editor.add_history_entry(chunk.as_str());
+                    chunk.clear();
+                    continue;
+                }
                 // `reload` alone is the REPL's command (the function reload() of lua/morc/repl.lua).
                 let code = if chunk.trim() == "reload" { "reload()".to_string() } else { chunk.clone() };
                 if let Evaluated::Done = evaluate(lua, &pretty, &code) {

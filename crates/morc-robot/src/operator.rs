@@ -35,13 +35,15 @@ pub struct JogCommand {
     pub until_ns: u64,
     /// Moving for this long (s, counted by the jog in its own time; 0: no such bound).
     pub time: f64,
+    /// The jog's run ends once the robot is still (leaving a jog session).
+    pub finish: bool,
     /// Bumped by each new command, so an increment is counted from where it was asked.
     pub id: u64,
 }
 
 impl Default for JogCommand {
     fn default() -> Self {
-        JogCommand { frame: JogFrame::Joint, axis: 0, direction: 0.0, speed: 0.1, step: 0.0, until_ns: 0, time: 0.0, id: 0 }
+        JogCommand { frame: JogFrame::Joint, axis: 0, direction: 0.0, speed: 0.1, step: 0.0, until_ns: 0, time: 0.0, finish: false, id: 0 }
     }
 }
 
@@ -155,6 +157,12 @@ impl Operator {
     /// Stops jogging (the jog decelerates to a standstill).
     pub fn stop_jog(&self) {
         self.jog.lock().unwrap_or_else(|e| e.into_inner()).direction = 0.0;
+    }
+    /// Stops jogging and ends the jog's run once the robot is still.
+    pub fn finish_jog(&self) {
+        let mut j = self.jog.lock().unwrap_or_else(|e| e.into_inner());
+        j.direction = 0.0;
+        j.finish = true;
     }
     /// The jog asked for, or None when another thread holds it this instant (real-time safe).
     #[inline]

@@ -266,7 +266,7 @@ impl Component for Jog {
         *moving = Value::Boolean(is_moving);
         self.moved |= is_moving;
         self.still_ticks = if is_moving || active { 0 } else { self.still_ticks + 1 };
-        if self.until_still && self.moved && self.still_ticks > 0 {
+        if (self.until_still && self.moved || c.finish) && self.still_ticks > 0 {
             return Step::Finish("still".into());
         }
         // Nothing asked and never moved: an increment of nothing, or a held key let go already.
