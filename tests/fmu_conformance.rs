@@ -7,7 +7,7 @@
 mod fmu_support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use fmu_support::*;
 
@@ -17,37 +17,6 @@ fn conform2() -> PathBuf {
 
 fn types3() -> PathBuf {
     build_c_fmu("types3", "{morc-types3-token}", "types3.fmu")
-}
-
-/// `morc fmu sim FMU ARGS -o OUT`: its output (status, stderr) and the CSV it wrote.
-fn morc_sim(fmu: &Path, args: &[&str], out: &Path) -> (Output, String) {
-    let _ = std::fs::remove_file(out);
-    let o = Command::new(env!("CARGO_BIN_EXE_morc"))
-        .args(["fmu", "sim", fmu.to_str().unwrap()])
-        .args(args)
-        .args(["-o", out.to_str().unwrap()])
-        .env("MORC_FMU_CACHE", scratch().join("cache"))
-        .output()
-        .unwrap();
-    let csv = std::fs::read_to_string(out).unwrap_or_default();
-    (o, csv)
-}
-
-fn morc_ok(fmu: &Path, args: &[&str], out: &Path) -> String {
-    let (o, csv) = morc_sim(fmu, args, out);
-    assert!(o.status.success(), "morc fmu sim {} {args:?} failed:\n{}", fmu.display(), String::from_utf8_lossy(&o.stderr));
-    csv
-}
-
-fn fmpy_sim(fmu: &Path, args: &[&str], out: &Path) -> String {
-    let o = Command::new("python3")
-        .args(["-m", "fmpy", "simulate", fmu.to_str().unwrap()])
-        .args(args)
-        .args(["--output-file", out.to_str().unwrap()])
-        .output()
-        .expect("python3 with FMPy (python3 -m pip install fmpy)");
-    assert!(o.status.success(), "fmpy simulate {} {args:?} failed:\n{}", fmu.display(), String::from_utf8_lossy(&o.stderr));
-    std::fs::read_to_string(out).unwrap()
 }
 
 /// A CSV as (header, rows of cells).

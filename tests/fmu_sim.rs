@@ -5,30 +5,8 @@
 mod fmu_support;
 
 use std::path::Path;
-use std::process::Command;
 
 use fmu_support::*;
-
-fn morc_sim(fmu: &Path, args: &[&str], out: &Path) {
-    let status = Command::new(env!("CARGO_BIN_EXE_morc"))
-        .args(["fmu", "sim", fmu.to_str().unwrap()])
-        .args(args)
-        .args(["-o", out.to_str().unwrap()])
-        .env("MORC_FMU_CACHE", scratch().join("cache"))
-        .status()
-        .unwrap();
-    assert!(status.success(), "morc fmu sim {args:?} failed");
-}
-
-fn fmpy_sim(fmu: &Path, args: &[&str], out: &Path) {
-    let o = Command::new("python3")
-        .args(["-m", "fmpy", "simulate", fmu.to_str().unwrap()])
-        .args(args)
-        .args(["--output-file", out.to_str().unwrap()])
-        .output()
-        .expect("python3 with FMPy (python3 -m pip install fmpy)");
-    assert!(o.status.success(), "fmpy simulate failed:\n{}", String::from_utf8_lossy(&o.stderr));
-}
 
 /// Same header; same number of rows; each cell equal as text or within 1e-12.
 fn assert_same_csv(morc: &Path, fmpy: &Path) {
@@ -60,14 +38,14 @@ fn morc_fmu_sim_writes_what_fmpy_simulate_writes() {
     std::fs::write(&input, "\"time\",\"u\"\n0,0\n0.1,1\n0.25,-0.5\n0.4,0.5\n").unwrap();
     for fmu in [fmu_path("morc_bessel"), fmu3_path("morc_bessel")] {
         let (m, f) = (dir.join("morc.csv"), dir.join("fmpy.csv"));
-        morc_sim(&fmu, &["--stop", "0.5", "--step", "0.001", "--param", "fc=20", "--input", input.to_str().unwrap()], &m);
+        morc_ok(&fmu, &["--stop", "0.5", "--step", "0.001", "--param", "fc=20", "--input", input.to_str().unwrap()], &m);
         fmpy_sim(&fmu, &["--stop-time", "0.5", "--output-interval", "0.001", "--start-values", "fc", "20", "--input-file", input.to_str().unwrap()], &f);
         assert_same_csv(&m, &f);
     }
     // No inputs, booleans and integers absent: the trajectory with its default experiment (2 s, 1 ms).
     let traj = fmu_path("morc_trajectory");
     let (m, f) = (dir.join("morc-traj.csv"), dir.join("fmpy-traj.csv"));
-    morc_sim(&traj, &["--param", "q1=0.7"], &m);
+    morc_ok(&traj, &["--param", "q1=0.7"], &m);
     fmpy_sim(&traj, &["--start-values", "q1", "0.7"], &f);
     assert_same_csv(&m, &f);
 }

@@ -4,12 +4,7 @@
 --
 --   local jog = require "stdlib.assemblies.jog"
 --   local a = jog(robot, { until_still = true })
-local function takes(name)
-  for _, input in ipairs(morc.engine.inputs) do
-    if input == name then return true end
-  end
-  return false
-end
+local takes = require "stdlib.assemblies.base_inputs"
 
 return function(robot, params)
   local a = morc.assembly { "jog" }

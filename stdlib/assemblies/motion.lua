@@ -10,12 +10,7 @@
 -- monitor "mon", feed-forward "ff". On the simulated robot the base takes position, velocity and
 -- torque feed-forward; on the EtherCAT bus the drives take the position (CSP) and close their
 -- own loops.
-local function takes(name)
-  for _, input in ipairs(morc.engine.inputs) do
-    if input == name then return true end
-  end
-  return false
-end
+local takes = require "stdlib.assemblies.base_inputs"
 
 return function(robot, kind, params, opts)
   opts = opts or {}

@@ -127,3 +127,34 @@ pub fn zip_file(path: &Path, entries: &[(&str, &[u8])]) {
     }
     zip.finish().unwrap();
 }
+
+/// `morc fmu sim FMU ARGS -o OUT`: its output (status, stderr) and the CSV it wrote.
+pub fn morc_sim(fmu: &Path, args: &[&str], out: &Path) -> (std::process::Output, String) {
+    let _ = std::fs::remove_file(out);
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_morc"))
+        .args(["fmu", "sim", fmu.to_str().unwrap()])
+        .args(args)
+        .args(["-o", out.to_str().unwrap()])
+        .env("MORC_FMU_CACHE", scratch().join("cache"))
+        .output()
+        .unwrap();
+    let csv = std::fs::read_to_string(out).unwrap_or_default();
+    (o, csv)
+}
+
+pub fn morc_ok(fmu: &Path, args: &[&str], out: &Path) -> String {
+    let (o, csv) = morc_sim(fmu, args, out);
+    assert!(o.status.success(), "morc fmu sim {} {args:?} failed:\n{}", fmu.display(), String::from_utf8_lossy(&o.stderr));
+    csv
+}
+
+pub fn fmpy_sim(fmu: &Path, args: &[&str], out: &Path) -> String {
+    let o = std::process::Command::new("python3")
+        .args(["-m", "fmpy", "simulate", fmu.to_str().unwrap()])
+        .args(args)
+        .args(["--output-file", out.to_str().unwrap()])
+        .output()
+        .expect("python3 with FMPy (python3 -m pip install fmpy)");
+    assert!(o.status.success(), "fmpy simulate {} {args:?} failed:\n{}", fmu.display(), String::from_utf8_lossy(&o.stderr));
+    std::fs::read_to_string(out).unwrap()
+}
