@@ -127,3 +127,56 @@ fn simulated_robot_and_robot_components_do_not_allocate() {
     arm(false);
     assert_eq!(watched_allocations(), 0, "allocations on the real-time path");
 }
+
+#[test]
+fn jogging_and_override_changes_do_not_allocate() {
+    use morc_robot::operator::{JogCommand, JogFrame};
+    use morc_test_support::alloc::allocations_during;
+    // Counted per step on this thread (the other test of this binary runs meanwhile); a step
+    // that ends the run may allocate its reason, so only the steps that go on are counted.
+    let robot = robot_support::ur5();
+    let q0 = [0.0, -1.2, 1.4, -0.5, 0.3, 0.0];
+    let data = AssemblyData::new();
+    let thread = StepThread::default();
+    let ctx = InitContext { name: "c", period: robot_support::T, base_period: robot_support::T, data: &data, thread: &thread };
+    let start = [Value::Vector(q0.to_vec())];
+    let step = |tick: u64| StepContext { step: tick, time: tick as f64 * robot_support::T, period: robot_support::T };
+    // A motion whose override changes while it runs (set off the real-time path, read by the step).
+    let mut traj = MotionTrajectory::new(robot.clone(), "ptp");
+    traj.set_parameter("target", &Value::Vector(vec![0.3, -1.0, 1.2, -0.3, 0.5, 0.2])).unwrap();
+    traj.set_parameter("settle", &Value::Real(-1.0)).unwrap();
+    traj.configure().unwrap();
+    let mut traj_out = outputs(traj.info());
+    traj.initialize(&ctx, &mut traj_out).unwrap();
+    traj.step(&step(0), &start, &mut traj_out);
+    let mut allocations = 0;
+    for tick in 1..3000u64 {
+        if tick == 300 || tick == 900 {
+            robot.operator.set_override(if tick == 300 { 0.2 } else { 1.0 }).unwrap();
+        }
+        allocations += allocations_during(|| assert_eq!(traj.step(&step(tick), &start, &mut traj_out), Step::Continue));
+    }
+    assert_eq!(allocations, 0, "allocations stepping a motion whose override changes");
+    // A Cartesian jog (Jacobian, pseudo-inverse, singular values, limits), then a joint jog.
+    let mut jog = morc_robot::components::Jog::new(robot.clone());
+    jog.configure().unwrap();
+    let mut jog_out = outputs(jog.info());
+    jog.initialize(&ctx, &mut jog_out).unwrap();
+    robot.operator.jog(JogCommand { frame: JogFrame::Tool, axis: 1, direction: 1.0, speed: 0.5, time: 0.5, ..JogCommand::default() });
+    jog.step(&step(0), &start, &mut jog_out);
+    let mut steps = 0;
+    for tick in 1..5000u64 {
+        if tick == 400 {
+            robot.operator.jog(JogCommand { frame: JogFrame::Joint, axis: 2, direction: -1.0, speed: 0.5, step: 0.1, ..JogCommand::default() });
+        }
+        let mut r = Step::Continue;
+        let n = allocations_during(|| r = jog.step(&step(tick), &start, &mut jog_out));
+        if r != Step::Continue {
+            break;
+        }
+        allocations += n;
+        steps += 1;
+    }
+    assert_eq!(allocations, 0, "allocations jogging");
+    assert!(steps > 500, "the jogs ran {steps} steps");
+}
