@@ -19,6 +19,7 @@
 #![deny(clippy::missing_safety_doc)]
 #![warn(missing_docs)]
 
+mod calibration;
 mod data;
 mod dense;
 mod dh;
@@ -31,6 +32,7 @@ mod spatial;
 mod structure;
 mod urdf;
 
+pub use calibration::{Calibrated, CalibrationParameter, GeometricCalibration, Identification};
 pub use data::Data;
 pub use dense::{lu_factor, lu_solve, DampedPinv, PinvError};
 pub use dh::{DhConvention, DhLink, DhTable};
