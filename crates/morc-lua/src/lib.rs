@@ -24,6 +24,7 @@ mod plot;
 mod pool;
 pub mod print_queue;
 mod robot;
+mod robot_calibration;
 mod robot_params;
 mod robot_state;
 pub mod testing;

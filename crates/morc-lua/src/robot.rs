@@ -589,6 +589,9 @@ impl UserData for LuaRobot {
         methods.add_function("state", |lua, ud: AnyUserData| super::robot_state::state(lua, &ud));
         methods.add_method("override", |lua, this, percent: Option<f64>| super::robot_state::set_override(lua, &this.0, percent));
         methods.add_function("jog", |lua, (ud, t): (AnyUserData, Table)| super::robot_state::jog(lua, &ud, t));
+        // Geometric calibration, and a perturbed "true" robot to simulate one.
+        methods.add_method("calibrate", |lua, this, t: Table| super::robot_calibration::calibrate(lua, &this.0, t));
+        methods.add_method("perturbed", |lua, this, t: Option<Table>| super::robot_calibration::perturbed(lua, &this.0, t));
         methods.add_method("pause", |_, this, ()| {
             this.0.operator.pause();
             Ok(())

@@ -157,8 +157,16 @@ impl GeometricCalibration {
             return Err(format!("pose {} has {} joint values, the model {}", i + 1, q.len(), model.nq()));
         }
         let identification = self.identify(model, poses);
-        if 3 * poses.len() < identification.kept.len() {
-            return Err(format!("{} poses give {} equations for {} identifiable parameters: measure more poses", poses.len(), 3 * poses.len(), identification.kept.len()));
+        // At least twice as many equations as unknowns, so that noise averages out (and a
+        // handful of poses, which identify little, is not mistaken for a calibration).
+        if 3 * poses.len() < 2 * identification.kept.len().max(self.parameters.len() / 2) {
+            return Err(format!(
+                "{} poses give {} equations for {} parameters or more: measure more poses (at least {}, spread over the workspace)",
+                poses.len(),
+                3 * poses.len(),
+                identification.kept.len().max(self.parameters.len() / 2),
+                (2 * identification.kept.len().max(self.parameters.len() / 2)).div_ceil(3)
+            ));
         }
         let residual = |x: &[f64]| -> DVector<f64> {
             let p = self.positions(model, x, poses);

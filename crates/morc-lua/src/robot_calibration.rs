@@ -1,0 +1,86 @@
+//! Geometric calibration from Lua: `robot:calibrate { poses, measured }` estimates the
+//! identifiable placement errors from measured tool positions (morc-model's
+//! [`GeometricCalibration`]) and gives a calibrated robot, whose FK and IK (numerical once the
+//! closed form no longer holds) use them; `robot:perturbed { … }` makes a robot whose geometry
+//! differs from the nominal one, the hidden "true" robot of a simulated calibration.
+
+use std::sync::Arc;
+
+use mlua::{Lua, Table};
+use nalgebra::Vector3;
+
+use super::origin::caller;
+use super::robot::LuaRobot;
+use super::robot_params::{self, Units};
+use crate::error::{raise, typed, ErrorKind};
+use morc_model::{GeometricCalibration, Model};
+use morc_robot::Robot;
+
+/// `robot` with its models replaced by `geometry(model)` (nominal and loaded alike).
+fn regeometried(robot: &Robot, geometry: impl Fn(&Model) -> Model, origin: &str) -> mlua::Result<Robot> {
+    let mut r = Robot::new(&robot.name, geometry(&robot.unloaded), robot.joints.clone(), origin).map_err(typed)?;
+    (r.cartesian, r.home, r.tool_frame) = (robot.cartesian, robot.home.clone(), robot.tool_frame);
+    Ok(r.loaded(geometry(&robot.model), robot.payload))
+}
+
+/// Lua's unit for a parameter: mm for translations, ° for rotations.
+fn lua_value(component: usize, x: f64) -> f64 {
+    if component < 3 {
+        x * 1e3
+    } else {
+        x.to_degrees()
+    }
+}
+
+/// `robot:calibrate { poses = { q°, … }, measured = { { x, y, z } mm, … } }`.
+pub(crate) fn calibrate(lua: &Lua, robot: &Arc<Robot>, t: Table) -> mlua::Result<Table> {
+    let origin = caller(lua);
+    let fail = |m: String| raise(ErrorKind::Robot, format!("{origin}: robot:calibrate: {m}"));
+    let poses: Table = t.get::<Option<Table>>("poses")?.ok_or_else(|| fail("give poses = { q°, … } (the joint positions where the tool was measured)".into()))?;
+    let measured: Table = t.get::<Option<Table>>("measured")?.ok_or_else(|| fail("give measured = { { x, y, z } mm, … } (one tool position per pose)".into()))?;
+    let mut qs = Vec::new();
+    for (i, q) in poses.sequence_values::<mlua::Value>().enumerate() {
+        qs.push(robot_params::joints(robot, &q?, Units::LUA, &format!("pose {}", i + 1)).map_err(|e| fail(e.to_string()))?);
+    }
+    let mut ps = Vec::new();
+    for (i, p) in measured.sequence_values::<Vec<f64>>().enumerate() {
+        let p = p.map_err(|_| fail(format!("measured[{}] must be {{ x, y, z }} in mm", i + 1)))?;
+        if p.len() != 3 || p.iter().any(|x| !x.is_finite()) {
+            return Err(fail(format!("measured[{}] must be three finite numbers {{ x, y, z }} in mm, got {p:?}", i + 1)));
+        }
+        ps.push(Vector3::new(p[0], p[1], p[2]) * 1e-3);
+    }
+    let cal = GeometricCalibration::new(&robot.model, robot.tool_frame);
+    let c = cal.calibrate(&robot.model, &qs, &ps).map_err(fail)?;
+    let calibrated = regeometried(robot, |m| cal.apply(m, &c.errors), &origin.to_string())?;
+    let out = lua.create_table()?;
+    out.set("robot", LuaRobot(Arc::new(calibrated)))?;
+    out.set("rms_before", c.rms_before * 1e3)?;
+    out.set("rms_after", c.rms_after * 1e3)?;
+    out.set("iterations", c.iterations)?;
+    out.set("observability", c.identification.observability)?;
+    out.set("identified", c.identification.kept.len())?;
+    let parameters = cal.parameters();
+    out.set("dropped", lua.create_sequence_from(c.identification.dropped.iter().map(|(k, _)| parameters[*k].name.clone()))?)?;
+    let errors = lua.create_table()?;
+    for &k in &c.identification.kept {
+        errors.set(parameters[k].name.as_str(), lua_value(parameters[k].component, c.errors[k]))?;
+    }
+    out.set("errors", errors)?;
+    Ok(out)
+}
+
+/// `robot:perturbed { seed = n, length = mm, angle = ° }`: every placement parameter off by up to
+/// `length` or `angle` (uniform, from `seed`): a "true" robot for a simulated calibration.
+pub(crate) fn perturbed(lua: &Lua, robot: &Arc<Robot>, t: Option<Table>) -> mlua::Result<LuaRobot> {
+    let origin = caller(lua);
+    let get = |k: &str, d: f64| -> mlua::Result<f64> { Ok(t.as_ref().map(|t| t.get::<Option<f64>>(k)).transpose()?.flatten().unwrap_or(d)) };
+    let (mut seed, length, angle) = (get("seed", 1.0)? as u64, get("length", 1.0)? * 1e-3, get("angle", 0.1)?.to_radians());
+    let mut uniform = || {
+        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        ((seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+    };
+    let cal = GeometricCalibration::new(&robot.model, robot.tool_frame);
+    let errors: Vec<f64> = cal.parameters().iter().map(|p| if p.component < 3 { length } else { angle } * uniform()).collect();
+    Ok(LuaRobot(Arc::new(regeometried(robot, |m| cal.apply(m, &errors), &origin.to_string())?)))
+}
