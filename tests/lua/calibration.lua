@@ -56,6 +56,16 @@ T.test("calibrating from tracker measurements on the running true robot", functi
   assert(worst_calibrated < 0.1, ("calibrated IK misses by %.4f mm at worst"):format(worst_calibrated))
 end)
 
+T.test("measurement poses chosen by remove-and-replace observe more than a linear scan", function()
+  local candidates = {}
+  for i = 1, 300 do candidates[i] = random_pose() end
+  local s = rx:measurement_poses { candidates = candidates, n = 30, index = "O3" }
+  T.eq(#s.poses, 30)
+  assert(s.ratio > 1.5, ("σ_min %.3g against %.3g for a linear scan"):format(s.index, s.linear_scan_index))
+  T.near(s.poses[1], candidates[s.chosen[1]], 1e-9, "poses are candidates")
+  T.raises(function() rx:measurement_poses { candidates = candidates, index = "O9" } end, "give \"O1\"")
+end)
+
 T.test("bad calibration input says what is wrong", function()
   T.raises(function() rx:calibrate { poses = { { 0, 0, 0, 0, 0, 0 } } } end, "give measured")
   T.raises(function() rx:calibrate { poses = { { 0, 0, 0, 0, 0, 0 } }, measured = { { 1, 2 } } } end, "measured[1] must be three finite numbers")

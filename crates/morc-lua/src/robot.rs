@@ -592,6 +592,7 @@ impl UserData for LuaRobot {
         // Geometric calibration, and a perturbed "true" robot to simulate one.
         methods.add_method("calibrate", |lua, this, t: Table| super::robot_calibration::calibrate(lua, &this.0, t));
         methods.add_method("perturbed", |lua, this, t: Option<Table>| super::robot_calibration::perturbed(lua, &this.0, t));
+        methods.add_method("measurement_poses", |lua, this, t: Table| super::robot_calibration::measurement_poses(lua, &this.0, t));
         methods.add_method("pause", |_, this, ()| {
             this.0.operator.pause();
             Ok(())

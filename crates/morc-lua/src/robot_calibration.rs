@@ -84,3 +84,32 @@ pub(crate) fn perturbed(lua: &Lua, robot: &Arc<Robot>, t: Option<Table>) -> mlua
     let errors: Vec<f64> = cal.parameters().iter().map(|p| if p.component < 3 { length } else { angle } * uniform()).collect();
     Ok(LuaRobot(Arc::new(regeometried(robot, |m| cal.apply(m, &errors), &origin.to_string())?)))
 }
+
+/// `robot:measurement_poses { candidates = { q°, … }, n = 30, index = "O1"…"O5" }`: the `n`
+/// candidates to measure, chosen by remove-and-replace on the observability index.
+pub(crate) fn measurement_poses(lua: &Lua, robot: &Arc<Robot>, t: Table) -> mlua::Result<Table> {
+    let origin = caller(lua);
+    let fail = |m: String| raise(ErrorKind::Robot, format!("{origin}: robot:measurement_poses: {m}"));
+    let candidates: Table = t.get::<Option<Table>>("candidates")?.ok_or_else(|| fail("give candidates = { q°, … } (poses the tracker sees and the robot reaches)".into()))?;
+    let mut qs = Vec::new();
+    for (i, q) in candidates.sequence_values::<mlua::Value>().enumerate() {
+        qs.push(robot_params::joints(robot, &q?, Units::LUA, &format!("candidate {}", i + 1)).map_err(|e| fail(e.to_string()))?);
+    }
+    let n: usize = t.get::<Option<usize>>("n")?.unwrap_or(30);
+    let name: String = t.get::<Option<String>>("index")?.unwrap_or_else(|| "O1".into());
+    let index = morc_model::ObservabilityIndex::parse(&name).ok_or_else(|| fail(format!("index \"{name}\": give \"O1\" … \"O5\"")))?;
+    let cal = GeometricCalibration::new(&robot.model, robot.tool_frame);
+    let s = cal.select_poses(&robot.model, &qs, n, index).map_err(fail)?;
+    let out = lua.create_table()?;
+    let poses = lua.create_table()?;
+    for &i in &s.chosen {
+        poses.push(lua.create_sequence_from(qs[i].iter().enumerate().map(|(j, x)| x / Units::LUA.joint(robot, j)))?)?;
+    }
+    out.set("poses", poses)?;
+    out.set("chosen", lua.create_sequence_from(s.chosen.iter().map(|i| i + 1))?)?;
+    out.set("index", s.index)?;
+    out.set("linear_scan_index", s.linear_scan_index)?;
+    out.set("ratio", s.index / s.linear_scan_index)?;
+    out.set("sweeps", s.sweeps)?;
+    Ok(out)
+}

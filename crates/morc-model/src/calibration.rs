@@ -217,6 +217,135 @@ impl GeometricCalibration {
     }
 }
 
+/// Observability indices of a set of measurement poses, from the singular values σ₁ ≥ … ≥ σₚ
+/// of their scaled identification Jacobian (Sun & Hollerbach's O1–O5); larger is better.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ObservabilityIndex {
+    /// O1: (σ₁⋯σₚ)^(1/p) / √N — the volume of the error ellipsoid (Borm and Menq).
+    O1,
+    /// O2: σₚ / σ₁ — the inverse condition number (Driels and Pathre).
+    O2,
+    /// O3: σₚ — the smallest singular value (Nahvi and Hollerbach).
+    O3,
+    /// O4: σₚ² / σ₁ — the noise amplification index (Nahvi and Hollerbach).
+    O4,
+    /// O5: 1 / Σ 1/σᵢ — the sum of the variances of the estimates, inverted (Sun and Hollerbach).
+    O5,
+}
+
+impl ObservabilityIndex {
+    /// "O1" … "O5".
+    pub fn parse(name: &str) -> Option<ObservabilityIndex> {
+        Some(match name {
+            "O1" | "o1" => ObservabilityIndex::O1,
+            "O2" | "o2" => ObservabilityIndex::O2,
+            "O3" | "o3" => ObservabilityIndex::O3,
+            "O4" | "o4" => ObservabilityIndex::O4,
+            "O5" | "o5" => ObservabilityIndex::O5,
+            _ => return None,
+        })
+    }
+
+    /// The index of singular values `sigma` (any order) of `poses` poses.
+    pub fn of(self, sigma: &[f64], poses: usize) -> f64 {
+        let p = sigma.len() as f64;
+        let (min, max) = sigma.iter().fold((f64::INFINITY, 0.0f64), |(a, b), &s| (a.min(s), b.max(s)));
+        if min <= 0.0 || sigma.is_empty() {
+            return 0.0;
+        }
+        match self {
+            ObservabilityIndex::O1 => (sigma.iter().map(|s| s.ln()).sum::<f64>() / p).exp() / (poses as f64).sqrt(),
+            ObservabilityIndex::O2 => min / max,
+            ObservabilityIndex::O3 => min,
+            ObservabilityIndex::O4 => min * min / max,
+            ObservabilityIndex::O5 => 1.0 / sigma.iter().map(|s| 1.0 / s).sum::<f64>(),
+        }
+    }
+}
+
+/// Measurement poses chosen from candidates.
+#[derive(Clone, Debug)]
+pub struct PoseSelection {
+    /// Indices into the candidates, in the order chosen.
+    pub chosen: Vec<usize>,
+    /// The index of the chosen poses.
+    pub index: f64,
+    /// The index of as many poses taken evenly from the candidates' order (a linear scan).
+    pub linear_scan_index: f64,
+    /// Exchange sweeps made.
+    pub sweeps: usize,
+}
+
+impl GeometricCalibration {
+    /// Chooses `n` of `candidates` (joint positions, rad) to measure: the paper's
+    /// remove-and-replace exchange — starting from a linear scan of the candidates, each chosen
+    /// pose is replaced by the candidate that raises `index` most, sweep after sweep, until no
+    /// exchange helps. The identification Jacobian of every candidate is computed once (columns
+    /// scaled alike for all, on the parameters the whole candidate set identifies); an exchange
+    /// is a rank-3 update of JᵀJ.
+    pub fn select_poses(&self, model: &Model, candidates: &[Vec<f64>], n: usize, index: ObservabilityIndex) -> Result<PoseSelection, String> {
+        if n == 0 || n > candidates.len() {
+            return Err(format!("choose between 1 and {} poses (the candidates), not {n}", candidates.len()));
+        }
+        let zero = vec![0.0; self.parameters.len()];
+        let full = self.jacobian(model, &zero, candidates);
+        let identification = identification_of(&full);
+        let mut j = full.select_columns(identification.kept.iter());
+        for mut c in j.column_iter_mut() {
+            let norm = c.norm();
+            if norm > 0.0 {
+                c /= norm;
+            }
+        }
+        let p = j.ncols();
+        // Each candidate's contribution to JᵀJ.
+        let blocks: Vec<DMatrix<f64>> = (0..candidates.len())
+            .map(|i| {
+                let rows = j.rows(3 * i, 3);
+                rows.transpose() * rows
+            })
+            .collect();
+        let value = |a: &DMatrix<f64>| {
+            let sigma: Vec<f64> = a.clone().symmetric_eigenvalues().iter().map(|e| e.max(0.0).sqrt()).collect();
+            index.of(&sigma, n)
+        };
+        let linear: Vec<usize> = (0..n).map(|k| k * candidates.len() / n).collect();
+        let sum = |set: &[usize]| set.iter().fold(DMatrix::zeros(p, p), |a, &i| a + &blocks[i]);
+        let linear_scan_index = value(&sum(&linear));
+        let mut chosen = linear;
+        let mut a = sum(&chosen);
+        let mut current = linear_scan_index;
+        let mut sweeps = 0;
+        loop {
+            sweeps += 1;
+            let mut improved = false;
+            for slot in 0..n {
+                let without = &a - &blocks[chosen[slot]];
+                let mut best = (current, None);
+                for (c, block) in blocks.iter().enumerate() {
+                    if chosen.contains(&c) {
+                        continue;
+                    }
+                    let v = value(&(&without + block));
+                    if v > best.0 * (1.0 + 1e-12) {
+                        best = (v, Some(c));
+                    }
+                }
+                if let (v, Some(c)) = best {
+                    chosen[slot] = c;
+                    a = without + &blocks[c];
+                    current = v;
+                    improved = true;
+                }
+            }
+            if !improved || sweeps >= 50 {
+                break;
+            }
+        }
+        Ok(PoseSelection { chosen, index: current, linear_scan_index, sweeps })
+    }
+}
+
 /// A small rigid motion: translation `p`, rotation `phi` (axis × angle).
 fn small_motion(p: &Vector3<f64>, phi: &Vector3<f64>) -> Se3 {
     let angle = phi.norm();
@@ -337,6 +466,34 @@ mod tests {
         let worst = |a: &[Vector3<f64>]| a.iter().zip(&real_p).map(|(x, y)| (x - y).norm()).fold(0.0, f64::max);
         assert!(worst(&nom_p) > 2e-3, "nominal off by {} m", worst(&nom_p));
         assert!(worst(&cal_p) < 1e-4, "calibrated off by {} m at new poses", worst(&cal_p));
+    }
+
+    #[test]
+    fn remove_and_replace_beats_a_linear_scan() {
+        let nominal = arm();
+        let tool = nominal.frames().len() - 1;
+        let cal = GeometricCalibration::new(&nominal, tool);
+        // A grid over the first three joints, wrist varied along with them.
+        let mut candidates = Vec::new();
+        for a in 0..6 {
+            for b in 0..6 {
+                for c in 0..6 {
+                    let (x, y, z) = (a as f64 / 5.0 - 0.5, b as f64 / 5.0 - 0.5, c as f64 / 5.0 - 0.5);
+                    candidates.push(vec![2.0 * x, 1.5 * y, 1.5 * z, x + y, y - z, z + x]);
+                }
+            }
+        }
+        // The smallest singular value gains most (the paper's figure); the geometric mean less.
+        for (index, gain) in [(ObservabilityIndex::O1, 1.2), (ObservabilityIndex::O3, 2.0)] {
+            let s = cal.select_poses(&nominal, &candidates, 25, index).unwrap();
+            eprintln!("{index:?}: {:.4e} vs linear scan {:.4e} ({:.1}×) in {} sweeps", s.index, s.linear_scan_index, s.index / s.linear_scan_index, s.sweeps);
+            assert!(s.index > gain * s.linear_scan_index, "{index:?}: {} vs {}", s.index, s.linear_scan_index);
+            let mut unique = s.chosen.clone();
+            unique.sort_unstable();
+            unique.dedup();
+            assert_eq!(unique.len(), 25, "25 different poses");
+        }
+        assert!(cal.select_poses(&nominal, &candidates, 0, ObservabilityIndex::O1).is_err());
     }
 
     #[test]

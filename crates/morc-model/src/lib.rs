@@ -32,7 +32,7 @@ mod spatial;
 mod structure;
 mod urdf;
 
-pub use calibration::{Calibrated, CalibrationParameter, GeometricCalibration, Identification};
+pub use calibration::{Calibrated, CalibrationParameter, GeometricCalibration, Identification, ObservabilityIndex, PoseSelection};
 pub use data::Data;
 pub use dense::{lu_factor, lu_solve, DampedPinv, PinvError};
 pub use dh::{DhConvention, DhLink, DhTable};
