@@ -143,3 +143,15 @@ fn run_options_work_before_and_after_run() {
     let out = morc().args(["--sim", "run", "--bus", "sim", prog]).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
 }
+
+#[test]
+fn the_calibration_example_calibrates_the_simulated_rx130l() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/calibration.lua");
+    let out = morc().args(["run", example.to_str().unwrap()]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let last = stdout.lines().last().unwrap_or_default();
+    // "calibration: over N poses the tool lands within X mm of the commanded pose (nominal model: Y mm)"
+    let numbers: Vec<f64> = last.split(|c: char| !(c.is_ascii_digit() || c == '.')).filter_map(|w| w.parse().ok()).collect();
+    assert!(numbers.len() == 3 && numbers[0] >= 10.0 && numbers[1] < 0.05 && numbers[2] > 1.0, "{last}");
+}
