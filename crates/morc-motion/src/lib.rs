@@ -10,6 +10,7 @@ mod cartesian;
 mod profile;
 mod sequence;
 mod spline;
+pub mod toppra;
 
 pub use cartesian::CartesianPath;
 pub use profile::Profile;

@@ -1,0 +1,304 @@
+//! Time-optimal path parameterisation by reachability analysis (TOPP-RA, Pham and Pham 2018):
+//! along a joint path q(s), s ∈ [s₀, s_N] on a grid, find the fastest ṡ(s) within joint
+//! velocity, acceleration and (with a model) torque limits, starting and ending at rest.
+//!
+//! With x = ṡ² and u = s̈, every limit is linear in (u, x) at a grid point: q̇ = q'ṡ gives
+//! x·q'² ≤ v²; q̈ = q'u + q''x gives −a ≤ q'u + q''x ≤ a; τ = M q̈ + C q̇ + g gives
+//! τ = A u + B x + C with A = rnea(q, 0, q') − g, B = rnea(q, q', q'') − g, C = g(q) (RNEA
+//! with v = q' makes the velocity terms quadratic in ṡ). A backward pass computes at each grid
+//! point the set of x from which the end is still reachable (two small linear programs per
+//! point, x_{i+1} = x_i + 2Δ u); a forward pass then takes the largest u that stays in those
+//! sets: the time-optimal profile, found in one sweep each way, no iteration.
+//! Off the real-time path (allocates).
+
+use morc_model::{Data, Model};
+
+/// One point of a joint path: q, dq/ds, d²q/ds².
+#[derive(Clone, Debug, PartialEq)]
+pub struct PathPoint {
+    /// Joint positions (rad, m).
+    pub q: Vec<f64>,
+    /// dq/ds.
+    pub dq: Vec<f64>,
+    /// d²q/ds².
+    pub ddq: Vec<f64>,
+}
+
+/// The limits the parameterisation keeps (per joint, SI).
+#[derive(Clone, Debug, Default)]
+pub struct PathLimits {
+    /// |q̇| ≤ velocity.
+    pub velocity: Vec<f64>,
+    /// |q̈| ≤ acceleration.
+    pub acceleration: Vec<f64>,
+    /// |τ| ≤ torque (needs the model); empty: no torque limit.
+    pub torque: Vec<f64>,
+}
+
+/// The time-optimal timing of a path.
+#[derive(Clone, Debug)]
+pub struct TimedPath {
+    /// The grid (s).
+    pub s: Vec<f64>,
+    /// ṡ at each grid point.
+    pub sd: Vec<f64>,
+    /// s̈ from each grid point to the next (one fewer).
+    pub sdd: Vec<f64>,
+    /// Time at each grid point (s), from 0.
+    pub t: Vec<f64>,
+}
+
+impl TimedPath {
+    /// The motion's duration (s).
+    pub fn duration(&self) -> f64 {
+        self.t.last().copied().unwrap_or(0.0)
+    }
+
+    /// (s, ṡ, s̈) at time `time` (clamped to the motion), constant s̈ between grid points.
+    pub fn at(&self, time: f64) -> (f64, f64, f64) {
+        let time = time.clamp(0.0, self.duration());
+        let i = self.t.partition_point(|t| *t <= time).saturating_sub(1).min(self.sdd.len().saturating_sub(1));
+        let (dt, u) = (time - self.t[i], self.sdd.get(i).copied().unwrap_or(0.0));
+        (self.s[i] + self.sd[i] * dt + 0.5 * u * dt * dt, self.sd[i] + u * dt, u)
+    }
+}
+
+/// A half-plane α·u + β·x ≤ γ.
+#[derive(Clone, Copy, Debug)]
+struct Row {
+    alpha: f64,
+    beta: f64,
+    gamma: f64,
+}
+
+/// Bounds that keep the small linear programs bounded where the path stands still.
+const X_MAX: f64 = 1e10;
+const U_MAX: f64 = 1e10;
+
+/// The constraints at one grid point, as rows in (u, x).
+fn rows_at(p: &PathPoint, limits: &PathLimits, torque: Option<([&[f64]; 3], &[f64])>) -> Vec<Row> {
+    let mut rows =
+        vec![Row { alpha: 0.0, beta: -1.0, gamma: 0.0 }, Row { alpha: 0.0, beta: 1.0, gamma: X_MAX }, Row { alpha: 1.0, beta: 0.0, gamma: U_MAX }, Row { alpha: -1.0, beta: 0.0, gamma: U_MAX }];
+    for j in 0..p.q.len() {
+        if let Some(&v) = limits.velocity.get(j) {
+            if p.dq[j] != 0.0 {
+                rows.push(Row { alpha: 0.0, beta: p.dq[j] * p.dq[j], gamma: v * v });
+            }
+        }
+        if let Some(&a) = limits.acceleration.get(j) {
+            rows.push(Row { alpha: p.dq[j], beta: p.ddq[j], gamma: a });
+            rows.push(Row { alpha: -p.dq[j], beta: -p.ddq[j], gamma: a });
+        }
+    }
+    if let Some(([a, b, c], tau)) = torque {
+        for j in 0..tau.len() {
+            rows.push(Row { alpha: a[j], beta: b[j], gamma: tau[j] - c[j] });
+            rows.push(Row { alpha: -a[j], beta: -b[j], gamma: tau[j] + c[j] });
+        }
+    }
+    rows
+}
+
+/// Max (`sign` = 1) or min (−1) of x over {rows} (a 2-D LP, by the vertices of its polygon).
+fn extreme_x(rows: &[Row], sign: f64) -> Option<f64> {
+    let feasible = |u: f64, x: f64| rows.iter().all(|r| r.alpha * u + r.beta * x <= r.gamma + 1e-9 * (1.0 + r.gamma.abs()));
+    let mut best: Option<f64> = None;
+    for (i, r1) in rows.iter().enumerate() {
+        for r2 in &rows[i + 1..] {
+            let det = r1.alpha * r2.beta - r2.alpha * r1.beta;
+            if det.abs() < 1e-14 {
+                continue;
+            }
+            let u = (r1.gamma * r2.beta - r2.gamma * r1.beta) / det;
+            let x = (r1.alpha * r2.gamma - r2.alpha * r1.gamma) / det;
+            if feasible(u, x) && best.is_none_or(|b| sign * x > sign * b) {
+                best = Some(x);
+            }
+        }
+    }
+    best
+}
+
+/// The time-optimal parameterisation of `path` (points at `grid`) within `limits`, from rest
+/// to rest. `model` is needed for torque limits (its RNEA gives the dynamics along the path).
+pub fn parameterize(grid: &[f64], path: &[PathPoint], limits: &PathLimits, model: Option<&Model>) -> Result<TimedPath, String> {
+    let n = grid.len();
+    if n < 2 || path.len() != n {
+        return Err(format!("the path needs at least two grid points and one point per grid value (got {} and {})", n, path.len()));
+    }
+    if grid.windows(2).any(|w| w[1] <= w[0]) {
+        return Err("the grid must increase".into());
+    }
+    let torque_terms: Vec<Option<[Vec<f64>; 3]>> = match (model, limits.torque.is_empty()) {
+        (Some(model), false) => {
+            let mut data = Data::new(model);
+            let zero = vec![0.0; model.nv()];
+            path.iter()
+                .map(|p| {
+                    let g = morc_model::rnea(model, &mut data, &p.q, &zero, &zero).as_slice().to_vec();
+                    let a = morc_model::rnea(model, &mut data, &p.q, &zero, &p.dq).as_slice().iter().zip(&g).map(|(t, g)| t - g).collect();
+                    let b = morc_model::rnea(model, &mut data, &p.q, &p.dq, &p.ddq).as_slice().iter().zip(&g).map(|(t, g)| t - g).collect();
+                    Some([a, b, g])
+                })
+                .collect()
+        }
+        (None, false) => return Err("torque limits need the robot's model".into()),
+        _ => vec![None; n],
+    };
+    // Holding still must be possible everywhere: gravity alone within the torque limits.
+    for (i, t) in torque_terms.iter().enumerate() {
+        if let Some([_, _, g]) = t {
+            if let Some(j) = (0..g.len()).find(|&j| g[j].abs() > limits.torque[j]) {
+                return Err(format!(
+                    "joint {} needs {:.1} N·m to hold the arm at s = {:.4} (grid point {}), more than its limit {:.1} N·m: the path goes where the arm cannot carry itself",
+                    j + 1,
+                    g[j].abs(),
+                    grid[i],
+                    i + 1,
+                    limits.torque[j]
+                ));
+            }
+        }
+    }
+    let rows: Vec<Vec<Row>> = path
+        .iter()
+        .zip(&torque_terms)
+        .map(|(p, t)| rows_at(p, limits, t.as_ref().map(|[a, b, c]| ([a.as_slice(), b.as_slice(), c.as_slice()], limits.torque.as_slice()))))
+        .collect();
+    // Backward: the controllable sets [lo, hi] of x, ending at rest.
+    let mut sets = vec![(0.0, 0.0); n];
+    for i in (0..n - 1).rev() {
+        let delta = grid[i + 1] - grid[i];
+        let (lo, hi) = sets[i + 1];
+        let mut stage = rows[i].clone();
+        // lo ≤ x + 2Δu ≤ hi
+        stage.push(Row { alpha: 2.0 * delta, beta: 1.0, gamma: hi });
+        stage.push(Row { alpha: -2.0 * delta, beta: -1.0, gamma: -lo });
+        let (Some(min), Some(max)) = (extreme_x(&stage, -1.0), extreme_x(&stage, 1.0)) else {
+            return Err(format!("no motion along the path stays within the limits at s = {:.4} (grid point {})", grid[i], i + 1));
+        };
+        sets[i] = (min.max(0.0), max);
+    }
+    if sets[0].0 > 1e-12 {
+        return Err("the path cannot start from rest within the limits".into());
+    }
+    // Forward: the largest s̈ that stays controllable.
+    let mut x = vec![0.0; n];
+    let mut sdd = Vec::with_capacity(n - 1);
+    for i in 0..n - 1 {
+        let delta = grid[i + 1] - grid[i];
+        let (lo, hi) = sets[i + 1];
+        let (mut u_lo, mut u_hi) = ((lo - x[i]) / (2.0 * delta), (hi - x[i]) / (2.0 * delta));
+        for r in &rows[i] {
+            let rest = r.gamma - r.beta * x[i];
+            if r.alpha > 0.0 {
+                u_hi = u_hi.min(rest / r.alpha);
+            } else if r.alpha < 0.0 {
+                u_lo = u_lo.max(rest / r.alpha);
+            }
+        }
+        // Rounding may leave the interval a hair inverted: take its middle then.
+        let u = if u_hi >= u_lo { u_hi } else { 0.5 * (u_lo + u_hi) };
+        x[i + 1] = (x[i] + 2.0 * delta * u).clamp(lo.max(0.0), hi);
+        sdd.push((x[i + 1] - x[i]) / (2.0 * delta));
+    }
+    let sd: Vec<f64> = x.iter().map(|x| x.max(0.0).sqrt()).collect();
+    let mut t = vec![0.0; n];
+    for i in 0..n - 1 {
+        let v = sd[i] + sd[i + 1];
+        if v <= 0.0 {
+            return Err(format!("the motion stops inside the path at s = {:.4}: the limits leave no speed there", grid[i]));
+        }
+        t[i + 1] = t[i] + 2.0 * (grid[i + 1] - grid[i]) / v;
+    }
+    Ok(TimedPath { s: grid.to_vec(), sd, sdd, t })
+}
+
+/// A path through joint waypoints: a natural cubic spline in each joint over s ∈ [0, 1], the
+/// waypoints at s proportional to the cumulative joint-space distance.
+pub fn spline_path(waypoints: &[Vec<f64>], grid_points: usize) -> Result<(Vec<f64>, Vec<PathPoint>), String> {
+    let m = waypoints.len();
+    if m < 2 {
+        return Err("a path needs two waypoints at least".into());
+    }
+    let dof = waypoints[0].len();
+    let mut knots = vec![0.0];
+    for w in waypoints.windows(2) {
+        let d = w[0].iter().zip(&w[1]).map(|(a, b)| (a - b).powi(2)).sum::<f64>().sqrt();
+        if d == 0.0 {
+            return Err("two consecutive waypoints are the same".into());
+        }
+        knots.push(knots.last().unwrap() + d);
+    }
+    let total = *knots.last().unwrap();
+    knots.iter_mut().for_each(|k| *k /= total);
+    // Second derivatives of the natural spline per joint (tridiagonal solve).
+    let mut second = vec![vec![0.0; m]; dof];
+    for (j, sec) in second.iter_mut().enumerate() {
+        let (mut c, mut d) = (vec![0.0; m], vec![0.0; m]);
+        for i in 1..m - 1 {
+            let (h0, h1) = (knots[i] - knots[i - 1], knots[i + 1] - knots[i]);
+            let r = 6.0 * ((waypoints[i + 1][j] - waypoints[i][j]) / h1 - (waypoints[i][j] - waypoints[i - 1][j]) / h0);
+            let diag = 2.0 * (h0 + h1) - h0 * c[i - 1];
+            c[i] = h1 / diag;
+            d[i] = (r - h0 * d[i - 1]) / diag;
+        }
+        for i in (1..m - 1).rev() {
+            sec[i] = d[i] - c[i] * sec[i + 1];
+        }
+    }
+    let grid: Vec<f64> = (0..grid_points).map(|k| k as f64 / (grid_points - 1) as f64).collect();
+    let points = grid
+        .iter()
+        .map(|&s| {
+            let i = knots.partition_point(|k| *k <= s).clamp(1, m - 1) - 1;
+            let h = knots[i + 1] - knots[i];
+            let (a, b) = ((knots[i + 1] - s) / h, (s - knots[i]) / h);
+            let mut p = PathPoint { q: vec![0.0; dof], dq: vec![0.0; dof], ddq: vec![0.0; dof] };
+            for j in 0..dof {
+                let (y0, y1, m0, m1) = (waypoints[i][j], waypoints[i + 1][j], second[j][i], second[j][i + 1]);
+                p.q[j] = a * y0 + b * y1 + ((a * a * a - a) * m0 + (b * b * b - b) * m1) * h * h / 6.0;
+                p.dq[j] = (y1 - y0) / h - (3.0 * a * a - 1.0) / 6.0 * h * m0 + (3.0 * b * b - 1.0) / 6.0 * h * m1;
+                p.ddq[j] = a * m0 + b * m1;
+            }
+            p
+        })
+        .collect();
+    Ok((grid, points))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_straight_single_joint_path_gets_the_trapezoid() {
+        // q = 2 s over s ∈ [0, 1]: 2 rad at ≤ 1 rad/s and ≤ 2 rad/s²: 0.5 s ramps, 1.5 s cruise.
+        let grid: Vec<f64> = (0..=1000).map(|k| k as f64 / 1000.0).collect();
+        let path: Vec<PathPoint> = grid.iter().map(|s| PathPoint { q: vec![2.0 * s], dq: vec![2.0], ddq: vec![0.0] }).collect();
+        let limits = PathLimits { velocity: vec![1.0], acceleration: vec![2.0], torque: vec![] };
+        let timed = parameterize(&grid, &path, &limits, None).unwrap();
+        assert!((timed.duration() - 2.5).abs() < 0.01, "duration {}", timed.duration());
+        let (_, sd, _) = timed.at(1.25);
+        assert!((2.0 * sd - 1.0).abs() < 1e-6, "cruising at the velocity limit: {}", 2.0 * sd);
+        for (i, u) in timed.sdd.iter().enumerate() {
+            assert!((2.0 * u).abs() <= 2.0 + 1e-6, "acceleration {} at {i}", 2.0 * u);
+        }
+    }
+
+    #[test]
+    fn a_spline_through_waypoints_passes_them() {
+        let w = vec![vec![0.0, 0.0], vec![1.0, 0.5], vec![1.5, -0.5], vec![2.0, 0.0]];
+        let (grid, path) = spline_path(&w, 301).unwrap();
+        assert_eq!(path[0].q, w[0]);
+        assert!(path[300].q.iter().zip(&w[3]).all(|(a, b)| (a - b).abs() < 1e-12));
+        // dq is the derivative of q (central differences).
+        for k in [50, 150, 250] {
+            let h = grid[k + 1] - grid[k - 1];
+            for j in 0..2 {
+                let numeric = (path[k + 1].q[j] - path[k - 1].q[j]) / h;
+                assert!((numeric - path[k].dq[j]).abs() < 1e-3, "joint {j} at {k}: {numeric} vs {}", path[k].dq[j]);
+            }
+        }
+    }
+}
