@@ -107,4 +107,25 @@ T.test("planning reports reach, limits and singularity distance before anything 
   T.raises(function() kr16:plan(home, { { "jump", home } }) end, "unknown move kind 'jump'")
 end)
 
+T.test("time_optimal runs a spline through waypoints as fast as the limits allow, from the first waypoint", function()
+  morc.use_robot(kr16, { q0 = home })
+  local last = { 20, -80, 95, -10, 40, 0 }
+  local points = { home, { 30, -70, 100, 20, 30, 10 }, { 60, -100, 80, 0, 60, 40 }, last }
+  local r = move("time_optimal", { points = points })
+  T.eq(r.ok, true, r.reason)
+  assert(r.data["traj.duration"] > 0.5 and r.data["traj.duration"] < 5, "duration " .. r.data["traj.duration"])
+  local a = morc.assembly { "where" }
+  a:add("p", "probe", { n = 6 }); a:connect("robot.q", "p.u"); a.duration = morc.engine.period
+  local q = morc.engine:run(a).data["p.u"]
+  -- Measured 50 ms after the reference arrived (a time-optimal motion brakes at the limit).
+  for j = 1, 6 do T.near(math.deg(q[j]), last[j], 0.05, "arrived at the last waypoint") end
+  -- Not starting at the first waypoint is a fault that says so.
+  local b = morc.assembly { "bad" }
+  b:add("traj", kr16:component("time_optimal"), { points = { home, last } })
+  b:connect("robot.q", "traj.start"); b:connect("traj.q", "robot.q_cmd")
+  local rb = morc.engine:run(b)
+  T.eq(rb.ok, false)
+  assert(rb.reason:find("not at the first waypoint", 1, true), rb.reason)
+end)
+
 return T.summary()

@@ -5,12 +5,14 @@
 //! - `rnea`: rigid-body feed-forward (computed torque) τ = RNEA(q, q̇, q̈).
 //! - `monitor`: following error and limits → fault naming the joint; completion → finish.
 //! - `cartesian_velocity`: a frame velocity law, damped pseudo-inverse and null-space term.
+//! - `time_optimal`: through joint waypoints as fast as velocity, acceleration and torque limits allow (TOPP-RA).
 //! - `jog`: jogging a joint or the tool, as the robot's operator asks ([`crate::Operator`]).
 
 mod cartesian_velocity;
 mod feed_forward;
 mod jog;
 mod monitor;
+mod time_optimal;
 pub mod trajectory;
 
 use std::sync::Arc;
@@ -24,6 +26,7 @@ pub use cartesian_velocity::CartesianVelocity;
 pub use feed_forward::RigidBodyFeedForward;
 pub use jog::Jog;
 pub use monitor::Monitor;
+pub use time_optimal::TimeOptimal;
 pub use trajectory::MotionTrajectory;
 
 /// Makes a component of one robot kind for a robot.
@@ -38,6 +41,7 @@ const KINDS: &[(&str, &str, Make)] = &[
     ("circ", "circular arc of the tool through a via point to a pose, orientation interpolated", |r| Box::new(MotionTrajectory::new(r, "circ"))),
     ("spline", "quintic segments through via points in joint space (position, velocity, acceleration continuous)", |r| Box::new(MotionTrajectory::new(r, "spline"))),
     ("path", "a sequence of ptp/lin/circ/spline moves, blended within each move's approximation radius", |r| Box::new(MotionTrajectory::new(r, "path"))),
+    ("time_optimal", "through joint waypoints as fast as the joints' velocity, acceleration and (torque_scale > 0) torque limits allow: a spline timed by TOPP-RA", |r| Box::new(TimeOptimal::new(r))),
     ("rnea", "rigid-body feed-forward: tau = RNEA(q, qd, qdd) of the robot's model (gravity, inertia, drive train)", |r| Box::new(RigidBodyFeedForward::new(r))),
     ("jog", "jogging as on a pendant: a joint, or the tool along/about a base or tool axis, while held or by an increment, within the limits (robot:jog)", |r| Box::new(Jog::new(r))),
     ("monitor", "following error and position/velocity/torque limits → fault naming the joint; target reached → finish", |r| Box::new(Monitor::new(r))),

@@ -1,0 +1,151 @@
+//! The time-optimal motion through joint waypoints (kind `time_optimal`): a natural cubic
+//! spline through them, timed by TOPP-RA (`morc_motion::toppra`) within the joints' velocity
+//! and acceleration limits and — with `torque_scale` > 0 — their torque limits through the
+//! robot's dynamics. Planned in `configure` (off the real-time path); a step only samples it,
+//! so it drops in for the trajectory generator: outputs q, q̇, q̈, the tool position and `done`.
+
+use std::sync::Arc;
+
+use crate::{Robot, RobotKinematics};
+use morc_kernel::*;
+use morc_kernel::{Value, ValueType};
+use morc_motion::toppra::{parameterize, spline_path, PathLimits, PathPoint, TimedPath};
+use morc_motion::Kinematics;
+
+use super::kind_doc;
+
+/// Grid points of the path (its timing is exact at them; between them q follows the path's
+/// second-order expansion).
+const GRID_POINTS: usize = 2001;
+
+/// The time-optimal motion component.
+pub struct TimeOptimal {
+    info: ComponentInfo,
+    robot: Arc<Robot>,
+    kinematics: RobotKinematics,
+    path: Vec<PathPoint>,
+    timed: Option<TimedPath>,
+    settle_steps: u64,
+    arrival_step: Option<u64>,
+}
+
+impl TimeOptimal {
+    /// A `time_optimal` component of `robot`.
+    pub fn new(robot: Arc<Robot>) -> Self {
+        let n = robot.dof();
+        let ty = ValueType::Vector(n);
+        let info = ComponentInfo::new("time_optimal", kind_doc("time_optimal"))
+            .input(PortInfo::new("start", ty).unit("rad").doc("where the robot is at the first step: the first waypoint, within 0.5° (connect robot.q)").required())
+            .output(PortInfo::new("q", ty).unit("rad").doc("reference position"))
+            .output(PortInfo::new("qd", ty).unit("rad/s").doc("reference velocity"))
+            .output(PortInfo::new("qdd", ty).unit("rad/s²").doc("reference acceleration"))
+            .output(PortInfo::new("done", ValueType::Boolean).doc("the reference has arrived"))
+            .output(PortInfo::new("tcp", ValueType::Vector(3)).unit("m").doc("tool position of the reference (world frame)"))
+            .param(
+                ParamInfo::new("points", Value::Vector(vec![0.0; 2 * n]))
+                    .unit("rad")
+                    .doc("the waypoints, the first where the robot is, joint positions one after the other"),
+            )
+            .param(ParamInfo::new("vel_scale", Value::Real(1.0)).doc("fraction of the velocity limits (0, 1]"))
+            .param(ParamInfo::new("acc_scale", Value::Real(1.0)).doc("fraction of the acceleration limits (0, 1]"))
+            .param(ParamInfo::new("torque_scale", Value::Real(0.0)).doc("fraction of the torque limits the dynamics may use (0: no torque limit)"))
+            .param(ParamInfo::new("settle", Value::Real(0.2)).unit("s").doc("time after arrival before it finishes (< 0: never)"));
+        TimeOptimal { info, kinematics: RobotKinematics::new(robot.clone()), robot, path: Vec::new(), timed: None, settle_steps: 0, arrival_step: None }
+    }
+
+    /// Duration of the planned motion (s).
+    pub fn duration(&self) -> f64 {
+        self.timed.as_ref().map_or(0.0, TimedPath::duration)
+    }
+}
+
+impl Component for TimeOptimal {
+    morc_kernel::component_info!(info);
+
+    fn configure(&mut self) -> Result<(), String> {
+        let n = self.robot.dof();
+        let points = match self.info.param_value("points") {
+            Some(Value::Vector(v)) if v.len() >= 2 * n && v.len() % n == 0 => v.clone(),
+            _ => return Err(format!("points: at least two waypoints of {n} joint positions each")),
+        };
+        let waypoints: Vec<Vec<f64>> = points.chunks(n).map(<[f64]>::to_vec).collect();
+        for (i, w) in waypoints.iter().enumerate() {
+            if let Some(j) = self.robot.outside_limits(w) {
+                return Err(format!("waypoint {} puts joint {} outside its limits", i + 1, self.robot.joints[j].name));
+            }
+        }
+        let scale = |name: &str| -> Result<f64, String> {
+            let x = self.info.real(name);
+            if (0.0..=1.0).contains(&x) && (x > 0.0 || name == "torque_scale") {
+                Ok(x)
+            } else {
+                Err(format!("{name} must be in (0, 1], got {x}"))
+            }
+        };
+        let (vs, as_, ts) = (scale("vel_scale")?, scale("acc_scale")?, scale("torque_scale")?);
+        let (grid, path) = spline_path(&waypoints, GRID_POINTS)?;
+        let joints = &self.robot.joints;
+        let limits = PathLimits {
+            velocity: joints.iter().map(|j| j.limits.velocity * vs).collect(),
+            acceleration: joints.iter().map(|j| j.limits.acceleration * as_).collect(),
+            torque: if ts > 0.0 { joints.iter().map(|j| j.limits.torque * ts).collect() } else { Vec::new() },
+        };
+        // The spline may leave the limits between waypoints.
+        if let Some((k, j)) = path.iter().enumerate().find_map(|(k, p)| self.robot.outside_limits(&p.q).map(|j| (k, j))) {
+            return Err(format!("the spline through the waypoints takes joint {} outside its limits at s = {:.3}: add a waypoint there", joints[j].name, grid[k]));
+        }
+        self.timed = Some(parameterize(&grid, &path, &limits, Some(&self.robot.model))?);
+        self.path = path;
+        Ok(())
+    }
+
+    fn initialize(&mut self, ctx: &InitContext, _outputs: &mut [Value]) -> Result<(), String> {
+        let settle = self.info.real("settle");
+        self.settle_steps = if settle < 0.0 { u64::MAX } else { (settle / ctx.period).round() as u64 };
+        self.arrival_step = None;
+        Ok(())
+    }
+
+    fn step(&mut self, ctx: &StepContext, inputs: &[Value], outputs: &mut [Value]) -> Step {
+        let Some(timed) = &self.timed else { return Step::Fault("time_optimal: not configured".into()) };
+        if ctx.step == 0 {
+            let start = inputs[0].as_slice();
+            if let Some(j) = (0..start.len()).find(|&j| (start[j] - self.path[0].q[j]).abs() > 0.5f64.to_radians()) {
+                let (scale, unit) = crate::joint_unit(self.robot.is_prismatic(j));
+                return Step::Fault(format!(
+                    "time_optimal: the robot is not at the first waypoint (joint {} at {:.2}{unit}, the waypoint {:.2}{unit}): move there first",
+                    self.robot.joints[j].name,
+                    start[j] * scale,
+                    self.path[0].q[j] * scale
+                ));
+            }
+        }
+        let [q, qd, qdd, done, tcp] = outputs else { unreachable!("five outputs") };
+        let (q, qd, qdd) = (q.as_mut_slice(), qd.as_mut_slice(), qdd.as_mut_slice());
+        let (s, sd, sdd) = timed.at(ctx.time);
+        let i = timed.s.partition_point(|x| *x <= s).saturating_sub(1).min(self.path.len() - 1);
+        let (p, ds) = (&self.path[i], s - timed.s[i]);
+        for j in 0..q.len() {
+            let dq = p.dq[j] + p.ddq[j] * ds;
+            q[j] = p.q[j] + p.dq[j] * ds + 0.5 * p.ddq[j] * ds * ds;
+            qd[j] = dq * sd;
+            qdd[j] = dq * sdd + p.ddq[j] * sd * sd;
+        }
+        tcp.as_mut_slice().copy_from_slice(self.kinematics.tool_pose(q).translation.as_slice());
+        let arrived = ctx.time >= timed.duration();
+        *done = Value::Boolean(arrived);
+        if arrived && self.arrival_step.is_none() {
+            self.arrival_step = Some(ctx.step);
+        }
+        if let Some(arrival) = self.arrival_step {
+            if self.settle_steps != u64::MAX && ctx.step >= arrival.saturating_add(self.settle_steps) {
+                return Step::Finish(format!("time_optimal: arrived after {:.3} s", timed.duration()));
+            }
+        }
+        Step::Continue
+    }
+
+    fn terminate(&mut self, results: &mut AssemblyResults) {
+        results.set("duration", Value::Real(self.duration()));
+    }
+}
