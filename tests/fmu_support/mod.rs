@@ -96,24 +96,30 @@ pub fn build_c_fmu(stem: &str, token: &str, name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     let so = dir.join(format!("{name}.so"));
     if !so.exists() {
+        // Built beside and renamed into place: tests of one binary run in parallel, and one must
+        // never load (or zip) a library another is still writing.
+        let staging = dir.join(format!("{name}.{}.{:?}.so.tmp", std::process::id(), std::thread::current().id()));
         let c = src.join(format!("{stem}.c"));
         // FMPy binds every FMI function: an FMU compared with it links weak stand-ins for the rest.
         let stubs = std::fs::read_to_string(&c).unwrap().lines().next().is_some_and(|l| l.contains("links fmi_stubs.c"));
         let out = std::process::Command::new("cc")
             .args(["-shared", "-fPIC", "-O1", "-o"])
-            .arg(&so)
+            .arg(&staging)
             .arg(&c)
             .args(stubs.then(|| src.join("fmi_stubs.c")))
             .output()
             .expect("a C compiler (cc) to build the test FMU");
         assert!(out.status.success(), "cc failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        std::fs::rename(&staging, &so).unwrap();
     }
     let xml = std::fs::read_to_string(src.join(format!("{stem}.xml"))).unwrap().replace(&format!("{{morc-{stem}-token}}"), token);
     let binary = std::fs::read(&so).unwrap();
     // FMI 2 names the platform folder "linux64", FMI 3 "x86_64-linux".
     let platform = if xml.contains("fmiVersion=\"2.0\"") { morc_fmi::export::platform_folder() } else { morc_fmi::export::platform_tuple() }.unwrap();
     let path = dir.join(name);
-    zip_file(&path, &[("modelDescription.xml", xml.as_bytes()), (&format!("binaries/{platform}/{stem}.so"), &binary)]);
+    let staging = dir.join(format!("{name}.{}.{:?}.tmp", std::process::id(), std::thread::current().id()));
+    zip_file(&staging, &[("modelDescription.xml", xml.as_bytes()), (&format!("binaries/{platform}/{stem}.so"), &binary)]);
+    std::fs::rename(&staging, &path).unwrap();
     path
 }
 
