@@ -62,6 +62,9 @@ pub(crate) struct RunOpts {
     /// Folder for recordings (sets morc.record_dir; default "runs").
     #[arg(long, value_name = "DIR")]
     pub record: Option<PathBuf>,
+    /// File format of recordings: hdf5 (default) or mcap (Foxglove, PlotJuggler); sets morc.record_format.
+    #[arg(long, value_name = "hdf5|mcap", value_parser = ["hdf5", "mcap"])]
+    pub record_format: Option<String>,
 }
 
 impl RunOpts {
@@ -76,6 +79,7 @@ impl RunOpts {
             sim: self.sim || before.sim,
             bus: self.bus.clone().or_else(|| before.bus.clone()),
             record: self.record.clone().or_else(|| before.record.clone()),
+            record_format: self.record_format.clone().or_else(|| before.record_format.clone()),
         };
         if merged.sim && merged.bus.is_some() {
             return Err("--sim and --bus exclude each other: --sim runs the simulated robot, --bus the EtherCAT bus".into());
@@ -89,6 +93,7 @@ impl RunOpts {
 pub(crate) struct LuaSetup {
     pub bus: Option<String>,
     pub record_dir: Option<PathBuf>,
+    pub record_format: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -129,7 +134,7 @@ pub(crate) enum Command {
         #[arg(long, default_value_t = 2.0)]
         seconds: f64,
     },
-    /// Work with recordings (HDF5): `morc rec info FILE`.
+    /// Work with recordings (HDF5 or MCAP): `morc rec info FILE`, `morc rec convert A.h5 B.mcap`.
     Rec {
         #[command(subcommand)]
         cmd: rec::RecCommand,
@@ -249,7 +254,7 @@ fn run_cli() -> i32 {
             return exit::USAGE;
         }
     };
-    let setup = LuaSetup { bus: opts.bus.clone(), record_dir: opts.record.clone() };
+    let setup = LuaSetup { bus: opts.bus.clone(), record_dir: opts.record.clone(), record_format: opts.record_format.clone() };
     match &cli.command {
         Some(Command::Run { file, args, .. }) => run::main(config, &setup, file, args),
         Some(Command::Check { files }) => check::main(files),
@@ -283,6 +288,10 @@ pub(crate) fn lua_with_engine(config: EngineConfig, setup: &LuaSetup) -> Result<
     if let Some(dir) = &setup.record_dir {
         let morc: mlua::Table = lua.globals().get("morc").map_err(|e| e.to_string())?;
         morc.set("record_dir", dir.display().to_string()).map_err(|e| e.to_string())?;
+    }
+    if let Some(format) = &setup.record_format {
+        let morc: mlua::Table = lua.globals().get("morc").map_err(|e| e.to_string())?;
+        morc.set("record_format", format.as_str()).map_err(|e| e.to_string())?;
     }
     Ok(lua)
 }

@@ -25,8 +25,10 @@
 
 pub mod attach;
 pub mod bench;
+pub mod convert;
 mod error;
 mod glob;
+mod mcap;
 pub mod plot;
 pub mod read;
 mod recorder;
@@ -37,4 +39,4 @@ pub use error::RecordError;
 
 pub use glob::expand;
 pub use recorder::{ComponentMetadata, FileNaming, RecordedSignal, Recorder, RecorderTuning, RecordingMetadata};
-pub use writer::{write_timing, WriterTiming};
+pub use writer::{is_mcap, write_timing, TimingEntry, WriterTiming};
