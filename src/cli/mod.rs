@@ -8,6 +8,7 @@ mod fmu;
 mod fmu_sim;
 mod interrupt;
 pub mod library;
+mod live;
 mod rec;
 mod repl;
 mod run;
@@ -65,6 +66,9 @@ pub(crate) struct RunOpts {
     /// File format of recordings: hdf5 (default) or mcap (Foxglove, PlotJuggler); sets morc.record_format.
     #[arg(long, value_name = "hdf5|mcap", value_parser = ["hdf5", "mcap"])]
     pub record_format: Option<String>,
+    /// Serve the live view (Foxglove WebSocket protocol) while programs run [default address: 127.0.0.1:8765].
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = morc_live::DEFAULT_ADDRESS)]
+    pub live: Option<String>,
 }
 
 impl RunOpts {
@@ -80,6 +84,7 @@ impl RunOpts {
             bus: self.bus.clone().or_else(|| before.bus.clone()),
             record: self.record.clone().or_else(|| before.record.clone()),
             record_format: self.record_format.clone().or_else(|| before.record_format.clone()),
+            live: self.live.clone().or_else(|| before.live.clone()),
         };
         if merged.sim && merged.bus.is_some() {
             return Err("--sim and --bus exclude each other: --sim runs the simulated robot, --bus the EtherCAT bus".into());
@@ -246,7 +251,7 @@ fn run_cli() -> i32 {
     };
     // ethercrab logs every late reply as an error; the bus counts them (stale replies).
     let level = format!("{level},ethercrab::pdu_loop::frame_element=off");
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level)).format_timestamp(None).init();
+    live::install_logger(env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level)).format_timestamp(None).build());
     let config = match engine_config(&opts) {
         Ok(c) => c,
         Err(e) => {
@@ -254,8 +259,14 @@ fn run_cli() -> i32 {
             return exit::USAGE;
         }
     };
+    if let Some(address) = &opts.live {
+        if let Err(e) = live::start(address) {
+            eprintln!("morc: {e}");
+            return exit::USAGE;
+        }
+    }
     let setup = LuaSetup { bus: opts.bus.clone(), record_dir: opts.record.clone(), record_format: opts.record_format.clone() };
-    match &cli.command {
+    let code = match &cli.command {
         Some(Command::Run { file, args, .. }) => run::main(config, &setup, file, args),
         Some(Command::Check { files }) => check::main(files),
         Some(Command::Doc { luals: Some(dir), .. }) => doc::luals(dir),
@@ -268,7 +279,10 @@ fn run_cli() -> i32 {
         Some(Command::Lib { command }) => library::main(command),
         Some(Command::Test { dir }) => test::main(dir),
         None => repl::main(config, &setup),
-    }
+    };
+    // Clients get what was sent before the process ends.
+    morc_live::stop();
+    code
 }
 
 /// A Lua state with `morc` installed on a started engine (the bus one when asked for),

@@ -197,6 +197,27 @@ impl UserData for LuaAssembly {
             Ok(ud)
         });
 
+        // a:publish { "robot.q", "ff.tau", rate = 100 }: these signals go to the live view (morc.live.start, morc --live).
+        methods.add_function("publish", |lua, (ud, opts): (AnyUserData, Table)| {
+            let origin = caller(lua);
+            let mut patterns = Vec::new();
+            for p in opts.clone().sequence_values::<String>() {
+                patterns.push(p?);
+            }
+            if patterns.is_empty() {
+                return Err(mlua::Error::runtime(format!("{origin}: a:publish needs signals to publish, e.g. a:publish {{ \"robot.q\", \"ff.tau\" }}")));
+            }
+            let rate: f64 = opts.get::<Option<f64>>("rate")?.unwrap_or(crate::live::DEFAULT_RATE);
+            if !(rate > 0.0 && rate.is_finite()) {
+                return Err(mlua::Error::runtime(format!("{origin}: a:publish rate must be samples per second above 0, got {rate}")));
+            }
+            let mut this = ud.borrow_mut::<LuaAssembly>()?;
+            this.0.attachments.retain(|a| a.kind != "live");
+            this.0.attachments.push(crate::live::publish_spec(patterns, rate, origin));
+            drop(this);
+            Ok(ud)
+        });
+
         methods.add_method("components", |lua, this, ()| {
             let t = lua.create_table()?;
             for c in &this.0.components {

@@ -17,6 +17,7 @@ pub mod interrupt;
 mod kinds;
 pub mod library;
 mod linalg;
+mod live;
 mod model;
 mod origin;
 mod plot;
@@ -185,6 +186,7 @@ fn install_surface(lua: &Lua, engine: Option<Engine>) -> mlua::Result<()> {
     linalg::register(lua, &morc)?;
     model::register(lua, &morc)?;
     plot::install(lua)?;
+    live::install(lua, &morc)?;
     // `require "morc"` gives the same table; the compiled-in modules are preloaded.
     let loaded: Table = lua.globals().get::<Table>("package")?.get("loaded")?;
     let skill: Table = lua.load(SKILL).set_name("@lua/morc/skill.lua").eval()?;

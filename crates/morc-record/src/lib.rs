@@ -32,7 +32,7 @@ mod mcap;
 pub mod plot;
 pub mod read;
 mod recorder;
-mod ring;
+pub mod ring;
 mod writer;
 
 pub use error::RecordError;
