@@ -46,6 +46,8 @@ struct Server {
     channels: Mutex<BTreeMap<String, Arc<RawChannel>>>,
     /// Rows dropped by full rings, over every run.
     dropped: AtomicU64,
+    /// Rows sent, over every run.
+    sent: AtomicU64,
 }
 
 static SERVER: Mutex<Option<Arc<Server>>> = Mutex::new(None);
@@ -68,7 +70,14 @@ pub fn start(address: &str) -> Result<String, String> {
         .start_blocking()
         .map_err(|e| format!("cannot serve the live view on {address}: {e} (is another morc --live or Foxglove bridge on that port? choose another with --live HOST:PORT)"))?;
     let served = format!("{host}:{}", handle.port());
-    let server = Arc::new(Server { context, handle: Some(handle), address: served.clone(), channels: Mutex::new(BTreeMap::new()), dropped: AtomicU64::new(0) });
+    let server = Arc::new(Server {
+        context,
+        handle: Some(handle),
+        address: served.clone(),
+        channels: Mutex::new(BTreeMap::new()),
+        dropped: AtomicU64::new(0),
+        sent: AtomicU64::new(0),
+    });
     // Advertised from the start, so a client is subscribed before a run ends or a line is logged.
     for (topic, schema) in [("/morc/run", "morc.Run"), ("/morc/live", "morc.Live"), ("/morc/log", "foxglove.Log")] {
         server.channel(topic, schema);
@@ -118,6 +127,11 @@ pub fn wait_for_client(timeout: Duration) -> bool {
         std::thread::sleep(Duration::from_millis(10));
     }
     true
+}
+
+/// Rows the live taps sent since the server started.
+pub fn sent() -> u64 {
+    server().map_or(0, |s| s.sent.load(Ordering::Relaxed))
 }
 
 /// Rows the live taps dropped since the server started (full rings).
@@ -451,6 +465,7 @@ impl Sender {
                 self.send_row(row, &mut json, data.as_mut());
             }
             self.sent.fetch_add(n as u64, Ordering::Relaxed);
+            self.server.sent.fetch_add(n as u64, Ordering::Relaxed);
             let dropped = consumer.dropped();
             if n > 0 || dropped != self.reported_drops {
                 self.server.dropped.fetch_add(dropped - self.reported_drops, Ordering::Relaxed);
