@@ -289,10 +289,13 @@ pub fn attachment(request: LiveRequest) -> Attach {
                 }
             }
         }
-        let every = ((1.0 / (request.rate.max(1e-3) * view.base_period)).round() as u32).max(1);
-        let tap = LiveTap::new(signals.clone(), robot, joints, published);
+        // Stepped every tick on the base thread and pushing every `decimation`-th (as the recorder
+        // does): a slower tap would be a multirate component, handed to an Updater thread each time.
+        let decimation = ((1.0 / (request.rate.max(1e-3) * view.base_period)).round() as u64).max(1);
+        let mut tap = LiveTap::new(signals.clone(), robot, joints, published);
+        tap.decimation = decimation;
         let inputs = signals.iter().map(|(name, _, _)| (name.clone(), LiveTap::input_port(name))).collect();
-        Ok(Attachment { component: Box::new(tap), every, inputs })
+        Ok(Attachment { component: Box::new(tap), every: 1, inputs })
     })
 }
 
@@ -316,6 +319,8 @@ pub struct LiveTap {
     /// Offsets of robot.q, robot.qd, robot.tau in a row (if present).
     joints: [Option<(usize, usize)>; 3],
     row: Vec<f64>,
+    /// Pushes every this many steps.
+    decimation: u64,
     producer: Option<RingProducer>,
     drain: Option<Drain>,
     /// Published by the drain thread: rows sent.
@@ -347,7 +352,17 @@ impl LiveTap {
             columns.push(Column { name: name.clone(), ty: *ty, offset, width, own_channel: i < published });
             offset += width;
         }
-        LiveTap { info, columns, robot, joints: joint_at, row: vec![0.0; offset], producer: None, drain: None, sent: Arc::new(AtomicU64::new(0)) }
+        LiveTap {
+            info,
+            columns,
+            robot,
+            joints: joint_at,
+            row: vec![0.0; offset],
+            decimation: 1,
+            producer: None,
+            drain: None,
+            sent: Arc::new(AtomicU64::new(0)),
+        }
     }
 
     /// The input port that takes `signal`: "robot.q" → "robot/q".
@@ -375,7 +390,7 @@ impl Component for LiveTap {
             return Ok(());
         };
         // Two seconds of rows, at least 1024: the drain thread looks every 20 ms.
-        let rows = ((2.0 / ctx.period).ceil() as usize).max(1024);
+        let rows = ((2.0 / (ctx.period * self.decimation as f64)).ceil() as usize).max(1024);
         let (producer, consumer) = ring(rows, self.row.len());
         let stop = Arc::new(AtomicBool::new(false));
         let sender = Sender { server, columns: self.columns.clone(), robot: self.robot.clone(), joints: self.joints, sent: self.sent.clone(), reported_drops: 0 };
@@ -392,6 +407,9 @@ impl Component for LiveTap {
     /// Real-time path: copies the inputs into the preallocated row and
     /// pushes it; never blocks, allocates or calls the system.
     fn step(&mut self, ctx: &StepContext, inputs: &[Value], _outputs: &mut [Value]) -> Step {
+        if !ctx.step.is_multiple_of(self.decimation) {
+            return Step::Continue;
+        }
         let Some(producer) = self.producer.as_mut() else {
             return Step::Continue;
         };
