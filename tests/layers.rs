@@ -8,7 +8,7 @@ use std::path::Path;
 
 /// The crates from the bottom layer up: a crate may use only crates listed before it.
 const LAYERS: &[&str] =
-    &["morc-kernel", "morc-model", "morc-motion", "morc-ecat-wire", "morc-ecat-sim", "morc-ecat", "morc-fmi", "morc-record", "morc-robot", "morc-robot-ecat", "morc-lua", "morc-fmu"];
+    &["morc-kernel", "morc-model", "morc-motion", "morc-ecat-wire", "morc-ecat-sim", "morc-ecat", "morc-fmi", "morc-record", "morc-live", "morc-robot", "morc-robot-ecat", "morc-lua", "morc-fmu"];
 
 /// The normal (not dev) dependencies of the crate whose manifest is `path`: names only.
 fn dependencies(path: &Path) -> BTreeSet<String> {
@@ -67,7 +67,7 @@ fn the_fmu_library_reaches_no_lua_ethercat_hdf5_or_plotting() {
             }
         }
     }
-    for forbidden in ["mlua", "ethercrab", "hdf5-metno", "hdf5-metno-sys", "plotters", "morc-lua", "morc-ecat", "morc-record"] {
+    for forbidden in ["mlua", "ethercrab", "hdf5-metno", "hdf5-metno-sys", "plotters", "morc-lua", "morc-ecat", "morc-record", "morc-live", "foxglove"] {
         assert!(!reached.contains(forbidden), "morc-fmu reaches {forbidden}: {reached:?}");
     }
     assert!(reached.contains("morc-kernel"), "the blocks it exports are the kernel's: {reached:?}");

@@ -8,6 +8,8 @@
 //! - `lua`: what a Lua component costs per step and the jitter it brings,
 //!   beside the same block written natively; and the controllers library's Cartesian velocity
 //!   law on a 6-DoF arm in Lua and natively.
+//! - `live`: what publishing to the live view costs on the real-time path: 50 signals (6-vectors)
+//!   tapped every tick at 1 kHz, against the same assembly without the tap, late ticks of both.
 //! - `lua-gc`: the worst single step of a Lua state's collector, incremental and generational,
 //!   with a component that makes garbage every step.
 //! - `lua-calls`: what one call from Lua into morc costs (the model's and the matrices'
@@ -32,8 +34,14 @@ pub fn main(what: &str, seconds: f64, config: &EngineConfig) -> i32 {
         "lua-gc" => lua_gc(seconds, config.rt),
         "lua-calls" => lua_calls(),
         "bus" => return super::bus::bench(seconds, config),
+        "live" => {
+            if let Err(e) = live(seconds, config.rt) {
+                eprintln!("morc bench live: {e}");
+                return super::exit::USAGE;
+            }
+        }
         other => {
-            eprintln!("morc bench: unknown benchmark '{other}' (engine, lua, lua-gc, lua-calls, bus)");
+            eprintln!("morc bench: unknown benchmark '{other}' (engine, lua, lua-gc, lua-calls, bus, live)");
             return super::exit::USAGE;
         }
     }
@@ -147,6 +155,50 @@ fn engine(seconds: f64, policy: RtPolicy) {
         }
     }
     updater_handoff(policy);
+}
+
+/// `morc bench live`: 50 gain blocks (50 signals of 6 samples) at 1 kHz on the wall clock, without
+/// and with the live view's tap publishing all of them every tick (the server on, no client: the
+/// sending thread still encodes every row), and the tap at its default 100 Hz.
+fn live(seconds: f64, policy: RtPolicy) -> Result<(), String> {
+    let period = 1e-3;
+    let address = morc_live::start("127.0.0.1:0")?;
+    println!("morc bench live — 50 signals (6-vectors), 1 kHz wall clock, {seconds} s per configuration, live view on {address}");
+    println!("{:<22} | {:>9} {:>9} {:>9} | {:>9} {:>9} | {:>5} | {:>7} {:>7}", "configuration", "tap mean", "tap p99", "tap max", "work mean", "work p99", "late", "sent", "dropped");
+    let mut spec = gain_chain(50, 1);
+    spec.duration = Some(seconds);
+    let plain = run_on(ClockKind::Wall, period, policy, &spec);
+    let row = |label: &str, r: &RunResult, sent: u64, dropped: u64| {
+        let tap = r.components.iter().find(|c| c.name == morc_live::TAP_NAME).map(|c| c.exec);
+        let ns = |f: fn(&Summary) -> f64| tap.as_ref().map(|t| human_ns(f(t))).unwrap_or_else(|| "-".into());
+        println!(
+            "{label:<22} | {:>9} {:>9} {:>9} | {:>9} {:>9} | {:>5} | {:>7} {:>7}",
+            ns(|t| t.mean),
+            ns(|t| t.p99 as f64),
+            ns(|t| t.max as f64),
+            human_ns(r.engine.cycle.mean),
+            human_ns(r.engine.cycle.p99 as f64),
+            r.engine.late_ticks,
+            sent,
+            dropped
+        );
+    };
+    row("no tap", &plain, 0, 0);
+    for (label, rate) in [("tap every tick", 1000.0), ("tap at 100 Hz", 100.0)] {
+        let mut with = spec.clone();
+        let patterns = (0..50).map(|i| format!("g{i}.y")).collect();
+        with.attachments.push(morc_kernel::AttachmentSpec {
+            name: morc_live::TAP_NAME.into(),
+            kind: "live".into(),
+            attach: morc_live::attachment(morc_live::LiveRequest { patterns, robot: None, rate }),
+            origin: Default::default(),
+        });
+        let (sent0, dropped0) = (morc_live::sent(), morc_live::dropped());
+        let r = run_on(ClockKind::Wall, period, policy, &with);
+        row(label, &r, morc_live::sent() - sent0, morc_live::dropped() - dropped0);
+    }
+    morc_live::stop();
+    Ok(())
 }
 
 /// Round trip of a task to an Updater thread and back, on the virtual clock: the same chain

@@ -9,6 +9,7 @@ mod fmu_sim;
 mod interrupt;
 mod jog;
 pub mod library;
+mod live;
 mod rec;
 mod repl;
 mod run;
@@ -63,6 +64,12 @@ pub(crate) struct RunOpts {
     /// Folder for recordings (sets morc.record_dir; default "runs").
     #[arg(long, value_name = "DIR")]
     pub record: Option<PathBuf>,
+    /// File format of recordings: hdf5 (default) or mcap (Foxglove, PlotJuggler); sets morc.record_format.
+    #[arg(long, value_name = "hdf5|mcap", value_parser = ["hdf5", "mcap"])]
+    pub record_format: Option<String>,
+    /// Serve the live view (Foxglove WebSocket protocol) while programs run [default address: 127.0.0.1:8765].
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = morc_live::DEFAULT_ADDRESS)]
+    pub live: Option<String>,
 }
 
 impl RunOpts {
@@ -77,6 +84,8 @@ impl RunOpts {
             sim: self.sim || before.sim,
             bus: self.bus.clone().or_else(|| before.bus.clone()),
             record: self.record.clone().or_else(|| before.record.clone()),
+            record_format: self.record_format.clone().or_else(|| before.record_format.clone()),
+            live: self.live.clone().or_else(|| before.live.clone()),
         };
         if merged.sim && merged.bus.is_some() {
             return Err("--sim and --bus exclude each other: --sim runs the simulated robot, --bus the EtherCAT bus".into());
@@ -90,6 +99,7 @@ impl RunOpts {
 pub(crate) struct LuaSetup {
     pub bus: Option<String>,
     pub record_dir: Option<PathBuf>,
+    pub record_format: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -123,14 +133,14 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: bus::BusCommand,
     },
-    /// Measure: `engine` (latency and hand-off cost), `lua` (Lua component cost and jitter), `lua-gc` (worst collector step; run it with --seconds 600), `lua-calls` (one call from Lua into morc), `bus`.
+    /// Measure: `engine` (latency and hand-off cost), `lua` (Lua component cost and jitter), `lua-gc` (worst collector step; run it with --seconds 600), `lua-calls` (one call from Lua into morc), `bus`, `live` (the live view's cost on the real-time path).
     Bench {
         what: String,
         /// Seconds per configuration.
         #[arg(long, default_value_t = 2.0)]
         seconds: f64,
     },
-    /// Work with recordings (HDF5): `morc rec info FILE`.
+    /// Work with recordings (HDF5 or MCAP): `morc rec info FILE`, `morc rec convert A.h5 B.mcap`.
     Rec {
         #[command(subcommand)]
         cmd: rec::RecCommand,
@@ -242,7 +252,7 @@ fn run_cli() -> i32 {
     };
     // ethercrab logs every late reply as an error; the bus counts them (stale replies).
     let level = format!("{level},ethercrab::pdu_loop::frame_element=off");
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level)).format_timestamp(None).init();
+    live::install_logger(env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level)).format_timestamp(None).build());
     let config = match engine_config(&opts) {
         Ok(c) => c,
         Err(e) => {
@@ -250,8 +260,14 @@ fn run_cli() -> i32 {
             return exit::USAGE;
         }
     };
-    let setup = LuaSetup { bus: opts.bus.clone(), record_dir: opts.record.clone() };
-    match &cli.command {
+    if let Some(address) = &opts.live {
+        if let Err(e) = live::start(address) {
+            eprintln!("morc: {e}");
+            return exit::USAGE;
+        }
+    }
+    let setup = LuaSetup { bus: opts.bus.clone(), record_dir: opts.record.clone(), record_format: opts.record_format.clone() };
+    let code = match &cli.command {
         Some(Command::Run { file, args, .. }) => run::main(config, &setup, file, args),
         Some(Command::Check { files }) => check::main(files),
         Some(Command::Doc { luals: Some(dir), .. }) => doc::luals(dir),
@@ -264,7 +280,10 @@ fn run_cli() -> i32 {
         Some(Command::Lib { command }) => library::main(command),
         Some(Command::Test { dir }) => test::main(dir),
         None => repl::main(config, &setup),
-    }
+    };
+    // Clients get what was sent before the process ends.
+    morc_live::stop();
+    code
 }
 
 /// A Lua state with `morc` installed on a started engine (the bus one when asked for),
@@ -284,6 +303,10 @@ pub(crate) fn lua_with_engine(config: EngineConfig, setup: &LuaSetup) -> Result<
     if let Some(dir) = &setup.record_dir {
         let morc: mlua::Table = lua.globals().get("morc").map_err(|e| e.to_string())?;
         morc.set("record_dir", dir.display().to_string()).map_err(|e| e.to_string())?;
+    }
+    if let Some(format) = &setup.record_format {
+        let morc: mlua::Table = lua.globals().get("morc").map_err(|e| e.to_string())?;
+        morc.set("record_format", format.as_str()).map_err(|e| e.to_string())?;
     }
     Ok(lua)
 }

@@ -10,8 +10,16 @@ use super::exit;
 pub enum RecCommand {
     /// Describe a recording: attributes, datasets (shape, type, unit), the assembly and its timing.
     Info {
-        /// The HDF5 file, e.g. runs/2026-05-01/ptp-003.h5
+        /// The recording, HDF5 or MCAP, e.g. runs/2026-05-01/ptp-003.h5
         file: PathBuf,
+    },
+    /// Convert a recording between HDF5 and MCAP (by the files' extensions: .mcap, else HDF5),
+    /// e.g. `morc rec convert runs/ptp-003.h5 ptp-003.mcap`; never replaces a file.
+    Convert {
+        /// The recording to read.
+        from: PathBuf,
+        /// The file to write (must not exist).
+        to: PathBuf,
     },
     /// Plot signals over time to PNG or SVG: one panel per signal, units on the axes.
     Plot(PlotArgs),
@@ -91,6 +99,16 @@ pub fn main(cmd: &RecCommand) -> i32 {
             }
             Err(e) => {
                 eprintln!("morc rec info: {e}");
+                exit::USAGE
+            }
+        }),
+        RecCommand::Convert { from, to } => isolated(from, "morc rec convert", || match morc_record::convert::convert(from, to) {
+            Ok(samples) => {
+                println!("{} → {} ({samples} samples)", from.display(), to.display());
+                exit::OK
+            }
+            Err(e) => {
+                eprintln!("morc rec convert: {e}");
                 exit::USAGE
             }
         }),

@@ -12,7 +12,7 @@ use crate::error::{note_component_kind, prefixed, ErrorKind};
 use crate::kinds::{self, Resolved};
 use crate::robot::RobotKind;
 use morc_kernel::{AssemblySpec, AttachmentSpec, ComponentSpec, ConnectionSpec, OverrunPolicy};
-use morc_record::attach::{RecordRequest, RecordTarget};
+use morc_record::attach::{RecordFormat, RecordRequest, RecordTarget};
 
 /// A Lua component kind made by `morc.component { … }`.
 #[derive(Clone)]
@@ -181,8 +181,39 @@ impl UserData for LuaAssembly {
                     .find(|n| !this.0.attachments.iter().any(|a| &a.name == n) && !this.0.components.iter().any(|c| &c.name == n))
                     .expect("a free name"),
             };
-            let request = RecordRequest { patterns, every, decimation, target, notes };
+            // format = "mcap" | "hdf5"; else morc.record_format (--record-format); a path's extension says its own.
+            let format_name = match opts.get::<Option<String>>("format")? {
+                Some(f) => Some(f),
+                None => lua.globals().get::<Table>("morc")?.get::<Option<String>>("record_format")?,
+            };
+            let format = format_name.as_deref().map(RecordFormat::parse).transpose().map_err(fail)?.unwrap_or_default();
+            let target = match target {
+                RecordTarget::File(f) if format_name.is_some() && f.extension().is_none() => RecordTarget::File(f.with_extension(format.extension())),
+                t => t,
+            };
+            let request = RecordRequest { patterns, every, decimation, target, notes, format };
             this.0.attachments.push(AttachmentSpec { name, kind: "recorder".into(), attach: morc_record::attach::attachment(request), origin });
+            drop(this);
+            Ok(ud)
+        });
+
+        // a:publish { "robot.q", "ff.tau", rate = 100 }: these signals go to the live view (morc.live.start, morc --live).
+        methods.add_function("publish", |lua, (ud, opts): (AnyUserData, Table)| {
+            let origin = caller(lua);
+            let mut patterns = Vec::new();
+            for p in opts.clone().sequence_values::<String>() {
+                patterns.push(p?);
+            }
+            if patterns.is_empty() {
+                return Err(mlua::Error::runtime(format!("{origin}: a:publish needs signals to publish, e.g. a:publish {{ \"robot.q\", \"ff.tau\" }}")));
+            }
+            let rate: f64 = opts.get::<Option<f64>>("rate")?.unwrap_or(crate::live::DEFAULT_RATE);
+            if !(rate > 0.0 && rate.is_finite()) {
+                return Err(mlua::Error::runtime(format!("{origin}: a:publish rate must be samples per second above 0, got {rate}")));
+            }
+            let mut this = ud.borrow_mut::<LuaAssembly>()?;
+            this.0.attachments.retain(|a| a.kind != "live");
+            this.0.attachments.push(crate::live::publish_spec(patterns, rate, origin));
             drop(this);
             Ok(ud)
         });

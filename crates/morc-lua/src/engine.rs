@@ -206,6 +206,7 @@ fn request(assembly: &AnyUserData, opts: Option<Table>) -> mlua::Result<Request>
 /// Runs `assembly` on `engine` with the options table of `engine:run`.
 pub fn run(lua: &Lua, engine: &mut Engine, assembly: &AnyUserData, opts: Option<Table>) -> mlua::Result<Table> {
     let mut req = for_clock(engine, request(assembly, opts)?);
+    crate::live::for_live(lua, &mut req.spec.attachments)?;
     if let Some(check) = lua.app_data_ref::<CheckOnly>() {
         req = for_check(&check, req);
     }
@@ -235,6 +236,7 @@ fn swap(lua: &Lua, ud: &AnyUserData, assembly: Option<AnyUserData>, opts: Option
         Some(a) => for_clock(&this.0, request(a, opts)?),
         None => Request { spec: old_req.spec.clone(), data: old_req.data.clone(), data_ud: None, capped: old_req.capped },
     };
+    crate::live::for_live(lua, &mut req.spec.attachments)?;
     if let Some(check) = lua.app_data_ref::<CheckOnly>() {
         req = for_check(&check, req);
     }
@@ -263,6 +265,7 @@ fn result_table_of(lua: &Lua, engine: &mut Engine, result: Result<morc_kernel::R
     // What the run's Lua components printed is on the console before the program goes on.
     crate::print_queue::flush();
     let result = result.map_err(crate::error::typed)?;
+    crate::live::after_run(&spec.name, &result);
     lua.set_app_data(LastOutcome(result.outcome.clone()));
     if capped && result.outcome == Outcome::Finished("duration".into()) {
         eprintln!("morc check: '{}' has no end of its own; checked for its first {CHECK_MAX_SECONDS} s", spec.name);

@@ -18,6 +18,7 @@ pub mod interrupt;
 mod kinds;
 pub mod library;
 mod linalg;
+mod live;
 mod model;
 mod origin;
 mod plot;
@@ -189,6 +190,7 @@ fn install_surface(lua: &Lua, engine: Option<Engine>) -> mlua::Result<()> {
     model::register(lua, &morc)?;
     fast::install(lua)?;
     plot::install(lua)?;
+    live::install(lua, &morc)?;
     // `require "morc"` gives the same table; the compiled-in modules are preloaded.
     let loaded: Table = lua.globals().get::<Table>("package")?.get("loaded")?;
     let skill: Table = lua.load(SKILL).set_name("@lua/morc/skill.lua").eval()?;

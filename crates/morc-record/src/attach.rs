@@ -23,6 +23,36 @@ pub struct RecordRequest {
     pub target: RecordTarget,
     /// Written to the file's `notes` attribute.
     pub notes: String,
+    /// The file format of a folder's run files (a file's own extension says its format).
+    pub format: RecordFormat,
+}
+
+/// The file format of a recording.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RecordFormat {
+    /// HDF5 (`.h5`), the default.
+    #[default]
+    Hdf5,
+    /// MCAP (`.mcap`), which Foxglove and PlotJuggler open.
+    Mcap,
+}
+
+impl RecordFormat {
+    /// "hdf5"/"h5" or "mcap"; the error says what there is.
+    pub fn parse(name: &str) -> Result<Self, String> {
+        match name.to_ascii_lowercase().as_str() {
+            "hdf5" | "h5" => Ok(RecordFormat::Hdf5),
+            "mcap" => Ok(RecordFormat::Mcap),
+            other => Err(format!("unknown recording format '{other}': use hdf5 or mcap")),
+        }
+    }
+    /// The file extension of this format.
+    pub fn extension(self) -> &'static str {
+        match self {
+            RecordFormat::Hdf5 => "h5",
+            RecordFormat::Mcap => "mcap",
+        }
+    }
 }
 
 /// Where a run's recording goes.
@@ -34,14 +64,14 @@ pub enum RecordTarget {
     Folder(PathBuf),
 }
 
-/// A folder's run file: `<assembly>-<UTC time to the second>.h5`, numbered
+/// A folder's run file: `<assembly>-<UTC time to the second>.h5` (or `.mcap`), numbered
 /// `-000`, `-001`… by the writer when it creates the file exclusively (see
 /// [`super::writer`]), so runs in the same second, in this process or
 /// another, get distinct files.
-fn run_file(folder: &std::path::Path, assembly: &str) -> PathBuf {
+fn run_file(folder: &std::path::Path, assembly: &str, format: RecordFormat) -> PathBuf {
     let stamp: String = super::writer::utc_now_iso8601().chars().filter(|c| c.is_ascii_digit() || *c == 'T').take(15).collect();
     let safe: String = assembly.chars().map(|c| if c.is_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
-    folder.join(format!("{safe}-{stamp}.h5"))
+    folder.join(format!("{safe}-{stamp}.{}", format.extension()))
 }
 
 /// The attachment that builds the Recorder when the assembly is planned.
@@ -59,7 +89,7 @@ pub fn attachment(request: RecordRequest) -> Attach {
             .collect();
         let (path, naming) = match &request.target {
             RecordTarget::File(p) => (p.clone(), FileNaming::AsGiven),
-            RecordTarget::Folder(dir) => (run_file(dir, view.name), FileNaming::Numbered),
+            RecordTarget::Folder(dir) => (run_file(dir, view.name, request.format), FileNaming::Numbered),
         };
         let metadata = RecordingMetadata {
             path,

@@ -1,4 +1,5 @@
-//! Recording signals to HDF5: a real-time [`Recorder`] component hands rows
+//! Recording signals to HDF5 (or MCAP, by the file's extension: see the
+//! `mcap` module and [`convert`]): a real-time [`Recorder`] component hands rows
 //! of samples through a lock-free ring to a writer thread that appends them
 //! to chunked, compressed datasets and flushes regularly ([`WriterTiming`]),
 //! so a crash leaves a valid file. [`attach`] records from an assembly,
@@ -25,16 +26,18 @@
 
 pub mod attach;
 pub mod bench;
+pub mod convert;
 mod error;
 mod glob;
+mod mcap;
 pub mod plot;
 pub mod read;
 mod recorder;
-mod ring;
+pub mod ring;
 mod writer;
 
 pub use error::RecordError;
 
 pub use glob::expand;
 pub use recorder::{ComponentMetadata, FileNaming, RecordedSignal, Recorder, RecorderTuning, RecordingMetadata};
-pub use writer::{write_timing, WriterTiming};
+pub use writer::{is_mcap, write_timing, TimingEntry, WriterTiming};

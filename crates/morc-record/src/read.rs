@@ -15,6 +15,9 @@ use hdf5_metno as hdf5;
 /// A description of the recording at `path`: its attributes, every dataset
 /// (shape, type, unit, description), the assembly and its timing.
 pub fn info(path: &Path) -> Result<String, RecordError> {
+    if crate::is_mcap(path) {
+        return crate::mcap::info(path);
+    }
     let file = open(path)?;
     describe(&file, path).map_err(|e| RecordError::Read(format!("reading {}: {e}", path.display())))
 }
@@ -172,13 +175,13 @@ fn describe(file: &File, path: &Path) -> hdf5::Result<String> {
     Ok(s)
 }
 
-fn sorted_groups(g: &Group) -> hdf5::Result<Vec<Group>> {
+pub(crate) fn sorted_groups(g: &Group) -> hdf5::Result<Vec<Group>> {
     let mut groups = g.groups()?;
     groups.sort_by_key(|g| g.name());
     Ok(groups)
 }
 
-fn human_s(x: f64) -> String {
+pub(crate) fn human_s(x: f64) -> String {
     if x < 1e-6 {
         format!("{:.0} ns", x * 1e9)
     } else if x < 1e-3 {
@@ -233,8 +236,32 @@ fn attributes(loc: &Location) -> hdf5::Result<Vec<(String, String)>> {
         .collect())
 }
 
+/// Every attribute of `loc` as a value (numbers, integers, text, vectors of numbers), sorted by name.
+pub(crate) fn attribute_values(loc: &Location) -> Vec<(String, morc_kernel::Value)> {
+    use morc_kernel::Value;
+    let mut names = attr_names(loc);
+    names.sort();
+    names
+        .into_iter()
+        .filter_map(|n| {
+            let a = loc.attr(&n).ok()?;
+            let desc = a.dtype().and_then(|t| t.to_descriptor()).ok()?;
+            let v = match desc {
+                TypeDescriptor::Float(_) if a.is_scalar() => Value::Real(a.read_scalar::<f64>().ok()?),
+                TypeDescriptor::Float(_) => Value::Vector(a.read_raw::<f64>().ok()?),
+                TypeDescriptor::Integer(_) => Value::Integer(a.read_scalar::<i64>().ok()?),
+                // Booleans are stored as u8.
+                TypeDescriptor::Unsigned(_) => Value::Boolean(a.read_scalar::<u8>().ok()? != 0),
+                TypeDescriptor::VarLenUnicode | TypeDescriptor::VarLenAscii => Value::String(attr_text(&a)),
+                _ => return None,
+            };
+            Some((n, v))
+        })
+        .collect()
+}
+
 /// An attribute's value as text ("" when absent).
-fn text_attr(loc: &Location, name: &str) -> String {
+pub(crate) fn text_attr(loc: &Location, name: &str) -> String {
     loc.attr(name).map(|a| attr_text(&a)).unwrap_or_default()
 }
 

@@ -220,7 +220,7 @@ impl Component for Recorder {
         if metadata.base_period == 0.0 {
             metadata.base_period = ctx.base_period;
         }
-        let header = FileHeader { metadata, sample_period, decimation: self.decimation as u32, recorder: ctx.name.to_string() };
+        let header = FileHeader { metadata, sample_period, decimation: self.decimation as u32, recorder: ctx.name.to_string(), utc_start: None };
         let writer = Writer::start(header, self.columns.clone(), consumer, self.tuning.writer.clone())?;
         self.writer_thread = writer.thread().map(|t| (t.clone(), writer.progress().clone()));
         self.producer = Some(producer);

@@ -75,6 +75,8 @@ pub struct FileHeader {
     pub decimation: u32,
     /// Instance name of the recorder in its assembly.
     pub recorder: String,
+    /// When the run started; None: now (a converted recording keeps its original's).
+    pub utc_start: Option<String>,
 }
 
 /// Counters the writer publishes while it runs.
@@ -170,7 +172,7 @@ impl Writer {
                     }
                 }
                 let _ended = Ended(progress2.clone());
-                let file = match RecordingFile::create(&header, columns) {
+                let file = match create_sink(&header, columns) {
                     Ok(f) => {
                         let _ = ready_tx.send(Ok(()));
                         f
@@ -305,13 +307,65 @@ fn io_reason(e: &std::io::Error) -> String {
     c.next().map(|f| f.to_lowercase().chain(c).collect()).unwrap_or_default()
 }
 
-fn drain_loop(mut file: RecordingFile, mut ring: RingConsumer, timing: &WriterTiming, stop: &AtomicBool, progress: &WriterProgress) -> WriterOutcome {
+/// Where the writer thread puts rows: an HDF5 file ([`RecordingFile`]) or an
+/// MCAP file ([`crate::mcap::McapFile`]), chosen by the file's extension.
+pub(crate) trait Sink {
+    /// The file written.
+    fn path(&self) -> &Path;
+    /// Rows written so far.
+    fn rows(&self) -> u64;
+    /// Seconds between rows.
+    fn sample_period(&self) -> f64;
+    /// Appends `batch` (rows of `width` samples, row-major; column 0 is time).
+    fn append(&mut self, batch: &[f64], width: usize) -> Result<(), String>;
+    /// Makes everything written so far durable, with the counts so far.
+    fn flush(&mut self, dropped: u64) -> Result<(), String>;
+    /// Writes the closing counts, marks the file complete and closes it.
+    fn close(self: Box<Self>, dropped: u64) -> Result<(), String>;
+}
+
+/// Whether `path` names an MCAP file (`.mcap`); anything else is HDF5.
+pub fn is_mcap(path: &Path) -> bool {
+    path.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("mcap"))
+}
+
+/// The file for `header.metadata.path`, MCAP or HDF5 by its extension.
+pub(crate) fn create_sink(header: &FileHeader, columns: Vec<SignalColumn>) -> Result<Box<dyn Sink>, String> {
+    if is_mcap(&header.metadata.path) {
+        Ok(Box::new(crate::mcap::McapFile::create(header, columns)?))
+    } else {
+        Ok(Box::new(RecordingFile::create(header, columns)?))
+    }
+}
+
+impl Sink for RecordingFile {
+    fn path(&self) -> &Path {
+        &self.path
+    }
+    fn rows(&self) -> u64 {
+        self.rows
+    }
+    fn sample_period(&self) -> f64 {
+        self.sample_period
+    }
+    fn append(&mut self, batch: &[f64], width: usize) -> Result<(), String> {
+        RecordingFile::append(self, batch, width).map_err(|e| e.to_string())
+    }
+    fn flush(&mut self, dropped: u64) -> Result<(), String> {
+        RecordingFile::flush(self, dropped).map_err(|e| e.to_string())
+    }
+    fn close(self: Box<Self>, dropped: u64) -> Result<(), String> {
+        RecordingFile::close(*self, dropped).map_err(|e| e.to_string())
+    }
+}
+
+fn drain_loop(mut file: Box<dyn Sink>, mut ring: RingConsumer, timing: &WriterTiming, stop: &AtomicBool, progress: &WriterProgress) -> WriterOutcome {
     let width = ring.width();
     // Take at most a quarter of the ring per write, so the producer gets
     // room back early when the writer is behind.
     let batch_rows = (ring.capacity() / 4).max(1);
     let mut batch: Vec<f64> = Vec::with_capacity(batch_rows * width);
-    let rows_per_flush = ((timing.flush_interval / file.sample_period).ceil() as u64).max(1);
+    let rows_per_flush = ((timing.flush_interval / file.sample_period()).ceil() as u64).max(1);
     let mut last_flush_rows = 0u64;
     let mut last_flush_at = Instant::now();
     let mut error: Option<String> = None;
@@ -330,34 +384,34 @@ fn drain_loop(mut file: RecordingFile, mut ring: RingConsumer, timing: &WriterTi
                 continue;
             }
             if let Err(e) = file.append(&batch, width) {
-                error = Some(format!("writing {} failed: {e}; the rest of the run was not recorded", file.path.display()));
+                error = Some(format!("writing {} failed: {e}; the rest of the run was not recorded", file.path().display()));
                 log::error!("{}", error.as_deref().unwrap_or_default());
                 lost += n as u64;
                 continue;
             }
-            progress.written.store(file.rows, Ordering::Relaxed);
+            progress.written.store(file.rows(), Ordering::Relaxed);
             // Flush by data time, and by wall time for slow signals, but not
             // more than 20 times a second when running faster than real time.
-            let due_by_data = file.rows - last_flush_rows >= rows_per_flush;
+            let due_by_data = file.rows() - last_flush_rows >= rows_per_flush;
             let due_by_wall = last_flush_at.elapsed().as_secs_f64() >= timing.flush_interval;
             if (due_by_data || due_by_wall) && last_flush_at.elapsed() >= Duration::from_millis(50) {
-                flush_or_record(&mut file, ring.dropped() + lost, &mut error, progress);
-                last_flush_rows = file.rows;
+                flush_or_record(file.as_mut(), ring.dropped() + lost, &mut error, progress);
+                last_flush_rows = file.rows();
                 last_flush_at = Instant::now();
             }
         }
         if stopping {
             break;
         }
-        if error.is_none() && file.rows > last_flush_rows && last_flush_at.elapsed().as_secs_f64() >= timing.flush_interval {
-            flush_or_record(&mut file, ring.dropped() + lost, &mut error, progress);
-            last_flush_rows = file.rows;
+        if error.is_none() && file.rows() > last_flush_rows && last_flush_at.elapsed().as_secs_f64() >= timing.flush_interval {
+            flush_or_record(file.as_mut(), ring.dropped() + lost, &mut error, progress);
+            last_flush_rows = file.rows();
             last_flush_at = Instant::now();
         }
         std::thread::park_timeout(timing.poll_interval);
     }
     let dropped = ring.dropped() + lost;
-    let (path, samples) = (file.path.clone(), file.rows);
+    let (path, samples) = (file.path().to_path_buf(), file.rows());
     if error.is_none() {
         if let Err(e) = file.close(dropped) {
             error = Some(format!("closing {} failed: {e}", path.display()));
@@ -366,12 +420,12 @@ fn drain_loop(mut file: RecordingFile, mut ring: RingConsumer, timing: &WriterTi
     WriterOutcome { path, samples, dropped, error }
 }
 
-fn flush_or_record(file: &mut RecordingFile, dropped: u64, error: &mut Option<String>, progress: &WriterProgress) {
+fn flush_or_record(file: &mut dyn Sink, dropped: u64, error: &mut Option<String>, progress: &WriterProgress) {
     match file.flush(dropped) {
-        Ok(()) => progress.flushed.store(file.rows, Ordering::Relaxed),
+        Ok(()) => progress.flushed.store(file.rows(), Ordering::Relaxed),
         Err(e) => {
             if error.is_none() {
-                *error = Some(format!("flushing {} failed: {e}", file.path.display()));
+                *error = Some(format!("flushing {} failed: {e}", file.path().display()));
             }
         }
     }
@@ -538,7 +592,7 @@ fn write_header(file: &File, h: &FileHeader) -> hdf5::Result<()> {
     let m = &h.metadata;
     set_str(file, "morc_version", env!("CARGO_PKG_VERSION"))?;
     set_str(file, "git_commit", env!("MORC_GIT_COMMIT"))?;
-    set_str(file, "utc_start", &utc_now_iso8601())?;
+    set_str(file, "utc_start", &h.utc_start.clone().unwrap_or_else(utc_now_iso8601))?;
     set_str(file, "robot", &m.robot)?;
     set_str(file, "assembly", &m.assembly)?;
     set_f64(file, "base_period", m.base_period)?;
@@ -571,9 +625,62 @@ fn write_component(assembly: &hdf5::Group, c: &ComponentMetadata, base_period: f
     Ok(())
 }
 
+/// One component's execution-time statistics, in seconds, as a recording keeps them under `timing`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimingEntry {
+    /// Instance name.
+    pub name: String,
+    /// Its kind.
+    pub kind: String,
+    /// Sample time in base periods.
+    pub every: i64,
+    /// Steps taken.
+    pub steps: u64,
+    /// Steps timed.
+    pub count: u64,
+    /// Mean execution time per step (s).
+    pub mean: f64,
+    /// Median (s).
+    pub p50: f64,
+    /// 99th percentile (s).
+    pub p99: f64,
+    /// Longest (s).
+    pub max: f64,
+    /// Steps that missed their deadline.
+    pub overruns: u64,
+}
+
+impl From<&ComponentReport> for TimingEntry {
+    fn from(r: &ComponentReport) -> Self {
+        let s = |ns: f64| ns * 1e-9;
+        TimingEntry {
+            name: r.name.clone(),
+            kind: r.kind.clone(),
+            every: i64::from(r.every),
+            steps: r.steps,
+            count: r.exec.count,
+            mean: s(r.exec.mean),
+            p50: s(r.exec.p50 as f64),
+            p99: s(r.exec.p99 as f64),
+            max: s(r.exec.max as f64),
+            overruns: r.overruns,
+        }
+    }
+}
+
 /// Per-component execution-time statistics of a finished run, written into
-/// the group `/timing` of a closed recording (replacing an earlier one).
+/// the group `/timing` of a closed recording (replacing an earlier one); an
+/// MCAP recording gets `timing/<name>` metadata records.
 pub fn write_timing(path: &Path, reports: &[ComponentReport]) -> Result<(), RecordError> {
+    let entries: Vec<TimingEntry> = reports.iter().map(TimingEntry::from).collect();
+    write_timing_entries(path, &entries)
+}
+
+/// [`write_timing`] from statistics already in seconds (a converted recording's).
+pub(crate) fn write_timing_entries(path: &Path, entries: &[TimingEntry]) -> Result<(), RecordError> {
+    if is_mcap(path) {
+        return crate::mcap::write_timing(path, entries);
+    }
     let fail = |e: hdf5::Error| RecordError::Write(format!("cannot write timing into {}: {e}", path.display()));
     let file = File::append(path).map_err(fail)?;
     if file.link_exists("timing") {
@@ -581,18 +688,17 @@ pub fn write_timing(path: &Path, reports: &[ComponentReport]) -> Result<(), Reco
     }
     let timing = file.create_group("timing").map_err(fail)?;
     set_str(&timing, "unit", "s").map_err(fail)?;
-    for r in reports {
+    for r in entries {
         let g = timing.create_group(&r.name).map_err(fail)?;
-        let ns = |x: f64| x * 1e-9;
         (|| -> hdf5::Result<()> {
             set_str(&g, "kind", &r.kind)?;
-            g.new_attr::<i64>().shape(()).create("every")?.write_scalar(&i64::from(r.every))?;
+            g.new_attr::<i64>().shape(()).create("every")?.write_scalar(&r.every)?;
             g.new_attr::<u64>().shape(()).create("steps")?.write_scalar(&r.steps)?;
-            g.new_attr::<u64>().shape(()).create("count")?.write_scalar(&r.exec.count)?;
-            set_f64(&g, "mean", ns(r.exec.mean))?;
-            set_f64(&g, "p50", ns(r.exec.p50 as f64))?;
-            set_f64(&g, "p99", ns(r.exec.p99 as f64))?;
-            set_f64(&g, "max", ns(r.exec.max as f64))?;
+            g.new_attr::<u64>().shape(()).create("count")?.write_scalar(&r.count)?;
+            set_f64(&g, "mean", r.mean)?;
+            set_f64(&g, "p50", r.p50)?;
+            set_f64(&g, "p99", r.p99)?;
+            set_f64(&g, "max", r.max)?;
             g.new_attr::<u64>().shape(()).create("overruns")?.write_scalar(&r.overruns)?;
             Ok(())
         })()

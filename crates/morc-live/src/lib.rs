@@ -1,0 +1,595 @@
+//! The live view: while assemblies run, a Foxglove WebSocket server (the
+//! `foxglove` SDK, on threads of its own) serves the signals a program
+//! publishes, the robot's joint states, its tool pose and the frames of every
+//! link, run statistics and log lines, so Foxglove (or PlotJuggler's Foxglove
+//! bridge) shows them as they happen.
+//!
+//! Publishing never blocks the real-time path: a [`LiveTap`] component,
+//! attached to the running assembly like a recorder ([`attachment`]), copies
+//! its inputs into a preallocated lock-free ring (`morc_record::ring`, the
+//! recorder's) every few ticks; a drain thread takes rows out, encodes them
+//! and hands them to the server. A full ring drops the row and counts it
+//! (channel `/morc/live`).
+//!
+//! Channels (all JSON, schemas as jsonschema):
+//! ```text
+//! <component.port>     {"time": t, "value": x}          each published signal (as in MCAP recordings)
+//! /joint_states        {"time", "name", "position", "velocity", "effort"}   from robot.q, robot.qd, robot.tau
+//! /tf                  foxglove.FrameTransforms          every frame of the robot in "world"
+//! /tool_pose           foxglove.PoseInFrame              the tool frame in "world"
+//! /morc/run            {"assembly", "outcome", "reason", "late_ticks", "ticks", "components": [{name, kind, p99, max, overruns}]}  after each run
+//! /morc/live           {"time", "rows", "dropped"}       the tap's own counts, each drain
+//! /morc/log            foxglove.Log                      log lines and what programs print
+//! ```
+
+#![warn(missing_docs)]
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use foxglove::{ChannelBuilder, Context, RawChannel, Schema, WebSocketServerHandle};
+use morc_kernel::*;
+use morc_model::{FrameIndex, Model};
+use morc_record::ring::{ring, RingConsumer, RingProducer};
+
+/// The address `morc --live` serves on when none is given.
+pub const DEFAULT_ADDRESS: &str = "127.0.0.1:8765";
+
+/// A running live server.
+struct Server {
+    context: Arc<Context>,
+    handle: Option<WebSocketServerHandle>,
+    address: String,
+    channels: Mutex<BTreeMap<String, Arc<RawChannel>>>,
+    /// Rows dropped by full rings, over every run.
+    dropped: AtomicU64,
+    /// Rows sent, over every run.
+    sent: AtomicU64,
+}
+
+static SERVER: Mutex<Option<Arc<Server>>> = Mutex::new(None);
+
+fn server() -> Option<Arc<Server>> {
+    SERVER.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+/// Starts serving on `address` ("host:port"; port 0 picks a free one) and
+/// returns the address served. A server already running is stopped first.
+pub fn start(address: &str) -> Result<String, String> {
+    stop();
+    let (host, port) = address.rsplit_once(':').ok_or_else(|| format!("live view address '{address}': give host:port, e.g. {DEFAULT_ADDRESS}"))?;
+    let port: u16 = port.parse().map_err(|_| format!("live view address '{address}': the port '{port}' is not a number from 0 to 65535"))?;
+    let context = Context::new();
+    let handle = context
+        .websocket_server()
+        .name("morc")
+        .bind(host, port)
+        .start_blocking()
+        .map_err(|e| format!("cannot serve the live view on {address}: {e} (is another morc --live or Foxglove bridge on that port? choose another with --live HOST:PORT)"))?;
+    let served = format!("{host}:{}", handle.port());
+    let server = Arc::new(Server {
+        context,
+        handle: Some(handle),
+        address: served.clone(),
+        channels: Mutex::new(BTreeMap::new()),
+        dropped: AtomicU64::new(0),
+        sent: AtomicU64::new(0),
+    });
+    // Advertised from the start, so a client is subscribed before a run ends or a line is logged.
+    for (topic, schema) in [("/morc/run", "morc.Run"), ("/morc/live", "morc.Live"), ("/morc/log", "foxglove.Log")] {
+        server.channel(topic, schema);
+    }
+    *SERVER.lock().unwrap_or_else(|p| p.into_inner()) = Some(server);
+    Ok(served)
+}
+
+/// Stops the server, if one runs; clients are disconnected.
+pub fn stop() {
+    let taken = SERVER.lock().unwrap_or_else(|p| p.into_inner()).take();
+    if let Some(server) = taken {
+        if let Ok(mut s) = Arc::try_unwrap(server) {
+            if let Some(h) = s.handle.take() {
+                h.stop().wait_blocking();
+            }
+        }
+        // Else a drain thread still holds it: the server stops when the run's tap ends.
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(h) = self.handle.take() {
+            h.stop().wait_blocking();
+        }
+    }
+}
+
+/// The address served, when the live view is on.
+pub fn address() -> Option<String> {
+    server().map(|s| s.address.clone())
+}
+
+/// Clients connected now (0 when the live view is off).
+pub fn clients() -> usize {
+    server().and_then(|s| s.handle.as_ref().map(|h| h.client_count())).unwrap_or(0)
+}
+
+/// Waits until a client is connected, at most `timeout`; whether one is.
+pub fn wait_for_client(timeout: Duration) -> bool {
+    let start = std::time::Instant::now();
+    while clients() == 0 {
+        if start.elapsed() >= timeout || server().is_none() {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    true
+}
+
+/// Rows the live taps sent since the server started.
+pub fn sent() -> u64 {
+    server().map_or(0, |s| s.sent.load(Ordering::Relaxed))
+}
+
+/// Rows the live taps dropped since the server started (full rings).
+pub fn dropped() -> u64 {
+    server().map_or(0, |s| s.dropped.load(Ordering::Relaxed))
+}
+
+/// The JSON schema Foxglove reads for a message type.
+fn schema_json(name: &str) -> String {
+    let num = r#"{"type":"number"}"#;
+    let vec3 = format!(r#"{{"type":"object","properties":{{"x":{num},"y":{num},"z":{num}}}}}"#);
+    let quat = format!(r#"{{"type":"object","properties":{{"x":{num},"y":{num},"z":{num},"w":{num}}}}}"#);
+    let time = r#"{"type":"object","properties":{"sec":{"type":"integer"},"nsec":{"type":"integer"}}}"#;
+    match name {
+        "foxglove.FrameTransforms" => format!(
+            r#"{{"type":"object","properties":{{"transforms":{{"type":"array","items":{{"type":"object","properties":{{"timestamp":{time},"parent_frame_id":{{"type":"string"}},"child_frame_id":{{"type":"string"}},"translation":{vec3},"rotation":{quat}}}}}}}}}}}"#
+        ),
+        "foxglove.PoseInFrame" => {
+            format!(r#"{{"type":"object","properties":{{"timestamp":{time},"frame_id":{{"type":"string"}},"pose":{{"type":"object","properties":{{"position":{vec3},"orientation":{quat}}}}}}}}}"#)
+        }
+        "foxglove.Log" => format!(
+            r#"{{"type":"object","properties":{{"timestamp":{time},"level":{{"type":"integer"}},"message":{{"type":"string"}},"name":{{"type":"string"}},"file":{{"type":"string"}},"line":{{"type":"integer"}}}}}}"#
+        ),
+        _ => r#"{"type":"object"}"#.to_string(),
+    }
+}
+
+impl Server {
+    /// The channel of `topic`, advertised on first use.
+    fn channel(&self, topic: &str, schema: &str) -> Option<Arc<RawChannel>> {
+        let mut channels = self.channels.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = channels.get(topic) {
+            return Some(c.clone());
+        }
+        let built = ChannelBuilder::new(topic)
+            .context(&self.context)
+            .message_encoding("json")
+            .schema(Schema::new(schema, "jsonschema", schema_json(schema).into_bytes()))
+            .build_raw();
+        match built {
+            Ok(c) => {
+                channels.insert(topic.to_string(), c.clone());
+                Some(c)
+            }
+            Err(e) => {
+                log::warn!("live view: cannot open channel {topic}: {e}");
+                None
+            }
+        }
+    }
+
+    fn send(&self, topic: &str, schema: &str, json: &str) {
+        if let Some(c) = self.channel(topic, schema) {
+            c.log(json.as_bytes());
+        }
+    }
+}
+
+fn json_string(s: &str) -> String {
+    serde_json::Value::String(s.to_string()).to_string()
+}
+
+/// Sends a log line to `/morc/log` (level as `log::Level`), when the live view is on.
+pub fn log_line(level: log::Level, target: &str, message: &str) {
+    let Some(s) = server() else { return };
+    // foxglove.Log levels: DEBUG 1, INFO 2, WARNING 3, ERROR 4.
+    let level = match level {
+        log::Level::Error => 4,
+        log::Level::Warn => 3,
+        log::Level::Info => 2,
+        log::Level::Debug | log::Level::Trace => 1,
+    };
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let json =
+        format!(r#"{{"timestamp":{{"sec":{},"nsec":{}}},"level":{level},"message":{},"name":{},"file":"","line":0}}"#, now.as_secs(), now.subsec_nanos(), json_string(message), json_string(target));
+    s.send("/morc/log", "foxglove.Log", &json);
+}
+
+/// Sends a finished run's statistics to `/morc/run`: its outcome, late
+/// ticks and each component's p99 and worst execution time.
+pub fn publish_run(assembly: &str, result: &RunResult) {
+    let Some(s) = server() else { return };
+    let (outcome, reason) = match &result.outcome {
+        Outcome::Finished(r) => ("finished", r.clone()),
+        Outcome::Fault(r) => ("fault", r.to_string()),
+        Outcome::Cancelled => ("cancelled", String::new()),
+    };
+    let mut json = format!(
+        r#"{{"assembly":{},"outcome":"{outcome}","reason":{},"ticks":{},"late_ticks":{},"dropped":{},"components":["#,
+        json_string(assembly),
+        json_string(&reason),
+        result.ticks,
+        result.engine.late_ticks,
+        s.dropped.load(Ordering::Relaxed)
+    );
+    for (i, c) in result.components.iter().enumerate() {
+        if i > 0 {
+            json.push(',');
+        }
+        let _ = write!(json, r#"{{"name":{},"kind":{},"p99":{},"max":{},"overruns":{}}}"#, json_string(&c.name), json_string(&c.kind), c.exec.p99 as f64 * 1e-9, c.exec.max as f64 * 1e-9, c.overruns);
+    }
+    json.push_str("]}");
+    s.send("/morc/run", "morc.Run", &json);
+}
+
+/// The robot, as the live view draws it.
+#[derive(Clone)]
+pub struct LiveRobot {
+    /// The model for the frames of every link.
+    pub model: Arc<Model>,
+    /// The frame whose pose is the tool pose.
+    pub tool_frame: FrameIndex,
+}
+
+/// What a program publishes from an assembly.
+#[derive(Clone)]
+pub struct LiveRequest {
+    /// Signal names or globs ("robot.q", "ff.*").
+    pub patterns: Vec<String>,
+    /// The robot the assembly drives, for joint states, tool pose and frames.
+    pub robot: Option<LiveRobot>,
+    /// Samples per second sent (the tap steps every round(1 / (rate · T)) ticks).
+    pub rate: f64,
+}
+
+/// The robot of the engine, for taps whose request names none (`a:publish` does not know it).
+static ROBOT: Mutex<Option<LiveRobot>> = Mutex::new(None);
+
+/// Sets the robot the taps of the next runs draw (the engine's robot), or none.
+pub fn set_robot(robot: Option<LiveRobot>) {
+    *ROBOT.lock().unwrap_or_else(|p| p.into_inner()) = robot;
+}
+
+/// The tap's name in an assembly.
+pub const TAP_NAME: &str = "live";
+
+/// The attachment that puts a [`LiveTap`] on the assembly when it is
+/// planned: the published signals, and the robot's q, qd and tau.
+pub fn attachment(request: LiveRequest) -> Attach {
+    Arc::new(move |view| {
+        let available: Vec<(String, ValueType, String)> = view.signals.iter().filter(|s| s.ty != ValueType::String).map(|s| (s.name.clone(), s.ty, s.unit.clone())).collect();
+        let patterns: Vec<&str> = request.patterns.iter().map(String::as_str).collect();
+        let mut signals = morc_record::expand(&patterns, &available)?;
+        // The first `published` signals get channels of their own.
+        let published = signals.len();
+        let robot = request.robot.clone().or_else(|| ROBOT.lock().unwrap_or_else(|p| p.into_inner()).clone());
+        // The robot's joints, for /joint_states and the frames, whether published or not.
+        let joints: Vec<String> = ["q", "qd", "tau"].iter().map(|p| format!("{}.{p}", view.base_name)).collect();
+        if robot.is_some() {
+            for j in &joints {
+                if !signals.iter().any(|s| &s.0 == j) {
+                    if let Some(s) = available.iter().find(|s| &s.0 == j) {
+                        signals.push(s.clone());
+                    }
+                }
+            }
+        }
+        // Stepped every tick on the base thread and pushing every `decimation`-th (as the recorder
+        // does): a slower tap would be a multirate component, handed to an Updater thread each time.
+        let decimation = ((1.0 / (request.rate.max(1e-3) * view.base_period)).round() as u64).max(1);
+        let mut tap = LiveTap::new(signals.clone(), robot, joints, published);
+        tap.decimation = decimation;
+        let inputs = signals.iter().map(|(name, _, _)| (name.clone(), LiveTap::input_port(name))).collect();
+        Ok(Attachment { component: Box::new(tap), every: 1, inputs })
+    })
+}
+
+/// One column of a tap's row.
+#[derive(Clone, Debug)]
+struct Column {
+    name: String,
+    ty: ValueType,
+    offset: usize,
+    width: usize,
+    /// Sent on its own channel (published), or only used for the robot's channels.
+    own_channel: bool,
+}
+
+/// The component on the real-time path: copies its inputs into a
+/// preallocated ring every step; a drain thread sends them.
+pub struct LiveTap {
+    info: ComponentInfo,
+    columns: Vec<Column>,
+    robot: Option<LiveRobot>,
+    /// Offsets of robot.q, robot.qd, robot.tau in a row (if present).
+    joints: [Option<(usize, usize)>; 3],
+    row: Vec<f64>,
+    /// Pushes every this many steps.
+    decimation: u64,
+    producer: Option<RingProducer>,
+    drain: Option<Drain>,
+    /// Published by the drain thread: rows sent.
+    sent: Arc<AtomicU64>,
+}
+
+struct Drain {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl LiveTap {
+    /// A tap of `signals` (name, type, unit); the first `published` get channels of their own,
+    /// the robot's `joints` (q, qd, tau names) feed its channels.
+    fn new(signals: Vec<(String, ValueType, String)>, robot: Option<LiveRobot>, joints: Vec<String>, published: usize) -> Self {
+        let mut info = ComponentInfo::new("live", "copies its inputs to the live view (Foxglove WebSocket) off the real-time path; results: name.sent, name.dropped");
+        let mut columns = Vec::new();
+        let mut offset = 1;
+        let mut joint_at = [None, None, None];
+        for (i, (name, ty, unit)) in signals.iter().enumerate() {
+            info = info.input(PortInfo::new(&Self::input_port(name), *ty).unit(unit).required());
+            let width = match ty {
+                ValueType::Vector(n) => *n,
+                _ => 1,
+            };
+            if let Some(k) = joints.iter().position(|j| j == name) {
+                joint_at[k] = Some((offset, width));
+            }
+            columns.push(Column { name: name.clone(), ty: *ty, offset, width, own_channel: i < published });
+            offset += width;
+        }
+        LiveTap {
+            info,
+            columns,
+            robot,
+            joints: joint_at,
+            row: vec![0.0; offset],
+            decimation: 1,
+            producer: None,
+            drain: None,
+            sent: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// The input port that takes `signal`: "robot.q" → "robot/q".
+    pub fn input_port(signal: &str) -> String {
+        signal.replace('.', "/")
+    }
+
+    fn stop_drain(&mut self) {
+        self.producer = None;
+        if let Some(d) = self.drain.take() {
+            d.stop.store(true, Ordering::Release);
+            d.thread.thread().unpark();
+            let _ = d.thread.join();
+        }
+    }
+}
+
+impl Component for LiveTap {
+    morc_kernel::component_info!(info);
+
+    fn initialize(&mut self, ctx: &InitContext, _outputs: &mut [Value]) -> Result<(), String> {
+        self.stop_drain();
+        let Some(server) = server() else {
+            // The live view is off: the tap does nothing.
+            return Ok(());
+        };
+        // Two seconds of rows, at least 1024: the drain thread looks every 20 ms.
+        let rows = ((2.0 / (ctx.period * self.decimation as f64)).ceil() as usize).max(1024);
+        let (producer, consumer) = ring(rows, self.row.len());
+        let stop = Arc::new(AtomicBool::new(false));
+        let sender = Sender { server, columns: self.columns.clone(), robot: self.robot.clone(), joints: self.joints, sent: self.sent.clone(), reported_drops: 0 };
+        let stop2 = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("live-{}", ctx.name))
+            .spawn(move || sender.run(consumer, &stop2))
+            .map_err(|e| format!("cannot start the live view's thread: {e}"))?;
+        self.producer = Some(producer);
+        self.drain = Some(Drain { stop, thread });
+        Ok(())
+    }
+
+    /// Real-time path: copies the inputs into the preallocated row and
+    /// pushes it; never blocks, allocates or calls the system.
+    fn step(&mut self, ctx: &StepContext, inputs: &[Value], _outputs: &mut [Value]) -> Step {
+        if !ctx.step.is_multiple_of(self.decimation) {
+            return Step::Continue;
+        }
+        let Some(producer) = self.producer.as_mut() else {
+            return Step::Continue;
+        };
+        self.row[0] = ctx.time;
+        for (c, v) in self.columns.iter().zip(inputs) {
+            match v {
+                Value::Vector(x) => {
+                    let n = c.width.min(x.len());
+                    self.row[c.offset..c.offset + n].copy_from_slice(&x[..n]);
+                }
+                other => self.row[c.offset] = other.real(),
+            }
+        }
+        // A full ring drops the row and counts it (/morc/live shows it).
+        producer.push_row(&self.row);
+        Step::Continue
+    }
+
+    fn terminate(&mut self, results: &mut AssemblyResults) {
+        self.stop_drain();
+        results.set("sent", Value::Integer(self.sent.load(Ordering::Relaxed) as i64));
+    }
+}
+
+impl Drop for LiveTap {
+    fn drop(&mut self) {
+        self.stop_drain();
+    }
+}
+
+/// The drain thread's side: rows to JSON messages.
+struct Sender {
+    server: Arc<Server>,
+    columns: Vec<Column>,
+    robot: Option<LiveRobot>,
+    joints: [Option<(usize, usize)>; 3],
+    sent: Arc<AtomicU64>,
+    reported_drops: u64,
+}
+
+fn push_number(out: &mut String, x: f64) {
+    if x.is_finite() {
+        let _ = write!(out, "{x:?}");
+    } else {
+        out.push_str("null");
+    }
+}
+
+fn push_array(out: &mut String, xs: &[f64]) {
+    out.push('[');
+    for (k, x) in xs.iter().enumerate() {
+        if k > 0 {
+            out.push(',');
+        }
+        push_number(out, *x);
+    }
+    out.push(']');
+}
+
+impl Sender {
+    fn run(mut self, mut consumer: RingConsumer, stop: &AtomicBool) {
+        let width = consumer.width();
+        let mut batch = Vec::with_capacity(consumer.capacity() * width);
+        let mut json = String::with_capacity(1024);
+        let mut data = self.robot.as_ref().map(|r| morc_model::Data::new(&r.model));
+        loop {
+            let stopping = stop.load(Ordering::Acquire);
+            batch.clear();
+            let n = consumer.pop_into(&mut batch, usize::MAX);
+            for row in batch.chunks_exact(width) {
+                self.send_row(row, &mut json, data.as_mut());
+            }
+            self.sent.fetch_add(n as u64, Ordering::Relaxed);
+            self.server.sent.fetch_add(n as u64, Ordering::Relaxed);
+            let dropped = consumer.dropped();
+            if n > 0 || dropped != self.reported_drops {
+                self.server.dropped.fetch_add(dropped - self.reported_drops, Ordering::Relaxed);
+                self.reported_drops = dropped;
+                let t = batch.len().checked_sub(width).map_or(0.0, |i| batch[i]);
+                json.clear();
+                json.push_str("{\"time\":");
+                push_number(&mut json, t);
+                let _ = write!(json, ",\"rows\":{},\"dropped\":{}}}", self.sent.load(Ordering::Relaxed), dropped);
+                self.server.send("/morc/live", "morc.Live", &json);
+            }
+            if stopping {
+                break;
+            }
+            std::thread::park_timeout(Duration::from_millis(20));
+        }
+    }
+
+    fn send_row(&self, row: &[f64], json: &mut String, data: Option<&mut morc_model::Data>) {
+        let t = row[0];
+        for c in self.columns.iter().filter(|c| c.own_channel) {
+            json.clear();
+            json.push_str("{\"time\":");
+            push_number(json, t);
+            json.push_str(",\"value\":");
+            match c.ty {
+                ValueType::Vector(_) => push_array(json, &row[c.offset..c.offset + c.width]),
+                ValueType::Integer => {
+                    let _ = write!(json, "{}", row[c.offset] as i64);
+                }
+                ValueType::Boolean => json.push_str(if row[c.offset] != 0.0 { "true" } else { "false" }),
+                _ => push_number(json, row[c.offset]),
+            }
+            json.push('}');
+            self.server.send(&c.name, &format!("morc.{}", c.ty), json);
+        }
+        let (Some(robot), Some((q_at, nq))) = (&self.robot, self.joints[0]) else {
+            return;
+        };
+        let q = &row[q_at..q_at + nq];
+        let names = robot.model.joint_names();
+        json.clear();
+        json.push_str("{\"time\":");
+        push_number(json, t);
+        json.push_str(",\"name\":[");
+        for (i, n) in names.iter().skip(names.len().saturating_sub(nq)).enumerate() {
+            if i > 0 {
+                json.push(',');
+            }
+            json.push_str(&json_string(n));
+        }
+        json.push_str("],\"position\":");
+        push_array(json, q);
+        for (key, at) in [("velocity", self.joints[1]), ("effort", self.joints[2])] {
+            let _ = write!(json, ",\"{key}\":");
+            match at {
+                Some((o, w)) => push_array(json, &row[o..o + w]),
+                None => json.push_str("[]"),
+            }
+        }
+        json.push('}');
+        self.server.send("/joint_states", "morc.JointState", json);
+
+        let Some(data) = data else { return };
+        if q.len() != robot.model.nq() {
+            return;
+        }
+        morc_model::forward_kinematics_placements(&robot.model, data, q);
+        morc_model::update_frame_placements(&robot.model, data);
+        let (sec, nsec) = ((t.max(0.0)).floor() as u64, ((t.max(0.0)).fract() * 1e9).round() as u64);
+        let stamp = format!(r#"{{"sec":{sec},"nsec":{nsec}}}"#);
+        let pose = |json: &mut String, x: &morc_model::Se3| {
+            let p = x.translation;
+            let r = nalgebra_quat(x);
+            let _ = write!(json, r#"{{"x":{:?},"y":{:?},"z":{:?}}},"#, p[0], p[1], p[2]);
+            let _ = write!(json, r#"{{"x":{:?},"y":{:?},"z":{:?},"w":{:?}}}"#, r[0], r[1], r[2], r[3]);
+        };
+        json.clear();
+        json.push_str("{\"transforms\":[");
+        for (i, f) in robot.model.frames().iter().enumerate() {
+            if i > 0 {
+                json.push(',');
+            }
+            let x = morc_model::frame_placement(&robot.model, data, i);
+            let _ = write!(json, r#"{{"timestamp":{stamp},"parent_frame_id":"world","child_frame_id":{},"translation":"#, json_string(&f.name));
+            // pose() writes translation, then the rotation object; name the rotation field between.
+            let mut one = String::new();
+            pose(&mut one, &x);
+            let (tr, rot) = one.split_once("},").unwrap_or((&one, ""));
+            let _ = write!(json, "{tr}}},\"rotation\":{rot}}}");
+        }
+        json.push_str("]}");
+        self.server.send("/tf", "foxglove.FrameTransforms", json);
+
+        let tool = morc_model::frame_placement(&robot.model, data, robot.tool_frame);
+        let mut one = String::new();
+        pose(&mut one, &tool);
+        let (tr, rot) = one.split_once("},").unwrap_or((&one, ""));
+        json.clear();
+        let _ = write!(json, r#"{{"timestamp":{stamp},"frame_id":"world","pose":{{"position":{tr}}},"orientation":{rot}}}}}"#);
+        self.server.send("/tool_pose", "foxglove.PoseInFrame", json);
+    }
+}
+
+/// The rotation of `x` as a unit quaternion (x, y, z, w).
+fn nalgebra_quat(x: &morc_model::Se3) -> [f64; 4] {
+    let q = nalgebra::UnitQuaternion::from_rotation_matrix(&nalgebra::Rotation3::from_matrix_unchecked(x.rotation));
+    [q.i, q.j, q.k, q.w]
+}

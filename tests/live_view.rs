@@ -1,0 +1,172 @@
+//! The live view as a user meets it: `morc --live ADDR run prog.lua` serves
+//! the run over the Foxglove WebSocket protocol, and a client written from
+//! the published spec in Python (`websockets`, tests/python/live_client.py)
+//! subscribes, decodes the JSON messages and finds the run in them: the
+//! published signals equal the recording of the same run sample for sample,
+//! the joint states are the robot's, the frames and tool pose are there, the
+//! run's statistics and a log line arrive, and nothing was dropped.
+//!
+//! Needs python3 with websockets (scripts/setup --test).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value as Json;
+
+fn scratch(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("morc-live-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn python() -> String {
+    std::env::var("MORC_PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+/// The KR 16 follows a sine for 1 s on the wall clock once a client is there; robot.q and
+/// ref.y are published and recorded. wave.h5 exists already: the recorder warns (a log line).
+const PROGRAM: &str = r#"
+local kr16 = require "robots.kr16"
+morc.use_robot(kr16, { q0 = kr16.home })
+assert(morc.live.address(), "the live view is on")
+assert(morc.live.wait_for_client(60), "no client came")
+local a = morc.assembly { "wave", duration = 1.0 }
+a:add("ref", "sine", { n = 6, amplitude = 0.2, frequency = 1 })
+a:connect("ref.y", "robot.q_cmd")
+a:publish { "robot.q", "ref.y" }
+a:record { "robot.q", "ref.y", path = "wave.h5" }
+local r = morc.engine:run(a)
+assert(r.ok, r.reason)
+print("recorded " .. r.recordings[1])
+"#;
+
+#[test]
+fn a_foxglove_client_sees_the_run_as_it_happens() {
+    let dir = scratch("run");
+    std::fs::write(dir.join("wave.lua"), PROGRAM).unwrap();
+    std::fs::write(dir.join("wave.h5"), b"taken").unwrap();
+    let mut morc = Command::new(env!("CARGO_BIN_EXE_morc"))
+        .current_dir(&dir)
+        .args(["--clock", "wall", "--live", "127.0.0.1:0", "run", "wave.lua"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // "live view on ws://127.0.0.1:PORT …" comes first on stderr.
+    let mut stderr = BufReader::new(morc.stderr.take().unwrap());
+    let mut first = String::new();
+    stderr.read_line(&mut first).unwrap();
+    let url = first.split_whitespace().find(|w| w.starts_with("ws://")).unwrap_or_else(|| panic!("no address said: {first}")).to_string();
+    let rest = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
+        s
+    });
+
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/live_client.py");
+    let topics = ["robot.q", "ref.y", "/joint_states", "/tf", "/tool_pose", "/morc/run", "/morc/live", "/morc/log"];
+    let client = Command::new(python()).arg(script).arg(&url).arg("foxglove.sdk.v1").arg("60").args(topics).output().unwrap_or_else(|e| panic!("python3: {e}"));
+    let out = morc.wait_with_output().unwrap();
+    let said = rest.join().unwrap();
+    assert!(client.status.success(), "the client failed: {}\nmorc said: {said}", String::from_utf8_lossy(&client.stderr));
+    assert!(out.status.success(), "morc failed: {said}");
+    let got: Json = serde_json::from_slice(&client.stdout).unwrap();
+    assert_eq!(got["subprotocol"], "foxglove.sdk.v1");
+    assert_eq!(got["server"], "morc");
+    for t in topics {
+        assert_eq!(got["channels"][t]["encoding"], "json", "{t}: {}", got["channels"]);
+    }
+    assert_eq!(got["channels"]["/tf"]["schemaName"], "foxglove.FrameTransforms");
+    assert_eq!(got["channels"]["/tool_pose"]["schemaName"], "foxglove.PoseInFrame");
+    assert!(got["channels"].get("robot.qd").is_none(), "only what is published gets a channel: {}", got["channels"]);
+    let messages = &got["messages"];
+
+    // The recording of the same run (wave-001.h5: wave.h5 was taken).
+    let recording = morc_record::plot::load(&dir.join("wave-001.h5"), &["robot.q", "ref.y"]).unwrap();
+    let at = |t: f64| recording.time.iter().position(|x| *x == t).unwrap_or_else(|| panic!("no sample at {t} in the recording"));
+    let column = |name: &str, i: usize| -> Vec<f64> { recording.signals.iter().find(|s| s.name == name).unwrap().columns.iter().map(|c| c[i]).collect() };
+    let q_messages = messages["robot.q"].as_array().unwrap();
+    // 100 samples a second for 1 s; the first few may go before the client subscribed.
+    assert!(q_messages.len() >= 80, "{} robot.q messages", q_messages.len());
+    for m in q_messages {
+        let i = at(m["time"].as_f64().unwrap());
+        let value: Vec<f64> = m["value"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        assert_eq!(value, column("robot.q", i), "robot.q at {}", m["time"]);
+    }
+    for m in messages["ref.y"].as_array().unwrap() {
+        let i = at(m["time"].as_f64().unwrap());
+        let value: Vec<f64> = m["value"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        assert_eq!(value, column("ref.y", i));
+    }
+    // Joint states: the KR 16's joints, positions as robot.q.
+    let js = messages["/joint_states"].as_array().unwrap();
+    assert!(js.len() >= 80);
+    for m in js {
+        assert_eq!(m["name"].as_array().unwrap().len(), 6);
+        let i = at(m["time"].as_f64().unwrap());
+        let pos: Vec<f64> = m["position"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect();
+        assert_eq!(pos, column("robot.q", i));
+        assert_eq!(m["velocity"].as_array().unwrap().len(), 6);
+        assert_eq!(m["effort"].as_array().unwrap().len(), 6);
+    }
+    // Frames of every link in "world", with unit quaternions; the tool pose is one of them.
+    let tf = messages["/tf"].as_array().unwrap().last().unwrap()["transforms"].as_array().unwrap().clone();
+    assert!(tf.len() >= 7, "{} frames", tf.len());
+    for f in &tf {
+        assert_eq!(f["parent_frame_id"], "world");
+        let r = &f["rotation"];
+        let n: f64 = ["x", "y", "z", "w"].iter().map(|k| r[k].as_f64().unwrap().powi(2)).sum();
+        assert!((n - 1.0).abs() < 1e-9, "{f}");
+    }
+    let pose = &messages["/tool_pose"].as_array().unwrap().last().unwrap()["pose"]["position"];
+    assert!(tf.iter().any(|f| f["translation"] == *pose), "the tool pose {pose} is a frame's");
+    // The reach of a KR 16 from its base: about a metre or more, and not 0 (FK ran).
+    let reach = (pose["x"].as_f64().unwrap().powi(2) + pose["z"].as_f64().unwrap().powi(2)).sqrt();
+    assert!((0.5..3.0).contains(&reach), "{pose}");
+    // The run's statistics once it ended, and the tap's counts.
+    let run = &messages["/morc/run"][0];
+    assert_eq!(run["assembly"], "wave");
+    assert_eq!(run["outcome"], "finished");
+    assert_eq!(run["ticks"], 1000);
+    assert!(run["late_ticks"].is_u64());
+    let live = run["components"].as_array().unwrap().iter().find(|c| c["name"] == "live").unwrap_or_else(|| panic!("{run}"));
+    assert!(live["p99"].as_f64().unwrap() > 0.0);
+    assert_eq!(messages["/morc/live"].as_array().unwrap().last().unwrap()["dropped"], 0);
+    // The recorder's warning went out as a log line too.
+    let logs = messages["/morc/log"].as_array().unwrap();
+    assert!(logs.iter().any(|l| l["message"].as_str().unwrap_or_default().contains("wave.h5 exists") && l["level"] == 3), "{logs:?}");
+}
+
+#[test]
+fn without_the_live_view_publishing_costs_nothing_and_bad_addresses_are_refused() {
+    let dir = scratch("off");
+    let program = r#"
+local a = morc.assembly { "quiet", duration = 0.05 }
+a:add("ref", "sine", { n = 6 })
+a:publish { "ref.y" }
+local r = morc.engine:run(a)
+assert(r.ok, r.reason)
+assert(not tostring(r):find("live%s+live"), "no tap while the live view is off:\n" .. tostring(r))
+assert(morc.live.address() == nil)
+print(morc.live.start("127.0.0.1:0"))
+local r2 = morc.engine:run(a)
+assert(tostring(r2):find("live%s+live"), tostring(r2))
+morc.live.stop()
+assert(morc.live.address() == nil)
+local ok, err = pcall(a.publish, a, {})
+assert(not ok and tostring(err):find("needs signals"), tostring(err))
+"#;
+    std::fs::write(dir.join("off.lua"), program).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_morc")).current_dir(&dir).args(["run", "off.lua"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("127.0.0.1:"));
+
+    for (address, says) in [("nonsense", "give host:port"), ("127.0.0.1:99999", "not a number from 0 to 65535")] {
+        let out = Command::new(env!("CARGO_BIN_EXE_morc")).current_dir(&dir).args(["--live", address, "run", "off.lua"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{address}");
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(e.contains(address) && e.contains(says), "{e}");
+    }
+}

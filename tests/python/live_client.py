@@ -1,0 +1,60 @@
+"""A Foxglove WebSocket client written from the published protocol spec
+(github.com/foxglove/ws-protocol, docs/spec.md), independent of the server's
+code: connects, reads serverInfo and advertise, subscribes to the topics
+asked for, decodes every message as its channel's encoding says (json here),
+and stops after the first message on /morc/run (a run ended) or a timeout.
+Prints {"subprotocol", "server", "channels": {topic: {...}}, "messages": {topic: [...]}} as JSON.
+
+usage: live_client.py ws://host:port SUBPROTOCOL TIMEOUT_S topic...
+"""
+import asyncio
+import json
+import struct
+import sys
+
+import websockets
+
+
+async def main(url, subprotocol, timeout, wanted):
+    out = {"subprotocol": None, "server": None, "channels": {}, "messages": {}}
+    subs = {}  # subscription id -> topic
+    next_sub = 1
+    async with websockets.connect(url, subprotocols=[subprotocol], max_size=None) as ws:
+        out["subprotocol"] = ws.subprotocol
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+        while loop.time() < end:
+            try:
+                msg = await asyncio.wait_for(ws.recv(), timeout=max(0.01, end - loop.time()))
+            except (asyncio.TimeoutError, websockets.exceptions.ConnectionClosed):
+                break
+            if isinstance(msg, str):
+                m = json.loads(msg)
+                if m["op"] == "serverInfo":
+                    out["server"] = m["name"]
+                elif m["op"] == "advertise":
+                    new = []
+                    for ch in m["channels"]:
+                        out["channels"][ch["topic"]] = {k: ch.get(k) for k in ("id", "encoding", "schemaName", "schemaEncoding")}
+                        if ch["topic"] in wanted or "*" in wanted:
+                            subs[next_sub] = (ch["topic"], ch["encoding"])
+                            new.append({"id": next_sub, "channelId": ch["id"]})
+                            next_sub += 1
+                    if new:
+                        await ws.send(json.dumps({"op": "subscribe", "subscriptions": new}))
+                continue
+            # Binary: opcode 0x01 message data = u8 op, u32 subscription id, u64 timestamp, payload.
+            if msg[0] != 0x01:
+                continue
+            sub, _stamp = struct.unpack_from("<IQ", msg, 1)
+            topic, encoding = subs[sub]
+            payload = msg[13:]
+            if encoding != "json":
+                raise SystemExit(f"channel {topic}: cannot decode encoding {encoding}")
+            out["messages"].setdefault(topic, []).append(json.loads(payload))
+            if topic == "/morc/run":
+                break
+    print(json.dumps(out))
+
+
+asyncio.run(main(sys.argv[1], sys.argv[2], float(sys.argv[3]), set(sys.argv[4:])))
