@@ -94,6 +94,8 @@ fn component_fields(c: &ComponentMetadata, base_period: f64) -> Vec<(String, Str
     for (name, value) in &c.params {
         let text = match value {
             Value::String(s) => s.clone(),
+            // With its decimal point or exponent ("1.0", not "1"), so it reads back as a real.
+            Value::Real(x) => format!("{x:?}"),
             other => other.to_string(),
         };
         f.push((format!("parameters.{name}"), text));
@@ -419,4 +421,25 @@ pub(crate) fn info(path: &Path) -> Result<String, RecordError> {
         }
     }
     Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_read_back_with_their_types() {
+        // A real that happens to be whole stays a real (it once came back as the integer 1).
+        let c = ComponentMetadata {
+            name: "g".into(),
+            kind: "gain".into(),
+            every: 1,
+            params: vec![("k".into(), Value::Real(1.0)), ("n".into(), Value::Integer(6)), ("tiny".into(), Value::Real(1e-7))],
+        };
+        let fields = component_fields(&c, 0.001);
+        let read = |p: &str| crate::convert::value_of_text(&fields.iter().find(|(k, _)| k == &format!("parameters.{p}")).unwrap().1);
+        assert_eq!(read("k"), Value::Real(1.0));
+        assert_eq!(read("n"), Value::Integer(6));
+        assert_eq!(read("tiny"), Value::Real(1e-7));
+    }
 }
