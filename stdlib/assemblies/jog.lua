@@ -5,19 +5,12 @@
 --   local jog = require "stdlib.assemblies.jog"
 --   local a = jog(robot, { until_still = true })
 local takes = require "stdlib.assemblies.base_inputs"
+local drive = require "stdlib.assemblies.drive"
 
 return function(robot, params)
   local a = morc.assembly { "jog" }
   a:add("jog", robot:component("jog"), params or {})
   a:connect("robot.q", "jog.q")
-  a:connect("jog.q", "robot.q_cmd")
-  if takes("qd_ff") then a:connect("jog.qd", "robot.qd_ff") end
-  if takes("tau_ff") then
-    robot:add(a, "ff", "rnea")
-    a:connect("jog.q", "ff.q")
-    a:connect("jog.qd", "ff.qd")
-    a:connect("jog.qdd", "ff.qdd")
-    a:connect("ff.tau", "robot.tau_ff")
-  end
+  drive(a, robot, "jog", takes("tau_ff"))
   return a
 end

@@ -11,6 +11,7 @@
 -- torque feed-forward; on the EtherCAT bus the drives take the position (CSP) and close their
 -- own loops.
 local takes = require "stdlib.assemblies.base_inputs"
+local drive = require "stdlib.assemblies.drive"
 
 return function(robot, kind, params, opts)
   opts = opts or {}
@@ -20,19 +21,11 @@ return function(robot, kind, params, opts)
   a:add("traj", robot:component(kind), params)
   robot:add(a, "mon", "monitor", { max_error = opts.max_error or 2 })
   a:connect("robot.q", "traj.start")
-  a:connect("traj.q", "robot.q_cmd")
-  if takes("qd_ff") then a:connect("traj.qd", "robot.qd_ff") end
   a:connect("traj.q", "mon.q_ref")
   a:connect("robot.q", "mon.q")
   a:connect("robot.qd", "mon.qd")
   a:connect("robot.tau", "mon.tau")
-  if feed_forward then
-    robot:add(a, "ff", "rnea")
-    a:connect("traj.q", "ff.q")
-    a:connect("traj.qd", "ff.qd")
-    a:connect("traj.qdd", "ff.qdd")
-    a:connect("ff.tau", "robot.tau_ff")
-  end
+  drive(a, robot, "traj", feed_forward)
   if opts.record then
     local signals = type(opts.record) == "table" and opts.record or { "robot.*", "traj.*", "mon.error" }
     signals.notes = opts.notes or kind
