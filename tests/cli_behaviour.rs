@@ -155,3 +155,24 @@ fn the_calibration_example_calibrates_the_simulated_rx130l() {
     let numbers: Vec<f64> = last.split(|c: char| !(c.is_ascii_digit() || c == '.')).filter_map(|w| w.parse().ok()).collect();
     assert!(numbers.len() == 3 && numbers[0] >= 10.0 && numbers[1] < 0.05 && numbers[2] > 1.0, "{last}");
 }
+
+#[test]
+fn the_hand_guiding_example_reproduces_the_papers_admittance_figures() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/hand_guiding.lua");
+    let dir = scratch("hand_guiding");
+    let out = morc().current_dir(&dir).args(["run", example.to_str().unwrap()]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let last = stdout.lines().last().unwrap_or_default();
+    // "hand guiding: v_ss X m/s (expected 0.200), tau Y ms (expected 20.0), orientation drift Z deg"
+    assert!(last.starts_with("hand guiding: v_ss "), "{last}");
+    let numbers: Vec<f64> = last.split(|c: char| !(c.is_ascii_digit() || c == '.')).filter_map(|w| w.parse().ok()).collect();
+    let (v, tau, drift) = (numbers[0], numbers[2], numbers[4]);
+    assert!((v - 0.2).abs() <= 0.2 * 0.02, "v_ss {v}: {last}");
+    // The arm's drives add their own dynamics to the law's 20 ms (measured 20.4 ms).
+    assert!((tau - 20.0).abs() <= 20.0 * 0.03, "tau {tau}: {last}");
+    assert!(drift < 0.05, "drift {drift}: {last}");
+    // Recorded, with the run's notes.
+    let h5 = stdout.lines().find_map(|l| l.strip_prefix("recorded to ")).unwrap();
+    assert!(dir.join(h5).exists(), "{h5}");
+}

@@ -185,6 +185,13 @@ A robot definition (degrees and millimetres; ports and native parameters are SI)
     observability index: { poses, chosen, index, linear_scan_index, ratio, sweeps }
   In the REPL, `jog` alone is the jog mode (wall clock): q/a w/s e/d r/f t/g y/h move axis 1…6 while held, m switches
     joints / base / tool, +/− the speed, i the increment, Esc returns to the prompt.
+  r.groups → { left = { joints = { 1, 2, 3 }, names, tool = "frame" }, … } from the definition's groups = { left = { joints = { "J1", … },
+    tool = "frame" } }; r.left → the group as an object: g:fk(q°), g:ptp(qg°), g:full(qg°), g:part(q°) (stdlib/motion/group.lua)
+  r.ft → { frame } of the wrist F/T sensor (definition: ft = { frame, sim = { load = { mass, com = {mm} }, bias = {N, N·m}, noise = { N, N·m } } });
+    the simulated robot then has ports ft (N, N·m, raw), enable and button (the guiding handle) and hand (the script's segment)
+  r:sim_hand { { push = { N }, time = s }, { tour = { {mm}, … }, stiffness = N/m, damping, max_force = N, tolerance = mm, dwell = s, time = s },
+    { release = true, enable = bool, time = s }, … }: the simulated operator's hand on the tool, from the plant's next step; returns its
+    longest duration (s). A tour pulls the tool to each point in turn and presses the teach button there.
   r:add(a, name, kind, params) → a       a:add(name, r:component(kind), params) → a
 kinds: ptp { target = q° }, lin { target = pose }, circ { via = {mm}, target = pose }, spline { points = { q°, … } },
   path { moves = { { "ptp", q° }, { "lin", pose, blend = mm, speed = % }, { "circ", via, pose }, { "spline", q1, q2, … } } },
@@ -198,6 +205,7 @@ Types:
   robot:ik(pose: pose|number[], seed?: number[], opts?: { units?: "rad" }) → number[]?, string?
   robot:plan(start: number[], moves: table, opts?: { vel_scale?: number, acc_scale?: number, ramp?: number }) → plan
   robot:with_payload(payload: table) → robot   robot:with_tool(tool: { xyz?: number[], rpy?: number[] }) → robot
+  robot:sim_hand(script: table[]) → number   robot.groups: table<string, table>   robot.ft: table?
   robot:set_payload(payload?: table)   robot:set_tool(tool: { xyz?: number[], rpy?: number[] })
   robot:state() → robot_state   robot:override(percent?: number) → number   robot:pause()   robot:resume()
   robot:calibrate(data: { poses: number[][], measured: number[][] }) → table   robot:measurement_poses(opts: { candidates: number[][], n?: integer, index?: string }) → table

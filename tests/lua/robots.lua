@@ -35,12 +35,13 @@ T.test("UR5 (URDF, no spherical wrist: damped least-squares IK) moves by PTP, LI
 T.test("the dual-arm stacker turns its platform and moves both arms", function()
   local r = moves_and_comes_home("robots.stacker")
   T.eq(r.dof, 5)
-  -- Arms mirror each other: with the same joint angles the tools are 600 mm apart in y.
-  local right = r:fk { 0, 30, 60, 30, 60 }
-  T.near(right.pos[2], -300, 1e-9, "right tool y")
-  -- Turning the platform by 90° swings the right tool from -y to +x.
-  local turned = r:fk { 90, 30, 60, 30, 60 }
-  T.near(turned.pos[1], 300, 1e-9, "turned right tool x")
+  -- Arms mirror each other: with the same joint values the wrists are on opposite sides.
+  local left, right = r:fk({ 0, 300, 60, 300, 60 }, "left_tool"), r:fk({ 0, 300, 60, 300, 60 }, "right_tool")
+  for i = 1, 2 do T.near(left.pos[i], -right.pos[i], 1e-9, "mirrored") end
+  T.near(left.pos[3], 420, 1e-9, "d2 + d4")
+  -- Turning the platform by 90° swings the right wrist's column from -x to -y.
+  local turned = r:fk({ 90, 300, 0, 300, 0 }, "right_tool")
+  T.near(turned.pos[2], -755, 1e-9, "turned right tool y")
   T.raises(function() motion.lin { 0, 0, 0, 0, 0, 0 }; error(tostring(motion.lin { 0, 0, 0, 0, 0, 0 }.reason)) end, "6 joints")
 end)
 

@@ -26,6 +26,7 @@ mod pool;
 pub mod print_queue;
 mod robot;
 mod robot_calibration;
+mod robot_groups;
 mod robot_params;
 mod robot_state;
 pub mod testing;

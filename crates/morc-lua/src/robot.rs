@@ -54,7 +54,7 @@ fn resolve(lua: &Lua, file: &str) -> PathBuf {
     candidates.iter().flatten().find(|p| p.exists()).cloned().unwrap_or_else(|| path.to_path_buf())
 }
 
-fn number(t: &Table, key: &str, default: Option<f64>, what: &str) -> mlua::Result<f64> {
+pub(crate) fn number(t: &Table, key: &str, default: Option<f64>, what: &str) -> mlua::Result<f64> {
     match t.get::<mlua::Value>(key)? {
         mlua::Value::Nil => default.ok_or_else(|| mlua::Error::runtime(format!("{what}: '{key}' is missing"))),
         mlua::Value::Integer(i) => Ok(i as f64),
@@ -63,7 +63,7 @@ fn number(t: &Table, key: &str, default: Option<f64>, what: &str) -> mlua::Resul
     }
 }
 
-fn numbers(v: mlua::Value, n: usize, what: &str) -> mlua::Result<Vec<f64>> {
+pub(crate) fn numbers(v: mlua::Value, n: usize, what: &str) -> mlua::Result<Vec<f64>> {
     match to_value(&v, what)? {
         Value::Vector(x) if x.len() == n => Ok(x),
         Value::Real(x) if n == 1 => Ok(vec![x]),
@@ -308,6 +308,12 @@ fn define_robot(lua: &Lua, t: Table) -> mlua::Result<LuaRobot> {
         morc_robot::set_tool(&mut model, flange_placement.compose(&placement));
     }
     let mut robot = Robot::new(&name, model, joints, &origin).map_err(typed)?;
+    if let Some(g) = t.get::<Option<Table>>("groups")? {
+        robot.groups = super::robot_groups::parse_groups(&robot, &g).map_err(|e| fail(e.to_string()))?;
+    }
+    if let Some(ft) = t.get::<Option<Table>>("ft")? {
+        robot.ft = Some(super::robot_groups::parse_ft(&robot, &ft).map_err(|e| fail(e.to_string()))?);
+    }
     if let Some(p) = t.get::<Option<Table>>("payload")? {
         let (loaded, mass) = with_payload_table(&robot.unloaded, &p).map_err(|e| fail(format!("robot '{name}': {e}")))?;
         robot = robot.loaded(loaded, Some(mass));
@@ -372,6 +378,7 @@ fn tooled_robot(robot: &Robot, placement: &Se3, origin: &str) -> mlua::Result<Ro
     };
     let mut r = Robot::new(&robot.name, tooled(&robot.unloaded), robot.joints.clone(), origin).map_err(typed)?;
     (r.cartesian, r.home) = (robot.cartesian, robot.home.clone());
+    (r.groups, r.ft, r.hand) = (robot.groups.clone(), robot.ft.clone(), robot.hand.clone());
     Ok(r.loaded(tooled(&robot.model), robot.payload))
 }
 
@@ -547,6 +554,29 @@ impl UserData for LuaRobot {
             t.set("rot_acc", c.angular_acceleration.to_degrees())?;
             Ok(t)
         });
+        fields.add_field_method_get("groups", |lua, this| {
+            let t = lua.create_table()?;
+            for g in &this.0.groups {
+                let names: Vec<&str> = g.joints.iter().map(|&i| this.0.joints[i].name.as_str()).collect();
+                let group = lua.create_table()?;
+                group.set("joints", lua.create_sequence_from(g.joints.iter().map(|i| i + 1))?)?;
+                group.set("names", names)?;
+                group.set("tool", this.0.model.frames()[g.tool].name.as_str())?;
+                t.set(g.name.as_str(), group)?;
+            }
+            Ok(t)
+        });
+        fields.add_field_method_get("ft", |lua, this| {
+            this.0
+                .ft
+                .as_ref()
+                .map(|ft| -> mlua::Result<Table> {
+                    let t = lua.create_table()?;
+                    t.set("frame", this.0.model.frames()[ft.frame].name.as_str())?;
+                    Ok(t)
+                })
+                .transpose()
+        });
         fields.add_field_method_get("components", |lua, this| {
             let t = lua.create_table()?;
             for k in components::kinds(&this.0).kinds() {
@@ -556,6 +586,19 @@ impl UserData for LuaRobot {
         });
     }
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
+        // A group by its name (r.left): a Lua object for the group's commands (stdlib/motion/group.lua).
+        methods.add_meta_function(mlua::MetaMethod::Index, |lua, (ud, key): (AnyUserData, mlua::Value)| {
+            let name = match &key {
+                mlua::Value::String(s) => s.to_str()?.to_string(),
+                _ => return Ok(mlua::Value::Nil),
+            };
+            if !ud.borrow::<LuaRobot>()?.0.groups.iter().any(|g| g.name == name) {
+                return Ok(mlua::Value::Nil);
+            }
+            let make: mlua::Function = lua.globals().get::<mlua::Function>("require")?.call("stdlib.motion.group")?;
+            make.call((ud, name))
+        });
+        methods.add_method("sim_hand", |lua, this, t: Table| super::robot_groups::sim_hand(lua, &this.0, t));
         methods.add_method("reachable", |_, this, q: mlua::Value| {
             let q = joint_vector(&this.0, q, "robot:reachable(q)")?;
             Ok(match this.0.outside_limits(&q) {

@@ -11,6 +11,7 @@ mod error;
 mod kinematics;
 mod live;
 pub mod operator;
+mod sim_hand;
 mod simulated;
 
 use std::sync::Arc;
@@ -19,9 +20,10 @@ use nalgebra::{Matrix3, Vector3};
 
 pub use error::RobotError;
 pub use kinematics::RobotKinematics;
-pub use live::LiveModel;
+pub use live::{LiveModel, Published};
 use morc_model::{Data, Frame, FrameIndex, FrameKind, Inertia, JointKind, JointLimits, Model, Se3};
 pub use operator::Operator;
+pub use sim_hand::{FtSensor, HandAction, HandOutput, HandScript, HandSegment, HandState, Noise, SimFtSpec};
 pub use simulated::{DriveGains, SimulatedRobot};
 
 /// How a joint maps to its drive: `drive counts = (q · direction · gear / 2π + offset) · counts`
@@ -125,6 +127,26 @@ pub struct Robot {
     pub unloaded: Arc<Model>,
     /// Where the definition came from (file:line), for error messages.
     pub origin: String,
+    /// Named subsets of the joints that move on their own (the arms of a dual-arm robot).
+    pub groups: Vec<RobotGroup>,
+    /// The wrist force/torque sensor, if the robot has one.
+    pub ft: Option<FtSensor>,
+    /// The simulated operator's hand script, which the simulated plant follows (shared by the
+    /// copies of this robot, as `live`).
+    pub hand: Arc<Published<HandScript>>,
+}
+
+/// A named subset of a robot's joints with a tool of its own, which moves on its own: one arm
+/// of a dual-arm robot (joints it shares with another group, such as a platform, are
+/// commanded by one group at a time).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RobotGroup {
+    /// Its name (`"left"`).
+    pub name: String,
+    /// Its joints (0-based indices into the robot's joints).
+    pub joints: Vec<usize>,
+    /// The frame its Cartesian moves and FK use.
+    pub tool: FrameIndex,
 }
 
 impl Robot {
@@ -204,6 +226,9 @@ impl Robot {
             live,
             operator: Arc::default(),
             origin: origin.into(),
+            groups: Vec::new(),
+            ft: None,
+            hand: Arc::new(Published::new(Arc::new(HandScript::default()))),
         })
     }
 

@@ -16,6 +16,23 @@ use morc_kernel::{Value, ValueType};
 use morc_model::Data;
 
 use super::Robot;
+use crate::sim_hand::{FtSensor, HandOutput, HandScript, HandState, Noise};
+use nalgebra::Vector3;
+
+/// The simulated operator's hand on the tool and the wrist F/T sensor that feels it.
+struct SimWrist {
+    sensor: FtSensor,
+    script: Arc<HandScript>,
+    seen: u64,
+    hand: HandState,
+    /// Time since the script was picked up (s): the plant's time, which stands still between assemblies.
+    t: f64,
+    /// What the hand did in the last step.
+    out: HandOutput,
+    noise: Noise,
+    /// The drives' torques plus the hand's, for the dynamics.
+    tau_total: Vec<f64>,
+}
 
 /// Servo-drive loop tuning, as bandwidths; gains follow from each joint's inertia.
 #[derive(Clone, Copy, Debug)]
@@ -63,6 +80,7 @@ pub struct SimulatedRobot {
     kv: Vec<f64>,
     kp: f64,
     ki: f64,
+    wrist: Option<SimWrist>,
 }
 
 impl SimulatedRobot {
@@ -85,6 +103,17 @@ impl SimulatedRobot {
             .input(PortInfo::new("q_cmd", ty).unit("rad").doc("commanded positions (hold when not driven)"))
             .input(PortInfo::new("qd_ff", ty).unit("rad/s").doc("velocity feed-forward"))
             .input(PortInfo::new("tau_ff", ty).unit("N·m").doc("torque feed-forward"));
+        if robot.ft.is_some() {
+            info = info
+                .output(
+                    PortInfo::new("ft", ValueType::Vector(6))
+                        .unit("N, N·m")
+                        .doc("the wrist F/T sensor: Fx Fy Fz Tx Ty Tz in its own frame, raw (offset and the tool's weight included)"),
+                )
+                .output(PortInfo::new("enable", ValueType::Boolean).doc("the enabling switch of the hand-guiding handle (held: true)"))
+                .output(PortInfo::new("button", ValueType::Boolean).doc("the teach button on the handle"))
+                .output(PortInfo::new("hand", ValueType::Integer).doc("the simulated operator's script segment (1-based; 0: none or over)"));
+        }
         info.description = match robot.payload {
             Some(kg) => format!("{} (simulated, {kg} kg payload)", robot.name),
             None => format!("{} (simulated)", robot.name),
@@ -116,6 +145,16 @@ impl SimulatedRobot {
             ki: gains.integral_corner,
             model: robot.live.current(),
             seen: 0,
+            wrist: robot.ft.clone().map(|sensor| SimWrist {
+                sensor,
+                script: Arc::new(HandScript::default()),
+                seen: 0,
+                hand: HandState::default(),
+                t: 0.0,
+                out: HandOutput::default(),
+                noise: Noise::new(0x5eed_f00d),
+                tau_total: vec![0.0; n],
+            }),
             robot,
         })
     }
@@ -130,6 +169,27 @@ impl Base for SimulatedRobot {
         outputs[0].as_mut_slice().copy_from_slice(&self.q);
         outputs[1].as_mut_slice().copy_from_slice(&self.qd);
         outputs[2].as_mut_slice().copy_from_slice(&self.tau);
+        if let Some(w) = &mut self.wrist {
+            // What the sensor feels: the hand's force (gripped at its origin) and the tool's
+            // weight, in the sensor's axes, plus its offset and noise.
+            let placement = {
+                morc_model::forward_kinematics_placements(&self.model, &mut self.data, &self.q);
+                morc_model::frame_placement(&self.model, &self.data, w.sensor.frame)
+            };
+            let rt = placement.rotation.transpose();
+            let spec = &w.sensor.sim;
+            let weight = rt * Vector3::new(0.0, 0.0, -9.81 * spec.load_mass);
+            let force = rt * w.out.force + weight;
+            let torque = Vector3::from(spec.load_com).cross(&weight);
+            let ft = outputs[3].as_mut_slice();
+            for k in 0..3 {
+                ft[k] = force[k] + spec.bias[k] + spec.noise[0] * w.noise.normal();
+                ft[k + 3] = torque[k] + spec.bias[k + 3] + spec.noise[1] * w.noise.normal();
+            }
+            outputs[4] = Value::Boolean(w.out.enable);
+            outputs[5] = Value::Boolean(w.out.button);
+            outputs[6] = Value::Integer(w.out.segment as i64);
+        }
         Step::Continue
     }
 
@@ -228,7 +288,29 @@ impl SimulatedRobot {
             }
             self.tau[i] = (p_term + self.integral[i] + t_ff).clamp(-limit, limit);
         }
-        let qdd = morc_model::aba(&self.model, &mut self.data, &self.q, &self.qd, &self.tau);
+        let qdd = match &mut self.wrist {
+            None => morc_model::aba(&self.model, &mut self.data, &self.q, &self.qd, &self.tau),
+            Some(w) => {
+                // A new script starts from now.
+                if self.robot.hand.refresh(&mut w.script, &mut w.seen) {
+                    (w.hand, w.t) = (HandState::default(), 0.0);
+                }
+                // The hand acts at the sensor's origin: its force enters the joints as Jᵀ·F.
+                morc_model::compute_frame_jacobian(&self.model, &mut self.data, &self.q, w.sensor.frame);
+                let origin = {
+                    let f = &self.model.frames()[w.sensor.frame];
+                    self.data.joint_placements[f.parent_joint].act_point(&f.placement.translation)
+                };
+                let linear = self.data.jacobian.fixed_rows::<3>(0);
+                let velocity = linear * nalgebra::DVectorView::from_slice(&self.qd, self.qd.len());
+                w.out = w.hand.step(&w.script, w.t, &origin, &Vector3::new(velocity[0], velocity[1], velocity[2]));
+                w.t += dt;
+                for (i, total) in w.tau_total.iter_mut().enumerate() {
+                    *total = self.tau[i] + self.data.jacobian.fixed_rows::<3>(0).column(i).dot(&w.out.force);
+                }
+                morc_model::aba(&self.model, &mut self.data, &self.q, &self.qd, &w.tau_total)
+            }
+        };
         // A state that stops being finite would be reported as measurements and "ok": the
         // plant stops where it last was sound and the run faults, naming the joint.
         if let Some(i) = qdd.iter().position(|a| !a.is_finite()) {
