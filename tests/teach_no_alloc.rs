@@ -23,11 +23,14 @@ fn setup() -> (Arc<morc_lua::LuaComponentDef>, Arc<morc_robot::Robot>) {
         .load(
             r#"morc.lib.load "teach"
                local r = require "robots.stacker"
+               -- The tour goes back to where the wrist starts (on the circle it can move on with
+               -- its orientation held), 40 mm above, then 20 mm above that.
+               local p = r:fk({ 90, 400, -60, 400, 60 }, "left_tool").pos
                r:sim_hand {
                  { release = true, enable = true, time = 0.2 },
-                 { push = { 10, 0, 0 }, time = 2 }, { release = true, enable = true, time = 1 },
-                 { push = { 0, 0, -15 }, time = 2 }, { release = true, enable = false, time = 1 },
-                 { tour = { { 450, 600, 500 }, { 450, 600, 560 } }, stiffness = 300, damping = 40, dwell = 0.2, time = 4 },
+                 { push = { 10, 0, 0 }, time = 0.3 }, { release = true, enable = true, time = 0.5 },
+                 { push = { 0, 0, -15 }, time = 0.5 }, { release = true, enable = false, time = 0.5 },
+                 { tour = { { p[1], p[2], p[3] + 40 }, { p[1], p[2], p[3] + 60 } }, stiffness = 300, damping = 40, dwell = 0.2, time = 7 },
                  { release = true, time = 10 },
                }
                return require "lib.teach.components.admittance", r"#,
