@@ -176,3 +176,21 @@ fn the_hand_guiding_example_reproduces_the_papers_admittance_figures() {
     let h5 = stdout.lines().find_map(|l| l.strip_prefix("recorded to ")).unwrap();
     assert!(dir.join(h5).exists(), "{h5}");
 }
+
+#[test]
+fn the_direct_teaching_example_teaches_five_points_and_replays_them() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/direct_teaching.lua");
+    let dir = scratch("direct_teaching");
+    let out = morc().current_dir(&dir).args(["run", example.to_str().unwrap()]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let last = stdout.lines().last().unwrap_or_default();
+    // "direct teaching: N points taught, replay max deviation X mm"
+    let numbers: Vec<f64> = last.split(|c: char| !(c.is_ascii_digit() || c == '.')).filter_map(|w| w.parse().ok()).collect();
+    assert!(last.starts_with("direct teaching: ") && numbers == [numbers[0], numbers[1]] && numbers[0] == 5.0 && numbers[1] < 0.5, "{last}");
+    // The points file a person can edit: a header, five named points of five joints.
+    let points = std::fs::read_to_string(dir.join("taught_points.csv")).unwrap();
+    let rows: Vec<&str> = points.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(rows.len(), 5, "{points}");
+    assert!(rows.iter().all(|r| r.split(',').count() == 6), "{points}");
+}

@@ -191,7 +191,8 @@ A robot definition (degrees and millimetres; ports and native parameters are SI)
     the simulated robot then has ports ft (N, N·m, raw), enable and button (the guiding handle) and hand (the script's segment)
   r:sim_hand { { push = { N }, time = s }, { tour = { {mm}, … }, stiffness = N/m, damping, max_force = N, tolerance = mm, dwell = s, time = s },
     { release = true, enable = bool, time = s }, … }: the simulated operator's hand on the tool, from the plant's next step; returns its
-    longest duration (s). A tour pulls the tool to each point in turn and presses the teach button there.
+    longest duration (s), as r:sim_hand_duration() does later. A tour pulls the tool to each point in turn and presses the
+    teach button there.   r.origin → where the definition is (file:line)
   r:add(a, name, kind, params) → a       a:add(name, r:component(kind), params) → a
 kinds: ptp { target = q° }, lin { target = pose }, circ { via = {mm}, target = pose }, spline { points = { q°, … } },
   path { moves = { { "ptp", q° }, { "lin", pose, blend = mm, speed = % }, { "circ", via, pose }, { "spline", q1, q2, … } } },
@@ -205,7 +206,8 @@ Types:
   robot:ik(pose: pose|number[], seed?: number[], opts?: { units?: "rad" }) → number[]?, string?
   robot:plan(start: number[], moves: table, opts?: { vel_scale?: number, acc_scale?: number, ramp?: number }) → plan
   robot:with_payload(payload: table) → robot   robot:with_tool(tool: { xyz?: number[], rpy?: number[] }) → robot
-  robot:sim_hand(script: table[]) → number   robot.groups: table<string, table>   robot.ft: table?
+  robot:sim_hand(script: table[]) → number   robot:sim_hand_duration() → number   robot.groups: table<string, table>   robot.ft: table?
+  robot.origin: string
   robot:set_payload(payload?: table)   robot:set_tool(tool: { xyz?: number[], rpy?: number[] })
   robot:state() → robot_state   robot:override(percent?: number) → number   robot:pause()   robot:resume()
   robot:calibrate(data: { poses: number[][], measured: number[][] }) → table   robot:measurement_poses(opts: { candidates: number[][], n?: integer, index?: string }) → table

@@ -113,4 +113,40 @@ T.test("speed limit, workspace box and the teach button", function()
   T.near(points[7] * 1000, 480, 1.5, "second point's d2 (mm)")
 end)
 
+T.test("damping changed while guiding: the velocity goes on without a jump to its new F/D", function()
+  morc.use_robot(r, { q0 = START })
+  local duration = r:sim_hand { { release = true, enable = true, time = 0.15 }, { push = { 0, 0, 10 }, time = 0.4 } }
+  local a = morc.assembly { "retune", duration = duration }
+  a:add("adm", "teach.admittance", { n = r.dof, np = r.dof, robot = "robots.stacker", group = "left" })
+  for _, port in ipairs { "q", "ft", "enable", "button" } do a:connect("robot." .. port, "adm." .. port) end
+  -- D from 50 to 25 N·s/m 0.3 s in (after 7.5 τ at 0.2 m/s): the velocity heads for 0.4 m/s, limited to 0.25.
+  a:add("D", "step", { initial = 50, final = 25, time = 0.3 })
+  a:connect("D.y", "adm.D")
+  drive(a, r, "adm", true)
+  a:add("pv", "probe", { n = 3 }); a:connect("adm.v", "pv.u")
+  local run = morc.engine:run(a)
+  T.eq(run.ok, true, run.reason)
+  local v, jump = run.data["pv.u"], 0
+  for k = 2, #v // 3 do jump = math.max(jump, math.abs(v[3 * k] - v[3 * (k - 1)])) end
+  T.near(v[3 * 299], 0.2, 0.003, "before: F/D = 10/50")
+  T.near(v[#v], 0.25, 1e-6, "after: 10/25 = 0.4, at the 250 mm/s limit")
+  -- The largest change per step is the law's own (F/M·T = 10 mm/s), not a jump.
+  assert(jump <= 0.0101, ("velocity jumped by %.4f m/s in one step"):format(jump))
+end)
+
+T.test("taught points go to a file a person can read and come back; a bad line names file:line", function()
+  local points = require "lib.teach.helpers.points"
+  local file = os.tmpname()
+  points.save({ { 90, 440, -60, 400, 60 }, { name = "above", q = { 80, 500, -50, 400, 60 } } }, file, r, "left")
+  local text = io.open(file):read("a")
+  assert(text:find("theta1 %(deg%), d2 %(mm%)") and text:find("\nabove, 80.0000, 500.0000"), text)
+  local back = points.load(file, r)
+  T.eq(#back, 2); T.eq(back[2].name, "above"); T.near(back[2][2], 500, 1e-9)
+  io.open(file, "a"):write("P3, 1, 2, x, 4, 5\n"):close()
+  T.raises(function() points.load(file, r) end, file .. ":5: theta3 of point P3 is \"x\", not a number")
+  io.open(file, "w"):write("P1, 0, 2000, 0, 0, 0\n"):close()
+  T.raises(function() points.load(file, r) end, ":1: point P1: joint d2")
+  os.remove(file)
+end)
+
 return T.summary()

@@ -566,6 +566,7 @@ impl UserData for LuaRobot {
             }
             Ok(t)
         });
+        fields.add_field_method_get("origin", |_, this| Ok(this.0.origin.clone()));
         fields.add_field_method_get("ft", |lua, this| {
             this.0
                 .ft
@@ -599,6 +600,7 @@ impl UserData for LuaRobot {
             make.call((ud, name))
         });
         methods.add_method("sim_hand", |lua, this, t: Table| super::robot_groups::sim_hand(lua, &this.0, t));
+        methods.add_method("sim_hand_duration", |_, this, ()| Ok(this.0.hand.current().duration()));
         methods.add_method("reachable", |_, this, q: mlua::Value| {
             let q = joint_vector(&this.0, q, "robot:reachable(q)")?;
             Ok(match this.0.outside_limits(&q) {

@@ -10,7 +10,8 @@
 -- M, D, K may change while guiding (inputs) without a jump in V. V is limited to `v_max`, its
 -- change to `a_max` (so the drives can follow), and it brakes to stop on the faces of the
 -- workspace box; the joints stop at their limits. Released enabling
--- switch: V = 0 at once and the arm holds. The teach button's rising edge stores the pose.
+-- switch: V = 0 at once and the arm holds; released for `until_released` seconds after guiding
+-- (when > 0), the run ends. The teach button's rising edge stores the pose.
 -- Joints outside the group hold where they were. Allocates nothing per step.
 local rot = require "lib.teach.helpers.rot"
 
@@ -24,7 +25,7 @@ return morc.register(morc.component {
   params = {
     n = 6, np = 6, robot = "robots.ur5", group = "", frame = "",
     mass = 1.0, damping = 50.0, stiffness = 0.0, v_max = 0.25, a_max = 20.0,
-    box_min = { -1e3, -1e3, -1e3 }, box_max = { 1e3, 1e3, 1e3 },
+    box_min = { -1e3, -1e3, -1e3 }, box_max = { 1e3, 1e3, 1e3 }, until_released = 0.0,
     load_mass = 0.0, load_com = { 0, 0, 0 }, zero_time = 0.1, lambda = 1e-4,
   },
   init = function(self, out)
@@ -72,7 +73,7 @@ return morc.register(morc.component {
       self.lo[i], self.hi[i] = j.limits.pos[1] * si, j.limits.pos[2] * si
     end
     self.tick, self.zero_ticks, self.samples, self.taught, self.was_pressed = 0, math.max(1, math.floor(self.zero_time / self.period + 0.5)), 0, 0, false
-    self.started = false
+    self.started, self.guided, self.released = false, false, 0
     for i = 1, n do out.q[i], out.qd[i], out.qdd[i] = 0, 0, 0 end
     self.pts = {}
     for i = 1, self.np do out.points[i], self.pts[i] = 0, 0 end
@@ -135,6 +136,11 @@ return morc.register(morc.component {
     end
     self.was_pressed = pressed
     if not inp.enable then
+      -- Released for `until_released` seconds after guiding: the operator is done.
+      self.released = self.released + 1
+      if self.guided and self.until_released > 0 and self.released * T >= self.until_released then
+        return "the enabling switch released"
+      end
       -- Released: hold at once; guiding starts again from rest.
       V[1], V[2], V[3] = 0, 0, 0
       for i = 1, n do qdc[i], out.qdd[i] = 0, 0 end
@@ -144,6 +150,7 @@ return morc.register(morc.component {
       return
     end
     out.state = 1
+    self.guided, self.released = true, 0
     -- The admittance: exact first-order step per axis (M, D, K from the inputs when given).
     local M = inp.M > 0 and inp.M or self.mass
     local D = inp.D > 0 and inp.D or self.damping

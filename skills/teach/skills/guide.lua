@@ -1,0 +1,87 @@
+-- guide: hand guiding (direct teaching) of a group of the robot by admittance control, with
+-- teach-in by the handle's button.
+local drive = require "stdlib.assemblies.drive"
+local takes = require "stdlib.assemblies.base_inputs"
+local cmd = require "stdlib.motion.command"
+
+--- The guiding assembly for robot's group with the admittance's parameters p.
+local function assembly(robot, p, duration)
+  local a = morc.assembly { "hand guiding", duration = duration }
+  local module = p.robot_module
+  a:add("adm", "teach.admittance", {
+    n = robot.dof, np = robot.dof * p.capacity, robot = module, group = p.group,
+    until_released = p.until_released, mass = p.mass, damping = p.damping, stiffness = p.stiffness, v_max = p.v_max / 1000, a_max = p.a_max / 1000,
+    load_mass = p.load_mass, load_com = { p.load_com[1] / 1000, p.load_com[2] / 1000, p.load_com[3] / 1000 },
+    box_min = { p.box_min[1] / 1000, p.box_min[2] / 1000, p.box_min[3] / 1000 },
+    box_max = { p.box_max[1] / 1000, p.box_max[2] / 1000, p.box_max[3] / 1000 },
+  })
+  for _, port in ipairs { "q", "ft", "enable", "button" } do a:connect("robot." .. port, "adm." .. port) end
+  drive(a, robot, "adm", takes("tau_ff"))
+  if p.record then a:record { "robot.q", "robot.ft", "adm.*", notes = "hand guiding, group " .. p.group } end
+  return a
+end
+
+return morc.skill {
+  name = "guide",
+  doc = [[hand guiding of a group of the robot by admittance control: M dV/dt + D V = F from the wrist F/T sensor,
+the orientation held; the handle's button stores the pose (teach-in). Runs for `time` seconds (0: as long as the
+simulated operator's script, r:sim_hand). The robot's module (robot_module, e.g. "robots.stacker") is what the
+component loads on the engine's thread. Measured: taught (count), points (° / mm, whole robot), recording.]],
+  params = {
+    robot_module = { type = "string", default = "", doc = "the robot's module, as require names it (\"\": from where the robot was defined, robots/NAME.lua → robots.NAME)" },
+    group = { type = "string", default = "", doc = "the group guided (\"\": all joints)" },
+    time = { type = "number", unit = "s", default = 0, range = { 0, 3600 }, doc = "how long (0: the simulated hand's script)" },
+    mass = { type = "number", unit = "kg", default = 1, range = { 0.01, 100 }, doc = "M_d" },
+    damping = { type = "number", unit = "N*s/m", default = 50, range = { 0, 10000 }, doc = "D_d" },
+    stiffness = { type = "number", unit = "N/m", default = 0, range = { 0, 100000 }, doc = "K: a spring to where guiding started" },
+    v_max = { type = "number", unit = "mm/s", default = 250, range = { 1, 1000 }, doc = "the tool's speed limit (collaborative: 250)" },
+    a_max = { type = "number", unit = "mm/s2", default = 20000, range = { 10, 100000 }, doc = "the tool's acceleration limit" },
+    load_mass = { type = "number", unit = "kg", default = 0, range = { 0, 100 }, doc = "the tool's mass on the sensor" },
+    load_com = { type = "vector", size = 3, unit = "mm", default = { 0, 0, 0 }, doc = "its centre of mass in the sensor frame" },
+    box_min = { type = "vector", size = 3, unit = "mm", default = { -1e6, -1e6, -1e6 }, doc = "the workspace box's lower corner (base frame)" },
+    box_max = { type = "vector", size = 3, unit = "mm", default = { 1e6, 1e6, 1e6 }, doc = "its upper corner" },
+    until_released = { type = "number", unit = "s", default = 0.5, range = { 0, 60 }, doc = "the run ends when the enabling switch has been let go this long after guiding (0: never)" },
+    capacity = { type = "integer", default = 64, range = { 1, 1000 }, doc = "most points taught in one run" },
+    record = { type = "boolean", default = false, doc = "record the run to HDF5" },
+  },
+  precondition = function(ctx, p)
+    local robot = cmd.robot(ctx)
+    if not robot.ft then return false, ("robot '%s' has no F/T sensor (ft = { frame = … } in its definition)"):format(robot.name) end
+    if not takes("q_cmd") then return false, "the engine's base takes no position command" end
+    for _, port in ipairs { "ft", "enable", "button" } do
+      local found = false
+      for _, o in ipairs(ctx.engine.outputs) do found = found or o == "robot." .. port or o == port end
+      if not found then return false, ("the engine's base has no '%s' port (the simulated robot with an F/T sensor has)"):format(port) end
+    end
+    if p.group ~= "" and not robot.groups[p.group] then return false, ("robot '%s' has no group '%s'"):format(robot.name, p.group) end
+    if p.robot_module == "" then
+      local folder, name = robot.origin:match("([%w_]+)/([%w_]+)%.lua:%d+$")
+      if not folder then return false, ("cannot tell robot '%s''s module from where it was defined (%s): give robot_module = \"…\""):format(robot.name, robot.origin) end
+      p.robot_module = folder .. "." .. name
+    end
+    if p.time == 0 then
+      p.time = robot:sim_hand_duration()
+      if p.robot_module == "" then
+      local folder, name = robot.origin:match("([%w_]+)/([%w_]+)%.lua:%d+$")
+      if not folder then return false, ("cannot tell robot '%s''s module from where it was defined (%s): give robot_module = \"…\""):format(robot.name, robot.origin) end
+      p.robot_module = folder .. "." .. name
+    end
+    if p.time == 0 then return false, "time = 0 needs a simulated operator's script (r:sim_hand { … }); give the guiding time" end
+    end
+    return true
+  end,
+  execute = function(ctx, p)
+    local robot = cmd.robot(ctx)
+    local r = ctx.engine:run(assembly(robot, p, p.time))
+    if not r.ok then return r end
+    local points, flat = {}, r.data["adm.points"] or {}
+    for k = 1, r.data["adm.taught"] or 0 do
+      local q = {}
+      for i = 1, robot.dof do q[i] = flat[(k - 1) * robot.dof + i] end
+      points[k] = cmd.degrees(q, robot)
+      points[k].name = "P" .. k
+    end
+    return { ok = true, taught = #points, points = points, recording = r.recordings and r.recordings[1] }
+  end,
+  evaluate = function(ctx, p, r) return true, ("%d points taught"):format(r.taught) end,
+}
