@@ -194,3 +194,17 @@ fn the_direct_teaching_example_teaches_five_points_and_replays_them() {
     assert_eq!(rows.len(), 5, "{points}");
     assert!(rows.iter().all(|r| r.split(',').count() == 6), "{points}");
 }
+
+#[test]
+fn the_stacker_cycle_example_stacks_with_both_arms_at_once() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/stacker_cycle.lua");
+    let dir = scratch("stacker_cycle");
+    let out = morc().current_dir(&dir).args(["run", example.to_str().unwrap()]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let last = stdout.lines().last().unwrap_or_default();
+    let stacks: u32 = last.strip_prefix("stacker: ").and_then(|s| s.strip_suffix(" stacks per minute")).and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("{last}"));
+    // The paper's 20 per minute at least, both arms working.
+    assert!(stacks >= 20, "{last}");
+    assert!(stdout.contains("left arm: ") && stdout.contains("right arm: "), "{stdout}");
+}

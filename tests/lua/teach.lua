@@ -149,4 +149,21 @@ T.test("taught points go to a file a person can read and come back; a bad line n
   os.remove(file)
 end)
 
+T.test("the groups move at the same time; a joint both would move is refused naming both", function()
+  morc.use_robot(r, { q0 = r.home })
+  local res = r:together { left = { { "ptp", { 0, 500, -40 } } }, right = { { "ptp", { 0, 600, 20 } } } }
+  T.eq(res.ok, true, res.reason)
+  local q = r:state().q
+  T.near(q[2], 500, 0.01); T.near(q[3], -40, 0.01); T.near(q[4], 600, 0.01); T.near(q[5], 20, 0.01)
+  -- Together, not one after the other: the run lasts as long as the longer of the two.
+  T.near(res.run.duration, math.max(res.durations.left, res.durations.right) + 0.2, 0.002)
+  local bad = r:together { left = { { "ptp", { 10, 500, -40 } } }, right = { { "ptp", { 20, 600, 20 } } } }
+  T.eq(bad.ok, false)
+  assert(bad.reason:find("groups 'left' and 'right' both move joint theta1", 1, true), bad.reason)
+  -- A group's own PTP moves its joints only.
+  local m = r.left:ptp { 0, 450, -30 }
+  T.eq(m.ok, true, m.reason)
+  T.near(r:state().q[4], 600, 0.01, "the right arm held")
+end)
+
 return T.summary()

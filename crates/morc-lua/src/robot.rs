@@ -587,17 +587,23 @@ impl UserData for LuaRobot {
         });
     }
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        // A group by its name (r.left): a Lua object for the group's commands (stdlib/motion/group.lua).
+        // A group by its name (r.left): a Lua object for the group's commands, and r:together
+        // for several groups' motions at once (stdlib/motion/group.lua).
         methods.add_meta_function(mlua::MetaMethod::Index, |lua, (ud, key): (AnyUserData, mlua::Value)| {
             let name = match &key {
                 mlua::Value::String(s) => s.to_str()?.to_string(),
                 _ => return Ok(mlua::Value::Nil),
             };
-            if !ud.borrow::<LuaRobot>()?.0.groups.iter().any(|g| g.name == name) {
+            let is_group = ud.borrow::<LuaRobot>()?.0.groups.iter().any(|g| g.name == name);
+            if !is_group && name != "together" {
                 return Ok(mlua::Value::Nil);
             }
-            let make: mlua::Function = lua.globals().get::<mlua::Function>("require")?.call("stdlib.motion.group")?;
-            make.call((ud, name))
+            let module: Table = lua.globals().get::<mlua::Function>("require")?.call("stdlib.motion.group")?;
+            if !is_group {
+                // r:together { left = moves, right = moves }: the groups' motions at the same time.
+                return module.get("together");
+            }
+            module.get::<mlua::Function>("of")?.call((ud, name))
         });
         methods.add_method("sim_hand", |lua, this, t: Table| super::robot_groups::sim_hand(lua, &this.0, t));
         methods.add_method("sim_hand_duration", |_, this, ()| Ok(this.0.hand.current().duration()));
