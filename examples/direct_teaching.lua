@@ -27,7 +27,7 @@ r:sim_hand {
 -- 1. Guide and teach.
 local g = teach.guide { group = "left", record = true }
 assert(g.ok, g.reason)
-print(("guided: %d points taught, recorded to %s"):format(g.taught, g.recording))
+print(("guided: %d points taught, recorded to %s, plotted to %s"):format(g.taught, g.recording, plot(g.recording, { "adm.x", "adm.f", "adm.taught" }, "direct_teaching.png")))
 
 -- 2. Save them, as a person would keep them, and read them back.
 local file = "taught_points.csv"

@@ -173,8 +173,9 @@ fn the_hand_guiding_example_reproduces_the_papers_admittance_figures() {
     assert!((tau - 20.0).abs() <= 20.0 * 0.03, "tau {tau}: {last}");
     assert!(drift < 0.05, "drift {drift}: {last}");
     // Recorded, with the run's notes.
-    let h5 = stdout.lines().find_map(|l| l.strip_prefix("recorded to ")).unwrap();
-    assert!(dir.join(h5).exists(), "{h5}");
+    let line = stdout.lines().find_map(|l| l.strip_prefix("recorded to ")).unwrap();
+    let (h5, png) = line.split_once(", plotted to ").unwrap();
+    assert!(dir.join(h5).exists() && dir.join(png).exists(), "{line}");
 }
 
 #[test]
