@@ -239,7 +239,7 @@ impl ThreadLua {
         let Setup { this, inp, out, inputs, outputs: outs, init } = setup().map_err(|e| lua_error_text(&e))?;
         if let Some(init) = init {
             // An endless loop in init must not keep the program from its prompt either.
-            STEP_DEADLINE.set(monotonic_ns() + INIT_LIMIT_NS);
+            arm_watchdog(INIT_LIMIT_NS);
             let result = init.call::<()>((this.clone(), out.clone()));
             STEP_DEADLINE.set(0);
             // SAFETY: our state, locked: the watchdog back to its usual pace.
@@ -497,7 +497,7 @@ impl Inner {
         ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, instance.out as ffi::lua_Integer);
         ffi::lua_pushnumber(l, ctx.time);
         let limit_ns = (ctx.period * 1e9 * STEP_LIMIT_PERIODS).max(STEP_LIMIT_MIN_NS);
-        STEP_DEADLINE.set(monotonic_ns() + limit_ns as u64);
+        arm_watchdog(limit_ns as u64);
         let status = ffi::lua_pcall(l, 4, 1, top + 1);
         if STEP_DEADLINE.replace(0) < monotonic_ns() {
             // The watchdog fired (and looks at every instruction now): back to its usual pace.
@@ -733,14 +733,40 @@ const INIT_LIMIT_NS: u64 = 10_000_000_000;
 thread_local! {
     /// When the step running on this thread must have ended (monotonic ns); 0 outside a step.
     static STEP_DEADLINE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// The step's time limit (ns).
+    static STEP_LIMIT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// The thread's CPU time when the step was first seen past its deadline; 0 before.
+    static STEP_CPU_MARK: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Arms the watchdog for a step or an init of at most `limit_ns`.
+fn arm_watchdog(limit_ns: u64) {
+    STEP_LIMIT.set(limit_ns);
+    STEP_CPU_MARK.set(0);
+    STEP_DEADLINE.set(monotonic_ns() + limit_ns);
 }
 
 /// The count hook: past the step's deadline, raises an error in the step.
 unsafe extern "C-unwind" fn step_watchdog(state: *mut ffi::lua_State, _: *mut ffi::lua_Debug) {
     let deadline = STEP_DEADLINE.get();
-    // From then on the hook looks at every instruction and raises again, so the error reaches an
-    // instruction outside any pcall of the step's own: a pcall in a loop cannot swallow it.
     if deadline != 0 && monotonic_ns() > deadline {
+        // Past the deadline on the wall clock, but a thread the machine did not run (another
+        // build on it, a loaded CI) has not looped: only the CPU time the step itself used
+        // counts. The first look past the deadline marks the thread's CPU time and gives the
+        // step its limit again; it is stopped once it has used that much CPU since.
+        let (cpu, mark, limit) = (thread_cpu_ns(), STEP_CPU_MARK.get(), STEP_LIMIT.get());
+        if mark == 0 {
+            STEP_CPU_MARK.set(cpu.max(1));
+            STEP_DEADLINE.set(monotonic_ns() + limit);
+            return;
+        }
+        let used = cpu.saturating_sub(mark);
+        if used < limit {
+            STEP_DEADLINE.set(monotonic_ns() + (limit - used));
+            return;
+        }
+        // From then on the hook looks at every instruction and raises again, so the error reaches an
+        // instruction outside any pcall of the step's own: a pcall in a loop cannot swallow it.
         ffi::lua_sethook(state, Some(step_watchdog), ffi::LUA_MASKCOUNT, 1);
         ffi::luaL_error(state, c"ran past its time limit (a step: 10 periods, at least 20 ms; init: 10 s): an endless loop? The robot holds".as_ptr());
     }
