@@ -134,6 +134,24 @@ T.test("damping changed while guiding: the velocity goes on without a jump to it
   assert(jump <= 0.0101, ("velocity jumped by %.4f m/s in one step"):format(jump))
 end)
 
+T.test("guiding in the background: poses stored by a call while it runs (as from the REPL)", function()
+  morc.use_robot(r, { q0 = START })
+  local teach = morc.lib.load("teach").skills
+  r:sim_hand { { release = true, enable = true, time = 0.2 }, { push = { 0, 0, 10 }, time = 0.3 }, { release = true, enable = true, time = 0.5 } }
+  local g = teach.guide { time = 1.0, wait = false }
+  T.eq(g.ok, true, g.reason)
+  -- Wait until the push is over and the arm has settled (the engine runs on in the background).
+  while r:state().time < 0.8 do end
+  T.eq(g.session.store(), 1)
+  local res = g.session.stop()
+  T.eq(res.ok, true, res.reason)
+  T.eq(res.taught, 1)
+  -- F/D·t: 0.2 m/s for 0.3 s is 60 mm up from 400 (the lag of the rise, τ·F/D, is made up
+  -- by the decay after the push).
+  T.near(res.points[1][2], 460, 1, "d2 stored (mm)")
+  T.eq(res.points[1].name, "P1")
+end)
+
 T.test("taught points go to a file a person can read and come back; a bad line names file:line", function()
   local points = require "lib.teach.helpers.points"
   local file = os.tmpname()

@@ -43,6 +43,7 @@ component loads on the engine's thread. Measured: taught (count), points (° / m
     until_released = { type = "number", unit = "s", default = 0.5, range = { 0, 60 }, doc = "the run ends when the enabling switch has been let go this long after guiding (0: never)" },
     capacity = { type = "integer", default = 64, range = { 1, 1000 }, doc = "most points taught in one run" },
     record = { type = "boolean", default = false, doc = "record the run to HDF5" },
+    wait = { type = "boolean", default = true, doc = "false: return at once with a session (s:store() keeps the pose now, s:stop() ends guiding), for teaching from the REPL" },
   },
   precondition = function(ctx, p)
     local robot = cmd.robot(ctx)
@@ -72,16 +73,45 @@ component loads on the engine's thread. Measured: taught (count), points (° / m
   end,
   execute = function(ctx, p)
     local robot = cmd.robot(ctx)
+    --- The points the button taught in run result r, then `stored` (° / mm), named P1, P2, …
+    local function points_of(r, stored)
+      local points, flat = {}, r.data["adm.points"] or {}
+      for k = 1, r.data["adm.taught"] or 0 do
+        local q = {}
+        for i = 1, robot.dof do q[i] = flat[(k - 1) * robot.dof + i] end
+        points[k] = cmd.degrees(q, robot)
+      end
+      for _, q in ipairs(stored or {}) do points[#points + 1] = q end
+      for k, q in ipairs(points) do q.name = "P" .. k end
+      return points
+    end
+    if not p.wait then
+      -- Guiding goes on in the background; the REPL stays free to store poses.
+      local handle = ctx.engine:start(assembly(robot, p, p.time))
+      local stored = {}
+      local session = {}
+      --- Keeps the pose the robot is at now (° / mm); returns how many are kept.
+      function session.store()
+        stored[#stored + 1] = robot:state().q
+        return #stored
+      end
+      --- Ends guiding; returns { ok, taught, points, recording }, the button's points first.
+      function session.stop()
+        if handle:status() == "running" then handle:cancel() end
+        local r = handle:wait()
+        if not r.ok and r.outcome ~= "cancelled" then return r end
+        local points = points_of(r, stored)
+        return { ok = true, taught = #points, points = points, recording = r.recordings and r.recordings[1] }
+      end
+      return { ok = true, taught = 0, points = {}, session = session }
+    end
     local r = ctx.engine:run(assembly(robot, p, p.time))
     if not r.ok then return r end
-    local points, flat = {}, r.data["adm.points"] or {}
-    for k = 1, r.data["adm.taught"] or 0 do
-      local q = {}
-      for i = 1, robot.dof do q[i] = flat[(k - 1) * robot.dof + i] end
-      points[k] = cmd.degrees(q, robot)
-      points[k].name = "P" .. k
-    end
+    local points = points_of(r)
     return { ok = true, taught = #points, points = points, recording = r.recordings and r.recordings[1] }
   end,
-  evaluate = function(ctx, p, r) return true, ("%d points taught"):format(r.taught) end,
+  evaluate = function(ctx, p, r)
+    if r.session then return true, "guiding: s = result.session; s.store() keeps the pose, s.stop() ends" end
+    return true, ("%d points taught"):format(r.taught)
+  end,
 }
