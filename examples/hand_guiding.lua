@@ -10,7 +10,7 @@
 -- velocity along the push (mean over its last 100 ms), the time constant (slope of
 -- log(v_ss − v) over the 10–90 % rise) and the orientation's largest drift.
 --
---   morc run examples/hand_guiding.lua       (add --bus sim for the drives on the EtherCAT segment)
+--   morc run examples/hand_guiding.lua
 local r = require "robots.stacker"
 local drive = require "stdlib.assemblies.drive"
 local takes = require "stdlib.assemblies.base_inputs"
@@ -24,6 +24,12 @@ morc.lib.load "teach"
 -- taken from the vertical push; the sideways one shows the orientation held.
 local start = { 90, 400, -60, 400, 60 }
 morc.use_robot(r, { q0 = start })
+
+local has_ft = false
+for _, port in ipairs(morc.engine.outputs) do has_ft = has_ft or port == "ft" end
+if not has_ft then
+  error("hand guiding needs the robot's wrist F/T sensor and handle as the engine's ports (ft, enable, button): the simulated robot has them; on --bus sim they are not wired to the robot yet (docs/teaching.md)", 0)
+end
 
 local F, PUSH, REST, ZERO = 10, 0.2, 0.3, 0.1
 local T = morc.engine.period

@@ -208,4 +208,17 @@ fn the_stacker_cycle_example_stacks_with_both_arms_at_once() {
     // The paper's 20 per minute at least, both arms working.
     assert!(stacks >= 20, "{last}");
     assert!(stdout.contains("left arm: ") && stdout.contains("right arm: "), "{stdout}");
+    // The same program through the EtherCAT master onto the virtual segment's drives.
+    let out = morc().current_dir(&dir).args(["--bus", "sim", "run", example.to_str().unwrap()]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "--bus sim: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.lines().last().unwrap_or_default().ends_with(" stacks per minute"), "{stdout}");
+}
+
+#[test]
+fn hand_guiding_on_the_bus_says_what_is_missing_instead_of_failing_obscurely() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/hand_guiding.lua");
+    let out = morc().current_dir(scratch("hand_guiding_bus")).args(["--bus", "sim", "run", example.to_str().unwrap()]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && stderr.contains("wrist F/T sensor") && stderr.contains("docs/teaching.md") && !stderr.contains("panicked"), "{stderr}");
 }

@@ -30,7 +30,7 @@ struct SharedArm {
     plant: SimulatedRobot,
     /// q_cmd, qd_ff, tau_ff (rad, rad/s, N·m) as the plant's inputs.
     commands: Vec<Value>,
-    /// Measured q, qd, tau at the start of the cycle.
+    /// Measured q, qd, tau (and the plant's other outputs) at the start of the cycle.
     sensed: Vec<Value>,
     holding: Vec<bool>,
     /// Whether a drive commanded torque this cycle — in torque mode, or a torque offset
@@ -183,7 +183,8 @@ pub fn drive_config(robot: &Robot, joint: usize) -> DriveConfig {
 pub fn simulated_cell(robot: Arc<Robot>, q0: &[f64], period: f64) -> Result<(Link, BusConfig), String> {
     let n = robot.dof();
     let mut plant = SimulatedRobot::new(robot.clone(), q0, period)?;
-    let mut sensed: Vec<Value> = (0..3).map(|_| Value::zero(ValueType::Vector(n))).collect();
+    // All the plant's outputs (a robot with a wrist sensor has more than q, qd, tau).
+    let mut sensed: Vec<Value> = morc_kernel::Base::info(&plant).outputs.iter().map(|p| Value::zero(p.ty)).collect();
     let _ = plant.sense(0, &mut sensed);
     let mut commands: Vec<Value> = (0..3).map(|_| Value::zero(ValueType::Vector(n))).collect();
     commands[0].as_mut_slice().copy_from_slice(q0);
