@@ -47,7 +47,7 @@ a:connect("robot.q", "adm.q")
 a:connect("robot.ft", "adm.ft")
 a:connect("robot.enable", "adm.enable")
 a:connect("robot.button", "adm.button")
-drive(a, r, "adm", takes("tau_ff"))
+drive(a, r, "adm", takes("tau_ff"), "adm.tau")
 a:add("pq", "probe", { n = r.dof }); a:connect("robot.q", "pq.u")
 a:record { "robot.q", "robot.ft", "adm.*", notes = "hand guiding: 10 N along x, then z; M_d = 1, D_d = 50" }
 local run = morc.engine:run(a)

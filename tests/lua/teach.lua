@@ -19,7 +19,7 @@ local function guide(script, params)
   for k, v in pairs(params or {}) do p[k] = v end
   a:add("adm", "teach.admittance", p)
   for _, port in ipairs { "q", "ft", "enable", "button" } do a:connect("robot." .. port, "adm." .. port) end
-  drive(a, r, "adm", true)
+  drive(a, r, "adm", true, "adm.tau")
   a:add("pq", "probe", { n = r.dof }); a:connect("robot.q", "pq.u")
   a:add("pv", "probe", { n = 3 }); a:connect("adm.v", "pv.u")
   local run = morc.engine:run(a)
@@ -122,7 +122,7 @@ T.test("damping changed while guiding: the velocity goes on without a jump to it
   -- D from 50 to 25 N·s/m 0.3 s in (after 7.5 τ at 0.2 m/s): the velocity heads for 0.4 m/s, limited to 0.25.
   a:add("D", "step", { initial = 50, final = 25, time = 0.3 })
   a:connect("D.y", "adm.D")
-  drive(a, r, "adm", true)
+  drive(a, r, "adm", true, "adm.tau")
   a:add("pv", "probe", { n = 3 }); a:connect("adm.v", "pv.u")
   local run = morc.engine:run(a)
   T.eq(run.ok, true, run.reason)

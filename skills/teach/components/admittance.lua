@@ -12,7 +12,8 @@
 -- workspace box; the joints stop at their limits. Released enabling
 -- switch: V = 0 at once and the arm holds; released for `until_released` seconds after guiding
 -- (when > 0), the run ends. The teach button's rising edge stores the pose.
--- Joints outside the group hold where they were. Allocates nothing per step.
+-- Joints outside the group hold where they were. `tau` is the push as joint torques (−J_Tᵀ F)
+-- for the drives' torque feed-forward. Allocates nothing per step.
 local rot = require "lib.teach.helpers.rot"
 
 local exp, sqrt, huge = math.exp, math.sqrt, math.huge
@@ -21,7 +22,7 @@ return morc.register(morc.component {
   name = "admittance",
   doc = "hand guiding: M dV/dt + D V + K(x − x0) = F (F/T sensor, offset zeroed, tool weight out), orientation held by null-space projection, speed limit, workspace box, enabling switch, teach button",
   inputs = { "q[n]", "ft[6]", "enable:boolean", "button:boolean", "M", "D", "K" },
-  outputs = { "q[n]", "qd[n]", "qdd[n]", "v[3]", "f[3]", "x[3]", "drift", "taught:integer", "points[np]", "state:integer" },
+  outputs = { "q[n]", "qd[n]", "qdd[n]", "tau[n]", "v[3]", "f[3]", "x[3]", "drift", "taught:integer", "points[np]", "state:integer" },
   params = {
     n = 6, np = 6, robot = "robots.ur5", group = "", frame = "",
     mass = 1.0, damping = 50.0, stiffness = 0.0, v_max = 0.25, a_max = 20.0,
@@ -64,6 +65,7 @@ return morc.register(morc.component {
     self.JT, self.JR, self.JRp = morc.mat(3, k), morc.mat(3, k), morc.mat(k, 3)
     self.I, self.N, self.A, self.Ap = morc.eye(k), morc.mat(k, k), morc.mat(3, k), morc.mat(k, 3)
     self.qdg, self.pos, self.rot = morc.vec(k), morc.vec(3), morc.mat(3, 3)
+    self.JTfull, self.tau_ = morc.mat(3, n), morc.vec(n)
     self.pos_t, self.R, self.R0 = { 0, 0, 0 }, rot.new(), rot.new()
     self.Vp, self.V, self.F, self.w, self.tmp, self.x0 = { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 0 }
     self.bias, self.sum = { 0, 0, 0, 0, 0, 0 }, { 0, 0, 0, 0, 0, 0 }
@@ -74,7 +76,7 @@ return morc.register(morc.component {
     end
     self.tick, self.zero_ticks, self.samples, self.taught, self.was_pressed = 0, math.max(1, math.floor(self.zero_time / self.period + 0.5)), 0, 0, false
     self.started, self.guided, self.released = false, false, 0
-    for i = 1, n do out.q[i], out.qd[i], out.qdd[i] = 0, 0, 0 end
+    for i = 1, n do out.q[i], out.qd[i], out.qdd[i], out.tau[i] = 0, 0, 0, 0 end
     self.pts = {}
     for i = 1, self.np do out.points[i], self.pts[i] = 0, 0 end
     for i = 1, 3 do out.v[i], out.f[i], out.x[i] = 0, 0, 0 end
@@ -116,7 +118,7 @@ return morc.register(morc.component {
         rot.copy_to(self.R0, R)
         self.x0[1], self.x0[2], self.x0[3] = p[1], p[2], p[3]
       end
-      for i = 1, n do qdc[i], out.qdd[i] = 0, 0 end
+      for i = 1, n do qdc[i], out.qdd[i], out.tau[i] = 0, 0, 0 end
       out.state = 0
       return
     end
@@ -143,7 +145,7 @@ return morc.register(morc.component {
       end
       -- Released: hold at once; guiding starts again from rest.
       V[1], V[2], V[3] = 0, 0, 0
-      for i = 1, n do qdc[i], out.qdd[i] = 0, 0 end
+      for i = 1, n do qdc[i], out.qdd[i], out.tau[i] = 0, 0, 0 end
       for i = 1, 3 do out.v[i] = 0 end
       self.x0[1], self.x0[2], self.x0[3] = p[1], p[2], p[3]
       out.state = 2
@@ -190,6 +192,11 @@ return morc.register(morc.component {
     -- Joint velocities that move the frame at V and keep its orientation.
     local J, JS = self.J, self.JS
     model:frame_jacobian_to(J, qc, frame)
+    -- The operator's push as joint torques, for the drives to hold against at once (−J_Tᵀ·F)
+    -- instead of through their integrators: the arm follows the law, not the push.
+    self.JTfull:gemm(self.PT, J)
+    self.tau_:gemv_t(self.JTfull, F, -1, 0)
+    self.tau_:totable(out.tau)
     JS:gemm(J, self.S)
     self.JT:gemm(self.PT, JS)
     self.JR:gemm(self.PR, JS)

@@ -16,7 +16,7 @@ local function assembly(robot, p, duration)
     box_max = { p.box_max[1] / 1000, p.box_max[2] / 1000, p.box_max[3] / 1000 },
   })
   for _, port in ipairs { "q", "ft", "enable", "button" } do a:connect("robot." .. port, "adm." .. port) end
-  drive(a, robot, "adm", takes("tau_ff"))
+  drive(a, robot, "adm", takes("tau_ff"), "adm.tau")
   if p.record then a:record { "robot.q", "robot.ft", "adm.*", notes = "hand guiding, group " .. p.group } end
   return a
 end
