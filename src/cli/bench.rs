@@ -361,8 +361,8 @@ fn lua_gc(seconds: f64, policy: RtPolicy) {
     println!("worst collector step: {} over {seconds} s each", parts.join(", "));
 }
 
-/// `morc bench lua-calls`: a component's `init` (run in its stepping thread's Lua state, under
-/// that state's watchdog hook, as steps are) times 100 000 calls of each kind a real-time
+/// `morc bench lua-calls`: a component's `init` (run in its stepping thread's Lua state, watched
+/// as steps are: no hook unless it overruns) times 100 000 calls of each kind a real-time
 /// controller makes, with `os.clock` (CPU time): the cost of one call from Lua into morc.
 fn lua_calls() {
     let run = || -> mlua::Result<()> {

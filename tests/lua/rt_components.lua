@@ -165,4 +165,26 @@ T.test("an endless loop in a step is stopped: the component faults, the robot ho
   assert(r.reason:find("ran past its time limit (a step: 10 periods", 1, true), r.reason)
 end)
 
+T.test("an endless loop inside a coroutine a step resumes is stopped too", function()
+  local a = morc.assembly { "spin_co", duration = 1 }
+  a:add("s", mods.spin_in_coroutine)
+  local r = engine:run(a)
+  T.eq(r.ok, false)
+  assert(r.reason:find("component 's' (rt_spin_co) at t = 0.002 s", 1, true), r.reason)
+  assert(r.reason:find("ran past its time limit (a step: 10 periods", 1, true), r.reason)
+end)
+
+T.test("steps within their time limit run without a hook (the watchdog arms one only past it)", function()
+  local hooked = morc.component { name = "rt_hooked", outputs = { "y" },
+    init = function(self, out) out.y = debug.gethook() and 1 or 0 end,
+    step = function(self, inp, out) out.y = debug.gethook() and 1 or 0 end }
+  local a = morc.assembly { "hooked", duration = 0.003 }
+  a:add("h", hooked)
+  a:add("p", "probe")
+  a:connect("h.y", "p.u")
+  local r = engine:run(a)
+  T.eq(r.ok, true, r.reason)
+  T.near(r.data["p.u"], { 0, 0, 0 }, 0, "no hook in any step")
+end)
+
 return T.summary()

@@ -31,6 +31,7 @@ mod robot_params;
 mod robot_state;
 pub mod testing;
 mod thread_state;
+mod watchdog;
 
 pub use assembly::LuaKind;
 pub use component::{lua_error_text, KindSource, LuaComponent, LuaComponentDef};

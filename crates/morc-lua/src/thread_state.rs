@@ -14,17 +14,20 @@
 //!   as bytecode (its functions may not capture locals).
 //! - The step itself goes through Lua's C API on preallocated tables: inputs are written into
 //!   `inp`, vector ports are tables of numbers reused every step (`out.y[i] = …` writes in place).
+//! - Watchdog: a step that runs past its time limit is stopped by an error; no hook runs while
+//!   steps keep to it (see [`crate::watchdog`]).
 
 use std::ffi::CStr;
 use std::os::raw::c_int;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use mlua::{ffi, Function, Lua, Table};
 
 use crate::component::{lua_error_text, KindSource, LuaComponentDef};
 use crate::convert::{from_value, to_value};
 use crate::pool::{self, Pool};
+use crate::watchdog::{self, Watch};
 use morc_kernel::{monotonic_ns, thread_cpu_ns, AssemblyResults, SlackWork, StepContext, Value, STRING_PORT_CAPACITY};
 
 /// The pool of a stepping thread when the assembly does not say (`morc.assembly { memory = MB }`):
@@ -86,6 +89,8 @@ struct Inner {
     state: *mut ffi::lua_State,
     /// Declared after `state`'s users; freed in Drop after `lua_close`.
     pool: Box<Pool>,
+    /// What the watchdog sees of the steps (registered with it while the state is open).
+    watch: Arc<Watch>,
     gc: Collector,
     /// CPU time of each collector step (ns): the distribution, beside the worst in [`GcStats`].
     gc_steps_cpu: morc_kernel::Histogram,
@@ -156,15 +161,27 @@ impl ThreadLua {
         let mut pool = Pool::new(pool_bytes)?;
         // SAFETY: the pool outlives the state: Inner's Drop closes the state first.
         let state = unsafe { pool::new_state(&mut pool)? };
-        unsafe {
+        // SAFETY: a fresh state of ours, with the standard libraries; the watch lives in Inner
+        // as long as the state.
+        let watch = unsafe {
             ffi::lua_pushcfunction(state, crate::print_queue::lua_print);
             ffi::lua_setglobal(state, c"print".as_ptr());
-            ffi::lua_sethook(state, Some(step_watchdog), ffi::LUA_MASKCOUNT, WATCHDOG_INSTRUCTIONS);
-        }
+            Watch::install(state)
+        };
+        let watch = match watch {
+            Ok(w) => w,
+            Err(e) => {
+                // SAFETY: ours, not handed to anyone yet.
+                unsafe { ffi::lua_close(state) };
+                return Err(e);
+            }
+        };
+        watchdog::register(&watch);
         let mut inner = Inner {
             lua: None,
             state,
             pool,
+            watch,
             gc_steps_cpu: morc_kernel::Histogram::new(),
             gc: Collector { mode: gc_mode(), in_cycle: false, live: 0, threshold: 0 },
         };
@@ -239,11 +256,9 @@ impl ThreadLua {
         let Setup { this, inp, out, inputs, outputs: outs, init } = setup().map_err(|e| lua_error_text(&e))?;
         if let Some(init) = init {
             // An endless loop in init must not keep the program from its prompt either.
-            arm_watchdog(INIT_LIMIT_NS);
+            inner.watch.begin(INIT_LIMIT_NS);
             let result = init.call::<()>((this.clone(), out.clone()));
-            STEP_DEADLINE.set(0);
-            // SAFETY: our state, locked: the watchdog back to its usual pace.
-            unsafe { ffi::lua_sethook(state, Some(step_watchdog), ffi::LUA_MASKCOUNT, WATCHDOG_INSTRUCTIONS) };
+            inner.watch.end();
             result.map_err(|e| lua_error_text(&e))?;
         }
         let r = |v: mlua::Value| inner_ref(&lua, state, v).map_err(|e| lua_error_text(&e));
@@ -497,12 +512,9 @@ impl Inner {
         ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, instance.out as ffi::lua_Integer);
         ffi::lua_pushnumber(l, ctx.time);
         let limit_ns = (ctx.period * 1e9 * STEP_LIMIT_PERIODS).max(STEP_LIMIT_MIN_NS);
-        arm_watchdog(limit_ns as u64);
+        self.watch.begin(limit_ns as u64);
         let status = ffi::lua_pcall(l, 4, 1, top + 1);
-        if STEP_DEADLINE.replace(0) < monotonic_ns() {
-            // The watchdog fired (and looks at every instruction now): back to its usual pace.
-            ffi::lua_sethook(l, Some(step_watchdog), ffi::LUA_MASKCOUNT, WATCHDOG_INSTRUCTIONS);
-        }
+        self.watch.end();
         if status != ffi::LUA_OK {
             let message = if status == ffi::LUA_ERRMEM { String::from("not enough memory") } else { tidy_traceback(&text_at(l, -1)) };
             ffi::lua_settop(l, top);
@@ -719,8 +731,6 @@ fn check_unchanged(_lua: &Lua, def: &LuaComponentDef, now: &Table, file: &str) -
     Ok(())
 }
 
-/// Instructions between two looks of the step watchdog at the clock (about 2–5 µs of Lua).
-const WATCHDOG_INSTRUCTIONS: c_int = 1000;
 /// A step that runs longer than this many of its periods (and at least
 /// [`STEP_LIMIT_MIN_NS`]) is stopped with an error: an endless loop must not keep the engine's
 /// thread, which also cycles the bus and holds the robot, from its next tick.
@@ -729,48 +739,6 @@ const STEP_LIMIT_MIN_NS: f64 = 20e6;
 /// The time limit of a component's `init` (off the real-time path, but an endless loop there
 /// would keep the program from going on).
 const INIT_LIMIT_NS: u64 = 10_000_000_000;
-
-thread_local! {
-    /// When the step running on this thread must have ended (monotonic ns); 0 outside a step.
-    static STEP_DEADLINE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-    /// The step's time limit (ns).
-    static STEP_LIMIT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-    /// The thread's CPU time when the step was first seen past its deadline; 0 before.
-    static STEP_CPU_MARK: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
-
-/// Arms the watchdog for a step or an init of at most `limit_ns`.
-fn arm_watchdog(limit_ns: u64) {
-    STEP_LIMIT.set(limit_ns);
-    STEP_CPU_MARK.set(0);
-    STEP_DEADLINE.set(monotonic_ns() + limit_ns);
-}
-
-/// The count hook: past the step's deadline, raises an error in the step.
-unsafe extern "C-unwind" fn step_watchdog(state: *mut ffi::lua_State, _: *mut ffi::lua_Debug) {
-    let deadline = STEP_DEADLINE.get();
-    if deadline != 0 && monotonic_ns() > deadline {
-        // Past the deadline on the wall clock, but a thread the machine did not run (another
-        // build on it, a loaded CI) has not looped: only the CPU time the step itself used
-        // counts. The first look past the deadline marks the thread's CPU time and gives the
-        // step its limit again; it is stopped once it has used that much CPU since.
-        let (cpu, mark, limit) = (thread_cpu_ns(), STEP_CPU_MARK.get(), STEP_LIMIT.get());
-        if mark == 0 {
-            STEP_CPU_MARK.set(cpu.max(1));
-            STEP_DEADLINE.set(monotonic_ns() + limit);
-            return;
-        }
-        let used = cpu.saturating_sub(mark);
-        if used < limit {
-            STEP_DEADLINE.set(monotonic_ns() + (limit - used));
-            return;
-        }
-        // From then on the hook looks at every instruction and raises again, so the error reaches an
-        // instruction outside any pcall of the step's own: a pcall in a loop cannot swallow it.
-        ffi::lua_sethook(state, Some(step_watchdog), ffi::LUA_MASKCOUNT, 1);
-        ffi::luaL_error(state, c"ran past its time limit (a step: 10 periods, at least 20 ms; init: 10 s): an endless loop? The robot holds".as_ptr());
-    }
-}
 
 /// Message handler of the real-time step's `lua_pcall`: the error with a traceback.
 unsafe extern "C-unwind" fn traceback(state: *mut ffi::lua_State) -> c_int {
@@ -790,8 +758,10 @@ unsafe fn text_at(state: *mut ffi::lua_State, index: c_int) -> String {
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        // mlua's handle first (it collects), then the state, then (as a field) the pool.
+        // mlua's handle first (it collects), then the watchdog lets go of the state, then the
+        // state, then (as a field) the pool.
         drop(self.lua.take());
+        watchdog::unregister(&self.watch);
         // SAFETY: the state is ours and nothing refers to it any more.
         unsafe { ffi::lua_close(self.state) };
     }

@@ -59,4 +59,16 @@ M.spin = morc.component {
   end,
 }
 
+M.spin_in_coroutine = morc.component {
+  name = "rt_spin_co", doc = "loops forever inside a coroutine at t = 2 ms, catching the coroutine's errors",
+  outputs = { "y" },
+  step = function(self, inp, out, t)
+    if t >= 0.002 then
+      local f = coroutine.wrap(function() while true do end end)
+      while true do pcall(f) end
+    end
+    out.y = t
+  end,
+}
+
 return M
