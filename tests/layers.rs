@@ -7,8 +7,22 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// The crates from the bottom layer up: a crate may use only crates listed before it.
-const LAYERS: &[&str] =
-    &["morc-kernel", "morc-model", "morc-motion", "morc-ecat-wire", "morc-ecat-sim", "morc-ecat", "morc-fmi", "morc-record", "morc-live", "morc-robot", "morc-robot-ecat", "morc-lua", "morc-fmu"];
+const LAYERS: &[&str] = &[
+    "morc-kernel",
+    "morc-model",
+    "morc-motion",
+    "morc-ecat-wire",
+    "morc-ecat-sim",
+    "morc-ecat",
+    "morc-netft",
+    "morc-fmi",
+    "morc-record",
+    "morc-live",
+    "morc-robot",
+    "morc-robot-ecat",
+    "morc-lua",
+    "morc-fmu",
+];
 
 /// The normal (not dev) dependencies of the crate whose manifest is `path`: names only.
 fn dependencies(path: &Path) -> BTreeSet<String> {

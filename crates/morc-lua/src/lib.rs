@@ -14,6 +14,7 @@ mod engine;
 mod error;
 mod fast;
 mod fmu;
+mod ft;
 pub mod interrupt;
 mod kinds;
 pub mod library;
@@ -190,6 +191,7 @@ fn install_surface(lua: &Lua, engine: Option<Engine>) -> mlua::Result<()> {
     // After the prelude, so that their doc strings attach through morc.doc.
     linalg::register(lua, &morc)?;
     model::register(lua, &morc)?;
+    ft::install(lua, &morc)?;
     fast::install(lua)?;
     plot::install(lua)?;
     live::install(lua, &morc)?;

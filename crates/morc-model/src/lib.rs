@@ -24,6 +24,7 @@ mod data;
 mod dense;
 mod dh;
 mod dynamics;
+mod ft_load;
 mod ik;
 mod joint;
 mod kinematics;
@@ -37,6 +38,7 @@ pub use data::Data;
 pub use dense::{lu_factor, lu_solve, DampedPinv, PinvError};
 pub use dh::{DhConvention, DhLink, DhTable};
 pub use dynamics::{aba, crba, gravity, nle, rnea};
+pub use ft_load::{FtIdentification, FtLoad, FtLoadError, GRAVITY, MIN_POSES, RANK_TOLERANCE};
 pub use ik::{AnalyticIk, DlsIk, IkOutcome};
 pub use kinematics::{
     compute_frame_jacobian, forward_kinematics, forward_kinematics_joints, forward_kinematics_placements, frame_jacobian, frame_jacobian_in, frame_placement, update_frame_placements, ReferenceFrame,
