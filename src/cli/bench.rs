@@ -33,6 +33,12 @@ pub fn main(what: &str, seconds: f64, config: &EngineConfig) -> i32 {
         "lua" => lua(seconds, config.rt),
         "lua-gc" => lua_gc(seconds, config.rt),
         "lua-calls" => lua_calls(),
+        "teach" => {
+            if let Err(e) = super::bench_teach::teach(seconds, config.rt) {
+                eprintln!("morc bench teach: {e}");
+                return super::exit::USAGE;
+            }
+        }
         "bus" => return super::bus::bench(seconds, config),
         "live" => {
             if let Err(e) = live(seconds, config.rt) {
@@ -41,7 +47,7 @@ pub fn main(what: &str, seconds: f64, config: &EngineConfig) -> i32 {
             }
         }
         other => {
-            eprintln!("morc bench: unknown benchmark '{other}' (engine, lua, lua-gc, lua-calls, bus, live)");
+            eprintln!("morc bench: unknown benchmark '{other}' (engine, lua, lua-gc, lua-calls, teach, bus, live)");
             return super::exit::USAGE;
         }
     }

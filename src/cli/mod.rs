@@ -1,6 +1,7 @@
 //! The `morc` command line.
 
 mod bench;
+mod bench_teach;
 pub mod bus;
 mod check;
 mod doc;
@@ -133,7 +134,7 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: bus::BusCommand,
     },
-    /// Measure: `engine` (latency and hand-off cost), `lua` (Lua component cost and jitter), `lua-gc` (worst collector step; run it with --seconds 600), `lua-calls` (one call from Lua into morc), `bus`, `live` (the live view's cost on the real-time path).
+    /// Measure: `engine` (latency and hand-off cost), `lua` (Lua component cost and jitter), `lua-gc` (worst collector step; run it with --seconds 600), `lua-calls` (one call from Lua into morc), `teach` (the hand-guiding law in Lua on the simulated stacker), `bus`, `live` (the live view's cost on the real-time path).
     Bench {
         what: String,
         /// Seconds per configuration.
