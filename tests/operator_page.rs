@@ -12,6 +12,8 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use serde_json::Value as Json;
+
 /// The KR 16 holds at home until the test writes "go" (short runs of nothing, on the wall clock,
 /// so the page has the robot), then makes a slow PTP of about 20 s, printing its robot:state()
 /// every 50 ms; it ends when the test writes "bye".
@@ -143,18 +145,11 @@ fn an_operator_holds_resumes_and_slows_the_robot_from_the_page_in_a_browser() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn bad_requests_get_a_clear_http_error() {
-    let dir = scratch("bad");
-    // The live view on, the robot on the engine after one short run; the program waits for "go".
-    std::fs::write(
-        dir.join("wait.lua"),
-        "local kr16 = require 'robots.kr16'\nmorc.use_robot(kr16, { q0 = kr16.home })\nlocal n = 0\nrepeat morc.engine:run(morc.assembly { 'waiting', duration = 0.05 }); n = n + 1 until io.open('go') or n > 2000\n",
-    )
-    .unwrap();
+/// `morc --clock wall --live 127.0.0.1:0 run FILE` in `dir`, and the page's address (host:port).
+fn morc_with_page(dir: &Path, file: &str) -> (std::process::Child, String) {
     let mut morc = Command::new(env!("CARGO_BIN_EXE_morc"))
-        .current_dir(&dir)
-        .args(["--clock", "wall", "--live", "127.0.0.1:0", "run", "wait.lua"])
+        .current_dir(dir)
+        .args(["--clock", "wall", "--live", "127.0.0.1:0", "run", file])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -167,14 +162,68 @@ fn bad_requests_get_a_clear_http_error() {
         address = address.or_else(|| line.trim().strip_prefix("operator page: http://").map(|a| a.trim_end_matches('/').to_string()));
     }
     let address = address.expect("morc says where the page is");
-    let ask = |request: &str| -> String {
-        use std::io::{Read, Write};
-        let mut s = std::net::TcpStream::connect(&address).unwrap();
-        s.write_all(request.as_bytes()).unwrap();
-        let mut answer = String::new();
-        s.read_to_string(&mut answer).unwrap();
-        answer
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    (morc, address)
+}
+
+/// One raw HTTP request to the page; the whole answer.
+fn ask(address: &str, request: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(address).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    answer
+}
+
+#[test]
+fn the_page_jogs_the_robot_in_a_jog_session() {
+    let dir = scratch("jog");
+    std::fs::write(
+        dir.join("jog.lua"),
+        "local kr16 = require 'robots.kr16'\nmorc.use_robot(kr16, { q0 = kr16.home })\n\
+         local h = morc.engine:start(require 'stdlib.assemblies.jog'(kr16, { until_still = false }))\n\
+         local n = 0\nwhile not io.open('go') and n < 2400 do os.execute('sleep 0.05'); n = n + 1 end\nmorc.engine:cancel()\n",
+    )
+    .unwrap();
+    let (mut morc, address) = morc_with_page(&dir, "jog.lua");
+    let state = || -> Json {
+        let answer = ask(&address, "GET /state HTTP/1.1\r\n\r\n");
+        serde_json::from_str(answer.split_once("\r\n\r\n").unwrap().1).unwrap()
     };
+    let waiting = |what: &str, ok: &dyn Fn(&Json) -> bool| {
+        let start = std::time::Instant::now();
+        loop {
+            let s = state();
+            if ok(&s) {
+                return s;
+            }
+            assert!(start.elapsed().as_secs() < 60, "waited 60 s for {what}: {s}");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    };
+    waiting("the jog session", &|s| s["command"]["name"] == "jog");
+    // 5° on A1 at 50 % of its speed, as the page's + button with step 5 sends it.
+    let answer = ask(&address, "POST /jog?joint=1&dir=1&step=5&speed=50 HTTP/1.1\r\n\r\n");
+    assert!(answer.starts_with("HTTP/1.1 200 "), "{answer}");
+    let s = waiting("A1 at 5°", &|s| (s["joints"][0]["q"].as_f64().unwrap() - 5.0).abs() < 0.05 && s["joints"][0]["qd"].as_f64().unwrap().abs() < 0.5);
+    assert!((s["joints"][1]["q"].as_f64().unwrap() + 90.0).abs() < 0.05, "A2 stayed: {s}");
+    std::fs::write(dir.join("go"), "").unwrap();
+    assert!(morc.wait().unwrap().success());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_requests_get_a_clear_http_error() {
+    let dir = scratch("bad");
+    // The live view on, the robot on the engine after one short run; the program waits for "go".
+    std::fs::write(
+        dir.join("wait.lua"),
+        "local kr16 = require 'robots.kr16'\nmorc.use_robot(kr16, { q0 = kr16.home })\nlocal n = 0\nrepeat morc.engine:run(morc.assembly { 'waiting', duration = 0.05 }); n = n + 1 until io.open('go') or n > 2000\n",
+    )
+    .unwrap();
+    let (mut morc, address) = morc_with_page(&dir, "wait.lua");
+    let ask = |request: &str| ask(&address, request);
     // Until the robot is on the engine, commands say so (409); wait for it.
     let start = std::time::Instant::now();
     while ask("POST /override?percent=100 HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 409") {
