@@ -5,6 +5,9 @@
 pub fn start(address: &str) -> Result<(), String> {
     let served = morc_live::start(address)?;
     eprintln!("live view on ws://{served} (Foxglove: Open connection → Foxglove WebSocket)");
+    if let Some(page) = morc_live::page_address() {
+        eprintln!("operator page: http://{page}/");
+    }
     Ok(())
 }
 

@@ -266,6 +266,9 @@ fn run_cli() -> i32 {
             eprintln!("morc: {e}");
             return exit::USAGE;
         }
+        if let Some(Command::Run { file, .. }) = &cli.command {
+            morc_live::page::set_program(&file.display().to_string());
+        }
     }
     let setup = LuaSetup { bus: opts.bus.clone(), record_dir: opts.record.clone(), record_format: opts.record_format.clone() };
     let code = match &cli.command {

@@ -192,7 +192,7 @@ struct Shared {
     tick: AtomicU64,
     cancel: AtomicBool,
     /// The base's last tick, for readers on other threads.
-    snapshot: BaseSnapshot,
+    snapshot: Arc<BaseSnapshot>,
 }
 
 /// Bumped by [`cancel_all_runs`]. A run remembers the value it started under and
@@ -238,7 +238,7 @@ impl Engine {
         let base_handle = base.handle();
         let (cmd_tx, cmd_rx) = bounded(1);
         let (done_tx, done_rx) = bounded(1);
-        let shared = Arc::new(Shared { tick: AtomicU64::new(0), cancel: AtomicBool::new(false), snapshot: BaseSnapshot::new(&base_info) });
+        let shared = Arc::new(Shared { tick: AtomicU64::new(0), cancel: AtomicBool::new(false), snapshot: Arc::new(BaseSnapshot::new(&base_info)) });
         let coordinator = Coordinator::new(config.clone(), base, cmd_rx, done_tx, shared.clone());
         let handle = std::thread::Builder::new()
             .name("morc-coordinator".into())
@@ -267,6 +267,11 @@ impl Engine {
     /// consistent copy, taken without stopping the Coordinator (it never waits for readers).
     pub fn snapshot(&self) -> Snapshot {
         self.shared.snapshot.read()
+    }
+    /// The cell [`Engine::snapshot`] reads, for a reader on another thread (an operator page):
+    /// it reads without the engine and without stopping the Coordinator.
+    pub fn snapshot_cell(&self) -> Arc<BaseSnapshot> {
+        self.shared.snapshot.clone()
     }
 
     /// The Coordinator's tick count.

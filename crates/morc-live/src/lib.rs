@@ -21,8 +21,13 @@
 //! /morc/live           {"time", "rows", "dropped"}       the tap's own counts, each drain
 //! /morc/log            foxglove.Log                      log lines and what programs print
 //! ```
+//!
+//! Beside it, on the next port, the operator page ([`page`]): a web page with the robot's state,
+//! hold and resume, the override and jog buttons.
 
 #![warn(missing_docs)]
+
+pub mod page;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -48,6 +53,8 @@ struct Server {
     dropped: AtomicU64,
     /// Rows sent, over every run.
     sent: AtomicU64,
+    /// The operator page, on a port of its own.
+    page: Option<page::PageServer>,
 }
 
 static SERVER: Mutex<Option<Arc<Server>>> = Mutex::new(None);
@@ -70,6 +77,11 @@ pub fn start(address: &str) -> Result<String, String> {
         .start_blocking()
         .map_err(|e| format!("cannot serve the live view on {address}: {e} (is another morc --live or Foxglove bridge on that port? choose another with --live HOST:PORT)"))?;
     let served = format!("{host}:{}", handle.port());
+    // The page on the next port (a free one when that is taken, or when the live view took any).
+    let page_port = if port == 0 { 0 } else { handle.port().wrapping_add(1) };
+    let page = page::PageServer::start(host, page_port)
+        .or_else(|_| page::PageServer::start(host, 0))
+        .map_err(|e| format!("cannot serve the operator page on {host}: {e} (choose another address with --live HOST:PORT)"))?;
     let server = Arc::new(Server {
         context,
         handle: Some(handle),
@@ -77,6 +89,7 @@ pub fn start(address: &str) -> Result<String, String> {
         channels: Mutex::new(BTreeMap::new()),
         dropped: AtomicU64::new(0),
         sent: AtomicU64::new(0),
+        page: Some(page),
     });
     // Advertised from the start, so a client is subscribed before a run ends or a line is logged.
     for (topic, schema) in [("/morc/run", "morc.Run"), ("/morc/live", "morc.Live"), ("/morc/log", "foxglove.Log")] {
@@ -110,6 +123,11 @@ impl Drop for Server {
 /// The address served, when the live view is on.
 pub fn address() -> Option<String> {
     server().map(|s| s.address.clone())
+}
+
+/// The operator page's address ("host:port"), when the live view is on.
+pub fn page_address() -> Option<String> {
+    server().and_then(|s| s.page.as_ref().map(|p| p.address.clone()))
 }
 
 /// Clients connected now (0 when the live view is off).
@@ -219,6 +237,7 @@ pub fn publish_run(assembly: &str, result: &RunResult) {
         Outcome::Fault(r) => ("fault", r.to_string()),
         Outcome::Cancelled => ("cancelled", String::new()),
     };
+    page::run_ended(assembly, outcome, &reason);
     let mut json = format!(
         r#"{{"assembly":{},"outcome":"{outcome}","reason":{},"ticks":{},"late_ticks":{},"dropped":{},"components":["#,
         json_string(assembly),

@@ -206,7 +206,7 @@ fn request(assembly: &AnyUserData, opts: Option<Table>) -> mlua::Result<Request>
 /// Runs `assembly` on `engine` with the options table of `engine:run`.
 pub fn run(lua: &Lua, engine: &mut Engine, assembly: &AnyUserData, opts: Option<Table>) -> mlua::Result<Table> {
     let mut req = for_clock(engine, request(assembly, opts)?);
-    crate::live::for_live(lua, &mut req.spec.attachments)?;
+    crate::live::for_live(lua, engine, &mut req.spec.attachments)?;
     if let Some(check) = lua.app_data_ref::<CheckOnly>() {
         req = for_check(&check, req);
     }
@@ -236,7 +236,7 @@ fn swap(lua: &Lua, ud: &AnyUserData, assembly: Option<AnyUserData>, opts: Option
         Some(a) => for_clock(&this.0, request(a, opts)?),
         None => Request { spec: old_req.spec.clone(), data: old_req.data.clone(), data_ud: None, capped: old_req.capped },
     };
-    crate::live::for_live(lua, &mut req.spec.attachments)?;
+    crate::live::for_live(lua, &this.0, &mut req.spec.attachments)?;
     if let Some(check) = lua.app_data_ref::<CheckOnly>() {
         req = for_check(&check, req);
     }
@@ -332,6 +332,8 @@ impl UserData for LuaEngine {
             {
                 let mut this = ud.borrow_mut::<LuaEngine>()?;
                 req = for_clock(&this.0, req);
+                // A started run is watched as a waited one is (live tap, operator page).
+                crate::live::for_live(lua, &this.0, &mut req.spec.attachments)?;
                 if super::interrupt::pending() {
                     return Err(super::interrupt::error_in(lua));
                 }

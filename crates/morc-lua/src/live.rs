@@ -2,8 +2,14 @@
 //! what every run gets while it is on: a tap of the published signals
 //! (`a:publish`) and of the robot's joints, and its statistics afterwards.
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use mlua::{AnyUserData, Lua, Table};
-use morc_kernel::{AttachmentSpec, RunResult};
+use morc_ecat::base::BusHandle;
+use morc_kernel::{AttachmentSpec, Engine, RunResult};
+use morc_live::page::{Controls, PageJoint, Station};
+use morc_robot::operator::{JogCommand, JogFrame};
 
 const DOC_START: &str = "morc.live.start([\"host:port\"]): serves the live view (Foxglove WebSocket protocol, default 127.0.0.1:8765; \
 port 0 picks a free one) while assemblies run: the robot's joint states (/joint_states), tool pose (/tool_pose), the frames of \
@@ -61,15 +67,18 @@ pub fn publish_spec(patterns: Vec<String>, rate: f64, origin: morc_kernel::Origi
 
 /// A run's attachments as the live view needs them: none while it is off; while it is on a tap
 /// on every run (the robot's joints even where nothing is published), drawing the engine's robot.
-pub fn for_live(lua: &Lua, attachments: &mut Vec<AttachmentSpec>) -> mlua::Result<()> {
+/// The operator page gets the engine's robot: its snapshot and operator handles.
+pub fn for_live(lua: &Lua, engine: &Engine, attachments: &mut Vec<AttachmentSpec>) -> mlua::Result<()> {
     if morc_live::address().is_none() {
         attachments.retain(|a| a.kind != "live");
         return Ok(());
     }
-    let robot = match lua.globals().get::<Table>("morc")?.get::<mlua::Value>("current_robot")? {
-        mlua::Value::UserData(ud) => robot_of(&ud),
-        _ => None,
+    let (robot, station) = match lua.globals().get::<Table>("morc")?.get::<mlua::Value>("current_robot")? {
+        mlua::Value::UserData(ud) => (robot_of(&ud), station_of(&ud, engine)),
+        _ => (None, None),
     };
+    morc_live::page::set_station(station);
+    morc_live::page::run_starting();
     // The taps of a:publish, planned on the engine's thread, take the robot from there.
     morc_live::set_robot(robot.clone());
     if !attachments.iter().any(|a| a.kind == "live") {
@@ -85,6 +94,88 @@ pub const DEFAULT_RATE: f64 = 100.0;
 fn robot_of(ud: &AnyUserData) -> Option<morc_live::LiveRobot> {
     let r = ud.borrow::<crate::robot::LuaRobot>().ok()?;
     Some(morc_live::LiveRobot { model: r.0.model.clone(), tool_frame: r.0.tool_frame })
+}
+
+/// The operator page's view of the robot `ud` on `engine`.
+fn station_of(ud: &AnyUserData, engine: &Engine) -> Option<Station> {
+    let r = ud.borrow::<crate::robot::LuaRobot>().ok()?.0.clone();
+    let joints = (0..r.dof())
+        .map(|i| {
+            let si = crate::robot_params::Units::LUA.joint(&r, i);
+            let unit = if (si - crate::robot_params::Units::LUA.length).abs() < 1e-12 { "mm" } else { "°" };
+            PageJoint { name: r.joints[i].name.clone(), scale: 1.0 / si, unit: unit.into() }
+        })
+        .collect();
+    Some(Station {
+        robot: r.name.clone(),
+        joints,
+        model: r.model.clone(),
+        tool_frame: r.tool_frame,
+        snapshot: engine.snapshot_cell(),
+        controls: Arc::new(PageControls { bus: crate::bus::bus_handle(engine), robot: r }),
+    })
+}
+
+/// The page's commands on the robot's operator handles (those of robot:override, robot:pause
+/// and the REPL's jog) and the bus's fault reset.
+struct PageControls {
+    robot: Arc<morc_robot::Robot>,
+    bus: Option<BusHandle>,
+}
+
+fn until_ns(hold: Duration) -> u64 {
+    morc_kernel::monotonic_ns() + hold.as_nanos() as u64
+}
+
+impl Controls for PageControls {
+    fn hold(&self) {
+        self.robot.operator.pause();
+    }
+    fn resume(&self) {
+        self.robot.operator.resume();
+    }
+    fn paused(&self) -> bool {
+        self.robot.operator.paused()
+    }
+    fn set_override(&self, fraction: f64) -> Result<(), String> {
+        self.robot.operator.set_override(fraction)
+    }
+    fn override_setting(&self) -> f64 {
+        self.robot.operator.override_setting()
+    }
+    fn motion(&self) -> Option<(f64, f64)> {
+        self.robot.operator.progress().map(|p| (p, self.robot.operator.override_now()))
+    }
+    fn jog(&self, joint: usize, dir: f64, step: f64, speed: f64, hold: Duration) -> u64 {
+        let held = step == 0.0;
+        let c = JogCommand { frame: JogFrame::Joint, axis: joint, direction: dir, speed, step, until_ns: if held { until_ns(hold) } else { 0 }, ..JogCommand::default() };
+        self.robot.operator.jog(c);
+        self.robot.operator.jog_now().id
+    }
+    fn hold_jog(&self, id: u64, hold: Duration) {
+        self.robot.operator.hold_jog(id, until_ns(hold));
+    }
+    fn stop_jog(&self) {
+        self.robot.operator.stop_jog();
+    }
+    fn jog_stopped(&self) -> Option<String> {
+        crate::robot_state::jog_stop_text(&self.robot)
+    }
+    fn faults(&self) -> Vec<String> {
+        match &self.bus {
+            Some(b) if b.faulted() => vec![format!("the bus holds a latched fault ({} since start)", b.faults())],
+            _ => Vec::new(),
+        }
+    }
+    fn reset_faults(&self) -> String {
+        match &self.bus {
+            Some(b) => {
+                b.reset_faults();
+                "the bus resets its faults at its next cycle".into()
+            }
+            None => format!("robot '{}' latches no faults: a run's fault ends with the run", self.robot.name),
+        }
+    }
 }
 
 /// Sends a finished run's statistics to the live view, when it is on.
