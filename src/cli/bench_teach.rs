@@ -53,7 +53,7 @@ pub fn teach(seconds: f64, policy: RtPolicy) -> Result<(), String> {
     if let Outcome::Fault(f) = &r.outcome {
         return Err(format!("{f:?}"));
     }
-    let step = |name: &str| r.components.iter().find(|c| c.name == name).map(|c| c.exec.clone()).ok_or(format!("no figures of {name}"));
+    let step = |name: &str| r.components.iter().find(|c| c.name == name).map(|c| c.exec).ok_or(format!("no figures of {name}"));
     let (adm, ff) = (step("adm")?, step("ff")?);
     println!("rnea (native)      step mean {:>9} p99 {:>9}", human_ns(ff.mean), human_ns(ff.p99 as f64));
     println!("tick work p99 {:>9}, late ticks {}", human_ns(r.engine.cycle.p99 as f64), r.engine.late_ticks);
