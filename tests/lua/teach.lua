@@ -152,6 +152,29 @@ T.test("guiding in the background: poses stored by a call while it runs (as from
   T.eq(res.points[1].name, "P1")
 end)
 
+T.test("the tool's load on the wrist sensor identified from static poses; the stacker's poses cannot tell its mass", function()
+  local teach = morc.lib.load("teach").skills
+  local ur = require "robots.ur5"
+  local truth = { mass = 1.2, com = { 10, -5, 40 } }
+  local ur_ft = morc.robot { name = "UR5 with a wrist sensor", model = ur.model, joints = ur.joints, home = ur.home,
+    ft = { frame = "tool0", sim = { load = truth, bias = { 1, 2, 3, 0.1, 0.2, 0.3 }, noise = { 0.02, 0.001 } } } }
+  morc.use_robot(ur_ft, { q0 = ur.home })
+  local h, poses = ur.home, {}
+  for _, d in ipairs { { 0, 0, 0 }, { 60, 0, 0 }, { 0, 70, 0 }, { -50, 40, 90 }, { 30, -60, 45 } } do
+    poses[#poses + 1] = { h[1], h[2], h[3], h[4] + d[1], h[5] + d[2], h[6] + d[3] }
+  end
+  local id = teach.identify_load(poses)
+  T.eq(id.ok, true, id.reason)
+  T.near(id.mass, truth.mass, 0.01, "mass (kg)")
+  for i = 1, 3 do T.near(id.com[i], truth.com[i], 1.0, "com (mm)") end
+  T.near(id.bias[3], 3, 0.02, "the offset Fz (N)")
+  -- The stacker's wrist only turns about the vertical: the mass is indistinguishable from the offset.
+  morc.use_robot(r, { q0 = START })
+  local bad = teach.identify_load { { 90, 400, -60, 400, 60 }, { 60, 400, -30, 400, 60 }, { 100, 450, -80, 400, 60 } }
+  T.eq(bad.ok, false)
+  assert(bad.reason:find("cannot determine", 1, true), bad.reason)
+end)
+
 T.test("taught points go to a file a person can read and come back; a bad line names file:line", function()
   local points = require "lib.teach.helpers.points"
   local file = os.tmpname()

@@ -67,6 +67,8 @@ return morc.register(morc.component {
     self.qdg, self.pos, self.rot = morc.vec(k), morc.vec(3), morc.mat(3, 3)
     self.JTfull, self.tau_ = morc.mat(3, n), morc.vec(n)
     self.pos_t, self.R, self.R0 = { 0, 0, 0 }, rot.new(), rot.new()
+    self.ftload = morc.ft.load { mass = self.load_mass, com = self.load_com }
+    self.comp = { 0, 0, 0, 0, 0, 0 }
     self.Vp, self.V, self.F, self.w, self.tmp, self.x0 = { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 0 }
     self.bias, self.sum = { 0, 0, 0, 0, 0, 0 }, { 0, 0, 0, 0, 0, 0 }
     self.lo, self.hi = {}, {}
@@ -99,14 +101,10 @@ return morc.register(morc.component {
     model:frame_placement_to(self.pos, self.rot, qc, frame)
     local R, p = self.rot:totable(self.R), self.pos:totable(self.pos_t)
     out.x[1], out.x[2], out.x[3] = p[1], p[2], p[3]
-    -- The reading less the tool's weight (sensor axes): f = m·Rᵀg, t = c × f.
-    local w, tmp, ft, c = self.w, self.tmp, inp.ft, self.load_com
-    tmp[1], tmp[2], tmp[3] = 0, 0, -9.81 * self.load_mass
-    rot.apply_t_to(w, R, tmp)
-    local fx, fy, fz = ft[1] - w[1], ft[2] - w[2], ft[3] - w[3]
-    local tx = ft[4] - (c[2] * w[3] - c[3] * w[2])
-    local ty = ft[5] - (c[3] * w[1] - c[1] * w[3])
-    local tz = ft[6] - (c[1] * w[2] - c[2] * w[1])
+    -- The reading less the tool's weight (sensor axes), as morc.ft's load computes it.
+    local comp, tmp = self.comp, self.tmp
+    self.ftload:compensate_to(comp, self.rot, inp.ft)
+    local fx, fy, fz, tx, ty, tz = comp[1], comp[2], comp[3], comp[4], comp[5], comp[6]
     local bias, V = self.bias, self.V
     self.tick = self.tick + 1
     if self.tick <= self.zero_ticks then
