@@ -136,6 +136,9 @@ pub fn clients() -> usize {
 }
 
 /// Waits until a client is connected, at most `timeout`; whether one is.
+/// A client subscribes to the topics it shows a moment after it connects: once one is
+/// connected, this also waits (up to [`SUBSCRIBE_GRACE`] more) until it has subscribed to
+/// something, so that what the program does next reaches it, the run's first log lines included.
 pub fn wait_for_client(timeout: Duration) -> bool {
     let start = std::time::Instant::now();
     while clients() == 0 {
@@ -144,7 +147,19 @@ pub fn wait_for_client(timeout: Duration) -> bool {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
+    let connected = std::time::Instant::now();
+    while !subscribed() && connected.elapsed() < SUBSCRIBE_GRACE {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     true
+}
+
+/// How long [`wait_for_client`] gives a connected client to subscribe.
+const SUBSCRIBE_GRACE: Duration = Duration::from_secs(5);
+
+/// Whether a client is subscribed to any of the live view's topics.
+fn subscribed() -> bool {
+    server().is_some_and(|s| s.channels.lock().unwrap_or_else(|p| p.into_inner()).values().any(|c| c.has_sinks()))
 }
 
 /// Rows the live taps sent since the server started.
