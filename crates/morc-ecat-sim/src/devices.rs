@@ -97,6 +97,8 @@ pub struct DigitalInputs {
     channels: u32,
     sm_index: u8,
     inputs: u32,
+    /// Where the bits come from each cycle, when a simulated world feeds them.
+    feed: Option<std::sync::Arc<crate::SensorFeed>>,
 }
 
 impl DigitalInputs {
@@ -123,6 +125,9 @@ impl DeviceApp for DigitalInputs {
     }
 
     fn after_frame(&mut self, esc: &mut Esc) {
+        if let Some(bits) = self.feed.as_ref().map(|f| f.bits()) {
+            self.set_inputs(bits);
+        }
         if esc.al_state() >= AlState::SafeOp {
             let sm = esc.sm(self.sm_index);
             let bytes = self.inputs.to_le_bytes();
@@ -141,6 +146,11 @@ impl DeviceApp for DigitalInputs {
 
 /// A digital input terminal from its SII image: channels from the TxPDO bits.
 pub fn digital_inputs(image: SiiImage, esc: EscConfig, clock_offset_ns: u64) -> Result<SubDevice, String> {
+    digital_inputs_fed(image, esc, clock_offset_ns, None)
+}
+
+/// As [`digital_inputs`], its bits read from `feed` every cycle when given.
+pub fn digital_inputs_fed(image: SiiImage, esc: EscConfig, clock_offset_ns: u64, feed: Option<std::sync::Arc<crate::SensorFeed>>) -> Result<SubDevice, String> {
     let info = image.parse().map_err(|e| e.to_string())?;
     let channels: u32 = info.tx_pdos.iter().map(|p| p.bit_len()).sum();
     let sm_index = info
@@ -148,7 +158,7 @@ pub fn digital_inputs(image: SiiImage, esc: EscConfig, clock_offset_ns: u64) -> 
         .iter()
         .position(|s| s.usage == SyncManagerUsage::ProcessDataIn)
         .ok_or_else(|| format!("{}: no process-data input SyncManager in the SII", info.name().unwrap_or("device")))? as u8;
-    let app = DigitalInputs { channels: channels.min(32), sm_index, inputs: 0 };
+    let app = DigitalInputs { channels: channels.min(32), sm_index, inputs: 0, feed };
     Ok(SubDevice::new(Esc::new(esc, image, clock_offset_ns), Box::new(app)))
 }
 

@@ -7,6 +7,9 @@ use super::mailbox::{Access, ObjectDictionary};
 use super::process_data::{add_fixed_pdo_objects, FixedProcessData};
 use super::sii::Identity;
 use morc_ecat_wire::profiles::force_torque::{control, obj, status};
+use std::sync::Arc;
+
+use super::feed::SensorFeed;
 
 /// Counts per newton and per newton-metre of the simulated sensor (ATI Axia80-like).
 pub const COUNTS_PER_NEWTON: u32 = 1_000_000;
@@ -24,9 +27,15 @@ pub struct SimForceSensor {
     error: bool,
     samples: u32,
     biases: u32,
+    /// Where the load comes from each cycle, when a simulated world feeds it.
+    feed: Option<Arc<SensorFeed>>,
 }
 
 impl SimForceSensor {
+    /// A sensor whose load is `feed`'s wrench, read every cycle (the simulated robot's wrist).
+    pub fn fed(feed: Arc<SensorFeed>) -> SimForceSensor {
+        SimForceSensor { feed: Some(feed), ..SimForceSensor::default() }
+    }
     /// The load on the sensor: Fx Fy Fz (N), Tx Ty Tz (N·m).
     pub fn set_load(&mut self, wrench: [f64; 6]) {
         self.load = wrench;
@@ -89,6 +98,9 @@ impl FixedProcessData for SimForceSensor {
     }
 
     fn step(&mut self, _dt_ns: u64) {
+        if let Some(feed) = &self.feed {
+            self.load = feed.wrench();
+        }
         self.samples = self.samples.wrapping_add(1);
     }
 

@@ -21,6 +21,7 @@
 mod analog_terminals;
 mod devices;
 mod esc;
+mod feed;
 mod force_sensor;
 mod mailbox;
 mod process_data;
@@ -30,9 +31,11 @@ pub use morc_ecat_wire::sii;
 
 pub use analog_terminals::{SimAnalogInputs, SimAnalogOutputs};
 pub use devices::{
-    cia402_drive, coupler, digital_inputs, digital_outputs, load_sii, morc_drive_image, Cia402Drive, Cia402State, DigitalInputs, DigitalOutputs, DrivePlant, IdealFollower, PlantActual, PlantCommand,
+    cia402_drive, coupler, digital_inputs, digital_inputs_fed, digital_outputs, load_sii, morc_drive_image, Cia402Drive, Cia402State, DigitalInputs, DigitalOutputs, DrivePlant, IdealFollower,
+    PlantActual, PlantCommand,
 };
 pub use esc::{AlState, DcUnit, Esc, EscConfig};
+pub use feed::SensorFeed;
 pub use force_sensor::SimForceSensor;
 pub use process_data::{fixed_pdo_device, FixedProcessData, PdoEntrySpec};
 pub use safety_plc::SimSafetyPlc;

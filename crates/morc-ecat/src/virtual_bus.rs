@@ -46,6 +46,9 @@ pub struct SimSegmentConfig {
     pub safety_plc: bool,
     /// A 6-axis force/torque sensor on the segment.
     pub force_torque: bool,
+    /// What a simulated world feeds the force/torque sensor and the digital inputs each cycle
+    /// (the simulated robot's wrist sensor and handle); none: they read what tests set.
+    pub sensor_feed: Option<std::sync::Arc<morc_ecat_sim::SensorFeed>>,
 }
 
 impl Default for SimSegmentConfig {
@@ -62,6 +65,7 @@ impl Default for SimSegmentConfig {
             analog_outputs: 0,
             safety_plc: false,
             force_torque: false,
+            sensor_feed: None,
         }
     }
 }
@@ -239,7 +243,7 @@ fn build_segment(config: &SimSegmentConfig, plants: Vec<Box<dyn DrivePlant>>) ->
     }
     if config.digital_inputs > 0 {
         let image = terminal_image(0x1000 + config.digital_inputs, &format!("SIM-DI{}", config.digital_inputs), false, config.digital_inputs)?;
-        s.push(digital_inputs(image, EscConfig::et1200(), 4_000)?);
+        s.push(morc_ecat_sim::digital_inputs_fed(image, EscConfig::et1200(), 4_000, config.sensor_feed.clone())?);
     }
     if config.analog_inputs > 0 {
         let image = analog_image(identity::ANALOG_IN, &format!("SIM-AI{}", config.analog_inputs), false, config.analog_inputs)?;
@@ -255,7 +259,8 @@ fn build_segment(config: &SimSegmentConfig, plants: Vec<Box<dyn DrivePlant>>) ->
     if config.force_torque {
         let image = force_sensor_image()?;
         let identity = image.parse().map_err(|e| e.to_string())?.identity;
-        s.push(fixed_pdo_device(image, EscConfig::et1100(), 8_000, SimForceSensor::default(), Some(SimForceSensor::objects(identity)))?);
+        let sensor = config.sensor_feed.clone().map_or_else(SimForceSensor::default, SimForceSensor::fed);
+        s.push(fixed_pdo_device(image, EscConfig::et1100(), 8_000, sensor, Some(SimForceSensor::objects(identity)))?);
     }
     // Start virtual time away from 0 so DC system times look like a running line.
     s.set_time_ns(1_000_000_000);

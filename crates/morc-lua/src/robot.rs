@@ -795,7 +795,11 @@ fn start_engine(lua: &Lua, opts: Table) -> mlua::Result<AnyUserData> {
             };
             let mut base = morc_ecat::base::BusBase::open(link, bus_config).map_err(failed)?;
             base.set_description(&format!("{} ({})", robot.name, if bus == "sim" { "simulated, on the virtual EtherCAT segment".to_string() } else { format!("EtherCAT on {bus}") }));
-            Box::new(base)
+            if robot.ft.is_some() {
+                morc_robot_ecat::WristPorts::wrap(Box::new(base))
+            } else {
+                Box::new(base)
+            }
         }
         (Some(bus), None) => {
             let drives = opts.get::<Option<usize>>("drives")?.unwrap_or(morc_ecat::virtual_bus::DEFAULT_DRIVES);

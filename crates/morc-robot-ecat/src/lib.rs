@@ -19,7 +19,7 @@ use morc_ecat::base::BusConfig;
 use morc_ecat::devices::DriveConfig;
 use morc_ecat::master::Link;
 use morc_ecat::virtual_bus::{sim_segment_with_plants, SimSegmentConfig};
-use morc_ecat_sim::{DrivePlant, PlantActual, PlantCommand};
+use morc_ecat_sim::{DrivePlant, PlantActual, PlantCommand, SensorFeed};
 use morc_kernel::{Base, Commands};
 use morc_kernel::{Value, ValueType};
 
@@ -40,6 +40,9 @@ struct SharedArm {
     quick_stop: bool,
     handed_in: usize,
     tick: u64,
+    /// The segment's F/T sensor and digital inputs, fed from the plant's wrist sensor and
+    /// handle (a robot with `ft`).
+    feed: Option<Arc<SensorFeed>>,
 }
 
 impl SharedArm {
@@ -63,6 +66,12 @@ impl SharedArm {
         }
         self.tick += 1;
         let _ = self.plant.sense(self.tick, &mut self.sensed);
+        if let (Some(feed), [_, _, _, ft, enable, button, ..]) = (&self.feed, &self.sensed[..]) {
+            // What the wrist sensor reads goes onto the segment's F/T device; the handle's
+            // enabling switch and button onto the digital inputs' channels 1 and 2.
+            feed.set_wrench(ft.as_slice());
+            feed.set_bits(u32::from(matches!(enable, Value::Boolean(true))) | u32::from(matches!(button, Value::Boolean(true))) << 1);
+        }
         self.handed_in = 0;
         self.torque_driven = false;
         self.quick_stop = false;
@@ -188,7 +197,8 @@ pub fn simulated_cell(robot: Arc<Robot>, q0: &[f64], period: f64) -> Result<(Lin
     let _ = plant.sense(0, &mut sensed);
     let mut commands: Vec<Value> = (0..3).map(|_| Value::zero(ValueType::Vector(n))).collect();
     commands[0].as_mut_slice().copy_from_slice(q0);
-    let arm = Arc::new(Mutex::new(SharedArm { plant, commands, sensed, holding: vec![true; n], torque_driven: false, quick_stop: false, handed_in: 0, tick: 0 }));
+    let feed = robot.ft.as_ref().map(|_| Arc::new(SensorFeed::default()));
+    let arm = Arc::new(Mutex::new(SharedArm { plant, commands, sensed, holding: vec![true; n], torque_driven: false, quick_stop: false, handed_in: 0, tick: 0, feed: feed.clone() }));
     let drives: Vec<DriveConfig> = (0..n).map(|j| drive_config(&robot, j)).collect();
     for (j, d) in drives.iter().enumerate() {
         d.check().map_err(|e| format!("robot '{}', joint {}: {e}", robot.name, robot.joints[j].name))?;
@@ -203,8 +213,72 @@ pub fn simulated_cell(robot: Arc<Robot>, q0: &[f64], period: f64) -> Result<(Lin
             Box::new(plant) as Box<dyn DrivePlant>
         })
         .collect();
-    let segment = sim_segment_with_plants(&SimSegmentConfig::cell(n), plants)?;
+    let segment = sim_segment_with_plants(&SimSegmentConfig { sensor_feed: feed, ..SimSegmentConfig::cell(n) }, plants)?;
     let mut config = BusConfig { period, ..Default::default() };
     config.drive_overrides = drives.into_iter().enumerate().map(|(j, d)| (j + 1, d)).collect();
     Ok((Link::Simulated(segment), config))
+}
+
+/// The robot's bus with the ports of its wrist sensor and hand-guiding handle under the names
+/// the simulated robot gives them: `ft` (the segment's first F/T sensor, N and N·m), `enable`
+/// and `button` (channels 1 and 2 of its first digital input terminal). So a program that
+/// guides the arm runs unchanged on the simulated robot, `--bus sim` and real drives wired so.
+pub struct WristPorts {
+    bus: Box<dyn Base>,
+    info: morc_kernel::ComponentInfo,
+    /// The bus's own outputs, the F/T sensor's and the digital inputs' among them.
+    own: usize,
+    ft: usize,
+    din: usize,
+}
+
+impl WristPorts {
+    /// `bus` with the wrist's ports, or `bus` as it is when it has no F/T sensor or no digital
+    /// inputs (then a program that needs them says so).
+    pub fn wrap(bus: Box<dyn Base>) -> Box<dyn Base> {
+        let outputs = &bus.info().outputs;
+        let numbered = |prefix: &str| outputs.iter().position(|p| p.name.strip_prefix(prefix).is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit())));
+        let (Some(ft), Some(din)) = (numbered("ft"), numbered("din")) else { return bus };
+        let own = outputs.len();
+        let info = bus
+            .info()
+            .clone()
+            .output(morc_kernel::PortInfo::new("ft", ValueType::Vector(6)).unit("N, N·m").doc("the wrist F/T sensor (the bus's first F/T device)"))
+            .output(morc_kernel::PortInfo::new("enable", ValueType::Boolean).doc("the handle's enabling switch (digital input channel 1)"))
+            .output(morc_kernel::PortInfo::new("button", ValueType::Boolean).doc("the handle's teach button (digital input channel 2)"));
+        Box::new(WristPorts { bus, info, own, ft, din })
+    }
+}
+
+impl Base for WristPorts {
+    fn name(&self) -> &str {
+        self.bus.name()
+    }
+    fn info(&self) -> &morc_kernel::ComponentInfo {
+        &self.info
+    }
+    fn sense(&mut self, tick: u64, outputs: &mut [Value]) -> morc_kernel::Step {
+        let step = self.bus.sense(tick, &mut outputs[..self.own]);
+        let (own, extra) = outputs.split_at_mut(self.own);
+        extra[0].as_mut_slice().copy_from_slice(own[self.ft].as_slice());
+        let bits = match own[self.din] {
+            Value::Integer(b) => b,
+            _ => 0,
+        };
+        extra[1] = Value::Boolean(bits & 1 != 0);
+        extra[2] = Value::Boolean(bits & 2 != 0);
+        step
+    }
+    fn actuate(&mut self, tick: u64, commands: Option<Commands>) -> morc_kernel::Step {
+        self.bus.actuate(tick, commands)
+    }
+    fn stop(&mut self, tick: u64) -> morc_kernel::Step {
+        self.bus.stop(tick)
+    }
+    fn is_still(&self) -> bool {
+        self.bus.is_still()
+    }
+    fn handle(&self) -> Option<morc_kernel::BaseHandle> {
+        self.bus.handle()
+    }
 }
