@@ -30,6 +30,8 @@ pub struct SimSafetyPlc {
     tripped: bool,
     reason: u16,
     trips: u32,
+    /// Where the enabling switch comes from each cycle (bit 0), when a simulated world feeds it.
+    feed: Option<std::sync::Arc<crate::SensorFeed>>,
 }
 
 impl Default for SimSafetyPlc {
@@ -38,6 +40,7 @@ impl Default for SimSafetyPlc {
             estop_pressed: false,
             door_closed: true,
             enabling_switch: false,
+            feed: None,
             watchdog_ns: DEFAULT_WATCHDOG_NS,
             last_heartbeat: None,
             watching: false,
@@ -61,6 +64,11 @@ impl SimSafetyPlc {
     pub fn set_door_closed(&mut self, closed: bool) {
         self.door_closed = closed;
         self.evaluate();
+    }
+    /// A PLC whose enabling switch is `feed`'s bit 0, read every cycle (the simulated robot's
+    /// hand-guiding handle).
+    pub fn fed(feed: std::sync::Arc<crate::SensorFeed>) -> SimSafetyPlc {
+        SimSafetyPlc { feed: Some(feed), ..SimSafetyPlc::default() }
     }
     /// Holds or releases the enabling switch (motion with the door open).
     pub fn set_enabling_switch(&mut self, held: bool) {
@@ -139,6 +147,9 @@ impl FixedProcessData for SimSafetyPlc {
     }
 
     fn step(&mut self, dt_ns: u64) {
+        if let Some(feed) = &self.feed {
+            self.enabling_switch = feed.bits() & 1 != 0;
+        }
         if self.watching {
             self.ns_without_toggle = self.ns_without_toggle.saturating_add(dt_ns);
         }

@@ -254,7 +254,8 @@ fn build_segment(config: &SimSegmentConfig, plants: Vec<Box<dyn DrivePlant>>) ->
         s.push(fixed_pdo_device(image, EscConfig::et1200(), 6_000, SimAnalogOutputs::new(config.analog_outputs, AnalogRange::VOLTS_PM10), None)?);
     }
     if config.safety_plc {
-        s.push(fixed_pdo_device(safety_plc_image()?, EscConfig::et1100(), 7_000, SimSafetyPlc::default(), None)?);
+        let plc = config.sensor_feed.clone().map_or_else(SimSafetyPlc::default, SimSafetyPlc::fed);
+        s.push(fixed_pdo_device(safety_plc_image()?, EscConfig::et1100(), 7_000, plc, None)?);
     }
     if config.force_torque {
         let image = force_sensor_image()?;

@@ -68,7 +68,8 @@ impl SharedArm {
         let _ = self.plant.sense(self.tick, &mut self.sensed);
         if let (Some(feed), [_, _, _, ft, enable, button, ..]) = (&self.feed, &self.sensed[..]) {
             // What the wrist sensor reads goes onto the segment's F/T device; the handle's
-            // enabling switch and button onto the digital inputs' channels 1 and 2.
+            // enabling switch to the safety PLC and channel 1 of the digital inputs, its button
+            // to channel 2.
             feed.set_wrench(ft.as_slice());
             feed.set_bits(u32::from(matches!(enable, Value::Boolean(true))) | u32::from(matches!(button, Value::Boolean(true))) << 1);
         }
@@ -221,8 +222,9 @@ pub fn simulated_cell(robot: Arc<Robot>, q0: &[f64], period: f64) -> Result<(Lin
 
 /// The robot's bus with the ports of its wrist sensor and hand-guiding handle under the names
 /// the simulated robot gives them: `ft` (the segment's first F/T sensor, N and N·m), `enable`
-/// and `button` (channels 1 and 2 of its first digital input terminal). So a program that
-/// guides the arm runs unchanged on the simulated robot, `--bus sim` and real drives wired so.
+/// (the enabling switch as the safety PLC reports it, or channel 1 of the first digital input
+/// terminal on a bus without one) and `button` (channel 2 of the digital inputs). So a program
+/// that guides the arm runs unchanged on the simulated robot, `--bus sim` and real drives wired so.
 pub struct WristPorts {
     bus: Box<dyn Base>,
     info: morc_kernel::ComponentInfo,
@@ -230,6 +232,7 @@ pub struct WristPorts {
     own: usize,
     ft: usize,
     din: usize,
+    safety: Option<usize>,
 }
 
 impl WristPorts {
@@ -239,14 +242,15 @@ impl WristPorts {
         let outputs = &bus.info().outputs;
         let numbered = |prefix: &str| outputs.iter().position(|p| p.name.strip_prefix(prefix).is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit())));
         let (Some(ft), Some(din)) = (numbered("ft"), numbered("din")) else { return bus };
+        let safety = numbered("safety");
         let own = outputs.len();
         let info = bus
             .info()
             .clone()
             .output(morc_kernel::PortInfo::new("ft", ValueType::Vector(6)).unit("N, N·m").doc("the wrist F/T sensor (the bus's first F/T device)"))
-            .output(morc_kernel::PortInfo::new("enable", ValueType::Boolean).doc("the handle's enabling switch (digital input channel 1)"))
+            .output(morc_kernel::PortInfo::new("enable", ValueType::Boolean).doc("the handle's enabling switch (through the safety PLC; else digital input channel 1)"))
             .output(morc_kernel::PortInfo::new("button", ValueType::Boolean).doc("the handle's teach button (digital input channel 2)"));
-        Box::new(WristPorts { bus, info, own, ft, din })
+        Box::new(WristPorts { bus, info, own, ft, din, safety })
     }
 }
 
@@ -265,7 +269,11 @@ impl Base for WristPorts {
             Value::Integer(b) => b,
             _ => 0,
         };
-        extra[1] = Value::Boolean(bits & 1 != 0);
+        let enabling = match self.safety.map(|i| &own[i]) {
+            Some(Value::Integer(status)) => status & i64::from(morc_ecat::devices::safety_plc::status::ENABLING_SWITCH) != 0,
+            _ => bits & 1 != 0,
+        };
+        extra[1] = Value::Boolean(enabling);
         extra[2] = Value::Boolean(bits & 2 != 0);
         step
     }
