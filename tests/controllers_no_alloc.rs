@@ -6,8 +6,7 @@
 
 use std::sync::Arc;
 
-use morc_test_support::alloc::{all_thread_allocations, count_all_threads, counting_all_threads, reset_all_thread_allocations, CountingAllocator};
-use morc_test_support::doubles::func;
+use morc_test_support::alloc::{all_thread_allocations, counting_all_threads, counting_window, reset_all_thread_allocations, CountingAllocator};
 
 use morc_kernel::*;
 
@@ -40,22 +39,7 @@ fn lua(a: &mut AssemblySpec, name: &str, def: &Arc<morc_lua::LuaComponentDef>, p
 
 fn assembly(ppi: &Arc<morc_lua::LuaComponentDef>, cartesian: &Arc<morc_lua::LuaComponentDef>, robot: &Arc<morc_robot::Robot>) -> AssemblySpec {
     let mut a = AssemblySpec::new("controllers-steady");
-    a.add(
-        "window",
-        "window",
-        1,
-        func(&[], &[], || {
-            Box::new(|ctx: &StepContext, _: &[Value], _: &mut [Value]| {
-                if ctx.step == 1000 {
-                    count_all_threads(true);
-                }
-                if ctx.step == 9000 {
-                    count_all_threads(false);
-                }
-                Step::Continue
-            })
-        }),
-    );
+    a.add("window", "window", 1, counting_window(1000, 9000));
     let six = |v: f64| Value::Vector(vec![v; 6]);
     a.add_native("x_ref", "sine", 1, &[("n", Value::Integer(6)), ("amplitude", Value::Real(0.05)), ("frequency", Value::Real(0.5)), ("offset", Value::Vector(vec![0.4, 0.1, 0.4, 3.0, 0.1, 0.2]))]);
     a.add_native("v_ref", "sine", 1, &[("n", Value::Integer(6)), ("amplitude", Value::Real(0.1)), ("frequency", Value::Real(0.5))]);

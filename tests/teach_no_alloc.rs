@@ -6,8 +6,7 @@
 
 use std::sync::Arc;
 
-use morc_test_support::alloc::{all_thread_allocations, count_all_threads, counting_all_threads, reset_all_thread_allocations, CountingAllocator};
-use morc_test_support::doubles::func;
+use morc_test_support::alloc::{all_thread_allocations, counting_all_threads, counting_window, reset_all_thread_allocations, CountingAllocator};
 
 use morc_kernel::*;
 
@@ -45,22 +44,7 @@ fn setup() -> (Arc<morc_lua::LuaComponentDef>, Arc<morc_robot::Robot>) {
 
 fn assembly(adm: &Arc<morc_lua::LuaComponentDef>) -> AssemblySpec {
     let mut a = AssemblySpec::new("guiding-steady");
-    a.add(
-        "window",
-        "window",
-        1,
-        func(&[], &[], || {
-            Box::new(|ctx: &StepContext, _: &[Value], _: &mut [Value]| {
-                if ctx.step == 1000 {
-                    count_all_threads(true);
-                }
-                if ctx.step == 9000 {
-                    count_all_threads(false);
-                }
-                Step::Continue
-            })
-        }),
-    );
+    a.add("window", "window", 1, counting_window(1000, 9000));
     let d = adm.clone();
     a.add("adm", &adm.kind, 1, Arc::new(move || Ok(Box::new(morc_lua::LuaComponent::new(d.clone())) as Box<dyn Component>)));
     a.components.last_mut().unwrap().params =
