@@ -6,7 +6,8 @@
 
 use std::sync::Arc;
 
-use morc_test_support::alloc::{all_thread_allocations, counting_all_threads, counting_window, reset_all_thread_allocations, CountingAllocator};
+use morc_test_support::alloc::{all_thread_allocations, counting_all_threads, reset_all_thread_allocations, CountingAllocator};
+use morc_test_support::doubles::counting_window;
 
 use morc_kernel::*;
 

@@ -128,23 +128,6 @@ pub fn reset_largest_allocation() {
     LARGEST.store(0, Ordering::Relaxed);
 }
 
-/// A component that counts allocations on all threads from step `from` to step `to` of its
-/// assembly (add it first: `a.add("window", "window", 1, counting_window(1000, 9000))`), so the
-/// count covers the steady state only, not the assembly's start.
-pub fn counting_window(from: u64, to: u64) -> morc_kernel::Factory {
-    crate::doubles::func(&[], &[], move || {
-        Box::new(move |ctx: &morc_kernel::StepContext, _: &[morc_kernel::Value], _: &mut [morc_kernel::Value]| {
-            if ctx.step == from {
-                count_all_threads(true);
-            }
-            if ctx.step == to {
-                count_all_threads(false);
-            }
-            morc_kernel::Step::Continue
-        })
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

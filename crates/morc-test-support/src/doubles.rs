@@ -129,3 +129,20 @@ impl Base for RecordingBase {
         Step::Continue
     }
 }
+
+/// A component that counts allocations on all threads from step `from` to step `to` of its
+/// assembly (add it first: `a.add("window", "window", 1, counting_window(1000, 9000))`), so the
+/// count covers the steady state only, not the assembly's start.
+pub fn counting_window(from: u64, to: u64) -> morc_kernel::Factory {
+    func(&[], &[], move || {
+        Box::new(move |ctx: &morc_kernel::StepContext, _: &[morc_kernel::Value], _: &mut [morc_kernel::Value]| {
+            if ctx.step == from {
+                crate::alloc::count_all_threads(true);
+            }
+            if ctx.step == to {
+                crate::alloc::count_all_threads(false);
+            }
+            morc_kernel::Step::Continue
+        })
+    })
+}
