@@ -605,7 +605,7 @@ impl UserData for LuaRobot {
             }
             module.get::<mlua::Function>("of")?.call((ud, name))
         });
-        methods.add_method("sim_hand", |lua, this, t: Table| super::robot_groups::sim_hand(lua, &this.0, t));
+        methods.add_method("sim_hand", |_, this, t: Table| super::robot_groups::sim_hand(&this.0, t));
         methods.add_method("sim_hand_duration", |_, this, ()| Ok(this.0.hand.current().duration()));
         methods.add_method("reachable", |_, this, q: mlua::Value| {
             let q = joint_vector(&this.0, q, "robot:reachable(q)")?;

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use mlua::{Lua, Table};
+use mlua::Table;
 
 use super::robot::{number, numbers};
 use crate::error::{raise, ErrorKind};
@@ -84,7 +84,7 @@ pub(crate) fn parse_ft(robot: &Robot, t: &Table) -> mlua::Result<FtSensor> {
 
 /// `r:sim_hand { { push = {N}, time = s }, { tour = { {mm}, … }, stiffness, damping, max_force, tolerance = mm, dwell, time }, { release = true, time } }`:
 /// the simulated operator's script, published to the robot's simulated plant (it starts at the plant's next step).
-pub(crate) fn sim_hand(_lua: &Lua, robot: &Robot, t: Table) -> mlua::Result<f64> {
+pub(crate) fn sim_hand(robot: &Robot, t: Table) -> mlua::Result<f64> {
     let fail = |m: String| raise(ErrorKind::Robot, format!("robot '{}': sim_hand: {m}", robot.name));
     if robot.ft.is_none() {
         return Err(fail("the robot has no F/T sensor for the hand to push on: add ft = { frame = \"tool\" } to its definition".into()));

@@ -69,7 +69,7 @@ return morc.register(morc.component {
     self.pos_t, self.R, self.R0 = { 0, 0, 0 }, rot.new(), rot.new()
     self.ftload = morc.ft.load { mass = self.load_mass, com = self.load_com }
     self.comp = { 0, 0, 0, 0, 0, 0 }
-    self.Vp, self.V, self.F, self.w, self.tmp, self.x0 = { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 0 }
+    self.Vp, self.V, self.F, self.tmp, self.x0 = { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 0 }
     self.bias, self.sum = { 0, 0, 0, 0, 0, 0 }, { 0, 0, 0, 0, 0, 0 }
     self.lo, self.hi = {}, {}
     for i, j in ipairs(robot.joints) do

@@ -10,15 +10,6 @@ function M.apply_to(out, R, v)
   out[3] = c[1] * x + c[2] * y + c[3] * z
 end
 
---- out = Rᵀ·v.
-function M.apply_t_to(out, R, v)
-  local a, b, c = R[1], R[2], R[3]
-  local x, y, z = v[1], v[2], v[3]
-  out[1] = a[1] * x + b[1] * y + c[1] * z
-  out[2] = a[2] * x + b[2] * y + c[2] * z
-  out[3] = a[3] * x + b[3] * y + c[3] * z
-end
-
 --- The angle (rad) of the rotation from R0 to R: acos((trace(R0ᵀR) − 1) / 2).
 function M.angle(R0, R)
   local t = 0
