@@ -12,6 +12,8 @@
 //!   tapped every tick at 1 kHz, against the same assembly without the tap, late ticks of both.
 //! - `lua-gc`: the worst single step of a Lua state's collector, incremental and generational,
 //!   with a component that makes garbage every step.
+//! - `topp`: time-optimal path parameterisation against `toppra` and the jerk-limited PTP against
+//!   `ruckig`, on the same random UR5 cases (`bench_topp`).
 //! - `lua-calls`: what one call from Lua into morc costs (the model's and the matrices'
 //!   in-place forms, element access) inside a stepping thread's Lua state, CPU time per call.
 
@@ -33,6 +35,12 @@ pub fn main(what: &str, seconds: f64, config: &EngineConfig) -> i32 {
         "lua" => lua(seconds, config.rt),
         "lua-gc" => lua_gc(seconds, config.rt),
         "lua-calls" => lua_calls(),
+        "topp" => {
+            if let Err(e) = super::bench_topp::topp() {
+                eprintln!("morc bench topp: {e}");
+                return super::exit::USAGE;
+            }
+        }
         "teach" => {
             if let Err(e) = super::bench_teach::teach(seconds, config.rt) {
                 eprintln!("morc bench teach: {e}");
@@ -47,7 +55,7 @@ pub fn main(what: &str, seconds: f64, config: &EngineConfig) -> i32 {
             }
         }
         other => {
-            eprintln!("morc bench: unknown benchmark '{other}' (engine, lua, lua-gc, lua-calls, teach, bus, live)");
+            eprintln!("morc bench: unknown benchmark '{other}' (engine, lua, lua-gc, lua-calls, teach, topp, bus, live)");
             return super::exit::USAGE;
         }
     }

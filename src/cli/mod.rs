@@ -2,6 +2,7 @@
 
 mod bench;
 mod bench_teach;
+mod bench_topp;
 pub mod bus;
 mod check;
 mod doc;

@@ -71,14 +71,13 @@ struct Row {
     gamma: f64,
 }
 
-/// Bounds that keep the small linear programs bounded where the path stands still.
+/// A bound on x that keeps the sets finite where the path stands still (q' = 0).
 const X_MAX: f64 = 1e10;
-const U_MAX: f64 = 1e10;
 
 /// The constraints at one grid point, as rows in (u, x).
 fn rows_at(p: &PathPoint, limits: &PathLimits, torque: Option<([&[f64]; 3], &[f64])>) -> Vec<Row> {
-    let mut rows =
-        vec![Row { alpha: 0.0, beta: -1.0, gamma: 0.0 }, Row { alpha: 0.0, beta: 1.0, gamma: X_MAX }, Row { alpha: 1.0, beta: 0.0, gamma: U_MAX }, Row { alpha: -1.0, beta: 0.0, gamma: U_MAX }];
+    let mut rows = Vec::with_capacity(2 + 5 * p.q.len());
+    rows.extend([Row { alpha: 0.0, beta: -1.0, gamma: 0.0 }, Row { alpha: 0.0, beta: 1.0, gamma: X_MAX }]);
     for j in 0..p.q.len() {
         if let Some(&v) = limits.velocity.get(j) {
             if p.dq[j] != 0.0 {
@@ -99,24 +98,46 @@ fn rows_at(p: &PathPoint, limits: &PathLimits, torque: Option<([&[f64]; 3], &[f6
     rows
 }
 
-/// Max (`sign` = 1) or min (−1) of x over {rows} (a 2-D LP, by the vertices of its polygon).
-fn extreme_x(rows: &[Row], sign: f64) -> Option<f64> {
-    let feasible = |u: f64, x: f64| rows.iter().all(|r| r.alpha * u + r.beta * x <= r.gamma + 1e-9 * (1.0 + r.gamma.abs()));
-    let mut best: Option<f64> = None;
-    for (i, r1) in rows.iter().enumerate() {
-        for r2 in &rows[i + 1..] {
-            let det = r1.alpha * r2.beta - r2.alpha * r1.beta;
-            if det.abs() < 1e-14 {
-                continue;
-            }
-            let u = (r1.gamma * r2.beta - r2.gamma * r1.beta) / det;
-            let x = (r1.alpha * r2.gamma - r2.alpha * r1.gamma) / det;
-            if feasible(u, x) && best.is_none_or(|b| sign * x > sign * b) {
-                best = Some(x);
-            }
+/// The interval [min, max] of x over the polygon {rows, extra}: u eliminated by Fourier–Motzkin
+/// (every row bounding u from above paired with every row bounding it from below gives one
+/// bound on x), so a stage costs |rows|²/4 products, not a vertex enumeration. None when empty.
+/// `upper`/`lower` are scratch (the rows bounding u from above / below), kept between stages.
+fn x_interval(rows: &[Row], extra: &[Row], upper: &mut Vec<Row>, lower: &mut Vec<Row>) -> Option<(f64, f64)> {
+    let (mut lo, mut hi) = (f64::NEG_INFINITY, f64::INFINITY);
+    let mut empty = false;
+    // c·x ≤ d
+    let mut bound = |c: f64, d: f64| {
+        if c > 0.0 {
+            hi = hi.min(d / c);
+        } else if c < 0.0 {
+            lo = lo.max(d / c);
+        } else if d < -1e-9 * (1.0 + d.abs()) {
+            empty = true;
+        }
+    };
+    upper.clear();
+    lower.clear();
+    for r in rows.iter().chain(extra) {
+        if r.alpha == 0.0 {
+            bound(r.beta, r.gamma);
+        } else if r.alpha > 0.0 {
+            upper.push(*r);
+        } else {
+            lower.push(*r);
         }
     }
-    best
+    // u ≤ (γ_r − β_r x)/α_r and u ≥ (γ_k − β_k x)/α_k (α_k < 0) meet when
+    // x(β_k α_r − β_r α_k) ≤ γ_k α_r − γ_r α_k.
+    for r in upper.iter() {
+        for k in lower.iter() {
+            bound(k.beta * r.alpha - r.beta * k.alpha, k.gamma * r.alpha - r.gamma * k.alpha);
+        }
+    }
+    // Rounding may leave the interval a hair inverted where it is a single point.
+    if empty || lo > hi + 1e-9 * (1.0 + hi.abs()) {
+        return None;
+    }
+    Some((lo.min(hi), hi))
 }
 
 /// The time-optimal parameterisation of `path` (points at `grid`) within `limits`, from rest
@@ -167,14 +188,13 @@ pub fn parameterize(grid: &[f64], path: &[PathPoint], limits: &PathLimits, model
         .collect();
     // Backward: the controllable sets [lo, hi] of x, ending at rest.
     let mut sets = vec![(0.0, 0.0); n];
+    let (mut upper, mut lower) = (Vec::new(), Vec::new());
     for i in (0..n - 1).rev() {
         let delta = grid[i + 1] - grid[i];
         let (lo, hi) = sets[i + 1];
-        let mut stage = rows[i].clone();
         // lo ≤ x + 2Δu ≤ hi
-        stage.push(Row { alpha: 2.0 * delta, beta: 1.0, gamma: hi });
-        stage.push(Row { alpha: -2.0 * delta, beta: -1.0, gamma: -lo });
-        let (Some(min), Some(max)) = (extreme_x(&stage, -1.0), extreme_x(&stage, 1.0)) else {
+        let next = [Row { alpha: 2.0 * delta, beta: 1.0, gamma: hi }, Row { alpha: -2.0 * delta, beta: -1.0, gamma: -lo }];
+        let Some((min, max)) = x_interval(&rows[i], &next, &mut upper, &mut lower) else {
             return Err(format!("no motion along the path stays within the limits at s = {:.4} (grid point {})", grid[i], i + 1));
         };
         sets[i] = (min.max(0.0), max);

@@ -171,7 +171,8 @@ impl Noise {
     pub fn new(seed: u64) -> Noise {
         Noise { state: seed.max(1) }
     }
-    fn uniform(&mut self) -> f64 {
+    /// A sample uniform in (0, 1).
+    pub fn uniform(&mut self) -> f64 {
         self.state ^= self.state >> 12;
         self.state ^= self.state << 25;
         self.state ^= self.state >> 27;
