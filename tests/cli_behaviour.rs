@@ -197,6 +197,24 @@ fn the_direct_teaching_example_teaches_five_points_and_replays_them() {
 }
 
 #[test]
+fn the_time_optimal_example_is_faster_and_holds_every_limit() {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/time_optimal.lua");
+    let dir = scratch("time_optimal");
+    let out = morc().current_dir(&dir).args(["run", example.to_str().unwrap()]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let last = stdout.lines().last().unwrap_or_default();
+    // time-optimal: LIN T1 s -> T2 s, PTP T3 s -> T4 s, all limits held
+    let times: Vec<f64> = last
+        .strip_prefix("time-optimal: LIN ")
+        .and_then(|s| s.strip_suffix(", all limits held"))
+        .map(|s| s.split(|c: char| !(c.is_ascii_digit() || c == '.')).filter_map(|w| w.parse().ok()).collect())
+        .unwrap_or_else(|| panic!("{last}"));
+    assert_eq!(times.len(), 4, "{last}");
+    assert!(times[1] < times[0] && times[3] < times[2], "{last}");
+}
+
+#[test]
 fn the_stacker_cycle_example_stacks_with_both_arms_at_once() {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/stacker_cycle.lua");
     let dir = scratch("stacker_cycle");

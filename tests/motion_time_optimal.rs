@@ -19,6 +19,7 @@ fn the_ur5_moves_along_a_spline_as_fast_as_its_limits_allow_and_no_faster() {
         acceleration: robot.joints.iter().map(|j| j.limits.acceleration).collect(),
         // Torque limits low enough to matter on the big joints.
         torque: robot.joints.iter().map(|j| j.limits.torque * 0.3).collect(),
+        path_speed: None,
     };
     let started = std::time::Instant::now();
     let timed = parameterize(&grid, &path, &limits, Some(model)).unwrap();
@@ -57,7 +58,7 @@ fn the_ur5_moves_along_a_spline_as_fast_as_its_limits_allow_and_no_faster() {
 fn a_path_the_arm_cannot_hold_itself_on_is_refused_naming_the_joint() {
     let robot = robot_support::ur5();
     let (grid, path) = spline_path(&[vec![0.0, -1.57, 0.0, 0.0, 0.0, 0.0], vec![0.5, -1.0, 0.5, 0.0, 0.0, 0.0]], 101).unwrap();
-    let limits = PathLimits { velocity: vec![3.0; 6], acceleration: vec![10.0; 6], torque: vec![1.0; 6] };
+    let limits = PathLimits { velocity: vec![3.0; 6], acceleration: vec![10.0; 6], torque: vec![1.0; 6], path_speed: None };
     let e = parameterize(&grid, &path, &limits, Some(&robot.model)).unwrap_err();
     assert!(e.contains("N·m to hold the arm") && e.starts_with("joint "), "{e}");
     assert!(parameterize(&grid, &path, &limits, None).unwrap_err().contains("torque limits need the robot's model"));

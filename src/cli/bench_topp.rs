@@ -107,6 +107,7 @@ fn path_limits(robot: &Robot, torque: bool) -> PathLimits {
         velocity: robot.joints.iter().map(|j| j.limits.velocity).collect(),
         acceleration: robot.joints.iter().map(|j| j.limits.acceleration * if torque { TORQUE_CASE_ACCELERATION } else { 1.0 }).collect(),
         torque: if torque { robot.joints.iter().map(|j| j.limits.torque).collect() } else { vec![] },
+        path_speed: None,
     }
 }
 

@@ -5,6 +5,10 @@ local motion_assembly = require "stdlib.assemblies.motion"
 
 local M = {}
 
+--- The share of the torque limits a time-optimal motion plans with: the rest is the drives'
+--- reserve for following the reference (friction is in the plan; the feedback is not).
+local TIME_OPTIMAL_TORQUE = 0.8
+
 --- The robot the engine runs on, or an error saying how to get one.
 function M.robot(ctx)
   local robot = ctx.robot or morc.current_robot
@@ -45,6 +49,9 @@ function M.precondition(ctx, p, moves)
   local start = M.position(ctx, robot)
   local plan = robot:plan(start, moves, { vel_scale = p.speed / 100, acc_scale = p.acc / 100, ramp = p.ramp })
   if not plan.ok then return false, plan.reason end
+  if p.time_optimal and p.ramp > 0 then
+    return false, "time_optimal has no jerk limit: leave ramp at 0 (its profile is bang-bang in the path's acceleration)"
+  end
   local cartesian = false
   for _, m in ipairs(moves) do cartesian = cartesian or m[1] == "lin" or m[1] == "circ" end
   -- Joint-space moves pass singularities unharmed; the tool's path near one needs huge joint speeds.
@@ -56,11 +63,26 @@ function M.precondition(ctx, p, moves)
 end
 
 --- Runs a `path` of `moves` with the common params (speed, acc, ramp, filter, max_error, record).
+--- With p.time_optimal (a single ptp or lin), the move runs time-optimally instead (kind
+--- time_optimal): its path timed by TOPP-RA within the joints' velocity limits and
+--- TIME_OPTIMAL_TORQUE of their torque limits through the robot's dynamics (the accelerations are
+--- what the torque allows; acc < 100 % keeps the acceleration limits, scaled), and on a lin the
+--- tool's Cartesian speed limit.
 function M.execute(ctx, p, moves, name)
   local robot = M.robot(ctx)
-  local a = motion_assembly(robot, "path", {
+  local kind, params = "path", {
     moves = moves, vel_scale = p.speed / 100, acc_scale = p.acc / 100, ramp = p.ramp, filter = p.filter, settle = p.settle,
-  }, { name = name, max_error = p.max_error, record = p.record, notes = name })
+  }
+  if p.time_optimal then
+    local move = moves[1]
+    kind, params = "time_optimal", {
+      points = { M.position(ctx, robot) }, vel_scale = p.speed / 100, acc_scale = p.acc < 100 and p.acc / 100 or 0,
+      -- A stop at the torque limits, without a jerk limit, rings longer before the final error is taken.
+      torque_scale = TIME_OPTIMAL_TORQUE, settle = math.max(p.settle, 0.5),
+    }
+    if move[1] == "ptp" then params.points[2] = move[2] else params.target = move[2] end
+  end
+  local a = motion_assembly(robot, kind, params, { name = name, max_error = p.max_error, record = p.record, notes = name })
   local r = ctx.engine:run(a)
   if not r.ok then return r end
   -- Final and peak following errors in degrees (mm for prismatic joints); the tool's final

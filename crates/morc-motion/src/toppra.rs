@@ -11,6 +11,7 @@
 //! sets: the time-optimal profile, found in one sweep each way, no iteration.
 //! Off the real-time path (allocates).
 
+use crate::{CartesianPath, Kinematics};
 use morc_model::{Data, Model};
 
 /// One point of a joint path: q, dq/ds, d²q/ds².
@@ -29,10 +30,13 @@ pub struct PathPoint {
 pub struct PathLimits {
     /// |q̇| ≤ velocity.
     pub velocity: Vec<f64>,
-    /// |q̈| ≤ acceleration.
+    /// |q̈| ≤ acceleration; empty: none (the torque limits bound it then).
     pub acceleration: Vec<f64>,
     /// |τ| ≤ torque (needs the model); empty: no torque limit.
     pub torque: Vec<f64>,
+    /// ṡ ≤ path_speed: the tool's Cartesian speed limit on a LIN, as its speed over its length
+    /// (1/s); None: no such limit.
+    pub path_speed: Option<f64>,
 }
 
 /// The time-optimal timing of a path.
@@ -56,6 +60,11 @@ impl TimedPath {
 
     /// (s, ṡ, s̈) at time `time` (clamped to the motion), constant s̈ between grid points.
     pub fn at(&self, time: f64) -> (f64, f64, f64) {
+        // Arrived: at rest at the end (the last interval's s̈ must not outlive it, or a
+        // feed-forward built on it keeps pushing the arm).
+        if time >= self.duration() {
+            return (self.s.last().copied().unwrap_or(0.0), 0.0, 0.0);
+        }
         let time = time.clamp(0.0, self.duration());
         let i = self.t.partition_point(|t| *t <= time).saturating_sub(1).min(self.sdd.len().saturating_sub(1));
         let (dt, u) = (time - self.t[i], self.sdd.get(i).copied().unwrap_or(0.0));
@@ -75,9 +84,12 @@ struct Row {
 const X_MAX: f64 = 1e10;
 
 /// The constraints at one grid point, as rows in (u, x).
-fn rows_at(p: &PathPoint, limits: &PathLimits, torque: Option<([&[f64]; 3], &[f64])>) -> Vec<Row> {
+/// `torque`: A, B and the constant terms of the upper and lower torque bounds (gravity and the
+/// drives' friction), with the limits: A·u + B·x + up ≤ τ and −τ ≤ A·u + B·x + lo.
+fn rows_at(p: &PathPoint, limits: &PathLimits, torque: Option<([&[f64]; 4], &[f64])>) -> Vec<Row> {
     let mut rows = Vec::with_capacity(2 + 5 * p.q.len());
-    rows.extend([Row { alpha: 0.0, beta: -1.0, gamma: 0.0 }, Row { alpha: 0.0, beta: 1.0, gamma: X_MAX }]);
+    let x_max = limits.path_speed.map_or(X_MAX, |v| (v * v).min(X_MAX));
+    rows.extend([Row { alpha: 0.0, beta: -1.0, gamma: 0.0 }, Row { alpha: 0.0, beta: 1.0, gamma: x_max }]);
     for j in 0..p.q.len() {
         if let Some(&v) = limits.velocity.get(j) {
             if p.dq[j] != 0.0 {
@@ -89,10 +101,10 @@ fn rows_at(p: &PathPoint, limits: &PathLimits, torque: Option<([&[f64]; 3], &[f6
             rows.push(Row { alpha: -p.dq[j], beta: -p.ddq[j], gamma: a });
         }
     }
-    if let Some(([a, b, c], tau)) = torque {
+    if let Some(([a, b, up, lo], tau)) = torque {
         for j in 0..tau.len() {
-            rows.push(Row { alpha: a[j], beta: b[j], gamma: tau[j] - c[j] });
-            rows.push(Row { alpha: -a[j], beta: -b[j], gamma: tau[j] + c[j] });
+            rows.push(Row { alpha: a[j], beta: b[j], gamma: tau[j] - up[j] });
+            rows.push(Row { alpha: -a[j], beta: -b[j], gamma: tau[j] + lo[j] });
         }
     }
     rows
@@ -150,41 +162,63 @@ pub fn parameterize(grid: &[f64], path: &[PathPoint], limits: &PathLimits, model
     if grid.windows(2).any(|w| w[1] <= w[0]) {
         return Err("the grid must increase".into());
     }
-    let torque_terms: Vec<Option<[Vec<f64>; 3]>> = match (model, limits.torque.is_empty()) {
+    let torque_terms: Vec<Option<[Vec<f64>; 4]>> = match (model, limits.torque.is_empty()) {
         (Some(model), false) => {
             let mut data = Data::new(model);
             let zero = vec![0.0; model.nv()];
-            path.iter()
-                .map(|p| {
-                    let g = morc_model::rnea(model, &mut data, &p.q, &zero, &zero).as_slice().to_vec();
-                    let a = morc_model::rnea(model, &mut data, &p.q, &zero, &p.dq).as_slice().iter().zip(&g).map(|(t, g)| t - g).collect();
-                    let b = morc_model::rnea(model, &mut data, &p.q, &p.dq, &p.ddq).as_slice().iter().zip(&g).map(|(t, g)| t - g).collect();
-                    Some([a, b, g])
-                })
-                .collect()
+            let drives = model.drive_trains();
+            let mut terms = Vec::with_capacity(n);
+            for (i, p) in path.iter().enumerate() {
+                let g = morc_model::rnea(model, &mut data, &p.q, &zero, &zero).as_slice().to_vec();
+                // Holding still must be possible everywhere: gravity alone within the torque limits.
+                if let Some(j) = (0..g.len()).find(|&j| g[j].abs() > limits.torque[j]) {
+                    return Err(format!(
+                        "joint {} needs {:.1} N·m to hold the arm at s = {:.4} (grid point {}), more than its limit {:.1} N·m: the path goes where the arm cannot carry itself",
+                        j + 1,
+                        g[j].abs(),
+                        grid[i],
+                        i + 1,
+                        limits.torque[j]
+                    ));
+                }
+                let a: Vec<f64> = morc_model::rnea(model, &mut data, &p.q, &zero, &p.dq).as_slice().iter().zip(&g).map(|(t, g)| t - g).collect();
+                let mut b: Vec<f64> = morc_model::rnea(model, &mut data, &p.q, &p.dq, &p.ddq).as_slice().iter().zip(&g).map(|(t, g)| t - g).collect();
+                // The drives' friction D·q'ṡ + C·sign(q') is not of the form A·u + B·x: taken out
+                // of B (the RNEA above added it at ṡ = 1) and kept as a bound instead, Coulomb
+                // exactly, viscous at the fastest ṡ the velocity limits allow here — so the
+                // torque limits hold whatever the speed (conservative by the viscous share).
+                let sd_max = limits
+                    .path_speed
+                    .unwrap_or(f64::INFINITY)
+                    .min(limits.velocity.iter().zip(&p.dq).filter(|(_, d)| **d != 0.0).map(|(v, d)| v / d.abs()).fold(f64::INFINITY, f64::min));
+                let (mut up, mut lo) = (g.clone(), g.clone());
+                for j in 0..b.len() {
+                    let drive = drives.get(j).copied().unwrap_or_default();
+                    let (viscous, coulomb) = (drive.viscous_friction * p.dq[j], drive.coulomb_friction * p.dq[j].signum());
+                    b[j] -= viscous + if p.dq[j] != 0.0 { coulomb } else { 0.0 };
+                    if viscous != 0.0 && !sd_max.is_finite() {
+                        return Err(format!("joint {} has viscous friction: torque limits then need velocity limits (grid point {})", j + 1, i + 1));
+                    }
+                    if p.dq[j] != 0.0 {
+                        up[j] += coulomb + viscous.max(0.0) * sd_max;
+                        lo[j] += coulomb + viscous.min(0.0) * sd_max;
+                    } else {
+                        // Starting from rest on the path: static friction either way.
+                        up[j] += drive.coulomb_friction;
+                        lo[j] -= drive.coulomb_friction;
+                    }
+                }
+                terms.push(Some([a, b, up, lo]));
+            }
+            terms
         }
         (None, false) => return Err("torque limits need the robot's model".into()),
         _ => vec![None; n],
     };
-    // Holding still must be possible everywhere: gravity alone within the torque limits.
-    for (i, t) in torque_terms.iter().enumerate() {
-        if let Some([_, _, g]) = t {
-            if let Some(j) = (0..g.len()).find(|&j| g[j].abs() > limits.torque[j]) {
-                return Err(format!(
-                    "joint {} needs {:.1} N·m to hold the arm at s = {:.4} (grid point {}), more than its limit {:.1} N·m: the path goes where the arm cannot carry itself",
-                    j + 1,
-                    g[j].abs(),
-                    grid[i],
-                    i + 1,
-                    limits.torque[j]
-                ));
-            }
-        }
-    }
     let rows: Vec<Vec<Row>> = path
         .iter()
         .zip(&torque_terms)
-        .map(|(p, t)| rows_at(p, limits, t.as_ref().map(|[a, b, c]| ([a.as_slice(), b.as_slice(), c.as_slice()], limits.torque.as_slice()))))
+        .map(|(p, t)| rows_at(p, limits, t.as_ref().map(|[a, b, up, lo]| ([a.as_slice(), b.as_slice(), up.as_slice(), lo.as_slice()], limits.torque.as_slice()))))
         .collect();
     // Backward: the controllable sets [lo, hi] of x, ending at rest.
     let mut sets = vec![(0.0, 0.0); n];
@@ -287,6 +321,52 @@ pub fn spline_path(waypoints: &[Vec<f64>], grid_points: usize) -> Result<(Vec<f6
     Ok((grid, points))
 }
 
+/// The joint path of the tool's `path` (a LIN or CIRC) from `start`: the inverse kinematics at
+/// every grid point of s ∈ [0, 1] (each seeded by the one before, so the arm keeps its
+/// configuration), q' and q'' by central differences of those solutions (second order, one-sided
+/// at the ends). The tool follows `path` at the grid points; TOPP-RA then times it within the
+/// joints' limits rather than the tool's Cartesian ones.
+pub fn cartesian_path(arm: &mut dyn Kinematics, path: &CartesianPath, start: &[f64], grid_points: usize) -> Result<(Vec<f64>, Vec<PathPoint>), String> {
+    if grid_points < 4 {
+        return Err("a Cartesian path needs four grid points at least".into());
+    }
+    let n = grid_points - 1;
+    let grid: Vec<f64> = (0..=n).map(|k| k as f64 / n as f64).collect();
+    let mut qs: Vec<Vec<f64>> = Vec::with_capacity(grid_points);
+    let mut seed = start.to_vec();
+    for &s in &grid {
+        let mut q = vec![0.0; start.len()];
+        if !arm.inverse(&path.pose(s), &seed, &mut q) {
+            let p = path.pose(s).translation * 1e3;
+            return Err(format!("the tool's path leaves the arm's reach (or its joint limits) at s = {s:.3}, ({:.1}, {:.1}, {:.1}) mm", p.x, p.y, p.z));
+        }
+        // A jump between neighbours is the solver switching configuration, not a path.
+        let jump = q.iter().zip(&seed).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+        if jump > 0.2 {
+            return Err(format!("the arm's configuration flips at s = {s:.3} (a joint jumps {:.1}°): a singularity lies on the path", jump.to_degrees()));
+        }
+        seed.copy_from_slice(&q);
+        qs.push(q);
+    }
+    let h = 1.0 / n as f64;
+    let points = (0..=n)
+        .map(|k| {
+            let dof = start.len();
+            let (mut dq, mut ddq) = (vec![0.0; dof], vec![0.0; dof]);
+            for j in 0..dof {
+                let q = |i: usize| qs[i][j];
+                (dq[j], ddq[j]) = match k {
+                    0 => ((-3.0 * q(0) + 4.0 * q(1) - q(2)) / (2.0 * h), (2.0 * q(0) - 5.0 * q(1) + 4.0 * q(2) - q(3.min(n))) / (h * h)),
+                    k if k == n => ((3.0 * q(n) - 4.0 * q(n - 1) + q(n - 2)) / (2.0 * h), (2.0 * q(n) - 5.0 * q(n - 1) + 4.0 * q(n - 2) - q(n.saturating_sub(3))) / (h * h)),
+                    k => ((q(k + 1) - q(k - 1)) / (2.0 * h), (q(k + 1) - 2.0 * q(k) + q(k - 1)) / (h * h)),
+                };
+            }
+            PathPoint { q: qs[k].clone(), dq, ddq }
+        })
+        .collect();
+    Ok((grid, points))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -296,7 +376,7 @@ mod tests {
         // q = 2 s over s ∈ [0, 1]: 2 rad at ≤ 1 rad/s and ≤ 2 rad/s²: 0.5 s ramps, 1.5 s cruise.
         let grid: Vec<f64> = (0..=1000).map(|k| k as f64 / 1000.0).collect();
         let path: Vec<PathPoint> = grid.iter().map(|s| PathPoint { q: vec![2.0 * s], dq: vec![2.0], ddq: vec![0.0] }).collect();
-        let limits = PathLimits { velocity: vec![1.0], acceleration: vec![2.0], torque: vec![] };
+        let limits = PathLimits { velocity: vec![1.0], acceleration: vec![2.0], torque: vec![], path_speed: None };
         let timed = parameterize(&grid, &path, &limits, None).unwrap();
         assert!((timed.duration() - 2.5).abs() < 0.01, "duration {}", timed.duration());
         let (_, sd, _) = timed.at(1.25);

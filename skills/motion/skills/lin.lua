@@ -11,6 +11,7 @@ Measured: final_error and peak_error (deg; mm for prismatic joints), tool_error 
   positional = "to",
   params = cmd.params {
     to = { type = "table", doc = "target pose of the tool" },
+    time_optimal = { type = "boolean", default = false, doc = "as fast as the joints' velocity, acceleration and torque limits and the tool's speed limit allow (TOPP-RA with the robot's dynamics) along the same line" },
   },
   precondition = function(ctx, p) return cmd.precondition(ctx, p, { { "lin", p.to } }) end,
   execute = function(ctx, p) return cmd.execute(ctx, p, { { "lin", p.to } }, "lin") end,

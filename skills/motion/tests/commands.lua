@@ -21,6 +21,27 @@ T.test("lin and circ move the tool; the final tool error is in mm", function()
   T.eq(c.ok, true, c.reason)
 end)
 
+T.test("time_optimal: ptp and lin faster on the same line, arriving as precisely", function()
+  local from = { 10, -80, 80, 0, 30, 0 }
+  motion.ptp(from)
+  local to = { 60, -60, 100, 40, 60, 90 }
+  local planned = motion.ptp(to)
+  motion.ptp(from)
+  local fast = motion.ptp(to, { time_optimal = true })
+  T.eq(fast.ok, true, fast.reason)
+  assert(fast.motion_time < planned.motion_time, ("time-optimal %.3f s, planned %.3f s"):format(fast.motion_time, planned.motion_time))
+  assert(fast.final_error < 0.01, tostring(fast))
+  local p = kr16:fk(to)
+  local goal = { pos = { p.pos[1], p.pos[2] - 300, p.pos[3] + 100 }, rpy = p.rpy }
+  local l = motion.lin(goal, { time_optimal = true })
+  T.eq(l.ok, true, l.reason)
+  assert(l.tool_error < 0.1, l.tool_error)
+  -- No jerk limit: a ramp is refused before anything moves.
+  local r = motion.ptp(from, { time_optimal = true, ramp = 0.1 })
+  T.eq(r.stage, "precondition")
+  assert(r.reason:find("no jerk limit"), r.reason)
+end)
+
 T.test("a target out of reach is refused before anything moves", function()
   local r = motion.lin { 3000, 0, 0, 0, 0, 0 }
   T.eq(r.ok, false)

@@ -1,5 +1,6 @@
 //! The time-optimal motion through joint waypoints (kind `time_optimal`): a natural cubic
-//! spline through them, timed by TOPP-RA (`morc_motion::toppra`) within the joints' velocity
+//! spline through them — or, given a `target` pose, the tool's straight line from the first
+//! waypoint to it through the inverse kinematics (a time-optimal LIN) — timed by TOPP-RA (`morc_motion::toppra`) within the joints' velocity
 //! and acceleration limits and — with `torque_scale` > 0 — their torque limits through the
 //! robot's dynamics. Planned in `configure` (off the real-time path); a step only samples it,
 //! so it drops in for the trajectory generator: outputs q, q̇, q̈, the tool position and `done`.
@@ -9,10 +10,12 @@ use std::sync::Arc;
 use crate::{Robot, RobotKinematics};
 use morc_kernel::*;
 use morc_kernel::{Value, ValueType};
-use morc_motion::toppra::{parameterize, spline_path, PathLimits, PathPoint, TimedPath};
+use morc_motion::toppra::{cartesian_path, parameterize, spline_path, PathLimits, PathPoint, TimedPath};
 use morc_motion::Kinematics;
+use morc_motion::{pose_from_vector, CartesianPath};
 
 use super::kind_doc;
+use super::trajectory::PLANNED_VELOCITY_SHARE;
 
 /// Grid points of the path (its timing is exact at them; between them q follows the path's
 /// second-order expansion).
@@ -46,8 +49,15 @@ impl TimeOptimal {
                     .unit("rad")
                     .doc("the waypoints, the first where the robot is, joint positions one after the other"),
             )
+            .param(
+                ParamInfo::new("target", Value::Vector(Vec::new()))
+                    .doc("a tool pose [x, y, z (m), roll, pitch, yaw (rad)]: the tool's straight line there from the first waypoint (the only one then), instead of a spline"),
+            )
             .param(ParamInfo::new("vel_scale", Value::Real(1.0)).doc("fraction of the velocity limits (0, 1]"))
-            .param(ParamInfo::new("acc_scale", Value::Real(1.0)).doc("fraction of the acceleration limits (0, 1]"))
+            .param(
+                ParamInfo::new("acc_scale", Value::Real(1.0))
+                    .doc("fraction of the acceleration limits (0, 1]; 0: none, the torque limits bound the accelerations through the dynamics (needs torque_scale > 0)"),
+            )
             .param(ParamInfo::new("torque_scale", Value::Real(0.0)).doc("fraction of the torque limits the dynamics may use (0: no torque limit)"))
             .param(ParamInfo::new("settle", Value::Real(0.2)).unit("s").doc("time after arrival before it finishes (< 0: never)"));
         TimeOptimal { info, kinematics: RobotKinematics::new(robot.clone()), robot, path: Vec::new(), timed: None, settle_steps: 0, arrival_step: None }
@@ -65,8 +75,8 @@ impl Component for TimeOptimal {
     fn configure(&mut self) -> Result<(), String> {
         let n = self.robot.dof();
         let points = match self.info.param_value("points") {
-            Some(Value::Vector(v)) if v.len() >= 2 * n && v.len() % n == 0 => v.clone(),
-            _ => return Err(format!("points: at least two waypoints of {n} joint positions each")),
+            Some(Value::Vector(v)) if v.len() >= n && v.len() % n == 0 => v.clone(),
+            _ => return Err(format!("points: at least two waypoints of {n} joint positions each (or one and a target pose)")),
         };
         let waypoints: Vec<Vec<f64>> = points.chunks(n).map(<[f64]>::to_vec).collect();
         for (i, w) in waypoints.iter().enumerate() {
@@ -76,19 +86,43 @@ impl Component for TimeOptimal {
         }
         let scale = |name: &str| -> Result<f64, String> {
             let x = self.info.real(name);
-            if (0.0..=1.0).contains(&x) && (x > 0.0 || name == "torque_scale") {
+            if (0.0..=1.0).contains(&x) && (x > 0.0 || name != "vel_scale") {
                 Ok(x)
             } else {
                 Err(format!("{name} must be in (0, 1], got {x}"))
             }
         };
         let (vs, as_, ts) = (scale("vel_scale")?, scale("acc_scale")?, scale("torque_scale")?);
-        let (grid, path) = spline_path(&waypoints, GRID_POINTS)?;
+        if as_ == 0.0 && ts == 0.0 {
+            return Err("acc_scale = 0 leaves the accelerations to the torque limits: give torque_scale > 0".into());
+        }
+        let (grid, path, path_speed) = match self.info.param_value("target") {
+            Some(Value::Vector(t)) if t.len() == 6 => {
+                if waypoints.len() != 1 {
+                    return Err("with a target pose, points is the start alone (one waypoint)".into());
+                }
+                let target: [f64; 6] = t.as_slice().try_into().expect("six");
+                let line = CartesianPath::line(&self.kinematics.tool_pose(&waypoints[0]), &pose_from_vector(&target));
+                // The tool keeps its Cartesian speed limits; its accelerations are the joints'.
+                let c = self.robot.cartesian;
+                let speed = (c.velocity * vs / line.length()).min(c.angular_velocity * vs / line.rotation_angle());
+                let (grid, path) = cartesian_path(&mut self.kinematics, &line, &waypoints[0], GRID_POINTS)?;
+                (grid, path, Some(speed))
+            }
+            Some(Value::Vector(t)) if !t.is_empty() => return Err(format!("target: a tool pose of 6 numbers, got {}", t.len())),
+            _ if waypoints.len() < 2 => return Err(format!("points: at least two waypoints of {n} joint positions each (or one and a target pose)")),
+            _ => {
+                let (grid, path) = spline_path(&waypoints, GRID_POINTS)?;
+                (grid, path, None)
+            }
+        };
         let joints = &self.robot.joints;
         let limits = PathLimits {
-            velocity: joints.iter().map(|j| j.limits.velocity * vs).collect(),
-            acceleration: joints.iter().map(|j| j.limits.acceleration * as_).collect(),
+            // Headroom for the drives' following, as the other planners leave.
+            velocity: joints.iter().map(|j| j.limits.velocity * PLANNED_VELOCITY_SHARE * vs).collect(),
+            acceleration: if as_ > 0.0 { joints.iter().map(|j| j.limits.acceleration * as_).collect() } else { Vec::new() },
             torque: if ts > 0.0 { joints.iter().map(|j| j.limits.torque * ts).collect() } else { Vec::new() },
+            path_speed,
         };
         // The spline may leave the limits between waypoints.
         if let Some((k, j)) = path.iter().enumerate().find_map(|(k, p)| self.robot.outside_limits(&p.q).map(|j| (k, j))) {
@@ -147,5 +181,8 @@ impl Component for TimeOptimal {
 
     fn terminate(&mut self, results: &mut AssemblyResults) {
         results.set("duration", Value::Real(self.duration()));
+        if let Some(last) = self.path.last() {
+            results.set("end", Value::Vector(last.q.clone()));
+        }
     }
 }
