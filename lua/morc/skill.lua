@@ -132,7 +132,9 @@ local function named_args(skill, arg, more)
       if type(k) == "string" then named[k] = v end
     end
     if #arg > 0 then
-      positional = (ps and ps.type == "vector") and { table.unpack(arg) } or (#arg == 1 and arg[1] or { table.unpack(arg) })
+      -- One element alone is the value itself, unless the param is a list (path's moves): then a
+      -- list of one.
+      positional = (ps and (ps.type == "vector" or ps.list)) and { table.unpack(arg) } or (#arg == 1 and arg[1] or { table.unpack(arg) })
     end
   elseif arg ~= nil then
     positional = arg
@@ -465,7 +467,8 @@ morc.doc(morc.skill, [[morc.skill { name, doc, params, precondition, execute, ev
   params       = { q = { type = "vector", size = 6, unit = "deg", default = {…}, range = { lo, hi }, doc = "…" },
                    speed = { type = "number", unit = "%", default = 100, range = { 1, 100 } } }
                  types: number, integer, vector (size), string (values = {…}), boolean, table, function;
-                 a param without a default is required unless optional = true
+                 a param without a default is required unless optional = true; a table param with
+                 list = true is a list even given one element (path { { "lin", pose } })
   precondition = function(ctx, p) return ok, reason end          -- false: nothing runs, result.ok = false
   execute      = function(ctx, p) return ctx.engine:run(a) end     -- a result table; its fields are measured values
   evaluate     = function(ctx, p, r) return ok, text [, measured] end

@@ -63,7 +63,7 @@ function M.precondition(ctx, p, moves)
 end
 
 --- Runs a `path` of `moves` with the common params (speed, acc, ramp, filter, max_error, record).
---- With p.time_optimal (a single ptp or lin), the move runs time-optimally instead (kind
+--- With p.time_optimal (a single ptp, lin or spline), the move runs time-optimally instead (kind
 --- time_optimal): its path timed by TOPP-RA within the joints' velocity limits and
 --- TIME_OPTIMAL_TORQUE of their torque limits through the robot's dynamics (the accelerations are
 --- what the torque allows; acc < 100 % keeps the acceleration limits, scaled), and on a lin the
@@ -80,7 +80,11 @@ function M.execute(ctx, p, moves, name)
       -- A stop at the torque limits, without a jerk limit, rings longer before the final error is taken.
       torque_scale = TIME_OPTIMAL_TORQUE, settle = math.max(p.settle, 0.5),
     }
-    if move[1] == "ptp" then params.points[2] = move[2] else params.target = move[2] end
+    if move[1] == "lin" then
+      params.target = move[2]
+    else -- ptp to one point, or a spline through several
+      for i = 2, #move do params.points[i] = move[i] end
+    end
   end
   local a = motion_assembly(robot, kind, params, { name = name, max_error = p.max_error, record = p.record, notes = name })
   local r = ctx.engine:run(a)

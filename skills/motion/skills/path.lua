@@ -10,7 +10,7 @@ from its end point: the corner is cut within about r and the robot does not stop
 Measured: final_error and peak_error (deg; mm for prismatic joints), tool_error (mm), motion_time (s).]],
   positional = "moves",
   params = cmd.params {
-    moves = { type = "table", doc = "the moves, in order" },
+    moves = { type = "table", list = true, doc = "the moves, in order" },
   },
   precondition = function(ctx, p) return cmd.precondition(ctx, p, p.moves) end,
   execute = function(ctx, p) return cmd.execute(ctx, p, p.moves, "path") end,

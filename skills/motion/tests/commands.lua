@@ -36,6 +36,15 @@ T.test("time_optimal: ptp and lin faster on the same line, arriving as precisely
   local l = motion.lin(goal, { time_optimal = true })
   T.eq(l.ok, true, l.reason)
   assert(l.tool_error < 0.1, l.tool_error)
+  -- topp: through waypoints, faster than the path planner's spline through them.
+  motion.ptp(from)
+  local via = { { 40, -70, 90, 20, 45, 45 }, to }
+  local spline = motion.path { { "spline", table.unpack(via) } }   -- a list of one move
+  motion.ptp(from)
+  local t = motion.topp(via)
+  T.eq(t.ok, true, t.reason)
+  assert(t.motion_time < spline.motion_time, ("topp %.3f s, spline %.3f s"):format(t.motion_time, spline.motion_time))
+  assert(t.final_error < 0.01, tostring(t))
   -- No jerk limit: a ramp is refused before anything moves.
   local r = motion.ptp(from, { time_optimal = true, ramp = 0.1 })
   T.eq(r.stage, "precondition")
