@@ -49,9 +49,6 @@ function M.precondition(ctx, p, moves)
   local start = M.position(ctx, robot)
   local plan = robot:plan(start, moves, { vel_scale = p.speed / 100, acc_scale = p.acc / 100, ramp = p.ramp })
   if not plan.ok then return false, plan.reason end
-  if p.time_optimal and p.ramp > 0 then
-    return false, "time_optimal has no jerk limit: leave ramp at 0 (its profile is bang-bang in the path's acceleration)"
-  end
   local cartesian = false
   for _, m in ipairs(moves) do cartesian = cartesian or m[1] == "lin" or m[1] == "circ" end
   -- Joint-space moves pass singularities unharmed; the tool's path near one needs huge joint speeds.
@@ -67,7 +64,8 @@ end
 --- time_optimal): its path timed by TOPP-RA within the joints' velocity limits and
 --- TIME_OPTIMAL_TORQUE of their torque limits through the robot's dynamics (the accelerations are
 --- what the torque allows; acc < 100 % keeps the acceleration limits, scaled), and on a lin the
---- tool's Cartesian speed limit.
+--- tool's Cartesian speed limit; p.ramp > 0 averages it over that time (a jerk limit, checked
+--- against every limit).
 function M.execute(ctx, p, moves, name)
   local robot = M.robot(ctx)
   local kind, params = "path", {
@@ -78,7 +76,7 @@ function M.execute(ctx, p, moves, name)
     kind, params = "time_optimal", {
       points = { M.position(ctx, robot) }, vel_scale = p.speed / 100, acc_scale = p.acc < 100 and p.acc / 100 or 0,
       -- A stop at the torque limits, without a jerk limit, rings longer before the final error is taken.
-      torque_scale = TIME_OPTIMAL_TORQUE, settle = math.max(p.settle, 0.5),
+      torque_scale = TIME_OPTIMAL_TORQUE, ramp = p.ramp, settle = math.max(p.settle, 0.5),
     }
     if move[1] == "lin" then
       params.target = move[2]

@@ -50,25 +50,63 @@ pub struct TimedPath {
     pub sdd: Vec<f64>,
     /// Time at each grid point (s), from 0.
     pub t: Vec<f64>,
+    /// The jerk limit's averaging time (0: none); see [`TimedPath::with_ramp`].
+    ramp: f64,
+    /// ∫₀ᵗ s dτ at each grid time (with a ramp only).
+    integral: Vec<f64>,
 }
 
 impl TimedPath {
-    /// The motion's duration (s).
+    /// The motion's duration (s): the time-optimal one, plus the ramp when jerk-limited.
     pub fn duration(&self) -> f64 {
-        self.t.last().copied().unwrap_or(0.0)
+        self.t.last().copied().unwrap_or(0.0) + self.ramp
     }
 
-    /// (s, ṡ, s̈) at time `time` (clamped to the motion), constant s̈ between grid points.
+    /// The same timing with a jerk limit: s(t) averaged over the last `ramp` seconds (a moving
+    /// average, the FIR filter of Biagiotti & Melchiorri): s̈ then changes at most by its largest
+    /// jump over `ramp` — a bang-bang switch of the time-optimal profile becomes a linear ramp, as
+    /// the double-S profile ramps a trapezoid's — and the motion takes `ramp` longer. ṡ and s̈
+    /// are averages of the time-optimal ones, so they stay within their ranges; the joints'
+    /// limits, which also depend on where on the path the averages fall, are to be checked on
+    /// the result (the time_optimal kind does).
+    pub fn with_ramp(mut self, ramp: f64) -> TimedPath {
+        self.ramp = if ramp > 0.0 && ramp.is_finite() { ramp } else { 0.0 };
+        self.integral = vec![0.0; self.t.len()];
+        for i in 1..self.t.len() {
+            let (dt, u) = (self.t[i] - self.t[i - 1], self.sdd[i - 1]);
+            self.integral[i] = self.integral[i - 1] + self.s[i - 1] * dt + 0.5 * self.sd[i - 1] * dt * dt + u * dt * dt * dt / 6.0;
+        }
+        self
+    }
+
+    /// (s, ṡ, s̈) at time `time` (clamped to the motion), constant s̈ between grid points; with a
+    /// ramp, their moving averages.
     pub fn at(&self, time: f64) -> (f64, f64, f64) {
+        if self.ramp == 0.0 {
+            let (s, sd, sdd, _) = self.raw(time);
+            return (s, sd, sdd);
+        }
+        let (a, b) = (self.raw(time), self.raw(time - self.ramp));
+        ((a.3 - b.3) / self.ramp, (a.0 - b.0) / self.ramp, (a.1 - b.1) / self.ramp)
+    }
+
+    /// (s, ṡ, s̈, ∫s) of the time-optimal timing at `time`, at rest before 0 and after the end.
+    fn raw(&self, time: f64) -> (f64, f64, f64, f64) {
+        let end = self.t.last().copied().unwrap_or(0.0);
+        let s_end = self.s.last().copied().unwrap_or(0.0);
+        if time <= 0.0 {
+            return (self.s.first().copied().unwrap_or(0.0), 0.0, 0.0, time.min(0.0) * self.s.first().copied().unwrap_or(0.0));
+        }
         // Arrived: at rest at the end (the last interval's s̈ must not outlive it, or a
         // feed-forward built on it keeps pushing the arm).
-        if time >= self.duration() {
-            return (self.s.last().copied().unwrap_or(0.0), 0.0, 0.0);
+        if time >= end {
+            let integral = self.integral.last().copied().unwrap_or(0.0) + s_end * (time - end);
+            return (s_end, 0.0, 0.0, integral);
         }
-        let time = time.clamp(0.0, self.duration());
         let i = self.t.partition_point(|t| *t <= time).saturating_sub(1).min(self.sdd.len().saturating_sub(1));
         let (dt, u) = (time - self.t[i], self.sdd.get(i).copied().unwrap_or(0.0));
-        (self.s[i] + self.sd[i] * dt + 0.5 * u * dt * dt, self.sd[i] + u * dt, u)
+        let integral = self.integral.get(i).map_or(0.0, |g| g + self.s[i] * dt + 0.5 * self.sd[i] * dt * dt + u * dt * dt * dt / 6.0);
+        (self.s[i] + self.sd[i] * dt + 0.5 * u * dt * dt, self.sd[i] + u * dt, u, integral)
     }
 }
 
@@ -265,7 +303,7 @@ pub fn parameterize(grid: &[f64], path: &[PathPoint], limits: &PathLimits, model
         }
         t[i + 1] = t[i] + 2.0 * (grid[i + 1] - grid[i]) / v;
     }
-    Ok(TimedPath { s: grid.to_vec(), sd, sdd, t })
+    Ok(TimedPath { s: grid.to_vec(), sd, sdd, t, ramp: 0.0, integral: Vec::new() })
 }
 
 /// A path through joint waypoints: a natural cubic spline in each joint over s ∈ [0, 1], the
@@ -384,6 +422,31 @@ mod tests {
         for (i, u) in timed.sdd.iter().enumerate() {
             assert!((2.0 * u).abs() <= 2.0 + 1e-6, "acceleration {} at {i}", 2.0 * u);
         }
+    }
+
+    #[test]
+    fn a_ramp_turns_the_trapezoid_into_the_double_s() {
+        // The trapezoid above averaged over 0.2 s: B&M's double S with jerk a/0.2 = 10 rad/s³,
+        // 0.2 s longer, the same end, velocity and acceleration within the trapezoid's.
+        let grid: Vec<f64> = (0..=1000).map(|k| k as f64 / 1000.0).collect();
+        let path: Vec<PathPoint> = grid.iter().map(|s| PathPoint { q: vec![2.0 * s], dq: vec![2.0], ddq: vec![0.0] }).collect();
+        let limits = PathLimits { velocity: vec![1.0], acceleration: vec![2.0], torque: vec![], path_speed: None };
+        let timed = parameterize(&grid, &path, &limits, None).unwrap().with_ramp(0.2);
+        assert!((timed.duration() - 2.7).abs() < 0.01, "duration {}", timed.duration());
+        assert_eq!(timed.at(0.0), (0.0, 0.0, 0.0));
+        let (s, sd, sdd) = timed.at(timed.duration());
+        assert!((s - 1.0).abs() < 1e-9 && sd.abs() < 1e-9 && sdd.abs() < 1e-9, "{s} {sd} {sdd}");
+        let dt = 1e-3;
+        let mut last = timed.at(0.0).2;
+        for k in 1..=(timed.duration() / dt) as usize {
+            let (_, sd, sdd) = timed.at(k as f64 * dt);
+            assert!(2.0 * sd <= 1.0 + 1e-6 && (2.0 * sdd).abs() <= 2.0 + 1e-6, "at {k}: {sd} {sdd}");
+            // Jerk: 2·Δs̈/Δt ≤ 2/0.2 · (1 + grid rounding).
+            assert!(2.0 * (sdd - last).abs() / dt <= 10.0 * 1.05, "jerk {} at {k}", 2.0 * (sdd - last) / dt);
+            last = sdd;
+        }
+        // Halfway through the first ramp the acceleration is half the limit.
+        assert!((2.0 * timed.at(0.1).2 - 1.0).abs() < 0.02, "{}", 2.0 * timed.at(0.1).2);
     }
 
     #[test]

@@ -6,7 +6,8 @@ return morc.skill {
   doc = [[moves the joints through waypoints { q1, q2, … } (degrees; mm for prismatic joints) as fast as the robot allows
 A natural spline from where the robot is through the points, timed by TOPP-RA within the joints' velocity
 limits and 80 % of their torque limits through the robot's dynamics, friction included (acc < 100 % adds the
-acceleration limits, scaled). No jerk limit: the path's acceleration switches at once, as time-optimal does.
+acceleration limits, scaled). ramp > 0 limits the jerk: the path's acceleration ramps over ramp seconds
+instead of switching at once (the motion takes that much longer; every limit is checked on the result).
 Measured: final_error and peak_error (deg; mm for prismatic joints), tool_error (mm), motion_time (s).]],
   positional = "points",
   params = cmd.params {

@@ -59,6 +59,11 @@ impl TimeOptimal {
                     .doc("fraction of the acceleration limits (0, 1]; 0: none, the torque limits bound the accelerations through the dynamics (needs torque_scale > 0)"),
             )
             .param(ParamInfo::new("torque_scale", Value::Real(0.0)).doc("fraction of the torque limits the dynamics may use (0: no torque limit)"))
+            .param(
+                ParamInfo::new("ramp", Value::Real(0.0))
+                    .unit("s")
+                    .doc("jerk limit: the path's acceleration ramps over this time instead of switching at once (the motion takes that much longer; 0: none)"),
+            )
             .param(ParamInfo::new("settle", Value::Real(0.2)).unit("s").doc("time after arrival before it finishes (< 0: never)"));
         TimeOptimal { info, kinematics: RobotKinematics::new(robot.clone()), robot, path: Vec::new(), timed: None, settle_steps: 0, arrival_step: None }
     }
@@ -66,6 +71,56 @@ impl TimeOptimal {
     /// Duration of the planned motion (s).
     pub fn duration(&self) -> f64 {
         self.timed.as_ref().map_or(0.0, TimedPath::duration)
+    }
+
+    /// The time-optimal timing averaged over `ramp` (a jerk limit, [`TimedPath::with_ramp`]),
+    /// checked every 0.5 ms against the joints' velocity, acceleration and torque limits; where
+    /// the averaging leaves one, the limits are planned 5 % lower and it is tried again.
+    fn jerk_limited(&self, grid: &[f64], path: &[PathPoint], limits: PathLimits, ramp: f64) -> Result<TimedPath, String> {
+        let model = &self.robot.model;
+        let mut data = morc_model::Data::new(model);
+        let n = self.robot.dof();
+        let (mut q, mut qd, mut qdd) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+        let mut planned = limits.clone();
+        for _ in 0..12 {
+            let timed = parameterize(grid, path, &planned, Some(model))?.with_ramp(ramp);
+            let steps = (timed.duration() / 5e-4).ceil() as usize;
+            let mut worst = 0.0f64;
+            for k in 0..=steps {
+                sample(path, &timed, k as f64 * 5e-4, &mut q, &mut qd, &mut qdd);
+                let tau = if limits.torque.is_empty() { None } else { Some(morc_model::rnea(model, &mut data, &q, &qd, &qdd)) };
+                for j in 0..n {
+                    worst = worst.max(qd[j].abs() / limits.velocity[j]);
+                    if let Some(a) = limits.acceleration.get(j) {
+                        worst = worst.max(qdd[j].abs() / a);
+                    }
+                    if let Some(t) = &tau {
+                        worst = worst.max(t[j].abs() / limits.torque[j]);
+                    }
+                }
+            }
+            if worst <= 1.0 + 1e-9 {
+                return Ok(timed);
+            }
+            for x in planned.velocity.iter_mut().chain(&mut planned.acceleration).chain(&mut planned.torque) {
+                *x *= 0.95;
+            }
+        }
+        Err(format!("time_optimal: no jerk-limited timing with ramp {ramp} s stays within the limits: try a shorter ramp"))
+    }
+}
+
+/// The reference at `time`: (s, ṡ, s̈) of `timed` mapped through the path's second-order
+/// expansion about the grid point before s.
+fn sample(path: &[PathPoint], timed: &TimedPath, time: f64, q: &mut [f64], qd: &mut [f64], qdd: &mut [f64]) {
+    let (s, sd, sdd) = timed.at(time);
+    let i = timed.s.partition_point(|x| *x <= s).saturating_sub(1).min(path.len() - 1);
+    let (p, ds) = (&path[i], s - timed.s[i]);
+    for j in 0..q.len() {
+        let dq = p.dq[j] + p.ddq[j] * ds;
+        q[j] = p.q[j] + p.dq[j] * ds + 0.5 * p.ddq[j] * ds * ds;
+        qd[j] = dq * sd;
+        qdd[j] = dq * sdd + p.ddq[j] * sd * sd;
     }
 }
 
@@ -128,7 +183,11 @@ impl Component for TimeOptimal {
         if let Some((k, j)) = path.iter().enumerate().find_map(|(k, p)| self.robot.outside_limits(&p.q).map(|j| (k, j))) {
             return Err(format!("the spline through the waypoints takes joint {} outside its limits at s = {:.3}: add a waypoint there", joints[j].name, grid[k]));
         }
-        self.timed = Some(parameterize(&grid, &path, &limits, Some(&self.robot.model))?);
+        let ramp = self.info.real("ramp");
+        if !(ramp >= 0.0 && ramp.is_finite()) {
+            return Err(format!("ramp must be ≥ 0 s, got {ramp}"));
+        }
+        self.timed = Some(if ramp == 0.0 { parameterize(&grid, &path, &limits, Some(&self.robot.model))? } else { self.jerk_limited(&grid, &path, limits, ramp)? });
         self.path = path;
         Ok(())
     }
@@ -156,15 +215,7 @@ impl Component for TimeOptimal {
         }
         let [q, qd, qdd, done, tcp] = outputs else { unreachable!("five outputs") };
         let (q, qd, qdd) = (q.as_mut_slice(), qd.as_mut_slice(), qdd.as_mut_slice());
-        let (s, sd, sdd) = timed.at(ctx.time);
-        let i = timed.s.partition_point(|x| *x <= s).saturating_sub(1).min(self.path.len() - 1);
-        let (p, ds) = (&self.path[i], s - timed.s[i]);
-        for j in 0..q.len() {
-            let dq = p.dq[j] + p.ddq[j] * ds;
-            q[j] = p.q[j] + p.dq[j] * ds + 0.5 * p.ddq[j] * ds * ds;
-            qd[j] = dq * sd;
-            qdd[j] = dq * sdd + p.ddq[j] * sd * sd;
-        }
+        sample(&self.path, timed, ctx.time, q, qd, qdd);
         tcp.as_mut_slice().copy_from_slice(self.kinematics.tool_pose(q).translation.as_slice());
         let arrived = ctx.time >= timed.duration();
         *done = Value::Boolean(arrived);
