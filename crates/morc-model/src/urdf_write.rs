@@ -29,12 +29,11 @@ pub fn display_urdf(model: &Model) -> String {
     let mut link_of: Vec<Option<usize>> = vec![None; model.njoints()];
     link_of[0] = Some(0);
     taken.insert(frames[0].name.as_str());
-    for j in 1..model.njoints() {
-        let own = frames.iter().position(|f| f.kind == FrameKind::Joint && f.parent_joint == j && f.placement == Se3::identity() && !taken.contains(f.name.as_str()));
-        if let Some(f) = own {
+    for (j, link) in link_of.iter_mut().enumerate().skip(1) {
+        *link = frames.iter().position(|f| f.kind == FrameKind::Joint && f.parent_joint == j && f.placement == Se3::identity() && !taken.contains(f.name.as_str()));
+        if let Some(f) = *link {
             taken.insert(frames[f].name.as_str());
         }
-        link_of[j] = own;
     }
     // A joint without a frame of its own (not made by the model builders) gets a link named after it.
     let link_name = |j: usize| link_of[j].map_or_else(|| format!("{}_link", model.joint_names()[j]), |f| frames[f].name.clone());
