@@ -234,7 +234,8 @@ fn a_reader_gets_the_running_assemblys_timing_while_it_runs() {
     let names: Vec<&str> = second.components.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["fast", "slower"]);
     let fast = &second.components[0];
-    assert!(fast.steps > 0 && fast.exec.count() == fast.steps, "{} steps, {} timed", fast.steps, fast.exec.count());
+    assert!(fast.steps > 0 && fast.exec.count() == fast.steps && fast.steps <= second.ticks, "{} steps, {} timed, {} ticks", fast.steps, fast.exec.count(), second.ticks);
+    assert!(second.components[1].steps > 0 && second.components[1].every == 4, "the slower task's component timed too");
     assert_eq!(second.cycle.count(), second.ticks);
     assert_eq!(second.late_ticks, 0, "the virtual clock counts none");
     e.cancel();

@@ -165,7 +165,9 @@ impl RunResult {
 
 /// The running assembly's timing so far, for a reader on another thread (the live view's
 /// statistics): the Coordinator copies it when asked, after a tick's work, into room laid out
-/// when the run was prepared (no allocation, and it only tries the lock).
+/// when the run was prepared (no allocation, and it only tries the lock) — one component's
+/// histogram a tick, then the engine's own counts, so a tick's extra work stays one copy of 8 kB
+/// however many components run. The counts are the last copied: `ticks` ≥ each component's steps.
 #[derive(Clone, Default)]
 pub struct RunTiming {
     /// The assembly's name.
@@ -182,6 +184,8 @@ pub struct RunTiming {
     pub cycle: Histogram,
     /// Each component's timing, in the order of the run's report.
     pub components: Vec<ComponentTiming>,
+    /// The component the Coordinator copies next.
+    next: usize,
 }
 
 /// Where [`RunTiming`] is handed over ([`Engine::timing_cell`]).
@@ -215,15 +219,22 @@ impl TimingCell {
         if !self.wanted.load(Ordering::Relaxed) {
             return;
         }
-        let Ok(mut t) = self.timing.try_lock() else { return };
-        if t.run == job.run {
-            t.ticks = job.stats.ticks;
-            t.late_ticks = job.stats.late_ticks;
-            t.cycle.copy_from(&job.stats.cycle);
-            job.assembly.copy_timing(&mut t.components);
-            t.copied = true;
-            self.wanted.store(false, Ordering::Relaxed);
+        let Ok(mut guard) = self.timing.try_lock() else { return };
+        let t = &mut *guard;
+        if t.run != job.run {
+            return;
         }
+        if let Some(entry) = t.components.get_mut(t.next) {
+            job.assembly.copy_timing(entry);
+            t.next += 1;
+            return;
+        }
+        t.ticks = job.stats.ticks;
+        t.late_ticks = job.stats.late_ticks;
+        t.cycle.copy_from(&job.stats.cycle);
+        t.copied = true;
+        t.next = 0;
+        self.wanted.store(false, Ordering::Relaxed);
     }
 }
 

@@ -152,8 +152,9 @@ pub struct ComponentTiming {
     pub exec: Histogram,
     /// Steps that missed their deadline.
     pub overruns: u64,
-    /// Which task it is in (0: the base rate's), for the copy.
+    /// Which task it is in (0: the base rate's) and its place there, for the copy.
     task: usize,
+    slot: usize,
 }
 
 impl RunningAssembly {
@@ -163,29 +164,33 @@ impl RunningAssembly {
         let mut out = Vec::new();
         let tasks = std::iter::once(Some(&*self.inline)).chain(self.threaded.iter().map(|t| t.task.as_deref()));
         for (k, task) in tasks.enumerate() {
-            for slot in task.map_or(&[][..], |t| &t.slots[..]) {
-                out.push(ComponentTiming { name: slot.name.clone(), kind: slot.kind.clone(), every: task.map_or(1, |t| t.every), steps: 0, exec: Histogram::new(), overruns: 0, task: k });
+            for (i, slot) in task.map_or(&[][..], |t| &t.slots[..]).iter().enumerate() {
+                out.push(ComponentTiming {
+                    name: slot.name.clone(),
+                    kind: slot.kind.clone(),
+                    every: task.map_or(1, |t| t.every),
+                    steps: 0,
+                    exec: Histogram::new(),
+                    overruns: 0,
+                    task: k,
+                    slot: i,
+                });
             }
         }
         out
     }
 
-    /// Copies each component's timing so far into `out` (made by [`timing_layout`](Self::timing_layout)
+    /// Copies one component's timing so far into `entry` (made by [`timing_layout`](Self::timing_layout)
     /// for this run) without allocating. A slower task its Updater has out right now keeps its last copy.
-    pub fn copy_timing(&self, out: &mut [ComponentTiming]) {
-        let tasks = std::iter::once((Some(&*self.inline), 0)).chain(self.threaded.iter().map(|t| (t.task.as_deref(), t.overruns)));
-        let mut at = 0;
-        for (k, (task, overruns)) in tasks.enumerate() {
-            let start = at;
-            while at < out.len() && out[at].task == k {
-                at += 1;
-            }
-            let Some(task) = task else { continue };
-            for (entry, slot) in out[start..at].iter_mut().zip(&task.slots) {
-                entry.exec.copy_from(&slot.exec);
-                entry.steps = task.steps;
-                entry.overruns = overruns;
-            }
+    pub fn copy_timing(&self, entry: &mut ComponentTiming) {
+        let (task, overruns) = match entry.task {
+            0 => (Some(&*self.inline), 0),
+            k => self.threaded.get(k - 1).map_or((None, 0), |t| (t.task.as_deref(), t.overruns)),
+        };
+        if let Some(slot) = task.and_then(|t| t.slots.get(entry.slot)) {
+            entry.exec.copy_from(&slot.exec);
+            entry.steps = task.map_or(0, |t| t.steps);
+            entry.overruns = overruns;
         }
     }
 
