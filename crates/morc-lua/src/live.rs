@@ -14,7 +14,8 @@ use morc_robot::operator::{JogCommand, JogFrame};
 const DOC_START: &str = "morc.live.start([\"host:port\"]): serves the live view (Foxglove WebSocket protocol, default 127.0.0.1:8765; \
 port 0 picks a free one) while assemblies run: the robot's joint states (/joint_states), tool pose (/tool_pose), the frames of \
 every link (/tf), the signals a program publishes (a:publish { \"robot.q\", \"ff.tau\" }), each run's statistics (/morc/run), \
-the live tap's drops (/morc/live) and log lines (/morc/log). Open it in Foxglove: Open connection → Foxglove WebSocket → ws://host:port. \
+the engine's statistics and the bus's state while a run goes (/morc/stats, /morc/bus), the robot's URDF for a 3D panel \
+(/robot_description, topic and parameter), the live tap's drops (/morc/live) and log lines (/morc/log). Open it in Foxglove: Open connection → Foxglove WebSocket → ws://host:port. \
 Returns the address served.\n  morc.live.start(address?: string) → string";
 const DOC_STOP: &str = "morc.live.stop(): stops the live view; clients are disconnected.\n  morc.live.stop()";
 const DOC_WAIT: &str = "morc.live.wait_for_client([timeout_s]): waits until a client (Foxglove) is connected, at most timeout_s \
