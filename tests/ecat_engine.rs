@@ -40,6 +40,11 @@ fn assemblies_move_the_drives_through_the_master_and_swaps_miss_no_cycle() {
     // Every engine tick was one bus cycle: none missed across the swaps.
     assert_eq!(handle.cycles() - cycles_at_open, engine.tick());
     assert_eq!(handle.faults(), 0);
+    // Its status as the live view reads it: every device in OP, no fault, the cycles counted.
+    let status = handle.status();
+    assert!(status.devices.len() >= 4 && status.devices.iter().all(|d| d.state == "OP"), "{status:?}");
+    assert_eq!((status.faulted, status.fault.as_deref(), status.working_counter_errors, status.lost_frames), (false, None, 0, 0));
+    assert_eq!(status.cycles, handle.cycles());
     assert!(positions.iter().all(|p| *p != 0.0), "the first drive moved: {positions:?}");
     // A drive fault ends the run as a fault naming the device; reset recovers.
     lock(&seg).device_mut(3).unwrap().app_as_mut::<Cia402Drive>().unwrap().inject_fault(0x7305);
@@ -49,6 +54,8 @@ fn assemblies_move_the_drives_through_the_master_and_swaps_miss_no_cycle() {
         o => panic!("{o:?}"),
     }
     assert!(r.ticks < 5, "detected within {} ticks", r.ticks);
+    let status = handle.status();
+    assert!(status.faulted && status.fault.as_deref().is_some_and(|f| f.contains("device 3 'MORC-402': drive fault")), "{status:?}");
     handle.reset_faults();
     // Give the drives time to switch on again while holding, then run normally.
     let mut hold = AssemblySpec::new("wait");

@@ -194,3 +194,52 @@ fn base_inputs_an_assembly_does_not_drive_hold() {
     let Some(Value::Vector(q)) = r.data.get("p.u") else { panic!() };
     assert_eq!(&q[q.len() - 2..], &[0.3, -0.2]);
 }
+
+#[test]
+fn a_reader_gets_the_running_assemblys_timing_while_it_runs() {
+    let (mut e, _) = engine(ClockKind::Virtual);
+    let cell = e.timing_cell();
+    assert!(cell.latest().is_none(), "nothing ran yet");
+    let mut a = AssemblySpec::new("endless");
+    for (name, every) in [("fast", 1), ("slower", 4)] {
+        a.add(
+            name,
+            "test",
+            every,
+            func(&[], &["y"], || {
+                Box::new(|_, _, o| {
+                    o[0].set_real(1.0);
+                    Step::Continue
+                })
+            }),
+        );
+    }
+    let handle = e.start_run(&a, &AssemblyData::new()).unwrap();
+    // Copies as asked, each later than the one before: the run goes on (until cancelled).
+    let copy = |after: u64| {
+        let start = std::time::Instant::now();
+        loop {
+            cell.request();
+            std::thread::sleep(Duration::from_millis(1));
+            if let Some(t) = cell.latest().filter(|t| t.ticks > after) {
+                return t;
+            }
+            assert!(start.elapsed() < Duration::from_secs(60), "no copy with more than {after} ticks");
+        }
+    };
+    let first = copy(0);
+    let second = copy(first.ticks);
+    assert_eq!(second.assembly, "endless");
+    assert_eq!(second.run, first.run);
+    let names: Vec<&str> = second.components.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["fast", "slower"]);
+    let fast = &second.components[0];
+    assert!(fast.steps > 0 && fast.exec.count() == fast.steps && fast.steps <= second.ticks, "{} steps, {} timed, {} ticks", fast.steps, fast.exec.count(), second.ticks);
+    assert!(second.components[1].steps > 0 && second.components[1].every == 4, "the slower task's component timed too");
+    assert_eq!(second.cycle.count(), second.ticks);
+    assert_eq!(second.late_ticks, 0, "the virtual clock counts none");
+    e.cancel();
+    let r = e.wait(handle).unwrap();
+    assert_eq!(r.outcome, Outcome::Cancelled);
+    assert!(r.ticks >= second.ticks);
+}

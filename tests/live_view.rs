@@ -4,7 +4,10 @@
 //! subscribes, decodes the JSON messages and finds the run in them: the
 //! published signals equal the recording of the same run sample for sample,
 //! the joint states are the robot's, the frames and tool pose are there, the
-//! run's statistics and a log line arrive, and nothing was dropped.
+//! run's statistics and a log line arrive, and nothing was dropped. The robot's URDF comes as the
+//! `/robot_description` parameter and topic, and its links are where /tf puts the frames
+//! (tests/python/urdf_vs_tf.py: the URDF's own kinematics with xml.etree); the engine's statistics
+//! come while the run goes, and under `--bus sim` the bus with every device in OP.
 //!
 //! Needs python3 with websockets (scripts/setup --test).
 
@@ -31,6 +34,8 @@ const PROGRAM: &str = r#"
 local kr16 = require "robots.kr16"
 morc.use_robot(kr16, { q0 = kr16.home })
 assert(morc.live.address(), "the live view is on")
+-- A first short run puts the robot on the live view: its description is there when the client comes.
+assert(morc.engine:run(morc.assembly { "settle", duration = 0.01 }).ok)
 assert(morc.live.wait_for_client(60), "no client came")
 local a = morc.assembly { "wave", duration = 1.0 }
 a:add("ref", "sine", { n = 6, amplitude = 0.2, frequency = 1 })
@@ -66,7 +71,7 @@ fn a_foxglove_client_sees_the_run_as_it_happens() {
     });
 
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/live_client.py");
-    let topics = ["robot.q", "ref.y", "/joint_states", "/tf", "/tool_pose", "/morc/run", "/morc/live", "/morc/log"];
+    let topics = ["robot.q", "ref.y", "/joint_states", "/tf", "/tool_pose", "/morc/run", "/morc/live", "/morc/log", "/morc/stats", "/morc/bus", "/robot_description"];
     let client = Command::new(python()).arg(script).arg(&url).arg("foxglove.sdk.v1").arg("60").args(topics).output().unwrap_or_else(|e| panic!("python3: {e}"));
     let out = morc.wait_with_output().unwrap();
     let said = rest.join().unwrap();
@@ -137,6 +142,109 @@ fn a_foxglove_client_sees_the_run_as_it_happens() {
     // The recorder's warning went out as a log line too.
     let logs = messages["/morc/log"].as_array().unwrap();
     assert!(logs.iter().any(|l| l["message"].as_str().unwrap_or_default().contains("wave.h5 exists") && l["level"] == 3), "{logs:?}");
+
+    // The engine's statistics while the run went: ticks growing, the components timed.
+    let stats = messages["/morc/stats"].as_array().unwrap();
+    assert!(stats.len() >= 2, "{} /morc/stats messages in a 1 s run: {stats:?}", stats.len());
+    let ticks: Vec<u64> = stats.iter().map(|m| m["ticks"].as_u64().unwrap()).collect();
+    assert!(ticks.windows(2).all(|w| w[1] > w[0]) && ticks[0] > 0 && *ticks.last().unwrap() <= 1000, "{ticks:?}");
+    for m in stats {
+        assert_eq!(m["assembly"], "wave");
+        assert!(m["late_ticks"].is_u64() && m["dropped"] == 0, "{m}");
+        let names: Vec<&str> = m["components"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+        assert!(names.contains(&"ref") && names.contains(&"live"), "{names:?}");
+        let reference = m["components"].as_array().unwrap().iter().find(|c| c["name"] == "ref").unwrap();
+        // Copied a component a tick, then the engine's counts: the sine steps every tick.
+        let steps = reference["steps"].as_u64().unwrap();
+        assert!(steps > 0 && steps <= m["ticks"].as_u64().unwrap(), "{m}");
+        assert_eq!(reference["exec"]["count"], reference["steps"], "{m}");
+        assert!(reference["exec"]["p99"].as_f64().unwrap() > 0.0 && reference["exec"]["p99"].as_f64().unwrap() <= reference["exec"]["max"].as_f64().unwrap(), "{m}");
+    }
+    // No bus under the simulated robot; no faults.
+    let bus = messages["/morc/bus"].as_array().unwrap().last().unwrap();
+    assert!(bus["bus"].is_null() && bus["faults"] == serde_json::json!([]), "{bus}");
+
+    // The robot's description: the same URDF as parameter and topic, its links where /tf puts them.
+    assert!(got["capabilities"].as_array().unwrap().iter().any(|c| c == "parameters"), "{}", got["capabilities"]);
+    let urdf = got["parameters"]["/robot_description"].as_str().unwrap_or_else(|| panic!("no /robot_description parameter: {}", got["parameters"]));
+    let topic = messages["/robot_description"].as_array().unwrap();
+    assert_eq!(topic.len(), 1, "sent once, as the client subscribed");
+    assert_eq!(topic[0]["data"], urdf);
+    assert_eq!(got["channels"]["/robot_description"]["schemaName"], "std_msgs/msg/String");
+    let check = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/urdf_vs_tf.py");
+    let mut fk = Command::new(python()).arg(check).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    std::io::Write::write_all(&mut fk.stdin.take().unwrap(), &client.stdout).unwrap();
+    let fk = fk.wait_with_output().unwrap();
+    assert!(fk.status.success(), "urdf_vs_tf.py: {}", String::from_utf8_lossy(&fk.stderr));
+    let fk: Json = serde_json::from_slice(&fk.stdout).unwrap();
+    assert_eq!(fk["links"], fk["frames"], "one link per /tf frame, named alike");
+    assert_eq!(fk["compared"].as_u64().unwrap(), tf.len() as u64);
+    assert_eq!(fk["joints"], fk["state_joints"], "the URDF's moving joints are those of /joint_states");
+    assert!(fk["max_translation_error"].as_f64().unwrap() < 1e-9 && fk["max_rotation_error"].as_f64().unwrap() < 1e-9, "{fk}");
+    assert!(fk["time"].as_f64().unwrap() > 0.1, "compared away from the start pose: {fk}");
+    assert!(fk["visuals"].as_u64().unwrap() >= 6, "{fk}");
+}
+
+/// Under `--bus sim` the KR 16 runs through the EtherCAT master: `/morc/bus` shows every device
+/// of the simulated segment in OP, no working-counter error and no fault, and its cycles go on.
+#[test]
+fn under_the_simulated_bus_the_live_view_shows_the_devices_in_op() {
+    let dir = scratch("bus");
+    let program = r#"
+local kr16 = require "robots.kr16"
+morc.use_robot(kr16)
+assert(morc.live.wait_for_client(60), "no client came")
+-- The robot holds on its drives while the live view watches the bus.
+local r = morc.engine:run(morc.assembly { "on the bus", duration = 1.2 })
+assert(r.ok, r.reason)
+"#;
+    std::fs::write(dir.join("bus.lua"), program).unwrap();
+    let mut morc = Command::new(env!("CARGO_BIN_EXE_morc"))
+        .current_dir(&dir)
+        .args(["--bus", "sim", "--clock", "wall", "--live", "127.0.0.1:0", "run", "bus.lua"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(morc.stderr.take().unwrap());
+    let mut said = String::new();
+    let url = loop {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            panic!("morc said no address: {said}");
+        }
+        said.push_str(&line);
+        if let Some(u) = line.split_whitespace().find(|w| w.starts_with("ws://")) {
+            break u.to_string();
+        }
+    };
+    let rest = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
+        s
+    });
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/live_client.py");
+    let client = Command::new(python()).arg(script).arg(&url).arg("foxglove.sdk.v1").arg("60").args(["/morc/bus", "/morc/stats", "/morc/run"]).output().unwrap();
+    let out = morc.wait_with_output().unwrap();
+    let said = rest.join().unwrap();
+    assert!(client.status.success(), "the client failed: {}\nmorc said: {said}", String::from_utf8_lossy(&client.stderr));
+    assert!(out.status.success(), "morc failed: {said}");
+    let got: Json = serde_json::from_slice(&client.stdout).unwrap();
+    let bus = got["messages"]["/morc/bus"].as_array().unwrap_or_else(|| panic!("no /morc/bus: {}", got["messages"]));
+    assert!(bus.len() >= 2, "{bus:?}");
+    for m in bus {
+        let b = &m["bus"];
+        let devices = b["devices"].as_array().unwrap();
+        assert!(devices.len() >= 6, "six drives at least: {b}");
+        assert!(devices.iter().all(|d| d["state"] == "OP" && d["name"].is_string() && d["position"].is_u64()), "{b}");
+        assert_eq!((b["faulted"].as_bool(), b["working_counter_errors"].as_u64(), b["lost_frames"].as_u64()), (Some(false), Some(0), Some(0)), "{b}");
+        assert!(b["fault"].is_null() && m["faults"] == serde_json::json!([]), "{m}");
+    }
+    let cycles: Vec<u64> = bus.iter().map(|m| m["bus"]["cycles"].as_u64().unwrap()).collect();
+    assert!(cycles.windows(2).all(|w| w[1] > w[0]), "{cycles:?}");
+    let stats = got["messages"]["/morc/stats"].as_array().unwrap();
+    assert!(stats.iter().all(|m| m["assembly"] == "on the bus"), "{stats:?}");
+    assert_eq!(got["messages"]["/morc/run"][0]["outcome"], "finished");
 }
 
 #[test]

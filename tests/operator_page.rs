@@ -213,6 +213,33 @@ fn the_page_jogs_the_robot_in_a_jog_session() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The Cartesian buttons pressed in a browser (tests/python/operator_jog.py): X+ in the base
+/// frame moves the tool 10 mm along x keeping its orientation, Z− in the tool frame moves it
+/// back along its own z, A+ turns it about the base's z keeping its position.
+#[test]
+fn the_pages_cartesian_buttons_move_the_tool_along_and_about_the_axes() {
+    let has_selenium = Command::new(python()).args(["-c", "import selenium"]).status().is_ok_and(|s| s.success());
+    assert!(Path::new("/usr/bin/chromedriver").exists() && has_selenium, "chromium-driver or python3's selenium is missing: run scripts/setup --test (CI does)");
+    let dir = scratch("cartesian");
+    // Away from singularities: the wrist bent, the arm reaching forward.
+    std::fs::write(
+        dir.join("jog.lua"),
+        "local kr16 = require 'robots.kr16'\nmorc.use_robot(kr16, { q0 = { 10, -80, 100, 20, 40, 30 } })\n\
+         local h = morc.engine:start(require 'stdlib.assemblies.jog'(kr16, { until_still = false }))\n\
+         local n = 0\nwhile not io.open('go') and n < 2400 do os.execute('sleep 0.05'); n = n + 1 end\nmorc.engine:cancel()\n",
+    )
+    .unwrap();
+    let (mut morc, address) = morc_with_page(&dir, "jog.lua");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/operator_jog.py");
+    let browser = Command::new(python()).arg(&script).arg(format!("http://{address}/")).output().unwrap();
+    std::fs::write(dir.join("go"), "").unwrap();
+    let said = format!("{}{}", String::from_utf8_lossy(&browser.stdout), String::from_utf8_lossy(&browser.stderr));
+    assert!(browser.status.success(), "the browser test failed:\n{said}");
+    println!("{said}");
+    assert!(morc.wait().unwrap().success());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn bad_requests_get_a_clear_http_error() {
     let dir = scratch("bad");
@@ -237,6 +264,8 @@ fn bad_requests_get_a_clear_http_error() {
         ("POST /override?percent=x HTTP/1.1\r\n\r\n", "400", "percent='x' is not a number"),
         ("POST /jog?joint=7&dir=1 HTTP/1.1\r\n\r\n", "400", "has joints 1 to 6"),
         ("POST /jog?joint=1&dir=2 HTTP/1.1\r\n\r\n", "400", "give 1 or -1"),
+        ("POST /jog?axis=w&dir=1 HTTP/1.1\r\n\r\n", "400", "give x, y or z (along, mm) or a, b or c"),
+        ("POST /jog?axis=x&frame=world&dir=1 HTTP/1.1\r\n\r\n", "400", "frame='world': give base or tool"),
         ("BREW / HTCPCP/1.0\r\n\r\n", "505", "speaks HTTP/1.1"),
         ("\r\n\r\n", "400", "not an HTTP request line"),
         ("GET /state HTTP/1.1\r\n\r\n", "200", "\"robot\":\"KUKA KR 16-2\""),

@@ -173,7 +173,8 @@ fn engine(seconds: f64, policy: RtPolicy) {
 
 /// `morc bench live`: 50 gain blocks (50 signals of 6 samples) at 1 kHz on the wall clock, without
 /// and with the live view's tap publishing all of them every tick (the server on, no client: the
-/// sending thread still encodes every row), and the tap at its default 100 Hz.
+/// sending thread still encodes every row), and the tap at its default 100 Hz. With the tap, the
+/// engine's timing is read for /morc/stats twice a second, as under `morc --live`.
 fn live(seconds: f64, policy: RtPolicy) -> Result<(), String> {
     let period = 1e-3;
     let address = morc_live::start("127.0.0.1:0")?;
@@ -208,7 +209,11 @@ fn live(seconds: f64, policy: RtPolicy) -> Result<(), String> {
             origin: Default::default(),
         });
         let (sent0, dropped0) = (morc_live::sent(), morc_live::dropped());
-        let r = run_on(ClockKind::Wall, period, policy, &with);
+        let config = EngineConfig { period, clock: ClockKind::Wall, rt: policy };
+        let mut engine = Engine::start(config, Box::new(IdealAxes::new(&[0.0; 6], period, 1.0)))?;
+        morc_live::set_sources(Some(morc_live::Sources { timing: engine.timing_cell(), bus: None }));
+        let r = engine.run(&with, &AssemblyData::new()).map_err(|e| e.to_string())?;
+        morc_live::set_sources(None);
         row(label, &r, morc_live::sent() - sent0, morc_live::dropped() - dropped0);
     }
     morc_live::stop();

@@ -2,8 +2,10 @@
 (github.com/foxglove/ws-protocol, docs/spec.md), independent of the server's
 code: connects, reads serverInfo and advertise, subscribes to the topics
 asked for, decodes every message as its channel's encoding says (json here),
-and stops after the first message on /morc/run (a run ended) or a timeout.
-Prints {"subprotocol", "server", "channels": {topic: {...}}, "messages": {topic: [...]}} as JSON.
+and stops after the first message on /morc/run (a run ended) or a timeout. When the server has
+the parameters capability it asks for /robot_description (getParameters) as it connects.
+Prints {"subprotocol", "server", "capabilities", "parameters": {name: value}, "channels": {topic: {...}},
+"messages": {topic: [...]}} as JSON.
 
 usage: live_client.py ws://host:port SUBPROTOCOL TIMEOUT_S topic...
 """
@@ -16,7 +18,7 @@ import websockets
 
 
 async def main(url, subprotocol, timeout, wanted):
-    out = {"subprotocol": None, "server": None, "channels": {}, "messages": {}}
+    out = {"subprotocol": None, "server": None, "capabilities": [], "parameters": {}, "channels": {}, "messages": {}}
     subs = {}  # subscription id -> topic
     next_sub = 1
     async with websockets.connect(url, subprotocols=[subprotocol], max_size=None) as ws:
@@ -32,6 +34,12 @@ async def main(url, subprotocol, timeout, wanted):
                 m = json.loads(msg)
                 if m["op"] == "serverInfo":
                     out["server"] = m["name"]
+                    out["capabilities"] = m.get("capabilities", [])
+                    if "parameters" in out["capabilities"]:
+                        await ws.send(json.dumps({"op": "getParameters", "parameterNames": ["/robot_description"], "id": "urdf"}))
+                elif m["op"] == "parameterValues":
+                    for p in m["parameters"]:
+                        out["parameters"][p["name"]] = p.get("value")
                 elif m["op"] == "advertise":
                     new = []
                     for ch in m["channels"]:

@@ -23,7 +23,7 @@
 mod handle;
 mod ports;
 
-pub use handle::BusHandle;
+pub use handle::{BusHandle, BusStatus, DeviceStatus};
 
 use crate::devices::{
     classify, classify_identity, force_torque, known_channels, AnalogInputs, AnalogOutputs, Cia402Drive, DeviceClassChoice, DeviceName, DigitalInputs, DigitalOutputs, DriveConfig, ForceTorqueSensor,
@@ -183,7 +183,7 @@ impl BusBase {
         let devices = build_classes(&mut bus, &config).map_err(BusError::BringUp)?;
         let (info, ports, devices) = ports::layout(devices);
         let period_ns = (config.period * 1e9).round() as u64;
-        let shared = Arc::new(BusShared::default());
+        let shared = Arc::new(BusShared::new(bus.devices().iter().map(|d| (d.position, d.name.clone())).collect()));
         let mut base = BusBase { bus, info, config, period_ns, devices, ports, bad_cycles: 0, fault: None, fault_unreported: false, commanded: false, shared };
         if !base.config.enable_drives {
             for d in &mut base.devices.drives {
@@ -283,6 +283,10 @@ impl BusBase {
         if self.fault.is_none() {
             self.shared.faults.fetch_add(1, Ordering::Relaxed);
             log::error!("bus fault: {message}");
+            // For handles (the live view): tried, never waited for; a reader holds it for a copy.
+            if let Ok(mut text) = self.shared.fault.try_lock() {
+                *text = Some(message.clone());
+            }
             self.fault = Some(message);
             self.fault_unreported = true;
             self.shared.faulted.store(true, Ordering::Relaxed);
@@ -310,7 +314,11 @@ impl BusBase {
             }
             Err(e) => {
                 // Still faulted: say why the reset did not work.
-                self.fault = Some(format!("fault reset failed: {e}"));
+                let message = format!("fault reset failed: {e}");
+                if let Ok(mut text) = self.shared.fault.try_lock() {
+                    *text = Some(message.clone());
+                }
+                self.fault = Some(message);
                 self.fault_unreported = true;
             }
         }
@@ -343,6 +351,14 @@ impl BusBase {
     fn exchange(&mut self) -> CycleStatus {
         let status = self.bus.cycle();
         self.shared.cycles.fetch_add(1, Ordering::Relaxed);
+        // Mirrored for handles: a few relaxed stores, no lock.
+        let counters = self.bus.counters();
+        self.shared.lost_frames.store(counters.lost_frames, Ordering::Relaxed);
+        self.shared.working_counter_errors.store(counters.working_counter_errors, Ordering::Relaxed);
+        self.shared.not_op.store(counters.not_op, Ordering::Relaxed);
+        for (cell, state) in self.shared.states.iter().zip(self.bus.states()) {
+            cell.store(handle::state_code(*state), Ordering::Relaxed);
+        }
         self.bus.advance_segment(self.period_ns);
         if matches!(status, CycleStatus::Ok | CycleStatus::NotOp) {
             let (bus, d) = (&self.bus, &mut self.devices);

@@ -3,7 +3,7 @@
 //! prepared off the real-time path and switched in at a tick boundary.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use crossbeam_channel::{bounded, Receiver, Sender};
@@ -14,7 +14,7 @@ use super::clock::{monotonic_ns, sleep_until, ClockKind};
 use super::component::{ComponentInfo, Step};
 use super::data::AssemblyData;
 pub use super::error::{EngineError, Fault, FaultSource};
-use super::multirate::{ComponentReport, RunningAssembly};
+use super::multirate::{ComponentReport, ComponentTiming, RunningAssembly};
 use super::rt::{self, RtPolicy};
 use super::snapshot::{BaseSnapshot, Snapshot};
 use super::stats::{Histogram, Summary};
@@ -163,8 +163,85 @@ impl RunResult {
     }
 }
 
+/// The running assembly's timing so far, for a reader on another thread (the live view's
+/// statistics): the Coordinator copies it when asked, after a tick's work, into room laid out
+/// when the run was prepared (no allocation, and it only tries the lock) — one component's
+/// histogram a tick, then the engine's own counts, so a tick's extra work stays one copy of 8 kB
+/// however many components run. The counts are the last copied: `ticks` ≥ each component's steps.
+#[derive(Clone, Default)]
+pub struct RunTiming {
+    /// The assembly's name.
+    pub assembly: String,
+    /// Counts the runs prepared on this engine: a new number is a new run.
+    pub run: u64,
+    /// Whether the Coordinator has copied anything into it yet.
+    pub copied: bool,
+    /// Base ticks counted so far.
+    pub ticks: u64,
+    /// Ticks whose work ended after the next deadline (wall clock).
+    pub late_ticks: u64,
+    /// Time from wake-up to the end of each tick's work (ns).
+    pub cycle: Histogram,
+    /// Each component's timing, in the order of the run's report.
+    pub components: Vec<ComponentTiming>,
+    /// The component the Coordinator copies next.
+    next: usize,
+}
+
+/// Where [`RunTiming`] is handed over ([`Engine::timing_cell`]).
+#[derive(Default)]
+pub struct TimingCell {
+    wanted: AtomicBool,
+    runs: AtomicU64,
+    timing: Mutex<RunTiming>,
+}
+
+impl TimingCell {
+    /// Asks the Coordinator for a fresh copy after its next tick.
+    pub fn request(&self) {
+        self.wanted.store(true, Ordering::Relaxed);
+    }
+    /// The last copy (None before the first one of any run). Off the real-time path.
+    pub fn latest(&self) -> Option<RunTiming> {
+        let t = self.timing.lock().unwrap_or_else(|p| p.into_inner());
+        t.copied.then(|| t.clone())
+    }
+    /// Lays out the room for a run about to start (off the real-time path); its number.
+    fn prepare(&self, assembly: &RunningAssembly) -> u64 {
+        let run = self.runs.fetch_add(1, Ordering::Relaxed) + 1;
+        *self.timing.lock().unwrap_or_else(|p| p.into_inner()) = RunTiming { assembly: assembly.name.clone(), run, components: assembly.timing_layout(), ..RunTiming::default() };
+        run
+    }
+    /// On the Coordinator, when asked: copies `job`'s timing unless a reader holds the lock
+    /// (then at a later tick) or the room is laid out for another run (one being prepared).
+    #[inline]
+    fn offer(&self, job: &Job) {
+        if !self.wanted.load(Ordering::Relaxed) {
+            return;
+        }
+        let Ok(mut guard) = self.timing.try_lock() else { return };
+        let t = &mut *guard;
+        if t.run != job.run {
+            return;
+        }
+        if let Some(entry) = t.components.get_mut(t.next) {
+            job.assembly.copy_timing(entry);
+            t.next += 1;
+            return;
+        }
+        t.ticks = job.stats.ticks;
+        t.late_ticks = job.stats.late_ticks;
+        t.cycle.copy_from(&job.stats.cycle);
+        t.copied = true;
+        t.next = 0;
+        self.wanted.store(false, Ordering::Relaxed);
+    }
+}
+
 /// A run handed to the Coordinator, with room preallocated for its report.
 struct Job {
+    /// Its number in the [`TimingCell`].
+    run: u64,
     assembly: RunningAssembly,
     stats: EngineStats,
     outcome: Option<Outcome>,
@@ -193,6 +270,8 @@ struct Shared {
     cancel: AtomicBool,
     /// The base's last tick, for readers on other threads.
     snapshot: Arc<BaseSnapshot>,
+    /// The running assembly's timing, copied when a reader asks.
+    timing: Arc<TimingCell>,
 }
 
 /// Bumped by [`cancel_all_runs`]. A run remembers the value it started under and
@@ -238,7 +317,7 @@ impl Engine {
         let base_handle = base.handle();
         let (cmd_tx, cmd_rx) = bounded(1);
         let (done_tx, done_rx) = bounded(1);
-        let shared = Arc::new(Shared { tick: AtomicU64::new(0), cancel: AtomicBool::new(false), snapshot: Arc::new(BaseSnapshot::new(&base_info)) });
+        let shared = Arc::new(Shared { tick: AtomicU64::new(0), cancel: AtomicBool::new(false), snapshot: Arc::new(BaseSnapshot::new(&base_info)), timing: Arc::default() });
         let coordinator = Coordinator::new(config.clone(), base, cmd_rx, done_tx, shared.clone());
         let handle = std::thread::Builder::new()
             .name("morc-coordinator".into())
@@ -272,6 +351,13 @@ impl Engine {
     /// it reads without the engine and without stopping the Coordinator.
     pub fn snapshot_cell(&self) -> Arc<BaseSnapshot> {
         self.shared.snapshot.clone()
+    }
+
+    /// The cell a reader on another thread gets the running assembly's timing from (ticks,
+    /// late ticks, each component's execution times) while it runs: [`TimingCell::request`],
+    /// then [`TimingCell::latest`] a tick or more later.
+    pub fn timing_cell(&self) -> Arc<TimingCell> {
+        self.shared.timing.clone()
     }
 
     /// The Coordinator's tick count.
@@ -329,7 +415,9 @@ impl Engine {
         let plan = plan(spec, &self.base_name, &self.base_info, self.config.period, data)?;
         let coordinator = self.coordinator.as_ref().map(|h| h.thread().clone()).ok_or_else(|| EngineError::Stopped("no Coordinator".into()))?;
         let assembly = RunningAssembly::new(plan, &self.base_info, self.config.period, self.config.clock, data, self.config.rt.below(5), coordinator)?;
+        let run = self.shared.timing.prepare(&assembly);
         Ok(Box::new(Job {
+            run,
             assembly,
             stats: EngineStats::default(),
             outcome: None,
@@ -508,6 +596,8 @@ impl Coordinator {
                 if self.config.clock == ClockKind::Wall && end > deadline {
                     job.stats.late_ticks += 1;
                 }
+                // After the tick's work: a copy for a reader that asked (one relaxed load otherwise).
+                self.shared.timing.offer(job);
                 if job.done {
                     let job = self.current.take().expect("current job");
                     if self.finished.send(job).is_err() {

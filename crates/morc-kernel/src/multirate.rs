@@ -26,7 +26,7 @@ use super::data::AssemblyData;
 use super::error::{ComponentRef, FaultSource};
 use super::interpolate::Ramp;
 use super::rt::RtPolicy;
-use super::stats::Summary;
+use super::stats::{Histogram, Summary};
 use super::step_thread::{run_slack, SlackWork, StepThread};
 use super::task::{updater_loop, Binding, Slot, Source, Task};
 use super::value::Value;
@@ -137,7 +137,63 @@ pub struct ComponentReport {
     pub overruns: u64,
 }
 
+/// A component's timing while the run goes on, as [`RunningAssembly::copy_timing`] copies it.
+#[derive(Clone)]
+pub struct ComponentTiming {
+    /// Instance name.
+    pub name: String,
+    /// What the user called its kind.
+    pub kind: String,
+    /// Sample time in base periods.
+    pub every: u32,
+    /// Steps taken.
+    pub steps: u64,
+    /// Execution time per step (ns).
+    pub exec: Histogram,
+    /// Steps that missed their deadline.
+    pub overruns: u64,
+    /// Which task it is in (0: the base rate's) and its place there, for the copy.
+    task: usize,
+    slot: usize,
+}
+
 impl RunningAssembly {
+    /// One entry per component (names, empty histograms) for [`copy_timing`](Self::copy_timing)
+    /// to fill, in the order of the run's report. Off the real-time path.
+    pub fn timing_layout(&self) -> Vec<ComponentTiming> {
+        let mut out = Vec::new();
+        let tasks = std::iter::once(Some(&*self.inline)).chain(self.threaded.iter().map(|t| t.task.as_deref()));
+        for (k, task) in tasks.enumerate() {
+            for (i, slot) in task.map_or(&[][..], |t| &t.slots[..]).iter().enumerate() {
+                out.push(ComponentTiming {
+                    name: slot.name.clone(),
+                    kind: slot.kind.clone(),
+                    every: task.map_or(1, |t| t.every),
+                    steps: 0,
+                    exec: Histogram::new(),
+                    overruns: 0,
+                    task: k,
+                    slot: i,
+                });
+            }
+        }
+        out
+    }
+
+    /// Copies one component's timing so far into `entry` (made by [`timing_layout`](Self::timing_layout)
+    /// for this run) without allocating. A slower task its Updater has out right now keeps its last copy.
+    pub fn copy_timing(&self, entry: &mut ComponentTiming) {
+        let (task, overruns) = match entry.task {
+            0 => (Some(&*self.inline), 0),
+            k => self.threaded.get(k - 1).map_or((None, 0), |t| (t.task.as_deref(), t.overruns)),
+        };
+        if let Some(slot) = task.and_then(|t| t.slots.get(entry.slot)) {
+            entry.exec.copy_from(&slot.exec);
+            entry.steps = task.map_or(0, |t| t.steps);
+            entry.overruns = overruns;
+        }
+    }
+
     /// Initialises the planned components (in data-flow order), lays out
     /// every buffer and starts the Updater threads. Off the real-time path.
     pub fn new(

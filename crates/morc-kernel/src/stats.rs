@@ -114,6 +114,16 @@ impl Histogram {
         self.max
     }
 
+    /// Becomes a copy of `other` without allocating (unlike `clone_from`, which may): for a copy
+    /// taken on the real-time path.
+    pub fn copy_from(&mut self, other: &Histogram) {
+        self.counts.copy_from_slice(&other.counts[..]);
+        self.count = other.count;
+        self.sum = other.sum;
+        self.min = other.min;
+        self.max = other.max;
+    }
+
     /// Adds every sample of `other`.
     pub fn merge(&mut self, other: &Histogram) {
         for (a, b) in self.counts.iter_mut().zip(other.counts.iter()) {

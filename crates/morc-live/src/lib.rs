@@ -20,7 +20,14 @@
 //! /morc/run            {"assembly", "outcome", "reason", "late_ticks", "ticks", "components": [{name, kind, p99, max, overruns}]}  after each run
 //! /morc/live           {"time", "rows", "dropped"}       the tap's own counts, each drain
 //! /morc/log            foxglove.Log                      log lines and what programs print
+//! /morc/stats          {"time", "assembly", "ticks", "late_ticks", "cycle": {mean, p99, max}, "components": [{name, kind, every, steps, mean, p99, max, overruns}], "rows", "dropped"}   twice a second while a run goes
+//! /morc/bus            {"time", "bus": {cycles, lost_frames, working_counter_errors, not_op, faults, faulted, fault, devices: [{position, name, state}]} or null, "faults": [...]}   twice a second while a run goes
+//! /robot_description   {"data": URDF}                    the robot for a 3D panel (std_msgs/String), latched: sent to each client as it subscribes
 //! ```
+//!
+//! The robot's URDF ([`morc_model::display_urdf`]: links named as the frames of /tf) is also the
+//! parameter `/robot_description` (the protocol's parameters capability), where Foxglove's URDF
+//! layer looks for it. Times in /morc/stats and /morc/run are seconds.
 //!
 //! Beside it, on the next port, the operator page ([`page`]): a web page with the robot's state,
 //! hold and resume, the override and jog buttons.
@@ -35,7 +42,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use foxglove::websocket::{AnyClient, ChannelView, Client, GetParametersResponder, Parameter, ParameterHandler, ParameterValue, ServerListener, SetParametersResponder};
 use foxglove::{ChannelBuilder, Context, RawChannel, Schema, WebSocketServerHandle};
+use morc_ecat::base::BusHandle;
 use morc_kernel::*;
 use morc_model::{FrameIndex, Model};
 use morc_record::ring::{ring, RingConsumer, RingProducer};
@@ -73,6 +82,8 @@ pub fn start(address: &str) -> Result<String, String> {
     let handle = context
         .websocket_server()
         .name("morc")
+        .listener(Arc::new(Latch))
+        .parameter_handler(Arc::new(Parameters))
         .bind(host, port)
         .start_blocking()
         .map_err(|e| format!("cannot serve the live view on {address}: {e} (is another morc --live or Foxglove bridge on that port? choose another with --live HOST:PORT)"))?;
@@ -92,7 +103,9 @@ pub fn start(address: &str) -> Result<String, String> {
         page: Some(page),
     });
     // Advertised from the start, so a client is subscribed before a run ends or a line is logged.
-    for (topic, schema) in [("/morc/run", "morc.Run"), ("/morc/live", "morc.Live"), ("/morc/log", "foxglove.Log")] {
+    for (topic, schema) in
+        [("/morc/run", "morc.Run"), ("/morc/live", "morc.Live"), ("/morc/log", "foxglove.Log"), ("/morc/stats", "morc.Stats"), ("/morc/bus", "morc.Bus"), (DESCRIPTION_TOPIC, DESCRIPTION_SCHEMA)]
+    {
         server.channel(topic, schema);
     }
     *SERVER.lock().unwrap_or_else(|p| p.into_inner()) = Some(server);
@@ -185,6 +198,7 @@ fn schema_json(name: &str) -> String {
         "foxglove.PoseInFrame" => {
             format!(r#"{{"type":"object","properties":{{"timestamp":{time},"frame_id":{{"type":"string"}},"pose":{{"type":"object","properties":{{"position":{vec3},"orientation":{quat}}}}}}}}}"#)
         }
+        DESCRIPTION_SCHEMA => r#"{"type":"object","properties":{"data":{"type":"string"}}}"#.to_string(),
         "foxglove.Log" => format!(
             r#"{{"type":"object","properties":{{"timestamp":{time},"level":{{"type":"integer"}},"message":{{"type":"string"}},"name":{{"type":"string"}},"file":{{"type":"string"}},"line":{{"type":"integer"}}}}}}"#
         ),
@@ -294,10 +308,97 @@ pub struct LiveRequest {
 /// The robot of the engine, for taps whose request names none (`a:publish` does not know it).
 static ROBOT: Mutex<Option<LiveRobot>> = Mutex::new(None);
 
-/// Sets the robot the taps of the next runs draw (the engine's robot), or none.
+/// Sets the robot the taps of the next runs draw (the engine's robot), or none; a new robot's
+/// description goes out on `/robot_description` (topic and parameter).
 pub fn set_robot(robot: Option<LiveRobot>) {
+    let model = robot.as_ref().map(|r| r.model.clone());
     *ROBOT.lock().unwrap_or_else(|p| p.into_inner()) = robot;
+    let Some(model) = model else { return };
+    let urdf = {
+        let mut d = DESCRIPTION.lock().unwrap_or_else(|p| p.into_inner());
+        if d.as_ref().is_some_and(|(m, _)| Arc::ptr_eq(m, &model)) {
+            return;
+        }
+        let urdf = Arc::new(morc_model::display_urdf(&model));
+        *d = Some((model, urdf.clone()));
+        urdf
+    };
+    let Some(s) = server() else { return };
+    s.send(DESCRIPTION_TOPIC, DESCRIPTION_SCHEMA, &description_json(&urdf));
+    if let Some(h) = &s.handle {
+        h.publish_parameter_values(vec![description_parameter(&urdf)]);
+    }
 }
+
+/// The topic and parameter the robot's URDF is served as (where Foxglove's URDF layer looks).
+pub const DESCRIPTION_TOPIC: &str = "/robot_description";
+const DESCRIPTION_SCHEMA: &str = "std_msgs/msg/String";
+
+/// The robot last set and its URDF.
+static DESCRIPTION: Mutex<Option<(Arc<Model>, Arc<String>)>> = Mutex::new(None);
+
+/// The URDF of the robot last set ([`set_robot`]), as `/robot_description` serves it.
+pub fn robot_description() -> Option<Arc<String>> {
+    DESCRIPTION.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|(_, u)| u.clone())
+}
+
+fn description_json(urdf: &str) -> String {
+    format!("{{\"data\":{}}}", json_string(urdf))
+}
+
+fn description_parameter(urdf: &str) -> Parameter {
+    Parameter { name: DESCRIPTION_TOPIC.into(), r#type: None, value: Some(ParameterValue::String(urdf.to_string())) }
+}
+
+/// Sends the description to a client as it subscribes to its topic: a channel only reaches
+/// clients subscribed when a message is logged, and the description is logged once per robot.
+struct Latch;
+
+impl ServerListener for Latch {
+    fn on_subscribe(&self, client: Client, channel: ChannelView) {
+        if channel.topic() != DESCRIPTION_TOPIC {
+            return;
+        }
+        let (Some(s), Some(urdf)) = (server(), robot_description()) else { return };
+        if let Some(c) = s.channel(DESCRIPTION_TOPIC, DESCRIPTION_SCHEMA) {
+            c.log_to_sink(description_json(&urdf).as_bytes(), client.sink_id());
+        }
+    }
+}
+
+/// The protocol's parameters: `/robot_description`, read-only.
+struct Parameters;
+
+impl ParameterHandler for Parameters {
+    fn get(&self, _client: AnyClient, names: Vec<String>, _request_id: Option<String>, responder: GetParametersResponder) {
+        let wanted = names.is_empty() || names.iter().any(|n| n == DESCRIPTION_TOPIC);
+        responder.respond(robot_description().filter(|_| wanted).map(|u| description_parameter(&u)).into_iter().collect());
+    }
+    fn set(&self, _client: AnyClient, _parameters: Vec<Parameter>, _request_id: Option<String>, responder: SetParametersResponder) {
+        // Nothing is set from outside: the description is the running robot's.
+        responder.respond(Vec::new());
+    }
+}
+
+/// What the live view reads besides the taps while a run goes: the engine's timing and the
+/// bus (when the robot runs on one), for `/morc/stats` and `/morc/bus`.
+#[derive(Clone)]
+pub struct Sources {
+    /// The engine's timing cell ([`Engine::timing_cell`]).
+    pub timing: Arc<TimingCell>,
+    /// The bus the engine runs, if it runs one.
+    pub bus: Option<BusHandle>,
+}
+
+static SOURCES: Mutex<Option<Sources>> = Mutex::new(None);
+
+/// Sets what the taps of the next runs read for `/morc/stats` and `/morc/bus` (the engine's), or none.
+pub fn set_sources(sources: Option<Sources>) {
+    *SOURCES.lock().unwrap_or_else(|p| p.into_inner()) = sources;
+}
+
+/// How often the drain thread sends `/morc/stats` and `/morc/bus`.
+const STATUS_PERIOD: Duration = Duration::from_millis(500);
 
 /// The tap's name in an assembly.
 pub const TAP_NAME: &str = "live";
@@ -427,7 +528,8 @@ impl Component for LiveTap {
         let rows = ((2.0 / (ctx.period * self.decimation as f64)).ceil() as usize).max(1024);
         let (producer, consumer) = ring(rows, self.row.len());
         let stop = Arc::new(AtomicBool::new(false));
-        let sender = Sender { server, columns: self.columns.clone(), robot: self.robot.clone(), joints: self.joints, sent: self.sent.clone(), reported_drops: 0 };
+        let sources = SOURCES.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let sender = Sender { server, columns: self.columns.clone(), robot: self.robot.clone(), joints: self.joints, sent: self.sent.clone(), reported_drops: 0, sources };
         let stop2 = stop.clone();
         let thread = std::thread::Builder::new()
             .name(format!("live-{}", ctx.name))
@@ -482,6 +584,7 @@ struct Sender {
     joints: [Option<(usize, usize)>; 3],
     sent: Arc<AtomicU64>,
     reported_drops: u64,
+    sources: Option<Sources>,
 }
 
 fn push_number(out: &mut String, x: f64) {
@@ -509,6 +612,11 @@ impl Sender {
         let mut batch = Vec::with_capacity(consumer.capacity() * width);
         let mut json = String::with_capacity(1024);
         let mut data = self.robot.as_ref().map(|r| morc_model::Data::new(&r.model));
+        if let Some(s) = &self.sources {
+            s.timing.request();
+        }
+        let mut status_sent = std::time::Instant::now();
+        let mut last_time = 0.0;
         loop {
             let stopping = stop.load(Ordering::Acquire);
             batch.clear();
@@ -523,17 +631,74 @@ impl Sender {
                 self.server.dropped.fetch_add(dropped - self.reported_drops, Ordering::Relaxed);
                 self.reported_drops = dropped;
                 let t = batch.len().checked_sub(width).map_or(0.0, |i| batch[i]);
+                last_time = t;
                 json.clear();
                 json.push_str("{\"time\":");
                 push_number(&mut json, t);
                 let _ = write!(json, ",\"rows\":{},\"dropped\":{}}}", self.sent.load(Ordering::Relaxed), dropped);
                 self.server.send("/morc/live", "morc.Live", &json);
             }
+            if stopping || status_sent.elapsed() >= STATUS_PERIOD {
+                status_sent = std::time::Instant::now();
+                self.send_status(last_time, &mut json);
+            }
             if stopping {
                 break;
             }
             std::thread::park_timeout(Duration::from_millis(20));
         }
+    }
+
+    /// `/morc/stats` (the engine's timing copied since last asked; asks again) and `/morc/bus`.
+    fn send_status(&self, t: f64, json: &mut String) {
+        let Some(sources) = &self.sources else { return };
+        if let Some(timing) = sources.timing.latest() {
+            json.clear();
+            json.push_str("{\"time\":");
+            push_number(json, t);
+            let _ = write!(json, r#","assembly":{},"ticks":{},"late_ticks":{},"cycle":"#, json_string(&timing.assembly), timing.ticks, timing.late_ticks);
+            push_timing(json, &timing.cycle);
+            json.push_str(",\"components\":[");
+            for (i, c) in timing.components.iter().enumerate() {
+                if i > 0 {
+                    json.push(',');
+                }
+                let _ = write!(json, r#"{{"name":{},"kind":{},"every":{},"steps":{},"overruns":{},"exec":"#, json_string(&c.name), json_string(&c.kind), c.every, c.steps, c.overruns);
+                push_timing(json, &c.exec);
+                json.push('}');
+            }
+            let _ = write!(json, r#"],"rows":{},"dropped":{}}}"#, self.sent.load(Ordering::Relaxed), self.reported_drops);
+            self.server.send("/morc/stats", "morc.Stats", json);
+        }
+        sources.timing.request();
+
+        json.clear();
+        json.push_str("{\"time\":");
+        push_number(json, t);
+        json.push_str(",\"bus\":");
+        match &sources.bus {
+            Some(bus) => {
+                let b = bus.status();
+                let fault = b.fault.as_deref().map_or("null".to_string(), json_string);
+                let _ = write!(
+                    json,
+                    r#"{{"cycles":{},"lost_frames":{},"working_counter_errors":{},"not_op":{},"faults":{},"faulted":{},"fault":{fault},"devices":["#,
+                    b.cycles, b.lost_frames, b.working_counter_errors, b.not_op, b.faults, b.faulted
+                );
+                for (i, d) in b.devices.iter().enumerate() {
+                    if i > 0 {
+                        json.push(',');
+                    }
+                    let _ = write!(json, r#"{{"position":{},"name":{},"state":{}}}"#, d.position, json_string(&d.name), json_string(d.state));
+                }
+                json.push_str("]}");
+            }
+            None => json.push_str("null"),
+        }
+        json.push_str(",\"faults\":");
+        page::push_strings(json, &page::faults());
+        json.push('}');
+        self.server.send("/morc/bus", "morc.Bus", json);
     }
 
     fn send_row(&self, row: &[f64], json: &mut String, data: Option<&mut morc_model::Data>) {
@@ -620,6 +785,17 @@ impl Sender {
         let _ = write!(json, r#"{{"timestamp":{stamp},"frame_id":"world","pose":{{"position":{tr}}},"orientation":{rot}}}}}"#);
         self.server.send("/tool_pose", "foxglove.PoseInFrame", json);
     }
+}
+
+/// A histogram's mean, p99 and max in seconds, as a JSON object.
+fn push_timing(out: &mut String, h: &Histogram) {
+    let _ = write!(out, r#"{{"count":{},"mean":"#, h.count());
+    push_number(out, h.mean() * 1e-9);
+    out.push_str(",\"p99\":");
+    push_number(out, h.quantile(0.99) as f64 * 1e-9);
+    out.push_str(",\"max\":");
+    push_number(out, h.max() as f64 * 1e-9);
+    out.push('}');
 }
 
 /// The rotation of `x` as a unit quaternion (x, y, z, w).

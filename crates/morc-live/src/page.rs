@@ -16,6 +16,8 @@
 //! POST /hold  /resume          pause the running motion on its path, go on
 //! POST /override?percent=P     the speed override, 0–100 %
 //! POST /jog?joint=J&dir=±1&step=S&speed=V   jog joint J (1-based) by S ° or mm (S = 0: while held, ≈ 0.3 s per request)
+//! POST /jog?axis=A&frame=F&dir=±1&step=S&speed=V   jog the tool along x, y, z (S mm) or about a, b, c (S °; A about z,
+//!                              B about y, C about x, as on a KUKA pendant) of the base or tool frame (F = base | tool)
 //! POST /jog/hold?id=N          keeps the held jog N moving another ≈ 0.3 s
 //! POST /jog/stop               stops jogging
 //! POST /reset                  resets latched faults and clears the last run's fault
@@ -52,9 +54,10 @@ pub trait Controls: Send + Sync {
     fn override_setting(&self) -> f64;
     /// The running motion's progress (0–1) and the override it moves at now (0–1), if one runs.
     fn motion(&self) -> Option<(f64, f64)>;
-    /// Jogs joint `joint` (0-based) in direction `dir` (±1) at `speed` (0–1 of its limit) by
-    /// `step` (rad or m; 0: while held, until `hold` from now unless held longer); the command's id.
-    fn jog(&self, joint: usize, dir: f64, step: f64, speed: f64, hold: Duration) -> u64;
+    /// Jogs `axis` in direction `dir` (±1) at `speed` (0–1 of the joint's limit or of the tool's
+    /// jog speed) by `step` (rad or m; 0: while held, until `hold` from now unless held longer);
+    /// the command's id.
+    fn jog(&self, axis: JogAxis, dir: f64, step: f64, speed: f64, hold: Duration) -> u64;
     /// Keeps the held jog `id` moving until `hold` from now.
     fn hold_jog(&self, id: u64, hold: Duration);
     /// Stops jogging.
@@ -65,6 +68,17 @@ pub trait Controls: Send + Sync {
     fn faults(&self) -> Vec<String>;
     /// Asks to reset latched faults; what was done, in words.
     fn reset_faults(&self) -> String;
+}
+
+/// What a jog button moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JogAxis {
+    /// A joint (0-based).
+    Joint(usize),
+    /// The tool along x, y, z (0–2) or about them (3–5), axes of the robot's base.
+    Base(usize),
+    /// As `Base`, axes of the tool.
+    Tool(usize),
 }
 
 /// One joint as the page shows it.
@@ -349,25 +363,20 @@ fn run_command(request: &Request) -> Result<String, (u16, String)> {
             Ok(format!("override {p} %"))
         }
         "/jog" => {
-            let n = station.joints.len();
-            let joint = number(request, "joint")?.ok_or_else(|| (400, format!("{what}: give joint=1…{n}")))?;
-            if joint.fract() != 0.0 || !(1.0..=n as f64).contains(&joint) {
-                return Err((400, format!("{what}: joint={joint}: robot '{}' has joints 1 to {n}", station.robot)));
-            }
-            let j = joint as usize - 1;
             let dir = number(request, "dir")?.unwrap_or(1.0);
             if dir != 1.0 && dir != -1.0 {
                 return Err((400, format!("{what}: dir={dir}: give 1 or -1")));
             }
-            let step = number(request, "step")?.unwrap_or(0.0);
-            if step < 0.0 {
-                return Err((400, format!("{what}: step={step}: give an increment ≥ 0 ({}; 0 moves while held)", station.joints[j].unit)));
-            }
             let speed = number(request, "speed")?.unwrap_or(10.0);
             if !(speed > 0.0 && speed <= 100.0) {
-                return Err((400, format!("{what}: speed={speed}: a percentage of the joint's velocity limit, above 0 up to 100")));
+                return Err((400, format!("{what}: speed={speed}: a percentage of the joint's velocity limit (of the tool's jog speed), above 0 up to 100")));
             }
-            let id = c.jog(j, dir, step / station.joints[j].scale, speed / 100.0, JOG_HOLD);
+            let step = number(request, "step")?.unwrap_or(0.0);
+            let (axis, unit, scale) = jog_axis(request, &station)?;
+            if step < 0.0 {
+                return Err((400, format!("{what}: step={step}: give an increment ≥ 0 ({unit}; 0 moves while held)")));
+            }
+            let id = c.jog(axis, dir, step / scale, speed / 100.0, JOG_HOLD);
             Ok(format!("{id}"))
         }
         "/jog/hold" => {
@@ -381,6 +390,38 @@ fn run_command(request: &Request) -> Result<String, (u16, String)> {
         }
         _ => Err((404, format!("{what}: no such command"))),
     }
+}
+
+/// The axis a `/jog` request names (`joint=J`, or `axis=x…c` with `frame=base|tool`), its
+/// display unit and display units per SI unit.
+fn jog_axis(request: &Request, station: &Station) -> Result<(JogAxis, String, f64), (u16, String)> {
+    let what = format!("{} {}", request.method, request.path);
+    let text = |key: &str| request.query.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
+    if let Some(axis) = text("axis") {
+        // A, B, C turn about z, y, x (KUKA's order); the jog's axes 3–5 turn about x, y, z.
+        let k = match axis.to_ascii_lowercase().as_str() {
+            "x" => 0,
+            "y" => 1,
+            "z" => 2,
+            "a" => 5,
+            "b" => 4,
+            "c" => 3,
+            _ => return Err((400, format!("{what}: axis='{axis}': give x, y or z (along, mm) or a, b or c (about z, y, x, °)"))),
+        };
+        let axis = match text("frame").unwrap_or("base") {
+            "base" => JogAxis::Base(k),
+            "tool" => JogAxis::Tool(k),
+            f => return Err((400, format!("{what}: frame='{f}': give base or tool"))),
+        };
+        return Ok(if k < 3 { (axis, "mm".into(), 1e3) } else { (axis, "°".into(), 180.0 / std::f64::consts::PI) });
+    }
+    let n = station.joints.len();
+    let joint = number(request, "joint")?.ok_or_else(|| (400, format!("{what}: give joint=1…{n}, or axis=x…c and frame=base|tool")))?;
+    if joint.fract() != 0.0 || !(1.0..=n as f64).contains(&joint) {
+        return Err((400, format!("{what}: joint={joint}: robot '{}' has joints 1 to {n}", station.robot)));
+    }
+    let j = &station.joints[joint as usize - 1];
+    Ok((JogAxis::Joint(joint as usize - 1), j.unit.clone(), j.scale))
 }
 
 fn push_numbers(out: &mut String, xs: impl Iterator<Item = f64>) {
@@ -469,7 +510,17 @@ pub fn state_json() -> String {
     json
 }
 
-fn push_strings(out: &mut String, xs: &[String]) {
+/// The faults the page shows: the last run's (until reset) and the robot's latched ones.
+pub(crate) fn faults() -> Vec<String> {
+    let (station, fault) = with_state(|s| (s.station.clone(), s.fault.clone()));
+    let mut faults: Vec<String> = fault.into_iter().collect();
+    if let Some(st) = station {
+        faults.extend(st.controls.faults());
+    }
+    faults
+}
+
+pub(crate) fn push_strings(out: &mut String, xs: &[String]) {
     out.push('[');
     for (i, x) in xs.iter().enumerate() {
         if i > 0 {

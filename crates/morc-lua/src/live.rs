@@ -8,13 +8,14 @@ use std::time::Duration;
 use mlua::{AnyUserData, Lua, Table};
 use morc_ecat::base::BusHandle;
 use morc_kernel::{AttachmentSpec, Engine, RunResult};
-use morc_live::page::{Controls, PageJoint, Station};
+use morc_live::page::{Controls, JogAxis, PageJoint, Station};
 use morc_robot::operator::{JogCommand, JogFrame};
 
 const DOC_START: &str = "morc.live.start([\"host:port\"]): serves the live view (Foxglove WebSocket protocol, default 127.0.0.1:8765; \
 port 0 picks a free one) while assemblies run: the robot's joint states (/joint_states), tool pose (/tool_pose), the frames of \
 every link (/tf), the signals a program publishes (a:publish { \"robot.q\", \"ff.tau\" }), each run's statistics (/morc/run), \
-the live tap's drops (/morc/live) and log lines (/morc/log). Open it in Foxglove: Open connection → Foxglove WebSocket → ws://host:port. \
+the engine's statistics and the bus's state while a run goes (/morc/stats, /morc/bus), the robot's URDF for a 3D panel \
+(/robot_description, topic and parameter), the live tap's drops (/morc/live) and log lines (/morc/log). Open it in Foxglove: Open connection → Foxglove WebSocket → ws://host:port. \
 Returns the address served.\n  morc.live.start(address?: string) → string";
 const DOC_STOP: &str = "morc.live.stop(): stops the live view; clients are disconnected.\n  morc.live.stop()";
 const DOC_WAIT: &str = "morc.live.wait_for_client([timeout_s]): waits until a client (Foxglove) is connected, at most timeout_s \
@@ -79,6 +80,7 @@ pub fn for_live(lua: &Lua, engine: &Engine, attachments: &mut Vec<AttachmentSpec
     };
     morc_live::page::set_station(station);
     morc_live::page::run_starting();
+    morc_live::set_sources(Some(morc_live::Sources { timing: engine.timing_cell(), bus: crate::bus::bus_handle(engine) }));
     // The taps of a:publish, planned on the engine's thread, take the robot from there.
     morc_live::set_robot(robot.clone());
     if !attachments.iter().any(|a| a.kind == "live") {
@@ -146,9 +148,14 @@ impl Controls for PageControls {
     fn motion(&self) -> Option<(f64, f64)> {
         self.robot.operator.progress().map(|p| (p, self.robot.operator.override_now()))
     }
-    fn jog(&self, joint: usize, dir: f64, step: f64, speed: f64, hold: Duration) -> u64 {
+    fn jog(&self, axis: JogAxis, dir: f64, step: f64, speed: f64, hold: Duration) -> u64 {
         let held = step == 0.0;
-        let c = JogCommand { frame: JogFrame::Joint, axis: joint, direction: dir, speed, step, until_ns: if held { until_ns(hold) } else { 0 }, ..JogCommand::default() };
+        let (frame, axis) = match axis {
+            JogAxis::Joint(j) => (JogFrame::Joint, j),
+            JogAxis::Base(k) => (JogFrame::Base, k),
+            JogAxis::Tool(k) => (JogFrame::Tool, k),
+        };
+        let c = JogCommand { frame, axis, direction: dir, speed, step, until_ns: if held { until_ns(hold) } else { 0 }, ..JogCommand::default() };
         self.robot.operator.jog(c);
         self.robot.operator.jog_now().id
     }

@@ -449,7 +449,7 @@ fn write_link(out: &mut String, name: &str, inertia: Option<&Inertia>) {
     out.push_str("    </inertial>\n  </link>\n");
 }
 
-fn write_origin(out: &mut String, placement: &Se3) {
+pub(crate) fn write_origin(out: &mut String, placement: &Se3) {
     let t = &placement.translation;
     let rpy = rpy_from_rotation(&placement.rotation);
     let _ = writeln!(out, "    <origin xyz=\"{} {} {}\" rpy=\"{} {} {}\"/>", number(t.x), number(t.y), number(t.z), number(rpy.x), number(rpy.y), number(rpy.z));
@@ -457,7 +457,7 @@ fn write_origin(out: &mut String, placement: &Se3) {
 
 /// Shortest text that reads back to the same `f64`; exponent form for very large or small
 /// magnitudes, which plain decimal would spell out in hundreds of digits.
-fn number(x: f64) -> String {
+pub(crate) fn number(x: f64) -> String {
     let magnitude = x.abs();
     if magnitude != 0.0 && !(1e-5..1e15).contains(&magnitude) {
         format!("{x:e}")
@@ -466,7 +466,7 @@ fn number(x: f64) -> String {
     }
 }
 
-fn xml_escape(text: &str) -> String {
+pub(crate) fn xml_escape(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 

@@ -4,9 +4,10 @@
 
 use crate::transport::{lock, SharedSegment};
 use crate::BusError;
+use ethercrab::SubDeviceState;
 use morc_ecat_sim::{SimAnalogInputs, SimAnalogOutputs, SimForceSensor, SimSafetyPlc};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Flags between the base and its handles (atomics: the base's tick never waits on them).
 #[derive(Debug, Default)]
@@ -16,6 +17,79 @@ pub(super) struct BusShared {
     pub faulted: AtomicBool,
     pub faults: AtomicU64,
     pub cycles: AtomicU64,
+    /// The master's counts, mirrored after each exchange.
+    pub lost_frames: AtomicU64,
+    pub working_counter_errors: AtomicU64,
+    pub not_op: AtomicU64,
+    /// Each device's position and name, and its AL state (ETG.1000 code) after each exchange.
+    pub devices: Vec<(usize, String)>,
+    pub states: Box<[AtomicU8]>,
+    /// The latched fault's message (set when latched; the base only tries the lock, never waits).
+    pub fault: Mutex<Option<String>>,
+}
+
+impl BusShared {
+    pub fn new(devices: Vec<(usize, String)>) -> Self {
+        let states = devices.iter().map(|_| AtomicU8::new(0)).collect();
+        BusShared { devices, states, ..BusShared::default() }
+    }
+}
+
+/// The AL state's code on the wire (ETG.1000.6 table 9).
+pub(super) fn state_code(s: SubDeviceState) -> u8 {
+    match s {
+        SubDeviceState::None => 0,
+        SubDeviceState::Init => 1,
+        SubDeviceState::PreOp => 2,
+        SubDeviceState::Bootstrap => 3,
+        SubDeviceState::SafeOp => 4,
+        SubDeviceState::Op => 8,
+        SubDeviceState::Other(x) => x,
+    }
+}
+
+fn state_of(code: u8) -> SubDeviceState {
+    match code {
+        0 => SubDeviceState::None,
+        1 => SubDeviceState::Init,
+        2 => SubDeviceState::PreOp,
+        3 => SubDeviceState::Bootstrap,
+        4 => SubDeviceState::SafeOp,
+        8 => SubDeviceState::Op,
+        x => SubDeviceState::Other(x),
+    }
+}
+
+/// One device as the base's last exchange with a reply found it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceStatus {
+    /// Position on the line (0 = first after the master).
+    pub position: usize,
+    /// Its name (from its EEPROM).
+    pub name: String,
+    /// Its AL state, as `ethercat slaves` names it ("OP", "SAFEOP", "not answering" …).
+    pub state: &'static str,
+}
+
+/// The bus as its last cycles left it: counts since bring-up, the latched fault, every device's state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BusStatus {
+    /// Cycles run.
+    pub cycles: u64,
+    /// Cycles without a reply.
+    pub lost_frames: u64,
+    /// Cycles whose reply came with a wrong working counter.
+    pub working_counter_errors: u64,
+    /// Cycles with some device not in Op.
+    pub not_op: u64,
+    /// Faults latched since start.
+    pub faults: u64,
+    /// Whether a fault is latched now.
+    pub faulted: bool,
+    /// The latched fault's message (None when none is latched).
+    pub fault: Option<String>,
+    /// The devices, in line order.
+    pub devices: Vec<DeviceStatus>,
 }
 
 /// A handle on a running bus base.
@@ -46,6 +120,28 @@ impl BusHandle {
     /// Bus cycles run since start.
     pub fn cycles(&self) -> u64 {
         self.shared.cycles.load(Ordering::Relaxed)
+    }
+    /// The bus's counts, latched fault and device states, as the base's last cycles left them
+    /// (read from atomics the base writes each cycle: it never waits for this).
+    pub fn status(&self) -> BusStatus {
+        let s = &self.shared;
+        let faulted = s.faulted.load(Ordering::Relaxed);
+        let devices = s
+            .devices
+            .iter()
+            .zip(s.states.iter())
+            .map(|((position, name), state)| DeviceStatus { position: *position, name: name.clone(), state: crate::master::state_name(state_of(state.load(Ordering::Relaxed))) })
+            .collect();
+        BusStatus {
+            cycles: s.cycles.load(Ordering::Relaxed),
+            lost_frames: s.lost_frames.load(Ordering::Relaxed),
+            working_counter_errors: s.working_counter_errors.load(Ordering::Relaxed),
+            not_op: s.not_op.load(Ordering::Relaxed),
+            faults: s.faults.load(Ordering::Relaxed),
+            faulted,
+            fault: if faulted { s.fault.lock().unwrap_or_else(|p| p.into_inner()).clone() } else { None },
+            devices,
+        }
     }
     /// The simulated segment, when the bus runs on one.
     pub fn segment(&self) -> Option<&SharedSegment> {
