@@ -41,7 +41,7 @@ pub(crate) struct Cli {
 /// other subcommands' `--help` does not list them.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub(crate) struct RunOpts {
-    /// Clock: "virtual" (as fast as possible; the default in simulation) or "wall".
+    /// Clock: "virtual" (as fast as possible; the default in simulation) or "wall" (the default with --live).
     #[arg(long, value_name = "virtual|wall")]
     pub clock: Option<String>,
     /// Base period (bus cycle) in milliseconds [default: 1].
@@ -178,7 +178,8 @@ pub(crate) mod exit {
 
 /// The engine configuration the options ask for; a bad value is a usage error (exit 2).
 pub(crate) fn engine_config(opts: &RunOpts) -> Result<EngineConfig, String> {
-    let clock: ClockKind = opts.clock.as_deref().unwrap_or("virtual").parse()?;
+    // Watching a run live means watching it at the robot's pace: --live defaults to the wall clock.
+    let clock: ClockKind = opts.clock.as_deref().unwrap_or(if opts.live.is_some() { "wall" } else { "virtual" }).parse()?;
     let rt = RtPolicy { enabled: !opts.no_rt, ..RtPolicy::default() };
     let period_ms = opts.period_ms.unwrap_or(1.0);
     // The engine's own bounds (1 µs … 1 s), checked here so a bad value is a usage error, not a fault.
