@@ -22,8 +22,8 @@ end
 
 -- Runs `kind` from where the robot is; returns its duration and the largest share of each limit
 -- it used (1 = at the limit).
-local function run(kind, params)
-  local a = motion(rx, kind, params, { name = kind, max_error = 2 })
+local function run(kind, params, record)
+  local a = motion(rx, kind, params, { name = kind, max_error = 2, record = record })
   for _, p in ipairs { "qd", "qdd", "tau_ref", "tau" } do a:add("p_" .. p, "probe", { n = 6 }) end
   a:connect("traj.qd", "p_qd.u"); a:connect("traj.qdd", "p_qdd.u")
   a:connect("ff.tau", "p_tau_ref.u"); a:connect("robot.tau", "p_tau.u")
@@ -38,7 +38,7 @@ local function run(kind, params)
     end
     share[p[1]] = m
   end
-  return r.data["traj.duration"], share
+  return r.data["traj.duration"], share, r
 end
 
 local function report(label, t, s)
@@ -60,8 +60,12 @@ back()
 local ptp_planned, s3 = run("ptp", { target = ptp_goal })
 report("PTP as programmed", ptp_planned, s3)
 back()
-local ptp_optimal, s4 = run("time_optimal", { points = { start, ptp_goal }, torque_scale = 0.8, acc_scale = 0 })
+local ptp_optimal, s4, recorded = run("time_optimal", { points = { start, ptp_goal }, torque_scale = 0.8, acc_scale = 0 },
+  { "traj.qd", "ff.tau", "traj.active" })
 report("PTP time-optimal", ptp_optimal, s4)
+-- As the paper's figures: velocities, torques and the limit ridden (traj.active: 100 + j velocity,
+-- 300 + j torque of joint j) over time.
+print("  plotted: " .. plot(recorded, { "traj.qd", "ff.tau", "traj.active" }))
 back()
 -- The same with a jerk limit: the path's acceleration ramps over 50 ms instead of switching.
 local ptp_smooth, s5 = run("time_optimal", { points = { start, ptp_goal }, torque_scale = 0.8, acc_scale = 0, ramp = 0.05 })

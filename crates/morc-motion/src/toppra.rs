@@ -50,6 +50,9 @@ pub struct TimedPath {
     pub sdd: Vec<f64>,
     /// Time at each grid point (s), from 0.
     pub t: Vec<f64>,
+    /// The limit the timing rides from each grid point to the next (one fewer): what makes it
+    /// time-optimal, as the paper's figures mark it.
+    pub active: Vec<Limit>,
     /// The jerk limit's averaging time (0: none); see [`TimedPath::with_ramp`].
     ramp: f64,
     /// ∫₀ᵗ s dτ at each grid time (with a ramp only).
@@ -90,6 +93,17 @@ impl TimedPath {
         ((a.3 - b.3) / self.ramp, (a.0 - b.0) / self.ramp, (a.1 - b.1) / self.ramp)
     }
 
+    /// The limit ridden at `time` (of the time-optimal timing; with a ramp, at the middle of
+    /// the averaged window).
+    pub fn active_at(&self, time: f64) -> Limit {
+        let time = time - 0.5 * self.ramp;
+        if time < 0.0 || time >= self.t.last().copied().unwrap_or(0.0) {
+            return Limit::None;
+        }
+        let i = self.t.partition_point(|t| *t <= time).saturating_sub(1);
+        self.active.get(i).copied().unwrap_or(Limit::None)
+    }
+
     /// (s, ṡ, s̈, ∫s) of the time-optimal timing at `time`, at rest before 0 and after the end.
     fn raw(&self, time: f64) -> (f64, f64, f64, f64) {
         let end = self.t.last().copied().unwrap_or(0.0);
@@ -110,12 +124,42 @@ impl TimedPath {
     }
 }
 
-/// A half-plane α·u + β·x ≤ γ.
+/// A half-plane α·u + β·x ≤ γ, and the limit it stands for.
 #[derive(Clone, Copy, Debug)]
 struct Row {
     alpha: f64,
     beta: f64,
     gamma: f64,
+    limit: Limit,
+}
+
+/// Which limit a timing rides at a grid point (joints counted from 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    /// None holds with equality (or the bounds that keep x ≥ 0 and finite).
+    None,
+    /// A joint's velocity limit.
+    Velocity(usize),
+    /// A joint's acceleration limit.
+    Acceleration(usize),
+    /// A joint's torque limit.
+    Torque(usize),
+    /// The tool's speed limit along the path ([`PathLimits::path_speed`]).
+    PathSpeed,
+}
+
+impl Limit {
+    /// A number for a plot: 0 none, 100 + j velocity, 200 + j acceleration, 300 + j torque of
+    /// joint j (from 1), 400 the tool's speed.
+    pub fn code(self) -> i64 {
+        match self {
+            Limit::None => 0,
+            Limit::Velocity(j) => 101 + j as i64,
+            Limit::Acceleration(j) => 201 + j as i64,
+            Limit::Torque(j) => 301 + j as i64,
+            Limit::PathSpeed => 400,
+        }
+    }
 }
 
 /// A bound on x that keeps the sets finite where the path stands still (q' = 0).
@@ -127,22 +171,23 @@ const X_MAX: f64 = 1e10;
 fn rows_at(p: &PathPoint, limits: &PathLimits, torque: Option<([&[f64]; 4], &[f64])>) -> Vec<Row> {
     let mut rows = Vec::with_capacity(2 + 5 * p.q.len());
     let x_max = limits.path_speed.map_or(X_MAX, |v| (v * v).min(X_MAX));
-    rows.extend([Row { alpha: 0.0, beta: -1.0, gamma: 0.0 }, Row { alpha: 0.0, beta: 1.0, gamma: x_max }]);
+    let x_max_limit = if limits.path_speed.is_some_and(|v| v * v < X_MAX) { Limit::PathSpeed } else { Limit::None };
+    rows.extend([Row { alpha: 0.0, beta: -1.0, gamma: 0.0, limit: Limit::None }, Row { alpha: 0.0, beta: 1.0, gamma: x_max, limit: x_max_limit }]);
     for j in 0..p.q.len() {
         if let Some(&v) = limits.velocity.get(j) {
             if p.dq[j] != 0.0 {
-                rows.push(Row { alpha: 0.0, beta: p.dq[j] * p.dq[j], gamma: v * v });
+                rows.push(Row { alpha: 0.0, beta: p.dq[j] * p.dq[j], gamma: v * v, limit: Limit::Velocity(j) });
             }
         }
         if let Some(&a) = limits.acceleration.get(j) {
-            rows.push(Row { alpha: p.dq[j], beta: p.ddq[j], gamma: a });
-            rows.push(Row { alpha: -p.dq[j], beta: -p.ddq[j], gamma: a });
+            rows.push(Row { alpha: p.dq[j], beta: p.ddq[j], gamma: a, limit: Limit::Acceleration(j) });
+            rows.push(Row { alpha: -p.dq[j], beta: -p.ddq[j], gamma: a, limit: Limit::Acceleration(j) });
         }
     }
     if let Some(([a, b, up, lo], tau)) = torque {
         for j in 0..tau.len() {
-            rows.push(Row { alpha: a[j], beta: b[j], gamma: tau[j] - up[j] });
-            rows.push(Row { alpha: -a[j], beta: -b[j], gamma: tau[j] + lo[j] });
+            rows.push(Row { alpha: a[j], beta: b[j], gamma: tau[j] - up[j], limit: Limit::Torque(j) });
+            rows.push(Row { alpha: -a[j], beta: -b[j], gamma: tau[j] + lo[j], limit: Limit::Torque(j) });
         }
     }
     rows
@@ -265,7 +310,7 @@ pub fn parameterize(grid: &[f64], path: &[PathPoint], limits: &PathLimits, model
         let delta = grid[i + 1] - grid[i];
         let (lo, hi) = sets[i + 1];
         // lo ≤ x + 2Δu ≤ hi
-        let next = [Row { alpha: 2.0 * delta, beta: 1.0, gamma: hi }, Row { alpha: -2.0 * delta, beta: -1.0, gamma: -lo }];
+        let next = [Row { alpha: 2.0 * delta, beta: 1.0, gamma: hi, limit: Limit::None }, Row { alpha: -2.0 * delta, beta: -1.0, gamma: -lo, limit: Limit::None }];
         let Some((min, max)) = x_interval(&rows[i], &next, &mut upper, &mut lower) else {
             return Err(format!("no motion along the path stays within the limits at s = {:.4} (grid point {})", grid[i], i + 1));
         };
@@ -277,6 +322,7 @@ pub fn parameterize(grid: &[f64], path: &[PathPoint], limits: &PathLimits, model
     // Forward: the largest s̈ that stays controllable.
     let mut x = vec![0.0; n];
     let mut sdd = Vec::with_capacity(n - 1);
+    let mut active = Vec::with_capacity(n - 1);
     for i in 0..n - 1 {
         let delta = grid[i + 1] - grid[i];
         let (lo, hi) = sets[i + 1];
@@ -292,7 +338,19 @@ pub fn parameterize(grid: &[f64], path: &[PathPoint], limits: &PathLimits, model
         // Rounding may leave the interval a hair inverted: take its middle then.
         let u = if u_hi >= u_lo { u_hi } else { 0.5 * (u_lo + u_hi) };
         x[i + 1] = (x[i] + 2.0 * delta * u).clamp(lo.max(0.0), hi);
-        sdd.push((x[i + 1] - x[i]) / (2.0 * delta));
+        let u = (x[i + 1] - x[i]) / (2.0 * delta);
+        sdd.push(u);
+        // The limit that holds with equality here (the tightest, relative to its bound).
+        let slack = |r: &Row| (r.gamma - r.alpha * u - r.beta * x[i]) / (1.0 + r.gamma.abs());
+        active.push(
+            rows[i]
+                .iter()
+                .filter(|r| r.limit != Limit::None)
+                .map(|r| (slack(r), r.limit))
+                .filter(|(d, _)| *d < 1e-6)
+                .min_by(|a, b| a.0.total_cmp(&b.0))
+                .map_or(Limit::None, |(_, l)| l),
+        );
     }
     let sd: Vec<f64> = x.iter().map(|x| x.max(0.0).sqrt()).collect();
     let mut t = vec![0.0; n];
@@ -303,7 +361,7 @@ pub fn parameterize(grid: &[f64], path: &[PathPoint], limits: &PathLimits, model
         }
         t[i + 1] = t[i] + 2.0 * (grid[i + 1] - grid[i]) / v;
     }
-    Ok(TimedPath { s: grid.to_vec(), sd, sdd, t, ramp: 0.0, integral: Vec::new() })
+    Ok(TimedPath { s: grid.to_vec(), sd, sdd, t, active, ramp: 0.0, integral: Vec::new() })
 }
 
 /// A path through joint waypoints: a natural cubic spline in each joint over s ∈ [0, 1], the
@@ -419,6 +477,9 @@ mod tests {
         assert!((timed.duration() - 2.5).abs() < 0.01, "duration {}", timed.duration());
         let (_, sd, _) = timed.at(1.25);
         assert!((2.0 * sd - 1.0).abs() < 1e-6, "cruising at the velocity limit: {}", 2.0 * sd);
+        // What it rides: the acceleration limit up, the velocity limit across, the acceleration down.
+        assert_eq!([timed.active_at(0.25), timed.active_at(1.25), timed.active_at(2.25)], [Limit::Acceleration(0), Limit::Velocity(0), Limit::Acceleration(0)]);
+        assert_eq!(Limit::Velocity(0).code(), 101);
         for (i, u) in timed.sdd.iter().enumerate() {
             assert!((2.0 * u).abs() <= 2.0 + 1e-6, "acceleration {} at {i}", 2.0 * u);
         }

@@ -44,6 +44,7 @@ impl TimeOptimal {
             .output(PortInfo::new("qdd", ty).unit("rad/s²").doc("reference acceleration"))
             .output(PortInfo::new("done", ValueType::Boolean).doc("the reference has arrived"))
             .output(PortInfo::new("tcp", ValueType::Vector(3)).unit("m").doc("tool position of the reference (world frame)"))
+            .output(PortInfo::new("active", ValueType::Integer).doc("the limit the motion rides: 0 none, 100 + j velocity, 200 + j acceleration, 300 + j torque of joint j, 400 the tool's speed"))
             .param(
                 ParamInfo::new("points", Value::Vector(vec![0.0; 2 * n]))
                     .unit("rad")
@@ -213,7 +214,8 @@ impl Component for TimeOptimal {
                 ));
             }
         }
-        let [q, qd, qdd, done, tcp] = outputs else { unreachable!("five outputs") };
+        let [q, qd, qdd, done, tcp, active] = outputs else { unreachable!("six outputs") };
+        *active = Value::Integer(timed.active_at(ctx.time).code());
         let (q, qd, qdd) = (q.as_mut_slice(), qd.as_mut_slice(), qdd.as_mut_slice());
         sample(&self.path, timed, ctx.time, q, qd, qdd);
         tcp.as_mut_slice().copy_from_slice(self.kinematics.tool_pose(q).translation.as_slice());
