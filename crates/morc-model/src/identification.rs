@@ -15,8 +15,10 @@ use nalgebra::{DMatrix, DVector, Matrix3, Vector3};
 
 use super::dynamics::sign;
 use super::fourier::FourierTrajectory;
-use super::kinematics::forward_kinematics_joints;
-use super::regressor::{dynamic_parameters, joint_torque_regressor, PARAMETERS_PER_BODY};
+#[cfg(doc)]
+use super::regressor::joint_torque_regressor;
+use super::regressor::{dynamic_parameters, PARAMETERS_PER_BODY};
+use super::spatial::Motion;
 use super::spatial::{rotation_from_rpy, Inertia};
 use super::structure::FrameKind;
 use super::{Data, Model};
@@ -63,23 +65,99 @@ pub fn parameter_names(model: &Model, joint_names: &[String]) -> Vec<String> {
 }
 
 /// `Y(q, v, a)` with the drive-train columns, into `out` (nv × [`parameter_count`]): the
-/// inertial block is [`joint_torque_regressor`]'s, then per joint `a`, `v`, `sign(v)`, so that
-/// `Y·π = rnea(q, v, a)` with the model's drive trains, as the simulated plant applies them.
+/// inertial block equals [`joint_torque_regressor`]'s, then per joint `a`, `v`, `sign(v)`, so
+/// that `Y·π = rnea(q, v, a)` with the model's drive trains, as the simulated plant applies them.
+///
+/// Computed here rather than by [`joint_torque_regressor`], which carries each of a body's 10
+/// unit wrenches through every ancestor's transform: each ancestor's joint axis is brought
+/// into the body's frame once instead, and the body's 6×10 wrench block is in closed form,
+/// several times faster (identification evaluates it along whole trajectories).
 ///
 /// # Panics
 /// If a vector's length or `out`'s shape does not match the model.
 pub fn regressor_with_drives(model: &Model, data: &mut Data, q: &[f64], v: &[f64], a: &[f64], out: &mut DMatrix<f64>) {
     assert_eq!(out.shape(), (model.nv(), parameter_count(model)), "regressor_with_drives: out must be nv × parameter_count");
-    let inertial = joint_torque_regressor(model, data, q, v, a);
-    let bodies = inertial.ncols();
-    out.columns_mut(0, bodies).copy_from(inertial);
-    out.columns_mut(bodies, out.ncols() - bodies).fill(0.0);
+    // RNEA's forward pass leaves each body's velocity and acceleration (gravity included) in
+    // its frame, and the local placements.
+    super::rnea(model, data, q, v, a);
+    out.fill(0.0);
+    let n = model.njoints();
+    // Each joint's placement in the world and its unit motion in world axes.
+    for j in 1..n {
+        let parent = model.parents[j];
+        data.joint_placements[j] = if parent == 0 { data.local_placements[j] } else { data.joint_placements[parent].compose(&data.local_placements[j]) };
+    }
+    let world_axis: Vec<Motion> = (0..n).map(|j| if j == 0 { Motion::zero() } else { data.joint_placements[j].act_motion(&model.motions[j].motion(1.0)) }).collect();
+    for j in 1..n {
+        let block = body_wrenches(&data.velocities[j], &data.accelerations[j]);
+        let mut i = j;
+        while i != 0 {
+            let s = if i == j { model.motions[j].motion(1.0) } else { data.joint_placements[j].inv_act_motion(&world_axis[i]) };
+            let (sl, sa) = ([s.linear.x, s.linear.y, s.linear.z], [s.angular.x, s.angular.y, s.angular.z]);
+            let (row, rows) = (model.idx_v[i], out.nrows());
+            let y = out.as_mut_slice();
+            for (k, (fl, fa)) in block.iter().enumerate() {
+                y[((j - 1) * PARAMETERS_PER_BODY + k) * rows + row] += model.scaling[i] * (dot(&sl, fl) + dot(&sa, fa));
+            }
+            i = model.parents[i];
+        }
+    }
+    let bodies = (n - 1) * PARAMETERS_PER_BODY;
     for dof in 0..model.nv() {
         let c = bodies + DRIVE_PARAMETERS * dof;
         out[(dof, c)] = a[dof];
         out[(dof, c + 1)] = v[dof];
         out[(dof, c + 2)] = sign(v[dof]);
     }
+}
+
+type V3 = [f64; 3];
+
+#[inline]
+fn cross(a: &V3, b: &V3) -> V3 {
+    [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+}
+
+#[inline]
+fn dot(a: &V3, b: &V3) -> f64 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+}
+
+#[inline]
+fn add(a: &V3, b: &V3) -> V3 {
+    [a[0] + b[0], a[1] + b[1], a[2] + b[2]]
+}
+
+/// A body's wrench `I(π)·a + v ×* I(π)·v` for each unit dynamic parameter (in
+/// [`dynamic_parameters`]' order), as (linear, angular) pairs. With I(π)x = (m·x_l + x_a × h,
+/// Ī·x_a + h × x_l) and ω = v_a:
+/// `f_l = m·(a_l + ω × v_l) + α × h + ω × (ω × h)`,
+/// `f_a = Ī·α + ω × (Ī·ω) + h × a_l + ω × (h × v_l) + v_l × (ω × h)`.
+fn body_wrenches(v: &Motion, acc: &Motion) -> [(V3, V3); PARAMETERS_PER_BODY] {
+    let (vl, w) = ([v.linear.x, v.linear.y, v.linear.z], [v.angular.x, v.angular.y, v.angular.z]);
+    let (al, alpha) = ([acc.linear.x, acc.linear.y, acc.linear.z], [acc.angular.x, acc.angular.y, acc.angular.z]);
+    let mut out = [([0.0; 3], [0.0; 3]); PARAMETERS_PER_BODY];
+    out[0].0 = add(&al, &cross(&w, &vl));
+    for k in 0..3 {
+        let mut h = [0.0; 3];
+        h[k] = 1.0;
+        let wh = cross(&w, &h);
+        out[1 + k] = (add(&cross(&alpha, &h), &cross(&w, &wh)), add(&add(&cross(&h, &al), &cross(&w, &cross(&h, &vl))), &cross(&vl, &wh)));
+    }
+    // Ī's entries in order Ixx, Ixy, Iyy, Ixz, Iyz, Izz: the unit symmetric matrix E times x.
+    let pairs = [(0, 0), (0, 1), (1, 1), (0, 2), (1, 2), (2, 2)];
+    for (k, &(r, c)) in pairs.iter().enumerate() {
+        let e_times = |x: &V3| -> V3 {
+            let mut y = [0.0; 3];
+            y[r] += x[c];
+            if r != c {
+                y[c] += x[r];
+            }
+            y
+        };
+        out[4 + k].1 = add(&e_times(&alpha), &cross(&w, &e_times(&w)));
+    }
+    out
 }
 
 /// Joint limits the identification keeps to: positions (rad or m), speed, acceleration and
@@ -247,10 +325,11 @@ impl BaseParameters {
     /// `full` (nv × [`parameter_count`]) as scratch.
     fn base_rows(&self, model: &Model, data: &mut Data, (q, v, a): (&[f64], &[f64], &[f64]), full: &mut DMatrix<f64>, out: &mut DMatrix<f64>, row: usize) {
         regressor_with_drives(model, data, q, v, a, full);
+        // Column-major: a column of `full` is nv contiguous values, as rows row.. of out's.
+        let (nv, rows) = (self.nv, out.nrows());
+        let (src, dst) = (full.as_slice(), out.as_mut_slice());
         for (i, &c) in self.independent.iter().enumerate() {
-            for r in 0..self.nv {
-                out[(row + r, i)] = full[(r, c)];
-            }
+            dst[i * rows + row..i * rows + row + nv].copy_from_slice(&src[c * nv..(c + 1) * nv]);
         }
     }
 
@@ -291,11 +370,11 @@ impl BaseParameters {
         }
         let mut w = self.stacked(model, m);
         let mut y = DVector::from_column_slice(&m.tau);
-        let (beta, _) = least_squares(&w, &y, &self.names)?;
+        let (beta, _, _) = least_squares(&w, &y, &self.names)?;
         let residual = &y - &w * &beta;
         let dof = (n as f64 - b as f64).max(1.0);
         let sigma: Vec<f64> = (0..nv).map(|j| ((0..n).map(|s| residual[s * nv + j].powi(2)).sum::<f64>() / dof).sqrt()).collect();
-        let (beta, r) = if weighted && sigma.iter().all(|s| *s > 0.0) {
+        let (beta, cov, condition) = if weighted && sigma.iter().all(|s| *s > 0.0) {
             for s in 0..n {
                 for j in 0..nv {
                     w.row_mut(s * nv + j).scale_mut(1.0 / sigma[j]);
@@ -306,13 +385,10 @@ impl BaseParameters {
         } else {
             least_squares(&w, &y, &self.names)?
         };
-        // Cov(β) = s²·(RᵀR)⁻¹ with s² the (weighted) residual variance.
+        // Cov(β) = s²·(WᵀW)⁻¹ with s² the (weighted) residual variance.
         let residual = &y - &w * &beta;
         let s2 = residual.norm_squared() / (n as f64 * nv as f64 - b as f64).max(1.0);
-        let r_inv = r.clone().try_inverse().ok_or("the regressor is singular")?;
-        let relative_std = (0..b).map(|i| 100.0 * (s2 * r_inv.row(i).norm_squared()).sqrt() / beta[i].abs().max(f64::MIN_POSITIVE)).collect();
-        let sv = r.singular_values();
-        let condition = sv.max() / sv.min();
+        let relative_std = (0..b).map(|i| 100.0 * (s2 * cov[(i, i)]).sqrt() / beta[i].abs().max(f64::MIN_POSITIVE)).collect();
         Ok(Estimate { beta: beta.as_slice().to_vec(), sigma, relative_std, condition, samples: n, weighted })
     }
 
@@ -464,20 +540,58 @@ fn pivoted_rank(w: &DMatrix<f64>, tolerance: f64) -> (Vec<usize>, Vec<f64>) {
     (kept, r)
 }
 
-/// Least squares by Householder QR: x and R (count × count). An |R_ii| that is ~0 names the
-/// base parameter the data does not excite.
-fn least_squares(w: &DMatrix<f64>, y: &DVector<f64>, names: &[String]) -> Result<(DVector<f64>, DMatrix<f64>), String> {
-    let b = w.ncols();
-    let qr = w.clone().qr();
-    let mut qty = y.clone();
-    qr.q_tr_mul(&mut qty);
-    let r = qr.r();
-    let largest = r.diagonal().iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    if let Some(i) = r.diagonal().iter().position(|x| x.abs() <= 1e-12 * largest) {
-        return Err(format!("the data does not excite base parameter {} ({}): record a run that moves every joint", i + 1, names[i]));
+/// `WᵀW` from contiguous columns (nalgebra's generic product is many times slower in debug
+/// builds, where the examples and tests run).
+fn gram(w: &DMatrix<f64>) -> DMatrix<f64> {
+    let (rows, cols) = w.shape();
+    let s = w.as_slice();
+    let mut g = DMatrix::zeros(cols, cols);
+    for i in 0..cols {
+        let ci = &s[i * rows..(i + 1) * rows];
+        for k in i..cols {
+            let d: f64 = ci.iter().zip(&s[k * rows..(k + 1) * rows]).map(|(a, b)| a * b).sum();
+            g[(i, k)] = d;
+            g[(k, i)] = d;
+        }
     }
-    let x = r.solve_upper_triangular(&qty.rows(0, b).into_owned()).ok_or("the regressor is singular")?;
-    Ok((x, r))
+    g
+}
+
+/// cond(W) from `WᵀW`: √(λmax/λmin), a count × count eigenproblem instead of an SVD of W.
+fn condition_of_gram(g: &DMatrix<f64>) -> f64 {
+    let eig = g.symmetric_eigenvalues();
+    let (lo, hi) = (eig.min(), eig.max());
+    if lo <= 0.0 || hi <= 0.0 {
+        f64::INFINITY
+    } else {
+        (hi / lo).sqrt()
+    }
+}
+
+/// Above this condition number of the (weighted) regressor, the normal equations would lose
+/// too many digits (their condition is its square): the data does not excite some parameter.
+const MAX_CONDITION: f64 = 1e6;
+
+/// Least squares by the normal equations `WᵀW·x = Wᵀy` (Cholesky): x, `(WᵀW)⁻¹` and cond(W).
+/// An exciting run's regressor has a condition number of 10²–10⁴, whose square stays far from
+/// double precision's limit; above [`MAX_CONDITION`] it is an error naming the base parameter
+/// least determined.
+fn least_squares(w: &DMatrix<f64>, y: &DVector<f64>, names: &[String]) -> Result<(DVector<f64>, DMatrix<f64>, f64), String> {
+    let g = gram(w);
+    let condition = condition_of_gram(&g);
+    if condition.is_nan() || condition >= MAX_CONDITION {
+        // The parameter with the largest variance is the one the data says least about.
+        let worst = g.clone().pseudo_inverse(1e-300).ok().map_or(0, |inv| (0..inv.nrows()).max_by(|a, b| inv[(*a, *a)].total_cmp(&inv[(*b, *b)])).unwrap_or(0));
+        return Err(format!(
+            "the data does not excite the base parameters enough (condition number {condition:.3e}; least determined: {}): record a run that moves every joint, e.g. an excitation from id:excite",
+            names[worst]
+        ));
+    }
+    let s = y.as_slice();
+    let rows = w.nrows();
+    let wty = DVector::from_iterator(w.ncols(), (0..w.ncols()).map(|c| w.as_slice()[c * rows..(c + 1) * rows].iter().zip(s).map(|(a, b)| a * b).sum()));
+    let chol = g.cholesky().ok_or("the regressor is singular")?;
+    Ok((chol.solve(&wty), chol.inverse(), condition))
 }
 
 /// Measured samples for estimation: per sample the joint positions, velocities,
@@ -651,7 +765,7 @@ impl<'a> Evaluator<'a> {
                 violation += (self.data.tau[j].abs() / (b.torque[j] * self.margin) - 1.0).max(0.0);
             }
             if let Some(floor) = self.floor {
-                forward_kinematics_joints(self.model, &mut self.data, &self.q);
+                // The regressor left the joints' world placements at this state.
                 for p in &self.data.joint_placements[1..] {
                     violation += (floor - p.translation.z).max(0.0);
                 }
@@ -665,14 +779,7 @@ impl<'a> Evaluator<'a> {
     }
 
     fn condition_of_w(&self) -> f64 {
-        // cond(W)² = λmax/λmin of WᵀW: a count × count eigenproblem instead of an SVD of W.
-        let eig = self.w.tr_mul(&self.w).symmetric_eigenvalues();
-        let (lo, hi) = (eig.min(), eig.max());
-        if lo <= 0.0 || hi <= 0.0 {
-            f64::INFINITY
-        } else {
-            (hi / lo).sqrt()
-        }
+        condition_of_gram(&gram(&self.w))
     }
 
     fn condition(&mut self, t: &FourierTrajectory) -> f64 {
@@ -828,6 +935,8 @@ mod tests {
             regressor_with_drives(&model, &mut data, &q, &v, &a, &mut y);
             let tau = crate::rnea(&model, &mut data, &q, &v, &a).clone();
             assert!((&y * &pi - &tau).amax() < 1e-9 * tau.amax(), "{} vs {}", &y * &pi, tau);
+            let inertial = crate::joint_torque_regressor(&model, &mut data, &q, &v, &a).clone();
+            assert!((y.columns(0, 60) - inertial).amax() < 1e-12 * y.amax(), "the inertial block is joint_torque_regressor's");
         }
         let names = parameter_names(&model, &names());
         assert_eq!((names[0].as_str(), names[25].as_str(), names[60].as_str(), names[62].as_str()), ("link1.m", "link3.Ixy", "J1.Ia", "J1.fc"));
