@@ -62,9 +62,10 @@ for i = 1, id.count do order[i] = i end
 table.sort(order, function(a, b) return math.abs(true_beta[a]) > math.abs(true_beta[b]) end)
 for k = 1, 8 do
   local i = order[k]
-  print(("  %-60s %10.4f  (true %10.4f, σ %.2f %%)"):format(id.names[i]:sub(1, 60), est.beta[i], true_beta[i], est.relative_std[i]))
+  print(("  %10.4f  (true %10.4f, σ %5.2f %%)  %s"):format(est.beta[i], true_beta[i], est.relative_std[i], id.names[i]))
 end
-local saved = id:save((morc.record_dir or "runs") .. "/rx130l.dynamics.lua", est)
+-- Beside the recording (runs/ by default): never over an existing file.
+local saved = id:save((r.recording:match("^(.*)/[^/]*$") or ".") .. "/rx130l.dynamics.lua", est)
 print("parameters saved to " .. saved)
 
 -- 5. Validate on a different trajectory.
