@@ -50,6 +50,34 @@ fn morc_test_runs_the_identify_library() {
     assert!(out.status.success() && text.contains("2 passed, 0 failed"), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
 }
 
+/// A lab's robot module in its own folder: `identify` saves beside it (robots/NAME.dynamics.lua)
+/// and, run again, never replaces that file.
+#[test]
+fn identify_saves_beside_the_robots_definition() {
+    let dir = scratch("identify_lab");
+    std::fs::create_dir_all(dir.join("robots")).unwrap();
+    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("robots/rx130l.lua"), dir.join("robots/lab_arm.lua")).unwrap();
+    std::fs::write(
+        dir.join("identify.lua"),
+        r#"local arm = require "robots.lab_arm"
+morc.use_robot(morc.dynid.perturbed(arm))
+local identify = morc.lib.load("identify").skills.identify
+local r = identify { robot_module = "robots.lab_arm", order = 3, frequency = 0.25, periods = 1, evaluations = 100 }
+assert(r.ok, r.reason)
+print(r.saved)"#,
+    )
+    .unwrap();
+    let mut saved = Vec::new();
+    for _ in 0..2 {
+        let out = morc().current_dir(&dir).args(["run", "identify.lua"]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        saved.push(String::from_utf8_lossy(&out.stdout).lines().last().unwrap_or_default().to_string());
+    }
+    assert_eq!(saved, ["./robots/lab_arm.dynamics.lua", "./robots/lab_arm.dynamics-001.lua"]);
+    let text = std::fs::read_to_string(dir.join("robots/lab_arm.dynamics.lua")).unwrap();
+    assert!(text.contains("robot = \"Stäubli RX130L\"") && text.matches("{ name = ").count() == 52, "{text}");
+}
+
 fn lua_list(x: &[f64]) -> String {
     x.iter().map(|v| format!("{v:?}")).collect::<Vec<_>>().join(", ")
 }

@@ -2,6 +2,15 @@
 local cmd = require "stdlib.motion.command"
 local run = require "lib.identify.helpers.run"
 
+--- The file that defines the robot: its module's file on the package path, else where the
+--- robot says it was defined (origin "…/robots/NAME.lua:LINE"); nil when neither tells.
+local function definition(robot, module)
+  local path = module ~= "" and package.searchpath and package.searchpath(module, package.path)
+  if path then return path end
+  local file = robot.origin:match("([^%s]+%.lua):%d+$")
+  return file
+end
+
 return morc.skill {
   name = "identify",
   doc = [[identifies the robot's dynamics: finds its base parameters (link inertias, motor inertias, viscous and Coulomb
@@ -32,7 +41,7 @@ measured rms), estimate, recording, saved (the file).]],
       if r.dof ~= robot.dof then return false, ("robot module '%s' has %d joints, the engine's robot %d"):format(p.robot_module, r.dof, robot.dof) end
       robot = r
     end
-    if p.save == "" and not robot.origin:match("%.lua:%d+$") then
+    if p.save == "" and not definition(robot, p.robot_module) then
       return false, ("cannot tell where robot '%s' was defined (%s): give save = \"file.lua\""):format(robot.name, robot.origin)
     end
     return true
@@ -47,7 +56,7 @@ measured rms), estimate, recording, saved (the file).]],
     local fit = id:validate(est, r.recording, { every = p.every })
     local saved
     if p.save ~= "-" then
-      local path = p.save ~= "" and p.save or robot.origin:gsub("%.lua:%d+$", ".dynamics.lua")
+      local path = p.save ~= "" and p.save or (definition(robot, p.robot_module):gsub("%.lua$", ".dynamics.lua"))
       saved = id:save(path, est)
     end
     return { ok = true, count = id.count, condition = est.condition, excitation_condition = e.condition, residual = fit.rms_error,
