@@ -5,6 +5,7 @@ local T = require "morc.testing"
 local rx = require "robots.rx130l"
 morc.lib.load "identify"
 local run = require "lib.identify.helpers.run"
+morc.record_dir = (os.getenv("CARGO_TARGET_TMPDIR") or "/tmp") .. "/morc-lua-identification"
 
 local truth = morc.dynid.perturbed(rx, { seed = 11, inertial = 0.1, drive = 0.2 })
 morc.use_robot(truth)
@@ -94,4 +95,5 @@ T.test("bad input says what to give", function()
   T.raises(function() id:estimate(still) end, "does not excite")
 end)
 
+os.remove(r.recording)
 return T.summary()

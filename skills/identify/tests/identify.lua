@@ -2,6 +2,8 @@
 local T = require "morc.testing"
 local identify = morc.lib.load("identify").skills.identify
 local rx = require "robots.rx130l"
+-- The runs' recordings go to a scratch folder, not the caller's runs/.
+morc.record_dir = (os.getenv("TMPDIR") or "/tmp") .. "/morc-identify-tests"
 
 local truth = morc.dynid.perturbed(rx, { seed = 5 })
 morc.use_robot(truth)
@@ -27,7 +29,7 @@ T.test("identify excites, records, estimates and saves the robot's base paramete
   -- Identifying again never replaces the file: the next free name beside it.
   local again = identify(quick)
   T.eq(again.saved, (path:gsub("%.lua$", "-001.lua")))
-  os.remove(path); os.remove(again.saved)
+  os.remove(path); os.remove(again.saved); os.remove(r.recording); os.remove(again.recording)
 end)
 
 T.test("an unknown robot module is refused before anything moves", function()
