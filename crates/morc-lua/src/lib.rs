@@ -10,6 +10,7 @@ mod component;
 mod convert;
 mod data;
 pub mod docs;
+mod dynid;
 mod engine;
 mod error;
 mod fast;
@@ -192,6 +193,7 @@ fn install_surface(lua: &Lua, engine: Option<Engine>) -> mlua::Result<()> {
     linalg::register(lua, &morc)?;
     model::register(lua, &morc)?;
     ft::install(lua, &morc)?;
+    dynid::install(lua, &morc)?;
     fast::install(lua)?;
     plot::install(lua)?;
     live::install(lua, &morc)?;

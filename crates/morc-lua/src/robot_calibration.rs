@@ -17,7 +17,7 @@ use morc_model::{GeometricCalibration, Model};
 use morc_robot::Robot;
 
 /// `robot` with its models replaced by `geometry(model)` (nominal and loaded alike).
-fn regeometried(robot: &Robot, geometry: impl Fn(&Model) -> Model, origin: &str) -> mlua::Result<Robot> {
+pub(crate) fn regeometried(robot: &Robot, geometry: impl Fn(&Model) -> Model, origin: &str) -> mlua::Result<Robot> {
     let mut r = Robot::new(&robot.name, geometry(&robot.unloaded), robot.joints.clone(), origin).map_err(typed)?;
     (r.cartesian, r.home, r.tool_frame) = (robot.cartesian, robot.home.clone(), robot.tool_frame);
     Ok(r.loaded(geometry(&robot.model), robot.payload))

@@ -15,7 +15,7 @@ use super::{Data, Model};
 
 /// `sign(v)` with `sign(0) = 0`, so a joint at rest carries no Coulomb torque.
 #[inline]
-fn sign(v: f64) -> f64 {
+pub(crate) fn sign(v: f64) -> f64 {
     if v > 0.0 {
         1.0
     } else if v < 0.0 {

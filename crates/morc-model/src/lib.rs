@@ -24,7 +24,9 @@ mod data;
 mod dense;
 mod dh;
 mod dynamics;
+mod fourier;
 mod ft_load;
+mod identification;
 mod ik;
 mod joint;
 mod kinematics;
@@ -39,7 +41,12 @@ pub use data::Data;
 pub use dense::{lu_factor, lu_solve, DampedPinv, PinvError};
 pub use dh::{DhConvention, DhLink, DhTable};
 pub use dynamics::{aba, crba, gravity, nle, rnea};
+pub use fourier::FourierTrajectory;
 pub use ft_load::{FtIdentification, FtLoad, FtLoadError, GRAVITY, MIN_POSES, RANK_TOLERANCE};
+pub use identification::{
+    parameter_count, parameter_names, perturbed_dynamics, regressor_with_drives, standard_parameters, BaseParameters, Estimate, Excitation, ExcitationOptions, JointBounds, Measurements,
+    BASE_TOLERANCE, DRIVE_PARAMETERS,
+};
 pub use ik::{AnalyticIk, DlsIk, IkOutcome};
 pub use kinematics::{
     compute_frame_jacobian, forward_kinematics, forward_kinematics_joints, forward_kinematics_placements, frame_jacobian, frame_jacobian_in, frame_placement, update_frame_placements, ReferenceFrame,

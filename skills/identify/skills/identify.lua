@@ -1,0 +1,70 @@
+-- identify: the robot's dynamic parameters from an exciting run (morc.dynid).
+local cmd = require "stdlib.motion.command"
+local run = require "lib.identify.helpers.run"
+
+--- The file that defines the robot: its module's file on the package path, else where the
+--- robot says it was defined (origin "…/robots/NAME.lua:LINE"); nil when neither tells.
+local function definition(robot, module)
+  local path = module ~= "" and package.searchpath and package.searchpath(module, package.path)
+  if path then return path end
+  local file = robot.origin:match("([^%s]+%.lua):%d+$")
+  return file
+end
+
+return morc.skill {
+  name = "identify",
+  doc = [[identifies the robot's dynamics: finds its base parameters (link inertias, motor inertias, viscous and Coulomb
+friction, regrouped by QR), optimises an exciting trajectory (a Fourier series per joint: `order` harmonics of
+`frequency`, within `margin` of the joint, speed, acceleration and torque limits, the joints above the floor), moves to
+where it starts, runs it `periods` times recorded, estimates the base parameters by weighted least squares and saves
+them to `save` ("": beside the robot's definition, robots/NAME.dynamics.lua; "-": not saved; an existing file is never
+replaced: the next free NAME-001… is taken). Keep the workspace clear: the arm sweeps its joint ranges.
+Measured: count (base parameters), condition (of the regressor along the run), residual (rms torque residual, % of the
+measured rms), estimate, recording, saved (the file).]],
+  params = {
+    order = { type = "number", default = 5, range = { 2, 20 }, doc = "harmonics of the Fourier series" },
+    frequency = { type = "number", unit = "Hz", default = 0.1, range = { 0.01, 5 }, doc = "base frequency: the period is its inverse" },
+    periods = { type = "number", default = 2, range = { 1, 100 }, doc = "periods run (noise averages out)" },
+    evaluations = { type = "number", default = 1500, range = { 10, 1000000 }, doc = "cost evaluations of the trajectory optimisation" },
+    margin = { type = "number", default = 0.8, range = { 0.05, 1 }, doc = "share of the limits the trajectory may use" },
+    seed = { type = "number", default = 1, range = { 0, 1e9 }, doc = "makes the optimisation's starts reproducible" },
+    every = { type = "number", default = 1, range = { 1, 1000 }, doc = "estimate from every n-th recorded sample" },
+    robot_module = { type = "string", default = "", doc = "the robot identified, as require names it (\"\": the robot the engine runs)" },
+    save = { type = "string", default = "", doc = "file for the parameters (\"\": beside the robot's definition; \"-\": none)" },
+    max_error = { type = "number", unit = "deg", default = 2, range = { 0.001, 90 }, doc = "following error that stops the run" },
+  },
+  precondition = function(ctx, p)
+    local robot = cmd.robot(ctx)
+    if p.robot_module ~= "" then
+      local ok, r = pcall(require, p.robot_module)
+      if not ok then return false, ("cannot load robot module '%s': %s"):format(p.robot_module, tostring(r)) end
+      if r.dof ~= robot.dof then return false, ("robot module '%s' has %d joints, the engine's robot %d"):format(p.robot_module, r.dof, robot.dof) end
+      robot = r
+    end
+    if p.save == "" and not definition(robot, p.robot_module) then
+      return false, ("cannot tell where robot '%s' was defined (%s): give save = \"file.lua\""):format(robot.name, robot.origin)
+    end
+    return true
+  end,
+  execute = function(ctx, p)
+    local robot = p.robot_module ~= "" and require(p.robot_module) or cmd.robot(ctx)
+    local id = morc.dynid.base(robot)
+    local e = id:excite { order = p.order, frequency = p.frequency, evaluations = p.evaluations, margin = p.margin, seed = p.seed }
+    local r = run(robot, e, { periods = p.periods, max_error = p.max_error, engine = ctx.engine })
+    if not r.ok then return r end
+    local est = id:estimate(r.recording, { every = p.every })
+    local fit = id:validate(est, r.recording, { every = p.every })
+    local saved
+    if p.save ~= "-" then
+      local path = p.save ~= "" and p.save or (definition(robot, p.robot_module):gsub("%.lua$", ".dynamics.lua"))
+      saved = id:save(path, est)
+    end
+    return { ok = true, count = id.count, condition = est.condition, excitation_condition = e.condition, residual = fit.rms_error,
+             estimate = est, recording = r.recording, saved = saved }
+  end,
+  evaluate = function(ctx, p, r)
+    local text = ("%d base parameters, condition number %.0f, torque residual %.2f %% of the measured rms"):format(r.count, r.condition, r.residual)
+    if r.saved then text = text .. ", saved to " .. r.saved end
+    return r.residual < 10, text
+  end,
+}
