@@ -60,7 +60,7 @@ function M.precondition(ctx, p, moves)
 end
 
 --- Runs a `path` of `moves` with the common params (speed, acc, ramp, filter, max_error, record).
---- With p.time_optimal (a single ptp, lin or spline), the move runs time-optimally instead (kind
+--- With p.time_optimal (a single ptp, lin, circ or spline), the move runs time-optimally instead (kind
 --- time_optimal): its path timed by TOPP-RA within the joints' velocity limits and
 --- TIME_OPTIMAL_TORQUE of their torque limits through the robot's dynamics (the accelerations are
 --- what the torque allows; acc < 100 % keeps the acceleration limits, scaled), and on a lin the
@@ -80,6 +80,8 @@ function M.execute(ctx, p, moves, name)
     }
     if move[1] == "lin" then
       params.target = move[2]
+    elseif move[1] == "circ" then
+      params.via, params.target = move[2], move[3]
     else -- ptp to one point, or a spline through several
       for i = 2, #move do params.points[i] = move[i] end
     end

@@ -112,12 +112,20 @@ pub fn start(address: &str) -> Result<String, String> {
     Ok(served)
 }
 
-/// Stops the server, if one runs; clients are disconnected.
+/// How long [`stop`] lets queued messages go out to connected clients before closing.
+const STOP_LINGER: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Stops the server, if one runs; clients are disconnected (after a moment for what is queued).
 pub fn stop() {
     let taken = SERVER.lock().unwrap_or_else(|p| p.into_inner()).take();
     if let Some(server) = taken {
         if let Ok(mut s) = Arc::try_unwrap(server) {
             if let Some(h) = s.handle.take() {
+                // The SDK drops what is still queued for a client when it stops: the last run's
+                // /morc/run and log lines were sent just before. Linger a moment for them.
+                if h.client_count() > 0 {
+                    std::thread::sleep(STOP_LINGER);
+                }
                 h.stop().wait_blocking();
             }
         }

@@ -135,7 +135,7 @@ pub fn convert(robot: &Robot, kind: &str, key: &str, v: &mlua::Value, units: Uni
     match (kind, key) {
         ("ptp", "target") => Ok(Value::Vector(joints(robot, v, units, what)?)),
         ("lin" | "circ" | "time_optimal", "target") => Ok(Value::Vector(pose(v, units, what)?.to_vec())),
-        ("circ", "via") => Ok(Value::Vector(point(v, units, what)?.to_vec())),
+        ("circ" | "time_optimal", "via") => Ok(Value::Vector(point(v, units, what)?.to_vec())),
         ("spline" | "time_optimal", "points") => {
             let mlua::Value::Table(list) = v else { return Err(err(format!("{what}: a list of joint vectors {{ q1, q2, … }}"))) };
             let mut points = Vec::new();

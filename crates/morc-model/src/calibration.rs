@@ -13,6 +13,7 @@
 
 use nalgebra::{DMatrix, DVector, Vector3};
 
+use super::dense::pivoted_rank;
 use super::kinematics::{forward_kinematics_placements, frame_placement};
 use super::spatial::{rotation_about_axis, Se3};
 use super::structure::{FrameIndex, JointIndex, Model};
@@ -353,43 +354,22 @@ fn small_motion(p: &Vector3<f64>, phi: &Vector3<f64>) -> Se3 {
     Se3::new(rotation, *p)
 }
 
-/// The identifiable columns of `j`: QR with column pivoting (modified Gram–Schmidt taking the
-/// column with the largest remaining norm each time) on unit-scaled columns; a column whose
-/// remaining norm — its |R_ii| — falls below [`RANK_TOLERANCE`] of the first is dropped.
+/// The identifiable columns of `j`: QR with column pivoting ([`pivoted_rank`]) on unit-scaled
+/// columns; a column whose remaining norm — its |R_ii| — falls below [`RANK_TOLERANCE`] of the
+/// first is dropped, and so is one that is rounding noise to begin with (a parameter that moves
+/// no measured point, which unit scaling would turn into a column of noise).
 fn identification_of(j: &DMatrix<f64>) -> Identification {
-    let n = j.ncols();
-    let mut scaled = j.clone();
+    let (mut kept, r) = pivoted_rank(j, RANK_TOLERANCE);
+    kept.sort_unstable();
+    let dropped: Vec<(usize, f64)> = (0..j.ncols()).filter(|c| kept.binary_search(c).is_err()).map(|c| (c, r[c])).collect();
+    let mut scaled = j.select_columns(kept.iter());
     for mut c in scaled.column_iter_mut() {
         let norm = c.norm();
         if norm > 0.0 {
             c /= norm;
         }
     }
-    let mut rest = scaled.clone();
-    let mut left: Vec<usize> = (0..n).collect();
-    let mut largest = 0.0;
-    let mut kept = Vec::new();
-    while !left.is_empty() {
-        let (at, norm) = left.iter().enumerate().map(|(i, &c)| (i, rest.column(c).norm())).fold((0, -1.0), |a, b| if b.1 > a.1 { b } else { a });
-        if largest == 0.0 {
-            largest = norm;
-        }
-        if norm <= RANK_TOLERANCE * largest || norm == 0.0 {
-            break;
-        }
-        let col = left.swap_remove(at);
-        let q = rest.column(col) / norm;
-        for &c in &left {
-            let d = q.dot(&rest.column(c));
-            let mut other = rest.column_mut(c);
-            other.axpy(-d, &q, 1.0);
-        }
-        kept.push(col);
-    }
-    let mut dropped: Vec<(usize, f64)> = left.iter().map(|&c| (c, rest.column(c).norm() / largest.max(f64::MIN_POSITIVE))).collect();
-    kept.sort_unstable();
-    dropped.sort_unstable_by_key(|d| d.0);
-    let observability = scaled.select_columns(kept.iter()).singular_values().min();
+    let observability = scaled.singular_values().min();
     Identification { kept, dropped, observability }
 }
 

@@ -147,6 +147,49 @@ impl DampedPinv {
     }
 }
 
+/// Indices of the columns of `w` that QR with column pivoting keeps (in pivot order), and each
+/// column's |R_ii| relative to the largest (1 for kept ones; for the rest, the norm left when
+/// the loop stopped; 0 for a column of rounding noise). Columns are scaled to unit length
+/// first, except those below `tolerance` × the longest, which are rounding noise (a parameter
+/// that acts on no torque) and would become unit columns of noise.
+pub(crate) fn pivoted_rank(w: &DMatrix<f64>, tolerance: f64) -> (Vec<usize>, Vec<f64>) {
+    let n = w.ncols();
+    let mut rest = w.clone();
+    let longest = rest.column_iter().map(|c| c.norm()).fold(0.0, f64::max);
+    for mut c in rest.column_iter_mut() {
+        let norm = c.norm();
+        if norm > tolerance * longest {
+            c /= norm;
+        } else {
+            c.fill(0.0);
+        }
+    }
+    let mut left: Vec<usize> = (0..n).collect();
+    let mut kept = Vec::new();
+    let mut r = vec![1.0; n];
+    let mut largest = 0.0;
+    while !left.is_empty() {
+        let (at, norm) = left.iter().enumerate().map(|(i, &c)| (i, rest.column(c).norm())).fold((0, -1.0), |a, b| if b.1 > a.1 { b } else { a });
+        if largest == 0.0 {
+            largest = norm;
+        }
+        if norm <= tolerance * largest || norm == 0.0 {
+            break;
+        }
+        let col = left.swap_remove(at);
+        let q = rest.column(col) / norm;
+        for &c in &left {
+            let d = q.dot(&rest.column(c));
+            rest.column_mut(c).axpy(-d, &q, 1.0);
+        }
+        kept.push(col);
+    }
+    for &c in &left {
+        r[c] = rest.column(c).norm() / largest.max(f64::MIN_POSITIVE);
+    }
+    (kept, r)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,6 +10,7 @@ Measured: final_error and peak_error (deg; mm for prismatic joints), tool_error 
   params = cmd.params {
     via = { type = "table", doc = "a point of the arc (mm)" },
     to = { type = "table", doc = "target pose of the tool" },
+    time_optimal = { type = "boolean", default = false, doc = "as fast as the joints' velocity and torque limits and the tool's speed limit allow (TOPP-RA with the robot's dynamics) along the same arc" },
   },
   precondition = function(ctx, p) return cmd.precondition(ctx, p, { { "circ", p.via, p.to } }) end,
   execute = function(ctx, p) return cmd.execute(ctx, p, { { "circ", p.via, p.to } }, "circ") end,

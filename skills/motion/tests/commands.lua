@@ -36,6 +36,15 @@ T.test("time_optimal: ptp and lin faster on the same line, arriving as precisely
   local l = motion.lin(goal, { time_optimal = true })
   T.eq(l.ok, true, l.reason)
   assert(l.tool_error < 0.1, l.tool_error)
+  -- circ: the same arc, faster.
+  local c0 = kr16:fk(to)
+  local arc = { via = { c0.pos[1] + 100, c0.pos[2] - 100, c0.pos[3] }, to = { pos = { c0.pos[1], c0.pos[2] - 200, c0.pos[3] }, rpy = c0.rpy } }
+  motion.ptp(to)
+  local c_planned = motion.circ(arc)
+  motion.ptp(to)
+  local c_fast = motion.circ { via = arc.via, to = arc.to, time_optimal = true }
+  T.eq(c_fast.ok, true, c_fast.reason)
+  assert(c_fast.motion_time < c_planned.motion_time and c_fast.tool_error < 0.1, ("%.3f s vs %.3f s, %s"):format(c_fast.motion_time, c_planned.motion_time, tostring(c_fast)))
   -- topp: through waypoints, faster than the path planner's spline through them.
   motion.ptp(from)
   local via = { { 40, -70, 90, 20, 45, 45 }, to }

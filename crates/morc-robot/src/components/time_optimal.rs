@@ -1,6 +1,7 @@
 //! The time-optimal motion through joint waypoints (kind `time_optimal`): a natural cubic
-//! spline through them — or, given a `target` pose, the tool's straight line from the first
-//! waypoint to it through the inverse kinematics (a time-optimal LIN) — timed by TOPP-RA (`morc_motion::toppra`) within the joints' velocity
+//! spline through them — or, given a `target` pose, the tool's straight line (a `via` point: its
+//! arc) from the first waypoint to it through the inverse kinematics (a time-optimal LIN or CIRC) —
+//! timed by TOPP-RA (`morc_motion::toppra`) within the joints' velocity
 //! and acceleration limits and — with `torque_scale` > 0 — their torque limits through the
 //! robot's dynamics. Planned in `configure` (off the real-time path); a step only samples it,
 //! so it drops in for the trajectory generator: outputs q, q̇, q̈, the tool position and `done`.
@@ -52,7 +53,12 @@ impl TimeOptimal {
             )
             .param(
                 ParamInfo::new("target", Value::Vector(Vec::new()))
-                    .doc("a tool pose [x, y, z (m), roll, pitch, yaw (rad)]: the tool's straight line there from the first waypoint (the only one then), instead of a spline"),
+                    .doc("a tool pose [x, y, z (m), roll, pitch, yaw (rad)]: the tool's straight line (or arc, with via) there from the first waypoint (the only one then), instead of a spline"),
+            )
+            .param(
+                ParamInfo::new("via", Value::Vector(Vec::new()))
+                    .unit("m")
+                    .doc("with target: a point [x, y, z] the tool's path passes, a circular arc instead of the line"),
             )
             .param(ParamInfo::new("vel_scale", Value::Real(1.0)).doc("fraction of the velocity limits (0, 1]"))
             .param(
@@ -158,7 +164,12 @@ impl Component for TimeOptimal {
                     return Err("with a target pose, points is the start alone (one waypoint)".into());
                 }
                 let target: [f64; 6] = t.as_slice().try_into().expect("six");
-                let line = CartesianPath::line(&self.kinematics.tool_pose(&waypoints[0]), &pose_from_vector(&target));
+                let (start, end) = (self.kinematics.tool_pose(&waypoints[0]), pose_from_vector(&target));
+                let line = match self.info.param_value("via") {
+                    Some(Value::Vector(v)) if v.len() == 3 => CartesianPath::arc(&start, &nalgebra::Vector3::new(v[0], v[1], v[2]), &end)?,
+                    Some(Value::Vector(v)) if !v.is_empty() => return Err(format!("via: a point of 3 numbers, got {}", v.len())),
+                    _ => CartesianPath::line(&start, &end),
+                };
                 // The tool keeps its Cartesian speed limits; its accelerations are the joints'.
                 let c = self.robot.cartesian;
                 let speed = (c.velocity * vs / line.length()).min(c.angular_velocity * vs / line.rotation_angle());
