@@ -52,6 +52,14 @@ fn morc_test_runs_the_motion_library() {
 }
 
 #[test]
+fn morc_test_runs_the_calibrate_library() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("skills/calibrate");
+    let out = morc().arg("test").arg(&dir).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && text.contains("2 passed, 0 failed"), "{text}");
+}
+
+#[test]
 fn morc_test_fails_with_exit_1_and_names_the_failure() {
     let libs = scratch("lib-failing");
     manifest(&libs, "failing", "0.1.0", ">=0.1", "");

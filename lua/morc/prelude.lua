@@ -181,6 +181,8 @@ A robot definition (degrees and millimetres; ports and native parameters are SI)
   r:calibrate { poses = { q°, … }, measured = { { x, y, z } mm, … } }: geometric calibration from measured tool positions:
     { robot = the calibrated robot (its FK and IK use it), rms_before, rms_after (mm), identified, dropped = { names },
       errors = { [name] = mm or ° }, observability }     r:perturbed { seed, length = mm, angle = ° }: a "true" robot to simulate one
+  r:save_calibration(path, result): result's errors as a Lua file (never replacing one: NAME-001… beside it) → the path written;
+    r:calibrated(errors): r with those errors in its model (r:calibrated(dofile(path).errors) at a program's start)
   r:measurement_poses { candidates = { q°, … }, n = 30, index = "O1"…"O5" }: the n poses to measure, by remove-and-replace on the
     observability index: { poses, chosen, index, linear_scan_index, ratio, sweeps }
   In the REPL, `jog` alone is the jog mode (wall clock): q/a w/s e/d r/f t/g y/h move axis 1…6 while held, m switches
@@ -212,6 +214,7 @@ Types:
   robot:state() → robot_state   robot:override(percent?: number) → number   robot:pause()   robot:resume()
   robot:calibrate(data: { poses: number[][], measured: number[][] }) → table   robot:measurement_poses(opts: { candidates: number[][], n?: integer, index?: string }) → table
   robot:perturbed(opts?: { seed?: number, length?: number, angle?: number }) → robot
+  robot:calibrated(errors: table) → robot   robot:save_calibration(path: string, result: table) → string
   robot:jog(jog: { joint?: integer, axis?: string, frame?: "base"|"tool", step?: number, time?: number, dir?: number, speed?: number }) → table
   robot_state.q: number[]   robot_state.qd: number[]   robot_state.tau: number[]   robot_state.tool: table?   robot_state.commanded: table
   robot_state.holding: boolean   robot_state.override: number   robot_state.paused: boolean   robot_state.command: table?

@@ -5,7 +5,6 @@
 //! one: the hidden "true" robot of a simulated identification. SI units throughout (rad,
 //! rad/s, N·m, kg, m), as morc.model's.
 
-use std::io::Write;
 use std::sync::Arc;
 
 use mlua::{Lua, Table, UserData, UserDataFields, UserDataMethods, Value};
@@ -200,22 +199,7 @@ fn save(id: &LuaDynId, path: &str, estimate: &Table, what: &str) -> mlua::Result
         text += &format!("    {{ name = {name:?}, value = {b:e}{s} }},\n");
     }
     text += "  },\n}\n";
-    // Never replaced: the name is taken create-exclusive, and if it exists the next free
-    // NAME-001.lua, NAME-002.lua … beside it (as recordings are named).
-    let p = std::path::Path::new(path);
-    let (stem, ext) = (p.file_stem().map_or(String::new(), |s| s.to_string_lossy().into_owned()), p.extension().map_or(String::new(), |e| format!(".{}", e.to_string_lossy())));
-    for k in 0..1000 {
-        let candidate = if k == 0 { p.to_path_buf() } else { p.with_file_name(format!("{stem}-{k:03}{ext}")) };
-        match std::fs::OpenOptions::new().write(true).create_new(true).open(&candidate) {
-            Ok(mut f) => {
-                f.write_all(text.as_bytes()).map_err(|e| raise(ErrorKind::Robot, format!("{what}: writing {}: {e}", candidate.display())))?;
-                return Ok(candidate.to_string_lossy().into_owned());
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(raise(ErrorKind::Robot, format!("{what}: cannot write {}: {e}", candidate.display()))),
-        }
-    }
-    Err(raise(ErrorKind::Robot, format!("{what}: {path} and its next 999 free names exist: give another path")))
+    crate::new_file::write_new(path, &text, what)
 }
 
 impl UserData for LuaDynId {

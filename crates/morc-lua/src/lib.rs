@@ -22,6 +22,7 @@ pub mod library;
 mod linalg;
 mod live;
 mod model;
+mod new_file;
 mod origin;
 mod plot;
 mod pool;

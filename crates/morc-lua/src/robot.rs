@@ -643,6 +643,8 @@ impl UserData for LuaRobot {
         // Geometric calibration, and a perturbed "true" robot to simulate one.
         methods.add_method("calibrate", |lua, this, t: Table| super::robot_calibration::calibrate(lua, &this.0, t));
         methods.add_method("perturbed", |lua, this, t: Option<Table>| super::robot_calibration::perturbed(lua, &this.0, t));
+        methods.add_method("calibrated", |lua, this, errors: Table| super::robot_calibration::calibrated(lua, &this.0, errors));
+        methods.add_method("save_calibration", |lua, this, (path, result): (String, Table)| super::robot_calibration::save_calibration(lua, &this.0, path, result));
         methods.add_method("measurement_poses", |lua, this, t: Table| super::robot_calibration::measurement_poses(lua, &this.0, t));
         methods.add_method("pause", |_, this, ()| {
             this.0.operator.pause();

@@ -70,6 +70,67 @@ pub(crate) fn calibrate(lua: &Lua, robot: &Arc<Robot>, t: Table) -> mlua::Result
     Ok(out)
 }
 
+/// A parameter's value from Lua's unit back to SI.
+fn si_value(component: usize, x: f64) -> f64 {
+    if component < 3 {
+        x * 1e-3
+    } else {
+        x.to_radians()
+    }
+}
+
+/// `robot:calibrated(errors)`: the robot with the placement errors `errors` ({ [name] = mm or ° },
+/// as `calibrate` returns them and `save_calibration` saves them) in its model: what a lab's
+/// program loads at start from the saved file.
+pub(crate) fn calibrated(lua: &Lua, robot: &Arc<Robot>, errors: Table) -> mlua::Result<LuaRobot> {
+    let origin = caller(lua);
+    let fail = |m: String| raise(ErrorKind::Robot, format!("{origin}: robot:calibrated: {m}"));
+    let cal = GeometricCalibration::new(&robot.model, robot.tool_frame);
+    let parameters = cal.parameters();
+    let mut values = vec![0.0; parameters.len()];
+    for pair in errors.pairs::<String, f64>() {
+        let (name, x) = pair.map_err(|_| fail("errors = { [\"name\"] = mm or °, … } (the errors table of robot:calibrate)".into()))?;
+        let Some(k) = parameters.iter().position(|p| p.name == name) else {
+            let known: Vec<&str> = parameters.iter().map(|p| p.name.as_str()).collect();
+            return Err(fail(format!("no calibration parameter '{name}' on {} (parameters: {})", robot.name, known.join(", "))));
+        };
+        if !x.is_finite() {
+            return Err(fail(format!("{name} = {x} is not a number")));
+        }
+        values[k] = si_value(parameters[k].component, x);
+    }
+    Ok(LuaRobot(Arc::new(regeometried(robot, |m| cal.apply(m, &values), &origin.to_string())?)))
+}
+
+/// `robot:save_calibration(path, result)`: `result`'s errors (a table from `robot:calibrate`) as a
+/// Lua file that `robot:calibrated(dofile(path).errors)` reads back; never replaces a file (the next
+/// free NAME-001… beside it). Returns the path written.
+pub(crate) fn save_calibration(lua: &Lua, robot: &Arc<Robot>, path: String, result: Table) -> mlua::Result<String> {
+    let origin = caller(lua);
+    let what = format!("{origin}: robot:save_calibration");
+    let errors: Table = result
+        .get::<Option<Table>>("errors")?
+        .ok_or_else(|| raise(ErrorKind::Robot, format!("{what}: give the table robot:calibrate returned (it has errors)")))?;
+    let mut entries: Vec<(String, f64)> = errors.pairs::<String, f64>().collect::<mlua::Result<_>>()?;
+    let order: Vec<String> = GeometricCalibration::new(&robot.model, robot.tool_frame).parameters().iter().map(|p| p.name.clone()).collect();
+    entries.sort_by_key(|(n, _)| order.iter().position(|o| o == n).unwrap_or(usize::MAX));
+    let mut text = format!(
+        "-- Geometric calibration of {} (robot:calibrate): the identified placement errors, mm and °.\n-- Use: robot:calibrated(dofile(\"this file\").errors)\nreturn {{\n  robot = {:?},\n",
+        robot.name, robot.name
+    );
+    for key in ["rms_before", "rms_after", "identified"] {
+        if let Some(x) = result.get::<Option<f64>>(key)? {
+            text += &format!("  {key} = {x},\n");
+        }
+    }
+    text += "  errors = {\n";
+    for (name, x) in entries {
+        text += &format!("    [{name:?}] = {x:e},\n");
+    }
+    text += "  },\n}\n";
+    crate::new_file::write_new(&path, &text, &what)
+}
+
 /// `robot:perturbed { seed = n, length = mm, angle = ° }`: every placement parameter off by up to
 /// `length` or `angle` (uniform, from `seed`): a "true" robot for a simulated calibration.
 pub(crate) fn perturbed(lua: &Lua, robot: &Arc<Robot>, t: Option<Table>) -> mlua::Result<LuaRobot> {
