@@ -60,6 +60,18 @@ end
 -- 3. Calibrate and check.
 local c = rx:calibrate { poses = poses, measured = measured }
 print(("calibration: %d of 39 parameters identified (%d dropped), RMS %.3f mm → %.4f mm"):format(c.identified, #c.dropped, c.rms_before, c.rms_after))
+-- The fit's residuals at the measured poses, before and after (the paper's residual figure).
+local x, before, after = {}, {}, {}
+for i, q in ipairs(poses) do
+  local function miss(robot)
+    local p = robot:fk(q).pos
+    return math.sqrt((p[1] - measured[i][1]) ^ 2 + (p[2] - measured[i][2]) ^ 2 + (p[3] - measured[i][3]) ^ 2)
+  end
+  x[i], before[i], after[i] = i, miss(rx), miss(c.robot)
+end
+print("plotted: " .. plot({ title = "RX130L calibration: the tool's distance from where the tracker saw it", x = x, x_label = "measured pose",
+  panels = { { name = "nominal model", unit = "mm", lines = { { "before", before } } }, { name = "calibrated", unit = "mm", lines = { { "after", after } } } } },
+  "runs/calibration_residuals.png"))
 local worst, squares, checked = { nominal = 0, calibrated = 0 }, { nominal = 0, calibrated = 0 }, 0
 for i = 1, #candidates, 20 do  -- 20 poses, most of them not measured
   local target = truth:fk(candidates[i])

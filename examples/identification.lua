@@ -76,4 +76,16 @@ local v = id:validate(est, measured(rv.recording))
 local joints = {}
 for j, x in ipairs(v.joints) do joints[j] = ("%.1f"):format(x) end
 print(("validation on a %.1f s trajectory: torque rms error per joint %s %%"):format(other.period, table.concat(joints, ", ")))
+-- Measured against predicted torque, a panel per joint (the paper's validation figure).
+local x, panels = {}, {}
+for k = 1, v.samples do x[k] = (k - 1) * morc.engine.period end
+for j = 1, rx.dof do
+  local measured_j, predicted_j = {}, {}
+  for k = 1, v.samples do
+    measured_j[k], predicted_j[k] = v.measured[(k - 1) * rx.dof + j], v.predicted[(k - 1) * rx.dof + j]
+  end
+  panels[j] = { name = rx.joints[j].name .. " torque", unit = "N·m", lines = { { "measured", measured_j }, { "predicted", predicted_j } } }
+end
+local picture = (rv.recording:match("^(.*)/[^/]*$") or ".") .. "/identification_validation.png"
+print("plotted: " .. plot({ title = "RX130L: measured and predicted torque on the validation trajectory", x = x, x_label = "time [s]", panels = panels }, picture))
 print(("identification: %d base parameters, condition number %.1f, validation torque rms error %.2f %%"):format(id.count, e.condition, v.rms_error))

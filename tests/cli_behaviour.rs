@@ -147,7 +147,8 @@ fn run_options_work_before_and_after_run() {
 #[test]
 fn the_calibration_example_calibrates_the_simulated_rx130l() {
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/calibration.lua");
-    let out = morc().args(["run", example.to_str().unwrap()]).output().unwrap();
+    let dir = scratch("calibration");
+    let out = morc().current_dir(&dir).args(["run", example.to_str().unwrap()]).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     let last = stdout.lines().last().unwrap_or_default();
@@ -159,6 +160,8 @@ fn the_calibration_example_calibrates_the_simulated_rx130l() {
     assert!(gain > 1.0, "the chosen poses observe better than a linear scan: {last}");
     // The tracker's noise is σ = 0.05 mm per axis, 0.087 mm in 3-D: within twice that after fitting.
     assert!(before > 1.0 && after < 2.0 * 0.05 * 3f64.sqrt(), "{last}");
+    // The residuals' picture, beside where recordings go.
+    assert!(std::fs::metadata(dir.join("runs/calibration_residuals.png")).is_ok_and(|m| m.len() > 10_000), "{stdout}");
 }
 
 #[test]

@@ -230,3 +230,23 @@ fn lua_plot_takes_a_path_or_a_run_result() {
     let e = lua.load(r#"plot(recording, { "nope" }, svg)"#).exec().unwrap_err().to_string();
     assert!(e.contains("no signal 'nope'") && e.contains("wave.y"), "{e}");
 }
+
+#[test]
+fn data_that_is_no_recording_plots_over_its_own_x_and_a_short_line_is_refused() {
+    use morc_record::plot::{plot_data, Loaded, Signal};
+    let x: Vec<f64> = (0..50).map(|k| k as f64).collect();
+    let residual = |scale: f64| -> Vec<f64> { x.iter().map(|k| scale * (k * 0.3).sin()).collect() };
+    let data = |columns: Vec<Vec<f64>>| Loaded {
+        title: "calibration residuals".into(),
+        time: x.clone(),
+        signals: vec![Signal { name: "residual".into(), unit: "mm".into(), labels: vec!["before".into(), "after".into()], columns }],
+    };
+    let out = scratch("data.svg");
+    let summary = plot_data(data(vec![residual(3.0), residual(0.05)]), "pose", &out, &PlotOptions::default()).unwrap();
+    assert_eq!(summary.panels, vec![("residual [mm]".to_string(), vec!["before".to_string(), "after".to_string()])]);
+    let svg = std::fs::read_to_string(&out).unwrap();
+    // The SVG backend writes each text on a line of its own.
+    assert!(svg.lines().any(|l| l.trim() == "pose") && !svg.contains("time [s]"), "the x axis is labelled as given");
+    let e = plot_data(data(vec![residual(1.0), vec![0.0; 10]]), "pose", &scratch("short.svg"), &PlotOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("every line needs 50 values"), "{e}");
+}

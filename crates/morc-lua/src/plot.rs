@@ -5,18 +5,38 @@ use std::path::{Path, PathBuf};
 
 use mlua::{Lua, Table, Value};
 
-use morc_record::plot::{default_output, plot, PlotOptions};
+use morc_record::plot::{default_output, plot, plot_data, Loaded, PlotOptions, Signal};
 
 const DOC: &str = "plot(path_or_result [, {signals…}] [, \"out.png\"|\"out.svg\"]): plots a recording over time, \
 one panel per signal, units on the axes. A run result plots its first recording (r.recordings[1]); \
 signals are names or globs (\"robot.q\", \"*.y\"), all by default; the picture defaults to the recording with .png. \
-Returns the picture's path.\n  plot(what: string|run_result|skill_result, signals?: string[], output?: string) → string";
+Returns the picture's path.\n\
+  plot(data, \"out.png\"): plots data that is no recording (a fit's residuals, predicted against measured torque): \
+data = { title = \"…\", x = { … }, x_label = \"pose\", panels = { { name = \"J1 torque\", unit = \"N·m\", \
+lines = { { \"measured\", { … } }, { \"predicted\", { … } } } }, … } }, every line as long as x.\n\
+  plot(what: string|run_result|skill_result|table, signals?: string[]|string, output?: string) → string";
 
 /// Defines the global `plot` (and its documentation, where `morc.doc` exists).
 pub fn install(lua: &Lua) -> mlua::Result<()> {
-    let plot_fn = lua.create_function(|lua, (what, signals, output): (Value, Option<Table>, Option<String>)| {
+    let plot_fn = lua.create_function(|lua, (what, signals, output): (Value, Value, Option<String>)| {
         // A plot is a file written where the caller says.
         crate::library::check(lua, "io", "use io outside its folder (plot writes a picture file)")?;
+        if let Value::Table(t) = &what {
+            if t.contains_key("panels")? {
+                let Value::String(out) = signals else {
+                    return Err(mlua::Error::runtime("plot(data, \"out.png\"): give the picture's path (PNG or SVG)"));
+                };
+                let output = PathBuf::from(&*out.to_str()?);
+                let summary =
+                    plot_data(data_of(t)?, &t.get::<Option<String>>("x_label")?.unwrap_or_else(|| "x".into()), &output, &PlotOptions::default()).map_err(|e| crate::error::with_prefix("plot: ", e))?;
+                return Ok(summary.output.display().to_string());
+            }
+        }
+        let signals = match signals {
+            Value::Table(t) => Some(t),
+            Value::Nil => None,
+            other => return Err(mlua::Error::runtime(format!("plot: the signals are a list of names or globs, got a {}", other.type_name()))),
+        };
         let recording = recording_of(&what)?;
         let patterns: Vec<String> = match signals {
             Some(t) => t.sequence_values::<String>().collect::<mlua::Result<_>>()?,
@@ -41,4 +61,25 @@ fn recording_of(what: &Value) -> mlua::Result<PathBuf> {
         },
         other => Err(mlua::Error::runtime(format!("plot expects a recording's path or a run result, got a {}", other.type_name()))),
     }
+}
+
+/// The data of `plot(data, out)`: { title, x, panels = { { name, unit, lines = { { label, values }, … } }, … } }.
+fn data_of(t: &Table) -> mlua::Result<Loaded> {
+    let bad = |m: &str| mlua::Error::runtime(format!("plot(data, out): {m}"));
+    let x: Vec<f64> = t.get::<Option<Vec<f64>>>("x")?.ok_or_else(|| bad("data.x must be a list of numbers"))?;
+    let panels: Table = t.get("panels")?;
+    let mut signals = Vec::new();
+    for (i, panel) in panels.sequence_values::<Table>().enumerate() {
+        let panel = panel.map_err(|_| bad(&format!("panels[{}] must be a table {{ name, unit, lines }}", i + 1)))?;
+        let name: String = panel.get::<Option<String>>("name")?.unwrap_or_else(|| format!("panel {}", i + 1));
+        let lines: Table = panel.get::<Option<Table>>("lines")?.ok_or_else(|| bad(&format!("panel '{name}' needs lines = {{ {{ label, values }}, … }}")))?;
+        let (mut labels, mut columns) = (Vec::new(), Vec::new());
+        for (k, line) in lines.sequence_values::<Table>().enumerate() {
+            let line = line.map_err(|_| bad(&format!("panel '{name}': line {} must be {{ label, values }}", k + 1)))?;
+            labels.push(line.get::<Option<String>>(1)?.unwrap_or_else(|| format!("{}", k + 1)));
+            columns.push(line.get::<Vec<f64>>(2).map_err(|_| bad(&format!("panel '{name}': line {} needs its values, a list of numbers", k + 1)))?);
+        }
+        signals.push(Signal { name, unit: panel.get::<Option<String>>("unit")?.unwrap_or_default(), labels, columns });
+    }
+    Ok(Loaded { title: t.get::<Option<String>>("title")?.unwrap_or_default(), time: x, signals })
 }

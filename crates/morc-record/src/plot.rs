@@ -124,16 +124,32 @@ fn load_from(file: &File, recording: &Path, patterns: &[&str]) -> Result<Loaded,
 /// Plots the signals of the recording at `recording` that `patterns` select
 /// (see [`load`]) into `output`, PNG or SVG by its extension.
 pub fn plot(recording: &Path, patterns: &[&str], output: &Path, options: &PlotOptions) -> Result<PlotSummary, RecordError> {
+    plot_data(load(recording, patterns)?, "time [s]", output, options)
+}
+
+/// Plots signals that are not a recording's (a fit's residuals, predicted against measured
+/// torque) as [`plot`] does, over `x` labelled `x_label`; every column as long as `x`.
+pub fn plot_data(data: Loaded, x_label: &str, output: &Path, options: &PlotOptions) -> Result<PlotSummary, RecordError> {
     let format = OutputFormat::of(output).map_err(RecordError::Plot)?;
-    let Loaded { title, time, signals } = load(recording, patterns)?;
+    let Loaded { title, time, signals } = data;
+    if time.is_empty() {
+        return Err(RecordError::Plot("nothing to plot: no samples".into()));
+    }
+    if let Some(s) = signals.iter().find(|s| s.columns.is_empty() || s.columns.iter().any(|c| c.len() != time.len())) {
+        return Err(RecordError::Plot(format!("signal '{}': every line needs {} values, one per x", s.name, time.len())));
+    }
     let panels = group(signals, options.share_units);
+    // A picture may go into a folder of its own (runs/, beside the recordings).
+    if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| RecordError::Plot(format!("cannot make {} for the picture: {e}", dir.display())))?;
+    }
 
     let height = TITLE_HEIGHT + options.panel_height * panels.len() as u32 + X_AXIS_HEIGHT;
     let size = (options.width, height);
     font().map_err(RecordError::Plot)?;
     let drawn = match format {
-        OutputFormat::Png => draw(BitMapBackend::new(output, size).into_drawing_area(), &title, &time, &panels, options, true),
-        OutputFormat::Svg => draw(SVGBackend::new(output, size).into_drawing_area(), &title, &time, &panels, options, false),
+        OutputFormat::Png => draw(BitMapBackend::new(output, size).into_drawing_area(), &title, &time, x_label, &panels, options, true),
+        OutputFormat::Svg => draw(SVGBackend::new(output, size).into_drawing_area(), &title, &time, x_label, &panels, options, false),
     };
     drawn.map_err(|e| RecordError::Plot(format!("drawing {}: {e}", output.display())))?;
     Ok(PlotSummary {
@@ -316,7 +332,7 @@ fn register_fonts() -> Result<(), String> {
 }
 
 const TITLE_HEIGHT: u32 = 44;
-/// Below the last panel: its tick labels and "time [s]".
+/// Below the last panel: its tick labels and the x axis' label ("time [s]" for a recording).
 const X_AXIS_HEIGHT: u32 = 46;
 const LEGEND_WIDTH: u32 = 150;
 const Y_LABELS_WIDTH: u32 = 78;
@@ -335,7 +351,7 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(23, 190, 207),
 ];
 
-fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, title: &str, time: &[f64], panels: &[Panel], options: &PlotOptions, thin_overlay: bool) -> Result<(), String>
+fn draw<DB: DrawingBackend>(root: DrawingArea<DB, Shift>, title: &str, time: &[f64], x_label: &str, panels: &[Panel], options: &PlotOptions, thin_overlay: bool) -> Result<(), String>
 where
     DB::ErrorType: 'static,
 {
@@ -377,7 +393,7 @@ where
             .y_labels(6)
             .x_label_formatter(&x_format)
             .y_label_formatter(&y_format)
-            .x_desc(if last { "time [s]" } else { "" })
+            .x_desc(if last { x_label } else { "" })
             .y_desc(panel.axis_label.as_str())
             .label_style(("sans-serif", 13))
             .axis_desc_style(("sans-serif", 14))
