@@ -16,6 +16,25 @@ function M.robot(ctx)
   return robot
 end
 
+--- The robot a command works on: `module`'s (as require names it) when given, else the engine's;
+--- nil and why when the module cannot be loaded or has another number of joints than the engine's.
+function M.robot_of(ctx, module)
+  local robot = M.robot(ctx)
+  if module == nil or module == "" then return robot end
+  local ok, r = pcall(require, module)
+  if not ok then return nil, ("cannot load robot module '%s': %s"):format(module, tostring(r)) end
+  if r.dof ~= robot.dof then return nil, ("robot module '%s' has %d joints, the engine's robot %d"):format(module, r.dof, robot.dof) end
+  return r
+end
+
+--- The file that defines `robot`: `module`'s file on the package path, else where the robot says it
+--- was defined (origin "…/robots/NAME.lua:LINE"); nil when neither tells. Results are saved beside it.
+function M.definition(robot, module)
+  local path = module and module ~= "" and package.searchpath and package.searchpath(module, package.path)
+  if path then return path end
+  return robot.origin:match("([^%s]+%.lua):%d+$")
+end
+
 --- Per joint, the factor from SI to Lua's numbers: degrees for a revolute joint, mm for a prismatic one.
 function M.scales(robot)
   local s = {}

@@ -1,10 +1,6 @@
 -- calibrate: the robot's geometry from measured tool positions (robot:calibrate).
 local cmd = require "stdlib.motion.command"
 
---- The file that defines the robot: where it says it was defined (origin "…/robots/NAME.lua:LINE").
-local function definition(robot)
-  return robot.origin:match("([^%s]+%.lua):%d+$")
-end
 
 --- Rows "q1, …, qn, x, y, z" (degrees or mm per joint, tool position in mm) of a CSV file; a first
 --- line that is not numbers is a header. Errors name the file and the line.
@@ -53,20 +49,15 @@ linear scan), robot (the calibrated robot), saved (the file).]],
     robot_module = { type = "string", default = "", doc = "the robot calibrated, as require names it (\"\": the robot the engine runs)" },
   },
   precondition = function(ctx, p)
-    local robot = cmd.robot(ctx)
-    if p.robot_module ~= "" then
-      local ok, r = pcall(require, p.robot_module)
-      if not ok then return false, ("cannot load robot module '%s': %s"):format(p.robot_module, tostring(r)) end
-      if r.dof ~= robot.dof then return false, ("robot module '%s' has %d joints, the engine's robot %d"):format(p.robot_module, r.dof, robot.dof) end
-      robot = r
-    end
+    local robot, why = cmd.robot_of(ctx, p.robot_module)
+    if not robot then return false, why end
     if (p.tracker == nil) == (p.csv == nil) then
       return false, "give tracker = function(q°) → { x, y, z } mm, or csv = \"file.csv\" of measurements (one of them)"
     end
     if p.tracker and (not p.candidates or #p.candidates < p.n) then
       return false, ("candidates: give at least n = %d poses the tracker sees (got %d)"):format(p.n, p.candidates and #p.candidates or 0)
     end
-    if p.save == "" and not definition(robot) then
+    if p.save == "" and not cmd.definition(robot, p.robot_module) then
       return false, ("cannot tell where robot '%s' was defined (%s): give save = \"file.lua\""):format(robot.name, robot.origin)
     end
     return true
@@ -75,7 +66,7 @@ linear scan), robot (the calibrated robot), saved (the file).]],
     -- The engine moves the physical robot (in simulation: a hidden true one); what is calibrated
     -- is the model the program holds of it.
     local moved = cmd.robot(ctx)
-    local robot = p.robot_module ~= "" and require(p.robot_module) or moved
+    local robot = cmd.robot_of(ctx, p.robot_module)
     local poses, measured, gain
     if p.csv then
       poses, measured = read_csv(p.csv, robot.dof)
@@ -98,7 +89,7 @@ linear scan), robot (the calibrated robot), saved (the file).]],
     local c = robot:calibrate { poses = poses, measured = measured }
     local saved
     if p.save ~= "-" then
-      local path = p.save ~= "" and p.save or (definition(robot):gsub("%.lua$", ".calibration.lua"))
+      local path = p.save ~= "" and p.save or (cmd.definition(robot, p.robot_module):gsub("%.lua$", ".calibration.lua"))
       saved = robot:save_calibration(path, c)
     end
     return { ok = true, rms_before = c.rms_before, rms_after = c.rms_after, identified = c.identified, dropped = c.dropped,

@@ -2,14 +2,6 @@
 local cmd = require "stdlib.motion.command"
 local run = require "lib.identify.helpers.run"
 
---- The file that defines the robot: its module's file on the package path, else where the
---- robot says it was defined (origin "…/robots/NAME.lua:LINE"); nil when neither tells.
-local function definition(robot, module)
-  local path = module ~= "" and package.searchpath and package.searchpath(module, package.path)
-  if path then return path end
-  local file = robot.origin:match("([^%s]+%.lua):%d+$")
-  return file
-end
 
 return morc.skill {
   name = "identify",
@@ -34,20 +26,15 @@ measured rms), estimate, recording, saved (the file).]],
     max_error = { type = "number", unit = "deg", default = 2, range = { 0.001, 90 }, doc = "following error that stops the run" },
   },
   precondition = function(ctx, p)
-    local robot = cmd.robot(ctx)
-    if p.robot_module ~= "" then
-      local ok, r = pcall(require, p.robot_module)
-      if not ok then return false, ("cannot load robot module '%s': %s"):format(p.robot_module, tostring(r)) end
-      if r.dof ~= robot.dof then return false, ("robot module '%s' has %d joints, the engine's robot %d"):format(p.robot_module, r.dof, robot.dof) end
-      robot = r
-    end
-    if p.save == "" and not definition(robot, p.robot_module) then
+    local robot, why = cmd.robot_of(ctx, p.robot_module)
+    if not robot then return false, why end
+    if p.save == "" and not cmd.definition(robot, p.robot_module) then
       return false, ("cannot tell where robot '%s' was defined (%s): give save = \"file.lua\""):format(robot.name, robot.origin)
     end
     return true
   end,
   execute = function(ctx, p)
-    local robot = p.robot_module ~= "" and require(p.robot_module) or cmd.robot(ctx)
+    local robot = cmd.robot_of(ctx, p.robot_module)
     local id = morc.dynid.base(robot)
     local e = id:excite { order = p.order, frequency = p.frequency, evaluations = p.evaluations, margin = p.margin, seed = p.seed }
     local r = run(robot, e, { periods = p.periods, max_error = p.max_error, engine = ctx.engine })
@@ -56,7 +43,7 @@ measured rms), estimate, recording, saved (the file).]],
     local fit = id:validate(est, r.recording, { every = p.every })
     local saved
     if p.save ~= "-" then
-      local path = p.save ~= "" and p.save or (definition(robot, p.robot_module):gsub("%.lua$", ".dynamics.lua"))
+      local path = p.save ~= "" and p.save or (cmd.definition(robot, p.robot_module):gsub("%.lua$", ".dynamics.lua"))
       saved = id:save(path, est)
     end
     return { ok = true, count = id.count, condition = est.condition, excitation_condition = e.condition, residual = fit.rms_error,
