@@ -71,7 +71,7 @@ for i, q in ipairs(poses) do
 end
 print("plotted: " .. plot({ title = "RX130L calibration: the tool's distance from where the tracker saw it", x = x, x_label = "measured pose",
   panels = { { name = "nominal model", unit = "mm", lines = { { "before", before } } }, { name = "calibrated", unit = "mm", lines = { { "after", after } } } } },
-  "runs/calibration_residuals.png"))
+  (morc.record_dir or "runs") .. "/calibration_residuals.png"))   -- where recordings go
 local worst, squares, checked = { nominal = 0, calibrated = 0 }, { nominal = 0, calibrated = 0 }, 0
 for i = 1, #candidates, 20 do  -- 20 poses, most of them not measured
   local target = truth:fk(candidates[i])

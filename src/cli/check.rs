@@ -41,6 +41,8 @@ pub fn check_file(file: &Path) -> Result<(), String> {
     // Skills keep their failed results for the check (lua/morc/skill.lua).
     let morc: mlua::Table = lua.globals().get("morc").map_err(|e| e.to_string())?;
     morc.set("checking", true).map_err(|e| e.to_string())?;
+    // What a program writes beside its recordings (morc.record_dir) goes to the scratch folder too.
+    morc.set("record_dir", scratch.0.display().to_string()).map_err(|e| e.to_string())?;
     let mut problems = Vec::new();
     if let Err(e) = super::run::run_file(&lua, file, &[]) {
         problems.push(e);
