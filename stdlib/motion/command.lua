@@ -68,6 +68,10 @@ function M.precondition(ctx, p, moves)
   local start = M.position(ctx, robot)
   local plan = robot:plan(start, moves, { vel_scale = p.speed / 100, acc_scale = p.acc / 100, ramp = p.ramp })
   if not plan.ok then return false, plan.reason end
+  if p.time_optimal and p.filter > 0 then
+    -- A low-pass would lag the reference behind a timing that already rides the limits.
+    return false, "filter does not apply to a time-optimal motion (it rides the limits; a low-pass would lag it): leave filter at 0, or use ramp for a jerk limit"
+  end
   local cartesian = false
   for _, m in ipairs(moves) do cartesian = cartesian or m[1] == "lin" or m[1] == "circ" end
   -- Joint-space moves pass singularities unharmed; the tool's path near one needs huge joint speeds.

@@ -60,6 +60,10 @@ T.test("time_optimal: ptp and lin faster on the same line, arriving as precisely
   T.eq(smooth.ok, true, smooth.reason)
   T.near(smooth.motion_time, fast.motion_time + 0.1, 0.02, "ramp 0.1 s")
   assert(smooth.final_error < 0.01, tostring(smooth))
+  -- A param that would be ignored is refused instead.
+  local filtered = motion.ptp(from, { time_optimal = true, filter = 10 })
+  T.eq(filtered.stage, "precondition")
+  assert(filtered.reason:find("filter does not apply"), filtered.reason)
 end)
 
 T.test("a target out of reach is refused before anything moves", function()
