@@ -9,6 +9,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod pinocchio_peer;
+
 fn morc() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_morc"));
     c.env_remove("MORC_PATH").env_remove("MORC_LIB").env_remove("RUST_BACKTRACE");
@@ -119,22 +121,8 @@ print(table.concat(rows, "\n"))"#,
         v = v.to_vec(),
         a = a.to_vec()
     );
-    let output = match Command::new("python3").arg("-c").arg(&script).output() {
-        Ok(o) if o.status.success() => o,
-        Ok(o) => {
-            let why = String::from_utf8_lossy(&o.stderr);
-            if why.contains("No module named") {
-                println!("Pinocchio is not importable (python3 -c 'import pinocchio'); install it with scripts/setup --test to cross-check");
-                return;
-            }
-            panic!("the Pinocchio script failed: {why}");
-        }
-        Err(e) => {
-            println!("no python3 ({e}): Pinocchio cross-check skipped");
-            return;
-        }
-    };
-    let theirs: Vec<Vec<f64>> = String::from_utf8_lossy(&output.stdout).lines().map(|l| l.split(' ').map(|x| x.parse().unwrap()).collect()).collect();
+    let Some(output) = pinocchio_peer::run(&script) else { return };
+    let theirs: Vec<Vec<f64>> = String::from_utf8_lossy(&output).lines().map(|l| l.split(' ').map(|x| x.parse().unwrap()).collect()).collect();
     assert_eq!((theirs.len(), theirs[0].len()), (6, 60));
     let mut worst: f64 = 0.0;
     for (ro, rt) in ours.iter().zip(&theirs) {

@@ -5,7 +5,8 @@
 //! input is refused with messages that say what to pass.
 
 use std::path::PathBuf;
-use std::process::Command;
+
+mod pinocchio_peer;
 
 use mlua::Lua;
 use serde_json::Value as Json;
@@ -149,22 +150,8 @@ print(json.dumps(out))
 "#,
         urdf = urdf()
     );
-    let output = match Command::new("python3").arg("-c").arg(&script).output() {
-        Ok(o) if o.status.success() => o,
-        Ok(o) => {
-            let why = String::from_utf8_lossy(&o.stderr);
-            if why.contains("No module named") {
-                println!("Pinocchio is not importable (python3 -c 'import pinocchio'); install it with scripts/setup --test to cross-check");
-                return;
-            }
-            panic!("the Pinocchio script failed: {why}");
-        }
-        Err(e) => {
-            println!("no python3 ({e}): Pinocchio cross-check skipped");
-            return;
-        }
-    };
-    let theirs: Json = serde_json::from_slice(&output.stdout).unwrap();
+    let Some(output) = pinocchio_peer::run(&script) else { return };
+    let theirs: Json = serde_json::from_slice(&output).unwrap();
     for (i, name) in ["local_world_aligned", "local", "world"].iter().enumerate() {
         let e = max_error(&ours[i], &rows(&theirs["jacobians"][i]), name);
         println!("jacobian {name:<20} max error {e:.3e}");
@@ -363,22 +350,13 @@ print(json.dumps({{"nq": m.nq, "tau": tau.tolist(), "M": M.tolist(), "J": J.toli
 "#,
         path = path.display().to_string()
     );
-    match Command::new("python3").arg("-c").arg(&script).output() {
-        Ok(o) if o.status.success() => {
-            let theirs: Json = serde_json::from_slice(&o.stdout).unwrap();
-            assert_eq!(theirs["nq"], 3);
-            for (name, ours, key) in [("tau", &tau, "tau"), ("M", &mass, "M"), ("J", &jac, "J")] {
-                let expected = if key == "tau" { numbers(&theirs[key]) } else { rows(&theirs[key]) };
-                let e = max_error(ours, &expected, name);
-                println!("mimic model vs Pinocchio mimic=True: {name:<4} max error {e:.3e}");
-                assert!(e <= 1e-9, "{name}: {e:.3e}");
-            }
-        }
-        Ok(o) => {
-            let why = String::from_utf8_lossy(&o.stderr);
-            assert!(why.contains("No module named"), "the Pinocchio script failed: {why}");
-            println!("Pinocchio is not importable: cross-check of mimic joints skipped");
-        }
-        Err(e) => println!("no python3 ({e}): Pinocchio cross-check of mimic joints skipped"),
+    let Some(output) = pinocchio_peer::run(&script) else { return };
+    let theirs: Json = serde_json::from_slice(&output).unwrap();
+    assert_eq!(theirs["nq"], 3);
+    for (name, ours, key) in [("tau", &tau, "tau"), ("M", &mass, "M"), ("J", &jac, "J")] {
+        let expected = if key == "tau" { numbers(&theirs[key]) } else { rows(&theirs[key]) };
+        let e = max_error(ours, &expected, name);
+        println!("mimic model vs Pinocchio mimic=True: {name:<4} max error {e:.3e}");
+        assert!(e <= 1e-9, "{name}: {e:.3e}");
     }
 }
