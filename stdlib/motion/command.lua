@@ -35,6 +35,17 @@ function M.definition(robot, module)
   return robot.origin:match("([^%s]+%.lua):%d+$")
 end
 
+--- Where a command saves its results: `save` itself, or with "" the robot's definition with
+--- `suffix` for ".lua" (robots/NAME.calibration.lua); nil when not saving ("-"); false and why
+--- when "" and it cannot tell where the robot was defined.
+function M.save_path(robot, module, save, suffix)
+  if save == "-" then return nil end
+  if save ~= "" then return save end
+  local file = M.definition(robot, module)
+  if not file then return false, ("cannot tell where robot '%s' was defined (%s): give save = \"file.lua\""):format(robot.name, robot.origin) end
+  return (file:gsub("%.lua$", suffix))
+end
+
 --- Per joint, the factor from SI to Lua's numbers: degrees for a revolute joint, mm for a prismatic one.
 function M.scales(robot)
   local s = {}

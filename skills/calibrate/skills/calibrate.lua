@@ -57,9 +57,8 @@ linear scan), robot (the calibrated robot), saved (the file).]],
     if p.tracker and (not p.candidates or #p.candidates < p.n) then
       return false, ("candidates: give at least n = %d poses the tracker sees (got %d)"):format(p.n, p.candidates and #p.candidates or 0)
     end
-    if p.save == "" and not cmd.definition(robot, p.robot_module) then
-      return false, ("cannot tell where robot '%s' was defined (%s): give save = \"file.lua\""):format(robot.name, robot.origin)
-    end
+    local path, why_not = cmd.save_path(robot, p.robot_module, p.save, ".calibration.lua")
+    if path == false then return false, why_not end
     return true
   end,
   execute = function(ctx, p)
@@ -87,11 +86,8 @@ linear scan), robot (the calibrated robot), saved (the file).]],
       end
     end
     local c = robot:calibrate { poses = poses, measured = measured }
-    local saved
-    if p.save ~= "-" then
-      local path = p.save ~= "" and p.save or (cmd.definition(robot, p.robot_module):gsub("%.lua$", ".calibration.lua"))
-      saved = robot:save_calibration(path, c)
-    end
+    local path = cmd.save_path(robot, p.robot_module, p.save, ".calibration.lua")
+    local saved = path and robot:save_calibration(path, c)
     return { ok = true, rms_before = c.rms_before, rms_after = c.rms_after, identified = c.identified, dropped = c.dropped,
              gain = gain, poses = #poses, robot = c.robot, errors = c.errors, saved = saved }
   end,

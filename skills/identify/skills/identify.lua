@@ -28,9 +28,8 @@ measured rms), estimate, recording, saved (the file).]],
   precondition = function(ctx, p)
     local robot, why = cmd.robot_of(ctx, p.robot_module)
     if not robot then return false, why end
-    if p.save == "" and not cmd.definition(robot, p.robot_module) then
-      return false, ("cannot tell where robot '%s' was defined (%s): give save = \"file.lua\""):format(robot.name, robot.origin)
-    end
+    local path, why_not = cmd.save_path(robot, p.robot_module, p.save, ".dynamics.lua")
+    if path == false then return false, why_not end
     return true
   end,
   execute = function(ctx, p)
@@ -41,11 +40,8 @@ measured rms), estimate, recording, saved (the file).]],
     if not r.ok then return r end
     local est = id:estimate(r.recording, { every = p.every })
     local fit = id:validate(est, r.recording, { every = p.every })
-    local saved
-    if p.save ~= "-" then
-      local path = p.save ~= "" and p.save or (cmd.definition(robot, p.robot_module):gsub("%.lua$", ".dynamics.lua"))
-      saved = id:save(path, est)
-    end
+    local path = cmd.save_path(robot, p.robot_module, p.save, ".dynamics.lua")
+    local saved = path and id:save(path, est)
     return { ok = true, count = id.count, condition = est.condition, excitation_condition = e.condition, residual = fit.rms_error,
              estimate = est, recording = r.recording, saved = saved }
   end,
