@@ -255,9 +255,21 @@ fn reload_swaps_in_an_edited_controller_while_it_runs() {
     term.type_line("reload");
     let screen = term.wait_for_new(&before, "reloaded 'live': the new code runs from t = ", 20.0);
     assert!(!screen[before.len()..].contains("error"), "{}", &screen[before.len()..]);
+    // Ctrl-C at the prompt stops the run going on in the background (no signal is raised
+    // while the line editor reads: the REPL stops it itself).
+    term.wait_until("the prompt", 10.0, |s| s.ends_with("morc> "));
     let before = term.screen();
-    term.type_line("h:cancel(); r = h:wait(); print(\"new gain output \" .. r.data[\"p.u\"][1])");
-    term.wait_for_new(&before, "new gain output 7.5", 20.0);
+    term.press("C-c");
+    term.wait_for_new(&before, "Ctrl-C: stopped the assembly running in the background; the robot holds", 10.0);
+    let before = term.screen();
+    term.type_line("r = h:wait(); print(\"new gain output \" .. r.data[\"p.u\"][1] .. \", \" .. r.outcome)");
+    term.wait_for_new(&before, "new gain output 7.5, cancelled", 20.0);
+    // With nothing running, Ctrl-C at the prompt only clears the line.
+    let before = term.screen();
+    term.press("C-c");
+    term.type_line("print(\"after\")");
+    let screen = term.wait_for_new(&before, "\nafter\n", 10.0);
+    assert!(!screen[before.len()..].contains("stopped"), "{}", &screen[before.len()..]);
     // Nothing started: reload says what it needs.
     let before = term.screen();
     term.type_line("reload");

@@ -141,8 +141,18 @@ fn session(lua: &Lua) -> Result<(), String> {
                     chunk.clear();
                 }
             }
-            // Ctrl-C at the prompt: drop what was typed (and any unfinished chunk).
-            Err(ReadlineError::Interrupted) => chunk.clear(),
+            // Ctrl-C at the prompt: drop what was typed (and any unfinished chunk), and stop
+            // what runs in the background (`engine:start`): no signal reaches the handler while
+            // the line editor reads, yet a Ctrl-C must stop the robot wherever it is pressed.
+            Err(ReadlineError::Interrupted) => {
+                chunk.clear();
+                let running = morc_kernel::runs_in_progress();
+                if running > 0 {
+                    morc_kernel::cancel_all_runs();
+                    let what = if running == 1 { "the assembly" } else { "the assemblies" };
+                    eprintln!("Ctrl-C: stopped {what} running in the background; the robot holds (h:wait() gives the result of a run started as h = engine:start(a))");
+                }
+            }
             Err(ReadlineError::Eof) => break,
             Err(e) => {
                 save_history(&mut editor, history.as_ref());

@@ -2,7 +2,7 @@
 //! the base every period and steps the current assembly. Assemblies are
 //! prepared off the real-time path and switched in at a tick boundary.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
@@ -279,6 +279,16 @@ struct Shared {
 /// handler cannot know which engine the program has started since.
 static CANCEL_ALL: AtomicU64 = AtomicU64::new(0);
 
+/// Assemblies stepping now, summed over the engines of this process.
+static RUNS_IN_PROGRESS: AtomicUsize = AtomicUsize::new(0);
+
+/// How many assemblies are stepping now on the engines of this process (0: every robot only
+/// holds). The REPL asks on Ctrl-C at its prompt, where no signal is raised: a run started in
+/// the background (`engine:start`) is stopped as a Ctrl-C during a command would stop it.
+pub fn runs_in_progress() -> usize {
+    RUNS_IN_PROGRESS.load(Ordering::SeqCst)
+}
+
 /// Cancels the run of every engine in this process at its next tick; the robots hold.
 /// Async-signal-safe (one atomic add), so a SIGINT handler may call it.
 pub fn cancel_all_runs() {
@@ -551,7 +561,7 @@ impl Coordinator {
                     job.start_tick = self.tick;
                     job.stats.reset();
                     self.shared.snapshot.swap_run_name(&mut job.name);
-                    self.current = Some(job);
+                    self.enter(job);
                 }
                 Some(Command::Swap(job)) => self.next = Some(job),
                 None => {}
@@ -560,7 +570,7 @@ impl Coordinator {
             // this one. One that is stopping after a fault or has ended is not interrupted.
             if self.next.is_some() && self.current.as_ref().is_none_or(|j| j.stopping.is_none() && j.outcome.is_none()) {
                 let mut job = self.next.take().expect("checked");
-                if let Some(mut old) = self.current.take() {
+                if let Some(mut old) = self.leave() {
                     old.outcome = Some(Outcome::Finished(format!("swapped for '{}'", job.assembly.name)));
                     if self.finished.send(old).is_err() {
                         break;
@@ -569,7 +579,7 @@ impl Coordinator {
                 job.start_tick = self.tick;
                 job.stats.reset();
                 self.shared.snapshot.swap_run_name(&mut job.name);
-                self.current = Some(job);
+                self.enter(job);
             }
             let woke = if self.config.clock == ClockKind::Wall {
                 sleep_until(deadline);
@@ -599,14 +609,32 @@ impl Coordinator {
                 // After the tick's work: a copy for a reader that asked (one relaxed load otherwise).
                 self.shared.timing.offer(job);
                 if job.done {
-                    let job = self.current.take().expect("current job");
+                    let job = self.leave().expect("current job");
                     if self.finished.send(job).is_err() {
                         break;
                     }
                 }
             }
         }
+        // The engine stops: a run still stepping is dropped with it.
+        self.leave();
         self.base
+    }
+
+    /// `job` becomes the assembly stepping (counted in [`runs_in_progress`]).
+    fn enter(&mut self, job: Box<Job>) {
+        if self.current.replace(job).is_none() {
+            RUNS_IN_PROGRESS.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// The assembly stepping leaves (it ended, or was replaced).
+    fn leave(&mut self) -> Option<Box<Job>> {
+        let job = self.current.take();
+        if job.is_some() {
+            RUNS_IN_PROGRESS.fetch_sub(1, Ordering::SeqCst);
+        }
+        job
     }
 
     /// One tick: sense, step the assembly, actuate (or hold).

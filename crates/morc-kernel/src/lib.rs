@@ -33,7 +33,7 @@ pub use base::{Base, BaseHandle, Commands};
 pub use clock::{monotonic_ns, sleep_until, thread_cpu_ns, ClockKind};
 pub use component::{AssemblyResults, Component, ComponentInfo, InitContext, ParamInfo, PortInfo, Step, StepContext};
 pub use data::AssemblyData;
-pub use engine::{cancel_all_runs, Canceller, Engine, EngineConfig, EngineStats, EngineSummary, Outcome, RunHandle, RunResult, RunTiming, TimingCell};
+pub use engine::{cancel_all_runs, runs_in_progress, Canceller, Engine, EngineConfig, EngineStats, EngineSummary, Outcome, RunHandle, RunResult, RunTiming, TimingCell};
 pub use error::{AssemblyError, ComponentRef, EngineError, Fault, FaultSource};
 pub use ideal_axes::IdealAxes;
 pub use multirate::{ComponentReport, ComponentTiming, RunningAssembly};
