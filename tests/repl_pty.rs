@@ -279,6 +279,32 @@ fn reload_swaps_in_an_edited_controller_while_it_runs() {
     assert!(screen.contains("EXIT=0"), "{screen}");
 }
 
+/// SIGTERM (a supervisor stopping morc) while the REPL waits at its prompt with a run going on
+/// in the background: the run is stopped, the robot holds, its recording is closed complete,
+/// and morc ends with 143 — not killed mid-run with the recording's tail lost.
+#[test]
+fn sigterm_at_the_prompt_ends_a_background_run_cleanly() {
+    let dir = scratch_dir("sigterm");
+    let term = Terminal::start(&format!("cd {} && MORC_HISTORY={} {MORC} --clock wall", dir.display(), dir.join("history").display()));
+    term.wait_for("morc> ", 20.0);
+    term.type_line(
+        "a = morc.assembly \"bg\"; a:add(\"s\", \"sine\", { n = 6, amplitude = 0.1 }); a:connect(\"s.y\", \"robot.q_cmd\"); a:record { \"s.y\", path = \"bg.h5\" }; h = morc.engine:start(a)",
+    );
+    term.wait_until("the prompt", 10.0, |s| s.ends_with("morc> "));
+    std::thread::sleep(Duration::from_millis(500));
+    let pane = term.tmux(&["list-panes", "-t", "0", "-F", "#{pane_pid}"]).output().unwrap();
+    let shell = String::from_utf8_lossy(&pane.stdout).trim().to_string();
+    let child = Command::new("pgrep").args(["-P", &shell, "-x", "morc"]).output().unwrap();
+    let pid = String::from_utf8_lossy(&child.stdout).trim().to_string();
+    assert!(!pid.is_empty(), "no morc process under the pane's shell {shell}");
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let screen = term.wait_for("EXIT=", 20.0);
+    assert!(screen.contains("EXIT=143"), "{screen}");
+    let (code, info, err) = morc(&["rec", "info", dir.join("bg.h5").to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(info.lines().any(|l| l.split_whitespace().eq(["complete", "1"])), "the recording was not closed complete:\n{info}");
+}
+
 #[test]
 fn jog_mode_moves_the_robot_while_a_key_is_held_and_stops_when_it_is_let_go() {
     let dir = scratch_dir("jog");

@@ -145,6 +145,9 @@ fn session(lua: &Lua) -> Result<(), String> {
             // what runs in the background (`engine:start`): no signal reaches the handler while
             // the line editor reads, yet a Ctrl-C must stop the robot wherever it is pressed.
             Err(ReadlineError::Interrupted) => {
+                if super::interrupt::terminating().is_some() {
+                    break;
+                }
                 chunk.clear();
                 let running = morc_kernel::runs_in_progress();
                 if running > 0 {
