@@ -156,7 +156,13 @@ fn session(lua: &Lua) -> Result<(), String> {
                     eprintln!("Ctrl-C: stopped {what} running in the background; the robot holds (h:wait() gives the result of a run started as h = engine:start(a))");
                 }
             }
-            Err(ReadlineError::Eof) => break,
+            Err(ReadlineError::Eof) => {
+                if morc_kernel::runs_in_progress() > 0 {
+                    // Leaving stops it (the engines brake and close its recordings on the way out).
+                    eprintln!("Ctrl-D: stopping what runs in the background; the robot holds");
+                }
+                break;
+            }
             Err(e) => {
                 save_history(&mut editor, history.as_ref());
                 return Err(format!("reading input: {e}"));

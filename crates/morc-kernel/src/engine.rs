@@ -133,13 +133,22 @@ impl RunResult {
     pub fn report(&self) -> String {
         use std::fmt::Write;
         let mut s = String::new();
-        let outcome = match &self.outcome {
-            Outcome::Finished(r) => format!("finished ({r})"),
-            Outcome::Fault(m) => format!("FAULT: {m}"),
-            Outcome::Cancelled => "cancelled".into(),
+        // A fault's message may go on over lines (a Lua traceback): its first line goes in the
+        // headline, the rest below it, so the headline reads as one sentence.
+        let (outcome, details) = match &self.outcome {
+            Outcome::Finished(r) => (format!("finished ({r})"), None),
+            Outcome::Fault(m) => {
+                let text = m.to_string();
+                let (first, rest) = text.split_once('\n').map_or((text.as_str(), None), |(a, b)| (a, Some(b.to_string())));
+                (format!("FAULT: {first}"), rest)
+            }
+            Outcome::Cancelled => ("cancelled".into(), None),
         };
         let _ =
             writeln!(s, "assembly '{}' {outcome} after {} ticks = {:.3} s ({} clock, T = {} ms)", self.assembly, self.ticks, self.ticks as f64 * self.base_period, self.clock, self.base_period * 1e3);
+        for line in details.iter().flat_map(|d| d.lines()) {
+            let _ = writeln!(s, "    {}", line.replace('\t', "  "));
+        }
         if self.clock == ClockKind::Wall {
             let _ = writeln!(s, "  wake-up latency  {}", self.engine.wake_latency);
         }
