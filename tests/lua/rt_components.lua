@@ -62,6 +62,23 @@ T.test("a full memory pool faults the component that filled it, by name", functi
   T.raises(function() morc.assembly { "x", memory = 0 } end, "memory = 0", "in MB")
 end)
 
+T.test("a pool filled to its last bytes faults the component; morc's own calls on the state still work", function()
+  -- Copying ports, references and the results run outside a protected call: they draw on a
+  -- reserve the component's code cannot use, so a full pool is a fault, never an abort.
+  local a = morc.assembly { "filler", duration = 10, memory = 1 }
+  a:add("f", mods.filler)
+  local r = engine:run(a)
+  T.eq(r.ok, false)
+  assert(r.reason:find("component 'f' (rt_filler)", 1, true), r.reason)
+  assert(r.reason:find("Lua memory pool (1 MB", 1, true), r.reason)
+  -- terminate still reports (it may use the reserve).
+  assert(r.data["f.filled"] > 1000, tostring(r.data["f.filled"]))
+  -- The engine and a new state go on.
+  local b = morc.assembly { "after", duration = 0.005 }
+  b:add("c", mods.counter)
+  T.eq(engine:run(b).ok, true)
+end)
+
 T.test("an edited module runs from the next assembly; changed ports ask for a reload", function()
   local dir = os.tmpname()
   os.remove(dir)

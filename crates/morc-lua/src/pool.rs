@@ -24,13 +24,20 @@ pub(crate) struct Pool {
     block: NonNull<[MaybeUninit<u8>]>,
     /// Its size in bytes.
     pub capacity: usize,
-    /// Bytes Lua holds now.
+    /// Bytes of the pool in use now: Lua's blocks with TLSF's headers and rounding.
     pub used: usize,
     /// The most Lua has held at once.
     pub peak: usize,
     /// Allocations refused because the pool was full (Lua then raised "not enough memory",
     /// after a collection of its own).
     pub refused: u64,
+    /// Set while a component's own code runs (its init and steps): it may fill the pool
+    /// only up to [`Pool::reserve`] short of its capacity. The rest is for morc's own calls on
+    /// the state (copying ports, references, reading results), which run outside a protected
+    /// call: there a failed allocation would abort the process instead of faulting the component.
+    pub user_code: bool,
+    /// Bytes kept for morc's own calls (see [`Pool::user_code`]).
+    pub reserve: usize,
 }
 
 // SAFETY: the pool is used by one Lua state, which one thread at a time uses (behind the
@@ -55,7 +62,8 @@ impl Pool {
         unsafe {
             heap.insert_free_block_ptr(NonNull::new_unchecked(block.as_ptr() as *mut [u8]));
         }
-        Ok(Box::new(Pool { heap, block, capacity: bytes, used: 0, peak: 0, refused: 0 }))
+        let reserve = (bytes / 16).clamp(16 << 10, 256 << 10);
+        Ok(Box::new(Pool { heap, block, capacity: bytes, used: 0, peak: 0, refused: 0, user_code: false, reserve }))
     }
 }
 
@@ -71,12 +79,14 @@ impl Drop for Pool {
 /// # Safety
 /// `ud` must point to a live `Pool` used by this Lua state only; `ptr`, `osize` are as Lua
 /// passes them (a block from this pool and its size, or null).
-pub(crate) unsafe extern "C-unwind" fn allocate(ud: *mut c_void, ptr: *mut c_void, osize: usize, nsize: usize) -> *mut c_void {
+pub(crate) unsafe extern "C-unwind" fn allocate(ud: *mut c_void, ptr: *mut c_void, _osize: usize, nsize: usize) -> *mut c_void {
     let pool = &mut *(ud as *mut Pool);
-    // When `ptr` is null, `osize` is a type tag, not a size.
-    let old = if ptr.is_null() { 0 } else { osize };
+    let old_block = NonNull::new(ptr as *mut u8);
+    // What the pool holds for it, TLSF's header and rounding included (Lua's `osize` is the
+    // size it asked for, or a type tag when `ptr` is null).
+    let old = old_block.map_or(0, |p| block_size(p));
     if nsize == 0 {
-        if let Some(p) = NonNull::new(ptr as *mut u8) {
+        if let Some(p) = old_block {
             pool.heap.deallocate(p, ALIGN);
             pool.used -= old;
         }
@@ -85,13 +95,17 @@ pub(crate) unsafe extern "C-unwind" fn allocate(ud: *mut c_void, ptr: *mut c_voi
     let Ok(layout) = Layout::from_size_align(nsize, ALIGN) else {
         return std::ptr::null_mut();
     };
-    let result = match NonNull::new(ptr as *mut u8) {
+    if pool.user_code && pool.used - old + block_for(nsize) > pool.capacity - pool.reserve && block_for(nsize) > old {
+        pool.refused += 1;
+        return std::ptr::null_mut();
+    }
+    let result = match old_block {
         None => pool.heap.allocate(layout),
         Some(p) => pool.heap.reallocate(p, layout),
     };
     match result {
         Some(p) => {
-            pool.used = pool.used - old + nsize;
+            pool.used = pool.used - old + block_size(p);
             pool.peak = pool.peak.max(pool.used);
             p.as_ptr() as *mut c_void
         }
@@ -101,6 +115,22 @@ pub(crate) unsafe extern "C-unwind" fn allocate(ud: *mut c_void, ptr: *mut c_voi
             std::ptr::null_mut()
         }
     }
+}
+
+/// TLSF's header before each used block's payload (its size and the previous block).
+const BLOCK_HEADER: usize = 2 * std::mem::size_of::<usize>();
+
+/// The bytes of the pool a block given out takes.
+///
+/// # Safety
+/// `p` is a block of this pool's heap, still allocated.
+unsafe fn block_size(p: NonNull<u8>) -> usize {
+    Heap::allocation_usable_size(p) + BLOCK_HEADER
+}
+
+/// The bytes of the pool a new block of `size` will take.
+fn block_for(size: usize) -> usize {
+    (size + BLOCK_HEADER).div_ceil(rlsf::GRANULARITY) * rlsf::GRANULARITY
 }
 
 /// A new Lua state allocating from `pool`, with the standard libraries open.
@@ -127,14 +157,34 @@ mod tests {
         unsafe {
             let a = allocate(ud, std::ptr::null_mut(), 5, 100);
             assert!(!a.is_null());
-            assert_eq!(pool.used, 100);
+            // 100 bytes and TLSF's 16-byte header, rounded up to its 32-byte granularity.
+            assert_eq!(pool.used, 128);
             let b = allocate(ud, a, 100, 5000);
             assert!(!b.is_null());
-            assert_eq!(pool.used, 5000);
+            assert_eq!(pool.used, block_for(5000));
             allocate(ud, b, 5000, 0);
             assert_eq!(pool.used, 0);
-            assert_eq!(pool.peak, 5000);
+            assert_eq!(pool.peak, block_for(5000));
         }
+    }
+
+    #[test]
+    fn a_components_code_cannot_take_the_reserve() {
+        let mut pool = Pool::new(1 << 20).unwrap();
+        let ud = &mut *pool as *mut Pool as *mut c_void;
+        let mut blocks = 0;
+        unsafe {
+            pool.user_code = true;
+            while !allocate(ud, std::ptr::null_mut(), 0, 40).is_null() {
+                blocks += 1;
+            }
+            assert_eq!(pool.refused, 1);
+            assert!(pool.used <= pool.capacity - pool.reserve && pool.used + 64 > pool.capacity - pool.reserve, "{} of {}", pool.used, pool.capacity);
+            // morc's own calls still get memory.
+            pool.user_code = false;
+            assert!(!allocate(ud, std::ptr::null_mut(), 0, 40).is_null());
+        }
+        assert!(blocks > 10_000);
     }
 
     #[test]

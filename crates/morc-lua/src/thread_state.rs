@@ -226,7 +226,7 @@ impl ThreadLua {
             let ports = |t: &Table, list: &[morc_kernel::PortInfo], values: Option<&[Value]>| -> mlua::Result<Vec<PortRef>> {
                 let mut refs = Vec::new();
                 for (i, p) in list.iter().enumerate() {
-                    let key = inner_ref(&lua, state, mlua::Value::String(lua.create_string(&p.name)?))?;
+                    let key = inner_ref(&lua, mlua::Value::String(lua.create_string(&p.name)?))?;
                     let table = match p.ty {
                         morc_kernel::ValueType::Vector(n) => {
                             let v = lua.create_table_with_capacity(n, 0)?;
@@ -234,7 +234,7 @@ impl ThreadLua {
                                 v.raw_set(j, 0.0)?;
                             }
                             t.raw_set(p.name.as_str(), v.clone())?;
-                            inner_ref(&lua, state, mlua::Value::Table(v))?
+                            inner_ref(&lua, mlua::Value::Table(v))?
                         }
                         _ => {
                             let initial = values.map_or(mlua::Value::Nil, |vs| from_value(&lua, &vs[i]).unwrap_or(mlua::Value::Nil));
@@ -257,11 +257,13 @@ impl ThreadLua {
         if let Some(init) = init {
             // An endless loop in init must not keep the program from its prompt either.
             inner.watch.begin(INIT_LIMIT_NS);
+            inner.pool.user_code = true;
             let result = init.call::<()>((this.clone(), out.clone()));
+            inner.pool.user_code = false;
             inner.watch.end();
             result.map_err(|e| lua_error_text(&e))?;
         }
-        let r = |v: mlua::Value| inner_ref(&lua, state, v).map_err(|e| lua_error_text(&e));
+        let r = |v: mlua::Value| inner_ref(&lua, v).map_err(|e| lua_error_text(&e));
         let step = r(kind.get::<mlua::Value>("step").map_err(|e| e.to_string())?)?;
         let terminate = r(kind.get::<mlua::Value>("terminate").map_err(|e| e.to_string())?)?;
         let instance = Instance {
@@ -306,9 +308,9 @@ impl ThreadLua {
         if exhausted {
             let (capacity, peak) = (inner.pool.capacity, inner.pool.peak);
             return morc_kernel::Step::Fault(format!(
-                "its thread's Lua memory pool ({} MB, {} MB at most in use) is exhausted: allocate less per step, or give the assembly a larger pool (morc.assembly {{ …, memory = MB }})",
-                capacity >> 20,
-                peak >> 20
+                "its thread's Lua memory pool ({}, {} at most in use) is exhausted: allocate less per step, or give the assembly a larger pool (morc.assembly {{ …, memory = MB }})",
+                megabytes(capacity),
+                megabytes(peak)
             ));
         }
         result
@@ -319,8 +321,10 @@ impl ThreadLua {
     pub fn terminate(&self, instance: &Instance, results: &mut AssemblyResults) {
         let inner = self.lock();
         let lua = inner.lua.clone().expect("state set up");
-        let get = |r: c_int| from_ref(&lua, inner.state, r);
+        let get = |r: c_int| from_ref(&lua, r);
         if let (Ok(mlua::Value::Function(t)), Ok(this)) = (get(instance.terminate), get(instance.this)) {
+            // terminate may draw on the reserve: a component that filled its pool still gets
+            // to report (nothing of morc's needs Lua memory after it).
             match t.call::<mlua::Value>(this) {
                 Ok(mlua::Value::Table(r)) => {
                     for (k, v) in r.pairs::<String, mlua::Value>().flatten() {
@@ -356,6 +360,16 @@ impl SlackWork for ThreadLua {
     }
 }
 
+/// `bytes` in MB for a message: "8 MB", "0.25 MB", "1.94 MB".
+fn megabytes(bytes: usize) -> String {
+    let mb = bytes as f64 / (1u64 << 20) as f64;
+    if bytes.is_multiple_of(1 << 20) {
+        format!("{mb} MB")
+    } else {
+        format!("{mb:.2} MB")
+    }
+}
+
 /// Marks a state as a stepping thread's: `morc.component` there keeps what it defines, for the
 /// loader below to pick up by kind name.
 pub(crate) struct ThreadStateMarker;
@@ -381,36 +395,27 @@ fn capture_into(lua: &Lua, kind: &str, definition: &Table) -> mlua::Result<()> {
     captured.raw_set(kind, definition.clone())
 }
 
-/// A registry reference (luaL_ref) to `v` in `state`, for the C API's use on the real-time path.
-fn inner_ref(lua: &Lua, state: *mut ffi::lua_State, v: mlua::Value) -> mlua::Result<c_int> {
+/// A registry reference (luaL_ref) to `v`, for the C API's use on the real-time path. In
+/// protected mode: a full pool fails it with an error, not an abort.
+fn inner_ref(lua: &Lua, v: mlua::Value) -> mlua::Result<c_int> {
     if v.is_nil() {
         return Ok(ffi::LUA_NOREF);
     }
-    lua.set_named_registry_value(TMP, v)?;
-    // SAFETY: the value was just stored under that key in this state's registry (a table without
-    // a metatable): it is pushed, then referenced and popped by luaL_ref.
-    let r = unsafe {
-        ffi::lua_getfield(state, ffi::LUA_REGISTRYINDEX, TMP_C.as_ptr());
-        ffi::luaL_ref(state, ffi::LUA_REGISTRYINDEX)
-    };
-    lua.unset_named_registry_value(TMP)?;
+    let mut r = ffi::LUA_NOREF;
+    // SAFETY: `v` is pushed as the one argument; luaL_ref pops it (the stack is balanced).
+    unsafe { lua.exec_raw::<()>(v, |l| r = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX))? };
     Ok(r)
 }
 
 /// The value a registry reference made by [`inner_ref`] refers to, as an mlua value.
-fn from_ref(lua: &Lua, state: *mut ffi::lua_State, r: c_int) -> mlua::Result<mlua::Value> {
-    // SAFETY: pushes the referenced value and moves it to a named registry key (balanced).
+fn from_ref(lua: &Lua, r: c_int) -> mlua::Result<mlua::Value> {
+    // SAFETY: pushes the referenced value, which exec_raw returns.
     unsafe {
-        ffi::lua_rawgeti(state, ffi::LUA_REGISTRYINDEX, r as ffi::lua_Integer);
-        ffi::lua_setfield(state, ffi::LUA_REGISTRYINDEX, TMP_C.as_ptr());
+        lua.exec_raw::<mlua::Value>((), |l| {
+            ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, r as ffi::lua_Integer);
+        })
     }
-    let v = lua.named_registry_value::<mlua::Value>(TMP);
-    lua.unset_named_registry_value(TMP)?;
-    v
 }
-
-const TMP: &str = "morc.thread.tmp";
-const TMP_C: &CStr = c"morc.thread.tmp";
 
 impl Inner {
     /// The definition table of `def`'s kind in this state, loading its module the first time.
@@ -513,7 +518,9 @@ impl Inner {
         ffi::lua_pushnumber(l, ctx.time);
         let limit_ns = (ctx.period * 1e9 * STEP_LIMIT_PERIODS).max(STEP_LIMIT_MIN_NS);
         self.watch.begin(limit_ns as u64);
+        self.pool.user_code = true;
         let status = ffi::lua_pcall(l, 4, 1, top + 1);
+        self.pool.user_code = false;
         self.watch.end();
         if status != ffi::LUA_OK {
             let message = if status == ffi::LUA_ERRMEM { String::from("not enough memory") } else { tidy_traceback(&text_at(l, -1)) };

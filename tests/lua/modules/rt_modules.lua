@@ -37,6 +37,17 @@ M.hoard = morc.component {
   end,
 }
 
+M.filler = morc.component {
+  name = "rt_filler", doc = "fills its pool to the last bytes with small tables (no large block left for the pool to refuse)",
+  outputs = { "y" },
+  init = function(self) self.n = 0 end,
+  step = function(self, inp, out)
+    for _ = 1, 2000 do self.head = { self.head }; self.n = self.n + 1 end
+    out.y = self.n
+  end,
+  terminate = function(self) return { filled = self.n } end,
+}
+
 M.talker = morc.component {
   name = "rt_talker", doc = "prints at steps 1 and 3",
   outputs = { "y" },
