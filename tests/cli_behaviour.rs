@@ -254,3 +254,22 @@ fn hand_guiding_and_direct_teaching_run_unchanged_on_the_virtual_ethercat_segmen
         assert!(last.starts_with(want), "{example} on --bus sim: {last}");
     }
 }
+
+/// A program that ends with a run it started still going is told so: the run is stopped (the
+/// robot holds, its recording closed) rather than cut off without a word.
+#[test]
+fn a_program_ending_with_a_run_going_says_it_was_stopped() {
+    let dir = scratch("background");
+    let program = dir.join("bg.lua");
+    std::fs::write(&program, "local a = morc.assembly { \"bg\", duration = 30 }\na:add(\"s\", \"sine\", { n = 6, amplitude = 0.1 })\na:connect(\"s.y\", \"robot.q_cmd\")\nh = morc.engine:start(a)\n")
+        .unwrap();
+    let out = morc().args(["--clock", "wall", "run"]).arg(&program).output().unwrap();
+    let all = text(&out);
+    assert!(out.status.success(), "{all}");
+    assert!(all.contains("bg.lua ended with a run still going (started with engine:start): it is stopped now and the robot holds"), "{all}");
+    // A program that waits for its run is not told anything.
+    std::fs::write(&program, "local a = morc.assembly { \"bg\", duration = 0.01 }\na:add(\"s\", \"sine\")\nh = morc.engine:start(a)\nh:wait()\n").unwrap();
+    let out = morc().args(["run"]).arg(&program).output().unwrap();
+    let all = text(&out);
+    assert!(out.status.success() && !all.contains("still going"), "{all}");
+}

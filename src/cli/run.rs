@@ -21,6 +21,11 @@ pub fn main(config: EngineConfig, setup: &LuaSetup, file: &Path, args: &[String]
         log::warn!("{e}");
     }
     let result = run_file(&lua, file, args);
+    if result.is_ok() && morc_kernel::runs_in_progress() > 0 {
+        // Leaving stops them (the engines brake and close their recordings): say so, since
+        // the program asked for more than it got.
+        eprintln!("morc: {} ended with a run still going (started with engine:start): it is stopped now and the robot holds; to let it finish, end the program with h:wait()", file.display());
+    }
     // The engine holds the robot when no assembly runs; dropping the state stops it.
     match result {
         Err(e) if morc_lua::interrupt::pending() || super::interrupt::terminating().is_some() => {

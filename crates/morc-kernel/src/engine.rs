@@ -264,6 +264,25 @@ struct Job {
     done: bool,
     /// The assembly's name, for the snapshot (swapped in when it starts).
     name: String,
+    /// Counts the run in [`runs_in_progress`] from when it is handed to the Coordinator until
+    /// it leaves the base (taken then, or dropped with a job that never ran).
+    in_progress: Option<InProgress>,
+}
+
+/// One run in [`RUNS_IN_PROGRESS`], while it lives.
+struct InProgress;
+
+impl InProgress {
+    fn new() -> InProgress {
+        RUNS_IN_PROGRESS.fetch_add(1, Ordering::SeqCst);
+        InProgress
+    }
+}
+
+impl Drop for InProgress {
+    fn drop(&mut self) {
+        RUNS_IN_PROGRESS.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 enum Command {
@@ -288,11 +307,11 @@ struct Shared {
 /// handler cannot know which engine the program has started since.
 static CANCEL_ALL: AtomicU64 = AtomicU64::new(0);
 
-/// Assemblies stepping now, summed over the engines of this process.
+/// Runs asked for and not yet over, summed over the engines of this process.
 static RUNS_IN_PROGRESS: AtomicUsize = AtomicUsize::new(0);
 
-/// How many assemblies are stepping now on the engines of this process (0: every robot only
-/// holds). The REPL asks on Ctrl-C at its prompt, where no signal is raised: a run started in
+/// How many runs are asked for or stepping now on the engines of this process, and not over
+/// (0: every robot only holds). The REPL asks on Ctrl-C at its prompt, where no signal is raised: a run started in
 /// the background (`engine:start`) is stopped as a Ctrl-C during a command would stop it.
 pub fn runs_in_progress() -> usize {
     RUNS_IN_PROGRESS.load(Ordering::SeqCst)
@@ -446,6 +465,7 @@ impl Engine {
             stopping: None,
             done: false,
             name: spec.name.clone(),
+            in_progress: Some(InProgress::new()),
         }))
     }
 
@@ -570,7 +590,7 @@ impl Coordinator {
                     job.start_tick = self.tick;
                     job.stats.reset();
                     self.shared.snapshot.swap_run_name(&mut job.name);
-                    self.enter(job);
+                    self.current = Some(job);
                 }
                 Some(Command::Swap(job)) => self.next = Some(job),
                 None => {}
@@ -588,7 +608,7 @@ impl Coordinator {
                 job.start_tick = self.tick;
                 job.stats.reset();
                 self.shared.snapshot.swap_run_name(&mut job.name);
-                self.enter(job);
+                self.current = Some(job);
             }
             let woke = if self.config.clock == ClockKind::Wall {
                 sleep_until(deadline);
@@ -625,23 +645,15 @@ impl Coordinator {
                 }
             }
         }
-        // The engine stops: a run still stepping is dropped with it.
-        self.leave();
         self.base
     }
 
-    /// `job` becomes the assembly stepping (counted in [`runs_in_progress`]).
-    fn enter(&mut self, job: Box<Job>) {
-        if self.current.replace(job).is_none() {
-            RUNS_IN_PROGRESS.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-
-    /// The assembly stepping leaves (it ended, or was replaced).
+    /// The assembly stepping leaves (it ended, or was replaced): no longer in
+    /// [`runs_in_progress`].
     fn leave(&mut self) -> Option<Box<Job>> {
-        let job = self.current.take();
-        if job.is_some() {
-            RUNS_IN_PROGRESS.fetch_sub(1, Ordering::SeqCst);
+        let mut job = self.current.take();
+        if let Some(j) = &mut job {
+            j.in_progress = None;
         }
         job
     }
