@@ -152,7 +152,10 @@ pub fn parse_port(decl: &str) -> Result<(PortInfo, Option<String>), String> {
     let mut sized_by = None;
     let (name, ty) = match name.split_once('[') {
         Some((n, rest)) => {
-            let inside = rest.trim_end_matches(']').trim();
+            let Some(inside) = rest.trim_end().strip_suffix(']') else {
+                return Err(format!("port '{decl}': the size in [ ] needs its closing bracket, as in 'q[6]' or 'q[n]'"));
+            };
+            let inside = inside.trim();
             let size = match inside.parse::<usize>() {
                 Ok(size) => size,
                 Err(_) if !inside.is_empty() && inside.chars().all(|c| c.is_alphanumeric() || c == '_') && !inside.starts_with(|c: char| c.is_ascii_digit()) => {
@@ -164,7 +167,7 @@ pub fn parse_port(decl: &str) -> Result<(PortInfo, Option<String>), String> {
             if size == 0 {
                 return Err(format!("port '{decl}': a vector needs at least one element"));
             }
-            (n, ValueType::Vector(size))
+            (n.trim(), ValueType::Vector(size))
         }
         None => (
             name,
@@ -181,4 +184,29 @@ pub fn parse_port(decl: &str) -> Result<(PortInfo, Option<String>), String> {
         return Err(format!("port name '{name}' must be letters, digits and _"));
     }
     Ok((PortInfo::new(name, ty), sized_by))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn port_declarations() {
+        let (p, by) = parse_port("q[6]").unwrap();
+        assert_eq!((p.name.as_str(), p.ty, by), ("q", ValueType::Vector(6), None));
+        let (p, by) = parse_port(" q [ n ] ").unwrap();
+        assert_eq!((p.name.as_str(), p.ty, by.as_deref()), ("q", ValueType::Vector(1), Some("n")));
+        assert_eq!(parse_port("on:boolean").unwrap().0.ty, ValueType::Boolean);
+        for (bad, says) in [
+            ("q[n", "needs its closing bracket"),
+            ("q[6]]", "whole number or the name"),
+            ("q[0]", "at least one element"),
+            ("q[2x]", "whole number or the name"),
+            ("u:complex", "unknown type 'complex'"),
+            ("a-b", "letters, digits and _"),
+        ] {
+            let e = parse_port(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
 }
