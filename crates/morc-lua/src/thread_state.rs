@@ -360,6 +360,12 @@ impl SlackWork for ThreadLua {
     }
 }
 
+/// An error's text without its traceback: where loading a module failed is in its first part
+/// (file:line); the traceback would only walk through the library loader.
+fn first_part(text: &str) -> &str {
+    text.split_once("\nstack traceback:").map_or(text, |(first, _)| first)
+}
+
 /// `bytes` in MB for a message: "8 MB", "0.25 MB", "1.94 MB".
 fn megabytes(bytes: usize) -> String {
     let mb = bytes as f64 / (1u64 << 20) as f64;
@@ -440,12 +446,12 @@ impl Inner {
                 // A library loaded from a folder (not found through the path) is loaded the same way.
                 if let Some(trust) = &def.sandbox {
                     let load = || -> mlua::Result<()> { lua.globals().get::<Table>("morc")?.get::<Table>("lib")?.get::<Function>("load")?.call(trust.dir.display().to_string()) };
-                    load().map_err(|e| format!("loading library {} ({}) into the stepping thread's Lua state: {}", trust.name, trust.dir.display(), lua_error_text(&e)))?;
+                    load().map_err(|e| format!("loading library {} ({}) into the stepping thread's Lua state: {}", trust.name, trust.dir.display(), first_part(&lua_error_text(&e))))?;
                 }
                 let require: Function = lua.globals().get("require").map_err(|e| e.to_string())?;
                 require
                     .call::<mlua::Value>(module.as_str())
-                    .map_err(|e| format!("loading its module '{module}' ({file}) into the stepping thread's Lua state: {}", lua_error_text(&e)))?;
+                    .map_err(|e| format!("loading its module '{module}' ({file}) into the stepping thread's Lua state: {}", first_part(&lua_error_text(&e))))?;
                 let t = captured()
                     .map_err(|e| e.to_string())?
                     .ok_or_else(|| format!("its module '{module}' ({file}) no longer defines the component '{}' (morc.component {{ name = \"{}\", … }})", def.kind, def.kind))?;
