@@ -214,6 +214,9 @@ fn a_reader_gets_the_running_assemblys_timing_while_it_runs() {
             }),
         );
     }
+    // The slower task stays on its Updater, which has it at every tick's end (when the copy is
+    // made): its timing is copied when it comes home.
+    a.keep_updaters = true;
     let handle = e.start_run(&a, &AssemblyData::new()).unwrap();
     // Copies as asked, each later than the one before: the run goes on (until cancelled).
     let copy = |after: u64| {

@@ -234,8 +234,9 @@ impl TimingCell {
             return;
         }
         if let Some(entry) = t.components.get_mut(t.next) {
-            job.assembly.copy_timing(entry);
-            t.next += 1;
+            if job.assembly.copy_timing(entry) {
+                t.next += 1;
+            }
             return;
         }
         t.ticks = job.stats.ticks;

@@ -12,6 +12,7 @@
 //!
 //! Nothing here allocates after [`RunningAssembly::new`].
 
+use std::cell::Cell;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -80,6 +81,14 @@ struct ThreadedTask {
     inline_pending: bool,
     /// The slack work of its thread's components, which the Coordinator does once it runs inline.
     slack: Vec<Arc<dyn SlackWork>>,
+    /// A reader's copy of a component's timing ([`RunningAssembly::copy_timing`]): its slots are
+    /// the Updater's to write while it has the task, which is at every tick's end, so the slot
+    /// asked for is copied here the next time the task comes home.
+    timing_wanted: Cell<Option<usize>>,
+    /// That copy (preallocated): the slot it is of, its histogram and the task's steps then.
+    timing_copy: Cell<Option<usize>>,
+    timing_exec: Histogram,
+    timing_steps: u64,
 }
 
 /// A slower task whose runs all took less than this share of the base period (after
@@ -181,17 +190,34 @@ impl RunningAssembly {
     }
 
     /// Copies one component's timing so far into `entry` (made by [`timing_layout`](Self::timing_layout)
-    /// for this run) without allocating. A slower task its Updater has out right now keeps its last copy.
-    pub fn copy_timing(&self, entry: &mut ComponentTiming) {
-        let (task, overruns) = match entry.task {
-            0 => (Some(&*self.inline), 0),
-            k => self.threaded.get(k - 1).map_or((None, 0), |t| (t.task.as_deref(), t.overruns)),
-        };
-        if let Some(slot) = task.and_then(|t| t.slots.get(entry.slot)) {
-            entry.exec.copy_from(&slot.exec);
-            entry.steps = task.map_or(0, |t| t.steps);
-            entry.overruns = overruns;
+    /// for this run) without allocating, and says whether it did. A slower task that its
+    /// Updater has out is copied at its next return home: ask again on a later tick.
+    pub fn copy_timing(&self, entry: &mut ComponentTiming) -> bool {
+        if entry.task == 0 {
+            if let Some(slot) = self.inline.slots.get(entry.slot) {
+                entry.exec.copy_from(&slot.exec);
+                entry.steps = self.inline.steps;
+                entry.overruns = 0;
+            }
+            return true;
         }
+        let Some(t) = self.threaded.get(entry.task - 1) else { return true };
+        entry.overruns = t.overruns;
+        if let Some(task) = t.task.as_deref() {
+            if let Some(slot) = task.slots.get(entry.slot) {
+                entry.exec.copy_from(&slot.exec);
+                entry.steps = task.steps;
+            }
+            return true;
+        }
+        if t.timing_copy.get() == Some(entry.slot) {
+            t.timing_copy.set(None);
+            entry.exec.copy_from(&t.timing_exec);
+            entry.steps = t.timing_steps;
+            return true;
+        }
+        t.timing_wanted.set(Some(entry.slot));
+        false
     }
 
     /// Initialises the planned components (in data-flow order), lays out
@@ -383,6 +409,10 @@ impl RunningAssembly {
                     inline: false,
                     inline_pending: false,
                     slack: updater_slack,
+                    timing_wanted: Cell::new(None),
+                    timing_copy: Cell::new(None),
+                    timing_exec: Histogram::new(),
+                    timing_steps: 0,
                 });
             }
         }
@@ -469,6 +499,11 @@ impl RunningAssembly {
                 }
                 Ok(task) => {
                     t.io.publish(&task, &mut self.published);
+                    if let Some(slot) = t.timing_wanted.take().and_then(|s| task.slots.get(s).map(|x| (s, x))) {
+                        t.timing_exec.copy_from(&slot.1.exec);
+                        t.timing_steps = task.steps;
+                        t.timing_copy.set(Some(slot.0));
+                    }
                     let task = t.task.insert(task);
                     if !self.keep_updaters && task.steps >= INLINE_AFTER && task.longest_run_ns < inline_budget_ns {
                         t.inline = true;
