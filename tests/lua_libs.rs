@@ -179,6 +179,37 @@ fn lib_install_from_git() {
     assert!(work.join("user/repo/morc-lib.lua").exists());
 }
 
+/// A library shared as a release archive on a web server: `morc lib install https://…/x.tar.gz`
+/// fetches it (curl) and installs it as from a local archive; a missing one says what failed.
+#[test]
+fn lib_install_from_an_archive_url() {
+    let work = scratch("lib-url");
+    let served = work.join("served");
+    std::fs::create_dir_all(&served).unwrap();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/libs");
+    assert!(Command::new("tar").arg("czf").arg(served.join("sweep.tar.gz")).arg("-C").arg(&example).arg("sweep").status().unwrap().success());
+    // A real HTTP server on a free port (it prints the port it took).
+    let mut server = Command::new("python3")
+        .args(["-u", "-m", "http.server", "0", "--bind", "127.0.0.1"])
+        .current_dir(&served)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("python3 (scripts/setup installs it)");
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(server.stdout.take().unwrap()), &mut line).unwrap();
+    let port = line.split_whitespace().skip_while(|w| *w != "port").nth(1).unwrap_or_else(|| panic!("no port in {line:?}")).to_string();
+    let install = |name: &str| morc().env("MORC_LIB", work.join("user")).args(["lib", "install"]).arg(format!("http://127.0.0.1:{port}/{name}")).output().unwrap();
+    let out = install("sweep.tar.gz");
+    let missing = install("missing.tar.gz");
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(work.join("user/sweep/skills/sweep.lua").exists());
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert!(!missing.status.success() && err.contains("downloading http://127.0.0.1:") && err.contains("404"), "{err}");
+}
+
 /// A library's code that tries every way out, one function each (lib.NAME.probe). `outside`
 /// is a file outside the library's folder.
 const PROBE: &str = r#"

@@ -23,7 +23,8 @@ pub(crate) enum LibCommand {
         dir: PathBuf,
     },
     /// Install a library into the user library folder ($MORC_LIB or ~/.local/share/morc/lib)
-    /// from a folder, a .zip / .tar.gz archive, or a git URL.
+    /// from a folder, a .zip / .tar.gz archive (a file, or an http(s) URL fetched with curl),
+    /// or a git URL.
     /// A library's code runs with only the capabilities its manifest declares and `--grant`
     /// gives it (`morc lib info` shows them); one asking for more is refused.
     Install {
@@ -196,19 +197,32 @@ fn install(source: &str, force: bool, grant: &[String]) -> Result<(), String> {
     let staging = std::env::temp_dir().join(format!("morc-lib-install-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&staging);
     let result = (|| {
+        let is_url = source.contains("://") && !source.starts_with("file://");
+        let archive = |path: &Path| -> Result<(), String> {
+            if source.ends_with(".zip") {
+                extract_zip(path, &staging)
+            } else {
+                extract_tar_gz(path, &staging)
+            }
+        };
         let dir = if Path::new(source).is_dir() {
             PathBuf::from(source)
-        } else if source.ends_with(".zip") {
-            extract_zip(Path::new(source), &staging)?;
-            staging.clone()
-        } else if source.ends_with(".tar.gz") || source.ends_with(".tgz") {
-            extract_tar_gz(Path::new(source), &staging)?;
+        } else if source.ends_with(".zip") || source.ends_with(".tar.gz") || source.ends_with(".tgz") {
+            if is_url {
+                // A release archive on a server: fetched beside the staging folder first.
+                let fetched = staging.with_extension(if source.ends_with(".zip") { "zip" } else { "tar.gz" });
+                let result = download(source, &fetched).and_then(|_| archive(&fetched));
+                let _ = std::fs::remove_file(&fetched);
+                result?;
+            } else {
+                archive(Path::new(source))?;
+            }
             staging.clone()
         } else if source.contains("://") || source.starts_with("git@") || source.ends_with(".git") {
             git_clone(source, &staging)?;
             staging.clone()
         } else {
-            return Err(format!("{source}: not a folder, a .zip or .tar.gz archive, or a git URL"));
+            return Err(format!("{source}: not a folder, a .zip or .tar.gz archive (a file or an http(s) URL), or a git URL"));
         };
         let root = library_root(&dir)?;
         // Read in a state of its own: installing runs none of the library's code.
@@ -353,6 +367,21 @@ pub fn extract_tar_gz(archive: &Path, to: &Path) -> Result<(), String> {
             _ => {} // pax headers, links, devices: not part of a library
         }
         pos = data_start + size.div_ceil(512) * 512;
+    }
+    Ok(())
+}
+
+/// Fetches an archive from an http(s) URL with curl (as git fetches a git URL: no HTTP stack
+/// of morc's own for a command run once per library).
+fn download(url: &str, to: &Path) -> Result<(), String> {
+    let out = std::process::Command::new("curl")
+        .args(["--fail", "--silent", "--show-error", "--location", "--max-time", "300", "--output"])
+        .arg(to)
+        .arg(url)
+        .output()
+        .map_err(|e| format!("installing from an archive URL needs curl: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("downloading {url} failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
     }
     Ok(())
 }
