@@ -215,7 +215,7 @@ fn install(source: &str, force: bool, grant: &[String]) -> Result<(), String> {
                 let _ = std::fs::remove_file(&fetched);
                 result?;
             } else {
-                archive(Path::new(source))?;
+                archive(Path::new(source.strip_prefix("file://").unwrap_or(source)))?;
             }
             staging.clone()
         } else if source.contains("://") || source.starts_with("git@") || source.ends_with(".git") {
