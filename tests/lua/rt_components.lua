@@ -49,6 +49,10 @@ T.test("a runtime error faults the component with file:line and a traceback", fu
   assert(r.reason:find("rt_modules.lua:22: attempt to index a nil value (local 'reading')", 1, true), r.reason)
   assert(r.reason:find("stack traceback:", 1, true), r.reason)
   assert(r.reason:find("rt_modules.lua:22: in", 1, true), r.reason)
+  -- The report's headline is one line; the traceback follows it, indented.
+  local headline = r.report:match("^[^\n]*")
+  assert(headline:find("after 3 ticks", 1, true) and not headline:find("traceback", 1, true), headline)
+  assert(r.report:find("\n    stack traceback:\n      ", 1, true), r.report)
 end)
 
 T.test("a full memory pool faults the component that filled it, by name; morc's own calls still work", function()
@@ -109,6 +113,15 @@ return morc.component { name = "rt_edit", inputs = { %s }, outputs = { "y" },
   T.eq(ok, false)
   assert(tostring(err):find("changed the ports of 'rt_edit'", 1, true), tostring(err))
   assert(tostring(err):find("reload", 1, true), tostring(err))
+  -- A syntax error in the edited module: its file:line, without the loader's own traceback.
+  local f = assert(io.open(path, "w"))
+  f:write("local gain = = 5\n")
+  f:close()
+  ok, err = pcall(run)
+  T.eq(ok, false)
+  err = tostring(err)
+  assert(err:find("loading its module 'rt_edit'", 1, true) and err:find("rt_edit.lua:1: unexpected symbol near '='", 1, true), err)
+  assert(select(2, err:gsub("stack traceback", "")) <= 1, err)
   os.remove(path)
   os.remove(dir)
 end)
