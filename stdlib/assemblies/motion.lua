@@ -6,7 +6,8 @@
 --   local a = motion(robot, "lin", { target = pose }, { max_error = 1, record = true })
 --
 -- opts: name, feed_forward (default: when the base takes qd_ff and tau_ff), max_error (°,
--- default 2), record (true or a list of signal patterns), notes. The trajectory is "traj", the
+-- default 2), record (true or a list of signal patterns), notes, trajectory (a component kind to
+-- run as "traj" instead of the robot's `kind`: a library's reference, say). The trajectory is "traj", the
 -- monitor "mon", feed-forward "ff". On the simulated robot the base takes position, velocity and
 -- torque feed-forward; on the EtherCAT bus the drives take the position (CSP) and close their
 -- own loops.
@@ -18,7 +19,7 @@ return function(robot, kind, params, opts)
   local feed_forward = opts.feed_forward
   if feed_forward == nil then feed_forward = takes("tau_ff") end
   local a = morc.assembly { opts.name or kind }
-  a:add("traj", robot:component(kind), params)
+  a:add("traj", opts.trajectory or robot:component(kind), params)
   robot:add(a, "mon", "monitor", { max_error = opts.max_error or 2 })
   a:connect("robot.q", "traj.start")
   a:connect("traj.q", "mon.q_ref")

@@ -4,8 +4,7 @@
 -- cycle. Returns { ok = true, recording = file, run = the run's result }, or a failed result saying why.
 --   local run = require "lib.identify.helpers.run"
 --   local r = run(robot, excitation, { periods = 2, max_error = 2, path = "x.h5", engine = ctx.engine })
-local drive = require "stdlib.assemblies.drive"
-local takes = require "stdlib.assemblies.base_inputs"
+local motion_assembly = require "stdlib.assemblies.motion"
 
 return function(robot, e, opts)
   opts = opts or {}
@@ -14,16 +13,13 @@ return function(robot, e, opts)
   local m = motion.ptp(e.start, { settle = 0.5, tolerance = 0.05 })
   if not m.ok then return m end
   local periods = opts.periods or 1
-  local a = morc.assembly { opts.name or "identification" }
-  a:add("excite", "identify.fourier", { n = robot.dof, order = e.order, omega = e.omega, q0 = e.q0, a = e.a, b = e.b, periods = periods })
-  robot:add(a, "mon", "monitor", { max_error = opts.max_error or 2 })
-  a:connect("robot.q", "excite.start")
-  a:connect("excite.q", "mon.q_ref")
-  a:connect("robot.q", "mon.q")
-  a:connect("robot.qd", "mon.qd")
-  a:connect("robot.tau", "mon.tau")
-  drive(a, robot, "excite", takes("tau_ff"))
-  a:record { "robot.q", "robot.qd", "robot.tau", "excite.q", path = opts.path, notes = opts.notes or "identification: exciting trajectory" }
+  local a = motion_assembly(robot, "identification", { n = robot.dof, order = e.order, omega = e.omega, q0 = e.q0, a = e.a, b = e.b, periods = periods }, {
+    trajectory = "identify.fourier",
+    name = opts.name or "identification",
+    max_error = opts.max_error,
+    record = { "robot.q", "robot.qd", "robot.tau", "traj.q", path = opts.path },
+    notes = opts.notes or "identification: exciting trajectory",
+  })
   -- Whole periods and a little rest at the end.
   a.duration = periods * e.period + 0.2
   local r = engine:run(a)
