@@ -189,6 +189,17 @@ T.test("an endless loop in a step is stopped: the component faults, the robot ho
   assert(r.reason:find("ran past its time limit (a step: 10 periods", 1, true), r.reason)
 end)
 
+T.test("a step stopped for its time limit is reported so, even if it ran its pool out before", function()
+  -- 2 MB of empty tables in a 1 MB pool: an allocation is refused, Lua's emergency collection frees the
+  -- garbage and the step goes on, into a loop the watchdog stops.
+  local a = morc.assembly { "spin_full", duration = 1, memory = 1 }
+  a:add("s", mods.spin_after_filling)
+  local r = engine:run(a)
+  T.eq(r.ok, false)
+  assert(r.reason:find("component 's' (rt_spin_full) at t = 0.002 s", 1, true), r.reason)
+  assert(r.reason:find("ran past its time limit (a step: 10 periods", 1, true), r.reason)
+end)
+
 T.test("an endless loop inside a coroutine a step resumes is stopped too", function()
   local a = morc.assembly { "spin_co", duration = 1 }
   a:add("s", mods.spin_in_coroutine)

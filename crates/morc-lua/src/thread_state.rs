@@ -91,6 +91,10 @@ struct Inner {
     pool: Box<Pool>,
     /// What the watchdog sees of the steps (registered with it while the state is open).
     watch: Arc<Watch>,
+    /// Whether the last step was stopped by the watchdog for its time limit: that is then its
+    /// fault, even if it also filled the pool meanwhile (which of the two comes first depends
+    /// on the machine's speed; the time limit is what stopped it).
+    overran: bool,
     gc: Collector,
     /// CPU time of each collector step (ns): the distribution, beside the worst in [`GcStats`].
     gc_steps_cpu: morc_kernel::Histogram,
@@ -182,6 +186,7 @@ impl ThreadLua {
             state,
             pool,
             watch,
+            overran: false,
             gc_steps_cpu: morc_kernel::Histogram::new(),
             gc: Collector { mode: gc_mode(), in_cycle: false, live: 0, threshold: 0 },
         };
@@ -301,7 +306,9 @@ impl ThreadLua {
         let refused = inner.pool.refused;
         // SAFETY: our state, locked for the whole step; the stack is restored before returning.
         let result = unsafe { inner.step(instance, info, ctx, inputs, outputs) };
-        let exhausted = inner.pool.refused != refused;
+        // A step the watchdog stopped was stopped for its time limit, even if the pool also ran
+        // out meanwhile (Lua's emergency collection then freed the step's garbage and it looped on).
+        let exhausted = inner.pool.refused != refused && !inner.overran;
         if collect {
             inner.collect(None, &self.stats);
         }
@@ -527,7 +534,7 @@ impl Inner {
         self.pool.user_code = true;
         let status = ffi::lua_pcall(l, 4, 1, top + 1);
         self.pool.user_code = false;
-        self.watch.end();
+        self.overran = self.watch.end();
         if status != ffi::LUA_OK {
             let message = if status == ffi::LUA_ERRMEM { String::from("not enough memory") } else { tidy_traceback(&text_at(l, -1)) };
             ffi::lua_settop(l, top);

@@ -58,6 +58,9 @@ pub(crate) struct Watch {
     /// written by the hook, on the state's own thread.
     cpu_marked: AtomicU64,
     cpu_mark_ns: AtomicU64,
+    /// The generation the hook raised [`MESSAGE`] in (written by the hook, on the state's own
+    /// thread): that step was stopped for its time limit, whatever else it ran into meanwhile.
+    stopped: AtomicU64,
     /// The coroutine that runs now, inside the main thread (null: the main thread itself).
     running: AtomicPtr<ffi::lua_State>,
     /// Serialises `lua_sethook` on this state's Lua threads and changes of `running`.
@@ -87,6 +90,7 @@ impl Watch {
             armed: AtomicU64::new(0),
             cpu_marked: AtomicU64::new(0),
             cpu_mark_ns: AtomicU64::new(0),
+            stopped: AtomicU64::new(0),
             running: AtomicPtr::new(ptr::null_mut()),
             arming: Mutex::new(()),
         });
@@ -127,16 +131,20 @@ impl Watch {
 
     /// The step started by [`Watch::begin`] has ended (on the state's own thread): the hook goes
     /// if the watchdog armed it. Should the watchdog arm it only now, for the step that just
-    /// ended, the hook disarms itself at the next instruction it sees.
+    /// ended, the hook disarms itself at the next instruction it sees. Returns whether the step
+    /// ran past its time limit (the hook stopped it with [`MESSAGE`]).
     #[inline]
-    pub(crate) fn end(&self) {
-        self.generation.store(self.generation.load(Ordering::Relaxed) + 1, Ordering::Release);
+    pub(crate) fn end(&self) -> bool {
+        let generation = self.generation.load(Ordering::Relaxed);
+        let overran = self.stopped.load(Ordering::Relaxed) == generation;
+        self.generation.store(generation + 1, Ordering::Release);
         if self.armed.load(Ordering::Relaxed) != 0 {
             let _arming = self.lock();
             self.armed.store(0, Ordering::Relaxed);
             // SAFETY: our own state, on its own thread; the watchdog's lua_sethook is held off.
             unsafe { ffi::lua_sethook(self.state, None, 0, 0) };
         }
+        overran
     }
 
     fn lock(&self) -> MutexGuard<'_, ()> {
@@ -241,6 +249,7 @@ unsafe extern "C-unwind" fn hook(l: *mut ffi::lua_State, _: *mut ffi::lua_Debug)
         let _arming = watch.lock();
         ffi::lua_sethook(l, Some(hook), ffi::LUA_MASKCOUNT, 1);
     }
+    watch.stopped.store(generation, Ordering::Relaxed);
     let ran_ms = monotonic_ns().saturating_sub(watch.started_ns.load(Ordering::Relaxed)) / 1_000_000;
     // No Rust value with a destructor is alive here: luaL_error does not return.
     ffi::luaL_error(l, MESSAGE.as_ptr(), ran_ms as ffi::lua_Integer);

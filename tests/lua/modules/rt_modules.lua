@@ -60,11 +60,24 @@ M.talker = morc.component {
 }
 
 M.spin = morc.component {
-  name = "rt_spin", doc = "loops forever at t = 2 ms, even catching errors",
+  name = "rt_spin", doc = "loops forever at t = 2 ms, even catching errors (allocating nothing: only the time limit stops it)",
   outputs = { "y" },
   step = function(self, inp, out, t)
     if t >= 0.002 then
-      while true do pcall(function() for i = 1, 100 do end end) end
+      local busy = function() for i = 1, 100 do end end
+      while true do pcall(busy) end
+    end
+    out.y = t
+  end,
+}
+
+M.spin_after_filling = morc.component {
+  name = "rt_spin_full", doc = "at t = 2 ms makes more garbage than its pool holds, then loops forever without allocating",
+  outputs = { "y" },
+  step = function(self, inp, out, t)
+    if t >= 0.002 then
+      for i = 1, 40000 do local garbage = {} end
+      while true do end
     end
     out.y = t
   end,
