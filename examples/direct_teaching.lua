@@ -27,11 +27,11 @@ r:sim_hand {
 -- 1. Guide and teach.
 local g = teach.guide { group = "left", record = true }
 assert(g.ok, g.reason)
-print(("guided: %d points taught, recorded to %s, plotted to %s"):format(g.taught, g.recording, plot(g.recording, { "adm.x", "adm.f", "adm.taught" }, "direct_teaching.png")))
+print(("guided: %d points taught, recorded to %s, plotted to %s"):format(g.taught, g.recording, plot(g.recording, { "adm.x", "adm.f", "adm.taught" })))
 
--- 2. Save them, as a person would keep them, and read them back.
-local file = "taught_points.csv"
-points_file.save(g.points, file, r, "left")
+-- 2. Save them, as a person would keep them, and read them back: beside the recordings
+-- (morc.record_dir), under the next free name when an earlier run's file is there.
+local file = points_file.save(g.points, (morc.record_dir or "runs") .. "/taught_points.csv", r, "left")
 local points = points_file.load(file, r)
 print(("saved to %s and read back: %d points"):format(file, #points))
 

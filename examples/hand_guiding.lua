@@ -95,7 +95,7 @@ local vx, tx, px = response(ZERO + 0.05, 1)
 local vz, tz, pz = response(ZERO + 0.05 + PUSH + REST, 3)
 print(("push along x: v_ss %.4f m/s, tau %.2f ms, peak %.4f m/s"):format(vx, tx, px))
 print(("push along z: v_ss %.4f m/s, tau %.2f ms, peak %.4f m/s"):format(vz, tz, pz))
-print(("recorded to %s, plotted to %s"):format(run.recordings[1], plot(run, { "adm.f", "adm.v", "adm.drift" }, "hand_guiding.png")))
+print(("recorded to %s, plotted to %s"):format(run.recordings[1], plot(run, { "adm.f", "adm.v", "adm.drift" })))
 -- The law's figures from the vertical push, where the arm can follow any velocity; the
 -- sideways one runs on the circle (its velocity along x falls as the path turns away).
 print(("hand guiding: v_ss %.3f m/s (expected 0.200), tau %.1f ms (expected 20.0), orientation drift %.4f deg"):format(vz, tz, drift))

@@ -50,5 +50,5 @@ print(("left arm: %d tiles, %.2f s per cycle; right arm: %d tiles, %.2f s per cy
   #left_placed, res.durations.left / #left_placed, #right_placed, res.durations.right / #right_placed))
 local worst = 0
 for i, e in ipairs(run.data["mon.peak_error"]) do worst = math.max(worst, math.abs(e) * (r.joints[i].unit == "mm" and 1000 or 180 / math.pi)) end
-print(("peak following error %.3f (° / mm), recorded to %s, plotted to %s"):format(worst, run.recordings[1], plot(run, { "robot.q", "robot.tau" }, "stacker_cycle.png")))
+print(("peak following error %.3f (° / mm), recorded to %s, plotted to %s"):format(worst, run.recordings[1], plot(run, { "robot.q", "robot.tau" })))
 print(("stacker: %d stacks per minute"):format(math.floor(stacks * 60 / math.max(res.duration, MINUTE) + 1e-9)))

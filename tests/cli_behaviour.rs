@@ -197,8 +197,15 @@ fn the_direct_teaching_example_teaches_five_points_and_replays_them() {
     // "direct teaching: N points taught, replay max deviation X mm"
     let numbers: Vec<f64> = last.split(|c: char| !(c.is_ascii_digit() || c == '.')).filter_map(|w| w.parse().ok()).collect();
     assert!(last.starts_with("direct teaching: ") && numbers == [numbers[0], numbers[1]] && numbers[0] == 5.0 && numbers[1] < 0.5, "{last}");
-    // The points file a person can edit: a header, five named points of five joints.
-    let points = std::fs::read_to_string(dir.join("taught_points.csv")).unwrap();
+    // The points file a person can edit, beside the recordings: a header, five named points of five joints.
+    let saved = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("saved to "))
+        .and_then(|l| l.split_once(" and read back"))
+        .map(|(f, _)| f)
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(saved.starts_with("runs/"), "{saved}");
+    let points = std::fs::read_to_string(dir.join(saved)).unwrap();
     let rows: Vec<&str> = points.lines().filter(|l| !l.starts_with('#')).collect();
     assert_eq!(rows.len(), 5, "{points}");
     assert!(rows.iter().all(|r| r.split(',').count() == 6), "{points}");

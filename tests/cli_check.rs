@@ -46,8 +46,26 @@ fn every_shipped_example_passes() {
     assert!(!text.contains("attempt to"), "{text}");
     // The experiment's results are real: feed-forward helps.
     assert!(text.contains("feed-forward reduces the peak tracking error"), "{text}");
-    // Recorded runs went to the check's scratch folder, which is gone.
-    assert!(!cwd.join("runs").exists(), "morc check left recordings in {}", cwd.display());
+    // Recorded runs, pictures and saved files went to the check's scratch folder, which is gone.
+    let left: Vec<_> = std::fs::read_dir(&cwd).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "morc check left {left:?} in {}", cwd.display());
+    let _ = std::fs::remove_dir_all(&cwd);
+}
+
+/// A user's edited points file where they check the teaching example is left as it was, and the
+/// example writes nothing into the working directory (its points, pictures and recordings go to
+/// the check's scratch folder).
+#[test]
+fn checking_an_example_leaves_the_users_files_alone() {
+    let cwd = scratch("users_files");
+    let mine = "# my points, edited by hand\nP1, 90, 400, -60, 400, 60\n";
+    std::fs::write(cwd.join("taught_points.csv"), mine).unwrap();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/direct_teaching.lua");
+    let (code, text) = check(&cwd, &[&example]);
+    assert_eq!(code, 0, "{text}");
+    assert_eq!(std::fs::read_to_string(cwd.join("taught_points.csv")).unwrap(), mine, "{text}");
+    let files: Vec<_> = std::fs::read_dir(&cwd).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(files, ["taught_points.csv"], "{text}");
     let _ = std::fs::remove_dir_all(&cwd);
 }
 

@@ -184,12 +184,13 @@ A robot definition (degrees and millimetres; ports and native parameters are SI)
   r:save_calibration(path, result): result's errors as a Lua file (never replacing one: NAME-001… beside it) → the path written;
     r:calibrated(errors): r with those errors in its model (r:calibrated(dofile(path).errors) at a program's start)
   r:measurement_poses { candidates = { q°, … }, n = 30, index = "O1"…"O5" }: the n poses to measure, by remove-and-replace on the
-    observability index: { poses, chosen, index, linear_scan_index, ratio, sweeps }
+    observability index: { poses, chosen, index, linear_scan_index, ratio, sweeps }; every candidate within the joint limits,
+    n at least what the fit of the parameters they identify needs (an error names the candidate, joint and value, or the n needed)
   In the REPL, `jog` alone is the jog mode (wall clock): q/a w/s e/d r/f t/g y/h move axis 1…6 while held, m switches
     joints / base / tool, +/− the speed, i the increment, Esc returns to the prompt.
   r.groups → { left = { joints = { 1, 2, 3 }, names, tool = "frame" }, … } from the definition's groups = { left = { joints = { "J1", … },
     tool = "frame" } }; r.left → the group as an object: g:fk(q°), g:ptp(qg°), g:full(qg°), g:part(q°) (stdlib/motion/group.lua)
-  r.ft → { frame } of the wrist F/T sensor (definition: ft = { frame, sim = { load = { mass, com = {mm} }, bias = {N, N·m}, noise = { N, N·m } } });
+  r.ft → { frame, joints = { i, … }, names } of the wrist F/T sensor (joints: those that move it) (definition: ft = { frame, sim = { load = { mass, com = {mm} }, bias = {N, N·m}, noise = { N, N·m } } });
     the simulated robot then has ports ft (N, N·m, raw), enable and button (the guiding handle) and hand (the script's segment)
   r:sim_hand { { push = { N }, time = s }, { tour = { {mm}, … }, stiffness = N/m, damping, max_force = N, tolerance = mm, dwell = s, time = s },
     { release = true, enable = bool, time = s }, … }: the simulated operator's hand on the tool, from the plant's next step; returns its

@@ -16,6 +16,12 @@ function M.robot(ctx)
   return robot
 end
 
+--- Whether the engine runs a simulation (the simulated robot, or its drives on the virtual
+--- EtherCAT segment) rather than a real robot: its base says so in its description.
+function M.simulated(ctx)
+  return (ctx.engine.description or ""):find("simulated", 1, true) ~= nil
+end
+
 --- The robot a command works on: `module`'s (as require names it) when given, else the engine's;
 --- nil and why when the module cannot be loaded or has another number of joints than the engine's.
 function M.robot_of(ctx, module)

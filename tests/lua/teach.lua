@@ -66,6 +66,30 @@ T.test("the simulated hand's push is what the sensor reads, with the gripper's w
   T.raises(function() r:sim_hand { { time = 1 } } end, "say what the hand does")
 end)
 
+T.test("a push that is not a number is refused at the call, naming the argument, not blamed on the arm later", function()
+  morc.use_robot(r, { q0 = START })
+  T.raises(function() r:sim_hand { { push = { 0 / 0, 0, 0 }, time = 0.1 } } end, "segment 1: push = {", "is not a force", "finite")
+  T.raises(function() r:sim_hand { { release = true, time = 0.1 }, { push = { 0, math.huge, 0 }, time = 0.1 } } end, "segment 2: push = { 0, inf, 0 }")
+  T.raises(function() r:sim_hand { { tour = { { 0, 0, -math.huge } }, time = 1 } } end, "segment 1: tour point 1 = { 0, 0, -inf }")
+  T.raises(function() r:sim_hand { { tour = { { 0, 0, 0 } }, stiffness = 0 / 0, time = 1 } } end, "segment 1: stiffness = ")
+end)
+
+T.test("a group whose chain has no F/T sensor is refused before anything moves, naming the group and the sensor", function()
+  morc.use_robot(r, { q0 = START })
+  local teach = morc.lib.load("teach").skills
+  T.eq(table.concat(r.ft.names, " "), "theta1 d2 theta3")
+  -- The stacker's only sensor is on the left wrist: pushing it must not move the right arm.
+  r:sim_hand { { release = true, enable = true, time = 0.2 }, { push = { 0, 0, 10 }, time = 0.3 }, { release = true, enable = false, time = 0.5 } }
+  local before = r:state().time
+  local g = teach.guide { group = "right" }
+  T.eq(g.ok, false)
+  T.eq(g.stage, "precondition", g.reason)
+  for _, part in ipairs { "group 'right' has no F/T sensor on its chain", "joint d2r", "'left_tool'", "theta1, d2, theta3", "group = \"left\"" } do
+    assert(tostring(g.reason):find(part, 1, true), ("lacks %q: %s"):format(part, tostring(g.reason)))
+  end
+  T.eq(r:state().time, before, "nothing ran")
+end)
+
 T.test("a vertical push moves the wrist at F/D with the time constant M/D; released, it holds", function()
   local run, pos = guide {
     { release = true, enable = true, time = 0.15 },
@@ -177,8 +201,8 @@ end)
 
 T.test("taught points go to a file a person can read and come back; a bad line names file:line", function()
   local points = require "lib.teach.helpers.points"
-  local file = os.tmpname()
-  points.save({ { 90, 440, -60, 400, 60 }, { name = "above", q = { 80, 500, -50, 400, 60 } } }, file, r, "left")
+  local file = os.tmpname(); os.remove(file)   -- os.tmpname makes the file; a save takes a free name
+  T.eq(points.save({ { 90, 440, -60, 400, 60 }, { name = "above", q = { 80, 500, -50, 400, 60 } } }, file, r, "left"), file)
   local text = io.open(file):read("a")
   assert(text:find("theta1 %(deg%), d2 %(mm%)") and text:find("\nabove, 80.0000, 500.0000"), text)
   local back = points.load(file, r)
@@ -188,6 +212,18 @@ T.test("taught points go to a file a person can read and come back; a bad line n
   io.open(file, "w"):write("P1, 0, 2000, 0, 0, 0\n"):close()
   T.raises(function() points.load(file, r) end, ":1: point P1: joint d2")
   os.remove(file)
+end)
+
+T.test("saving points twice gives two files: a person's edited file is never replaced", function()
+  local points = require "lib.teach.helpers.points"
+  local file = os.tmpname(); os.remove(file); file = file .. ".csv"
+  local first = points.save({ { 90, 440, -60, 400, 60 } }, file, r, "left")
+  local second = points.save({ { 80, 500, -50, 400, 60 } }, file, r, "left")
+  T.eq(first, file)
+  T.eq(second, (file:gsub("%.csv$", "-001.csv")))
+  T.near(points.load(first, r)[1][2], 440, 1e-9, "the first file keeps its points")
+  T.near(points.load(second, r)[1][2], 500, 1e-9)
+  os.remove(first); os.remove(second)
 end)
 
 T.test("the groups move at the same time; a joint both would move is refused naming both", function()

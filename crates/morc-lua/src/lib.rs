@@ -198,6 +198,7 @@ fn install_surface(lua: &Lua, engine: Option<Engine>) -> mlua::Result<()> {
     fast::install(lua)?;
     plot::install(lua)?;
     live::install(lua, &morc)?;
+    new_file::install(lua, &morc)?;
     // `require "morc"` gives the same table; the compiled-in modules are preloaded.
     let loaded: Table = lua.globals().get::<Table>("package")?.get("loaded")?;
     let skill: Table = lua.load(SKILL).set_name("@lua/morc/skill.lua").eval()?;

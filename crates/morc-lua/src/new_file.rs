@@ -5,6 +5,8 @@
 use std::io::Write;
 use std::path::Path;
 
+use mlua::{Lua, Table};
+
 use crate::error::{raise, ErrorKind};
 
 /// Writes `text` to `path` or the next free name beside it; the path written. `what` names the
@@ -24,4 +26,21 @@ pub(crate) fn write_new(path: &str, text: &str, what: &str) -> mlua::Result<Stri
         }
     }
     Err(raise(ErrorKind::Robot, format!("{what}: {path} and its next 999 free names exist: give another path")))
+}
+
+/// Registers `morc.write_new(path, text)`: [`write_new`] for Lua savers (a library's helpers
+/// saving taught points, a program's own results), so every save in morc names files one way.
+pub(crate) fn install(lua: &Lua, morc: &Table) -> mlua::Result<()> {
+    let f = lua.create_function(|lua, (path, text): (String, mlua::String)| {
+        let what = format!("{}: morc.write_new", super::origin::caller(lua));
+        // Writing a file anywhere is a library's io capability.
+        crate::library::check(lua, "io", "use io outside its folder (morc.write_new writes a file)")?;
+        write_new(&path, &text.to_str()?, &what)
+    })?;
+    morc.set("write_new", f.clone())?;
+    crate::linalg::doc(
+        morc,
+        f,
+        "morc.write_new(path: string, text: string) → string  writes text to a new file: path when it is free, else the next free NAME-001.ext, NAME-002.ext … beside it (as recordings are named); never replaces a file. Returns the path written.",
+    )
 }

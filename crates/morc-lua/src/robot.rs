@@ -574,6 +574,9 @@ impl UserData for LuaRobot {
                 .map(|ft| -> mlua::Result<Table> {
                     let t = lua.create_table()?;
                     t.set("frame", this.0.model.frames()[ft.frame].name.as_str())?;
+                    let joints = super::robot_groups::joints_moving(&this.0, ft.frame);
+                    t.set("names", joints.iter().map(|&i| this.0.joints[i].name.as_str()).collect::<Vec<_>>())?;
+                    t.set("joints", lua.create_sequence_from(joints.iter().map(|i| i + 1))?)?;
                     Ok(t)
                 })
                 .transpose()
@@ -605,7 +608,7 @@ impl UserData for LuaRobot {
             }
             module.get::<mlua::Function>("of")?.call((ud, name))
         });
-        methods.add_method("sim_hand", |_, this, t: Table| super::robot_groups::sim_hand(&this.0, t));
+        methods.add_method("sim_hand", |lua, this, t: Table| super::robot_groups::sim_hand(lua, &this.0, t));
         methods.add_method("sim_hand_duration", |_, this, ()| Ok(this.0.hand.current().duration()));
         methods.add_method("reachable", |_, this, q: mlua::Value| {
             let q = joint_vector(&this.0, q, "robot:reachable(q)")?;

@@ -32,16 +32,39 @@ fn lua_value(component: usize, x: f64) -> f64 {
     }
 }
 
+/// The joint vectors (° / mm, SI out) of the list `poses`, each a finite number per joint and, with
+/// `within_limits` (poses the robot moves to), within the joint limits; errors name the `what`
+/// index, the joint and its value.
+fn joint_poses(robot: &Robot, poses: &Table, what: &str, within_limits: bool) -> Result<Vec<Vec<f64>>, String> {
+    let mut qs = Vec::new();
+    for (i, q) in poses.sequence_values::<mlua::Value>().enumerate() {
+        let label = format!("{what} {}", i + 1);
+        let q = q.and_then(|q| robot_params::joints(robot, &q, Units::LUA, &label)).map_err(|e| e.to_string())?;
+        if let Some(j) = q.iter().position(|x| !x.is_finite()) {
+            return Err(format!("{label}: joint {} is {}: give a number", robot.joints[j].name, q[j] / Units::LUA.joint(robot, j)));
+        }
+        if let Some(j) = robot.outside_limits(&q).filter(|_| within_limits) {
+            let l = &robot.joints[j].limits;
+            return Err(format!(
+                "{label}: joint {} at {} is outside its limits [{}, {}]: the robot cannot move there; remove it or bring it within the limits",
+                robot.joints[j].name,
+                robot.show(j, q[j], 3),
+                robot.show(j, l.lower, 1),
+                robot.show(j, l.upper, 1)
+            ));
+        }
+        qs.push(q);
+    }
+    Ok(qs)
+}
+
 /// `robot:calibrate { poses = { q°, … }, measured = { { x, y, z } mm, … } }`.
 pub(crate) fn calibrate(lua: &Lua, robot: &Arc<Robot>, t: Table) -> mlua::Result<Table> {
     let origin = caller(lua);
     let fail = |m: String| raise(ErrorKind::Robot, format!("{origin}: robot:calibrate: {m}"));
     let poses: Table = t.get::<Option<Table>>("poses")?.ok_or_else(|| fail("give poses = { q°, … } (the joint positions where the tool was measured)".into()))?;
     let measured: Table = t.get::<Option<Table>>("measured")?.ok_or_else(|| fail("give measured = { { x, y, z } mm, … } (one tool position per pose)".into()))?;
-    let mut qs = Vec::new();
-    for (i, q) in poses.sequence_values::<mlua::Value>().enumerate() {
-        qs.push(robot_params::joints(robot, &q?, Units::LUA, &format!("pose {}", i + 1)).map_err(|e| fail(e.to_string()))?);
-    }
+    let qs = joint_poses(robot, &poses, "pose", false).map_err(fail)?;
     let mut ps = Vec::new();
     for (i, p) in measured.sequence_values::<Vec<f64>>().enumerate() {
         let p = p.map_err(|_| fail(format!("measured[{}] must be {{ x, y, z }} in mm", i + 1)))?;
@@ -152,14 +175,19 @@ pub(crate) fn measurement_poses(lua: &Lua, robot: &Arc<Robot>, t: Table) -> mlua
     let origin = caller(lua);
     let fail = |m: String| raise(ErrorKind::Robot, format!("{origin}: robot:measurement_poses: {m}"));
     let candidates: Table = t.get::<Option<Table>>("candidates")?.ok_or_else(|| fail("give candidates = { q°, … } (poses the tracker sees and the robot reaches)".into()))?;
-    let mut qs = Vec::new();
-    for (i, q) in candidates.sequence_values::<mlua::Value>().enumerate() {
-        qs.push(robot_params::joints(robot, &q?, Units::LUA, &format!("candidate {}", i + 1)).map_err(|e| fail(e.to_string()))?);
-    }
+    // The robot is to move to every chosen pose: each must be a number within the joint limits.
+    let qs = joint_poses(robot, &candidates, "candidate", true).map_err(fail)?;
     let n: usize = t.get::<Option<usize>>("n")?.unwrap_or(30);
     let name: String = t.get::<Option<String>>("index")?.unwrap_or_else(|| "O1".into());
     let index = morc_model::ObservabilityIndex::parse(&name).ok_or_else(|| fail(format!("index \"{name}\": give \"O1\" … \"O5\"")))?;
     let cal = GeometricCalibration::new(&robot.model, robot.tool_frame);
+    // Checked here, before anything moves, rather than by the fit after the measurements.
+    let needed = cal.poses_needed(cal.identify(&robot.model, &qs).kept.len());
+    if n < needed {
+        return Err(fail(format!(
+            "n = {n} poses are too few: these candidates identify parameters that need at least {needed} measured poses (3 equations each, twice the unknowns): give n = {needed} or more"
+        )));
+    }
     let s = cal.select_poses(&robot.model, &qs, n, index).map_err(fail)?;
     let out = lua.create_table()?;
     let poses = lua.create_table()?;

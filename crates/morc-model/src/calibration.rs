@@ -149,6 +149,14 @@ impl GeometricCalibration {
         identification_of(&j)
     }
 
+    /// The fewest poses a fit of `identified` parameters takes: three equations each, at least
+    /// twice as many as unknowns so that noise averages out (and never fewer than for half of all
+    /// the parameters, so that a handful of poses, which identify little, is not mistaken for a
+    /// calibration). Checked before the robot moves as well as by [`calibrate`](Self::calibrate).
+    pub fn poses_needed(&self, identified: usize) -> usize {
+        (2 * identified.max(self.parameters.len() / 2)).div_ceil(3)
+    }
+
     /// Estimates the errors from `measured` positions of the frame at `poses` (m, rad).
     pub fn calibrate(&self, model: &Model, poses: &[Vec<f64>], measured: &[Vector3<f64>]) -> Result<Calibrated, String> {
         if poses.len() != measured.len() {
@@ -157,16 +165,23 @@ impl GeometricCalibration {
         if let Some((i, q)) = poses.iter().enumerate().find(|(_, q)| q.len() != model.nq()) {
             return Err(format!("pose {} has {} joint values, the model {}", i + 1, q.len(), model.nq()));
         }
+        // A NaN would reach the SVD and panic there, naming nothing.
+        for (i, q) in poses.iter().enumerate() {
+            if let Some(j) = q.iter().position(|x| !x.is_finite()) {
+                return Err(format!("pose {}: joint {} is {}: give a number", i + 1, j + 1, q[j]));
+            }
+        }
+        if let Some((i, p)) = measured.iter().enumerate().find(|(_, p)| !p.iter().all(|x| x.is_finite())) {
+            return Err(format!("measured position {} is {:?}: give three numbers", i + 1, p.as_slice()));
+        }
         let identification = self.identify(model, poses);
-        // At least twice as many equations as unknowns, so that noise averages out (and a
-        // handful of poses, which identify little, is not mistaken for a calibration).
-        if 3 * poses.len() < 2 * identification.kept.len().max(self.parameters.len() / 2) {
+        let needed = self.poses_needed(identification.kept.len());
+        if poses.len() < needed {
             return Err(format!(
-                "{} poses give {} equations for {} parameters or more: measure more poses (at least {}, spread over the workspace)",
+                "{} poses give {} equations for {} parameters or more: measure more poses (at least {needed}, spread over the workspace)",
                 poses.len(),
                 3 * poses.len(),
                 identification.kept.len().max(self.parameters.len() / 2),
-                (2 * identification.kept.len().max(self.parameters.len() / 2)).div_ceil(3)
             ));
         }
         let residual = |x: &[f64]| -> DVector<f64> {
@@ -287,6 +302,9 @@ impl GeometricCalibration {
     pub fn select_poses(&self, model: &Model, candidates: &[Vec<f64>], n: usize, index: ObservabilityIndex) -> Result<PoseSelection, String> {
         if n == 0 || n > candidates.len() {
             return Err(format!("choose between 1 and {} poses (the candidates), not {n}", candidates.len()));
+        }
+        if let Some((i, j)) = candidates.iter().enumerate().find_map(|(i, q)| q.iter().position(|x| !x.is_finite()).map(|j| (i, j))) {
+            return Err(format!("candidate {}: joint {} is {}: give a number", i + 1, j + 1, candidates[i][j]));
         }
         let zero = vec![0.0; self.parameters.len()];
         let full = self.jacobian(model, &zero, candidates);
@@ -474,6 +492,18 @@ mod tests {
             assert_eq!(unique.len(), 25, "25 different poses");
         }
         assert!(cal.select_poses(&nominal, &candidates, 0, ObservabilityIndex::O1).is_err());
+    }
+
+    #[test]
+    fn a_pose_that_is_not_a_number_is_named_not_a_panic() {
+        let nominal = arm();
+        let tool = nominal.frames().len() - 1;
+        let cal = GeometricCalibration::new(&nominal, tool);
+        let mut poses: Vec<Vec<f64>> = (0..20).map(|k| (0..6).map(|j| 0.1 * (k * (j + 1)) as f64 % 1.0).collect()).collect();
+        poses[4][2] = f64::NAN;
+        let measured = vec![Vector3::zeros(); poses.len()];
+        assert_eq!(cal.calibrate(&nominal, &poses, &measured).unwrap_err(), "pose 5: joint 3 is NaN: give a number");
+        assert_eq!(cal.select_poses(&nominal, &poses, 10, ObservabilityIndex::O1).unwrap_err(), "candidate 5: joint 3 is NaN: give a number");
     }
 
     #[test]

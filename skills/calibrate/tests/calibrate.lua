@@ -67,4 +67,33 @@ T.test("calibrate reads measurements from a CSV, and says what is wrong with one
   os.remove(csv)
 end)
 
+T.test("every pose and the count are checked before the robot moves: limits, numbers, enough for the fit", function()
+  local before = truth:state().time
+  local function refused(params, want)
+    params.tracker, params.save, params.robot_module = tracker, "-", params.robot_module or "robots.rx130l"
+    local r = calibrate(params)
+    T.eq(r.ok, false)
+    T.eq(r.stage, "precondition", r.reason)
+    assert(tostring(r.reason):find(want, 1, true), tostring(r.reason))
+  end
+  -- A candidate the robot cannot reach: J1 = 1000°, named with its index, joint and value.
+  local far = { table.unpack(candidates) }
+  far[5] = { 1000, 0, 90, 0, 45, 0 }
+  refused({ candidates = far, n = 20 }, "candidate 5: joint J1 at 1000.000° is outside its limits [-160.0°, 160.0°]")
+  -- Not a number: named, not a panic in the fit.
+  local nan = { table.unpack(candidates) }
+  nan[7] = { 0, 0 / 0, 90, 0, 45, 0 }
+  refused({ candidates = nan, n = 20 }, "candidate 7: joint J2 is")
+  -- n = 6 is in the param's range but too few for the parameters these candidates identify.
+  refused({ candidates = candidates, n = 6 }, "n = 6 poses are too few")
+  -- In simulation the engine runs the truth: without robot_module it would calibrate it against itself.
+  refused({ candidates = candidates, n = 20, robot_module = "" }, "give robot_module")
+  T.eq(truth:state().time, before, "nothing ran")
+  -- robot:calibrate names a pose that is not a number rather than panicking in the SVD.
+  local poses, measured = {}, {}
+  for i = 1, 20 do poses[i], measured[i] = candidates[i], tracker(candidates[i]) end
+  poses[3] = { 0, 0, 0 / 0, 0, 45, 0 }
+  T.raises(function() rx:calibrate { poses = poses, measured = measured } end, "pose 3: joint J3 is")
+end)
+
 return T.summary()

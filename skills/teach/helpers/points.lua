@@ -8,21 +8,25 @@
 -- Lines starting with # are comments; a point is a name and one number per joint.
 local M = {}
 
---- Writes `points` (a list of joint vectors, or of { name =, q = }) of `robot` to `path`.
+--- Writes `points` (a list of joint vectors, or of { name =, q = }) of `robot` to `path`, or, when
+--- that file exists, to the next free NAME-001.csv, NAME-002.csv … beside it (as every save in
+--- morc: a person's edited file is never replaced). Returns the path written.
 function M.save(points, path, robot, group)
-  local f, err = io.open(path, "w")
-  if not f then error(("teach: cannot write the points to %s: %s"):format(path, err), 2) end
-  f:write(("# morc taught points: robot %q%s\n"):format(robot.name, group and (", group " .. group) or ""))
+  local lines = {
+    ("# morc taught points: robot %q%s"):format(robot.name, group and (", group " .. group) or ""),
+  }
   local head = {}
   for i, j in ipairs(robot.joints) do head[i] = ("%s (%s)"):format(j.name, j.unit == "mm" and "mm" or "deg") end
-  f:write("# name, " .. table.concat(head, ", ") .. "\n")
+  lines[#lines + 1] = "# name, " .. table.concat(head, ", ")
   for k, p in ipairs(points) do
     local q = p.q or p
     local cells = { p.name or ("P" .. k) }
     for i = 1, robot.dof do cells[#cells + 1] = ("%.4f"):format(q[i]) end
-    f:write(table.concat(cells, ", ") .. "\n")
+    lines[#lines + 1] = table.concat(cells, ", ")
   end
-  f:close()
+  local ok, written = pcall(morc.write_new, path, table.concat(lines, "\n") .. "\n")
+  if not ok then error(("teach: cannot write the points to %s: %s"):format(path, tostring(written)), 2) end
+  return written
 end
 
 --- Reads the points of `path` for `robot`: a list of joint vectors, each with its name in

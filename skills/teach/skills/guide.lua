@@ -21,6 +21,29 @@ local function assembly(robot, p, duration)
   return a
 end
 
+--- Why `group` of `robot` cannot be guided by its F/T sensor, or nil: the sensor feels the hand
+--- only on the chain it sits on, so a group with a joint that does not move the sensor would be
+--- pushed by a hand on another wrist (and a hand on its own wrist go unfelt).
+local function unsensed(robot, group)
+  local on_chain = {}
+  for _, j in ipairs(robot.ft.joints) do on_chain[j] = true end
+  local g = robot.groups[group]
+  for k, j in ipairs(g.joints) do
+    if not on_chain[j] then
+      local sensed = {}
+      for name, other in pairs(robot.groups) do
+        local all = true
+        for _, i in ipairs(other.joints) do all = all and on_chain[i] end
+        if all then sensed[#sensed + 1] = ("group = %q"):format(name) end
+      end
+      table.sort(sensed)
+      sensed[#sensed + 1] = "group = \"\" (the sensor's own chain)"
+      return ("group '%s' has no F/T sensor on its chain: its joint %s does not move the sensor of robot '%s' at '%s' (on %s); guide %s, or give this group's wrist a sensor"):format(
+        group, g.names[k], robot.name, robot.ft.frame, table.concat(robot.ft.names, ", "), table.concat(sensed, " or "))
+    end
+  end
+end
+
 return morc.skill {
   name = "guide",
   doc = [[hand guiding of a group of the robot by admittance control: M dV/dt + D V = F from the wrist F/T sensor,
@@ -55,6 +78,10 @@ component loads on the engine's thread. Measured: taught (count), points (° / m
       if not found then return false, ("the engine's base has no '%s' port (the simulated robot with an F/T sensor has)"):format(port) end
     end
     if p.group ~= "" and not robot.groups[p.group] then return false, ("robot '%s' has no group '%s'"):format(robot.name, p.group) end
+    if p.group ~= "" then
+      local why = unsensed(robot, p.group)
+      if why then return false, why end
+    end
     if p.robot_module == "" then
       local folder, name = robot.origin:match("([%w_]+)/([%w_]+)%.lua:%d+$")
       if not folder then return false, ("cannot tell robot '%s''s module from where it was defined (%s): give robot_module = \"…\""):format(robot.name, robot.origin) end
@@ -62,12 +89,7 @@ component loads on the engine's thread. Measured: taught (count), points (° / m
     end
     if p.time == 0 then
       p.time = robot:sim_hand_duration()
-      if p.robot_module == "" then
-      local folder, name = robot.origin:match("([%w_]+)/([%w_]+)%.lua:%d+$")
-      if not folder then return false, ("cannot tell robot '%s''s module from where it was defined (%s): give robot_module = \"…\""):format(robot.name, robot.origin) end
-      p.robot_module = folder .. "." .. name
-    end
-    if p.time == 0 then return false, "time = 0 needs a simulated operator's script (r:sim_hand { … }); give the guiding time" end
+      if p.time == 0 then return false, "time = 0 needs a simulated operator's script (r:sim_hand { … }); give the guiding time" end
     end
     return true
   end,
