@@ -86,6 +86,7 @@ for j = 1, rx.dof do
   end
   panels[j] = { name = rx.joints[j].name .. " torque", unit = "N·m", lines = { { "measured", measured_j }, { "predicted", predicted_j } } }
 end
-local picture = (rv.recording:match("^(.*)/[^/]*$") or ".") .. "/identification_validation.png"
+-- Named after the validation run's recording, so a later run never draws over this picture.
+local picture = rv.recording:gsub("%.[^./]*$", "") .. "-torque.png"
 print("plotted: " .. plot({ title = "RX130L: measured and predicted torque on the validation trajectory", x = x, x_label = "time [s]", panels = panels }, picture))
 print(("identification: %d base parameters, condition number %.1f, validation torque rms error %.2f %%"):format(id.count, e.condition, v.rms_error))

@@ -66,6 +66,12 @@ fn checking_an_example_leaves_the_users_files_alone() {
     assert_eq!(std::fs::read_to_string(cwd.join("taught_points.csv")).unwrap(), mine, "{text}");
     let files: Vec<_> = std::fs::read_dir(&cwd).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(files, ["taught_points.csv"], "{text}");
+    // A program's own saves (morc.write_new, as points.save, robot:save_calibration and id:save
+    // take their names) go to the scratch folder too.
+    let program = write(&cwd, "saves.lua", "print('saved to ' .. morc.write_new('result.txt', 'hello'))\n");
+    let (code, text) = check(&cwd, &[&program]);
+    assert_eq!(code, 0, "{text}");
+    assert!(!cwd.join("result.txt").exists() && text.contains("morc-check-"), "{text}");
     let _ = std::fs::remove_dir_all(&cwd);
 }
 

@@ -4,7 +4,8 @@
 //! passes only what ran cleanly. A file fails on a Lua error, on a run that
 //! ended in a fault as the program's last, and on a skill that failed
 //! (precondition, execute or evaluate) whose result the program never looked
-//! at (`r.ok` never read). Recordings go to a scratch folder that is removed.
+//! at (`r.ok` never read). Recordings and saved files (`morc.write_new` and the
+//! saves built on it) go to a scratch folder that is removed.
 
 use std::path::{Path, PathBuf};
 

@@ -312,7 +312,7 @@ impl UserData for LuaDynId {
             out.set("measured", lua.create_sequence_from(m.tau)?)?;
             Ok(out)
         });
-        methods.add_method("save", |lua, this, (path, estimate): (String, Table)| save(this, &path, &estimate, &format!("{}: id:save", caller(lua))));
+        methods.add_method("save", |lua, this, (path, estimate): (String, Table)| save(this, &crate::new_file::checked_path(lua, &path), &estimate, &format!("{}: id:save", caller(lua))));
     }
 }
 

@@ -28,6 +28,18 @@ pub(crate) fn write_new(path: &str, text: &str, what: &str) -> mlua::Result<Stri
     Err(raise(ErrorKind::Robot, format!("{what}: {path} and its next 999 free names exist: give another path")))
 }
 
+/// Where a save to `path` goes: `path`, or under `morc check` the file of that name in the
+/// check's scratch folder (a check runs the program but leaves the user's folders as they were).
+pub(crate) fn checked_path(lua: &Lua, path: &str) -> String {
+    match lua.app_data_ref::<crate::engine::CheckOnly>() {
+        Some(check) if !Path::new(path).starts_with(&check.record_dir) => {
+            let name = Path::new(path).file_name().map_or_else(|| "saved".into(), |n| n.to_os_string());
+            check.record_dir.join(name).to_string_lossy().into_owned()
+        }
+        _ => path.to_string(),
+    }
+}
+
 /// Registers `morc.write_new(path, text)`: [`write_new`] for Lua savers (a library's helpers
 /// saving taught points, a program's own results), so every save in morc names files one way.
 pub(crate) fn install(lua: &Lua, morc: &Table) -> mlua::Result<()> {
@@ -35,12 +47,12 @@ pub(crate) fn install(lua: &Lua, morc: &Table) -> mlua::Result<()> {
         let what = format!("{}: morc.write_new", super::origin::caller(lua));
         // Writing a file anywhere is a library's io capability.
         crate::library::check(lua, "io", "use io outside its folder (morc.write_new writes a file)")?;
-        write_new(&path, &text.to_str()?, &what)
+        write_new(&checked_path(lua, &path), &text.to_str()?, &what)
     })?;
     morc.set("write_new", f.clone())?;
     crate::linalg::doc(
         morc,
         f,
-        "morc.write_new(path: string, text: string) → string  writes text to a new file: path when it is free, else the next free NAME-001.ext, NAME-002.ext … beside it (as recordings are named); never replaces a file. Returns the path written.",
+        "morc.write_new(path: string, text: string) → string  writes text to a new file: path when it is free, else the next free NAME-001.ext, NAME-002.ext … beside it (as recordings are named); never replaces a file (under morc check: into the check's scratch folder). Returns the path written.",
     )
 }

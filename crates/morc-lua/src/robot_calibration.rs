@@ -151,7 +151,7 @@ pub(crate) fn save_calibration(lua: &Lua, robot: &Arc<Robot>, path: String, resu
         text += &format!("    [{name:?}] = {x:e},\n");
     }
     text += "  },\n}\n";
-    crate::new_file::write_new(&path, &text, &what)
+    crate::new_file::write_new(&crate::new_file::checked_path(lua, &path), &text, &what)
 }
 
 /// `robot:perturbed { seed = n, length = mm, angle = ° }`: every placement parameter off by up to
