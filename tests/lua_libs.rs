@@ -56,7 +56,7 @@ fn morc_test_runs_the_calibrate_library() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("skills/calibrate");
     let out = morc().arg("test").arg(&dir).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success() && text.contains("2 passed, 0 failed"), "{text}");
+    assert!(out.status.success() && text.contains("3 passed, 0 failed"), "{text}");
 }
 
 #[test]
