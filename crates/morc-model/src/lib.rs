@@ -40,7 +40,7 @@ pub use calibration::{Calibrated, CalibrationParameter, GeometricCalibration, Id
 pub use data::Data;
 pub use dense::{lu_factor, lu_solve, DampedPinv, PinvError};
 pub use dh::{DhConvention, DhLink, DhTable};
-pub use dynamics::{aba, crba, gravity, nle, rnea};
+pub use dynamics::{aba, crba, friction, gravity, nle, rnea};
 pub use fourier::FourierTrajectory;
 pub use ft_load::{FtIdentification, FtLoad, FtLoadError, GRAVITY, MIN_POSES, RANK_TOLERANCE};
 pub use identification::{

@@ -6,6 +6,9 @@
 //! sampled control also assumes; it is stable and energy-conserving enough for loop
 //! bandwidths well below the bus rate (ours: 25 Hz velocity loop at 1 kHz), where RK4 would
 //! cost four ABAs per tick and still see the controller's torque as piecewise constant.
+//! The drives' friction (the model's drive trains: viscous·q̇ + Coulomb·sign(q̇)) opposes the
+//! drive torque before it reaches the arm: ABA is rigid-body only, as Pinocchio's, so the plant
+//! moves as `aba(q, q̇, tau − friction(q̇))`.
 
 use crate::RobotError;
 use std::sync::Arc;
@@ -30,7 +33,7 @@ struct SimWrist {
     /// What the hand did in the last step.
     out: HandOutput,
     noise: Noise,
-    /// The drives' torques plus the hand's, for the dynamics.
+    /// The drives' torques less their friction, plus the hand's, for the dynamics.
     tau_total: Vec<f64>,
 }
 
@@ -64,6 +67,8 @@ pub struct SimulatedRobot {
     q: Vec<f64>,
     qd: Vec<f64>,
     tau: Vec<f64>,
+    /// The drives' torques less their friction: what moves the arm's rigid body.
+    tau_net: Vec<f64>,
     /// Position held while no assembly commands q_cmd (latched at the switch).
     hold: Vec<f64>,
     holding: bool,
@@ -133,6 +138,7 @@ impl SimulatedRobot {
             q: q0.to_vec(),
             qd: vec![0.0; n],
             tau: vec![0.0; n],
+            tau_net: vec![0.0; n],
             hold: q0.to_vec(),
             holding: true,
             stopping: false,
@@ -288,8 +294,12 @@ impl SimulatedRobot {
             }
             self.tau[i] = (p_term + self.integral[i] + t_ff).clamp(-limit, limit);
         }
+        let friction = morc_model::friction(&self.model, &mut self.data, &self.qd);
+        for ((net, tau), f) in self.tau_net.iter_mut().zip(&self.tau).zip(friction.iter()) {
+            *net = tau - f;
+        }
         let qdd = match &mut self.wrist {
-            None => morc_model::aba(&self.model, &mut self.data, &self.q, &self.qd, &self.tau),
+            None => morc_model::aba(&self.model, &mut self.data, &self.q, &self.qd, &self.tau_net),
             Some(w) => {
                 // A new script starts from now.
                 if self.robot.hand.refresh(&mut w.script, &mut w.seen) {
@@ -306,7 +316,7 @@ impl SimulatedRobot {
                 w.out = w.hand.step(&w.script, w.t, &origin, &Vector3::new(velocity[0], velocity[1], velocity[2]));
                 w.t += dt;
                 for (i, total) in w.tau_total.iter_mut().enumerate() {
-                    *total = self.tau[i] + self.data.jacobian.fixed_rows::<3>(0).column(i).dot(&w.out.force);
+                    *total = self.tau_net[i] + self.data.jacobian.fixed_rows::<3>(0).column(i).dot(&w.out.force);
                 }
                 morc_model::aba(&self.model, &mut self.data, &self.q, &self.qd, &w.tau_total)
             }
