@@ -339,3 +339,62 @@ impl SimulatedRobot {
         Step::Continue
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{JointDrive, Limits, RobotJoint};
+    use morc_kernel::StepContext;
+
+    /// The UR5 with viscous and Coulomb friction on every drive.
+    fn damped_ur5() -> Arc<Robot> {
+        let mut model = morc_model::load_urdf(concat!(env!("CARGO_MANIFEST_DIR"), "/../../robots/ur5/ur5_robot.urdf")).unwrap();
+        for j in 1..model.njoints() {
+            model.set_drive_train(j, morc_model::DriveTrain { armature: 0.2, viscous_friction: 3.0 * j as f64, coulomb_friction: 2.0 }).unwrap();
+        }
+        let joints = (0..model.nv())
+            .map(|i| RobotJoint {
+                name: model.joint_names()[i + 1].clone(),
+                drive: JointDrive { slave: i as u32 + 1, gear: 101.0, counts: 524288.0, offset: 0.0, direction: 1.0 },
+                limits: Limits { lower: -6.0, upper: 6.0, velocity: 3.0, acceleration: 8.0, torque: 150.0 },
+            })
+            .collect();
+        Arc::new(Robot::new("damped UR5", model, joints, "tests").unwrap())
+    }
+
+    const Q0: [f64; 6] = [0.0, -1.2, 1.4, -0.5, 0.3, 0.0];
+    const QD0: [f64; 6] = [0.5, -0.3, 0.2, 0.0, 0.4, -0.6];
+
+    /// ABA is rigid-body only, so the plant subtracts the drives' friction itself: one step
+    /// moves the arm as `aba(q, q̇, tau − friction(q̇))`, not `aba(q, q̇, tau)`.
+    #[test]
+    fn the_drives_friction_brakes_the_simulated_arm() {
+        let robot = damped_ur5();
+        let mut plant = SimulatedRobot::new(robot.clone(), &Q0, 1e-3).unwrap();
+        plant.qd.copy_from_slice(&QD0);
+        assert_eq!(plant.servo(None), Step::Continue);
+        let mut data = Data::new(&robot.model);
+        let friction = morc_model::friction(&robot.model, &mut data, &QD0).clone();
+        assert!(friction.amax() > 1.0, "{friction}");
+        let net: Vec<f64> = plant.tau.iter().zip(friction.iter()).map(|(t, f)| t - f).collect();
+        let qdd = morc_model::aba(&robot.model, &mut data, &Q0, &QD0, &net).clone();
+        for i in 0..6 {
+            assert_eq!(plant.qd[i], QD0[i] + qdd[i] * 1e-3, "joint {}", i + 1);
+        }
+    }
+
+    /// The `rnea` feed-forward is the rigid-body torque plus the drives' friction, which the
+    /// plant has: what the motion needs at the drives.
+    #[test]
+    fn the_rnea_feed_forward_adds_the_drives_friction() {
+        let robot = damped_ur5();
+        let mut ff = (crate::components::factory(&robot, "rnea").unwrap())().unwrap();
+        let qdd = [1.0, -0.5, 0.3, 2.0, -1.0, 0.7];
+        let inputs = [Value::Vector(Q0.to_vec()), Value::Vector(QD0.to_vec()), Value::Vector(qdd.to_vec())];
+        let mut outputs = [Value::Vector(vec![0.0; 6])];
+        assert_eq!(ff.step(&StepContext { step: 0, time: 0.0, period: 1e-3 }, &inputs, &mut outputs), Step::Continue);
+        let mut data = Data::new(&robot.model);
+        let expected = morc_model::rnea(&robot.model, &mut data, &Q0, &QD0, &qdd).clone() + morc_model::friction(&robot.model, &mut data, &QD0);
+        assert_eq!(outputs[0].as_slice(), expected.as_slice());
+    }
+}
