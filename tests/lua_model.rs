@@ -162,6 +162,51 @@ print(json.dumps(out))
     assert!(e <= 1e-9, "regressor: {e:.3e}");
 }
 
+/// On a URDF with `<dynamics damping friction>` (the xArm7), `m:rnea`, `m:nle`, `m:aba` and
+/// their `_to` forms are Pinocchio's rigid-body algorithms (the damping is not in them), and
+/// `m:friction(v)` / `m:friction_to` are the drives' `damping·v + friction·sign(v)` as Pinocchio
+/// reads them from the same URDF.
+#[test]
+fn damped_urdf_from_lua_is_pinocchio_and_friction_is_apart() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/xarm7.urdf").display().to_string();
+    let lua = state();
+    lua.load(FLAT).exec().unwrap();
+    let (q, v, a) = ([0.3, -0.6, 0.4, 0.9, -0.5, 1.1, 0.2], [0.5, -1.0, 0.0, 0.8, -0.3, 1.2, -0.7], [1.0, -0.5, 2.0, 0.3, -1.5, 0.6, 0.9]);
+    let tau = [3.0, -20.0, 4.0, 8.0, -1.0, 0.5, 0.2];
+    for (name, x) in [("q", &q), ("v", &v), ("a", &a), ("tau_in", &tau)] {
+        lua.globals().set(name, x.to_vec()).unwrap();
+    }
+    lua.load(format!("m = morc.model({path:?}); out = morc.vec(7)")).exec().unwrap();
+    let get = |code: &str| -> Vec<f64> { lua.load(code).eval().unwrap() };
+    let ours = [
+        ("rnea", get("flat(m:rnea(q, v, a))"), get("m:rnea_to(out, q, v, a); return flat(out)")),
+        ("nle", get("flat(m:nle(q, v))"), get("m:nle_to(out, q, v); return flat(out)")),
+        ("aba", get("flat(m:aba(q, v, tau_in))"), get("m:aba_to(out, q, v, tau_in); return flat(out)")),
+        ("friction", get("flat(m:friction(v))"), get("m:friction_to(out, morc.vec(v)); return flat(out)")),
+    ];
+    let script = format!(
+        r#"
+import json, numpy as np, pinocchio as pin
+m = pin.buildModelFromUrdf({path:?}); d = m.createData()
+q, v, a, tau = np.array({q:?}), np.array({v:?}), np.array({a:?}), np.array({tau:?})
+print(json.dumps({{"rnea": pin.rnea(m, d, q, v, a).tolist(), "nle": pin.nonLinearEffects(m, d, q, v).tolist(),
+                  "aba": pin.aba(m, d, q, v, tau).tolist(), "friction": (m.damping * v + m.friction * np.sign(v)).tolist()}}))
+"#
+    );
+    let Some(output) = pinocchio_peer::run(&script) else { return };
+    let theirs: Json = serde_json::from_slice(&output).unwrap();
+    for (name, allocating, in_place) in &ours {
+        let expected = numbers(&theirs[*name]);
+        let e = max_error(allocating, &expected, name).max(max_error(in_place, &expected, name));
+        println!("xarm7 from Lua vs Pinocchio: {name:<8} max error {e:.3e}");
+        assert!(e <= 1e-9, "{name}: {e:.3e}");
+    }
+    // The joint at rest (v[3] = 0) carries no Coulomb torque.
+    assert_eq!(ours[3].1[2], 0.0);
+    let refused = lua.load("m:friction({ 1, 2 })").exec().unwrap_err().to_string();
+    assert!(refused.contains("model:friction(v): v has 2 entries, the model's nv is 7"), "{refused}");
+}
+
 /// The linear algebra: operators, in-place forms, solves and pseudo-inverses against their
 /// definitions.
 #[test]

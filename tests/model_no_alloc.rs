@@ -39,6 +39,7 @@ fn algorithms_do_not_allocate_after_data_new() {
         morc_model::nle(&robot, &mut data, &q, &v);
         morc_model::crba(&robot, &mut data, &q);
         morc_model::aba(&robot, &mut data, &q, &v, &a);
+        morc_model::friction(&robot, &mut data, &v);
         let outcome = ik.solve(&robot, &mut data, tool, &target, &seed);
         assert!(outcome.converged);
     });

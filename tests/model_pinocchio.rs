@@ -1,8 +1,12 @@
-//! The model layer against Pinocchio 4.1.0 (UR5 from URDF) and against itself (KR5 from DH).
+//! The model layer against Pinocchio 4.1.0 (UR5 from URDF; Panda and xArm7 with their
+//! `<dynamics>` and a mimic finger, at test time) and against itself (KR5 from DH).
+
+#[path = "pinocchio_peer/mod.rs"]
+mod pinocchio_peer;
 
 use std::path::PathBuf;
 
-use morc_model::{aba, compute_frame_jacobian, crba, forward_kinematics, forward_kinematics_placements, frame_placement, gravity, nle, rnea, Data, DhTable, DlsIk, Inertia, Model, Se3};
+use morc_model::{aba, compute_frame_jacobian, crba, forward_kinematics, forward_kinematics_placements, frame_placement, friction, gravity, nle, rnea, Data, DhTable, DlsIk, Inertia, Model, Se3};
 use nalgebra::{DMatrix, Matrix3, Vector3};
 use serde_json::Value;
 
@@ -332,6 +336,75 @@ fn urdf_writer_round_trips() {
                 let (a, b) = (original_data.frame_placements[f], copy_data.frame_placements[g]);
                 assert!((a.to_homogeneous() - b.to_homogeneous()).norm() < 1e-12, "frame '{}' moved", frame.name);
             }
+        }
+    }
+}
+
+/// `rnea`, `nle`, `gravity`, `crba` and `aba` are Pinocchio's on public arms whose URDFs carry
+/// `<dynamics damping friction>` (the Franka Panda with its mimic finger, as `mimic=True`; the
+/// xArm7), with armature set on both sides: rigid-body only, armature in, friction out. The
+/// drives' friction is `friction(v)`, Pinocchio's `model.damping·v + model.friction·sign(v)`
+/// from the same URDF. (Pinocchio 4.1's `aba` refuses mimic joints: there its M⁻¹(τ − nle).)
+#[test]
+fn damped_and_mimic_urdfs_match_pinocchio_at_test_time() {
+    for file in ["panda.urdf", "xarm7.urdf"] {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(file);
+        let mut robot = morc_model::load_urdf(&path).unwrap_or_else(|e| panic!("{e}"));
+        let n = robot.nv();
+        let armature: Vec<f64> = (0..n).map(|k| 0.05 * (k + 1) as f64).collect();
+        for (dof, ia) in armature.iter().enumerate() {
+            let drive = morc_model::DriveTrain { armature: *ia, ..robot.drive_trains()[dof] };
+            robot.set_drive_train(robot.dof_joint(dof), drive).unwrap();
+        }
+        assert!(robot.drive_trains().iter().all(|d| d.viscous_friction > 0.0), "{file}: every joint is damped");
+        let mut rng = Lcg(7);
+        let (lower, upper) = (robot.lower_position_limit(), robot.upper_position_limit());
+        let samples: Vec<[Vec<f64>; 4]> = (0..5)
+            .map(|s| {
+                let q = (0..n).map(|k| rng.uniform(lower[k], upper[k])).collect();
+                let mut v = rng.vector(n, -1.5, 1.5);
+                // At rest on one joint: no Coulomb torque there (sign(0) = 0).
+                v[s % n] = 0.0;
+                [q, v, rng.vector(n, -3.0, 3.0), rng.vector(n, -20.0, 20.0)]
+            })
+            .collect();
+        let script = format!(
+            r#"
+import json, numpy as np, pinocchio as pin
+m = pin.buildModelFromUrdf({path:?}, mimic=True); d = m.createData()
+m.armature = np.array({armature:?})
+mimic = any(j.shortname() == "JointModelMimic" for j in m.joints)
+out = []
+for q, v, a, tau in {samples:?}:
+    q, v, a, tau = (np.array(x) for x in (q, v, a, tau))
+    M = pin.crba(m, d, q); M = np.triu(M) + np.triu(M, 1).T
+    nle = pin.nonLinearEffects(m, d, q, v).copy()
+    ddq = np.linalg.solve(M, tau - nle) if mimic else pin.aba(m, d, q, v, tau)
+    out.append({{"rnea": pin.rnea(m, d, q, v, a).tolist(), "nle": nle.tolist(), "gravity": pin.computeGeneralizedGravity(m, d, q).tolist(),
+                "crba": M.tolist(), "aba": ddq.tolist(), "friction": (m.damping * v + m.friction * np.sign(v)).tolist()}})
+print(json.dumps({{"names": list(m.names)[1:], "nv": m.nv, "samples": out}}))
+"#,
+            path = path.display().to_string(),
+            samples = samples.iter().map(|s| s.to_vec()).collect::<Vec<_>>()
+        );
+        let Some(output) = pinocchio_peer::run(&script) else { return };
+        let theirs: Value = serde_json::from_slice(&output).unwrap();
+        assert_eq!(theirs["nv"], n, "{file}: nv");
+        let names: Vec<&str> = theirs["names"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()).collect();
+        assert_eq!(&robot.joint_names()[1..], names.as_slice(), "{file}: joints");
+        let mut data = Data::new(&robot);
+        let mut worst = ["rnea", "nle", "gravity", "crba", "aba", "friction"].map(Worst::new);
+        for ([q, v, a, tau], expected) in samples.iter().zip(theirs["samples"].as_array().unwrap()) {
+            worst[0].check(rnea(&robot, &mut data, q, v, a).as_slice(), &numbers(&expected["rnea"]));
+            worst[1].check(nle(&robot, &mut data, q, v).as_slice(), &numbers(&expected["nle"]));
+            worst[2].check(gravity(&robot, &mut data, q).as_slice(), &numbers(&expected["gravity"]));
+            worst[3].check(crba(&robot, &mut data, q).transpose().as_slice(), matrix(&expected["crba"]).transpose().as_slice());
+            worst[4].check(aba(&robot, &mut data, q, v, tau).as_slice(), &numbers(&expected["aba"]));
+            worst[5].check(friction(&robot, &mut data, v).as_slice(), &numbers(&expected["friction"]));
+        }
+        println!("{file} (nv = {n}) against Pinocchio:");
+        for w in &worst {
+            w.report();
         }
     }
 }

@@ -27,14 +27,14 @@ fn the_ur5_moves_along_a_spline_as_fast_as_its_limits_allow_and_no_faster() {
     eprintln!("TOPP-RA: {} grid points, duration {:.3} s, computed in {:.1} ms", grid.len(), timed.duration(), took.as_secs_f64() * 1e3);
     assert!(timed.duration() > 0.1 && timed.duration() < 30.0);
 
-    // Sample at the grid points: q̇ = q'ṡ, q̈ = q's̈ + q''ṡ², τ = RNEA(q, q̇, q̈).
+    // Sample at the grid points: q̇ = q'ṡ, q̈ = q's̈ + q''ṡ², τ = RNEA(q, q̇, q̈) + the drives' friction(q̇).
     let mut data = Data::new(model);
     let (mut worst_v, mut worst_a, mut worst_t) = (0.0f64, 0.0f64, 0.0f64);
     let mut active = 0;
     for ((p, &sd), &u) in path.iter().zip(&timed.sd).zip(&timed.sdd) {
         let qd: Vec<f64> = p.dq.iter().map(|d| d * sd).collect();
         let qdd: Vec<f64> = p.dq.iter().zip(&p.ddq).map(|(d, dd)| d * u + dd * sd * sd).collect();
-        let tau = morc_model::rnea(model, &mut data, &p.q, &qd, &qdd).clone();
+        let tau = morc_model::rnea(model, &mut data, &p.q, &qd, &qdd).clone() + morc_model::friction(model, &mut data, &qd);
         let mut tight = false;
         for j in 0..6 {
             let (v, a, t) = (qd[j].abs() / limits.velocity[j], qdd[j].abs() / limits.acceleration[j], tau[j].abs() / limits.torque[j]);

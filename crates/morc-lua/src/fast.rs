@@ -1,7 +1,7 @@
 //! Fast paths for the calls a real-time controller makes every step: `v[i]`, `v[i] = x`, `#v`,
 //! `v.n`, `M.rows`, `M.cols`, `M:get`, `M:set`, `v:totable(t)`, `M:totable(rows)`, `y:copy`,
 //! `y:axpy`, `y:gemv`, `y:gemv_t`, `A:pinv_to` and the model's `rnea_to`, `gravity_to`,
-//! `nle_to`, `aba_to`, `crba_to`, `frame_jacobian_to` and `frame_placement_to`.
+//! `nle_to`, `aba_to`, `friction_to`, `crba_to`, `frame_jacobian_to` and `frame_placement_to`.
 //!
 //! A call through mlua costs 0.3–1 µs of machinery (its lock, a protected call per table access,
 //! the userdata borrow, the error wrapper) around maths that takes 0.1–0.5 µs. These are
@@ -473,6 +473,13 @@ entry!(model_aba_to, |l| {
     write_vec(l, 2, (*m).aba_at())
 });
 
+entry!(model_friction_to, |l| {
+    let m = ud::<LuaModel>(l, 1, Kind::Model)?;
+    let (_, v, _) = (*m).inputs_mut();
+    read(l, 3, v).then_some(())?;
+    write_vec(l, 2, (*m).friction_at())
+});
+
 entry!(model_crba_to, |l| {
     let m = ud::<LuaModel>(l, 1, Kind::Model)?;
     let nv = (*m).model.nv();
@@ -557,6 +564,7 @@ pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
         ("gravity_to", model_gravity_to),
         ("nle_to", model_nle_to),
         ("aba_to", model_aba_to),
+        ("friction_to", model_friction_to),
         ("crba_to", model_crba_to),
         ("frame_jacobian_to", model_frame_jacobian_to),
         ("frame_placement_to", model_frame_placement_to),

@@ -74,6 +74,10 @@ impl LuaModel {
         morc_model::aba(&self.model, &mut self.data, self.q.as_slice(), self.v.as_slice(), self.a.as_slice())
     }
 
+    pub(crate) fn friction_at(&mut self) -> &DVector<f64> {
+        morc_model::friction(&self.model, &mut self.data, self.v.as_slice())
+    }
+
     pub(crate) fn crba_at(&mut self) -> &DMatrix<f64> {
         morc_model::crba(&self.model, &mut self.data, self.q.as_slice())
     }
@@ -89,6 +93,12 @@ impl LuaModel {
             read_into(a, self.a.as_mut_slice(), what, name, "nv", nv)?;
         }
         Ok(())
+    }
+
+    /// Reads v alone into the workspace copy, checking its size.
+    fn read_v(&mut self, what: &str, v: &Value) -> mlua::Result<()> {
+        let nv = self.model.nv();
+        read_into(v, self.v.as_mut_slice(), what, "v", "nv", nv)
     }
 
     /// Joint placements for `q` (SI, nq entries), then the world placement of `frame`.
@@ -197,6 +207,10 @@ impl UserData for LuaModel {
             this.read("model:aba(q, v, tau)", &q, Some(&v), Some((&tau, "tau")))?;
             Ok(LuaVec(this.aba_at().clone()))
         });
+        methods.add_method_mut("friction", |_, this, v: Value| {
+            this.read_v("model:friction(v)", &v)?;
+            Ok(LuaVec(this.friction_at().clone()))
+        });
         methods.add_method_mut("crba", |_, this, q: Value| {
             this.read("model:crba(q)", &q, None, None)?;
             Ok(LuaMat::new(this.crba_at().clone()))
@@ -243,6 +257,11 @@ impl UserData for LuaModel {
             let what = "model:aba_to(ddq, q, v, tau)";
             this.read(what, &q, Some(&v), Some((&tau, "tau")))?;
             write_vec(&ddq, this.aba_at(), Arg(what, "ddq"))
+        });
+        methods.add_method_mut("friction_to", |_, this, (tau, v): (Value, Value)| {
+            let what = "model:friction_to(tau, v)";
+            this.read_v(what, &v)?;
+            write_vec(&tau, this.friction_at(), Arg(what, "tau"))
         });
         methods.add_method_mut("crba_to", |_, this, (m, q): (Value, Value)| {
             let what = "model:crba_to(M, q)";
@@ -312,8 +331,13 @@ pub(crate) fn register(lua: &Lua, morc: &Table) -> mlua::Result<()> {
         r#"morc.model "file.urdf" (= morc.model.urdf), morc.model.dh { … }, morc.model.build { … }, robot.model — a robot model
 with its own workspace (Pinocchio's Model/Data), in SI units (rad, m, N·m, kg) and Pinocchio's names:
   m.nq, m.nv, m.name, m.joints, m:frames() (frame names)
-  m:rnea(q, v, a) → tau      m:gravity(q) → g      m:nle(q, v) → C v + g      m:aba(q, v, tau) → ddq
-  m:crba(q) → M (nv×nv)      m:frame_placement(q, "frame") → { pos = vec(3), rot = mat(3×3) } in the world
+  m:rnea(q, v, a) → tau = M a + C v + g      m:gravity(q) → g      m:nle(q, v) → C v + g
+  m:aba(q, v, tau) → ddq = M⁻¹(tau − C v − g)      m:crba(q) → M (nv×nv)
+    rigid-body only, exactly as Pinocchio's: the drives' armature is in M (Pinocchio's model.armature), their friction
+    is not (as Pinocchio leaves its URDF damping and friction out)
+  m:friction(v) → the drives' friction torque, viscous·v + coulomb·sign(v) per joint (URDF <dynamics damping friction>,
+    a robot's drive viscous/coulomb); a real drive needs rnea(q, v, a) + friction(v), and moves as aba(q, v, tau − friction(v))
+  m:frame_placement(q, "frame") → { pos = vec(3), rot = mat(3×3) } in the world
   m:frame_jacobian(q, "frame" [, "local_world_aligned" | "local" | "world"]) → J (6×nv, linear rows first), as
     Pinocchio's getFrameJacobian: local_world_aligned (default) = frame origin velocity and ω in world axes; local =
     the same in the frame's axes; world = the spatial velocity at the world origin (linear v_p + p × ω)
@@ -322,12 +346,14 @@ with its own workspace (Pinocchio's Model/Data), in SI units (rad, m, N·m, kg) 
     (inertia about the joint frame origin)
 In place, allocating nothing (the real-time path; destinations are morc.vec / morc.mat of the right size):
   m:rnea_to(tau, q, v, a)  m:gravity_to(tau, q)  m:nle_to(tau, q, v)  m:aba_to(ddq, q, v, tau)  m:crba_to(M, q)
+  m:friction_to(tau, v)
   m:frame_jacobian_to(J, q, "frame" [, ref])  m:frame_placement_to(pos, rot, q, "frame")  m:joint_torque_regressor_to(Y, q, v, a)
 q, v, a and tau are morc vectors or tables of numbers; a frame not found is an error listing the model's frames.
 Types:
   model.nq: integer   model.nv: integer   model:frames() → string[]
   model:rnea(q: vec|number[], v: vec|number[], a: vec|number[]) → vec   model:gravity(q: vec|number[]) → vec
   model:nle(q: vec|number[], v: vec|number[]) → vec   model:aba(q: vec|number[], v: vec|number[], tau: vec|number[]) → vec
+  model:friction(v: vec|number[]) → vec   model:friction_to(tau: vec, v: vec|number[])
   model:crba(q: vec|number[]) → mat   model:frame_placement(q: vec|number[], frame: string) → { pos: vec, rot: mat }
   model:frame_jacobian(q: vec|number[], frame: string, reference?: "local_world_aligned"|"local"|"world") → mat
   model:joint_torque_regressor(q: vec|number[], v: vec|number[], a: vec|number[]) → mat   model:dynamic_parameters() → vec

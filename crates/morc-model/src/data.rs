@@ -30,6 +30,8 @@ pub struct Data {
     pub tau: DVector<f64>,
     /// Joint accelerations from ABA.
     pub ddq: DVector<f64>,
+    /// The drives' friction torques from [`friction`](super::friction).
+    pub friction: DVector<f64>,
     /// Frame Jacobian (6 × nv), LOCAL_WORLD_ALIGNED unless [`frame_jacobian_in`](super::frame_jacobian_in) asked otherwise.
     pub jacobian: Matrix6xX<f64>,
     /// Joint torque regressor (nv × 10·(njoints − 1)) from [`joint_torque_regressor`](super::joint_torque_regressor).
@@ -66,6 +68,7 @@ impl Data {
             mass_matrix: DMatrix::zeros(nv, nv),
             tau: DVector::zeros(nv),
             ddq: DVector::zeros(nv),
+            friction: DVector::zeros(nv),
             jacobian: Matrix6xX::zeros(nv),
             joint_torque_regressor: DMatrix::zeros(nv, super::regressor::PARAMETERS_PER_BODY * (nj - 1)),
             world_subspaces: vec![Motion::zero(); nj],

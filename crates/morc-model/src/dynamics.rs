@@ -1,10 +1,15 @@
-//! Rigid-body dynamics: RNEA (inverse dynamics), CRBA (mass matrix), ABA (forward dynamics).
+//! Rigid-body dynamics: RNEA (inverse dynamics), CRBA (mass matrix), ABA (forward dynamics),
+//! exactly as Pinocchio's of the same names, and the drives' [`friction`] beside them.
 //!
-//! All three include the drive-train terms of [`DriveTrain`](super::DriveTrain): armature
-//! adds `armature·a` to the torque (and to the mass-matrix diagonal), friction adds
-//! `viscous·v + coulomb·sign(v)`. So `rnea(q, v, a) = M(q) a + nle(q, v)` and
-//! `aba(q, v, rnea(q, v, a)) = a` hold with or without them. Gravity enters as a fictitious
-//! upward acceleration of the universe, as in Pinocchio.
+//! The rigid-body algorithms include the rotor inertia of [`DriveTrain`](super::DriveTrain)
+//! as Pinocchio's `model.armature` does: `armature·a` on the torque, `armature` on the
+//! mass-matrix diagonal. They do not include friction, as Pinocchio's do not (its URDF
+//! `damping` and `friction` are data the algorithms leave alone): `rnea(q, v, a) = M(q) a +
+//! nle(q, v)`, `nle = C(q, v) v + g(q)`, `aba(q, v, rnea(q, v, a)) = a`. A drive's friction
+//! torque `viscous·v + coulomb·sign(v)` is [`friction`]'s; what models a real drive adds it
+//! explicitly: the torque a motion needs is `rnea(q, v, a) + friction(v)`, and a plant driven
+//! by `tau` moves as `aba(q, v, tau − friction(v))`. Gravity enters as a fictitious upward
+//! acceleration of the universe, as in Pinocchio.
 
 use nalgebra::DVector;
 
@@ -25,10 +30,24 @@ pub(crate) fn sign(v: f64) -> f64 {
     }
 }
 
-#[inline]
-fn friction_torque(model: &Model, dof: usize, velocity: f64) -> f64 {
-    let drive = &model.drives[dof];
-    drive.viscous_friction * velocity + drive.coulomb_friction * sign(velocity)
+/// The drives' friction torques `viscous·v + coulomb·sign(v)` per coordinate (URDF `<dynamics
+/// damping friction>`, a DH row's `B`, a robot's drive `viscous`/`coulomb`), written to
+/// `data.friction` and returned. Not part of [`rnea`], [`nle`] or [`aba`] (Pinocchio's are
+/// rigid-body only): add it to their torque for the drives' share. `sign(0) = 0`: a joint at
+/// rest carries no Coulomb torque. Allocates nothing.
+///
+/// # Panics
+/// If `v.len() != model.nv()`.
+pub fn friction<'a>(model: &Model, data: &'a mut Data, v: &[f64]) -> &'a DVector<f64> {
+    check_len("v", v.len(), model.nv());
+    if !model.has_friction {
+        data.friction.fill(0.0);
+        return &data.friction;
+    }
+    for ((f, drive), &v) in data.friction.iter_mut().zip(&model.drives).zip(v) {
+        *f = drive.viscous_friction * v + drive.coulomb_friction * sign(v);
+    }
+    &data.friction
 }
 
 /// RNEA with zero velocity and/or acceleration skipped rather than multiplied through.
@@ -82,11 +101,6 @@ fn rnea_impl<'a>(model: &Model, data: &'a mut Data, q: &[f64], v: Option<&[f64]>
             if let Some(a) = a {
                 torque += model.drives[dof].armature * a[dof];
             }
-            if let Some(v) = v {
-                if model.has_friction {
-                    torque += friction_torque(model, dof, v[dof]);
-                }
-            }
             if model.has_mimic_joints() {
                 data.tau[dof] += torque;
             } else {
@@ -102,8 +116,9 @@ fn rnea_impl<'a>(model: &Model, data: &'a mut Data, q: &[f64], v: Option<&[f64]>
     &data.tau
 }
 
-/// Inverse dynamics: the joint torques `tau = M(q) a + C(q, v) v + g(q)` (+ drive-train
-/// terms), written to `data.tau` and returned.
+/// Inverse dynamics, Pinocchio's `rnea`: the joint torques `tau = M(q) a + C(q, v) v + g(q)`
+/// (armature in `M`, no friction: add [`friction`] for the drives'), written to `data.tau`
+/// and returned.
 ///
 /// # Panics
 /// If a vector's length does not match the model.
@@ -116,8 +131,8 @@ pub fn gravity<'a>(model: &Model, data: &'a mut Data, q: &[f64]) -> &'a DVector<
     rnea_impl(model, data, q, None, None)
 }
 
-/// Nonlinear effects `C(q, v) v + g(q)` plus friction, i.e. `rnea(q, v, 0)`, written to
-/// `data.tau` and returned.
+/// Nonlinear effects `C(q, v) v + g(q)`, i.e. `rnea(q, v, 0)` (Pinocchio's `nonLinearEffects`;
+/// no friction), written to `data.tau` and returned.
 pub fn nle<'a>(model: &Model, data: &'a mut Data, q: &[f64], v: &[f64]) -> &'a DVector<f64> {
     rnea_impl(model, data, q, Some(v), None)
 }
@@ -192,8 +207,10 @@ pub fn crba<'a>(model: &Model, data: &'a mut Data, q: &[f64]) -> &'a nalgebra::D
     &data.mass_matrix
 }
 
-/// Forward dynamics: the joint accelerations for torques `tau` (Featherstone's
-/// articulated-body algorithm, in world coordinates), written to `data.ddq` and returned.
+/// Forward dynamics, Pinocchio's `aba`: the joint accelerations `M(q)⁻¹ (tau − C(q, v) v −
+/// g(q))` for torques `tau` (Featherstone's articulated-body algorithm, in world coordinates;
+/// armature in `M`, no friction: for a drive's, pass `tau − friction(v)`), written to
+/// `data.ddq` and returned.
 /// Also places the joints; leaves `data.velocities` and `data.accelerations` alone.
 ///
 /// # Panics
@@ -227,10 +244,7 @@ pub fn aba<'a>(model: &Model, data: &'a mut Data, q: &[f64], v: &[f64], tau: &[f
         let s = data.world_subspaces[i];
         let u_vector = matrix_times_motion(&data.articulated_inertias[i], &s);
         let inv_d = 1.0 / (s.to_vector().dot(&u_vector) + model.drives[i - 1].armature);
-        let mut u = tau[i - 1] - s.dot(&data.bias_forces[i]);
-        if model.has_friction {
-            u -= friction_torque(model, i - 1, v[i - 1]);
-        }
+        let u = tau[i - 1] - s.dot(&data.bias_forces[i]);
         data.aba_u_vectors[i] = u_vector;
         data.aba_inv_d[i] = inv_d;
         data.aba_u[i] = u;
@@ -309,4 +323,49 @@ fn aba_dense<'a>(model: &Model, data: &'a mut Data, q: &[f64], v: &[f64], tau: &
 fn pair_mut<T>(items: &mut [T], child: usize, parent: usize) -> (&T, &mut T) {
     let (head, tail) = items.split_at_mut(child);
     (&tail[0], &mut head[parent])
+}
+
+#[cfg(test)]
+mod tests {
+    use nalgebra::{Matrix3, Vector3};
+
+    use super::*;
+    use crate::{DriveTrain, Inertia, JointKind, JointLimits, ModelBuilder, Se3};
+
+    /// A revolute–prismatic–revolute chain whose drives have armature and friction, or only
+    /// armature.
+    fn chain(with_friction: bool) -> Model {
+        let mut b = ModelBuilder::new("chain");
+        let up = Se3::from_translation(Vector3::new(0.1, 0.0, 0.3));
+        let j1 = b.add_joint("j1", 0, up, JointKind::Revolute, Vector3::z(), JointLimits::UNBOUNDED).unwrap();
+        let j2 = b.add_joint("j2", j1, up, JointKind::Prismatic, Vector3::x(), JointLimits::UNBOUNDED).unwrap();
+        let j3 = b.add_joint("j3", j2, up, JointKind::Revolute, Vector3::y(), JointLimits::UNBOUNDED).unwrap();
+        for j in [j1, j2, j3] {
+            b.append_body_inertia(j, &Inertia::new(2.0, Vector3::new(0.05, 0.02, 0.1), Matrix3::from_diagonal(&Vector3::new(0.03, 0.04, 0.02)))).unwrap();
+        }
+        let mut model = b.build();
+        for j in [j1, j2, j3] {
+            let (viscous, coulomb) = if with_friction { (0.5 * j as f64, 0.2) } else { (0.0, 0.0) };
+            model.set_drive_train(j, DriveTrain { armature: 0.1 * j as f64, viscous_friction: viscous, coulomb_friction: coulomb }).unwrap();
+        }
+        model
+    }
+
+    /// rnea, nle and aba are rigid-body only (armature in, friction out), as Pinocchio's; the
+    /// drives' friction is `friction(v)`, with `sign(0) = 0`.
+    #[test]
+    fn friction_is_the_drives_and_not_in_the_rigid_body_algorithms() {
+        let (damped, rigid) = (chain(true), chain(false));
+        let (mut dd, mut dr) = (Data::new(&damped), Data::new(&rigid));
+        let (q, v, a) = ([0.3, 0.1, -0.7], [0.8, -0.4, 0.0], [1.0, -2.0, 0.5]);
+        assert_eq!(rnea(&damped, &mut dd, &q, &v, &a), rnea(&rigid, &mut dr, &q, &v, &a));
+        assert_eq!(nle(&damped, &mut dd, &q, &v), nle(&rigid, &mut dr, &q, &v));
+        let tau = [4.0, -3.0, 2.0];
+        assert_eq!(aba(&damped, &mut dd, &q, &v, &tau), aba(&rigid, &mut dr, &q, &v, &tau));
+        // Armature is in: aba undoes rnea.
+        let tau = rnea(&damped, &mut dd, &q, &v, &a).clone();
+        assert!((aba(&damped, &mut dd, &q, &v, tau.as_slice()) - DVector::from_row_slice(&a)).amax() < 1e-12);
+        assert_eq!(friction(&damped, &mut dd, &v).as_slice(), &[0.5 * 0.8 + 0.2, 1.0 * -0.4 - 0.2, 0.0]);
+        assert_eq!(friction(&rigid, &mut dr, &v).as_slice(), &[0.0; 3]);
+    }
 }

@@ -67,7 +67,8 @@ pub fn parameter_names(model: &Model, joint_names: &[String]) -> Vec<String> {
 
 /// `Y(q, v, a)` with the drive-train columns, into `out` (nv × [`parameter_count`]): the
 /// inertial block equals [`joint_torque_regressor`]'s, then per joint `a`, `v`, `sign(v)`, so
-/// that `Y·π = rnea(q, v, a)` with the model's drive trains, as the simulated plant applies them.
+/// that `Y·π = rnea(q, v, a) + friction(v)`: the rigid-body torque with armature, plus the
+/// drives' friction, as the simulated plant applies them.
 ///
 /// Computed here rather than by [`joint_torque_regressor`], which carries each of a body's 10
 /// unit wrenches through every ancestor's transform: each ancestor's joint axis is brought
@@ -879,11 +880,16 @@ mod tests {
         }
     }
 
+    /// What the simulated plant's drives need: the rigid-body torque plus the drives' friction.
+    fn drive_torque(model: &Model, data: &mut Data, q: &[f64], v: &[f64], a: &[f64]) -> DVector<f64> {
+        crate::rnea(model, data, q, v, a).clone() + crate::friction(model, data, v)
+    }
+
     fn names() -> Vec<String> {
         (1..=6).map(|j| format!("J{j}")).collect()
     }
 
-    /// Y·π with the drive columns is RNEA with friction and armature, to rounding.
+    /// Y·π with the drive columns is RNEA (armature included) plus the drives' friction, to rounding.
     #[test]
     fn regressor_with_drives_reproduces_rnea() {
         let model = arm();
@@ -895,7 +901,7 @@ mod tests {
             [([0.3, -0.5, 0.9, 1.2, -0.4, 2.0], [0.5, -1.0, 0.2, 0.0, 1.5, -2.0], [1.0, 2.0, -3.0, 0.5, -1.0, 4.0]), ([-1.0, 0.2, 0.4, 0.0, 0.9, -0.3], [0.0; 6], [0.3, 0.0, -0.2, 0.1, 0.0, 0.0])]
         {
             regressor_with_drives(&model, &mut data, &q, &v, &a, &mut y);
-            let tau = crate::rnea(&model, &mut data, &q, &v, &a).clone();
+            let tau = drive_torque(&model, &mut data, &q, &v, &a);
             assert!((&y * &pi - &tau).amax() < 1e-9 * tau.amax(), "{} vs {}", &y * &pi, tau);
             let inertial = crate::joint_torque_regressor(&model, &mut data, &q, &v, &a).clone();
             assert!((y.columns(0, 60) - inertial).amax() < 1e-12 * y.amax(), "the inertial block is joint_torque_regressor's");
@@ -920,7 +926,7 @@ mod tests {
         let mut data = Data::new(&model);
         let (q, v, a) = ([-0.7, 0.4, 1.3, -2.0, 0.8, 0.3], [1.0, -0.5, 2.0, 0.3, -1.2, 0.0], [-2.0, 1.0, 0.5, 3.0, -4.0, 1.0]);
         let yb = base.regressor(&model, &q, &v, &a);
-        let tau = crate::rnea(&model, &mut data, &q, &v, &a).clone();
+        let tau = drive_torque(&model, &mut data, &q, &v, &a);
         assert!((yb * DVector::from_vec(beta) - tau).amax() < 1e-8);
         assert!(base.names().iter().any(|n| n.contains(" + ") || n.contains(" − ")), "combined names: {:?}", base.names());
     }
@@ -939,7 +945,7 @@ mod tests {
         let (mut q, mut v, mut a) = (vec![0.0; 6], vec![0.0; 6], vec![0.0; 6]);
         for s in 0..400 {
             e.trajectory.sample(e.trajectory.period() * s as f64 / 400.0, &mut q, &mut v, &mut a);
-            let tau = crate::rnea(&truth, &mut data, &q, &v, &a);
+            let tau = drive_torque(&truth, &mut data, &q, &v, &a);
             m.tau.extend(tau.iter());
             m.q.extend(&q);
             m.v.extend(&v);
@@ -969,7 +975,7 @@ mod tests {
         let (mut q, mut v, mut a) = (vec![0.0; 6], vec![0.0; 6], vec![0.0; 6]);
         for s in 0..3000 {
             t.sample(t.period() * s as f64 / 3000.0, &mut q, &mut v, &mut a);
-            let tau = crate::rnea(&truth, &mut data, &q, &v, &a);
+            let tau = drive_torque(&truth, &mut data, &q, &v, &a);
             for j in 0..6 {
                 // Box–Muller from two uniforms in (0, 1].
                 let (u1, u2) = (0.5 * (rng.uniform() + 1.0) + 1e-300, 0.5 * (rng.uniform() + 1.0));

@@ -11,6 +11,10 @@
 //! let tau = rnea(&robot, &mut data, &q, &[0.0; 6], &[0.0; 6]);
 //! ```
 //!
+//! [`rnea`], [`nle`], [`gravity`], [`crba`] and [`aba`] are Pinocchio's rigid-body algorithms
+//! (a drive's armature in, as Pinocchio's `model.armature`; friction out); the drives'
+//! friction (URDF `<dynamics damping friction>`) is [`friction`], added where a drive is meant.
+//!
 //! Conventions: spatial vectors are (linear, angular); joint `i ≥ 1` moves `q[i − 1]`, except
 //! that mimic joints have no coordinate of their own (see [`Mimic`]; then `Model::idx_v`);
 //! frame Jacobians are LOCAL_WORLD_ALIGNED (the frame origin's velocity and the angular
@@ -40,7 +44,7 @@ pub use calibration::{Calibrated, CalibrationParameter, GeometricCalibration, Id
 pub use data::Data;
 pub use dense::{lu_factor, lu_solve, DampedPinv, PinvError};
 pub use dh::{DhConvention, DhLink, DhTable};
-pub use dynamics::{aba, crba, gravity, nle, rnea};
+pub use dynamics::{aba, crba, friction, gravity, nle, rnea};
 pub use fourier::FourierTrajectory;
 pub use ft_load::{FtIdentification, FtLoad, FtLoadError, GRAVITY, MIN_POSES, RANK_TOLERANCE};
 pub use identification::{

@@ -44,7 +44,10 @@ impl JointLimits {
 }
 
 /// Drive-train terms of one joint, seen at the joint: reflected motor inertia and friction.
-/// RNEA adds `armature·a + viscous·v + coulomb·sign(v)` to the joint torque.
+/// The rigid-body algorithms (RNEA, CRBA, ABA) include `armature` as Pinocchio's
+/// `model.armature`; the friction `viscous·v + coulomb·sign(v)` is the drive's, given by
+/// [`friction`](super::friction) and left out of them, as Pinocchio leaves its URDF `damping`
+/// and `friction` out.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct DriveTrain {
     /// Reflected rotor inertia added to the mass matrix diagonal (kg·m², or kg for prismatic joints).

@@ -4,9 +4,10 @@
 //! frame, so frames behind fixed joints (such as `tool0`) exist.
 //!
 //! Differences from Pinocchio, on purpose: a `continuous` joint is a revolute joint without
-//! position limits (one coordinate, not Pinocchio's cos/sin pair); `<dynamics damping
-//! friction>` become the joint's viscous and Coulomb friction, which RNEA then applies.
-//! Floating and planar joints are refused with an error. A `<mimic>` joint becomes a mimic
+//! position limits (one coordinate, not Pinocchio's cos/sin pair). `<dynamics damping
+//! friction>` become the joint's viscous and Coulomb friction in its drive train, as
+//! Pinocchio's `model.damping` and `model.friction`: the rigid-body algorithms leave them out,
+//! [`friction`](super::friction) gives them. Floating and planar joints are refused with an error. A `<mimic>` joint becomes a mimic
 //! joint as Pinocchio 3's `buildModel(…, mimic=True)` makes it ([`Mimic`](super::Mimic)): no
 //! coordinate of its own (`nq`, `nv` count only the other moving joints), its position
 //! `multiplier · q_master + offset`, its torque added to the master's. Its own `<limit>` and

@@ -265,9 +265,9 @@ pub fn parameterize(grid: &[f64], path: &[PathPoint], limits: &PathLimits, model
                     ));
                 }
                 let a: Vec<f64> = morc_model::rnea(model, &mut data, &p.q, &zero, &p.dq).as_slice().iter().zip(&g).map(|(t, g)| t - g).collect();
-                let mut b: Vec<f64> = morc_model::rnea(model, &mut data, &p.q, &p.dq, &p.ddq).as_slice().iter().zip(&g).map(|(t, g)| t - g).collect();
-                // The drives' friction D·q'ṡ + C·sign(q') is not of the form A·u + B·x: taken out
-                // of B (the RNEA above added it at ṡ = 1) and kept as a bound instead, Coulomb
+                let b: Vec<f64> = morc_model::rnea(model, &mut data, &p.q, &p.dq, &p.ddq).as_slice().iter().zip(&g).map(|(t, g)| t - g).collect();
+                // The drives' friction D·q'ṡ + C·sign(q') is not of the form A·u + B·x (RNEA,
+                // rigid-body only, leaves it out of B): it is kept as a bound instead, Coulomb
                 // exactly, viscous at the fastest ṡ the velocity limits allow here — so the
                 // torque limits hold whatever the speed (conservative by the viscous share).
                 let sd_max = limits
@@ -278,7 +278,6 @@ pub fn parameterize(grid: &[f64], path: &[PathPoint], limits: &PathLimits, model
                 for j in 0..b.len() {
                     let drive = drives.get(j).copied().unwrap_or_default();
                     let (viscous, coulomb) = (drive.viscous_friction * p.dq[j], drive.coulomb_friction * p.dq[j].signum());
-                    b[j] -= viscous + if p.dq[j] != 0.0 { coulomb } else { 0.0 };
                     if viscous != 0.0 && !sd_max.is_finite() {
                         return Err(format!("joint {} has viscous friction: torque limits then need velocity limits (grid point {})", j + 1, i + 1));
                     }

@@ -6,6 +6,9 @@
 //! sampled control also assumes; it is stable and energy-conserving enough for loop
 //! bandwidths well below the bus rate (ours: 25 Hz velocity loop at 1 kHz), where RK4 would
 //! cost four ABAs per tick and still see the controller's torque as piecewise constant.
+//! The drives' friction (the model's drive trains: viscous·q̇ + Coulomb·sign(q̇)) opposes the
+//! drive torque before it reaches the arm: ABA is rigid-body only, as Pinocchio's, so the plant
+//! moves as `aba(q, q̇, tau − friction(q̇))`.
 
 use crate::RobotError;
 use std::sync::Arc;
@@ -30,7 +33,7 @@ struct SimWrist {
     /// What the hand did in the last step.
     out: HandOutput,
     noise: Noise,
-    /// The drives' torques plus the hand's, for the dynamics.
+    /// The drives' torques less their friction, plus the hand's, for the dynamics.
     tau_total: Vec<f64>,
 }
 
@@ -64,6 +67,8 @@ pub struct SimulatedRobot {
     q: Vec<f64>,
     qd: Vec<f64>,
     tau: Vec<f64>,
+    /// The drives' torques less their friction: what moves the arm's rigid body.
+    tau_net: Vec<f64>,
     /// Position held while no assembly commands q_cmd (latched at the switch).
     hold: Vec<f64>,
     holding: bool,
@@ -133,6 +138,7 @@ impl SimulatedRobot {
             q: q0.to_vec(),
             qd: vec![0.0; n],
             tau: vec![0.0; n],
+            tau_net: vec![0.0; n],
             hold: q0.to_vec(),
             holding: true,
             stopping: false,
@@ -288,8 +294,12 @@ impl SimulatedRobot {
             }
             self.tau[i] = (p_term + self.integral[i] + t_ff).clamp(-limit, limit);
         }
+        let friction = morc_model::friction(&self.model, &mut self.data, &self.qd);
+        for ((net, tau), f) in self.tau_net.iter_mut().zip(&self.tau).zip(friction.iter()) {
+            *net = tau - f;
+        }
         let qdd = match &mut self.wrist {
-            None => morc_model::aba(&self.model, &mut self.data, &self.q, &self.qd, &self.tau),
+            None => morc_model::aba(&self.model, &mut self.data, &self.q, &self.qd, &self.tau_net),
             Some(w) => {
                 // A new script starts from now.
                 if self.robot.hand.refresh(&mut w.script, &mut w.seen) {
@@ -306,7 +316,7 @@ impl SimulatedRobot {
                 w.out = w.hand.step(&w.script, w.t, &origin, &Vector3::new(velocity[0], velocity[1], velocity[2]));
                 w.t += dt;
                 for (i, total) in w.tau_total.iter_mut().enumerate() {
-                    *total = self.tau[i] + self.data.jacobian.fixed_rows::<3>(0).column(i).dot(&w.out.force);
+                    *total = self.tau_net[i] + self.data.jacobian.fixed_rows::<3>(0).column(i).dot(&w.out.force);
                 }
                 morc_model::aba(&self.model, &mut self.data, &self.q, &self.qd, &w.tau_total)
             }
@@ -327,5 +337,64 @@ impl SimulatedRobot {
             self.q[i] += self.qd[i] * dt;
         }
         Step::Continue
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{JointDrive, Limits, RobotJoint};
+    use morc_kernel::StepContext;
+
+    /// The UR5 with viscous and Coulomb friction on every drive.
+    fn damped_ur5() -> Arc<Robot> {
+        let mut model = morc_model::load_urdf(concat!(env!("CARGO_MANIFEST_DIR"), "/../../robots/ur5/ur5_robot.urdf")).unwrap();
+        for j in 1..model.njoints() {
+            model.set_drive_train(j, morc_model::DriveTrain { armature: 0.2, viscous_friction: 3.0 * j as f64, coulomb_friction: 2.0 }).unwrap();
+        }
+        let joints = (0..model.nv())
+            .map(|i| RobotJoint {
+                name: model.joint_names()[i + 1].clone(),
+                drive: JointDrive { slave: i as u32 + 1, gear: 101.0, counts: 524288.0, offset: 0.0, direction: 1.0 },
+                limits: Limits { lower: -6.0, upper: 6.0, velocity: 3.0, acceleration: 8.0, torque: 150.0 },
+            })
+            .collect();
+        Arc::new(Robot::new("damped UR5", model, joints, "tests").unwrap())
+    }
+
+    const Q0: [f64; 6] = [0.0, -1.2, 1.4, -0.5, 0.3, 0.0];
+    const QD0: [f64; 6] = [0.5, -0.3, 0.2, 0.0, 0.4, -0.6];
+
+    /// ABA is rigid-body only, so the plant subtracts the drives' friction itself: one step
+    /// moves the arm as `aba(q, q̇, tau − friction(q̇))`, not `aba(q, q̇, tau)`.
+    #[test]
+    fn the_drives_friction_brakes_the_simulated_arm() {
+        let robot = damped_ur5();
+        let mut plant = SimulatedRobot::new(robot.clone(), &Q0, 1e-3).unwrap();
+        plant.qd.copy_from_slice(&QD0);
+        assert_eq!(plant.servo(None), Step::Continue);
+        let mut data = Data::new(&robot.model);
+        let friction = morc_model::friction(&robot.model, &mut data, &QD0).clone();
+        assert!(friction.amax() > 1.0, "{friction}");
+        let net: Vec<f64> = plant.tau.iter().zip(friction.iter()).map(|(t, f)| t - f).collect();
+        let qdd = morc_model::aba(&robot.model, &mut data, &Q0, &QD0, &net).clone();
+        for i in 0..6 {
+            assert_eq!(plant.qd[i], QD0[i] + qdd[i] * 1e-3, "joint {}", i + 1);
+        }
+    }
+
+    /// The `rnea` feed-forward is the rigid-body torque plus the drives' friction, which the
+    /// plant has: what the motion needs at the drives.
+    #[test]
+    fn the_rnea_feed_forward_adds_the_drives_friction() {
+        let robot = damped_ur5();
+        let mut ff = (crate::components::factory(&robot, "rnea").unwrap())().unwrap();
+        let qdd = [1.0, -0.5, 0.3, 2.0, -1.0, 0.7];
+        let inputs = [Value::Vector(Q0.to_vec()), Value::Vector(QD0.to_vec()), Value::Vector(qdd.to_vec())];
+        let mut outputs = [Value::Vector(vec![0.0; 6])];
+        assert_eq!(ff.step(&StepContext { step: 0, time: 0.0, period: 1e-3 }, &inputs, &mut outputs), Step::Continue);
+        let mut data = Data::new(&robot.model);
+        let expected = morc_model::rnea(&robot.model, &mut data, &Q0, &QD0, &qdd).clone() + morc_model::friction(&robot.model, &mut data, &QD0);
+        assert_eq!(outputs[0].as_slice(), expected.as_slice());
     }
 }

@@ -1,4 +1,7 @@
-//! `rnea`: rigid-body feed-forward (computed torque) τ = RNEA(q, q̇, q̈) of the robot's model.
+//! `rnea`: rigid-body feed-forward (computed torque) τ = RNEA(q, q̇, q̈) + friction(q̇) of the
+//! robot's model. RNEA is Pinocchio's, rigid-body only (armature included); the drives'
+//! friction (viscous·q̇ + Coulomb·sign(q̇) of the model's drive trains) is added explicitly, so
+//! the feed-forward compensates what the drives lose as well as what the arm needs.
 
 use std::sync::Arc;
 
@@ -26,7 +29,7 @@ impl RigidBodyFeedForward {
             .input(PortInfo::new("q", ty).unit("rad").required())
             .input(PortInfo::new("qd", ty).unit("rad/s").required())
             .input(PortInfo::new("qdd", ty).unit("rad/s²").required())
-            .output(PortInfo::new("tau", ty).unit("N·m").doc("feed-forward torque"));
+            .output(PortInfo::new("tau", ty).unit("N·m").doc("feed-forward torque: rigid-body (RNEA) plus the drives' friction"));
         RigidBodyFeedForward { info, data: Data::new(&robot.model), model: robot.live.current(), seen: 0, robot }
     }
 }
@@ -39,8 +42,12 @@ impl Component for RigidBodyFeedForward {
     fn step(&mut self, _: &StepContext, inputs: &[Value], outputs: &mut [Value]) -> Step {
         // A payload changed at runtime takes effect here at the next step.
         self.robot.live.refresh(&mut self.model, &mut self.seen);
-        let tau = morc_model::rnea(&self.model, &mut self.data, inputs[0].as_slice(), inputs[1].as_slice(), inputs[2].as_slice());
-        outputs[0].as_mut_slice().copy_from_slice(tau.as_slice());
+        let (q, qd, qdd) = (inputs[0].as_slice(), inputs[1].as_slice(), inputs[2].as_slice());
+        morc_model::rnea(&self.model, &mut self.data, q, qd, qdd);
+        morc_model::friction(&self.model, &mut self.data, qd);
+        for ((out, rigid), friction) in outputs[0].as_mut_slice().iter_mut().zip(self.data.tau.iter()).zip(self.data.friction.iter()) {
+            *out = rigid + friction;
+        }
         Step::Continue
     }
 }

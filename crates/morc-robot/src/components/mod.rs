@@ -2,7 +2,7 @@
 //! registers them into a [`KindRegistry`] ([`register`]) with factories that hold the robot.
 //!
 //! - `ptp`, `lin`, `circ`, `spline`, `path`: the trajectory generator ([`trajectory`]).
-//! - `rnea`: rigid-body feed-forward (computed torque) τ = RNEA(q, q̇, q̈).
+//! - `rnea`: rigid-body feed-forward (computed torque) τ = RNEA(q, q̇, q̈) + the drives' friction(q̇).
 //! - `monitor`: following error and limits → fault naming the joint; completion → finish.
 //! - `cartesian_velocity`: a frame velocity law, damped pseudo-inverse and null-space term.
 //! - `time_optimal`: through joint waypoints as fast as velocity, acceleration and torque limits allow (TOPP-RA).
@@ -42,7 +42,9 @@ const KINDS: &[(&str, &str, Make)] = &[
     ("spline", "quintic segments through via points in joint space (position, velocity, acceleration continuous)", |r| Box::new(MotionTrajectory::new(r, "spline"))),
     ("path", "a sequence of ptp/lin/circ/spline moves, blended within each move's approximation radius", |r| Box::new(MotionTrajectory::new(r, "path"))),
     ("time_optimal", "through joint waypoints as fast as the joints' velocity, acceleration and (torque_scale > 0) torque limits allow: a spline timed by TOPP-RA", |r| Box::new(TimeOptimal::new(r))),
-    ("rnea", "rigid-body feed-forward: tau = RNEA(q, qd, qdd) of the robot's model (gravity, inertia, drive train)", |r| Box::new(RigidBodyFeedForward::new(r))),
+    ("rnea", "rigid-body feed-forward: tau = RNEA(q, qd, qdd) + friction(qd) of the robot's model (gravity, inertia and armature; the drives' viscous and Coulomb friction)", |r| {
+        Box::new(RigidBodyFeedForward::new(r))
+    }),
     ("jog", "jogging as on a pendant: a joint, or the tool along/about a base or tool axis, while held or by an increment, within the limits (robot:jog)", |r| Box::new(Jog::new(r))),
     ("monitor", "following error and position/velocity/torque limits → fault naming the joint; target reached → finish", |r| Box::new(Monitor::new(r))),
     (

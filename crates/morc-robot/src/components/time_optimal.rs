@@ -95,14 +95,19 @@ impl TimeOptimal {
             let mut worst = 0.0f64;
             for k in 0..=steps {
                 sample(path, &timed, k as f64 * 5e-4, &mut q, &mut qd, &mut qdd);
-                let tau = if limits.torque.is_empty() { None } else { Some(morc_model::rnea(model, &mut data, &q, &qd, &qdd)) };
+                let torque = !limits.torque.is_empty();
+                if torque {
+                    // What the drives must give: the rigid-body torque plus their own friction.
+                    morc_model::rnea(model, &mut data, &q, &qd, &qdd);
+                    morc_model::friction(model, &mut data, &qd);
+                }
                 for j in 0..n {
                     worst = worst.max(qd[j].abs() / limits.velocity[j]);
                     if let Some(a) = limits.acceleration.get(j) {
                         worst = worst.max(qdd[j].abs() / a);
                     }
-                    if let Some(t) = &tau {
-                        worst = worst.max(t[j].abs() / limits.torque[j]);
+                    if torque {
+                        worst = worst.max((data.tau[j] + data.friction[j]).abs() / limits.torque[j]);
                     }
                 }
             }
