@@ -273,3 +273,25 @@ fn a_program_ending_with_a_run_going_says_it_was_stopped() {
     let all = text(&out);
     assert!(out.status.success() && !all.contains("still going"), "{all}");
 }
+
+/// A skill that failed while the program went on without looking at its result (`r.ok`) is
+/// no success: `morc run` names the call and exits 4, as `morc check` fails the file; a program
+/// that looks at the result and handles it exits 0.
+#[test]
+fn a_failed_skill_whose_result_no_one_read_is_exit_4() {
+    let dir = scratch("unread_failure");
+    let program = dir.join("unread.lua");
+    let skill = "local s = morc.skill { name = \"fails\", doc = \"always fails\", execute = function() return { ok = false, reason = \"it broke\" } end }\n";
+    std::fs::write(&program, format!("{skill}s()\nprint(\"done\")\n")).unwrap();
+    let out = morc().args(["run"]).arg(&program).output().unwrap();
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(4), "{all}");
+    assert!(all.contains("unread.lua:2: fails ✗") && all.contains("it broke") && all.contains("the program did not look at this result"), "{all}");
+    let checked = morc().args(["check"]).arg(&program).output().unwrap();
+    assert!(!checked.status.success(), "{}", text(&checked));
+    std::fs::write(&program, format!("{skill}local r = s()\nif not r.ok then print(\"handled: \" .. r.reason) end\n")).unwrap();
+    let out = morc().args(["run"]).arg(&program).output().unwrap();
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(all.contains("handled: it broke"), "{all}");
+}

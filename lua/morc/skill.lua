@@ -257,7 +257,7 @@ local function new_context(async)
   return { engine = engine_proxy(async), robot = morc.current_robot, data = {} }
 end
 
--- Under `morc check` (morc.checking), a failed result the program never looks at fails the check:
+-- A failed result the program never looks at fails `morc check` and makes `morc run` exit 4:
 -- its `ok` is kept out of the table and reading it (r.ok) marks the failure as handled.
 local failed = setmetatable({}, { __mode = "k" })   -- failed results (check mode)
 local unread = {}                                   -- failed results not looked at, in order
@@ -275,7 +275,7 @@ ResultMT.__index = function(r, key)
   end
 end
 
---- The failures no one looked at (morc check): "file:line: skill ✗ … reason", in order.
+--- The failures no one looked at (morc check, morc run): "file:line: skill ✗ … reason", in order.
 function S.unread_failures()
   local list = {}
   for i, u in ipairs(unread) do list[i] = u.text end
@@ -305,7 +305,7 @@ local function run_skill(skill, p, call_site, async)
     result.duration = frame.duration
     result.recordings = frame.recordings
     result.recording = frame.recordings[#frame.recordings]
-    if morc.checking and rawget(result, "ok") == false then keep_failure(result, call_site) end
+    if rawget(result, "ok") == false then keep_failure(result, call_site) end
     return result
   end
   local function guarded(stage, fn, ...)
