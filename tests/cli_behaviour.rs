@@ -295,3 +295,17 @@ fn a_failed_skill_whose_result_no_one_read_is_exit_4() {
     assert_eq!(out.status.code(), Some(0), "{all}");
     assert!(all.contains("handled: it broke"), "{all}");
 }
+
+/// A panic in Rust code a program's call ran is reported as an error naming the call and the
+/// program's line, exit 1, without Rust's panic message on the terminal.
+#[test]
+fn a_panic_in_a_call_from_lua_is_an_error_naming_the_call() {
+    let dir = scratch("panic_call");
+    let program = dir.join("panics.lua");
+    std::fs::write(&program, "local r = require \"robots.kr16\"\nr:calibrate { poses = {}, measured = {} }\n").unwrap();
+    let out = morc().args(["run"]).arg(&program).output().unwrap();
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(all.contains("panics.lua:2: internal error in morc's method 'calibrate'") && all.contains("This is a bug in morc"), "{all}");
+    assert!(!all.contains("panicked at") && !all.contains("RUST_BACKTRACE"), "no Rust panic message: {all}");
+}

@@ -252,7 +252,7 @@ An error raised by morc is a value with a kind, so a program can react to what w
   err.kind     "bus" (bring-up, a device, the simulated segment), "robot" (robot file, limits, payload, tool), "model"
                (URDF, DH table, inertias), "record" (recording, plot), "fmi" (an FMU), "assembly" (unknown port, type
                mismatch), "engine" (busy), "component", "library" (a library beyond its grants), "lua" (a wrong argument),
-               "interrupted" (Ctrl-C: see morc.catch_interrupt)
+               "interrupted" (Ctrl-C: see morc.catch_interrupt), "internal" (a bug in morc: a panic in the call named)
   err.message  the message, with the file:line it is about, without the traceback
   tostring(err), err:find(…), err:match(…), "…" .. err   the text as before (message and traceback)
 An error Lua code raises itself (error "text") stays the text: its err.kind is nil.

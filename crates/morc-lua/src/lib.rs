@@ -25,6 +25,7 @@ mod live;
 mod model;
 mod new_file;
 mod origin;
+mod panics;
 mod plot;
 mod pool;
 pub mod print_queue;
@@ -82,6 +83,7 @@ pub fn new_state() -> mlua::Result<Lua> {
     // SAFETY: the debug library is the only unsafe one loaded; programs are the user's own.
     let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL_SAFE | StdLib::DEBUG, LuaOptions::default()) };
     set_search_path(&lua, &home())?;
+    panics::watch(&lua);
     Ok(lua)
 }
 
