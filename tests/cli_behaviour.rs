@@ -280,3 +280,39 @@ fn a_program_ending_with_a_run_going_says_it_was_stopped() {
     let all = text(&out);
     assert!(out.status.success() && !all.contains("still going"), "{all}");
 }
+
+/// A skill that failed while the program went on without looking at its result (`r.ok`) is
+/// no success: `morc run` names the call and exits 4, as `morc check` fails the file; a program
+/// that looks at the result and handles it exits 0.
+#[test]
+fn a_failed_skill_whose_result_no_one_read_is_exit_4() {
+    let dir = scratch("unread_failure");
+    let program = dir.join("unread.lua");
+    let skill = "local s = morc.skill { name = \"fails\", doc = \"always fails\", execute = function() return { ok = false, reason = \"it broke\" } end }\n";
+    std::fs::write(&program, format!("{skill}s()\nprint(\"done\")\n")).unwrap();
+    let out = morc().args(["run"]).arg(&program).output().unwrap();
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(4), "{all}");
+    assert!(all.contains("unread.lua:2: fails ✗") && all.contains("it broke") && all.contains("the program did not look at this result"), "{all}");
+    let checked = morc().args(["check"]).arg(&program).output().unwrap();
+    assert!(!checked.status.success(), "{}", text(&checked));
+    std::fs::write(&program, format!("{skill}local r = s()\nif not r.ok then print(\"handled: \" .. r.reason) end\n")).unwrap();
+    let out = morc().args(["run"]).arg(&program).output().unwrap();
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(all.contains("handled: it broke"), "{all}");
+}
+
+/// A panic in Rust code a program's call ran is reported as an error naming the call and the
+/// program's line, exit 1, without Rust's panic message on the terminal.
+#[test]
+fn a_panic_in_a_call_from_lua_is_an_error_naming_the_call() {
+    let dir = scratch("panic_call");
+    let program = dir.join("panics.lua");
+    std::fs::write(&program, "local r = require \"robots.kr16\"\nr:calibrate { poses = {}, measured = {} }\n").unwrap();
+    let out = morc().args(["run"]).arg(&program).output().unwrap();
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(all.contains("panics.lua:2: internal error in morc's method 'calibrate'") && all.contains("This is a bug in morc"), "{all}");
+    assert!(!all.contains("panicked at") && !all.contains("RUST_BACKTRACE"), "no Rust panic message: {all}");
+}

@@ -166,7 +166,7 @@ fn no_binary_for_this_platform() {
 #[test]
 fn unknown_parameter_and_wrong_type() {
     let e = run_fmu(&fmu_path("morc_bessel"), &[("cutoff", Value::Real(3.0))], 1.0).unwrap_err();
-    assert!(e.contains("morc_bessel.fmu: the FMU has no parameter 'cutoff' (parameters: fc, order"), "{e}");
+    assert!(e.contains("unknown parameter 'cutoff' of the FMU") && e.contains("morc_bessel.fmu; known: fc, fmu_logging"), "{e}");
     let e = run_fmu(&fmu_path("morc_bessel"), &[("order", Value::String("two".into()))], 1.0).unwrap_err();
     assert!(e.contains("morc_bessel.fmu: parameter 'order' is integer, got string"), "{e}");
 }

@@ -246,13 +246,14 @@ morc.start_engine { bus = "sim" | "eth1", robot = r, q0 } — the robot's joints
 drive move one joint of the simulated arm; both scale counts ⇄ joint angles by r's drive mapping (robot.q in rad).
 With a robot and no bus given, the bus the program was started on (`morc --bus …`, morc.bus) is used; bus = false
 forces the direct simulation.]])
+morc.doc(morc.unknown_key, "morc.unknown_key(key: string, known: string[], place: string) → string — the message for a key morc does not know: \"unknown key 'sped' in ptp's options; did you mean 'speed'?\" (place with its preposition: \"in ptp's options\"), the nearest known key when one is close, else the known ones.")
 morc.doc(morc.use_robot, "morc.use_robot(r: robot, opts?: { q0?: number[], clock?: \"virtual\"|\"wall\", period?: number }) — morc.start_engine with robot = r: programs then move the simulated r (morc.current_robot = r).")
 morc.doc(pcall, [[pcall(f, ...) → true, f's results | false, err   (Lua's own; how morc's errors look to it)
 An error raised by morc is a value with a kind, so a program can react to what went wrong:
   err.kind     "bus" (bring-up, a device, the simulated segment), "robot" (robot file, limits, payload, tool), "model"
                (URDF, DH table, inertias), "record" (recording, plot), "fmi" (an FMU), "assembly" (unknown port, type
                mismatch), "engine" (busy), "component", "library" (a library beyond its grants), "lua" (a wrong argument),
-               "interrupted" (Ctrl-C: see morc.catch_interrupt)
+               "interrupted" (Ctrl-C: see morc.catch_interrupt), "internal" (a bug in morc: a panic in the call named)
   err.message  the message, with the file:line it is about, without the traceback
   tostring(err), err:find(…), err:match(…), "…" .. err   the text as before (message and traceback)
 An error Lua code raises itself (error "text") stays the text: its err.kind is nil.

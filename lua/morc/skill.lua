@@ -30,6 +30,8 @@ local function show(v)
     return "{ " .. table.concat(parts, ", ") .. " }"
   elseif type(v) == "string" then
     return ("%q"):format(v)
+  elseif v ~= v then
+    return "NaN"   -- not "-nan" or "nan" as the C library has it
   end
   return tostring(v)
 end
@@ -65,6 +67,26 @@ local function full_doc(skill)
   return table.concat(lines, "\n")
 end
 
+-- NaN and infinities are refused with the param that carries them, before anything moves:
+-- a NaN compares false with every bound and would slip past range checks.
+local function finite(x) return x == x and x ~= math.huge and x ~= -math.huge end
+
+-- The path ("[2]", ".pos[1]") and value of the first NaN or infinity in a table param
+-- (a pose, a list of moves), or nil.
+local function non_finite_in(t, path, seen)
+  seen = seen or {}
+  if seen[t] then return nil end
+  seen[t] = true
+  for k, v in pairs(t) do
+    local at = type(k) == "number" and ("%s[%s]"):format(path, tostring(k)) or ("%s.%s"):format(path, tostring(k))
+    if type(v) == "number" and not finite(v) then return at, v end
+    if type(v) == "table" and getmetatable(v) == nil then
+      local inner, x = non_finite_in(v, at, seen)
+      if inner then return inner, x end
+    end
+  end
+end
+
 -- Checks one value against its schema; returns the (copied) value or nil, error text.
 local function check_value(skill, name, s, v)
   local function bad(fmt, ...)
@@ -80,6 +102,7 @@ local function check_value(skill, name, s, v)
   end
   if s.type == "number" or s.type == "integer" then
     if type(v) ~= "number" then return bad("must be a number%s, got %s", unit, type(v)) end
+    if not finite(v) then return bad("is %s: give a finite number%s", show(v), s.unit and (" (" .. s.unit .. ")") or "") end
     if s.type == "integer" then
       local i = math.tointeger(v)
       if not i then return bad("must be a whole number, got %s", show(v)) end
@@ -95,6 +118,7 @@ local function check_value(skill, name, s, v)
     for i = 1, #v do
       local x = v[i]
       if type(x) ~= "number" then return bad("element %d must be a number, got %s", i, type(x)) end
+      if not finite(x) then return bad("element %d is %s: give finite numbers%s", i, show(x), s.unit and (" (" .. s.unit .. ")") or "") end
       local ok, lo, hi = in_range(x, i)
       if not ok then return bad("element %d = %s%s is out of range [%s, %s]%s", i, show(x), unit, show(lo), show(hi), unit) end
       copy[i] = x
@@ -102,6 +126,10 @@ local function check_value(skill, name, s, v)
     return copy
   else
     if type(v) ~= s.type then return bad("must be a %s, got %s", s.type, type(v)) end
+    if s.type == "table" then
+      local at, x = non_finite_in(v, "")
+      if at then return bad("has %s at %s: give finite numbers", show(x), at) end
+    end
     if s.values then
       for _, allowed in ipairs(s.values) do
         if v == allowed then return v end
@@ -159,11 +187,13 @@ end
 local function check_params(skill, arg, more)
   local named, err = named_args(skill, arg, more)
   if not named then return nil, err end
+  local unknown = {}
   for k in pairs(named) do
-    if type(k) ~= "string" or not skill.params[k] then
-      local known = sorted_keys(skill.params)
-      return nil, ("%s: unknown param '%s' (params: %s)"):format(skill.name, tostring(k), #known > 0 and table.concat(known, ", ") or "none")
-    end
+    if type(k) ~= "string" or not skill.params[k] then unknown[#unknown + 1] = tostring(k) end
+  end
+  if #unknown > 0 then
+    table.sort(unknown)   -- the same key named whatever order pairs gives
+    return nil, morc.unknown_key(unknown[1], sorted_keys(skill.params), ("in %s's options"):format(skill.name))
   end
   local p = {}
   for name, s in pairs(skill.params) do
@@ -227,7 +257,7 @@ local function new_context(async)
   return { engine = engine_proxy(async), robot = morc.current_robot, data = {} }
 end
 
--- Under `morc check` (morc.checking), a failed result the program never looks at fails the check:
+-- A failed result the program never looks at fails `morc check` and makes `morc run` exit 4:
 -- its `ok` is kept out of the table and reading it (r.ok) marks the failure as handled.
 local failed = setmetatable({}, { __mode = "k" })   -- failed results (check mode)
 local unread = {}                                   -- failed results not looked at, in order
@@ -245,7 +275,7 @@ ResultMT.__index = function(r, key)
   end
 end
 
---- The failures no one looked at (morc check): "file:line: skill ✗ … reason", in order.
+--- The failures no one looked at (morc check, morc run): "file:line: skill ✗ … reason", in order.
 function S.unread_failures()
   local list = {}
   for i, u in ipairs(unread) do list[i] = u.text end
@@ -275,7 +305,7 @@ local function run_skill(skill, p, call_site, async)
     result.duration = frame.duration
     result.recordings = frame.recordings
     result.recording = frame.recordings[#frame.recordings]
-    if morc.checking and rawget(result, "ok") == false then keep_failure(result, call_site) end
+    if rawget(result, "ok") == false then keep_failure(result, call_site) end
     return result
   end
   local function guarded(stage, fn, ...)

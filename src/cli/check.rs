@@ -48,13 +48,8 @@ pub fn check_file(file: &Path) -> Result<(), String> {
     if let Err(e) = super::run::run_file(&lua, file, &[]) {
         problems.push(e);
     }
-    let unread: Vec<String> = lua
-        .load("local ok, skill = pcall(require, 'morc.skill') return ok and skill.unread_failures and skill.unread_failures() or {}")
-        .set_name("=morc check")
-        .eval()
-        .map_err(|e| e.to_string())?;
-    for failure in unread {
-        problems.push(format!("{failure}\n(the program did not look at this result: handle a failure with `if not r.ok then … end`)"));
+    for failure in unread_failures(&lua)? {
+        problems.push(format!("{failure}\n({UNREAD})"));
     }
     if lua.app_data_ref::<LastOutcome>().is_some_and(|o| o.is_fault()) && problems.is_empty() {
         problems.push(format!("the program's last run ended in a fault (morc run would exit {})", exit::FAULT));
@@ -65,6 +60,18 @@ pub fn check_file(file: &Path) -> Result<(), String> {
     } else {
         Err(problems.join("\n"))
     }
+}
+
+/// What to do about a failed result the program never looked at.
+pub(crate) const UNREAD: &str = "the program did not look at this result: handle a failure with `if not r.ok then … end`";
+
+/// The skills' failed results the program never looked at (`r.ok` never read), in order:
+/// "file:line: skill ✗ … reason" (lua/morc/skill.lua).
+pub(crate) fn unread_failures(lua: &mlua::Lua) -> Result<Vec<String>, String> {
+    lua.load("local ok, skill = pcall(require, 'morc.skill') return ok and skill.unread_failures and skill.unread_failures() or {}")
+        .set_name("=morc check")
+        .eval()
+        .map_err(|e| e.to_string())
 }
 
 /// A folder for a check's recordings, removed with everything in it when dropped.

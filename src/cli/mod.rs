@@ -172,6 +172,8 @@ pub(crate) mod exit {
     pub const SCRIPT_ERROR: i32 = 1;
     pub const USAGE: i32 = 2;
     pub const FAULT: i32 = 3;
+    /// A skill failed and the program never looked at its result (`r.ok`), as `morc check` judges.
+    pub const UNHANDLED_FAILURE: i32 = 4;
     /// Ctrl-C ended the program (128 + SIGINT, as shells report it).
     pub const INTERRUPTED: i32 = 130;
 }
@@ -199,7 +201,7 @@ pub(crate) fn start_bus_engine(config: EngineConfig, bus: &str) -> Result<Engine
 }
 
 /// Runs the `morc` command line on this process's arguments and returns its exit code: 0 ok,
-/// 1 script error, 2 usage error, 3 fault, 130 interrupted.
+/// 1 script error, 2 usage error, 3 fault, 4 a failed skill result not looked at, 130 interrupted.
 pub fn main() -> i32 {
     quiet_broken_pipe(run_cli)
 }

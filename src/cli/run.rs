@@ -37,7 +37,21 @@ pub fn main(config: EngineConfig, setup: &LuaSetup, file: &Path, args: &[String]
             eprintln!("morc: {e}");
             exit_code(&lua, true)
         }
-        Ok(()) => exit_code(&lua, false),
+        Ok(()) => match exit_code(&lua, false) {
+            // A skill failed and the program went on as if it had not: say so, as `morc check` does.
+            exit::OK => {
+                let unread = super::check::unread_failures(&lua).unwrap_or_default();
+                for failure in &unread {
+                    eprintln!("morc: {failure}\n  ({})", super::check::UNREAD);
+                }
+                if unread.is_empty() {
+                    exit::OK
+                } else {
+                    exit::UNHANDLED_FAILURE
+                }
+            }
+            code => code,
+        },
     }
 }
 

@@ -15,7 +15,27 @@ end)
 
 T.test("unknown parameter is reported at the add", function()
   local a = morc.assembly "bad"
-  T.raises(function() a:add("g", "gain", { gian = 2 }) end, here, "no parameter 'gian'", "parameters: n, k")
+  T.raises(function() a:add("g", "gain", { gian = 2 }) end, here, "unknown parameter 'gian' of gain; known: k, n")
+  T.raises(function() a:add("c", "constant", { n = 1, vlaue = 2 }) end, here, "unknown parameter 'vlaue' of constant; did you mean 'value'?")
+end)
+
+T.test("NaN and infinities in parameters are refused at the add, naming the parameter", function()
+  local a = morc.assembly "bad"
+  T.raises(function() a:add("c", "constant", { n = 1, value = 0/0 }) end, here, "component 'c': parameter 'value' is NaN: give a finite number")
+  T.raises(function() a:add("c", "constant", { n = 2, value = { 1, math.huge } }) end, here, "component 'c': parameter 'value' (element 2) is inf")
+  T.raises(function() a:add("i", "integrator", { upper = 0/0 }) end, here, "parameter 'upper' is NaN")
+  -- A limit whose default is "none" (±inf) may be set to none.
+  a:add("i", "integrator", { upper = math.huge, lower = -1 })
+  T.raises(function() morc.assembly { "x", duration = 0/0 } end, here, "duration is NaN: give a finite number")
+end)
+
+T.test("keys morc.assembly and its methods do not know are errors naming the nearest", function()
+  T.raises(function() morc.assembly { "x", duraton = 1 } end, here, "unknown key 'duraton' in morc.assembly { … }; did you mean 'duration'?")
+  local a = morc.assembly "keys"
+  a:add("g", "gain")
+  T.raises(function() a:connect("g.y", "robot.q_cmd", { dleay = true }) end, here, "unknown key 'dleay' in a:connect's options; did you mean 'delay'?")
+  T.raises(function() a:record { "g.*", evry = 2 } end, here, "unknown key 'evry' in a:record's options; did you mean 'every'?")
+  T.raises(function() a:publish { "g.*", rat = 10 } end, here, "unknown key 'rat' in a:publish's options; did you mean 'rate'?")
 end)
 
 T.test("unknown component in a connection", function()

@@ -156,4 +156,18 @@ T.test("a bus fault ends the run with r.error.kind == \"bus\"; a bad injection i
 end)
 
 os.execute("rm -rf " .. dir)
+T.test("a panic in Rust code called from Lua is an error naming the call, of kind internal, not an abort", function()
+  -- No poses at all: the calibration's SVD of an empty matrix panics in nalgebra.
+  local line = debug.getinfo(1, "l").currentline + 1
+  local ok, err = pcall(function() return kr16:calibrate { poses = {}, measured = {} } end)
+  T.eq(ok, false)
+  local text = tostring(err)
+  assert(text:find("errors.lua:" .. line .. ": internal error in morc's method 'calibrate': ", 1, true), text)
+  assert(text:find("This is a bug in morc", 1, true), text)
+  T.eq(err.kind, "internal")
+  assert(err.message:find("method 'calibrate'", 1, true), err.message)
+  -- The program goes on: morc still works.
+  T.eq(kr16:reachable(kr16.home), true)
+end)
+
 return T.summary()

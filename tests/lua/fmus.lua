@@ -87,7 +87,7 @@ end)
 T.test("FMU errors name the file and the line", function()
   T.raises(function() morc.fmu(fmu "missing.fmu") end, "missing.fmu", "fmus.lua:")
   local a = morc.assembly "bad"
-  T.raises(function() a:add("x", "fmu", { path = fmu "morc_pid.fmu", nope = 1 }) end, "no parameter 'nope'", "fmus.lua:")
+  T.raises(function() a:add("x", "fmu", { path = fmu "morc_pid.fmu", nope = 1 }) end, "unknown parameter 'nope' of the FMU", "fmus.lua:")
   T.raises(function() a:add("x", "fmu", { kp = 1 }) end, "needs the FMU file")
 end)
 

@@ -45,4 +45,96 @@ T.test("the dual-arm stacker turns its platform and moves both arms", function()
   T.raises(function() motion.lin { 0, 0, 0, 0, 0, 0 }; error(tostring(motion.lin { 0, 0, 0, 0, 0, 0 }.reason)) end, "6 joints")
 end)
 
+-- A robot file written to a scratch folder, loaded: the error it raises (file:line is the file's).
+local scratch = os.tmpname()
+os.remove(scratch)
+assert(os.execute("mkdir -p " .. scratch))
+local function robot_file(name, joints, extra)
+  local path = scratch .. "/" .. name .. ".lua"
+  local f = assert(io.open(path, "w"))
+  f:write(([[
+local model = morc.model.build { name = "arm",
+  { "theta1", parent = "universe", mass = 5, com = { 0, 0, 100 }, inertia = { 0.1, 0.1, 0.1, 0, 0, 0 } },
+  { "d2", type = "prismatic", mass = 2, com = { 0, 0, 0 }, inertia = { 0.01, 0.01, 0.01, 0, 0, 0 } },
+  { "theta3", xyz = { 100, 0, 0 }, mass = 1, com = { 50, 0, 0 }, inertia = { 0.01, 0.01, 0.01, 0, 0, 0 } },
+}
+local function axis(name, pos, more)
+  local j = { name, drive = { slave = 1, gear = 10 }, limits = { pos = pos, vel = 100, acc = 500, torque = 50 } }
+  for k, v in pairs(more or {}) do j[k] = v end
+  return j
+end
+return morc.robot { name = "arm", model = model, %s
+  joints = { %s } }
+]]):format(extra or "", joints))
+  f:close()
+  return pcall(dofile, path)
+end
+local function robot_file_error(name, joints, extra)
+  local ok, err = robot_file(name, joints, extra)
+  assert(not ok, name .. ": expected an error")
+  T.eq(err.kind, "robot", tostring(err))
+  assert(tostring(err):find(name .. ".lua:11", 1, true), "names the robot file and line: " .. tostring(err))
+  return err.message
+end
+local function has(text, ...)
+  for _, part in ipairs({ ... }) do
+    assert(text:find(part, 1, true), ("lacks %q: %s"):format(part, text))
+  end
+end
+local right = [[axis("theta1", { -180, 180 }), axis("d2", { 0, 900 }), axis("theta3", { -90, 90 })]]
+
+T.test("a robot file's joints are checked against its model: names, order, kinds and units", function()
+  -- The file in the model's order, with kinds and units said, loads.
+  local ok, r = robot_file("fine", [[axis("theta1", { -180, 180 }, { unit = "deg" }), axis("d2", { 0, 900 }, { kind = "prismatic", unit = "mm" }), axis("theta3", { -90, 90 }, { kind = "revolute" })]])
+  T.eq(ok, true, tostring(r))
+  T.eq(r.joints[2].unit, "mm")
+  has(robot_file_error("swapped", [[axis("theta1", { -180, 180 }), axis("theta3", { -90, 90 }), axis("d2", { 0, 900 })]]),
+    "joint theta3", "entry 2 is 'theta3', but the model's joint 2 is 'd2' (prismatic, mm) and 'theta3' is its joint 3 (revolute)", "model's order")
+  has(robot_file_error("misspelt", [[axis("theta1", { -180, 180 }), axis("d_2", { 0, 900 }), axis("theta3", { -90, 90 })]]),
+    "the model has no joint 'd_2' (its joint 2 is 'd2'); did you mean 'd2'?")
+  has(robot_file_error("kind", [[axis("theta1", { -180, 180 }), axis("d2", { 0, 900 }, { kind = "revolute" }), axis("theta3", { -90, 90 })]]),
+    "kind = \"revolute\", but the model's joint 2 ('d2') is prismatic")
+  has(robot_file_error("units", [[axis("theta1", { -180, 180 }), axis("d2", { -90, 90 }, { limits = { pos = { -90, 90 }, vel = 100, acc = 500, torque = 50, unit = "deg" } }), axis("theta3", { -90, 90 })]]),
+    "unit = \"deg\", but the model's joint 2 ('d2') is prismatic: its limits are in mm")
+  has(robot_file_error("unit_rev", [[axis("theta1", { -180, 180 }, { unit = "mm" }), axis("d2", { 0, 900 }), axis("theta3", { -90, 90 })]]),
+    "unit = \"mm\", but the model's joint 1 ('theta1') is revolute: its limits are in deg")
+end)
+
+T.test("keys a robot file gives that morc does not know are errors naming the nearest", function()
+  has(robot_file_error("mode", [[axis("theta1", { -180, 180 }, { drive = { slave = 1, mode = "cst" } }), axis("d2", { 0, 900 }), axis("theta3", { -90, 90 })]]),
+    "joint theta1: drive mode = cst", "remove mode")
+  has(robot_file_error("gaer", [[axis("theta1", { -180, 180 }, { drive = { slave = 1, gaer = 5 } }), axis("d2", { 0, 900 }), axis("theta3", { -90, 90 })]]),
+    "unknown key 'gaer' in the drive of joint theta1; did you mean 'gear'?")
+  has(robot_file_error("limit", [[axis("theta1", { -180, 180 }, { limits = { pos = { -1, 1 }, vel = 1, acc = 1, torque = 1, jerk = 5 } }), axis("d2", { 0, 900 }), axis("theta3", { -90, 90 })]]),
+    "unknown key 'jerk' in the limits of joint theta1")
+  has(robot_file_error("entry", [[axis("theta1", { -180, 180 }, { drvie = {} }), axis("d2", { 0, 900 }), axis("theta3", { -90, 90 })]]),
+    "unknown key 'drvie' in joint theta1 of robot 'arm'; did you mean 'drive'?")
+  has(robot_file_error("top", right, [[hoem = { 0, 0, 0 },]]), "unknown key 'hoem' in robot 'arm'; did you mean 'home'?")
+  has(robot_file_error("tool", right, [[tool = { xyz = { 0, 0, 10 }, rpx = { 0, 0, 0 } },]]), "unknown key 'rpx' in the tool; did you mean 'rpy'?")
+  has(robot_file_error("cart", right, [[cartesian = { vel = 100, rotvel = 10 },]]), "unknown key 'rotvel' in the cartesian limits of robot 'arm'; did you mean 'rot_vel'?")
+end)
+
+T.test("NaN and infinities in a robot file are refused, naming the key", function()
+  has(robot_file_error("nan_gear", [[axis("theta1", { -180, 180 }, { drive = { slave = 1, gear = 0/0 } }), axis("d2", { 0, 900 }), axis("theta3", { -90, 90 })]]),
+    "joint theta1: 'gear' is NaN: give a finite number")
+  has(robot_file_error("inf_vel", [[axis("theta1", { -180, 180 }, { limits = { pos = { -1, 1 }, vel = math.huge, acc = 1, torque = 1 } }), axis("d2", { 0, 900 }), axis("theta3", { -90, 90 })]]),
+    "joint theta1: 'vel' is inf: give a finite number")
+  has(robot_file_error("nan_pos", [[axis("theta1", { -180, 0/0 }), axis("d2", { 0, 900 }), axis("theta3", { -90, 90 })]]),
+    "element 2 is NaN")
+  local ok, err = pcall(morc.model.dh, { { a = 0, d = 100, mass = 0/0 } })
+  assert(not ok and tostring(err):find("'mass' is NaN", 1, true), tostring(err))
+  ok, err = pcall(morc.model.dh, { { a = 0, d = 100, apha = 90 } })
+  assert(not ok and tostring(err):find("unknown key 'apha' in row 1; did you mean 'alpha'?", 1, true), tostring(err))
+end)
+
+T.test("robot.joints read back defines the same robot (drive and limits beside the name)", function()
+  local ur = require "robots.ur5"
+  local again = morc.robot { name = "UR5 again", model = ur.model, joints = ur.joints, home = ur.home }
+  for i, j in ipairs(again.joints) do
+    T.eq(j.gear, ur.joints[i].gear, j.name .. " gear")
+    T.eq(j.slave, ur.joints[i].slave, j.name .. " slave")
+    T.eq(j.counts, ur.joints[i].counts, j.name .. " counts")
+  end
+end)
+
 return T.summary()

@@ -59,7 +59,9 @@ T.test("bad params are errors naming the call site, skill and param, before anyt
   T.raises(function() move { q = { 0, 0, 0 } } end, "skills.lua:" .. (line + 1), "move_test: param 'q' must have 6 elements, got 3")
   T.raises(function() move { q = { 0, 0, 0, 0, 0, 9 } } end, "param 'q' element 6 = 9 rad is out of range [-3, 3] rad")
   T.raises(function() move { q = { 0, 0, 0, 0, 0, 0 }, speed = 150 } end, "param 'speed' = 150 % is out of range [1, 100] %")
-  T.raises(function() move { q = { 0, 0, 0, 0, 0, 0 }, sped = 5 } end, "unknown param 'sped' (params: mode, q, reach, speed)")
+  T.raises(function() move { q = { 0, 0, 0, 0, 0, 0 }, sped = 5 } end, "unknown key 'sped' in move_test's options; did you mean 'speed'?")
+  T.raises(function() move({ 0, 0, 0, 0, 0, 0 }, { sped = 5 }) end, "unknown key 'sped' in move_test's options; did you mean 'speed'?")
+  T.raises(function() move({ 0, 0, 0, 0, 0, 0 }, { colour = "red" }) end, "unknown key 'colour' in move_test's options; known: mode, q, reach, speed")
   T.raises(function() move { speed = 5 } end, "param 'q' is required")
   T.raises(function() move { q = "home" } end, "param 'q' must be a vector")
   T.raises(function() move { q = { 0, 0, 0, 0, 0, 0 }, mode = "circle" } end, "is not one of joint, linear")
@@ -155,6 +157,17 @@ T.test("the async form: start, status, cancel, wait", function()
   local r2 = h2:wait()
   T.eq(r2.ok, true, r2.reason)
   T.near(r2.duration, 0.02, 1e-9, "duration")
+end)
+
+T.test("NaN and infinities in params are refused at the call, naming the param, as the positional one's are", function()
+  local before = runs
+  local q = { 0, 0, 0, 0, 0, 0 }
+  T.raises(function() move(q, { speed = 0/0 }) end, "move_test: param 'speed' is NaN: give a finite number (%)")
+  T.raises(function() move { q = q, speed = math.huge } end, "move_test: param 'speed' is inf: give a finite number (%)")
+  T.raises(function() move { 0, 0, 0/0, 0, 0, 0 } end, "move_test: param 'q' element 3 is NaN: give finite numbers (rad)")
+  local posed = morc.skill { name = "posed", doc = "takes a pose", params = { to = { type = "table" } }, execute = function() runs = runs + 1 end }
+  T.raises(function() posed { to = { pos = { 0, -math.huge, 0 } } } end, "posed: param 'to' has -inf at .pos[2]: give finite numbers")
+  T.eq(runs, before, "nothing ran")
 end)
 
 return T.summary()

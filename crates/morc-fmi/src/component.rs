@@ -310,7 +310,7 @@ impl Component for FmuComponent {
     fn set_parameter(&mut self, name: &str, value: &Value) -> Result<(), String> {
         let Some(i) = self.info.params.iter().position(|p| p.name == name) else {
             let known: Vec<&str> = self.info.params.iter().map(|p| p.name.as_str()).collect();
-            return Err(format!("{}: the FMU has no parameter '{name}' (parameters: {})", self.fmu.label, known.join(", ")));
+            return Err(morc_kernel::names::unknown("parameter", name, &format!("of the FMU {}", self.fmu.label), &known));
         };
         // Exact types only for FMU variables: a silent conversion would hide a wrong model.
         let expected = self.info.params[i].value.ty();

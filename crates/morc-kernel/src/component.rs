@@ -164,7 +164,7 @@ impl ComponentInfo {
         let kind = self.kind.clone();
         let Some(i) = self.params.iter().position(|p| p.name == name) else {
             let known: Vec<&str> = self.params.iter().map(|p| p.name.as_str()).collect();
-            return Err(format!("{kind} has no parameter '{name}' (parameters: {})", known.join(", ")));
+            return Err(crate::names::unknown("parameter", name, &format!("of {kind}"), &known));
         };
         let p = &mut self.params[i];
         // Vector parameters take any length: the component checks sizes in configure().

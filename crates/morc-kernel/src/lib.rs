@@ -15,6 +15,7 @@ mod error;
 mod ideal_axes;
 mod interpolate;
 mod multirate;
+pub mod names;
 mod ode;
 mod probe;
 pub mod registry;

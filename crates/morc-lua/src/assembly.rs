@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use mlua::{AnyUserData, Table, UserData, UserDataFields, UserDataMethods};
 
-use super::convert::to_value;
+use super::convert::to_value_any;
 use super::fmu::FmuKind;
 use super::origin::caller;
 use crate::component::LuaComponentDef;
@@ -119,14 +119,24 @@ impl UserData for LuaAssembly {
                             mlua::Value::Integer(i) => period = Some(i as f64),
                             _ => return Err(mlua::Error::runtime(format!("{origin}: 'period' of '{name}' must be a number of seconds"))),
                         },
-                        _ => params.push((k.clone(), to_value(&v, &format!("{name}.{k}"))?)),
+                        _ => params.push((k.clone(), to_value_any(&v, &format!("{origin}: {name}.{k}"))?)),
                     }
                 }
             }
             // Check parameter names and types now, so the error points at this line.
             let mut probe = factory().map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))?;
+            // NaN never; an infinity only where the kind's own default is one ("no limit").
+            let unbounded: Vec<String> = probe.info().params.iter().filter(|d| crate::convert::non_finite(&d.value).is_some_and(|(_, x)| x.is_infinite())).map(|d| d.name.clone()).collect();
             for (p, v) in &params {
                 probe.set_parameter(p, v).map_err(|e| mlua::Error::runtime(format!("{origin}: component '{name}': {e}")))?;
+                let unbounded = unbounded.contains(p);
+                match crate::convert::non_finite(v) {
+                    Some((at, x)) if x.is_nan() || !unbounded => {
+                        let element = at.map_or(String::new(), |i| format!(" (element {})", i + 1));
+                        return Err(mlua::Error::runtime(format!("{origin}: component '{name}': parameter '{p}'{element} is {x}: give a finite number")));
+                    }
+                    _ => {}
+                }
             }
             let mut this = ud.borrow_mut::<LuaAssembly>()?;
             if this.0.components.iter().any(|c| c.name == name) {
@@ -140,7 +150,10 @@ impl UserData for LuaAssembly {
         methods.add_function("connect", |lua, (ud, from, to, opts): (AnyUserData, String, String, Option<Table>)| {
             let origin = caller(lua);
             let delay = match &opts {
-                Some(t) => t.get::<Option<bool>>("delay")?.unwrap_or(false),
+                Some(t) => {
+                    crate::keys::check(t, "in a:connect's options", &["delay"], 0).map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))?;
+                    t.get::<Option<bool>>("delay")?.unwrap_or(false)
+                }
                 None => false,
             };
             ud.borrow_mut::<LuaAssembly>()?.0.connections.push(ConnectionSpec { from, to, delay, origin });
@@ -150,6 +163,7 @@ impl UserData for LuaAssembly {
         methods.add_function("record", |lua, (ud, opts): (AnyUserData, Table)| {
             let origin = caller(lua);
             let fail = |m: String| crate::error::raise(crate::error::ErrorKind::Record, format!("{origin}: {m}"));
+            crate::keys::check(&opts, "in a:record's options", &["every", "decimation", "notes", "path", "folder", "name", "format"], opts.raw_len()).map_err(fail)?;
             let mut patterns = Vec::new();
             for p in opts.clone().sequence_values::<String>() {
                 patterns.push(p?);
@@ -200,6 +214,7 @@ impl UserData for LuaAssembly {
         // a:publish { "robot.q", "ff.tau", rate = 100 }: these signals go to the live view (morc.live.start, morc --live).
         methods.add_function("publish", |lua, (ud, opts): (AnyUserData, Table)| {
             let origin = caller(lua);
+            crate::keys::check(&opts, "in a:publish's options", &["rate"], opts.raw_len()).map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))?;
             let mut patterns = Vec::new();
             for p in opts.clone().sequence_values::<String>() {
                 patterns.push(p?);

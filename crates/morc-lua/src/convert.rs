@@ -6,8 +6,31 @@ use mlua::{Lua, Table};
 use morc_kernel::AssemblyData;
 use morc_kernel::Value;
 
-/// A Lua value as a kernel value; `what` names it in the error.
+/// A Lua value as a kernel value; `what` names it in the error. NaN and infinities are
+/// refused here, where numbers from Lua enter morc (robot definitions, component and robot
+/// parameters, Assembly Data), so no caller has to check them again.
 pub fn to_value(v: &mlua::Value, what: &str) -> mlua::Result<Value> {
+    let value = to_value_any(v, what)?;
+    match non_finite(&value) {
+        Some((None, x)) => Err(mlua::Error::runtime(format!("{what} is {x}: give a finite number"))),
+        Some((Some(i), x)) => Err(mlua::Error::runtime(format!("{what}: element {} is {x}: give finite numbers", i + 1))),
+        None => Ok(value),
+    }
+}
+
+/// The first number of `v` that is NaN or infinite: its place in a vector (None for a
+/// scalar) and itself.
+pub fn non_finite(v: &Value) -> Option<(Option<usize>, f64)> {
+    match v {
+        Value::Real(x) if !x.is_finite() => Some((None, *x)),
+        Value::Vector(xs) => xs.iter().position(|x| !x.is_finite()).map(|i| (Some(i), xs[i])),
+        _ => None,
+    }
+}
+
+/// A Lua value as a kernel value, NaN and infinities let through: what a component reports
+/// (a result not measured is NaN) and parameter defaults that mean "no limit" (±math.huge).
+pub fn to_value_any(v: &mlua::Value, what: &str) -> mlua::Result<Value> {
     Ok(match v {
         mlua::Value::Integer(i) => Value::Integer(*i),
         mlua::Value::Number(x) => Value::Real(*x),

@@ -50,6 +50,8 @@ pub enum ErrorKind {
     Lua,
     /// Ctrl-C.
     Interrupted,
+    /// A bug in morc: a panic in Rust code a Lua call ran (`panics.rs`).
+    Internal,
 }
 
 impl ErrorKind {
@@ -67,6 +69,7 @@ impl ErrorKind {
             ErrorKind::Library => "library",
             ErrorKind::Lua => "lua",
             ErrorKind::Interrupted => "interrupted",
+            ErrorKind::Internal => "internal",
         }
     }
 }
@@ -264,11 +267,18 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
         mlua::Value::Error(e) => Ok((Some(kind_of(&e).name()), Some(message_of(&e)))),
         _ => Ok((None, None)),
     })?;
+    // A caught panic is one of these values too, and handing it to Rust panics again: it is
+    // told by its text (mlua's own tostring), and said as the call it happened in.
+    let panic_text = lua.create_function(|_, text: String| Ok(crate::panics::explain(&text)))?;
     // In Lua: what it does is small, and "=morc…" chunks are left alone by the Ctrl-C hook.
-    let (index, concat): (Function, Function) = lua
+    let (index, concat, tostring): (Function, Function, Function) = lua
         .load(
-            r#"local info, string = ...
+            r#"local info, string, panic_text, raw_tostring, internal = ...
             local function index(err, key)
+              if key == "kind" or key == "message" then
+                local panic = panic_text(raw_tostring(err))
+                if panic then return key == "kind" and internal or panic end
+              end
               if key == "kind" then return (info(err)) end
               if key == "message" then return select(2, info(err)) end
               local f = string[key]
@@ -277,12 +287,17 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
               end
             end
             local function concat(a, b) return tostring(a) .. tostring(b) end
-            return index, concat"#,
+            local function to_string(err)
+              local text = raw_tostring(err)
+              return panic_text(text) or text
+            end
+            return index, concat, to_string"#,
         )
         .set_name("=morc.error")
-        .call((info, lua.globals().get::<Table>("string")?))?;
+        .call((info, lua.globals().get::<Table>("string")?, panic_text, meta.get::<Function>("__tostring")?, ErrorKind::Internal.name()))?;
     meta.set("__index", index)?;
     meta.set("__concat", concat)?;
+    meta.set("__tostring", tostring)?;
     Ok(())
 }
 

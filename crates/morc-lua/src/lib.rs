@@ -17,6 +17,7 @@ mod fast;
 mod fmu;
 mod ft;
 pub mod interrupt;
+mod keys;
 mod kinds;
 pub mod library;
 mod linalg;
@@ -24,6 +25,7 @@ mod live;
 mod model;
 mod new_file;
 mod origin;
+mod panics;
 mod plot;
 mod pool;
 pub mod print_queue;
@@ -49,7 +51,7 @@ use mlua::{Function, Lua, LuaOptions, StdLib, Table};
 
 use crate::component::parse_port;
 use assembly::LuaAssembly;
-use convert::{from_value, table_to_data, to_value};
+use convert::{from_value, table_to_data};
 use data::LuaData;
 use engine::LuaEngine;
 use morc_kernel::AssemblySpec;
@@ -81,6 +83,7 @@ pub fn new_state() -> mlua::Result<Lua> {
     // SAFETY: the debug library is the only unsafe one loaded; programs are the user's own.
     let lua = unsafe { Lua::unsafe_new_with(StdLib::ALL_SAFE | StdLib::DEBUG, LuaOptions::default()) };
     set_search_path(&lua, &home())?;
+    panics::watch(&lua);
     Ok(lua)
 }
 
@@ -124,8 +127,13 @@ fn install_surface(lua: &Lua, engine: Option<Engine>) -> mlua::Result<()> {
             match arg {
                 mlua::Value::String(s) => spec.name = s.to_str()?.to_string(),
                 mlua::Value::Table(t) => {
+                    keys::check(&t, "in morc.assembly { … }", &["name", "duration", "overrun", "memory"], 1).map_err(|e| mlua::Error::runtime(format!("{}: {e}", spec.origin)))?;
                     spec.name = t.get::<Option<String>>(1)?.or(t.get::<Option<String>>("name")?).unwrap_or_default();
-                    spec.duration = t.get("duration")?;
+                    spec.duration = t
+                        .get::<Option<f64>>("duration")?
+                        .map(|d| keys::finite(d, "duration"))
+                        .transpose()
+                        .map_err(|e| mlua::Error::runtime(format!("{}: morc.assembly: {e}", spec.origin)))?;
                     if let Some(p) = t.get::<Option<String>>("overrun")? {
                         spec.overrun = assembly::parse_overrun(&p)?;
                     }
@@ -181,6 +189,7 @@ fn install_surface(lua: &Lua, engine: Option<Engine>) -> mlua::Result<()> {
     morc.set("kind", lua.create_function(kind_info)?)?;
     morc.set("component", lua.create_function(define_lua_component)?)?;
     robot::install(lua, &morc)?;
+    keys::install(lua, &morc)?;
     interrupt::install(lua, &morc)?;
     fmu::install(lua, &morc)?;
 
@@ -324,7 +333,7 @@ fn define_lua_component(lua: &Lua, t: Table) -> mlua::Result<LuaKind> {
     if let Some(p) = t.get::<Option<Table>>("params")? {
         for pair in p.pairs::<String, mlua::Value>() {
             let (k, v) = pair?;
-            params.push(ParamInfo::new(&k, to_value(&v, &format!("{kind}.{k}"))?));
+            params.push(ParamInfo::new(&k, convert::to_value_any(&v, &format!("{kind}.{k}"))?));
         }
         params.sort_by(|a, b| a.name.cmp(&b.name));
     }

@@ -14,7 +14,8 @@ use super::engine::LuaEngine;
 use super::model::LuaModel;
 use super::origin::caller;
 use super::robot_params::{self, Units};
-use crate::error::{raise, typed, with_prefix, ErrorKind};
+use crate::error::{message_of, raise, typed, with_prefix, ErrorKind};
+use crate::keys;
 use morc_ecat::BusError;
 use morc_kernel::ClockKind;
 use morc_kernel::Component;
@@ -58,10 +59,23 @@ pub(crate) fn number(t: &Table, key: &str, default: Option<f64>, what: &str) -> 
     match t.get::<mlua::Value>(key)? {
         mlua::Value::Nil => default.ok_or_else(|| mlua::Error::runtime(format!("{what}: '{key}' is missing"))),
         mlua::Value::Integer(i) => Ok(i as f64),
-        mlua::Value::Number(x) => Ok(x),
+        mlua::Value::Number(x) => keys::finite(x, &format!("{what}: '{key}'")).map_err(mlua::Error::runtime),
         other => Err(mlua::Error::runtime(format!("{what}: '{key}' must be a number, got a {}", other.type_name()))),
     }
 }
+
+/// An optional number of `t` (NaN and infinities refused, naming `key`).
+fn optional_number(t: &Table, key: &str, what: &str) -> mlua::Result<Option<f64>> {
+    match t.get::<mlua::Value>(key)? {
+        mlua::Value::Nil => Ok(None),
+        _ => number(t, key, None, what).map(Some),
+    }
+}
+
+/// The keys of a drive, of a joint's limits, and of a joint entry in `morc.robot { joints = … }`.
+const DRIVE_KEYS: [&str; 8] = ["slave", "gear", "counts", "offset", "direction", "armature", "viscous", "coulomb"];
+const LIMIT_KEYS: [&str; 5] = ["pos", "vel", "acc", "torque", "unit"];
+const JOINT_KEYS: [&str; 5] = ["name", "drive", "limits", "kind", "unit"];
 
 pub(crate) fn numbers(v: mlua::Value, n: usize, what: &str) -> mlua::Result<Vec<f64>> {
     match to_value(&v, what)? {
@@ -98,6 +112,7 @@ fn inertia_matrix(t: &Table, what: &str) -> mlua::Result<Matrix3<f64>> {
 fn model_dh(lua: &Lua, t: Table) -> mlua::Result<LuaModel> {
     let origin = caller(lua);
     let fail = |m: String| raise(ErrorKind::Model, format!("{origin}: morc.model.dh: {m}"));
+    keys::check(&t, "in morc.model.dh { … }", &["name", "convention"], t.raw_len()).map_err(fail)?;
     let convention = match t.get::<Option<String>>("convention")?.as_deref() {
         None | Some("standard") => DhConvention::Standard,
         Some("modified") => DhConvention::Modified,
@@ -107,16 +122,17 @@ fn model_dh(lua: &Lua, t: Table) -> mlua::Result<LuaModel> {
     for (i, row) in t.clone().sequence_values::<Table>().enumerate() {
         let row = row.map_err(|_| fail(format!("row {} must be a table {{ a = mm, alpha = °, d = mm, offset = ° }}", i + 1)))?;
         let what = format!("row {}", i + 1);
+        keys::check(&row, &format!("in {what}"), &["a", "alpha", "d", "offset", "flip", "mass", "com", "inertia"], 0).map_err(fail)?;
         let mut link = DhLink::revolute(
-            number(&row, "a", Some(0.0), &what).map_err(|e| fail(e.to_string()))? * 1e-3,
-            number(&row, "alpha", Some(0.0), &what).map_err(|e| fail(e.to_string()))?.to_radians(),
-            number(&row, "d", Some(0.0), &what).map_err(|e| fail(e.to_string()))? * 1e-3,
-            number(&row, "offset", Some(0.0), &what).map_err(|e| fail(e.to_string()))?.to_radians(),
+            number(&row, "a", Some(0.0), &what).map_err(|e| fail(message_of(&e)))? * 1e-3,
+            number(&row, "alpha", Some(0.0), &what).map_err(|e| fail(message_of(&e)))?.to_radians(),
+            number(&row, "d", Some(0.0), &what).map_err(|e| fail(message_of(&e)))? * 1e-3,
+            number(&row, "offset", Some(0.0), &what).map_err(|e| fail(message_of(&e)))?.to_radians(),
         );
         link.flip = row.get::<Option<bool>>("flip")?.unwrap_or(false);
-        if let Some(mass) = row.get::<Option<f64>>("mass")? {
-            let com = vec3_mm(&row, "com", &what).map_err(|e| fail(e.to_string()))?;
-            let inertia = inertia_matrix(&row, &what).map_err(|e| fail(e.to_string()))?;
+        if let Some(mass) = optional_number(&row, "mass", &what).map_err(|e| fail(message_of(&e)))? {
+            let com = vec3_mm(&row, "com", &what).map_err(|e| fail(message_of(&e)))?;
+            let inertia = inertia_matrix(&row, &what).map_err(|e| fail(message_of(&e)))?;
             link.inertia = Some(Inertia::new(mass, com, inertia));
         }
         link.kind = JointKind::Revolute;
@@ -142,6 +158,7 @@ fn model_dh(lua: &Lua, t: Table) -> mlua::Result<LuaModel> {
 fn model_build(lua: &Lua, t: Table) -> mlua::Result<LuaModel> {
     let origin = caller(lua);
     let fail = |m: String| raise(ErrorKind::Model, format!("{origin}: morc.model.build: {m}"));
+    keys::check(&t, "in morc.model.build { … }", &["name", "frames"], t.raw_len()).map_err(fail)?;
     let name = t.get::<Option<String>>("name")?.unwrap_or_else(|| "model".into());
     let mut builder = ModelBuilder::new(name.clone());
     let placement = |row: &Table, what: &str| -> mlua::Result<Se3> {
@@ -163,24 +180,25 @@ fn model_build(lua: &Lua, t: Table) -> mlua::Result<LuaModel> {
         let row = row.map_err(|_| fail(format!("joint {} must be a table {{ \"name\", parent = …, axis = {{…}}, xyz = {{…}} }}", i + 1)))?;
         let jname: String = row.get::<Option<String>>(1)?.ok_or_else(|| fail(format!("joint {} needs a name first: {{ \"J1\", … }}", i + 1)))?;
         let what = format!("joint {jname}");
+        keys::check(&row, &format!("in {what}"), &["parent", "type", "axis", "xyz", "rpy", "mass", "com", "inertia"], 1).map_err(fail)?;
         let kind = match row.get::<Option<String>>("type")?.as_deref() {
             None | Some("revolute") => JointKind::Revolute,
             Some("prismatic") => JointKind::Prismatic,
             Some(other) => return Err(fail(format!("{what}: type {other:?}: joints are \"revolute\" (degrees) or \"prismatic\" (mm)"))),
         };
-        let parent = parent_of(&builder, &row, &what).map_err(|e| fail(e.to_string()))?;
+        let parent = parent_of(&builder, &row, &what).map_err(|e| fail(message_of(&e)))?;
         let axis = match row.get::<mlua::Value>("axis")? {
             mlua::Value::Nil => Vector3::z(),
             v => {
-                let a = numbers(v, 3, &format!("{what}.axis")).map_err(|e| fail(e.to_string()))?;
+                let a = numbers(v, 3, &format!("{what}.axis")).map_err(|e| fail(message_of(&e)))?;
                 Vector3::new(a[0], a[1], a[2])
             }
         };
-        let at = placement(&row, &what).map_err(|e| fail(e.to_string()))?;
+        let at = placement(&row, &what).map_err(|e| fail(message_of(&e)))?;
         let index = builder.add_joint(jname, parent, at, kind, axis, JointLimits::UNBOUNDED).map_err(|e| fail(e.to_string()))?;
-        if let Some(mass) = row.get::<Option<f64>>("mass")? {
-            let com = vec3_mm(&row, "com", &what).map_err(|e| fail(e.to_string()))?;
-            let inertia = inertia_matrix(&row, &what).map_err(|e| fail(e.to_string()))?;
+        if let Some(mass) = optional_number(&row, "mass", &what).map_err(|e| fail(message_of(&e)))? {
+            let com = vec3_mm(&row, "com", &what).map_err(|e| fail(message_of(&e)))?;
+            let inertia = inertia_matrix(&row, &what).map_err(|e| fail(message_of(&e)))?;
             builder.append_body_inertia(index, &Inertia::new(mass, com, inertia)).map_err(|e| fail(e.to_string()))?;
         }
     }
@@ -192,8 +210,9 @@ fn model_build(lua: &Lua, t: Table) -> mlua::Result<LuaModel> {
             let f = f?;
             let fname: String = f.get::<Option<String>>(1)?.ok_or_else(|| fail("a frame needs a name first: { \"tool\", parent = \"J3\", xyz = {…} }".into()))?;
             let what = format!("frame {fname}");
-            let parent = parent_of(&builder, &f, &what).map_err(|e| fail(e.to_string()))?;
-            let at = placement(&f, &what).map_err(|e| fail(e.to_string()))?;
+            keys::check(&f, &format!("in {what}"), &["parent", "xyz", "rpy"], 1).map_err(fail)?;
+            let parent = parent_of(&builder, &f, &what).map_err(|e| fail(message_of(&e)))?;
+            let at = placement(&f, &what).map_err(|e| fail(message_of(&e)))?;
             builder.add_frame(fname, parent, at, FrameKind::Operational).map_err(|e| fail(e.to_string()))?;
         }
     }
@@ -241,19 +260,60 @@ fn limits_of(j: &Table, model_limits: &JointLimits, prismatic: bool, what: &str)
             (x[0] * si, x[1] * si)
         }
     };
-    let velocity = match l.get::<Option<f64>>("vel")? {
+    let velocity = match optional_number(&l, "vel", what)? {
         Some(v) => v * si,
         None => finite(model_limits.velocity).ok_or_else(|| mlua::Error::runtime(format!("{what}: needs limits.vel ({unit}/s); the model has none")))?,
     };
-    let acceleration = match l.get::<Option<f64>>("acc")? {
+    let acceleration = match optional_number(&l, "acc", what)? {
         Some(a) => a * si,
         None => return Err(mlua::Error::runtime(format!("{what}: needs limits.acc ({unit}/s²)"))),
     };
-    let torque = match l.get::<Option<f64>>("torque")? {
+    let torque = match optional_number(&l, "torque", what)? {
         Some(t) => t,
         None => finite(model_limits.effort).ok_or_else(|| mlua::Error::runtime(format!("{what}: needs limits.torque ({force}); the model has none")))?,
     };
     Ok(Limits { lower: pos.0, upper: pos.1, velocity, acceleration, torque })
+}
+
+/// A joints entry against the model's joint `i` (0-based): its name (the model's at that
+/// position; a DH table's generated "jointN" takes any), its `kind` and `unit` when given.
+fn check_joint_against_model(model: &Model, i: usize, given: Option<&str>, j: &Table, limits: Option<&Table>, what: &str) -> Result<(), String> {
+    let names = model.joint_names();
+    let kind_of = |k: usize| if model.joint_kinds()[k] == JointKind::Prismatic { ("prismatic", "mm") } else { ("revolute", "deg") };
+    let here = &names[i + 1];
+    let (kind, unit) = kind_of(i + 1);
+    if let Some(g) = given {
+        let generated = *here == format!("joint{}", i + 1);
+        if g != here && !generated {
+            return Err(match names.iter().skip(1).position(|n| n == g) {
+                Some(k) => format!(
+                    "{what}: entry {} is '{g}', but the model's joint {} is '{here}' ({kind}, {unit}) and '{g}' is its joint {} ({}): list the joints in the model's order",
+                    i + 1,
+                    i + 1,
+                    k + 1,
+                    kind_of(k + 1).0
+                ),
+                None => {
+                    let near = morc_kernel::names::nearest(g, names.iter().skip(1).map(String::as_str)).map_or(String::new(), |n| format!("; did you mean '{n}'?"));
+                    format!("{what}: the model has no joint '{g}' (its joint {} is '{here}'){near}: name the joints as the model does, in its order", i + 1)
+                }
+            });
+        }
+    }
+    if let Some(k) = j.get::<Option<String>>("kind").map_err(|e| e.to_string())? {
+        if k != kind {
+            return Err(format!("{what}: kind = \"{k}\", but the model's joint {} ('{here}') is {kind}: fix the kind, or the joint's place in joints", i + 1));
+        }
+    }
+    for t in std::iter::once(j).chain(limits) {
+        if let Some(u) = t.get::<Option<String>>("unit").map_err(|e| e.to_string())? {
+            let same = u == unit || (unit == "deg" && u == "°");
+            if !same {
+                return Err(format!("{what}: unit = \"{u}\", but the model's joint {} ('{here}') is {kind}: its limits are in {unit}", i + 1));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `morc.robot { name, model, joints = { { "A1", drive = {…}, limits = {…} }, … }, tool = {…}, payload = {…} }`.
@@ -261,6 +321,7 @@ fn define_robot(lua: &Lua, t: Table) -> mlua::Result<LuaRobot> {
     let origin = caller(lua).to_string();
     let fail = |m: String| raise(ErrorKind::Robot, format!("{origin}: {m}"));
     let name: String = t.get::<Option<String>>("name")?.ok_or_else(|| fail("morc.robot needs a name".into()))?;
+    keys::check(&t, &format!("in robot '{name}'"), &["name", "model", "joints", "home", "cartesian", "tool", "payload", "groups", "ft"], 0).map_err(fail)?;
     let mut model = match t.get::<mlua::Value>("model")? {
         mlua::Value::UserData(ud) if ud.is::<LuaModel>() => (*ud.borrow::<LuaModel>()?.model).clone(),
         _ => return Err(fail(format!("robot '{name}': model must be morc.model.urdf \"file\" or morc.model.dh {{…}}"))),
@@ -276,50 +337,90 @@ fn define_robot(lua: &Lua, t: Table) -> mlua::Result<LuaRobot> {
     let mut joints = Vec::new();
     for (i, j) in list.sequence_values::<Table>().enumerate() {
         let j = j.map_err(|_| fail(format!("robot '{name}': joint {} must be a table", i + 1)))?;
-        let jname = j.get::<Option<String>>(1)?.or(j.get::<Option<String>>("name")?).unwrap_or_else(|| format!("joint {}", i + 1));
+        let given = j.get::<Option<String>>(1)?.or(j.get::<Option<String>>("name")?);
+        let jname = given.clone().unwrap_or_else(|| format!("joint {}", i + 1));
         let what = format!("robot '{name}', joint {jname}");
         if i >= model.nv() {
             return Err(fail(format!("{what}: the model has only {} joints", model.nv())));
         }
-        let d: Table = j.get::<Option<Table>>("drive")?.unwrap_or(lua.create_table()?);
+        // Drive and limit settings sit in drive = {…} and limits = {…}, or beside the name
+        // (the form robot.joints reads back), not both.
+        let (drive_table, limits_table) = (j.get::<Option<Table>>("drive")?, j.get::<Option<Table>>("limits")?);
+        let mut known: Vec<&str> = JOINT_KEYS.to_vec();
+        known.extend(if drive_table.is_none() { &DRIVE_KEYS[..] } else { &[] });
+        known.extend(if limits_table.is_none() { &LIMIT_KEYS[..4] } else { &[] });
+        keys::check(&j, &format!("in joint {jname} of robot '{name}'"), &known, 1).map_err(fail)?;
+        check_joint_against_model(&model, i, given.as_deref(), &j, limits_table.as_ref(), &what).map_err(fail)?;
+        if let Some(d) = &drive_table {
+            if let Ok(mode) = d.get::<mlua::Value>("mode") {
+                if !mode.is_nil() {
+                    return Err(fail(format!(
+                        "{what}: drive mode = {}: morc drives every joint by cyclic synchronous position (CSP) and has no other mode yet; remove mode",
+                        mode.to_string().unwrap_or_default()
+                    )));
+                }
+            }
+            keys::check(d, &format!("in the drive of joint {jname}"), &DRIVE_KEYS, 0).map_err(fail)?;
+        }
+        if let Some(l) = &limits_table {
+            keys::check(l, &format!("in the limits of joint {jname}"), &LIMIT_KEYS, 0).map_err(fail)?;
+        }
+        let d: Table = drive_table.unwrap_or(j.clone());
         let drive = JointDrive {
             slave: d.get::<Option<u32>>("slave")?.unwrap_or(i as u32 + 1),
-            gear: number(&d, "gear", Some(1.0), &what).map_err(|e| fail(e.to_string()))?,
-            counts: number(&d, "counts", Some(1.0), &what).map_err(|e| fail(e.to_string()))?,
-            offset: number(&d, "offset", Some(0.0), &what).map_err(|e| fail(e.to_string()))?,
-            direction: number(&d, "direction", Some(1.0), &what).map_err(|e| fail(e.to_string()))?,
+            gear: number(&d, "gear", Some(1.0), &what).map_err(|e| fail(message_of(&e)))?,
+            counts: number(&d, "counts", Some(1.0), &what).map_err(|e| fail(message_of(&e)))?,
+            offset: number(&d, "offset", Some(0.0), &what).map_err(|e| fail(message_of(&e)))?,
+            direction: number(&d, "direction", Some(1.0), &what).map_err(|e| fail(message_of(&e)))?,
         };
         let train = DriveTrain {
-            armature: number(&d, "armature", Some(0.0), &what).map_err(|e| fail(e.to_string()))?,
-            viscous_friction: number(&d, "viscous", Some(0.0), &what).map_err(|e| fail(e.to_string()))?,
-            coulomb_friction: number(&d, "coulomb", Some(0.0), &what).map_err(|e| fail(e.to_string()))?,
+            armature: number(&d, "armature", Some(0.0), &what).map_err(|e| fail(message_of(&e)))?,
+            viscous_friction: number(&d, "viscous", Some(0.0), &what).map_err(|e| fail(message_of(&e)))?,
+            coulomb_friction: number(&d, "coulomb", Some(0.0), &what).map_err(|e| fail(message_of(&e)))?,
         };
         if train.armature < 0.0 || train.viscous_friction < 0.0 || train.coulomb_friction < 0.0 {
             return Err(fail(format!("{what}: drive armature, viscous and coulomb must be ≥ 0")));
         }
         model.set_drive_train(i + 1, train).map_err(|e| fail(e.to_string()))?;
         let prismatic = model.joint_kinds()[i + 1] == JointKind::Prismatic;
-        let limits = limits_of(&j, &model.limits()[i], prismatic, &what).map_err(|e| fail(e.to_string()))?;
+        let limits = limits_of(&j, &model.limits()[i], prismatic, &what).map_err(|e| fail(message_of(&e)))?;
         joints.push(RobotJoint { name: jname, drive, limits });
     }
     let (_, flange_placement) = flange(&model);
     if let Some(tool) = t.get::<Option<Table>>("tool")? {
-        let placement = tool_placement(&tool).map_err(|e| fail(e.to_string()))?;
+        let placement = tool_placement(&tool).map_err(|e| fail(message_of(&e)))?;
         morc_robot::set_tool(&mut model, flange_placement.compose(&placement));
     }
     let mut robot = Robot::new(&name, model, joints, &origin).map_err(typed)?;
     if let Some(g) = t.get::<Option<Table>>("groups")? {
-        robot.groups = super::robot_groups::parse_groups(&robot, &g).map_err(|e| fail(e.to_string()))?;
+        for (group, v) in g.clone().pairs::<mlua::Value, mlua::Value>().flatten() {
+            if let mlua::Value::Table(v) = v {
+                let group = group.to_string().unwrap_or_default();
+                keys::check(&v, &format!("in group '{group}' of robot '{name}'"), &["joints", "tool"], 0).map_err(fail)?;
+            }
+        }
+        robot.groups = super::robot_groups::parse_groups(&robot, &g).map_err(|e| fail(message_of(&e)))?;
     }
     if let Some(ft) = t.get::<Option<Table>>("ft")? {
-        robot.ft = Some(super::robot_groups::parse_ft(&robot, &ft).map_err(|e| fail(e.to_string()))?);
+        let sim_keys = ["load", "bias", "noise"];
+        let sim = ft.get::<Option<Table>>("sim")?;
+        let mut known = vec!["frame", "sim"];
+        known.extend(if sim.is_none() { &sim_keys[..] } else { &[] });
+        keys::check(&ft, &format!("in the ft sensor of robot '{name}'"), &known, 0).map_err(fail)?;
+        if let Some(sim) = &sim {
+            keys::check(sim, &format!("in the simulated ft sensor of robot '{name}'"), &sim_keys, 0).map_err(fail)?;
+        }
+        if let Some(load) = sim.as_ref().unwrap_or(&ft).get::<Option<Table>>("load")? {
+            keys::check(&load, &format!("in the ft sensor's load of robot '{name}'"), &["mass", "com"], 0).map_err(fail)?;
+        }
+        robot.ft = Some(super::robot_groups::parse_ft(&robot, &ft).map_err(|e| fail(message_of(&e)))?);
     }
     if let Some(p) = t.get::<Option<Table>>("payload")? {
         let (loaded, mass) = with_payload_table(&robot.unloaded, &p).map_err(|e| fail(format!("robot '{name}': {e}")))?;
         robot = robot.loaded(loaded, Some(mass));
     }
     if let Some(home) = t.get::<Option<mlua::Value>>("home")? {
-        let q = joint_vector(&robot, home, &format!("robot '{name}': home")).map_err(|e| fail(e.to_string()))?;
+        let q = joint_vector(&robot, home, &format!("robot '{name}': home")).map_err(|e| fail(message_of(&e)))?;
         if let Some(i) = robot.outside_limits(&q) {
             return Err(fail(format!("robot '{name}': home of joint {} is outside its limits", robot.joints[i].name)));
         }
@@ -327,6 +428,7 @@ fn define_robot(lua: &Lua, t: Table) -> mlua::Result<LuaRobot> {
     }
     if let Some(c) = t.get::<Option<Table>>("cartesian")? {
         let what = format!("robot '{name}': cartesian");
+        keys::check(&c, &format!("in the cartesian limits of robot '{name}'"), &["vel", "acc", "rot_vel", "rot_acc"], 0).map_err(fail)?;
         let limit = |key: &str, default: f64, factor: f64| -> mlua::Result<f64> {
             let x = number(&c, key, Some(default / factor), &what)? * factor;
             if x > 0.0 && x.is_finite() {
@@ -348,6 +450,7 @@ fn define_robot(lua: &Lua, t: Table) -> mlua::Result<LuaRobot> {
 
 /// `unloaded` with the payload `{ mass = kg, com = {mm}, inertia = {…} }` (in the flange frame) added.
 fn with_payload_table(unloaded: &Model, p: &Table) -> mlua::Result<(Model, f64)> {
+    keys::check(p, "in the payload", &["mass", "com", "inertia"], 0).map_err(|e| raise(ErrorKind::Robot, e))?;
     let mut model = unloaded.clone();
     let (_, flange_placement) = flange(&model);
     let mass = number(p, "mass", None, "payload").map_err(|e| raise(ErrorKind::Robot, format!("{e} (kg)")))?;
@@ -360,6 +463,7 @@ fn with_payload_table(unloaded: &Model, p: &Table) -> mlua::Result<(Model, f64)>
 
 /// `{ xyz = {mm}, rpy = {°} }` → the tool's placement at the flange.
 fn tool_placement(tool: &Table) -> mlua::Result<Se3> {
+    keys::check(tool, "in the tool", &["xyz", "rpy"], 0).map_err(mlua::Error::runtime)?;
     let xyz = vec3_mm(tool, "xyz", "tool")?;
     let rpy = match tool.get::<mlua::Value>("rpy")? {
         mlua::Value::Nil => vec![0.0; 3],
@@ -424,7 +528,7 @@ pub fn add_component(lua: &Lua, robot: &Arc<Robot>, a: AnyUserData, name: String
     let mut every = 1u32;
     let mut params = Vec::new();
     let mut interpolate = Vec::new();
-    let units = units_of(opts.as_ref()).map_err(|e| fail(e.to_string()))?;
+    let units = units_of(opts.as_ref()).map_err(|e| fail(message_of(&e)))?;
     if let Some(opts) = opts {
         for pair in opts.pairs::<String, mlua::Value>() {
             let (k, v) = pair?;
@@ -433,7 +537,7 @@ pub fn add_component(lua: &Lua, robot: &Arc<Robot>, a: AnyUserData, name: String
                 "interpolate" => interpolate = super::assembly::input_names(&v, &format!("{origin}: 'interpolate' of '{name}'"))?,
                 "every" => every = u32::try_from(v.as_integer().unwrap_or(0)).ok().filter(|&e| e >= 1).ok_or_else(|| fail(format!("'every' of '{name}' must be a whole number ≥ 1")))?,
                 _ => {
-                    let value = robot_params::convert(robot, kind, &k, &v, units, &format!("{name}.{k}")).map_err(|e| fail(e.to_string()))?;
+                    let value = robot_params::convert(robot, kind, &k, &v, units, &format!("{name}.{k}")).map_err(|e| fail(message_of(&e)))?;
                     params.push((k, value));
                 }
             }
@@ -696,7 +800,7 @@ impl UserData for LuaRobot {
             let (model, mass) = match p {
                 None => ((*this.0.unloaded).clone(), None),
                 Some(p) => {
-                    let (model, mass) = with_payload_table(&this.0.unloaded, &p).map_err(|e| fail(e.to_string()))?;
+                    let (model, mass) = with_payload_table(&this.0.unloaded, &p).map_err(|e| fail(message_of(&e)))?;
                     (model, Some(mass))
                 }
             };
@@ -757,7 +861,7 @@ fn start_engine(lua: &Lua, opts: Table) -> mlua::Result<AnyUserData> {
         Some(robot) => {
             let q0 = match opts.get::<mlua::Value>("q0")? {
                 mlua::Value::Nil => robot.home.clone(),
-                v => joint_vector(robot, v, "q0").map_err(|e| fail(e.to_string()))?,
+                v => joint_vector(robot, v, "q0").map_err(|e| fail(message_of(&e)))?,
             };
             if let Some(i) = robot.outside_limits(&q0) {
                 return Err(fail(format!("q0 of joint {} is outside its limits", robot.joints[i].name)));

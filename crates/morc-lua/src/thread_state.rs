@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use mlua::{ffi, Function, Lua, Table};
 
 use crate::component::{lua_error_text, KindSource, LuaComponentDef};
-use crate::convert::{from_value, to_value};
+use crate::convert::{from_value, to_value_any};
 use crate::pool::{self, Pool};
 use crate::watchdog::{self, Watch};
 use morc_kernel::{monotonic_ns, thread_cpu_ns, AssemblyResults, SlackWork, StepContext, Value, STRING_PORT_CAPACITY};
@@ -335,7 +335,7 @@ impl ThreadLua {
             match t.call::<mlua::Value>(this) {
                 Ok(mlua::Value::Table(r)) => {
                     for (k, v) in r.pairs::<String, mlua::Value>().flatten() {
-                        if let Ok(v) = to_value(&v, &k) {
+                        if let Ok(v) = to_value_any(&v, &k) {
                             results.set(&k, v);
                         }
                     }
