@@ -32,7 +32,8 @@ fn lua_value(component: usize, x: f64) -> f64 {
     }
 }
 
-/// The joint vectors (° / mm, SI out) of the list `poses`, each a finite number per joint and, with
+/// The joint vectors (° / mm, SI out) of the list `poses`, each a number per joint (NaN and
+/// infinities are refused by `robot_params::joints`) and, with
 /// `within_limits` (poses the robot moves to), within the joint limits; errors name the `what`
 /// index, the joint and its value.
 fn joint_poses(robot: &Robot, poses: &Table, what: &str, within_limits: bool) -> Result<Vec<Vec<f64>>, String> {
@@ -40,9 +41,6 @@ fn joint_poses(robot: &Robot, poses: &Table, what: &str, within_limits: bool) ->
     for (i, q) in poses.sequence_values::<mlua::Value>().enumerate() {
         let label = format!("{what} {}", i + 1);
         let q = q.and_then(|q| robot_params::joints(robot, &q, Units::LUA, &label)).map_err(|e| e.to_string())?;
-        if let Some(j) = q.iter().position(|x| !x.is_finite()) {
-            return Err(format!("{label}: joint {} is {}: give a number", robot.joints[j].name, q[j] / Units::LUA.joint(robot, j)));
-        }
         if let Some(j) = robot.outside_limits(&q).filter(|_| within_limits) {
             let l = &robot.joints[j].limits;
             return Err(format!(

@@ -96,14 +96,6 @@ pub(crate) fn sim_hand(lua: &mlua::Lua, robot: &Robot, t: Table) -> mlua::Result
     if robot.ft.is_none() {
         return Err(fail("the robot has no F/T sensor for the hand to push on: add ft = { frame = \"tool\" } to its definition".into()));
     }
-    // A NaN or infinite force would reach the plant and fault there, blamed on the arm's model.
-    let finite = |x: &[f64], what: String| -> mlua::Result<()> {
-        if x.iter().all(|v| v.is_finite()) {
-            Ok(())
-        } else {
-            Err(fail(format!("{what}: give finite numbers")))
-        }
-    };
     let mut segments = Vec::new();
     for (i, s) in t.sequence_values::<Table>().enumerate() {
         let s = s.map_err(|_| fail(format!("segment {} must be a table", i + 1)))?;
@@ -115,19 +107,16 @@ pub(crate) fn sim_hand(lua: &mlua::Lua, robot: &Robot, t: Table) -> mlua::Result
         let enable = s.get::<Option<bool>>("enable")?;
         let action = if let Some(f) = s.get::<Option<mlua::Value>>("push")? {
             let f = numbers(f, 3, &format!("{what}: push {{Fx, Fy, Fz}} (N, base axes)")).map_err(|e| fail(e.to_string()))?;
-            finite(&f, format!("{what}: push = {{ {}, {}, {} }} is not a force (N, base axes)", f[0], f[1], f[2]))?;
             HandAction::Push { force: [f[0], f[1], f[2]] }
         } else if let Some(list) = s.get::<Option<Table>>("tour")? {
             let mut targets = Vec::new();
             for p in list.sequence_values::<mlua::Value>() {
-                let p = numbers(p?, 3, &format!("{what}: tour point {{x, y, z}} (mm, base axes)")).map_err(|e| fail(e.to_string()))?;
-                finite(&p, format!("{what}: tour point {} = {{ {}, {}, {} }} is not a position (mm, base axes)", targets.len() + 1, p[0], p[1], p[2]))?;
+                // NaN and infinities are refused by `numbers`: they would reach the plant and
+                // fault there, blamed on the arm's model.
+                let p = numbers(p?, 3, &format!("{what}: tour point {} {{x, y, z}} (mm, base axes)", targets.len() + 1)).map_err(|e| fail(e.to_string()))?;
                 targets.push([p[0] * 1e-3, p[1] * 1e-3, p[2] * 1e-3]);
             }
-            let get = |key: &str, default: f64| {
-                let x = number(&s, key, Some(default), &what).map_err(|e| fail(e.to_string()))?;
-                finite(&[x], format!("{what}: {key} = {x}")).map(|_| x)
-            };
+            let get = |key: &str, default: f64| number(&s, key, Some(default), &what).map_err(|e| fail(e.to_string()));
             HandAction::Tour {
                 targets,
                 stiffness: get("stiffness", 200.0)?,
