@@ -54,7 +54,7 @@ fn a_foxglove_client_sees_the_run_as_it_happens() {
     std::fs::write(dir.join("wave.h5"), b"taken").unwrap();
     let mut morc = Command::new(env!("CARGO_BIN_EXE_morc"))
         .current_dir(&dir)
-        .args(["--clock", "wall", "--live", "127.0.0.1:0", "run", "wave.lua"])
+        .args(["--clock", "wall", "--live=127.0.0.1:0", "run", "wave.lua"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -201,7 +201,7 @@ assert(r.ok, r.reason)
     std::fs::write(dir.join("bus.lua"), program).unwrap();
     let mut morc = Command::new(env!("CARGO_BIN_EXE_morc"))
         .current_dir(&dir)
-        .args(["--bus", "sim", "--clock", "wall", "--live", "127.0.0.1:0", "run", "bus.lua"])
+        .args(["--bus", "sim", "--clock", "wall", "--live=127.0.0.1:0", "run", "bus.lua"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -272,9 +272,21 @@ assert(not ok and tostring(err):find("needs signals"), tostring(err))
     assert!(String::from_utf8_lossy(&out.stdout).contains("127.0.0.1:"));
 
     for (address, says) in [("nonsense", "give host:port"), ("127.0.0.1:99999", "not a number from 0 to 65535")] {
-        let out = Command::new(env!("CARGO_BIN_EXE_morc")).current_dir(&dir).args(["--live", address, "run", "off.lua"]).output().unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_morc")).current_dir(&dir).args([format!("--live={address}").as_str(), "run", "off.lua"]).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{address}");
         let e = String::from_utf8_lossy(&out.stderr);
         assert!(e.contains(address) && e.contains(says), "{e}");
     }
+}
+
+/// README's command line as written: `morc --live run prog.lua` serves on the default address
+/// (the optional address once took `run` for itself: "unrecognized subcommand 'prog.lua'").
+#[test]
+fn live_without_an_address_serves_on_the_default_one() {
+    let dir = scratch("default_address");
+    std::fs::write(dir.join("prog.lua"), "print('live at ' .. tostring(morc.live.address()))\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_morc")).current_dir(&dir).args(["--live", "run", "prog.lua"]).output().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains(&format!("live at {}", morc_live::DEFAULT_ADDRESS)), "{stdout}\n{stderr}");
 }

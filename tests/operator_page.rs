@@ -92,7 +92,7 @@ fn an_operator_holds_resumes_and_slows_the_robot_from_the_page_in_a_browser() {
     let out = std::fs::File::create(dir.join("out.txt")).unwrap();
     let mut morc = Command::new(env!("CARGO_BIN_EXE_morc"))
         .current_dir(&dir)
-        .args(["--clock", "wall", "--live", "127.0.0.1:0", "run", "long.lua"])
+        .args(["--clock", "wall", "--live=127.0.0.1:0", "run", "long.lua"])
         .stdout(out)
         .stderr(Stdio::piped())
         .spawn()
@@ -149,7 +149,7 @@ fn an_operator_holds_resumes_and_slows_the_robot_from_the_page_in_a_browser() {
 fn morc_with_page(dir: &Path, file: &str) -> (std::process::Child, String) {
     let mut morc = Command::new(env!("CARGO_BIN_EXE_morc"))
         .current_dir(dir)
-        .args(["--clock", "wall", "--live", "127.0.0.1:0", "run", file])
+        .args(["--clock", "wall", "--live=127.0.0.1:0", "run", file])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

@@ -69,8 +69,10 @@ pub(crate) struct RunOpts {
     /// File format of recordings: hdf5 (default) or mcap (Foxglove, PlotJuggler); sets morc.record_format.
     #[arg(long, value_name = "hdf5|mcap", value_parser = ["hdf5", "mcap"])]
     pub record_format: Option<String>,
-    /// Serve the live view (Foxglove WebSocket protocol) while programs run [default address: 127.0.0.1:8765].
-    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = morc_live::DEFAULT_ADDRESS)]
+    /// Serve the live view (Foxglove WebSocket protocol) while programs run [default address: 127.0.0.1:8765; another: --live=ADDR].
+    // The address needs `=`: a value that may be left out would otherwise take the next word
+    // (`--live run prog.lua` read `run` as the address).
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, require_equals = true, default_missing_value = morc_live::DEFAULT_ADDRESS)]
     pub live: Option<String>,
 }
 
