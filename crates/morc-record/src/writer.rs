@@ -2,9 +2,11 @@
 //!
 //! Layout: a `time` dataset and one dataset per signal, named by the signal
 //! ("robot.q"), chunked along time and grown as data arrives; scalars are
-//! `[N]`, vectors `[N, n]`. The file is flushed (HDF5 flush, then fsync)
-//! every `flush_interval` seconds of data, so a crash loses at most that
-//! much. The file uses HDF5's default (oldest compatible) format on purpose:
+//! `[N]`, vectors `[N, n]`, unfiltered (see [`new_dataset`] for why). The
+//! file is flushed (HDF5 flush, then fsync) every `flush_interval` seconds of
+//! data or of wall time, the rows first and the counts that say so after
+//! them, so a crash loses at most about that much and the file never
+//! promises rows it does not hold (tests/record_crash.rs). The file uses HDF5's default (oldest compatible) format on purpose:
 //! the newer format marks a file "open for writing" in its superblock and a
 //! file left by a crash then refuses to open without `h5clear`.
 //!
