@@ -13,6 +13,12 @@ pub enum RecCommand {
         /// The recording, HDF5 or MCAP, e.g. runs/2026-05-01/ptp-003.h5
         file: PathBuf,
     },
+    /// Mend a recording a crash cut short, or one an older morc left broken, so that any reader
+    /// reads it (h5py, Foxglove's mcap); the file as it was is kept as FILE.broken.
+    Repair {
+        /// The recording, HDF5 or MCAP.
+        file: PathBuf,
+    },
     /// Convert a recording between HDF5 and MCAP (by the files' extensions: .mcap, else HDF5),
     /// e.g. `morc rec convert runs/ptp-003.h5 ptp-003.mcap`; never replaces a file.
     Convert {
@@ -109,6 +115,20 @@ pub fn main(cmd: &RecCommand) -> i32 {
             }
             Err(e) => {
                 eprintln!("morc rec convert: {e}");
+                exit::USAGE
+            }
+        }),
+        RecCommand::Repair { file } => isolated(file, "morc rec repair", || match morc_record::repair::repair(file) {
+            Ok(morc_record::repair::Repair::Whole { samples }) => {
+                println!("{} is whole ({samples} samples): nothing to mend", file.display());
+                exit::OK
+            }
+            Ok(morc_record::repair::Repair::Mended { samples, kept }) => {
+                println!("{} mended: {samples} samples; the file as it was is {}", file.display(), kept.display());
+                exit::OK
+            }
+            Err(e) => {
+                eprintln!("morc rec repair: {e}");
                 exit::USAGE
             }
         }),

@@ -66,17 +66,57 @@ pub(crate) fn read(path: &Path) -> Result<Contents, RecordError> {
     if is_mcap(path) {
         crate::mcap::read(path)
     } else {
-        read_hdf5(path)
+        read_hdf5(path, false)
     }
 }
 
-fn read_hdf5(path: &Path) -> Result<Contents, RecordError> {
+/// Reads what can be read of the recording at `path`, for `morc rec
+/// repair`: an MCAP file up to its first broken record; of an HDF5 file the
+/// rows every dataset holds readably (a dataset is read chunk by chunk up to
+/// its first broken chunk) with times increasing. The contents say whether
+/// the file was complete and nothing was missing.
+pub(crate) fn read_what_is_readable(path: &Path) -> Result<Contents, RecordError> {
+    if is_mcap(path) {
+        crate::mcap::read(path)
+    } else {
+        read_hdf5(path, true)
+    }
+}
+
+/// All of `ds` as f64, or with `tolerant` its rows up to the first that do not read.
+fn read_rows(ds: &hdf5::Dataset, path: &Path, tolerant: bool) -> Result<Vec<f64>, String> {
+    match super::read::read_reals(ds, path) {
+        Ok(v) => Ok(v),
+        Err(e) if !tolerant => Err(e),
+        Err(_) => {
+            let shape = ds.shape();
+            let rows = shape.first().copied().unwrap_or(0);
+            let step = ds.chunk().and_then(|c| c.first().copied()).unwrap_or(4096).max(1);
+            let mut out = Vec::new();
+            for start in (0..rows).step_by(step) {
+                let end = (start + step).min(rows);
+                let part = match shape.len() {
+                    1 => ds.read_slice_1d::<f64, _>(start..end).map(|a| a.to_vec()),
+                    2 => ds.read_slice_2d::<f64, _>((start..end, ..)).map(|a| a.iter().copied().collect()),
+                    _ => break,
+                };
+                match part {
+                    Ok(p) => out.extend(p),
+                    Err(_) => break,
+                }
+            }
+            Ok(out)
+        }
+    }
+}
+
+fn read_hdf5(path: &Path, tolerant: bool) -> Result<Contents, RecordError> {
     let file = super::read::open(path)?;
     let err = |e: String| RecordError::Read(format!("reading {}: {e}", path.display()));
     let text = |loc: &hdf5::Location, name: &str| super::read::text_attr(loc, name);
     let number = |loc: &hdf5::Location, name: &str| text(loc, name).parse::<f64>().unwrap_or(0.0);
     let time_ds = file.dataset("time").map_err(|e| err(format!("no readable /time dataset ({e}): not a morc recording?")))?;
-    let time = super::read::read_reals(&time_ds, path).map_err(err)?;
+    let mut time = read_rows(&time_ds, path, tolerant).map_err(err)?;
     let mut names: Vec<String> = file.datasets().map_err(|e| err(e.to_string()))?.iter().map(|d| d.name().trim_start_matches('/').to_string()).filter(|n| n != "time").collect();
     names.sort();
     let mut signals = Vec::new();
@@ -85,11 +125,24 @@ fn read_hdf5(path: &Path) -> Result<Contents, RecordError> {
         let ds = file.dataset(&name).map_err(|e| err(e.to_string()))?;
         let shape = ds.shape();
         let ty = parse_type(&text(&ds, "type")).unwrap_or(if shape.len() == 2 { ValueType::Vector(shape[1]) } else { ValueType::Real });
-        let values = super::read::read_reals(&ds, path).map_err(err)?;
+        let values = read_rows(&ds, path, tolerant).map_err(err)?;
         signals.push((name, ty, text(&ds, "unit"), text(&ds, "description")));
         data.push(values);
     }
     let (columns, width) = columns_of(signals);
+    let mut complete = text(&file, "complete") == "1";
+    if tolerant {
+        // The rows every dataset holds, with times that increase (no garbage).
+        let mut n = columns.iter().zip(&data).map(|(c, v)| v.len() / c.width.max(1)).fold(time.len(), usize::min);
+        if let Some(bad) = time[..n].windows(2).position(|w| w[1].partial_cmp(&w[0]) != Some(std::cmp::Ordering::Greater)) {
+            n = bad + 1;
+        }
+        if time.first().is_some_and(|t| !t.is_finite()) {
+            n = 0;
+        }
+        complete &= n == time_ds.shape().first().copied().unwrap_or(0);
+        time.truncate(n);
+    }
     let n = time.len();
     for (c, values) in columns.iter().zip(&data) {
         if values.len() < n * c.width {
@@ -147,7 +200,7 @@ fn read_hdf5(path: &Path) -> Result<Contents, RecordError> {
         recorder: text(&file, "recorder"),
         utc_start: Some(text(&file, "utc_start")),
     };
-    Ok(Contents { header, columns, rows, width, dropped: number(&file, "dropped_samples") as u64, complete: text(&file, "complete") == "1", timing })
+    Ok(Contents { header, columns, rows, width, dropped: number(&file, "dropped_samples") as u64, complete, timing })
 }
 
 /// Writes `contents` to `to` (HDF5 or MCAP by its extension), which must not exist yet.
@@ -164,7 +217,7 @@ pub(crate) fn write(contents: &Contents, to: &Path) -> Result<(), RecordError> {
     let result = (|| {
         let mut sink = create_sink(&header, contents.columns.clone())?;
         sink.append(&contents.rows, contents.width)?;
-        sink.close(contents.dropped)
+        sink.close(contents.dropped, contents.complete)
     })();
     if let Err(e) = result {
         let _ = std::fs::remove_file(to);

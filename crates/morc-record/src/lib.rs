@@ -13,7 +13,7 @@
 //!                             complete (1 once closed cleanly, 0 after a crash)
 //! /time                f64 [N]     s since the start of the assembly
 //! /<component.port>    f64 [N] or [N, n] (reals, vectors), int64 [N] (integers), uint8 [N] (booleans);
-//!                      chunked along time, shuffle + deflate; attrs: unit, description,
+//!                      chunked along time, unfiltered (see writer.rs); attrs: unit, description,
 //!                      source ("component.port"), sample_period, type
 //! /assembly            attrs: name, base_period
 //! /assembly/<name>     attrs: kind, every (k), sample_time (s); group parameters/ (one attribute each)
@@ -30,9 +30,11 @@ pub mod convert;
 mod error;
 mod glob;
 mod mcap;
+mod mcap_sink;
 pub mod plot;
 pub mod read;
 mod recorder;
+pub mod repair;
 pub mod ring;
 mod writer;
 

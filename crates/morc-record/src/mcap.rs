@@ -14,14 +14,19 @@
 //! metadata "timing/<name>"     written after the run by write_timing: kind, every, steps,
 //!                              count, mean, p50, p99, max (s), overruns
 //! ```
-//! Messages sit in uncompressed chunks, each finished at every flush, so a
-//! reader can stream a file a crash cut short up to its last flush.
+//! Messages sit in uncompressed chunks, each finished at every flush and
+//! committed so that the file ends in a Footer at every moment (see
+//! `mcap_sink`): a file a crash cut short reads, with the standard readers,
+//! up to its last flush. Such a file has no "morc.end" record.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::io::{BufWriter, Write as _};
+use std::io::BufWriter;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
+use super::mcap_sink::CommitFile;
 use super::recorder::ComponentMetadata;
 use super::writer::{FileHeader, SignalColumn, Sink, TimingEntry};
 use crate::RecordError;
@@ -30,7 +35,9 @@ use morc_kernel::{Value, ValueType};
 /// An MCAP recording being written.
 pub(crate) struct McapFile {
     path: PathBuf,
-    writer: mcap::Writer<BufWriter<std::fs::File>>,
+    writer: mcap::Writer<CommitFile>,
+    /// Tells the sink that the writer's next flush ends the file.
+    closing: Arc<AtomicBool>,
     sample_period: f64,
     /// Each signal's column and channel id.
     channels: Vec<(SignalColumn, u16)>,
@@ -109,8 +116,16 @@ impl McapFile {
         let path = header.metadata.path.clone();
         let fail = |e: mcap::McapError| format!("cannot create {}: {e} — choose another --record DIR", path.display());
         let file = std::fs::OpenOptions::new().write(true).truncate(true).open(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-        let options = mcap::WriteOptions::new().compression(None).profile("").library(format!("morc {}", env!("CARGO_PKG_VERSION")));
-        let mut writer = options.create(BufWriter::new(file)).map_err(fail)?;
+        // No automatic chunk ends: a chunk ends (and is committed) at each flush.
+        // No data-section CRC: the sink pads the data section behind the writer's back.
+        let options = mcap::WriteOptions::new()
+            .compression(None)
+            .chunk_size(None)
+            .calculate_data_section_crc(false)
+            .profile("")
+            .library(format!("morc {}", env!("CARGO_PKG_VERSION")));
+        let closing = Arc::new(AtomicBool::new(false));
+        let mut writer = options.create(CommitFile::new(file, closing.clone())).map_err(fail)?;
         writer.write_metadata(&metadata("morc", header_fields(header))).map_err(fail)?;
         for c in &header.metadata.components {
             writer.write_metadata(&metadata(&format!("assembly/{}", c.name), component_fields(c, header.metadata.base_period))).map_err(fail)?;
@@ -128,7 +143,7 @@ impl McapFile {
             channels.push((c, id));
         }
         writer.flush().map_err(fail)?;
-        Ok(McapFile { path, writer, sample_period: header.sample_period, channels, rows: 0, json: String::with_capacity(256) })
+        Ok(McapFile { path, writer, closing, sample_period: header.sample_period, channels, rows: 0, json: String::with_capacity(256) })
     }
 }
 
@@ -180,7 +195,7 @@ impl Sink for McapFile {
     }
 
     fn flush(&mut self, _dropped: u64) -> Result<(), String> {
-        // Ends the chunk, so what is written so far reads back after a crash.
+        // Ends the chunk and commits it, so what is written so far reads back after a crash.
         self.writer.flush().map_err(|e| mcap_error(&self.path, e))?;
         if let Ok(f) = std::fs::File::open(&self.path) {
             let _ = f.sync_data();
@@ -188,15 +203,16 @@ impl Sink for McapFile {
         Ok(())
     }
 
-    fn close(mut self: Box<Self>, dropped: u64) -> Result<(), String> {
-        let end = metadata("morc.end", vec![("samples".into(), self.rows.to_string()), ("dropped_samples".into(), dropped.to_string()), ("complete".into(), "1".into())]);
+    fn close(mut self: Box<Self>, dropped: u64, complete: bool) -> Result<(), String> {
+        let fields = vec![("samples".into(), self.rows.to_string()), ("dropped_samples".into(), dropped.to_string()), ("complete".into(), u8::from(complete).to_string())];
+        let end = metadata("morc.end", fields);
         self.writer.write_metadata(&end).map_err(|e| mcap_error(&self.path, e))?;
+        self.writer.flush().map_err(|e| mcap_error(&self.path, e))?;
+        // The summary and the real Footer replace the provisional end in one commit.
+        self.closing.store(true, Ordering::Relaxed);
         self.writer.finish().map_err(|e| mcap_error(&self.path, e))?;
-        let mut inner = self.writer.into_inner();
-        inner.flush().map_err(|e| mcap_error(&self.path, e))?;
-        if let Ok(f) = inner.into_inner() {
-            let _ = f.sync_data();
-        }
+        let inner = self.writer.into_inner();
+        let _ = inner.file().sync_data();
         Ok(())
     }
 }
@@ -398,6 +414,9 @@ pub(crate) fn info(path: &Path) -> Result<String, RecordError> {
     ];
     for (k, v) in attrs {
         let _ = writeln!(s, "  {k:<16} {v}");
+    }
+    if !c.complete {
+        let _ = writeln!(s, "{}", super::read::cut_short(path, c.samples() as u64, c.samples() as f64 * h.sample_period));
     }
     let w = c.columns.iter().map(|c| c.name.len()).max().unwrap_or(4).max(7);
     let _ = writeln!(s, "channels (json):");

@@ -131,6 +131,11 @@ fn describe(file: &File, path: &Path) -> hdf5::Result<String> {
     for (name, value) in attributes(file)? {
         let _ = writeln!(s, "  {name:<16} {value}");
     }
+    if text_attr(file, "complete") != "1" {
+        let samples = text_attr(file, "samples").parse::<u64>().unwrap_or(0);
+        let period = file.attr("sample_period").and_then(|a| a.read_scalar::<f64>()).unwrap_or(0.0);
+        let _ = writeln!(s, "{}", cut_short(path, samples, samples as f64 * period));
+    }
 
     let mut rows = Vec::new();
     for ds in file.datasets()? {
@@ -173,6 +178,11 @@ fn describe(file: &File, path: &Path) -> hdf5::Result<String> {
         }
     }
     Ok(s)
+}
+
+/// The line `morc rec info` gives a file its run did not close.
+pub(crate) fn cut_short(path: &Path, samples: u64, seconds: f64) -> String {
+    format!("cut short: the run did not close this file (a crash or kill); it holds {samples} samples ({seconds:.3} s) — if a reader refuses it, `morc rec repair {}`", path.display())
 }
 
 pub(crate) fn sorted_groups(g: &Group) -> hdf5::Result<Vec<Group>> {

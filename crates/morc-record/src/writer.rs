@@ -2,9 +2,11 @@
 //!
 //! Layout: a `time` dataset and one dataset per signal, named by the signal
 //! ("robot.q"), chunked along time and grown as data arrives; scalars are
-//! `[N]`, vectors `[N, n]`. The file is flushed (HDF5 flush, then fsync)
-//! every `flush_interval` seconds of data, so a crash loses at most that
-//! much. The file uses HDF5's default (oldest compatible) format on purpose:
+//! `[N]`, vectors `[N, n]`, unfiltered (see [`new_dataset`] for why). The
+//! file is flushed (HDF5 flush, then fsync) every `flush_interval` seconds of
+//! data or of wall time, the rows first and the counts that say so after
+//! them, so a crash loses at most about that much and the file never
+//! promises rows it does not hold (tests/record_crash.rs). The file uses HDF5's default (oldest compatible) format on purpose:
 //! the newer format marks a file "open for writing" in its superblock and a
 //! file left by a crash then refuses to open without `h5clear`.
 //!
@@ -320,8 +322,9 @@ pub(crate) trait Sink {
     fn append(&mut self, batch: &[f64], width: usize) -> Result<(), String>;
     /// Makes everything written so far durable, with the counts so far.
     fn flush(&mut self, dropped: u64) -> Result<(), String>;
-    /// Writes the closing counts, marks the file complete and closes it.
-    fn close(self: Box<Self>, dropped: u64) -> Result<(), String>;
+    /// Writes the closing counts, marks the file complete (or, for a mended
+    /// recording that was cut short, not) and closes it.
+    fn close(self: Box<Self>, dropped: u64, complete: bool) -> Result<(), String>;
 }
 
 /// Whether `path` names an MCAP file (`.mcap`); anything else is HDF5.
@@ -354,8 +357,8 @@ impl Sink for RecordingFile {
     fn flush(&mut self, dropped: u64) -> Result<(), String> {
         RecordingFile::flush(self, dropped).map_err(|e| e.to_string())
     }
-    fn close(self: Box<Self>, dropped: u64) -> Result<(), String> {
-        RecordingFile::close(*self, dropped).map_err(|e| e.to_string())
+    fn close(self: Box<Self>, dropped: u64, complete: bool) -> Result<(), String> {
+        RecordingFile::close(*self, dropped, complete).map_err(|e| e.to_string())
     }
 }
 
@@ -413,7 +416,7 @@ fn drain_loop(mut file: Box<dyn Sink>, mut ring: RingConsumer, timing: &WriterTi
     let dropped = ring.dropped() + lost;
     let (path, samples) = (file.path().to_path_buf(), file.rows());
     if error.is_none() {
-        if let Err(e) = file.close(dropped) {
+        if let Err(e) = file.close(dropped, true) {
             error = Some(format!("closing {} failed: {e}", path.display()));
         }
     }
@@ -526,20 +529,30 @@ impl RecordingFile {
         Ok(())
     }
 
-    /// Makes everything written so far durable: counts, HDF5 flush, fsync.
+    /// Makes everything written so far durable, in two steps so the file
+    /// never promises rows it does not hold: first the rows and the
+    /// datasets' extents (HDF5 flush, fsync), then the counts that say so
+    /// (`samples`, `dropped_samples`; flush, fsync). A crash between the two
+    /// leaves counts that are too small, never too large.
     fn flush(&mut self, dropped: u64) -> hdf5::Result<()> {
+        self.file.flush()?;
+        self.sync();
         self.file.attr("samples")?.write_scalar(&self.rows)?;
         self.file.attr("dropped_samples")?.write_scalar(&dropped)?;
         self.file.flush()?;
-        // H5Fflush hands the data to the kernel; fsync survives power loss too.
-        if let Ok(f) = std::fs::File::open(&self.path) {
-            let _ = f.sync_data();
-        }
+        self.sync();
         Ok(())
     }
 
-    fn close(mut self, dropped: u64) -> hdf5::Result<()> {
-        self.file.attr("complete")?.write_scalar(&1u8)?;
+    /// fsync: H5Fflush hands the data to the kernel; this orders it on the disk and survives power loss too.
+    fn sync(&self) {
+        if let Ok(f) = std::fs::File::open(&self.path) {
+            let _ = f.sync_data();
+        }
+    }
+
+    fn close(mut self, dropped: u64, complete: bool) -> hdf5::Result<()> {
+        self.file.attr("complete")?.write_scalar(&u8::from(complete))?;
         self.flush(dropped)?;
         let RecordingFile { file, time, signals, .. } = self;
         // Datasets first: the file closes only when no handle is left.
@@ -576,10 +589,15 @@ fn close_on_exec(file: &File) -> Result<(), String> {
     }
 }
 
+/// A signal's dataset: chunked along time, without filters. (Deflate made
+/// files a crash could break: HDF5 rewrites the last, partly filled chunk at
+/// every flush, compressed to a new size, so at a new place, and hands the
+/// old place to the next allocation — which the last flushed index still
+/// points to: "filter returned failure during read". Unfiltered chunks keep
+/// their size and place, and a flushed row's bytes never change.)
 fn new_dataset(file: &File, name: &str, ty: ValueType, width: usize) -> hdf5::Result<Dataset> {
     let rows = chunk_rows(width);
-    let b = file.new_dataset_builder().shuffle();
-    let b = if hdf5::filters::deflate_available() { b.deflate(1) } else { b };
+    let b = file.new_dataset_builder();
     match ty {
         ValueType::Integer => b.empty::<i64>().chunk(rows).shape(0..).create(name),
         ValueType::Boolean => b.empty::<u8>().chunk(rows).shape(0..).create(name),
