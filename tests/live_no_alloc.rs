@@ -30,7 +30,7 @@ fn live_tap_step_allocates_nothing() {
     let mut tap = attachment.component;
     tap.configure().unwrap();
     let data = AssemblyData::new();
-    let ctx = InitContext { name: "live", period, base_period: period, data: &data, thread: &Default::default() };
+    let ctx = InitContext { name: "live", period, base_period: period, data: &data, thread: &Default::default(), base_latency: 0 };
     tap.initialize(&ctx, &mut []).unwrap();
     let mut inputs: Vec<Value> = (0..SIGNALS - 1).map(|_| Value::Real(0.0)).collect();
     inputs.push(Value::zero(ValueType::Vector(6)));

@@ -229,6 +229,9 @@ pub struct Plan {
     pub memory: Option<usize>,
     /// [`AssemblySpec::keep_updaters`].
     pub keep_updaters: bool,
+    /// The base's [`crate::Base::latency`], told to the components at initialisation (set by
+    /// the engine; 0 from [`plan`]).
+    pub base_latency: u32,
 }
 
 /// A component of a [`Plan`]: instantiated, configured, its inputs resolved.
@@ -460,6 +463,7 @@ pub fn plan(spec: &AssemblySpec, base_name: &str, base: &ComponentInfo, base_per
         overrun: spec.overrun,
         memory: spec.memory,
         keep_updaters: spec.keep_updaters,
+        base_latency: 0,
     })
 }
 

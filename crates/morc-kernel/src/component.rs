@@ -191,6 +191,9 @@ pub struct InitContext<'a> {
     pub data: &'a AssemblyData,
     /// What the components stepped by the same thread share (see [`crate::StepThread`]).
     pub thread: &'a super::step_thread::StepThread,
+    /// The base's measurement latency in base periods ([`crate::Base::latency`]; 0 outside
+    /// an engine).
+    pub base_latency: u32,
 }
 
 /// Context handed to [`Component::step`]. Time is derived from integer ticks

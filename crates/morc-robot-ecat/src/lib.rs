@@ -289,4 +289,7 @@ impl Base for WristPorts {
     fn handle(&self) -> Option<morc_kernel::BaseHandle> {
         self.bus.handle()
     }
+    fn latency(&self) -> u32 {
+        self.bus.latency()
+    }
 }
