@@ -77,6 +77,10 @@ pub struct SignalInfo {
     pub ty: ValueType,
     /// Unit of the signal (SI: m, rad, s, N·m …); empty when unitless or unknown.
     pub unit: String,
+    /// Unit per element when they differ ([`PortInfo::element_units`]).
+    pub element_units: Vec<String>,
+    /// Name per element ([`PortInfo::element_names`]).
+    pub element_names: Vec<String>,
     /// One-line description from the port.
     pub doc: String,
 }
@@ -255,7 +259,14 @@ fn signals_of(base_name: &str, base: &ComponentInfo, components: &[PlannedCompon
     let mut out = Vec::new();
     let mut add = |owner: &str, ports: &[super::component::PortInfo]| {
         for p in ports {
-            out.push(SignalInfo { name: format!("{owner}.{}", p.name), ty: p.ty, unit: p.unit.clone(), doc: p.doc.clone() });
+            out.push(SignalInfo {
+                name: format!("{owner}.{}", p.name),
+                ty: p.ty,
+                unit: p.unit.clone(),
+                element_units: p.element_units.clone(),
+                element_names: p.element_names.clone(),
+                doc: p.doc.clone(),
+            });
         }
     };
     add(base_name, &base.outputs);

@@ -17,8 +17,15 @@ pub struct PortInfo {
     pub name: String,
     /// Value type carried.
     pub ty: ValueType,
-    /// Unit (SI: m, rad, s, N·m …); empty when unitless.
+    /// Unit (SI: m, rad, s, N·m …); empty when unitless. A vector whose elements differ
+    /// names each different unit once, in order ("N, N·m"); `element_units` has them all.
     pub unit: String,
+    /// A vector's unit per element, when they differ (a wrench's N and N·m, a robot's
+    /// prismatic joint in m among revolute ones in rad); empty: every element is in `unit`.
+    pub element_units: Vec<String>,
+    /// A vector's name per element ("x", "y", "z"; a robot's joint names) for legends and
+    /// recordings; empty: numbered 1…n.
+    pub element_names: Vec<String>,
     /// One-line description for help and metadata.
     pub doc: String,
     /// An input that must be connected before the assembly may run.
@@ -31,12 +38,44 @@ pub struct PortInfo {
 impl PortInfo {
     /// A port named `name` carrying `ty`, without unit or doc, optional.
     pub fn new(name: &str, ty: ValueType) -> Self {
-        PortInfo { name: name.into(), ty, unit: String::new(), doc: String::new(), required: false, start: None }
+        PortInfo {
+            name: name.into(),
+            ty,
+            unit: String::new(),
+            element_units: Vec::new(),
+            element_names: Vec::new(),
+            doc: String::new(),
+            required: false,
+            start: None,
+        }
     }
-    /// With unit `unit`.
+    /// With unit `unit` for every element.
     pub fn unit(mut self, unit: &str) -> Self {
         self.unit = unit.into();
+        self.element_units.clear();
         self
+    }
+    /// With one unit per element of a vector (`units[i]` for element i): `unit` becomes the
+    /// one unit they share, or each different one once ("N, N·m").
+    pub fn units<S: AsRef<str>>(mut self, units: &[S]) -> Self {
+        let mut distinct: Vec<&str> = Vec::new();
+        for u in units {
+            if !distinct.contains(&u.as_ref()) {
+                distinct.push(u.as_ref());
+            }
+        }
+        self.unit = distinct.join(", ");
+        self.element_units = if distinct.len() > 1 { units.iter().map(|u| u.as_ref().to_string()).collect() } else { Vec::new() };
+        self
+    }
+    /// With a name per element of a vector (`names[i]` for element i).
+    pub fn elements<S: AsRef<str>>(mut self, names: &[S]) -> Self {
+        self.element_names = names.iter().map(|n| n.as_ref().to_string()).collect();
+        self
+    }
+    /// The unit of element `i` (of a vector; 0 for a scalar).
+    pub fn unit_of(&self, i: usize) -> &str {
+        self.element_units.get(i).map_or(&self.unit, |u| u)
     }
     /// With description `doc`.
     pub fn doc(mut self, doc: &str) -> Self {

@@ -53,7 +53,7 @@ pub(crate) fn columns_of(signals: Vec<(String, ValueType, String, String)>) -> (
                 ValueType::Vector(n) => n,
                 _ => 1,
             };
-            let c = SignalColumn { name, ty, unit, description, offset, width };
+            let c = SignalColumn { name, ty, unit, element_units: Vec::new(), element_names: Vec::new(), description, offset, width };
             offset += width;
             c
         })
