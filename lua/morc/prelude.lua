@@ -30,16 +30,35 @@ function help(x)
   if type(x) == "string" then
     local ok, info = pcall(morc.kind, x)
     if ok then
+      -- A parameter's value as it would be written in a script (a list as { 1, 2, 3 }).
+      local function show(v)
+        if type(v) == "string" then return ("%q"):format(v) end
+        if type(v) ~= "table" then return tostring(v) end
+        local items = {}
+        for i, e in ipairs(v) do items[i] = show(e) end
+        return "{ " .. table.concat(items, ", ") .. " }"
+      end
+      -- "[N]", "[x, y, z: N]", "[Fx…: N, N·m]": a port's unit and its elements' names.
+      local function unit(p)
+        local u = p.unit ~= "" and p.unit or nil
+        if p.elements then return ("[%s%s]"):format(table.concat(p.elements, ", "), u and (": " .. u) or "") end
+        return u and ("[" .. u .. "]") or ""
+      end
+      local function line(what, p, text)
+        local u = unit(p)
+        return ("  %-6s %-12s %-10s %s%s"):format(what, p.name, p.type, u ~= "" and (u .. " ") or "", text)
+      end
       local lines = { ("%s — %s"):format(info.name, info.doc) }
       if info.origin ~= "native" then lines[#lines + 1] = "  from   " .. info.origin end
       for _, p in ipairs(info.params) do
-        lines[#lines + 1] = ("  param  %-12s = %-10s %s"):format(p.name, tostring(p.default), p.doc)
+        local u = p.unit ~= "" and (" " .. p.unit) or ""
+        lines[#lines + 1] = ("  param  %-12s = %-10s %s"):format(p.name, show(p.default) .. u, p.doc)
       end
       for _, p in ipairs(info.inputs) do
-        lines[#lines + 1] = ("  input  %-12s %-10s %s%s"):format(p.name, p.type, p.doc, p.required and " (required)" or "")
+        lines[#lines + 1] = line("input", p, p.doc .. (p.required and " (required)" or ""))
       end
       for _, p in ipairs(info.outputs) do
-        lines[#lines + 1] = ("  output %-12s %-10s %s"):format(p.name, p.type, p.doc)
+        lines[#lines + 1] = line("output", p, p.doc)
       end
       print(table.concat(lines, "\n"))
       return

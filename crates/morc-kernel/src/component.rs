@@ -73,6 +73,10 @@ impl PortInfo {
         self.element_names = names.iter().map(|n| n.as_ref().to_string()).collect();
         self
     }
+    /// A wrench port: a 6-vector Fx Fy Fz (N), Tx Ty Tz (N·m), its elements so named.
+    pub fn wrench(name: &str) -> Self {
+        PortInfo::new(name, ValueType::Vector(6)).units(&["N", "N", "N", "N·m", "N·m", "N·m"]).elements(&["Fx", "Fy", "Fz", "Tx", "Ty", "Tz"])
+    }
     /// The unit of element `i` (of a vector; 0 for a scalar).
     pub fn unit_of(&self, i: usize) -> &str {
         self.element_units.get(i).map_or(&self.unit, |u| u)
@@ -350,5 +354,22 @@ impl<'a> AssemblyResults<'a> {
     /// Writes `value` under `key`, stored as "component.key".
     pub fn set(&mut self, key: &str, value: Value) {
         self.data.set(&format!("{}.{key}", self.prefix), value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_per_element_are_kept_only_when_they_differ() {
+        let same = PortInfo::new("q", ValueType::Vector(3)).units(&["rad", "rad", "rad"]);
+        assert_eq!((same.unit.as_str(), same.element_units.len()), ("rad", 0));
+        let w = PortInfo::wrench("ft");
+        assert_eq!(w.unit, "N, N·m");
+        assert_eq!((w.unit_of(2), w.unit_of(3)), ("N", "N·m"));
+        assert_eq!(w.element_names[5], "Tz");
+        // A unit for all after a list replaces the list.
+        assert!(w.unit("N").element_units.is_empty());
     }
 }

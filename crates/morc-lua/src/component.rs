@@ -72,6 +72,14 @@ impl LuaComponent {
         info.inputs = def.inputs.clone();
         info.outputs = def.outputs.clone();
         info.params = def.params.clone();
+        // Sized by the parameters' defaults until configured, so its description (`morc doc`)
+        // shows what a default instance has, not a placeholder size.
+        for (output, index, param) in &def.sized_by {
+            if let Some(Value::Integer(n)) = info.params.iter().find(|p| &p.name == param).map(|p| &p.value) {
+                let ports = if *output { &mut info.outputs } else { &mut info.inputs };
+                ports[*index].ty = ValueType::Vector((*n).max(1) as usize);
+            }
+        }
         LuaComponent { info, def, placed: None, collects: false }
     }
 }

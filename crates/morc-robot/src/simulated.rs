@@ -104,12 +104,7 @@ impl SimulatedRobot {
             .input(robot.joint_port("tau_ff", "N·m", "N").doc("torque (force) feed-forward"));
         if robot.ft.is_some() {
             info = info
-                .output(
-                    PortInfo::new("ft", ValueType::Vector(6))
-                        .units(&["N", "N", "N", "N·m", "N·m", "N·m"])
-                        .elements(&["Fx", "Fy", "Fz", "Tx", "Ty", "Tz"])
-                        .doc("the wrist F/T sensor: Fx Fy Fz Tx Ty Tz in its own frame, raw (offset and the tool's weight included)"),
-                )
+                .output(PortInfo::wrench("ft").doc("the wrist F/T sensor: Fx Fy Fz Tx Ty Tz in its own frame, raw (offset and the tool's weight included)"))
                 .output(PortInfo::new("enable", ValueType::Boolean).doc("the enabling switch of the hand-guiding handle (held: true)"))
                 .output(PortInfo::new("button", ValueType::Boolean).doc("the teach button on the handle"))
                 .output(PortInfo::new("hand", ValueType::Integer).doc("the simulated operator's script segment (1-based; 0: none or over)"));
