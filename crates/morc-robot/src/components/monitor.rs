@@ -37,14 +37,13 @@ impl Monitor {
     /// The `monitor` component of `robot`, checking against its joint limits.
     pub fn new(robot: Arc<Robot>) -> Self {
         let n = robot.dof();
-        let ty = ValueType::Vector(n);
         let info = ComponentInfo::new("monitor", kind_doc("monitor"))
-            .input(PortInfo::new("q_ref", ty).unit("rad").required())
-            .input(PortInfo::new("q", ty).unit("rad").required())
-            .input(PortInfo::new("qd", ty).unit("rad/s"))
-            .input(PortInfo::new("tau", ty).unit("N·m"))
+            .input(robot.joint_port("q_ref", "rad", "m").required())
+            .input(robot.joint_port("q", "rad", "m").required())
+            .input(robot.joint_port("qd", "rad/s", "m/s"))
+            .input(robot.joint_port("tau", "N·m", "N"))
             .input(PortInfo::new("done", ValueType::Boolean).doc("the reference has arrived (connect ptp.done); unconnected: never"))
-            .output(PortInfo::new("error", ty).unit("rad").doc("following error q_ref − q"))
+            .output(robot.joint_port("error", "rad", "m").doc("following error q_ref − q"))
             .param(
                 ParamInfo::new("max_error", Value::Real(5f64.to_radians()))
                     .unit("rad")
