@@ -151,6 +151,14 @@ print("run", morc.engine:run(a).ok)
     assert_eq!(strings("robot.q", "element_units"), ["rad", "rad", "rad", "m"]);
     assert_eq!(strings("robot.tau", "element_units"), ["N·m", "N·m", "N·m", "N"]);
     assert_eq!(strings("robot.q", "element_names"), ["shoulder", "elbow", "wrist", "finger_joint"]);
+    // Through MCAP and back, they stay.
+    let (mcap, back) = (dir.join("units.mcap"), dir.join("back.h5"));
+    morc_record::convert::convert(&h5, &mcap).unwrap();
+    morc_record::convert::convert(&mcap, &back).unwrap();
+    let back = hdf5_metno::File::open(&back).unwrap();
+    let attr = back.dataset("robot.tau").unwrap().attr("element_units").unwrap();
+    let units: Vec<String> = attr.read_raw::<hdf5_metno::types::VarLenUnicode>().unwrap().iter().map(|s| s.to_string()).collect();
+    assert_eq!(units, ["N·m", "N·m", "N·m", "N"]);
     // A plot gives each unit its own axis, the lines named after the joints.
     let svg = dir.join("units.svg");
     let summary = morc_record::plot::plot(&h5, &["robot.q"], &svg, &Default::default()).unwrap();

@@ -80,6 +80,7 @@ fn read_hdf5(path: &Path) -> Result<Contents, RecordError> {
     let mut names: Vec<String> = file.datasets().map_err(|e| err(e.to_string()))?.iter().map(|d| d.name().trim_start_matches('/').to_string()).filter(|n| n != "time").collect();
     names.sort();
     let mut signals = Vec::new();
+    let mut elements = Vec::new();
     let mut data = Vec::new();
     for name in names {
         let ds = file.dataset(&name).map_err(|e| err(e.to_string()))?;
@@ -87,9 +88,13 @@ fn read_hdf5(path: &Path) -> Result<Contents, RecordError> {
         let ty = parse_type(&text(&ds, "type")).unwrap_or(if shape.len() == 2 { ValueType::Vector(shape[1]) } else { ValueType::Real });
         let values = super::read::read_reals(&ds, path).map_err(err)?;
         signals.push((name, ty, text(&ds, "unit"), text(&ds, "description")));
+        elements.push((super::read::string_list(&ds, "element_units"), super::read::string_list(&ds, "element_names")));
         data.push(values);
     }
-    let (columns, width) = columns_of(signals);
+    let (mut columns, width) = columns_of(signals);
+    for (c, (units, names)) in columns.iter_mut().zip(elements) {
+        (c.element_units, c.element_names) = (units, names);
+    }
     let n = time.len();
     for (c, values) in columns.iter().zip(&data) {
         if values.len() < n * c.width {

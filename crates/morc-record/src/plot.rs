@@ -221,7 +221,7 @@ fn read_signal(file: &File, name: &str, samples: usize, path: &Path) -> Result<V
     let columns: Vec<Vec<f64>> = (0..width).map(|k| (0..rows).map(|i| flat[i * width + k]).collect()).collect();
 
     let port = name.rsplit('.').next().unwrap_or(name);
-    let names = string_list(&ds, "element_names");
+    let names = super::read::string_list(&ds, "element_names");
     let labels = if width == 1 {
         vec![name.to_string()]
     } else if names.len() == width {
@@ -229,7 +229,7 @@ fn read_signal(file: &File, name: &str, samples: usize, path: &Path) -> Result<V
     } else {
         (1..=width).map(|k| format!("{port}[{k}]")).collect()
     };
-    let units = string_list(&ds, "element_units");
+    let units = super::read::string_list(&ds, "element_units");
     if units.len() != width || width == 1 {
         return Ok(vec![Signal { name: name.to_string(), unit: text_attr(&ds, "unit"), labels, columns }]);
     }
@@ -303,14 +303,6 @@ fn title(file: &File) -> String {
 fn text_attr(loc: &Location, name: &str) -> String {
     let Ok(a) = loc.attr(name) else { return String::new() };
     a.read_scalar::<VarLenUnicode>().map(|s| s.to_string()).or_else(|_| a.read_scalar::<VarLenAscii>().map(|s| s.to_string())).unwrap_or_default()
-}
-
-fn string_list(loc: &Location, name: &str) -> Vec<String> {
-    let Ok(a) = loc.attr(name) else { return Vec::new() };
-    a.read_raw::<VarLenUnicode>()
-        .map(|v| v.iter().map(|s| s.to_string()).collect())
-        .or_else(|_| a.read_raw::<VarLenAscii>().map(|v| v.iter().map(|s| s.to_string()).collect()))
-        .unwrap_or_default()
 }
 
 /// The drawing font, registered with plotters once per process.
