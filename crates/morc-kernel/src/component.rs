@@ -77,6 +77,18 @@ impl PortInfo {
     pub fn wrench(name: &str) -> Self {
         PortInfo::new(name, ValueType::Vector(6)).units(&["N", "N", "N", "N·m", "N·m", "N·m"]).elements(&["Fx", "Fy", "Fz", "Tx", "Ty", "Tz"])
     }
+    /// A pose port: a 6-vector x y z (m), roll pitch yaw (rad), its elements so named.
+    pub fn pose(name: &str) -> Self {
+        PortInfo::new(name, ValueType::Vector(6)).units(&["m", "m", "m", "rad", "rad", "rad"]).elements(&["x", "y", "z", "roll", "pitch", "yaw"])
+    }
+    /// A frame velocity port: a 6-vector vx vy vz (m/s), wx wy wz (rad/s), its elements so named.
+    pub fn twist(name: &str) -> Self {
+        PortInfo::new(name, ValueType::Vector(6)).units(&["m/s", "m/s", "m/s", "rad/s", "rad/s", "rad/s"]).elements(&["vx", "vy", "vz", "wx", "wy", "wz"])
+    }
+    /// A position port: a 3-vector x y z (m), its elements so named.
+    pub fn position(name: &str) -> Self {
+        PortInfo::new(name, ValueType::Vector(3)).unit("m").elements(&["x", "y", "z"])
+    }
     /// The unit of element `i` (of a vector; 0 for a scalar).
     pub fn unit_of(&self, i: usize) -> &str {
         self.element_units.get(i).map_or(&self.unit, |u| u)
@@ -369,6 +381,9 @@ mod tests {
         assert_eq!(w.unit, "N, N·m");
         assert_eq!((w.unit_of(2), w.unit_of(3)), ("N", "N·m"));
         assert_eq!(w.element_names[5], "Tz");
+        let pose = PortInfo::pose("x_ref");
+        assert_eq!((pose.unit.as_str(), pose.unit_of(4), pose.element_names[0].as_str()), ("m, rad", "rad", "x"));
+        assert_eq!(PortInfo::position("tcp").element_names, ["x", "y", "z"]);
         // A unit for all after a list replaces the list.
         assert!(w.unit("N").element_units.is_empty());
     }

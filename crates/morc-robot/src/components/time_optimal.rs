@@ -43,7 +43,7 @@ impl TimeOptimal {
             .output(robot.joint_port("qd", "rad/s", "m/s").doc("reference velocity"))
             .output(robot.joint_port("qdd", "rad/s²", "m/s²").doc("reference acceleration"))
             .output(PortInfo::new("done", ValueType::Boolean).doc("the reference has arrived"))
-            .output(PortInfo::new("tcp", ValueType::Vector(3)).unit("m").doc("tool position of the reference (world frame)"))
+            .output(PortInfo::position("tcp").doc("tool position of the reference (world frame)"))
             .output(PortInfo::new("active", ValueType::Integer).doc("the limit the motion rides: 0 none, 100 + j velocity, 200 + j acceleration, 300 + j torque of joint j, 400 the tool's speed"))
             .param(
                 ParamInfo::new("points", Value::Vector(vec![0.0; 2 * n]))

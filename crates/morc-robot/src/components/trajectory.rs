@@ -160,7 +160,7 @@ impl MotionTrajectory {
             .output(robot.joint_port("qd", "rad/s", "m/s").doc("reference velocity"))
             .output(robot.joint_port("qdd", "rad/s²", "m/s²").doc("reference acceleration"))
             .output(PortInfo::new("done", ValueType::Boolean).doc("the reference has arrived"))
-            .output(PortInfo::new("tcp", ValueType::Vector(3)).unit("m").doc("tool position of the reference (world frame)"));
+            .output(PortInfo::position("tcp").doc("tool position of the reference (world frame)"));
         info = match kind {
             "ptp" => info.param(ParamInfo::new("target", Value::Vector(vec![0.0; n])).unit("rad").doc("target joint positions")),
             "lin" => info.param(ParamInfo::new("target", Value::Vector(vec![0.0; 6])).unit("m, rad").doc("target tool pose x, y, z, roll, pitch, yaw")),
