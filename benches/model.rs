@@ -205,7 +205,8 @@ fn time_trajectory_steps(run_seconds: f64) {
             traj.configure().unwrap();
             let data = AssemblyData::new();
             let mut outputs: Vec<Value> = traj.info().outputs.iter().map(|p| Value::zero(p.ty)).collect();
-            traj.initialize(&InitContext { name: "traj", period: 1e-3, base_period: 1e-3, data: &data, thread: &Default::default() }, &mut outputs).unwrap();
+            traj.initialize(&InitContext { name: "traj", period: 1e-3, base_period: 1e-3, data: &data, thread: &Default::default(), base_latency: 0 }, &mut outputs)
+                .unwrap();
             let start = [Value::Vector(q0.to_vec())];
             let mut step = 0u64;
             let ns = ns_per_call(run_seconds, || {

@@ -32,6 +32,7 @@ if not has_ft then
 end
 
 local F, PUSH, REST, ZERO = 10, 0.2, 0.3, 0.1
+local M, D = 1, 50  -- the law's mass (kg) and damping (N·s/m)
 local T = morc.engine.period
 local duration = r:sim_hand {
   { release = true, enable = true, time = ZERO + 0.05 },   -- hands on the handle, not pushing: the sensor is zeroed
@@ -42,28 +43,33 @@ local duration = r:sim_hand {
 }
 
 local a = morc.assembly { "hand guiding", duration = duration }
-a:add("adm", "teach.admittance", { n = r.dof, np = r.dof, robot = "robots.stacker", group = "left", mass = 1, damping = 50, zero_time = ZERO })
+a:add("adm", "teach.admittance", { n = r.dof, np = r.dof, robot = "robots.stacker", group = "left", mass = M, damping = D, zero_time = ZERO })
 a:connect("robot.q", "adm.q")
 a:connect("robot.ft", "adm.ft")
 a:connect("robot.enable", "adm.enable")
 a:connect("robot.button", "adm.button")
 drive(a, r, "adm", takes("tau_ff"), "adm.tau")
 a:add("pq", "probe", { n = r.dof }); a:connect("robot.q", "pq.u")
-a:record { "robot.q", "robot.ft", "adm.*", notes = "hand guiding: 10 N along x, then z; M_d = 1, D_d = 50" }
+a:add("pf", "probe", { n = 3 }); a:connect("adm.f", "pf.u")
+a:add("pv", "probe", { n = 3 }); a:connect("adm.v", "pv.u")
+a:record { "robot.q", "robot.ft", "adm.*", notes = ("hand guiding: %g N along x, then z; M_d = %g, D_d = %g"):format(F, M, D) }
 local run = morc.engine:run(a)
 assert(run.ok, run.reason)
 
 -- The wrist's path and orientation from the measured joints.
 local q, n = run.data["pq.u"], r.dof
 local steps = #q // n
-local pos, drift, rpy0 = {}, 0, nil
+-- The orientation's drift (°, largest roll/pitch/yaw change) at every step, measured.
+local pos, drift, rpy0, drifts = {}, 0, nil, {}
 for k = 1, steps do
   local qk = {}
   for i = 1, n do qk[i] = q[(k - 1) * n + i] end
   local p = r:fk(cmd.degrees(qk, r), "left_tool")
   pos[k] = p.pos
   rpy0 = rpy0 or p.rpy
-  for i = 1, 3 do drift = math.max(drift, math.abs(p.rpy[i] - rpy0[i])) end
+  local dk = 0
+  for i = 1, 3 do dk = math.max(dk, math.abs(p.rpy[i] - rpy0[i])) end
+  drifts[k], drift = dk, math.max(drift, dk)
 end
 
 --- The push starting at t0 (s) along axis: the settled velocity (m/s, mean over the push's
@@ -95,7 +101,24 @@ local vx, tx, px = response(ZERO + 0.05, 1)
 local vz, tz, pz = response(ZERO + 0.05 + PUSH + REST, 3)
 print(("push along x: v_ss %.4f m/s, tau %.2f ms, peak %.4f m/s"):format(vx, tx, px))
 print(("push along z: v_ss %.4f m/s, tau %.2f ms, peak %.4f m/s"):format(vz, tz, pz))
-print(("recorded to %s, plotted to %s"):format(run.recordings[1], plot(run, { "adm.f", "adm.v", "adm.drift" })))
+-- The plot: the law's force and velocity, and the drift as measured (what the last line prints).
+local time, lines = {}, function(probe) return { { "x", {} }, { "y", {} }, { "z", {} } }, run.data[probe] end
+local f, fdata = lines("pf.u")
+local v, vdata = lines("pv.u")
+for k = 1, steps do
+  time[k] = (k - 1) * T
+  for i = 1, 3 do f[i][2][k], v[i][2][k] = fdata[(k - 1) * 3 + i], vdata[(k - 1) * 3 + i] end
+end
+local picture = plot({
+  title = ("hand guiding: %g N along x, then z; M_d = %g kg, D_d = %g N·s/m"):format(F, M, D), x = time, x_label = "time [s]",
+  panels = {
+    { name = "adm.f", unit = "N", lines = f },
+    { name = "adm.v", unit = "m/s", lines = v },
+    { name = "orientation drift, measured", unit = "°", lines = { { "drift", drifts } } },
+  },
+}, (run.recordings[1]:gsub("%.%w+$", ".png")))  -- beside the recording, never over an earlier picture
+print(("recorded to %s, plotted to %s"):format(run.recordings[1], picture))
 -- The law's figures from the vertical push, where the arm can follow any velocity; the
--- sideways one runs on the circle (its velocity along x falls as the path turns away).
-print(("hand guiding: v_ss %.3f m/s (expected 0.200), tau %.1f ms (expected 20.0), orientation drift %.4f deg"):format(vz, tz, drift))
+-- sideways one runs on the circle (its velocity along x falls as the path turns away). The
+-- law settles at F/D with the time constant M/D.
+print(("hand guiding: v_ss %.3f m/s (expected %.3f), tau %.1f ms (expected %.1f), orientation drift %.4f deg"):format(vz, F / D, tz, 1000 * M / D, drift))

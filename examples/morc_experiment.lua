@@ -45,6 +45,9 @@ for _, row in ipairs { { "with feed-forward", ff }, { "feedback only", fb } } do
   for axis = 1, 6 do cells[axis] = ("%9.5f"):format(peak(row[2], axis)) end
   print(("  %-22s %s"):format(row[1], table.concat(cells, " ")))
 end
+-- On a bus the monitor compares q with the reference of the bus's latency earlier (docs/robots.md).
+local delay = ff.data["mon.error_delay"]
+if delay > 0 then print(("(tracking error against the reference %d cycles earlier: the bus's latency)"):format(delay)) end
 local peak_ff, peak_fb = math.deg(ff.data["mon.peak_error_max"]), math.deg(fb.data["mon.peak_error_max"])
 print(("feed-forward reduces the peak tracking error %.1f×: %.5f° → %.5f°"):format(peak_fb / peak_ff, peak_fb, peak_ff))
 print(("result: peak_ff_deg=%.9g peak_fb_deg=%.9g"):format(peak_ff, peak_fb))

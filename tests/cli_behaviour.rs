@@ -316,3 +316,41 @@ fn a_panic_in_a_call_from_lua_is_an_error_naming_the_call() {
     assert!(all.contains("panics.lua:2: internal error in morc's method 'calibrate'") && all.contains("This is a bug in morc"), "{all}");
     assert!(!all.contains("panicked at") && !all.contains("RUST_BACKTRACE"), "no Rust panic message: {all}");
 }
+
+#[test]
+fn morc_doc_shows_a_lua_kinds_list_parameters_and_its_ports_units_and_elements() {
+    // Issue 25, item 6: `morc doc teach.admittance` printed `table: 0x…` for box_max.
+    let out = morc().args(["doc", "teach.admittance"]).output().unwrap();
+    let doc = text(&out);
+    assert!(out.status.success(), "{doc}");
+    assert!(!doc.contains("table: 0x"), "{doc}");
+    assert!(doc.contains("box_max      = { 1000.0, 1000.0, 1000.0 }"), "{doc}");
+    assert!(doc.contains("robot        = \"robots.ur5\""), "{doc}");
+    assert!(doc.contains("output f            vector[3]  [x, y, z: N]"), "{doc}");
+    // A port sized by a parameter as a default instance has it (n = 6).
+    assert!(doc.contains("output q            vector[6]"), "{doc}");
+}
+
+#[test]
+fn the_hand_guiding_example_computes_its_expected_figures_and_plots_the_measured_drift() {
+    // Issue 25, item 6: "(expected 20.0)" was a string constant; the drift panel the law's own.
+    let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/hand_guiding.lua")).unwrap();
+    let (given, heavier) = ("local M, D = 1, 50", "local M, D = 1.5, 50");
+    assert!(source.contains(given), "the example names its M and D once");
+    let dir = scratch("hand_guiding_params");
+    let example = dir.join("hand_guiding.lua");
+    std::fs::write(&example, source.replace(given, heavier).replace("\".png\")))", "\".svg\")))")).unwrap();
+    let out = morc().current_dir(&dir).args(["run", example.to_str().unwrap()]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let last = stdout.lines().last().unwrap_or_default();
+    assert!(last.contains("(expected 0.200)") && last.contains("(expected 30.0)"), "M/D = 30 ms: {last}");
+    let numbers: Vec<f64> = last.split(|c: char| !(c.is_ascii_digit() || c == '.')).filter_map(|w| w.parse().ok()).collect();
+    assert!((numbers[2] - 30.0).abs() <= 30.0 * 0.02, "the arm follows the heavier law: {last}");
+    let picture = stdout.lines().find_map(|l| l.split("plotted to ").nth(1)).unwrap_or_else(|| panic!("{stdout}"));
+    assert!(picture.ends_with(".svg"), "{picture}");
+    let svg = std::fs::read_to_string(dir.join(picture)).unwrap();
+    for label in ["orientation drift, measured [°]", "adm.f [N]", "adm.v [m/s]", "M_d = 1.5 kg"] {
+        assert!(svg.contains(label), "the plot shows '{label}'");
+    }
+}

@@ -27,7 +27,8 @@ fn cost_per_step() {
     c.configure().unwrap();
     let mut outputs = vec![Value::Real(0.0)];
     let data = AssemblyData::new();
-    c.initialize(&InitContext { name: "bench", period: 1e-3, base_period: 1e-3, data: &data, thread: &Default::default() }, &mut outputs).unwrap();
+    c.initialize(&InitContext { name: "bench", period: 1e-3, base_period: 1e-3, data: &data, thread: &Default::default(), base_latency: 0 }, &mut outputs)
+        .unwrap();
     // The floor: the same FMU's C functions called straight through their pointers, on this thread.
     let fmu = morc_fmi::Fmu::open(&path).unwrap();
     let binary = fmu.binary("morc_bessel").unwrap();

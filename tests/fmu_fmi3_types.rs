@@ -34,7 +34,8 @@ fn every_fmi3_type_goes_through() {
     c.configure().unwrap();
     let mut outputs: Vec<Value> = info.outputs.iter().map(|p| Value::zero(p.ty)).collect();
     let data = AssemblyData::new();
-    c.initialize(&InitContext { name: "ft", period: 0.01, base_period: 0.01, data: &data, thread: &Default::default() }, &mut outputs).unwrap();
+    c.initialize(&InitContext { name: "ft", period: 0.01, base_period: 0.01, data: &data, thread: &Default::default(), base_latency: 0 }, &mut outputs)
+        .unwrap();
     let mut inputs: Vec<Value> = info.inputs.iter().map(|p| Value::zero(p.ty)).collect();
     let mut set = |name: &str, v: Value| inputs[info.input_index(name).unwrap()] = v;
     set("f32_in", Value::Real(0.5));
@@ -75,6 +76,8 @@ fn a_wrong_instantiation_token_names_the_call_and_quotes_the_fmu() {
     c.configure().unwrap();
     let data = AssemblyData::new();
     let mut outputs: Vec<Value> = c.info().outputs.iter().map(|p| Value::zero(p.ty)).collect();
-    let e = c.initialize(&InitContext { name: "ft", period: 0.01, base_period: 0.01, data: &data, thread: &Default::default() }, &mut outputs).unwrap_err();
+    let e = c
+        .initialize(&InitContext { name: "ft", period: 0.01, base_period: 0.01, data: &data, thread: &Default::default(), base_latency: 0 }, &mut outputs)
+        .unwrap_err();
     assert!(e.contains("wrong-token.fmu") && e.contains("fmi3InstantiateCoSimulation") && e.contains("wrong instantiation token"), "{e}");
 }

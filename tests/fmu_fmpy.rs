@@ -76,7 +76,9 @@ fn compare_with(mut block: Box<dyn Component>, fmu: &Path, params: &[(&str, Valu
     let info = block.info().clone();
     let mut outputs: Vec<Value> = info.outputs.iter().map(|p| Value::zero(p.ty)).collect();
     let data = AssemblyData::new();
-    block.initialize(&InitContext { name: "native", period: h, base_period: h, data: &data, thread: &Default::default() }, &mut outputs).unwrap();
+    block
+        .initialize(&InitContext { name: "native", period: h, base_period: h, data: &data, thread: &Default::default(), base_latency: 0 }, &mut outputs)
+        .unwrap();
     let mut native: Vec<Vec<f64>> = vec![outputs.iter().map(Value::real).collect()];
     let mut input_values: Vec<Value> = info.inputs.iter().map(|p| Value::zero(p.ty)).collect();
     for k in 0..n {

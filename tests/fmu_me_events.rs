@@ -245,7 +245,8 @@ fn events_do_not_allocate() {
         c.configure().unwrap();
         let mut outputs = vec![Value::Real(0.0), Value::Real(0.0)];
         let data = AssemblyData::new();
-        c.initialize(&InitContext { name: "ball", period: 1e-3, base_period: 1e-3, data: &data, thread: &Default::default() }, &mut outputs).unwrap();
+        c.initialize(&InitContext { name: "ball", period: 1e-3, base_period: 1e-3, data: &data, thread: &Default::default(), base_latency: 0 }, &mut outputs)
+            .unwrap();
         let mut step = |k: u64, outputs: &mut Vec<Value>| {
             let s = c.step(&StepContext { step: k, time: k as f64 * 1e-3, period: 1e-3 }, &[], outputs);
             assert!(matches!(s, Step::Continue), "{events}: step {k}: {s:?}");

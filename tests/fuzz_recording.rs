@@ -57,7 +57,8 @@ fn seed() -> &'static [u8] {
         let mut rec = Recorder::new(signals, meta, 1);
         rec.configure().unwrap();
         let data = AssemblyData::new();
-        rec.initialize(&InitContext { name: "rec", period: 0.001, base_period: 0.001, data: &data, thread: &Default::default() }, &mut []).unwrap();
+        rec.initialize(&InitContext { name: "rec", period: 0.001, base_period: 0.001, data: &data, thread: &Default::default(), base_latency: 0 }, &mut [])
+            .unwrap();
         let mut inputs = vec![Value::zero(ValueType::Vector(3)), Value::Real(0.0), Value::Integer(0), Value::Boolean(false)];
         for step in 0..300u64 {
             let t = step as f64 * 0.001;

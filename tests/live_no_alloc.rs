@@ -19,8 +19,17 @@ fn live_tap_step_allocates_nothing() {
     let period = 0.001;
     morc_live::start("127.0.0.1:0").unwrap();
     // 50 signals as a program publishes them: 49 reals and a 6-vector.
-    let mut signals: Vec<SignalInfo> = (0..SIGNALS - 1).map(|i| SignalInfo { name: format!("c{i}.y"), ty: ValueType::Real, unit: String::new(), doc: String::new() }).collect();
-    signals.push(SignalInfo { name: "robot.q".into(), ty: ValueType::Vector(6), unit: "rad".into(), doc: String::new() });
+    let mut signals: Vec<SignalInfo> = (0..SIGNALS - 1)
+        .map(|i| SignalInfo { name: format!("c{i}.y"), ty: ValueType::Real, unit: String::new(), element_units: Vec::new(), element_names: Vec::new(), doc: String::new() })
+        .collect();
+    signals.push(SignalInfo {
+        name: "robot.q".into(),
+        ty: ValueType::Vector(6),
+        unit: "rad".into(),
+        element_units: Vec::new(),
+        element_names: Vec::new(),
+        doc: String::new(),
+    });
     let view = AssemblyView { name: "noalloc", base_name: "robot", base_description: "", base_period: period, signals, components: Vec::new() };
     // rate = 1/T: a row every tick, the most the tap can be asked for.
     let request = morc_live::LiveRequest { patterns: vec!["*".into()], robot: None, rate: 1.0 / period };
@@ -30,7 +39,7 @@ fn live_tap_step_allocates_nothing() {
     let mut tap = attachment.component;
     tap.configure().unwrap();
     let data = AssemblyData::new();
-    let ctx = InitContext { name: "live", period, base_period: period, data: &data, thread: &Default::default() };
+    let ctx = InitContext { name: "live", period, base_period: period, data: &data, thread: &Default::default(), base_latency: 0 };
     tap.initialize(&ctx, &mut []).unwrap();
     let mut inputs: Vec<Value> = (0..SIGNALS - 1).map(|_| Value::Real(0.0)).collect();
     inputs.push(Value::zero(ValueType::Vector(6)));

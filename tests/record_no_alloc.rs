@@ -32,7 +32,7 @@ fn recorder_step_allocates_nothing() {
     let mut rec = Recorder::new(signals, meta, 1).with_tuning(tuning);
     rec.configure().unwrap();
     let data = AssemblyData::new();
-    let ctx = InitContext { name: "rec", period, base_period: period, data: &data, thread: &Default::default() };
+    let ctx = InitContext { name: "rec", period, base_period: period, data: &data, thread: &Default::default(), base_latency: 0 };
     rec.initialize(&ctx, &mut []).unwrap();
     let mut inputs = vec![Value::zero(ValueType::Vector(6)), Value::Real(0.0), Value::Integer(0), Value::Boolean(false)];
 

@@ -250,3 +250,42 @@ fn data_that_is_no_recording_plots_over_its_own_x_and_a_short_line_is_refused() 
     let e = plot_data(data(vec![residual(1.0), vec![0.0; 10]]), "pose", &scratch("short.svg"), &PlotOptions::default()).unwrap_err();
     assert!(e.to_string().contains("every line needs 50 values"), "{e}");
 }
+
+#[test]
+fn a_lua_components_port_units_and_element_names_go_to_the_recording_and_the_plot() {
+    // Issue 25, item 6: Lua ports declare units (as skill parameters do) and element names.
+    let config = EngineConfig { period: T, clock: ClockKind::Virtual, rt: RtPolicy::default() };
+    let engine = Engine::start(config, Box::new(IdealAxes::new(&[0.0; AXES], T, 1.0))).unwrap();
+    let lua = morc_lua::new_state().unwrap();
+    morc_lua::install(&lua, engine).unwrap();
+    let (h5, svg) = (scratch("lua_units.h5"), scratch("lua_units.svg"));
+    lua.globals().set("h5", h5.display().to_string()).unwrap();
+    lua.globals().set("svg", svg.display().to_string()).unwrap();
+    let panels: Vec<(String, Vec<String>)> = lua
+        .load(
+            r#"local push = morc.component {
+  name = "push",
+  outputs = { { "f[3]", unit = "N", elements = { "x", "y", "z" } },
+              { "w[6]", unit = { "N", "N", "N", "N·m", "N·m", "N·m" }, elements = { "Fx", "Fy", "Fz", "Tx", "Ty", "Tz" } } },
+  step = function(self, inp, out, t) out.f[1] = t; out.w[4] = 2 * t end,
+}
+local a = morc.assembly { "units", duration = 0.05 }
+a:add("p", push)
+a:record { "p.*", path = h5 }
+assert(morc.engine:run(a).ok)
+plot(h5, { "p.*" }, svg)
+return true"#,
+        )
+        .eval::<bool>()
+        .map(|_| morc_record::plot::plot(&h5, &["p.*"], &svg, &PlotOptions::default()).unwrap().panels)
+        .unwrap();
+    let xyz = |names: &[&str]| names.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(panels, vec![("p.f [N]".to_string(), xyz(&["x", "y", "z"])), ("p.w [N]".to_string(), xyz(&["Fx", "Fy", "Fz"])), ("p.w [N·m]".to_string(), xyz(&["Tx", "Ty", "Tz"])),]);
+    let svg_text = std::fs::read_to_string(&svg).unwrap();
+    for label in ["p.f [N]", "p.w [N·m]", "Tz"] {
+        assert!(svg_text.contains(label), "the SVG shows '{label}'");
+    }
+    // One unit per element, or the declaration names the port and what to give.
+    let e = lua.load(r#"morc.component { name = "bad", outputs = { { "f[3]", unit = { "N", "N" } } }, step = function() end }"#).exec().unwrap_err().to_string();
+    assert!(e.contains("port 'f': unit has 2 entries for its 3 elements"), "{e}");
+}

@@ -38,11 +38,12 @@ fn simulated_robot_and_robot_components_do_not_allocate() {
     let mut mon = Monitor::new(robot.clone());
     let data = AssemblyData::new();
     let thread = StepThread::default();
-    let ctx = |name| InitContext { name, period: robot_support::T, base_period: robot_support::T, data: &data, thread: &thread };
+    let ctx = |name| InitContext { name, period: robot_support::T, base_period: robot_support::T, data: &data, thread: &thread, base_latency: 0 };
     let (mut traj_out, mut ff_out, mut mon_out) = (outputs(traj.info()), outputs(ff.info()), outputs(mon.info()));
     traj.initialize(&ctx("traj"), &mut traj_out).unwrap();
     ff.initialize(&ctx("ff"), &mut ff_out).unwrap();
-    mon.initialize(&ctx("mon"), &mut mon_out).unwrap();
+    // As on a bus: the monitor's reference delay line is stepped too.
+    mon.initialize(&InitContext { base_latency: 2, ..ctx("mon") }, &mut mon_out).unwrap();
     let mut sensed = outputs(base.info());
     let mut commands = vec![Value::zero(ValueType::Vector(6)); 3];
     let driven = [true, true, true];
@@ -138,7 +139,7 @@ fn jogging_and_override_changes_do_not_allocate() {
     let q0 = [0.0, -1.2, 1.4, -0.5, 0.3, 0.0];
     let data = AssemblyData::new();
     let thread = StepThread::default();
-    let ctx = InitContext { name: "c", period: robot_support::T, base_period: robot_support::T, data: &data, thread: &thread };
+    let ctx = InitContext { name: "c", period: robot_support::T, base_period: robot_support::T, data: &data, thread: &thread, base_latency: 0 };
     let start = [Value::Vector(q0.to_vec())];
     let step = |tick: u64| StepContext { step: tick, time: tick as f64 * robot_support::T, period: robot_support::T };
     // A motion whose override changes while it runs (set off the real-time path, read by the step).

@@ -125,3 +125,43 @@ print("fk", table.concat(g:fk { 250, 90 }.pos, " "))
     let fk = line(&out, "fk");
     assert!((number(fk[0]) - 250.0).abs() < 1e-9 && (number(fk[2]) + 200.0).abs() < 1e-9, "{out}");
 }
+
+#[test]
+fn a_prismatic_joints_ports_declare_m_and_n_and_its_recording_and_plot_show_them() {
+    // Issue 25, item 6: each joint's element of q, qd, tau in its own unit and named after it.
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("robot_prismatic_units");
+    let _ = std::fs::remove_dir_all(&dir);
+    let h5 = dir.join("units.h5");
+    let code = arm("")
+        + &format!(
+            r#"morc.use_robot(arm)
+local a = morc.assembly {{ "still", duration = 10 * morc.engine.period }}
+a:record {{ "robot.q", "robot.tau", path = "{}" }}
+print("run", morc.engine:run(a).ok)
+"#,
+            h5.display()
+        );
+    let (code, out) = run("units", &code);
+    assert_eq!(code, 0, "{out}");
+    let file = hdf5_metno::File::open(&h5).unwrap();
+    let strings = |ds: &str, attr: &str| -> Vec<String> {
+        let a = file.dataset(ds).unwrap().attr(attr).unwrap_or_else(|e| panic!("{ds} has no attribute {attr}: {e}"));
+        a.read_raw::<hdf5_metno::types::VarLenUnicode>().unwrap().iter().map(|s| s.to_string()).collect()
+    };
+    assert_eq!(strings("robot.q", "element_units"), ["rad", "rad", "rad", "m"]);
+    assert_eq!(strings("robot.tau", "element_units"), ["N·m", "N·m", "N·m", "N"]);
+    assert_eq!(strings("robot.q", "element_names"), ["shoulder", "elbow", "wrist", "finger_joint"]);
+    // Through MCAP and back, they stay.
+    let (mcap, back) = (dir.join("units.mcap"), dir.join("back.h5"));
+    morc_record::convert::convert(&h5, &mcap).unwrap();
+    morc_record::convert::convert(&mcap, &back).unwrap();
+    let back = hdf5_metno::File::open(&back).unwrap();
+    let attr = back.dataset("robot.tau").unwrap().attr("element_units").unwrap();
+    let units: Vec<String> = attr.read_raw::<hdf5_metno::types::VarLenUnicode>().unwrap().iter().map(|s| s.to_string()).collect();
+    assert_eq!(units, ["N·m", "N·m", "N·m", "N"]);
+    // A plot gives each unit its own axis, the lines named after the joints.
+    let svg = dir.join("units.svg");
+    let summary = morc_record::plot::plot(&h5, &["robot.q"], &svg, &Default::default()).unwrap();
+    let panels: Vec<(&str, Vec<&str>)> = summary.panels.iter().map(|(axis, lines)| (axis.as_str(), lines.iter().map(String::as_str).collect())).collect();
+    assert_eq!(panels, [("robot.q [rad]", vec!["shoulder", "elbow", "wrist"]), ("robot.q [m]", vec!["finger_joint"])]);
+}

@@ -30,16 +30,35 @@ function help(x)
   if type(x) == "string" then
     local ok, info = pcall(morc.kind, x)
     if ok then
+      -- A parameter's value as it would be written in a script (a list as { 1, 2, 3 }).
+      local function show(v)
+        if type(v) == "string" then return ("%q"):format(v) end
+        if type(v) ~= "table" then return tostring(v) end
+        local items = {}
+        for i, e in ipairs(v) do items[i] = show(e) end
+        return "{ " .. table.concat(items, ", ") .. " }"
+      end
+      -- "[N]", "[x, y, z: N]", "[Fx…: N, N·m]": a port's unit and its elements' names.
+      local function unit(p)
+        local u = p.unit ~= "" and p.unit or nil
+        if p.elements then return ("[%s%s]"):format(table.concat(p.elements, ", "), u and (": " .. u) or "") end
+        return u and ("[" .. u .. "]") or ""
+      end
+      local function line(what, p, text)
+        local u = unit(p)
+        return ("  %-6s %-12s %-10s %s%s"):format(what, p.name, p.type, u ~= "" and (u .. " ") or "", text)
+      end
       local lines = { ("%s — %s"):format(info.name, info.doc) }
       if info.origin ~= "native" then lines[#lines + 1] = "  from   " .. info.origin end
       for _, p in ipairs(info.params) do
-        lines[#lines + 1] = ("  param  %-12s = %-10s %s"):format(p.name, tostring(p.default), p.doc)
+        local u = p.unit ~= "" and (" " .. p.unit) or ""
+        lines[#lines + 1] = ("  param  %-12s = %-10s %s"):format(p.name, show(p.default) .. u, p.doc)
       end
       for _, p in ipairs(info.inputs) do
-        lines[#lines + 1] = ("  input  %-12s %-10s %s%s"):format(p.name, p.type, p.doc, p.required and " (required)" or "")
+        lines[#lines + 1] = line("input", p, p.doc .. (p.required and " (required)" or ""))
       end
       for _, p in ipairs(info.outputs) do
-        lines[#lines + 1] = ("  output %-12s %-10s %s"):format(p.name, p.type, p.doc)
+        lines[#lines + 1] = line("output", p, p.doc)
       end
       print(table.concat(lines, "\n"))
       return
@@ -121,13 +140,17 @@ Define it in a module (a library's components/x.lua, or a file loaded with requi
 state loads that module by name, so the functions may use the module's locals, helpers and requires, and an edited
 module runs from the next prepared assembly (reload in the REPL). Defined in a program's own chunk, the functions
 travel as bytecode and may not use locals from outside them: pass values as params (self.k).
+A port may declare its unit, as parameters of skills do, and name a vector's elements (recordings keep both and
+plots label their axes and lines with them): { "f[3]", unit = "N", elements = { "x", "y", "z" }, doc = "…" };
+unit may list one per element ({ "N", "N", "N", "N·m", "N·m", "N·m" }): a plot gives each unit its own axis.
 Ports are preallocated: inp.q and out.y are tables of numbers reused every step (write out.y[i] = … in place).
 self holds the parameters, the instance's name (self.name) and its sample period in seconds (self.period).
 A step may return a string to end the assembly with that reason; an error faults the component with file:line and
 traceback; print goes through a queue to the console; terminate may return a table of results for Assembly Data.
 Types:
   morc.component(def: component_def) → kind
-  component_def.name: string   component_def.doc?: string   component_def.inputs?: string[]   component_def.outputs?: string[]
+  component_def.name: string   component_def.doc?: string   component_def.inputs?: (string|port_def)[]   component_def.outputs?: (string|port_def)[]
+  port_def.unit?: string|string[]   port_def.elements?: string[]   port_def.doc?: string   (its declaration first: { "f[3]", … })
   component_def.params?: table<string, number|boolean|string|number[]>
   component_def.init?: fun(self: table, out: table<string, any>)
   component_def.step: fun(self: table, inp: table<string, any>, out: table<string, any>, t: number): string?

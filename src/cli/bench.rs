@@ -108,7 +108,8 @@ fn plain_loop_ns(n: usize) -> f64 {
         g.set_parameter("n", &Value::Integer(6)).expect("n");
         g.configure().expect("configure");
         let data = AssemblyData::new();
-        g.initialize(&InitContext { name: "g", period: 1e-3, base_period: 1e-3, data: &data, thread: &Default::default() }, &mut []).expect("init");
+        g.initialize(&InitContext { name: "g", period: 1e-3, base_period: 1e-3, data: &data, thread: &Default::default(), base_latency: 0 }, &mut [])
+            .expect("init");
         blocks.push(g);
     }
     let mut signals: Vec<Value> = (0..=n).map(|_| Value::Vector(vec![0.1; 6])).collect();

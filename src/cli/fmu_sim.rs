@@ -318,7 +318,7 @@ pub fn simulate(o: &SimOptions, out: &mut dyn Write) -> Result<u64, SimError> {
         t.apply(start, &mut inputs);
         component.set_initial_inputs(inputs.clone());
     }
-    component.initialize(&InitContext { name: "sim", period: h, base_period: h, data: &data, thread: &Default::default() }, &mut outputs)?;
+    component.initialize(&InitContext { name: "sim", period: h, base_period: h, data: &data, thread: &Default::default(), base_latency: 0 }, &mut outputs)?;
 
     // Columns in FMPy's order.
     let types: Vec<VarType> = info.outputs.iter().map(|p| md.variable(&p.name).map_or(VarType::Float64, |v| v.ty)).collect();

@@ -75,6 +75,12 @@ impl Default for BusConfig {
     }
 }
 
+/// Base periods a drive's measurement lags the commands beyond a directly stepped plant
+/// ([`Base::latency`]): the commands of tick n go out with the frame of tick n+1 (one), and
+/// that frame reads what the devices latched in their last cycle, before applying them (one
+/// more), so they show at tick n+3 where a direct plant shows them at n+1.
+pub const BUS_LATENCY_CYCLES: u32 = 2;
+
 /// Cycles a fault reset waits for the safety PLC to re-arm.
 const REARM_CYCLES: u32 = 20;
 
@@ -548,6 +554,10 @@ impl Base for BusBase {
 
     fn handle(&self) -> Option<BaseHandle> {
         Some(Arc::new(BusBase::handle(self)))
+    }
+
+    fn latency(&self) -> u32 {
+        BUS_LATENCY_CYCLES
     }
 
     fn sense(&mut self, _tick: u64, outputs: &mut [Value]) -> Step {

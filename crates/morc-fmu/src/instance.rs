@@ -263,7 +263,7 @@ impl Model {
         }
         let data = AssemblyData::new();
         let name = self.name.to_string_lossy().into_owned();
-        let ctx = InitContext { name: &name, period: self.sample_period, base_period: self.sample_period, data: &data, thread: &Default::default() };
+        let ctx = InitContext { name: &name, period: self.sample_period, base_period: self.sample_period, data: &data, thread: &Default::default(), base_latency: 0 };
         if let Err(e) = self.component.initialize(&ctx, &mut self.outputs) {
             self.phase = Phase::Failed;
             return self.error(&e);

@@ -77,6 +77,10 @@ pub struct SignalInfo {
     pub ty: ValueType,
     /// Unit of the signal (SI: m, rad, s, N·m …); empty when unitless or unknown.
     pub unit: String,
+    /// Unit per element when they differ ([`PortInfo::element_units`]).
+    pub element_units: Vec<String>,
+    /// Name per element ([`PortInfo::element_names`]).
+    pub element_names: Vec<String>,
     /// One-line description from the port.
     pub doc: String,
 }
@@ -229,6 +233,9 @@ pub struct Plan {
     pub memory: Option<usize>,
     /// [`AssemblySpec::keep_updaters`].
     pub keep_updaters: bool,
+    /// The base's [`crate::Base::latency`], told to the components at initialisation (set by
+    /// the engine; 0 from [`plan`]).
+    pub base_latency: u32,
 }
 
 /// A component of a [`Plan`]: instantiated, configured, its inputs resolved.
@@ -252,7 +259,14 @@ fn signals_of(base_name: &str, base: &ComponentInfo, components: &[PlannedCompon
     let mut out = Vec::new();
     let mut add = |owner: &str, ports: &[super::component::PortInfo]| {
         for p in ports {
-            out.push(SignalInfo { name: format!("{owner}.{}", p.name), ty: p.ty, unit: p.unit.clone(), doc: p.doc.clone() });
+            out.push(SignalInfo {
+                name: format!("{owner}.{}", p.name),
+                ty: p.ty,
+                unit: p.unit.clone(),
+                element_units: p.element_units.clone(),
+                element_names: p.element_names.clone(),
+                doc: p.doc.clone(),
+            });
         }
     };
     add(base_name, &base.outputs);
@@ -460,6 +474,7 @@ pub fn plan(spec: &AssemblySpec, base_name: &str, base: &ComponentInfo, base_per
         overrun: spec.overrun,
         memory: spec.memory,
         keep_updaters: spec.keep_updaters,
+        base_latency: 0,
     })
 }
 

@@ -41,6 +41,15 @@ pub trait Base: Send {
     fn handle(&self) -> Option<BaseHandle> {
         None
     }
+    /// Base periods by which a measurement lags the commands, beyond the one period a plant
+    /// stepped directly takes (a command actuated at tick n shows in `sense` at tick
+    /// n + 1 + latency). Known to the base, not measured: 0 for a simulated robot stepped
+    /// directly; a bus sends commands at the next exchange and reads what the devices latched
+    /// before applying them. Components that compare a measurement with its reference (the
+    /// robot's `monitor`) delay the reference by as much ([`crate::InitContext::base_latency`]).
+    fn latency(&self) -> u32 {
+        0
+    }
 }
 
 /// The assembly's commands to the base for one tick.

@@ -17,8 +17,15 @@ pub struct PortInfo {
     pub name: String,
     /// Value type carried.
     pub ty: ValueType,
-    /// Unit (SI: m, rad, s, N·m …); empty when unitless.
+    /// Unit (SI: m, rad, s, N·m …); empty when unitless. A vector whose elements differ
+    /// names each different unit once, in order ("N, N·m"); `element_units` has them all.
     pub unit: String,
+    /// A vector's unit per element, when they differ (a wrench's N and N·m, a robot's
+    /// prismatic joint in m among revolute ones in rad); empty: every element is in `unit`.
+    pub element_units: Vec<String>,
+    /// A vector's name per element ("x", "y", "z"; a robot's joint names) for legends and
+    /// recordings; empty: numbered 1…n.
+    pub element_names: Vec<String>,
     /// One-line description for help and metadata.
     pub doc: String,
     /// An input that must be connected before the assembly may run.
@@ -31,12 +38,60 @@ pub struct PortInfo {
 impl PortInfo {
     /// A port named `name` carrying `ty`, without unit or doc, optional.
     pub fn new(name: &str, ty: ValueType) -> Self {
-        PortInfo { name: name.into(), ty, unit: String::new(), doc: String::new(), required: false, start: None }
+        PortInfo {
+            name: name.into(),
+            ty,
+            unit: String::new(),
+            element_units: Vec::new(),
+            element_names: Vec::new(),
+            doc: String::new(),
+            required: false,
+            start: None,
+        }
     }
-    /// With unit `unit`.
+    /// With unit `unit` for every element.
     pub fn unit(mut self, unit: &str) -> Self {
         self.unit = unit.into();
+        self.element_units.clear();
         self
+    }
+    /// With one unit per element of a vector (`units[i]` for element i): `unit` becomes the
+    /// one unit they share, or each different one once ("N, N·m").
+    pub fn units<S: AsRef<str>>(mut self, units: &[S]) -> Self {
+        let mut distinct: Vec<&str> = Vec::new();
+        for u in units {
+            if !distinct.contains(&u.as_ref()) {
+                distinct.push(u.as_ref());
+            }
+        }
+        self.unit = distinct.join(", ");
+        self.element_units = if distinct.len() > 1 { units.iter().map(|u| u.as_ref().to_string()).collect() } else { Vec::new() };
+        self
+    }
+    /// With a name per element of a vector (`names[i]` for element i).
+    pub fn elements<S: AsRef<str>>(mut self, names: &[S]) -> Self {
+        self.element_names = names.iter().map(|n| n.as_ref().to_string()).collect();
+        self
+    }
+    /// A wrench port: a 6-vector Fx Fy Fz (N), Tx Ty Tz (N·m), its elements so named.
+    pub fn wrench(name: &str) -> Self {
+        PortInfo::new(name, ValueType::Vector(6)).units(&["N", "N", "N", "N·m", "N·m", "N·m"]).elements(&["Fx", "Fy", "Fz", "Tx", "Ty", "Tz"])
+    }
+    /// A pose port: a 6-vector x y z (m), roll pitch yaw (rad), its elements so named.
+    pub fn pose(name: &str) -> Self {
+        PortInfo::new(name, ValueType::Vector(6)).units(&["m", "m", "m", "rad", "rad", "rad"]).elements(&["x", "y", "z", "roll", "pitch", "yaw"])
+    }
+    /// A frame velocity port: a 6-vector vx vy vz (m/s), wx wy wz (rad/s), its elements so named.
+    pub fn twist(name: &str) -> Self {
+        PortInfo::new(name, ValueType::Vector(6)).units(&["m/s", "m/s", "m/s", "rad/s", "rad/s", "rad/s"]).elements(&["vx", "vy", "vz", "wx", "wy", "wz"])
+    }
+    /// A position port: a 3-vector x y z (m), its elements so named.
+    pub fn position(name: &str) -> Self {
+        PortInfo::new(name, ValueType::Vector(3)).unit("m").elements(&["x", "y", "z"])
+    }
+    /// The unit of element `i` (of a vector; 0 for a scalar).
+    pub fn unit_of(&self, i: usize) -> &str {
+        self.element_units.get(i).map_or(&self.unit, |u| u)
     }
     /// With description `doc`.
     pub fn doc(mut self, doc: &str) -> Self {
@@ -191,6 +246,9 @@ pub struct InitContext<'a> {
     pub data: &'a AssemblyData,
     /// What the components stepped by the same thread share (see [`crate::StepThread`]).
     pub thread: &'a super::step_thread::StepThread,
+    /// The base's measurement latency in base periods ([`crate::Base::latency`]; 0 outside
+    /// an engine).
+    pub base_latency: u32,
 }
 
 /// Context handed to [`Component::step`]. Time is derived from integer ticks
@@ -308,5 +366,25 @@ impl<'a> AssemblyResults<'a> {
     /// Writes `value` under `key`, stored as "component.key".
     pub fn set(&mut self, key: &str, value: Value) {
         self.data.set(&format!("{}.{key}", self.prefix), value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_per_element_are_kept_only_when_they_differ() {
+        let same = PortInfo::new("q", ValueType::Vector(3)).units(&["rad", "rad", "rad"]);
+        assert_eq!((same.unit.as_str(), same.element_units.len()), ("rad", 0));
+        let w = PortInfo::wrench("ft");
+        assert_eq!(w.unit, "N, N·m");
+        assert_eq!((w.unit_of(2), w.unit_of(3)), ("N", "N·m"));
+        assert_eq!(w.element_names[5], "Tz");
+        let pose = PortInfo::pose("x_ref");
+        assert_eq!((pose.unit.as_str(), pose.unit_of(4), pose.element_names[0].as_str()), ("m, rad", "rad", "x"));
+        assert_eq!(PortInfo::position("tcp").element_names, ["x", "y", "z"]);
+        // A unit for all after a list replaces the list.
+        assert!(w.unit("N").element_units.is_empty());
     }
 }

@@ -329,6 +329,8 @@ pub struct Engine {
     config: EngineConfig,
     base_name: String,
     base_info: ComponentInfo,
+    /// [`Base::latency`], told to each assembly's components.
+    base_latency: u32,
     base_handle: Option<BaseHandle>,
     commands: Sender<Command>,
     finished: Receiver<Box<Job>>,
@@ -353,6 +355,7 @@ impl Engine {
         config.rt.enabled &= config.clock == ClockKind::Wall;
         let base_name = base.name().to_string();
         let base_info = base.info().clone();
+        let base_latency = base.latency();
         let base_handle = base.handle();
         let (cmd_tx, cmd_rx) = bounded(1);
         let (done_tx, done_rx) = bounded(1);
@@ -362,7 +365,18 @@ impl Engine {
             .name("morc-coordinator".into())
             .spawn(move || coordinator.run())
             .map_err(|e| format!("cannot start the Coordinator thread: {e}"))?;
-        Ok(Engine { config, base_name, base_info, base_handle, commands: cmd_tx, finished: done_rx, shared, coordinator: Some(handle), running: None })
+        Ok(Engine {
+            config,
+            base_name,
+            base_info,
+            base_latency,
+            base_handle,
+            commands: cmd_tx,
+            finished: done_rx,
+            shared,
+            coordinator: Some(handle),
+            running: None,
+        })
     }
 
     /// The configuration it runs with (real-time off under the virtual clock).
@@ -451,7 +465,8 @@ impl Engine {
     }
 
     fn prepare(&self, spec: &AssemblySpec, data: &AssemblyData, cancel_epoch: u64) -> Result<Box<Job>, EngineError> {
-        let plan = plan(spec, &self.base_name, &self.base_info, self.config.period, data)?;
+        let mut plan = plan(spec, &self.base_name, &self.base_info, self.config.period, data)?;
+        plan.base_latency = self.base_latency;
         let coordinator = self.coordinator.as_ref().map(|h| h.thread().clone()).ok_or_else(|| EngineError::Stopped("no Coordinator".into()))?;
         let assembly = RunningAssembly::new(plan, &self.base_info, self.config.period, self.config.clock, data, self.config.rt.below(5), coordinator)?;
         let run = self.shared.timing.prepare(&assembly);

@@ -245,7 +245,14 @@ impl RunningAssembly {
         let mut outputs: Vec<Vec<Value>> = plan.components.iter().map(|c| c.component.info().outputs.iter().map(|p| Value::zero(p.ty)).collect()).collect();
         for &i in &plan.order {
             let c = &mut plan.components[i];
-            let ctx = InitContext { name: &c.name, period: f64::from(c.every) * base_period, base_period, data, thread: &threads[task_of(c.every)] };
+            let ctx = InitContext {
+                name: &c.name,
+                period: f64::from(c.every) * base_period,
+                base_period,
+                data,
+                thread: &threads[task_of(c.every)],
+                base_latency: plan.base_latency,
+            };
             c.component
                 .initialize(&ctx, &mut outputs[i])
                 .map_err(|e| AssemblyError { message: format!("{}: component '{}' ({}) failed to initialise: {e}", c.origin, c.name, c.kind), component: None }.in_component(&c.name, &c.kind))?;

@@ -72,6 +72,14 @@ impl LuaComponent {
         info.inputs = def.inputs.clone();
         info.outputs = def.outputs.clone();
         info.params = def.params.clone();
+        // Sized by the parameters' defaults until configured, so its description (`morc doc`)
+        // shows what a default instance has, not a placeholder size.
+        for (output, index, param) in &def.sized_by {
+            if let Some(Value::Integer(n)) = info.params.iter().find(|p| &p.name == param).map(|p| &p.value) {
+                let ports = if *output { &mut info.outputs } else { &mut info.inputs };
+                ports[*index].ty = ValueType::Vector((*n).max(1) as usize);
+            }
+        }
         LuaComponent { info, def, placed: None, collects: false }
     }
 }
@@ -86,7 +94,13 @@ impl Component for LuaComponent {
                 return Err(format!("parameter '{param}' sizes a vector port and must be at least 1, got {n}"));
             }
             let ports = if *output { &mut self.info.outputs } else { &mut self.info.inputs };
-            ports[*index].ty = ValueType::Vector(n as usize);
+            let port = &mut ports[*index];
+            port.ty = ValueType::Vector(n as usize);
+            for (key, list) in [("unit", &port.element_units), ("elements", &port.element_names)] {
+                if !list.is_empty() && list.len() != n as usize {
+                    return Err(format!("port '{}[{param}]': {key} has {} entries for its {n} elements ({param} = {n}); give one per element", port.name, list.len()));
+                }
+            }
         }
         Ok(())
     }
@@ -184,6 +198,59 @@ pub fn parse_port(decl: &str) -> Result<(PortInfo, Option<String>), String> {
         return Err(format!("port name '{name}' must be letters, digits and _"));
     }
     Ok((PortInfo::new(name, ty), sized_by))
+}
+
+/// Parses a port as a Lua component declares it: a declaration string (see [`parse_port`]),
+/// or a table with it first and, as skill parameters declare theirs, `unit` (one for every
+/// element, or a list with one per element of a vector), `elements` (a name per element,
+/// e.g. { "x", "y", "z" }) and `doc`: `{ "f[3]", unit = "N", elements = { "x", "y", "z" } }`.
+pub fn lua_port(decl: &mlua::Value) -> Result<(PortInfo, Option<String>), String> {
+    let t = match decl {
+        mlua::Value::String(s) => return parse_port(&s.to_string_lossy()),
+        mlua::Value::Table(t) => t,
+        other => return Err(format!("a port is a declaration (\"q[6]\") or a table {{ \"q[6]\", unit = \"rad\", elements = {{ … }} }}, got a {}", other.type_name())),
+    };
+    let first: Option<String> = t.get(1).map_err(|_| "a port table's first entry is its declaration, as in { \"f[3]\", unit = \"N\" }".to_string())?;
+    let Some(first) = first else { return Err("a port table needs its declaration first, as in { \"f[3]\", unit = \"N\" }".into()) };
+    let (mut port, sized_by) = parse_port(&first)?;
+    let name = port.name.clone();
+    let strings = |key: &str, v: mlua::Value| -> Result<Vec<String>, String> {
+        match v {
+            mlua::Value::Table(list) => list.sequence_values::<String>().collect::<mlua::Result<_>>().map_err(|_| format!("port '{name}': {key} must be a list of strings")),
+            other => Err(format!("port '{name}': {key} must be a list of strings, got a {}", other.type_name())),
+        }
+    };
+    // A vector sized by a parameter has its size only at configure: its lists are checked there.
+    let size = match (port.ty, &sized_by) {
+        (ValueType::Vector(n), None) => Some(n),
+        (ValueType::Vector(_), Some(_)) => None,
+        _ => Some(1),
+    };
+    let check = |key: &str, list: &[String]| match size {
+        Some(n) if list.len() != n => Err(format!("port '{name}': {key} has {} entries for its {n} elements (one per element)", list.len())),
+        _ => Ok(()),
+    };
+    match t.get::<mlua::Value>("unit").map_err(|e| e.to_string())? {
+        mlua::Value::Nil => {}
+        mlua::Value::String(u) => port = port.unit(&u.to_string_lossy()),
+        v => {
+            let units = strings("unit", v)?;
+            check("unit", &units)?;
+            port = port.units(&units);
+        }
+    }
+    match t.get::<mlua::Value>("elements").map_err(|e| e.to_string())? {
+        mlua::Value::Nil => {}
+        v => {
+            let names = strings("elements", v)?;
+            check("elements", &names)?;
+            port = port.elements(&names);
+        }
+    }
+    if let Some(doc) = t.get::<Option<String>>("doc").map_err(|_| format!("port '{name}': doc must be a string"))? {
+        port = port.doc(&doc);
+    }
+    Ok((port, sized_by))
 }
 
 #[cfg(test)]

@@ -49,7 +49,7 @@ use std::sync::Arc;
 
 use mlua::{Function, Lua, LuaOptions, StdLib, Table};
 
-use crate::component::parse_port;
+use crate::component::lua_port;
 use assembly::LuaAssembly;
 use convert::{from_value, table_to_data};
 use data::LuaData;
@@ -234,6 +234,12 @@ fn kind_info(lua: &Lua, name: String) -> mlua::Result<Table> {
             e.set("name", p.name.as_str())?;
             e.set("type", p.ty.to_string())?;
             e.set("unit", p.unit.as_str())?;
+            if !p.element_units.is_empty() {
+                e.set("units", p.element_units.clone())?;
+            }
+            if !p.element_names.is_empty() {
+                e.set("elements", p.element_names.clone())?;
+            }
             e.set("doc", p.doc.as_str())?;
             e.set("required", p.required)?;
             list.push(e)?;
@@ -317,8 +323,8 @@ fn define_lua_component(lua: &Lua, t: Table) -> mlua::Result<LuaKind> {
     let mut ports = |key: &str, output: bool| -> mlua::Result<Vec<morc_kernel::PortInfo>> {
         let mut out = Vec::new();
         if let Some(list) = t.get::<Option<Table>>(key)? {
-            for decl in list.sequence_values::<String>() {
-                let (port, size) = parse_port(&decl?).map_err(|e| fail(format!("Lua component '{kind}', {key}: {e}")))?;
+            for decl in list.sequence_values::<mlua::Value>() {
+                let (port, size) = lua_port(&decl?).map_err(|e| fail(format!("Lua component '{kind}', {key}: {e}")))?;
                 if let Some(param) = size {
                     sized_by.push((output, out.len(), param));
                 }

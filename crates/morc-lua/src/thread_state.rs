@@ -734,9 +734,9 @@ fn tidy_traceback(text: &str) -> String {
 /// The module's definition as loaded now must have the ports and parameters the assembly was
 /// planned with (from the definition loaded by the program earlier).
 fn check_unchanged(_lua: &Lua, def: &LuaComponentDef, now: &Table, file: &str) -> Result<(), String> {
-    let names = |key: &str| -> Vec<String> { now.get::<Option<Table>>(key).ok().flatten().map(|t| t.sequence_values::<String>().filter_map(|s| s.ok()).collect()).unwrap_or_default() };
+    let names = |key: &str| -> Vec<mlua::Value> { now.get::<Option<Table>>(key).ok().flatten().map(|t| t.sequence_values::<mlua::Value>().filter_map(|s| s.ok()).collect()).unwrap_or_default() };
     let before = |ports: &[morc_kernel::PortInfo]| -> Vec<String> { ports.iter().map(|p| p.name.clone()).collect() };
-    let strip = |decls: Vec<String>| -> Vec<String> { decls.iter().filter_map(|d| crate::component::parse_port(d).ok()).map(|(p, _)| p.name).collect() };
+    let strip = |decls: Vec<mlua::Value>| -> Vec<String> { decls.iter().filter_map(|d| crate::component::lua_port(d).ok()).map(|(p, _)| p.name).collect() };
     let (inputs, outputs) = (strip(names("inputs")), strip(names("outputs")));
     if inputs != before(&def.inputs) || outputs != before(&def.outputs) {
         return Err(format!(

@@ -108,11 +108,7 @@ impl NetFt {
                     .unit("s")
                     .doc("wall time without a record after which the sensor counts as silent and the component faults"),
             )
-            .output(
-                PortInfo::new("wrench", ValueType::Vector(6))
-                    .unit("N, N·m")
-                    .doc("Fx Fy Fz Tx Ty Tz: the mean of the records received since the last step (held when none came)"),
-            )
+            .output(PortInfo::wrench("wrench").doc("Fx Fy Fz Tx Ty Tz: the mean of the records received since the last step (held when none came)"))
             .output(PortInfo::new("samples", ValueType::Integer).doc("records received since the last step"))
             .output(PortInfo::new("fresh", ValueType::Boolean).doc("whether a record came since the last step"))
             .output(PortInfo::new("age", ValueType::Integer).doc("steps since the last step that had a record (0: fresh)"))

@@ -83,8 +83,10 @@ pub fn attachment(request: RecordRequest) -> Attach {
         let signals: Vec<RecordedSignal> = matched
             .iter()
             .map(|(name, ty, unit)| {
-                let doc = view.signals.iter().find(|s| &s.name == name).map(|s| s.doc.clone()).unwrap_or_default();
-                RecordedSignal::new(name, *ty, unit, &doc)
+                let info = view.signals.iter().find(|s| &s.name == name);
+                let doc = info.map(|s| s.doc.clone()).unwrap_or_default();
+                let (units, names) = info.map(|s| (&s.element_units[..], &s.element_names[..])).unwrap_or_default();
+                RecordedSignal::new(name, *ty, unit, &doc).with_elements(units, names)
             })
             .collect();
         let (path, naming) = match &request.target {

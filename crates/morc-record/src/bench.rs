@@ -59,7 +59,7 @@ pub fn sustained(dir: &Path, signals: usize, rate: f64, seconds: f64) -> Result<
     let mut rec = Recorder::new(list, meta, 1);
     rec.configure()?;
     let data = AssemblyData::new();
-    rec.initialize(&InitContext { name: "rec", period, base_period: period, data: &data, thread: &Default::default() }, &mut [])?;
+    rec.initialize(&InitContext { name: "rec", period, base_period: period, data: &data, thread: &Default::default(), base_latency: 0 }, &mut [])?;
     let progress = rec.progress().ok_or("the recorder did not start its writer")?;
     // record-bench-001.h5 when record-bench.h5 is there already (a recording never replaces a file).
     let path = rec.file().map(Path::to_path_buf).unwrap_or(path);

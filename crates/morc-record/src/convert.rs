@@ -53,7 +53,7 @@ pub(crate) fn columns_of(signals: Vec<(String, ValueType, String, String)>) -> (
                 ValueType::Vector(n) => n,
                 _ => 1,
             };
-            let c = SignalColumn { name, ty, unit, description, offset, width };
+            let c = SignalColumn { name, ty, unit, element_units: Vec::new(), element_names: Vec::new(), description, offset, width };
             offset += width;
             c
         })
@@ -120,6 +120,7 @@ fn read_hdf5(path: &Path, tolerant: bool) -> Result<Contents, RecordError> {
     let mut names: Vec<String> = file.datasets().map_err(|e| err(e.to_string()))?.iter().map(|d| d.name().trim_start_matches('/').to_string()).filter(|n| n != "time").collect();
     names.sort();
     let mut signals = Vec::new();
+    let mut elements = Vec::new();
     let mut data = Vec::new();
     for name in names {
         let ds = file.dataset(&name).map_err(|e| err(e.to_string()))?;
@@ -127,9 +128,13 @@ fn read_hdf5(path: &Path, tolerant: bool) -> Result<Contents, RecordError> {
         let ty = parse_type(&text(&ds, "type")).unwrap_or(if shape.len() == 2 { ValueType::Vector(shape[1]) } else { ValueType::Real });
         let values = read_rows(&ds, path, tolerant).map_err(err)?;
         signals.push((name, ty, text(&ds, "unit"), text(&ds, "description")));
+        elements.push((super::read::string_list(&ds, "element_units"), super::read::string_list(&ds, "element_names")));
         data.push(values);
     }
-    let (columns, width) = columns_of(signals);
+    let (mut columns, width) = columns_of(signals);
+    for (c, (units, names)) in columns.iter_mut().zip(elements) {
+        (c.element_units, c.element_names) = (units, names);
+    }
     let mut complete = text(&file, "complete") == "1";
     if tolerant {
         // The rows every dataset holds, with times that increase (no garbage).

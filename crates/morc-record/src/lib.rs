@@ -14,7 +14,8 @@
 //! /time                f64 [N]     s since the start of the assembly
 //! /<component.port>    f64 [N] or [N, n] (reals, vectors), int64 [N] (integers), uint8 [N] (booleans);
 //!                      chunked along time, unfiltered (see writer.rs); attrs: unit, description,
-//!                      source ("component.port"), sample_period, type
+//!                      source ("component.port"), sample_period, type; a vector's
+//!                      element_names and (when they differ) element_units, string lists
 //! /assembly            attrs: name, base_period
 //! /assembly/<name>     attrs: kind, every (k), sample_time (s); group parameters/ (one attribute each)
 //! /timing/<name>       written after the run by [`write_timing`]: kind, every, steps, count,

@@ -7,7 +7,8 @@
 //!                              sample_period, decimation, recorder, notes (as text)
 //! metadata "assembly/<name>"   kind, every, sample_time, parameters.<p> (one per parameter)
 //! channel  "<component.port>"  message encoding json, schema morc.<type> (jsonschema);
-//!                              channel metadata: unit, description, source, sample_period, type
+//!                              channel metadata: unit, description, source, sample_period, type,
+//!                              element_names, element_units (JSON lists, when the port has them)
 //! message                      {"time": t, "value": x}: x a number, an integer, true/false or
 //!                              an array; log and publish time t in ns; sequence = row index
 //! metadata "morc.end"          samples, dropped_samples, complete = 1 (written when closed)
@@ -134,11 +135,17 @@ impl McapFile {
         for c in columns {
             let (name, body) = schema(c.ty);
             let schema_id = writer.add_schema(&name, "jsonschema", body.as_bytes()).map_err(fail)?;
-            let meta: BTreeMap<String, String> =
+            let mut meta: BTreeMap<String, String> =
                 [("unit", c.unit.clone()), ("description", c.description.clone()), ("source", c.name.clone()), ("sample_period", header.sample_period.to_string()), ("type", c.ty.to_string())]
                     .into_iter()
                     .map(|(k, v)| (k.to_string(), v))
                     .collect();
+            // Lists as JSON arrays of strings, as the HDF5 file's list attributes.
+            for (key, list) in [("element_units", &c.element_units), ("element_names", &c.element_names)] {
+                if !list.is_empty() {
+                    meta.insert(key.to_string(), serde_json::to_string(list).unwrap_or_default());
+                }
+            }
             let id = writer.add_channel(schema_id, &c.name, "json", &meta).map_err(fail)?;
             channels.push((c, id));
         }
@@ -296,6 +303,8 @@ pub(crate) fn read(path: &Path) -> Result<crate::convert::Contents, RecordError>
     // Channel id → (topic, type, unit, description); messages per channel: (sequence, time, value).
     let mut channels: BTreeMap<u16, (String, ValueType, String, String)> = BTreeMap::new();
     let mut messages: BTreeMap<u16, Vec<(u32, f64, serde_json::Value)>> = BTreeMap::new();
+    // Channel id → its vector's units and names per element.
+    let mut elements: BTreeMap<u16, (Vec<String>, Vec<String>)> = BTreeMap::new();
     let records = mcap::read::ChunkFlattener::new(&bytes).map_err(|e| err(format!("not an MCAP file ({e})")))?;
     for record in records {
         // A file a crash cut short reads up to its last complete record.
@@ -312,6 +321,8 @@ pub(crate) fn read(path: &Path) -> Result<crate::convert::Contents, RecordError>
                     .ok_or_else(|| err(format!("channel '{}' has no morc signal type: not a morc recording", c.topic)))?;
                 let get = |k: &str| c.metadata.get(k).cloned().unwrap_or_default();
                 channels.insert(c.id, (c.topic.clone(), ty, get("unit"), get("description")));
+                let list = |k: &str| c.metadata.get(k).and_then(|v| serde_json::from_str::<Vec<String>>(v).ok()).unwrap_or_default();
+                elements.insert(c.id, (list("element_units"), list("element_names")));
             }
             Record::Message { header, data } => {
                 let v: serde_json::Value = serde_json::from_slice(&data).map_err(|e| err(format!("message {} on channel {}: {e}", header.sequence, header.channel_id)))?;
@@ -326,7 +337,10 @@ pub(crate) fn read(path: &Path) -> Result<crate::convert::Contents, RecordError>
     let field = |m: &BTreeMap<String, String>, k: &str| m.get(k).cloned().unwrap_or_default();
     let number = |m: &BTreeMap<String, String>, k: &str| m.get(k).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
     let ids: Vec<u16> = channels.keys().copied().collect();
-    let (columns, width) = columns_of(ids.iter().map(|id| channels[id].clone()).collect());
+    let (mut columns, width) = columns_of(ids.iter().map(|id| channels[id].clone()).collect());
+    for (c, id) in columns.iter_mut().zip(&ids) {
+        (c.element_units, c.element_names) = elements.remove(id).unwrap_or_default();
+    }
     let n = ids.iter().map(|id| messages.get(id).map_or(0, Vec::len)).min().unwrap_or(0);
     let mut rows = vec![0.0; n * width];
     for (c, id) in columns.iter().zip(&ids) {

@@ -1,7 +1,9 @@
 //! Time plots of a recording (`morc rec plot FILE [signals…] -o out.png|svg`):
-//! one panel per signal (a vector signal is one panel, one line per element),
-//! all panels on the same time axis in seconds, each y axis labelled with the
-//! signal and its unit, a title with the assembly and the UTC start.
+//! one panel per signal (a vector signal is one panel, one line per element,
+//! named by its `element_names`; a vector whose `element_units` differ, one
+//! panel per unit), all panels on the same time axis in seconds, each y axis
+//! labelled with the signal and its unit, a title with the assembly and the
+//! UTC start.
 //!
 //! Long datasets are reduced to the minimum and maximum per pixel column
 //! before drawing: the picture is the same, peaks included, and the files
@@ -116,7 +118,7 @@ fn load_from(file: &File, recording: &Path, patterns: &[&str]) -> Result<Loaded,
 
     let mut signals = Vec::new();
     for name in chosen {
-        signals.push(read_signal(file, &name, time.len(), recording).map_err(read)?);
+        signals.extend(read_signal(file, &name, time.len(), recording).map_err(read)?);
     }
     Ok(Loaded { title: title(file), time, signals })
 }
@@ -203,7 +205,9 @@ fn select(patterns: &[&str], available: &[String]) -> Result<Vec<String>, String
     Ok(chosen)
 }
 
-fn read_signal(file: &File, name: &str, samples: usize, path: &Path) -> Result<Signal, String> {
+/// The signal `name`: one, or one per unit when its elements' units differ (each axis then
+/// has one unit: a wrench's forces in N, its torques in N·m).
+fn read_signal(file: &File, name: &str, samples: usize, path: &Path) -> Result<Vec<Signal>, String> {
     let ds = file.dataset(name).map_err(|e| format!("reading '{name}' in {}: {e}", path.display()))?;
     let shape = ds.shape();
     if shape.len() > 2 {
@@ -217,7 +221,7 @@ fn read_signal(file: &File, name: &str, samples: usize, path: &Path) -> Result<S
     let columns: Vec<Vec<f64>> = (0..width).map(|k| (0..rows).map(|i| flat[i * width + k]).collect()).collect();
 
     let port = name.rsplit('.').next().unwrap_or(name);
-    let names = string_list(&ds, "element_names");
+    let names = super::read::string_list(&ds, "element_names");
     let labels = if width == 1 {
         vec![name.to_string()]
     } else if names.len() == width {
@@ -225,7 +229,21 @@ fn read_signal(file: &File, name: &str, samples: usize, path: &Path) -> Result<S
     } else {
         (1..=width).map(|k| format!("{port}[{k}]")).collect()
     };
-    Ok(Signal { name: name.to_string(), unit: text_attr(&ds, "unit"), labels, columns })
+    let units = super::read::string_list(&ds, "element_units");
+    if units.len() != width || width == 1 {
+        return Ok(vec![Signal { name: name.to_string(), unit: text_attr(&ds, "unit"), labels, columns }]);
+    }
+    let mut by_unit: Vec<Signal> = Vec::new();
+    for ((unit, label), column) in units.into_iter().zip(labels).zip(columns) {
+        match by_unit.iter_mut().find(|s| s.unit == unit) {
+            Some(s) => {
+                s.labels.push(label);
+                s.columns.push(column);
+            }
+            None => by_unit.push(Signal { name: name.to_string(), unit, labels: vec![label], columns: vec![column] }),
+        }
+    }
+    Ok(by_unit)
 }
 
 /// Panels: one per signal, or per unit when `share_units` (in the order the
@@ -285,14 +303,6 @@ fn title(file: &File) -> String {
 fn text_attr(loc: &Location, name: &str) -> String {
     let Ok(a) = loc.attr(name) else { return String::new() };
     a.read_scalar::<VarLenUnicode>().map(|s| s.to_string()).or_else(|_| a.read_scalar::<VarLenAscii>().map(|s| s.to_string())).unwrap_or_default()
-}
-
-fn string_list(loc: &Location, name: &str) -> Vec<String> {
-    let Ok(a) = loc.attr(name) else { return Vec::new() };
-    a.read_raw::<VarLenUnicode>()
-        .map(|v| v.iter().map(|s| s.to_string()).collect())
-        .or_else(|_| a.read_raw::<VarLenAscii>().map(|v| v.iter().map(|s| s.to_string()).collect()))
-        .unwrap_or_default()
 }
 
 /// The drawing font, registered with plotters once per process.

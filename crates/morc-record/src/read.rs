@@ -271,6 +271,15 @@ pub(crate) fn attribute_values(loc: &Location) -> Vec<(String, morc_kernel::Valu
 }
 
 /// An attribute's value as text ("" when absent).
+/// A list-of-strings attribute (`element_units`, `element_names`); empty when absent.
+pub(crate) fn string_list(loc: &Location, name: &str) -> Vec<String> {
+    let Ok(a) = loc.attr(name) else { return Vec::new() };
+    a.read_raw::<VarLenUnicode>()
+        .map(|v| v.iter().map(|s| s.to_string()).collect())
+        .or_else(|_| a.read_raw::<VarLenAscii>().map(|v| v.iter().map(|s| s.to_string()).collect()))
+        .unwrap_or_default()
+}
+
 pub(crate) fn text_attr(loc: &Location, name: &str) -> String {
     loc.attr(name).map(|a| attr_text(&a)).unwrap_or_default()
 }

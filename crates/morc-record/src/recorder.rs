@@ -22,6 +22,10 @@ pub struct RecordedSignal {
     pub ty: ValueType,
     /// Unit, stored as the dataset's `unit` attribute.
     pub unit: String,
+    /// A vector's unit per element when they differ: the `element_units` attribute.
+    pub element_units: Vec<String>,
+    /// A vector's name per element: the `element_names` attribute.
+    pub element_names: Vec<String>,
     /// Stored as the dataset's `description` attribute.
     pub description: String,
 }
@@ -29,7 +33,12 @@ pub struct RecordedSignal {
 impl RecordedSignal {
     /// A signal to record from its name, type, unit and description.
     pub fn new(name: &str, ty: ValueType, unit: &str, description: &str) -> Self {
-        RecordedSignal { name: name.into(), ty, unit: unit.into(), description: description.into() }
+        RecordedSignal { name: name.into(), ty, unit: unit.into(), element_units: Vec::new(), element_names: Vec::new(), description: description.into() }
+    }
+    /// With a vector's units and names per element (as its port declares them; empty: none).
+    pub fn with_elements(mut self, units: &[String], names: &[String]) -> Self {
+        (self.element_units, self.element_names) = (units.to_vec(), names.to_vec());
+        self
     }
 }
 
@@ -119,7 +128,9 @@ impl Recorder {
             );
         for s in &signals {
             let doc = if s.description.is_empty() { format!("records {}", s.name) } else { s.description.clone() };
-            info = info.input(PortInfo::new(&Self::input_port(&s.name), s.ty).unit(&s.unit).doc(&doc).required());
+            let mut port = PortInfo::new(&Self::input_port(&s.name), s.ty).unit(&s.unit).elements(&s.element_names).doc(&doc).required();
+            port.element_units = s.element_units.clone();
+            info = info.input(port);
         }
         Recorder {
             info,
@@ -203,7 +214,16 @@ impl Component for Recorder {
                 ValueType::Vector(_) => return Err(format!("signal '{}' is an empty vector: nothing to record", s.name)),
                 ValueType::String => return Err(format!("signal '{}': string signals can't be recorded yet; leave it out", s.name)),
             };
-            self.columns.push(SignalColumn { name: s.name.clone(), ty: s.ty, unit: s.unit.clone(), description: s.description.clone(), offset, width });
+            self.columns.push(SignalColumn {
+                name: s.name.clone(),
+                ty: s.ty,
+                unit: s.unit.clone(),
+                element_units: s.element_units.clone(),
+                element_names: s.element_names.clone(),
+                description: s.description.clone(),
+                offset,
+                width,
+            });
             offset += width;
         }
         self.row = vec![0.0; offset];

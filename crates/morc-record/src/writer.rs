@@ -43,6 +43,11 @@ pub struct SignalColumn {
     pub ty: ValueType,
     /// The dataset's `unit` attribute.
     pub unit: String,
+    /// The dataset's `element_units` attribute (a vector's unit per element; written when
+    /// they differ).
+    pub element_units: Vec<String>,
+    /// The dataset's `element_names` attribute (a vector's name per element, e.g. x, y, z).
+    pub element_names: Vec<String>,
     /// The dataset's `description` attribute.
     pub description: String,
     /// Index of its first sample in a row (column 0 is time).
@@ -471,6 +476,8 @@ impl RecordingFile {
         for c in columns {
             let ds = new_dataset(&file, &c.name, c.ty, c.width).map_err(|e| format!("cannot create dataset '{}' in {}: {e}", c.name, path.display()))?;
             set_str(&ds, "unit", &c.unit).map_err(fail)?;
+            set_strs(&ds, "element_units", &c.element_units).map_err(fail)?;
+            set_strs(&ds, "element_names", &c.element_names).map_err(fail)?;
             set_str(&ds, "description", &c.description).map_err(fail)?;
             set_str(&ds, "source", &c.name).map_err(fail)?;
             set_f64(&ds, "sample_period", header.sample_period).map_err(fail)?;
@@ -731,6 +738,19 @@ pub(crate) fn set_str(loc: &Location, name: &str, value: &str) -> hdf5::Result<(
     let clean = value.split('\0').next().unwrap_or_default();
     let v: VarLenUnicode = clean.parse().map_err(|e| hdf5::Error::from(format!("attribute {name}: {e}")))?;
     loc.new_attr::<VarLenUnicode>().shape(()).create(name)?.write_scalar(&v)
+}
+
+/// A list of strings as a 1-D string attribute; nothing when `values` is empty.
+fn set_strs(loc: &Location, name: &str, values: &[String]) -> hdf5::Result<()> {
+    if values.is_empty() {
+        return Ok(());
+    }
+    let v: Vec<VarLenUnicode> = values
+        .iter()
+        .map(|s| s.split('\0').next().unwrap_or_default().parse())
+        .collect::<Result<_, _>>()
+        .map_err(|e| hdf5::Error::from(format!("attribute {name}: {e}")))?;
+    loc.new_attr::<VarLenUnicode>().shape(v.len()).create(name)?.write(&v)
 }
 
 pub(crate) fn set_f64(loc: &Location, name: &str, value: f64) -> hdf5::Result<()> {

@@ -247,7 +247,7 @@ impl WristPorts {
         let info = bus
             .info()
             .clone()
-            .output(morc_kernel::PortInfo::new("ft", ValueType::Vector(6)).unit("N, N·m").doc("the wrist F/T sensor (the bus's first F/T device)"))
+            .output(morc_kernel::PortInfo::wrench("ft").doc("the wrist F/T sensor (the bus's first F/T device)"))
             .output(morc_kernel::PortInfo::new("enable", ValueType::Boolean).doc("the handle's enabling switch (through the safety PLC; else digital input channel 1)"))
             .output(morc_kernel::PortInfo::new("button", ValueType::Boolean).doc("the handle's teach button (digital input channel 2)"));
         Box::new(WristPorts { bus, info, own, ft, din, safety })
@@ -288,5 +288,8 @@ impl Base for WristPorts {
     }
     fn handle(&self) -> Option<morc_kernel::BaseHandle> {
         self.bus.handle()
+    }
+    fn latency(&self) -> u32 {
+        self.bus.latency()
     }
 }

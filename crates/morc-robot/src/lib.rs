@@ -243,6 +243,15 @@ impl Robot {
         self.model.joint_kinds().get(i + 1) == Some(&JointKind::Prismatic)
     }
 
+    /// A port carrying one value per joint, each element named after its joint and in its
+    /// joint's SI unit: `revolute` ("rad", "N·m") for a turning joint, `prismatic` ("m", "N")
+    /// for a sliding one.
+    pub fn joint_port(&self, name: &str, revolute: &str, prismatic: &str) -> morc_kernel::PortInfo {
+        let units: Vec<&str> = (0..self.dof()).map(|i| if self.is_prismatic(i) { prismatic } else { revolute }).collect();
+        let names: Vec<&str> = self.joints.iter().map(|j| j.name.as_str()).collect();
+        morc_kernel::PortInfo::new(name, morc_kernel::ValueType::Vector(self.dof())).units(&units).elements(&names)
+    }
+
     /// Joint `i`'s position `x` (SI) as people read it: "12.50°", or "40.00 mm" for a prismatic joint.
     pub fn show(&self, i: usize, x: f64, decimals: usize) -> String {
         let (scale, unit) = joint_unit(self.is_prismatic(i));

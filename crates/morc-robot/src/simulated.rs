@@ -100,21 +100,16 @@ impl SimulatedRobot {
         if q0.len() != n {
             return Err(RobotError::Start(format!("robot '{}' has {n} joints, the start position {} values", robot.name, q0.len())));
         }
-        let ty = ValueType::Vector(n);
         let mut info = ComponentInfo::new("simulated_robot", "the arm's forward dynamics driven by simulated servo drives (P-PI cascade, torque feed-forward); holds when not commanded")
-            .output(PortInfo::new("q", ty).unit("rad").doc("measured joint positions"))
-            .output(PortInfo::new("qd", ty).unit("rad/s").doc("measured joint velocities"))
-            .output(PortInfo::new("tau", ty).unit("N·m").doc("joint torques the drives applied in the last cycle"))
-            .input(PortInfo::new("q_cmd", ty).unit("rad").doc("commanded positions (hold when not driven)"))
-            .input(PortInfo::new("qd_ff", ty).unit("rad/s").doc("velocity feed-forward"))
-            .input(PortInfo::new("tau_ff", ty).unit("N·m").doc("torque feed-forward"));
+            .output(robot.joint_port("q", "rad", "m").doc("measured joint positions"))
+            .output(robot.joint_port("qd", "rad/s", "m/s").doc("measured joint velocities"))
+            .output(robot.joint_port("tau", "N·m", "N").doc("joint torques (forces, prismatic) the drives applied in the last cycle"))
+            .input(robot.joint_port("q_cmd", "rad", "m").doc("commanded positions (hold when not driven)"))
+            .input(robot.joint_port("qd_ff", "rad/s", "m/s").doc("velocity feed-forward"))
+            .input(robot.joint_port("tau_ff", "N·m", "N").doc("torque (force) feed-forward"));
         if robot.ft.is_some() {
             info = info
-                .output(
-                    PortInfo::new("ft", ValueType::Vector(6))
-                        .unit("N, N·m")
-                        .doc("the wrist F/T sensor: Fx Fy Fz Tx Ty Tz in its own frame, raw (offset and the tool's weight included)"),
-                )
+                .output(PortInfo::wrench("ft").doc("the wrist F/T sensor: Fx Fy Fz Tx Ty Tz in its own frame, raw (offset and the tool's weight included)"))
                 .output(PortInfo::new("enable", ValueType::Boolean).doc("the enabling switch of the hand-guiding handle (held: true)"))
                 .output(PortInfo::new("button", ValueType::Boolean).doc("the teach button on the handle"))
                 .output(PortInfo::new("hand", ValueType::Integer).doc("the simulated operator's script segment (1-based; 0: none or over)"));

@@ -22,7 +22,12 @@ return morc.register(morc.component {
   name = "admittance",
   doc = "hand guiding: M dV/dt + D V + K(x − x0) = F (F/T sensor, offset zeroed, tool weight out), orientation held by null-space projection, speed limit, workspace box, enabling switch, teach button",
   inputs = { "q[n]", "ft[6]", "enable:boolean", "button:boolean", "M", "D", "K" },
-  outputs = { "q[n]", "qd[n]", "qdd[n]", "tau[n]", "v[3]", "f[3]", "x[3]", "drift", "taught:integer", "points[np]", "state:integer" },
+  outputs = { "q[n]", "qd[n]", "qdd[n]", "tau[n]",
+    { "v[3]", unit = "m/s", elements = { "x", "y", "z" }, doc = "the law's velocity V (base axes)" },
+    { "f[3]", unit = "N", elements = { "x", "y", "z" }, doc = "the operator's force F (base axes, offset and tool weight out)" },
+    { "x[3]", unit = "m", elements = { "x", "y", "z" }, doc = "the guided frame's position, commanded" },
+    { "drift", unit = "°", doc = "the commanded orientation's angle from where guiding started" },
+    "taught:integer", "points[np]", "state:integer" },
   params = {
     n = 6, np = 6, robot = "robots.ur5", group = "", frame = "",
     mass = 1.0, damping = 50.0, stiffness = 0.0, v_max = 0.25, a_max = 20.0,

@@ -105,9 +105,7 @@ pub(crate) fn layout(mut devices: Devices) -> (ComponentInfo, Ports, Devices) {
         (info, s.port) = output(info, port);
     }
     for s in &mut devices.fts {
-        let port = PortInfo::new(&format!("ft{}", s.position), ValueType::Vector(6))
-            .unit("N, N·m")
-            .doc(&format!("{}: force/torque Fx Fy Fz (N) Tx Ty Tz (N·m) in the sensor frame", s.class.name()));
+        let port = PortInfo::wrench(&format!("ft{}", s.position)).doc(&format!("{}: force/torque Fx Fy Fz (N) Tx Ty Tz (N·m) in the sensor frame", s.class.name()));
         (info, s.port) = output(info, port);
     }
     for s in &mut devices.safety {

@@ -471,7 +471,7 @@ mod tests {
         }
         block.configure().unwrap();
         let data = crate::data::AssemblyData::new();
-        let ctx = InitContext { name: "test", period: h, base_period: h, data: &data, thread: &Default::default() };
+        let ctx = InitContext { name: "test", period: h, base_period: h, data: &data, thread: &Default::default(), base_latency: 0 };
         block.initialize(&ctx, &mut [Value::Real(0.0)]).unwrap();
         block.element_sections(0).to_vec()
     }

@@ -65,7 +65,7 @@ impl Harness {
         let mut outputs: Vec<Value> = info.outputs.iter().map(|p| Value::zero(p.ty)).collect();
         let unconnected = info.inputs.iter().map(|p| Value::zero(p.ty)).collect();
         let data = AssemblyData::new();
-        let ctx = InitContext { name: "test", period, base_period: period, data: &data, thread: &Default::default() };
+        let ctx = InitContext { name: "test", period, base_period: period, data: &data, thread: &Default::default(), base_latency: 0 };
         block.initialize(&ctx, &mut outputs)?;
         Ok(Harness { block, outputs, unconnected, period, steps: 0 })
     }

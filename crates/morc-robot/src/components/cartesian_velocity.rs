@@ -42,7 +42,6 @@ impl CartesianVelocity {
     /// The law for `robot`, on its tool frame until the parameter `frame` names another.
     pub fn new(robot: Arc<Robot>) -> Self {
         let n = robot.dof();
-        let joints = ValueType::Vector(n);
         let six = ValueType::Vector(6);
         let tool = robot.model.frames()[robot.tool_frame].name.clone();
         let info = ComponentInfo::new("cartesian_velocity", kind_doc("cartesian_velocity"))
@@ -51,12 +50,17 @@ impl CartesianVelocity {
             .param(ParamInfo::new("k", Value::Real(10.0)).unit("1/s").doc("gain on the position error"))
             .param(ParamInfo::new("k_rot", Value::Real(10.0)).unit("1/s").doc("gain on the orientation error"))
             .param(ParamInfo::new("k_null", Value::Real(1.0)).unit("1/s").doc("gain of the null-space pull towards q_rest"))
-            .input(PortInfo::new("q", joints).unit("rad").required().doc("measured joint positions"))
-            .input(PortInfo::new("x_ref", six).unit("m, rad").required().doc("reference pose { x, y, z, roll, pitch, yaw }, rotation Rz(yaw)·Ry(pitch)·Rx(roll)"))
-            .input(PortInfo::new("v_ref", six).unit("m/s, rad/s").doc("reference frame velocity (linear, angular; world axes)"))
-            .input(PortInfo::new("q_rest", joints).unit("rad").doc("rest posture the null-space term pulls towards"))
-            .output(PortInfo::new("qd", joints).unit("rad/s").doc("joint velocity command"))
-            .output(PortInfo::new("e", six).unit("m, rad").doc("pose error: position, then ½ Σ r_k × r_ref,k"));
+            .input(robot.joint_port("q", "rad", "m").required().doc("measured joint positions"))
+            .input(PortInfo::pose("x_ref").required().doc("reference pose { x, y, z, roll, pitch, yaw }, rotation Rz(yaw)·Ry(pitch)·Rx(roll)"))
+            .input(PortInfo::twist("v_ref").doc("reference frame velocity (linear, angular; world axes)"))
+            .input(robot.joint_port("q_rest", "rad", "m").doc("rest posture the null-space term pulls towards"))
+            .output(robot.joint_port("qd", "rad/s", "m/s").doc("joint velocity command"))
+            .output(
+                PortInfo::new("e", six)
+                    .units(&["m", "m", "m", "rad", "rad", "rad"])
+                    .elements(&["x", "y", "z", "rx", "ry", "rz"])
+                    .doc("pose error: position, then ½ Σ r_k × r_ref,k"),
+            );
         CartesianVelocity {
             info,
             data: Data::new(&robot.model),

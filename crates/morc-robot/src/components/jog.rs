@@ -59,16 +59,15 @@ impl Jog {
     /// A jog component for `robot`.
     pub fn new(robot: Arc<Robot>) -> Self {
         let n = robot.dof();
-        let ty = ValueType::Vector(n);
         let info = ComponentInfo::new("jog", kind_doc("jog"))
             .param(ParamInfo::new("tool_speed", Value::Real(0.25)).unit("m/s").doc("the tool's speed limit while jogging (the collaborative 250 mm/s by default)"))
             .param(ParamInfo::new("rot_speed", Value::Real(0.5)).unit("rad/s").doc("the tool's rotation speed when jogging about an axis"))
             .param(ParamInfo::new("singularity", Value::Real(0.01)).doc("the jog stops when the smallest singular value of the tool Jacobian falls below this"))
             .param(ParamInfo::new("until_still", Value::Boolean(true)).doc("finish once still and no jog is asked for (false: run until cancelled)"))
-            .input(PortInfo::new("q", ty).unit("rad").required().doc("measured joint positions (where the jog starts)"))
-            .output(PortInfo::new("q", ty).unit("rad").doc("reference position"))
-            .output(PortInfo::new("qd", ty).unit("rad/s").doc("reference velocity"))
-            .output(PortInfo::new("qdd", ty).unit("rad/s²").doc("reference acceleration"))
+            .input(robot.joint_port("q", "rad", "m").required().doc("measured joint positions (where the jog starts)"))
+            .output(robot.joint_port("q", "rad", "m").doc("reference position"))
+            .output(robot.joint_port("qd", "rad/s", "m/s").doc("reference velocity"))
+            .output(robot.joint_port("qdd", "rad/s²", "m/s²").doc("reference acceleration"))
             .output(PortInfo::new("moving", ValueType::Boolean).doc("the reference moves"));
         Jog {
             info,

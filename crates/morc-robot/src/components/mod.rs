@@ -46,7 +46,9 @@ const KINDS: &[(&str, &str, Make)] = &[
         Box::new(RigidBodyFeedForward::new(r))
     }),
     ("jog", "jogging as on a pendant: a joint, or the tool along/about a base or tool axis, while held or by an increment, within the limits (robot:jog)", |r| Box::new(Jog::new(r))),
-    ("monitor", "following error and position/velocity/torque limits → fault naming the joint; target reached → finish", |r| Box::new(Monitor::new(r))),
+    ("monitor", "following error (q against the reference delayed by the bus's latency) and position/velocity/torque limits → fault naming the joint; target reached → finish", |r| {
+        Box::new(Monitor::new(r))
+    }),
     (
         "cartesian_velocity",
         "qd = J⁺(v_ref + K·e) + (I − J⁺J)(−k_null (q − q_rest)): a frame's velocity and pose reference to joint velocities, J⁺ = Jᵀ(JJᵀ + λ²I)⁻¹ (λ = damping)",

@@ -11,9 +11,19 @@ use super::kind_doc;
 /// Watches a motion: following error |q_ref − q| and the joints' position, velocity and
 /// torque limits (fault naming the joint), and completion: `done` and every joint within
 /// `tolerance` of the reference (finish). Reports the peak and final following errors.
+///
+/// On a base whose measurements lag (a bus: [`Base::latency`] cycles), q is compared with the
+/// reference of as many cycles earlier, so the error is the robot's following, not the bus's
+/// delay; the run's finish message and the result `error_delay` say by how many cycles.
 pub struct Monitor {
     info: ComponentInfo,
     robot: Arc<Robot>,
+    /// The last `delay + 1` references, joint-major per step (a ring, sized in `initialize`).
+    history: Vec<f64>,
+    /// Where the current step's reference goes in `history` (in steps).
+    head: usize,
+    /// Cycles the reference is delayed by: the base's latency.
+    delay: usize,
     peak: Vec<f64>,
     last: Vec<f64>,
     /// Per joint, in its SI unit: a prismatic joint takes the parameters' number of degrees
@@ -27,14 +37,13 @@ impl Monitor {
     /// The `monitor` component of `robot`, checking against its joint limits.
     pub fn new(robot: Arc<Robot>) -> Self {
         let n = robot.dof();
-        let ty = ValueType::Vector(n);
         let info = ComponentInfo::new("monitor", kind_doc("monitor"))
-            .input(PortInfo::new("q_ref", ty).unit("rad").required())
-            .input(PortInfo::new("q", ty).unit("rad").required())
-            .input(PortInfo::new("qd", ty).unit("rad/s"))
-            .input(PortInfo::new("tau", ty).unit("N·m"))
+            .input(robot.joint_port("q_ref", "rad", "m").required())
+            .input(robot.joint_port("q", "rad", "m").required())
+            .input(robot.joint_port("qd", "rad/s", "m/s"))
+            .input(robot.joint_port("tau", "N·m", "N"))
             .input(PortInfo::new("done", ValueType::Boolean).doc("the reference has arrived (connect ptp.done); unconnected: never"))
-            .output(PortInfo::new("error", ty).unit("rad").doc("following error q_ref − q"))
+            .output(robot.joint_port("error", "rad", "m").doc("following error q_ref − q"))
             .param(
                 ParamInfo::new("max_error", Value::Real(5f64.to_radians()))
                     .unit("rad")
@@ -46,13 +55,28 @@ impl Monitor {
                     .doc("completion: done and every joint this close (0: the monitor does not finish; a prismatic joint: as many mm as this is degrees)"),
             )
             .param(ParamInfo::new("check_torque", Value::Boolean(true)).doc("fault when a drive saturates at its torque limit"));
-        Monitor { info, peak: vec![0.0; n], last: vec![0.0; n], max_error: vec![0.0; n], tolerance: vec![0.0; n], check_torque: true, robot }
+        Monitor {
+            info,
+            history: Vec::new(),
+            head: 0,
+            delay: 0,
+            peak: vec![0.0; n],
+            last: vec![0.0; n],
+            max_error: vec![0.0; n],
+            tolerance: vec![0.0; n],
+            check_torque: true,
+            robot,
+        }
     }
 }
 
 impl Component for Monitor {
     morc_kernel::component_info!(info);
-    fn initialize(&mut self, _: &InitContext, _: &mut [Value]) -> Result<(), String> {
+    fn initialize(&mut self, ctx: &InitContext, _: &mut [Value]) -> Result<(), String> {
+        // Preallocated here, off the real-time path; a step only overwrites it.
+        self.delay = ctx.base_latency as usize;
+        self.history = vec![0.0; (self.delay + 1) * self.robot.dof()];
+        self.head = 0;
         let (max_error, tolerance) = (self.info.real("max_error"), self.info.real("tolerance"));
         for i in 0..self.robot.dof() {
             // rad → the number of degrees → that many mm → m.
@@ -64,7 +88,18 @@ impl Component for Monitor {
         Ok(())
     }
     fn step(&mut self, ctx: &StepContext, inputs: &[Value], outputs: &mut [Value]) -> Step {
-        let (q_ref, q, qd, tau) = (inputs[0].as_slice(), inputs[1].as_slice(), inputs[2].as_slice(), inputs[3].as_slice());
+        let (q, qd, tau) = (inputs[1].as_slice(), inputs[2].as_slice(), inputs[3].as_slice());
+        let n = self.robot.dof();
+        if ctx.step == 0 {
+            // Before the first reference there was none: the robot held the first one.
+            for k in 0..=self.delay {
+                self.history[k * n..(k + 1) * n].copy_from_slice(inputs[0].as_slice());
+            }
+        }
+        self.history[self.head * n..(self.head + 1) * n].copy_from_slice(inputs[0].as_slice());
+        self.head = (self.head + 1) % (self.delay + 1);
+        // The oldest in the ring: the reference `delay` steps ago (the current one when 0).
+        let q_ref = &self.history[self.head * n..(self.head + 1) * n];
         let done = inputs[4].boolean();
         let mut settled = done;
         for (i, j) in self.robot.joints.iter().enumerate() {
@@ -96,7 +131,8 @@ impl Component for Monitor {
                 .iter()
                 .enumerate()
                 .fold((0, 0.0f64), |(wi, we), (i, e)| if e.abs() / self.tolerance[i] > we.abs() / self.tolerance[wi] { (i, *e) } else { (wi, we) });
-            return Step::Finish(format!("monitor: target reached, final error {}", self.robot.show(i, e.abs(), 4)));
+            let delayed = if self.delay > 0 { format!(" (q against the reference {} cycles earlier: the bus's latency)", self.delay) } else { String::new() };
+            return Step::Finish(format!("monitor: target reached, final error {}{delayed}", self.robot.show(i, e.abs(), 4)));
         }
         Step::Continue
     }
@@ -104,5 +140,6 @@ impl Component for Monitor {
         results.set("peak_error", Value::Vector(self.peak.clone()));
         results.set("final_error", Value::Vector(self.last.clone()));
         results.set("peak_error_max", Value::Real(self.peak.iter().fold(0.0, |m: f64, e| m.max(*e))));
+        results.set("error_delay", Value::Integer(self.delay as i64));
     }
 }

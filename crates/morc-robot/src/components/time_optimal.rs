@@ -37,14 +37,13 @@ impl TimeOptimal {
     /// A `time_optimal` component of `robot`.
     pub fn new(robot: Arc<Robot>) -> Self {
         let n = robot.dof();
-        let ty = ValueType::Vector(n);
         let info = ComponentInfo::new("time_optimal", kind_doc("time_optimal"))
-            .input(PortInfo::new("start", ty).unit("rad").doc("where the robot is at the first step: the first waypoint, within 0.5° (connect robot.q)").required())
-            .output(PortInfo::new("q", ty).unit("rad").doc("reference position"))
-            .output(PortInfo::new("qd", ty).unit("rad/s").doc("reference velocity"))
-            .output(PortInfo::new("qdd", ty).unit("rad/s²").doc("reference acceleration"))
+            .input(robot.joint_port("start", "rad", "m").doc("where the robot is at the first step: the first waypoint, within 0.5° (connect robot.q)").required())
+            .output(robot.joint_port("q", "rad", "m").doc("reference position"))
+            .output(robot.joint_port("qd", "rad/s", "m/s").doc("reference velocity"))
+            .output(robot.joint_port("qdd", "rad/s²", "m/s²").doc("reference acceleration"))
             .output(PortInfo::new("done", ValueType::Boolean).doc("the reference has arrived"))
-            .output(PortInfo::new("tcp", ValueType::Vector(3)).unit("m").doc("tool position of the reference (world frame)"))
+            .output(PortInfo::position("tcp").doc("tool position of the reference (world frame)"))
             .output(PortInfo::new("active", ValueType::Integer).doc("the limit the motion rides: 0 none, 100 + j velocity, 200 + j acceleration, 300 + j torque of joint j, 400 the tool's speed"))
             .param(
                 ParamInfo::new("points", Value::Vector(vec![0.0; 2 * n]))

@@ -153,15 +153,14 @@ impl MotionTrajectory {
     /// A trajectory component of `kind`: "ptp", "lin", "circ", "spline" or "path".
     pub fn new(robot: Arc<Robot>, kind: &str) -> Self {
         let n = robot.dof();
-        let ty = ValueType::Vector(n);
         let cartesian = robot.cartesian;
         let mut info = ComponentInfo::new(kind, kind_doc(kind))
-            .input(PortInfo::new("start", ty).unit("rad").doc("where the motion starts, read at the first step (connect robot.q)").required())
-            .output(PortInfo::new("q", ty).unit("rad").doc("reference position"))
-            .output(PortInfo::new("qd", ty).unit("rad/s").doc("reference velocity"))
-            .output(PortInfo::new("qdd", ty).unit("rad/s²").doc("reference acceleration"))
+            .input(robot.joint_port("start", "rad", "m").doc("where the motion starts, read at the first step (connect robot.q)").required())
+            .output(robot.joint_port("q", "rad", "m").doc("reference position"))
+            .output(robot.joint_port("qd", "rad/s", "m/s").doc("reference velocity"))
+            .output(robot.joint_port("qdd", "rad/s²", "m/s²").doc("reference acceleration"))
             .output(PortInfo::new("done", ValueType::Boolean).doc("the reference has arrived"))
-            .output(PortInfo::new("tcp", ValueType::Vector(3)).unit("m").doc("tool position of the reference (world frame)"));
+            .output(PortInfo::position("tcp").doc("tool position of the reference (world frame)"));
         info = match kind {
             "ptp" => info.param(ParamInfo::new("target", Value::Vector(vec![0.0; n])).unit("rad").doc("target joint positions")),
             "lin" => info.param(ParamInfo::new("target", Value::Vector(vec![0.0; 6])).unit("m, rad").doc("target tool pose x, y, z, roll, pitch, yaw")),
