@@ -229,6 +229,11 @@ fn lua_plot_takes_a_path_or_a_run_result() {
     assert!(e.contains("recorded nothing"), "{e}");
     let e = lua.load(r#"plot(recording, { "nope" }, svg)"#).exec().unwrap_err().to_string();
     assert!(e.contains("no signal 'nope'") && e.contains("wave.y"), "{e}");
+    // A picture is never drawn over an existing file (the user's, or an earlier plot), and a
+    // plot that failed leaves no empty file behind (so the 'nope' plot's name is free again).
+    let again: String = lua.load(r#"return plot(recording, { "robot.q" }, svg)"#).eval().unwrap();
+    assert_eq!(again, svg.with_file_name("lua-001.svg").display().to_string());
+    assert!(std::fs::read_to_string(&svg).unwrap().contains("wave.y [m]"), "the first picture is as it was");
 }
 
 #[test]

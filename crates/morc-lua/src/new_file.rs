@@ -12,15 +12,20 @@ use crate::error::{raise, ErrorKind};
 /// Writes `text` to `path` or the next free name beside it; the path written. `what` names the
 /// caller in errors.
 pub(crate) fn write_new(path: &str, text: &str, what: &str) -> mlua::Result<String> {
+    let (mut f, written) = create_new(path, what)?;
+    f.write_all(text.as_bytes()).map_err(|e| raise(ErrorKind::Robot, format!("{what}: writing {written}: {e}")))?;
+    Ok(written)
+}
+
+/// Creates `path` or the next free name beside it, empty, for the caller to write; the file and
+/// its path. `what` names the caller in errors.
+pub(crate) fn create_new(path: &str, what: &str) -> mlua::Result<(std::fs::File, String)> {
     let p = Path::new(path);
     let (stem, ext) = (p.file_stem().map_or(String::new(), |s| s.to_string_lossy().into_owned()), p.extension().map_or(String::new(), |e| format!(".{}", e.to_string_lossy())));
     for k in 0..1000 {
         let candidate = if k == 0 { p.to_path_buf() } else { p.with_file_name(format!("{stem}-{k:03}{ext}")) };
         match std::fs::OpenOptions::new().write(true).create_new(true).open(&candidate) {
-            Ok(mut f) => {
-                f.write_all(text.as_bytes()).map_err(|e| raise(ErrorKind::Robot, format!("{what}: writing {}: {e}", candidate.display())))?;
-                return Ok(candidate.to_string_lossy().into_owned());
-            }
+            Ok(f) => return Ok((f, candidate.to_string_lossy().into_owned())),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(raise(ErrorKind::Robot, format!("{what}: cannot write {}: {e}", candidate.display()))),
         }

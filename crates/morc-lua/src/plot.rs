@@ -8,7 +8,7 @@ use mlua::{Lua, Table, Value};
 use morc_record::plot::{default_output, plot, plot_data, Loaded, PlotOptions, Signal};
 
 const DOC: &str = "plot(path_or_result [, {signals…}] [, \"out.png\"|\"out.svg\"]): plots a recording over time, \
-one panel per signal, units on the axes. A run result plots its first recording (r.recordings[1]); \
+one panel per signal, units on the axes; never over an existing file (the next free NAME-001.png … instead). A run result plots its first recording (r.recordings[1]); \
 signals are names or globs (\"robot.q\", \"*.y\"), all by default; the picture defaults to the recording with .png. \
 Returns the picture's path.\n\
   plot(data, \"out.png\"): plots data that is no recording (a fit's residuals, predicted against measured torque): \
@@ -26,9 +26,8 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
                 let Value::String(out) = signals else {
                     return Err(mlua::Error::runtime("plot(data, \"out.png\"): give the picture's path (PNG or SVG)"));
                 };
-                let output = PathBuf::from(&*out.to_str()?);
-                let summary =
-                    plot_data(data_of(t)?, &t.get::<Option<String>>("x_label")?.unwrap_or_else(|| "x".into()), &output, &PlotOptions::default()).map_err(|e| crate::error::with_prefix("plot: ", e))?;
+                let output = free_output(lua, &out.to_str()?)?;
+                let summary = plot_data(data_of(t)?, &t.get::<Option<String>>("x_label")?.unwrap_or_else(|| "x".into()), &output, &PlotOptions::default()).map_err(|e| failed(&output, e))?;
                 return Ok(summary.output.display().to_string());
             }
         }
@@ -43,13 +42,31 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
             None => Vec::new(),
         };
         let patterns: Vec<&str> = patterns.iter().map(String::as_str).collect();
-        let output = output.map(PathBuf::from).unwrap_or_else(|| default_output(&recording));
-        let summary = plot(&recording, &patterns, &output, &PlotOptions::default()).map_err(|e| crate::error::with_prefix("plot: ", e))?;
+        let output = free_output(lua, &output.unwrap_or_else(|| default_output(&recording).to_string_lossy().into_owned()))?;
+        let summary = plot(&recording, &patterns, &output, &PlotOptions::default()).map_err(|e| failed(&output, e))?;
         Ok(summary.output.display().to_string())
     })?;
     lua.globals().set("plot", plot_fn)?;
     // morc.doc comes from the prelude when built; without it plot still works.
     lua.load(format!("if morc and morc.doc then morc.doc(plot, {DOC:?}) end")).set_name("@morc/plot").exec()
+}
+
+/// Where a picture asked for at `path` goes: never over an existing file (the next free
+/// `NAME-001.png` … beside it, as every save in morc), and under `morc check` into its scratch folder.
+fn free_output(lua: &Lua, path: &str) -> mlua::Result<PathBuf> {
+    let path = crate::new_file::checked_path(lua, path);
+    // The picture's folder is made as the plotter makes it (a recording's runs/ folder).
+    if let Some(dir) = Path::new(&path).parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| mlua::Error::runtime(format!("plot: cannot make the folder {}: {e}", dir.display())))?;
+    }
+    let (_, path) = crate::new_file::create_new(&path, "plot")?;
+    Ok(PathBuf::from(path))
+}
+
+/// A plot that failed leaves no empty picture behind (its name was taken by [`free_output`]).
+fn failed(output: &Path, e: impl crate::error::Kind + std::fmt::Display) -> mlua::Error {
+    let _ = std::fs::remove_file(output);
+    crate::error::with_prefix("plot: ", e)
 }
 
 fn recording_of(what: &Value) -> mlua::Result<PathBuf> {
