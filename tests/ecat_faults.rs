@@ -34,7 +34,7 @@ fn lost_frames_are_tolerated_briefly_then_fault_and_recover() {
     lock(&rig.seg).lose_frames(u32::MAX);
     let (cycles, message) = rig.until_fault(10);
     assert_eq!(cycles, 3, "detected at the 3rd lost frame");
-    assert!(message.contains("3 frames in a row lost") && message.contains("reset faults"), "{message}");
+    assert!(message.contains("3 frames in a row without reply (lost)") && message.contains("reset faults"), "{message}");
     // While the link is down a reset cannot recover: the message says why.
     rig.base.reset_faults();
     match rig.tick(true) {

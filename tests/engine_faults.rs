@@ -246,3 +246,81 @@ fn a_reader_gets_the_running_assemblys_timing_while_it_runs() {
     assert_eq!(r.outcome, Outcome::Cancelled);
     assert!(r.ticks >= second.ticks);
 }
+
+/// One axis that rings after a fault: from the first stop on, its velocity is
+/// `0.2·e^(−t/decay)·cos(2π·10 Hz·t)` rad/s (decay `None`: it never dies out), judged by the
+/// standstill test the real bases use (0.5 % of a 2 rad/s limit: 0.01 rad/s).
+struct RingingBase {
+    info: morc_kernel::ComponentInfo,
+    decay: Option<f64>,
+    /// Stop ticks so far.
+    stopped_for: u64,
+    velocity: f64,
+    standstill: morc_kernel::Standstill,
+}
+
+impl RingingBase {
+    fn new(decay: Option<f64>) -> Self {
+        use morc_kernel::{PortInfo, ValueType};
+        let info = morc_kernel::ComponentInfo::new("ringing", "test base").output(PortInfo::new("qd", ValueType::Real)).input(PortInfo::new("v_cmd", ValueType::Real));
+        let standstill = morc_kernel::Standstill::new(vec![morc_kernel::standstill_speed(2.0, 0.0)], 0.001);
+        RingingBase { info, decay, stopped_for: 0, velocity: 0.0, standstill }
+    }
+}
+
+impl morc_kernel::Base for RingingBase {
+    fn info(&self) -> &morc_kernel::ComponentInfo {
+        &self.info
+    }
+    fn sense(&mut self, _: u64, outputs: &mut [morc_kernel::Value]) -> Step {
+        outputs[0].set_real(self.velocity);
+        Step::Continue
+    }
+    fn actuate(&mut self, _: u64, _: Option<morc_kernel::Commands>) -> Step {
+        Step::Continue
+    }
+    fn stop(&mut self, _: u64) -> Step {
+        let t = self.stopped_for as f64 * 0.001;
+        let envelope = self.decay.map_or(1.0, |tau| (-t / tau).exp());
+        self.velocity = 0.2 * envelope * (std::f64::consts::TAU * 10.0 * t).cos();
+        self.stopped_for += 1;
+        self.standstill.observe([self.velocity]);
+        Step::Continue
+    }
+    fn is_still(&self) -> bool {
+        self.standstill.is_still()
+    }
+}
+
+/// An assembly that faults at its 4th step.
+fn faulting_at_step_3() -> AssemblySpec {
+    let mut a = AssemblySpec::new("faulty");
+    a.add("v", "test", 1, func(&[], &["y"], || Box::new(|ctx, _, _| if ctx.step == 3 { Step::Fault("following error".into()) } else { Step::Continue })));
+    a
+}
+
+#[test]
+fn a_robot_that_keeps_moving_after_a_fault_is_reported_after_the_stop_limit() {
+    let config = EngineConfig { period: 0.001, clock: ClockKind::Virtual, rt: RtPolicy::default() };
+    let mut e = Engine::start(config, Box::new(RingingBase::new(None))).unwrap();
+    let r = e.run(&faulting_at_step_3(), &AssemblyData::new()).unwrap();
+    let ticks = e.tick();
+    let Outcome::Fault(f) = &r.outcome else { panic!("{:?}", r.outcome) };
+    // Its velocity crosses zero every 50 ms: a crossing is no standstill.
+    assert!(f.message.contains("the robot did not come to a standstill within 5.0 s"), "{}", f.message);
+    assert!((5000..5010).contains(&ticks), "handed back after the 5 s limit: {ticks} ticks");
+}
+
+#[test]
+fn a_ringing_robot_is_still_when_it_has_died_down_not_at_its_first_zero_crossing() {
+    let config = EngineConfig { period: 0.001, clock: ClockKind::Virtual, rt: RtPolicy::default() };
+    let mut e = Engine::start(config, Box::new(RingingBase::new(Some(0.05)))).unwrap();
+    let r = e.run(&faulting_at_step_3(), &AssemblyData::new()).unwrap();
+    let ticks = e.tick();
+    let Outcome::Fault(f) = &r.outcome else { panic!("{:?}", r.outcome) };
+    assert!(!f.message.contains("standstill"), "{}", f.message);
+    // The velocity first crosses zero at 25 ms (an instantaneous test would hand back there);
+    // the envelope falls below 0.01 rad/s at 0.05·ln 20 = 150 ms, and 20 ms of standstill
+    // around a late crossing come a little earlier: handed back at 140 ms.
+    assert!((100..200).contains(&ticks), "handed back after {ticks} ticks");
+}

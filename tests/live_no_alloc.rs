@@ -17,7 +17,7 @@ fn live_tap_step_allocates_nothing() {
     const STEPS: u64 = 20_000;
     const SIGNALS: usize = 50;
     let period = 0.001;
-    morc_live::start("127.0.0.1:0").unwrap();
+    morc_live::start("127.0.0.1:0", None).unwrap();
     // 50 signals as a program publishes them: 49 reals and a 6-vector.
     let mut signals: Vec<SignalInfo> = (0..SIGNALS - 1)
         .map(|i| SignalInfo { name: format!("c{i}.y"), ty: ValueType::Real, unit: String::new(), element_units: Vec::new(), element_names: Vec::new(), doc: String::new() })

@@ -97,7 +97,7 @@ fn an_operator_holds_resumes_and_slows_the_robot_from_the_page_in_a_browser() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // "live view on ws://…", then "operator page: http://127.0.0.1:PORT/".
+    // "live view on ws://…", then "operator page: http://127.0.0.1:PORT/?token=…".
     let mut stderr = BufReader::new(morc.stderr.take().unwrap());
     let mut url = None;
     let mut head = String::new();
@@ -113,7 +113,7 @@ fn an_operator_holds_resumes_and_slows_the_robot_from_the_page_in_a_browser() {
         let _ = morc.kill();
         panic!("morc did not say where the operator page is: {head}");
     };
-    assert!(url.starts_with("http://127.0.0.1:") && url.ends_with('/'), "{url}");
+    assert!(url.starts_with("http://127.0.0.1:") && url.contains("/?token="), "{url}");
     // The rest of stderr, read on so that morc never blocks writing it.
     let rest = std::thread::spawn(move || {
         let mut s = String::new();
@@ -145,8 +145,8 @@ fn an_operator_holds_resumes_and_slows_the_robot_from_the_page_in_a_browser() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// `morc --clock wall --live 127.0.0.1:0 run FILE` in `dir`, and the page's address (host:port).
-fn morc_with_page(dir: &Path, file: &str) -> (std::process::Child, String) {
+/// `morc --clock wall --live 127.0.0.1:0 run FILE` in `dir`, the page's address (host:port) and token.
+fn morc_with_page(dir: &Path, file: &str) -> (std::process::Child, String, String) {
     let mut morc = Command::new(env!("CARGO_BIN_EXE_morc"))
         .current_dir(dir)
         .args(["--clock", "wall", "--live=127.0.0.1:0", "run", file])
@@ -161,9 +161,15 @@ fn morc_with_page(dir: &Path, file: &str) -> (std::process::Child, String) {
         stderr.read_line(&mut line).unwrap();
         address = address.or_else(|| line.trim().strip_prefix("operator page: http://").map(|a| a.trim_end_matches('/').to_string()));
     }
-    let address = address.expect("morc says where the page is");
+    let address: String = address.expect("morc says where the page is");
+    let (address, token) = address.split_once("/?token=").expect("the page's URL has its token");
     std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    (morc, address)
+    (morc, address.to_string(), token.to_string())
+}
+
+/// A command as the page sends it: POST `path` with the JSON `body` and the token.
+fn command(address: &str, token: &str, path: &str, body: &str) -> String {
+    ask(address, &format!("POST {path} HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\nX-Morc-Token: {token}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len()))
 }
 
 /// One raw HTTP request to the page; the whole answer.
@@ -186,9 +192,9 @@ fn the_page_jogs_the_robot_in_a_jog_session() {
          local n = 0\nwhile not io.open('go') and n < 2400 do os.execute('sleep 0.05'); n = n + 1 end\nmorc.engine:cancel()\n",
     )
     .unwrap();
-    let (mut morc, address) = morc_with_page(&dir, "jog.lua");
+    let (mut morc, address, token) = morc_with_page(&dir, "jog.lua");
     let state = || -> Json {
-        let answer = ask(&address, "GET /state HTTP/1.1\r\n\r\n");
+        let answer = ask(&address, &format!("GET /state HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"));
         serde_json::from_str(answer.split_once("\r\n\r\n").unwrap().1).unwrap()
     };
     let waiting = |what: &str, ok: &dyn Fn(&Json) -> bool| {
@@ -204,7 +210,7 @@ fn the_page_jogs_the_robot_in_a_jog_session() {
     };
     waiting("the jog session", &|s| s["command"]["name"] == "jog");
     // 5° on A1 at 50 % of its speed, as the page's + button with step 5 sends it.
-    let answer = ask(&address, "POST /jog?joint=1&dir=1&step=5&speed=50 HTTP/1.1\r\n\r\n");
+    let answer = command(&address, &token, "/jog", r#"{"joint":1,"dir":1,"step":5,"speed":50}"#);
     assert!(answer.starts_with("HTTP/1.1 200 "), "{answer}");
     let s = waiting("A1 at 5°", &|s| (s["joints"][0]["q"].as_f64().unwrap() - 5.0).abs() < 0.05 && s["joints"][0]["qd"].as_f64().unwrap().abs() < 0.5);
     assert!((s["joints"][1]["q"].as_f64().unwrap() + 90.0).abs() < 0.05, "A2 stayed: {s}");
@@ -229,9 +235,9 @@ fn the_pages_cartesian_buttons_move_the_tool_along_and_about_the_axes() {
          local n = 0\nwhile not io.open('go') and n < 2400 do os.execute('sleep 0.05'); n = n + 1 end\nmorc.engine:cancel()\n",
     )
     .unwrap();
-    let (mut morc, address) = morc_with_page(&dir, "jog.lua");
+    let (mut morc, address, token) = morc_with_page(&dir, "jog.lua");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/operator_jog.py");
-    let browser = Command::new(python()).arg(&script).arg(format!("http://{address}/")).output().unwrap();
+    let browser = Command::new(python()).arg(&script).arg(format!("http://{address}/?token={token}")).output().unwrap();
     std::fs::write(dir.join("go"), "").unwrap();
     let said = format!("{}{}", String::from_utf8_lossy(&browser.stdout), String::from_utf8_lossy(&browser.stderr));
     assert!(browser.status.success(), "the browser test failed:\n{said}");
@@ -249,35 +255,37 @@ fn bad_requests_get_a_clear_http_error() {
         "local kr16 = require 'robots.kr16'\nmorc.use_robot(kr16, { q0 = kr16.home })\nlocal n = 0\nrepeat morc.engine:run(morc.assembly { 'waiting', duration = 0.05 }); n = n + 1 until io.open('go') or n > 2000\n",
     )
     .unwrap();
-    let (mut morc, address) = morc_with_page(&dir, "wait.lua");
-    let ask = |request: &str| ask(&address, request);
+    let (mut morc, address, token) = morc_with_page(&dir, "wait.lua");
+    let post = |path: &str, body: &str| command(&address, &token, path, body);
+    let get = |path: &str| ask(&address, &format!("GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"));
     // Until the robot is on the engine, commands say so (409); wait for it.
     let start = std::time::Instant::now();
-    while ask("POST /override?percent=100 HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 409") {
+    while post("/override", r#"{"percent":100}"#).starts_with("HTTP/1.1 409") {
         assert!(start.elapsed().as_secs() < 60, "the robot never came onto the page");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    for (request, status, says) in [
-        ("GET /nothing HTTP/1.1\r\n\r\n", "404", "no page '/nothing'"),
-        ("GET /hold HTTP/1.1\r\n\r\n", "405", "commands are sent with POST"),
-        ("POST /override?percent=150 HTTP/1.1\r\n\r\n", "400", "from 0 to 100"),
-        ("POST /override?percent=x HTTP/1.1\r\n\r\n", "400", "percent='x' is not a number"),
-        ("POST /jog?joint=7&dir=1 HTTP/1.1\r\n\r\n", "400", "has joints 1 to 6"),
-        ("POST /jog?joint=1&dir=2 HTTP/1.1\r\n\r\n", "400", "give 1 or -1"),
-        ("POST /jog?axis=w&dir=1 HTTP/1.1\r\n\r\n", "400", "give x, y or z (along, mm) or a, b or c"),
-        ("POST /jog?axis=x&frame=world&dir=1 HTTP/1.1\r\n\r\n", "400", "frame='world': give base or tool"),
-        ("BREW / HTCPCP/1.0\r\n\r\n", "505", "speaks HTTP/1.1"),
-        ("\r\n\r\n", "400", "not an HTTP request line"),
-        ("GET /state HTTP/1.1\r\n\r\n", "200", "\"robot\":\"KUKA KR 16-2\""),
+    for (answer, status, says) in [
+        (get("/nothing"), "404", "no page '/nothing'"),
+        (get("/hold"), "405", "commands are sent with POST"),
+        (post("/state", "{}"), "405", "use GET"),
+        (post("/override", r#"{"percent":150}"#), "400", "from 0 to 100"),
+        (post("/override", r#"{"percent":"x"}"#), "400", "percent=\"x\" is not a number"),
+        (post("/override", "[1]"), "400", "must be a JSON object"),
+        (post("/jog", r#"{"joint":7,"dir":1}"#), "400", "has joints 1 to 6"),
+        (post("/jog", r#"{"joint":1,"dir":2}"#), "400", "give 1 or -1"),
+        (post("/jog", r#"{"axis":"w","dir":1}"#), "400", "give x, y or z (along, mm) or a, b or c"),
+        (post("/jog", r#"{"axis":"x","frame":"world","dir":1}"#), "400", "frame='world': give base or tool"),
+        (post("/jog", &format!(r#"{{"joint":1,"step":"{}"}}"#, "9".repeat(5000))), "413", "at most 4096 bytes"),
+        (ask(&address, "BREW / HTCPCP/1.0\r\n\r\n"), "400", ""),
+        (get("/state"), "200", "\"robot\":\"KUKA KR 16-2\""),
     ] {
-        let answer = ask(request);
-        assert!(answer.starts_with(&format!("HTTP/1.1 {status} ")), "{request:?} → {answer}");
-        assert!(answer.contains(says), "{request:?} → {answer}");
+        assert!(answer.starts_with(&format!("HTTP/1.1 {status} ")), "{answer}");
+        assert!(answer.contains(says), "{answer}");
     }
     // A request that never ends its headers is cut off, and the page goes on answering.
     let long = format!("GET /{} HTTP/1.1\r\n", "x".repeat(20_000));
-    assert!(ask(&long).starts_with("HTTP/1.1 431"), "an endless request");
-    assert!(ask("GET / HTTP/1.1\r\n\r\n").contains("morc operator"));
+    assert!(ask(&address, &long).starts_with("HTTP/1.1 431"), "an endless request");
+    assert!(get("/").contains("morc operator"));
     std::fs::write(dir.join("go"), "").unwrap();
     assert!(morc.wait().unwrap().success());
     let _ = std::fs::remove_dir_all(&dir);

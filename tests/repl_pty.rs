@@ -191,9 +191,12 @@ fn ctrl_c_stops_a_robot_motion_at_the_repl() {
     let before = term.screen();
     term.type_line("morc.use_robot(require \"robots.kr16\")");
     term.wait_for_new(&before, "engine (wall clock", 20.0);
+    term.wait_until("the prompt", 10.0, |s| s.ends_with("morc> "));
     let before = term.screen();
     term.type_line("morc.lib.use \"motion\"");
-    term.wait_for_new(&before, "skill 'ptp'", 20.0);
+    // Loading a library is silent: the next prompt follows the line typed.
+    let screen = term.wait_for_new(&before, "morc.lib.use \"motion\"\nmorc> ", 20.0);
+    assert!(screen[before.len()..].lines().count() <= 2, "morc.lib.use printed something:\n{}", &screen[before.len()..]);
 
     // Typed ahead while a motion runs: every line runs afterwards, in order.
     term.wait_until("the prompt", 10.0, |s| s.ends_with("morc> "));
@@ -253,7 +256,7 @@ fn reload_swaps_in_an_edited_controller_while_it_runs() {
     write(&dir, "live_gain.lua", &module(5.0));
     let before = term.screen();
     term.type_line("reload");
-    let screen = term.wait_for_new(&before, "reloaded 'live': the new code runs from t = ", 20.0);
+    let screen = term.wait_for_new(&before, "reloaded 'live': the new code carries on from t = ", 20.0);
     assert!(!screen[before.len()..].contains("error"), "{}", &screen[before.len()..]);
     // Ctrl-C at the prompt stops the run going on in the background (no signal is raised
     // while the line editor reads: the REPL stops it itself).
@@ -277,6 +280,36 @@ fn reload_swaps_in_an_edited_controller_while_it_runs() {
     term.press("C-d");
     let screen = term.wait_for("EXIT=", 20.0);
     assert!(screen.contains("EXIT=0"), "{screen}");
+}
+
+/// A run started in the background that faults says so at the prompt at once, without a key
+/// pressed, and its handle says `faulted` (it once sat silent until someone asked).
+#[test]
+fn a_background_run_that_faults_says_so_at_the_prompt() {
+    let dir = scratch_dir("background_fault");
+    let term = Terminal::start(&format!("cd {} && MORC_HISTORY={} {MORC}", dir.display(), dir.join("history").display()));
+    term.wait_for("morc> ", 20.0);
+    term.type_line("boom = morc.component { name = \"boom\", outputs = { \"y\" }, step = function(self, inp, out, t) if t > 0.2 then error(\"boom at t > 0.2\") end out.y = t end }");
+    let before = term.screen();
+    term.type_line("a = morc.assembly \"bg\"; a:add(\"b\", boom); a:add(\"p\", \"probe\"); a:connect(\"b.y\", \"p.u\"); h = morc.engine:start(a)");
+    let screen = term.wait_for_new(&before, "a run in the background faulted; the robot holds", 20.0);
+    assert!(!screen[before.len()..].contains("Ctrl-C"), "{}", &screen[before.len()..]);
+    let before = term.screen();
+    term.type_line("print(\"status \" .. h:status())");
+    term.wait_for_new(&before, "status faulted", 10.0);
+    let before = term.screen();
+    term.type_line("r = h:wait(); print(r.outcome, r.reason)");
+    term.wait_for_new(&before, "boom at t > 0.2", 10.0);
+    // A command's own fault is the command's to report: no second notice after it.
+    let before = term.screen();
+    term.type_line("r2 = morc.engine:run(a); print(\"own \" .. r2.outcome)");
+    term.wait_for_new(&before, "own fault", 20.0);
+    std::thread::sleep(Duration::from_millis(300));
+    let after = term.screen();
+    assert!(!after[before.len()..].contains("in the background faulted"), "{}", &after[before.len()..]);
+    term.press("C-d");
+    let screen = term.wait_for("EXIT=", 20.0);
+    assert!(screen.contains("EXIT="), "{screen}");
 }
 
 /// SIGTERM (a supervisor stopping morc) while the REPL waits at its prompt with a run going on

@@ -145,6 +145,20 @@ fn sigterm_stops_the_robot_and_ends_the_program() {
     assert_eq!(code, Some(143), "stdout: {stdout}\nstderr: {stderr}");
     assert!(!stdout.contains("the program went on"), "{stdout}");
     assert!(seconds < 20.0, "the program took {seconds:.1} s to end after SIGTERM");
+    // A stop asked by a service manager or `kill` is said as such, not as a Ctrl-C.
+    assert!(stderr.contains("prog.lua:10: terminated (SIGTERM); the robot holds"), "{stderr}");
+    assert!(!stderr.contains("Ctrl-C"), "{stderr}");
+}
+
+#[test]
+fn an_interruption_names_the_users_line_in_a_file_whose_path_lua_shortens() {
+    // Past Lua's 60 characters for a source name: its tracebacks say "...end/of/prog.lua:10:",
+    // and the interruption was reported at the skill library's line instead.
+    let name = "a_long_folder_name_as_a_lab_keeps_its_programs_in";
+    let (code, stdout, stderr, _) = interrupt_robot_program(name, LONG_LIN, &[], libc::SIGINT);
+    assert_eq!(code, Some(130), "stdout: {stdout}\nstderr: {stderr}");
+    assert!(stderr.contains(&format!("{name}-{}/prog.lua:10: interrupted (Ctrl-C); the robot holds", std::process::id())), "{stderr}");
+    assert!(!stderr.contains("lua/morc/"), "{stderr}");
 }
 
 /// The Ctrl-C hook of a program's Lua state is a count hook (a line hook made every instruction

@@ -179,7 +179,7 @@ function L.load(name)
   return load_library((name:gsub("/+$", "")), nil, nil)
 end
 
---- morc.lib.use(name_or_dir) — loads a library and makes its skills globals, for the REPL and short programs.
+--- morc.lib.use(name_or_dir) — loads a library and makes its skills globals, for the REPL and short programs; returns nothing.
 function L.use(name)
   local lib = L.load(name)
   for skill_name, skill in pairs(lib.skills) do
@@ -189,7 +189,8 @@ function L.use(name)
     end
     rawset(_G, skill_name, skill)
   end
-  return lib
+  -- Nothing returned: at the REPL a returned library would be printed whole (loading is
+  -- silent); morc.lib.load gives the library.
 end
 
 --- morc.lib.loaded() — the loaded libraries, name → library.
@@ -232,7 +233,7 @@ A library is a folder NAME/ with a manifest NAME/morc-lib.lua returning
 and skills/, assemblies/, components/, fmus/, tests/ (`morc lib new NAME` makes one; `morc test NAME` runs its tests).
   library.name: string   library.version: string   library.doc: string   library.dir: string   library.manifest: manifest
   library.skills: table<string, skill>]])
-morc.doc(L.use, "morc.lib.use(name_or_dir: string) → library — morc.lib.load, then each of the library's skills becomes a global: morc.lib.use \"motion\"; move { 0, -90, 90, 0, 0, 0 }.")
+morc.doc(L.use, "morc.lib.use(name_or_dir: string) — morc.lib.load, then each of the library's skills becomes a global: morc.lib.use \"motion\"; move { 0, -90, 90, 0, 0, 0 }. Returns nothing and prints nothing (morc.lib.load returns the library).")
 morc.doc(L.find, "morc.lib.find(name: string) → string? — the folder of library `name` in morc.lib.path, or nil.")
 morc.doc(L.list, "morc.lib.list() → manifest[] — the manifests of the libraries in morc.lib.path ({ name, version, doc, dir, depends, morc }), sorted by name.")
 morc.doc(L.manifest, [[morc.lib.manifest(dir: string) → manifest — reads and checks dir/morc-lib.lua (in a Lua state of its own: a manifest only returns a table): { name, version, morc, depends, capabilities, doc, dir, path }.

@@ -92,6 +92,8 @@ Describes an assembly: components on one clock, connected by name.
   a:record { "robot.q", "pid.*", every = k, path = "f.h5" | folder = "dir", format = "mcap", notes = "…" }  records those signals of each run (HDF5, or MCAP: format or a .mcap path)
   a:publish { "robot.q", "ff.tau", rate = 100 }                      sends those signals to the live view (morc.live.start, morc --live)
   a.duration = s                                                     stop after s seconds (else when a component finishes)
+  morc.assembly { "where", internal = true }                         a run a library makes for itself (reading where the robot
+                                                                     is): not the "last run" of the operator page or /morc/run
 Run it with morc.engine:run(a [, { data = d, duration = s }]). Its types:
   assembly:add(name: string, kind: string|kind|fmu_kind, params?: table) → assembly
   assembly:connect(from: string, to: string, opts?: { delay?: boolean }) → assembly
@@ -132,7 +134,8 @@ library's components/*.lua, loaded with the library, add e.g. "mylib.filter".
   kind.name: string   kind.doc: string   (robot:component's kinds are plain userdata)]])
 morc.doc(morc.component, [[morc.component { name, doc, inputs = { "u", "q[6]", "n:integer" }, outputs = { … },
                 params = { k = 1 }, init = function(self, out) … end,
-                step = function(self, inp, out, t) … end, terminate = function(self) return { … } end }
+                step = function(self, inp, out, t) … end, terminate = function(self) return { … } end,
+                migrate = function(self, old) … end }
 A controller, observer or planner written in Lua, stepped at its rate on the engine's own thread for that rate (the
 bus rate included): each stepping thread has a Lua state of its own, with memory from a pool of its own (size per
 assembly: morc.assembly { …, memory = MB }, default 8) and its collector run in the slack after each tick.
@@ -147,6 +150,10 @@ Ports are preallocated: inp.q and out.y are tables of numbers reused every step 
 self holds the parameters, the instance's name (self.name) and its sample period in seconds (self.period).
 A step may return a string to end the assembly with that reason; an error faults the component with file:line and
 traceback; print goes through a queue to the console; terminate may return a table of results for Assembly Data.
+On a swap (reload, engine:swap) time t goes on, and an instance takes over from the old one of its name and kind:
+after init, at the tick boundary, the old self crosses as data (numbers, strings, booleans, tables; functions and
+userdata stay behind) and without migrate each of its entries but name and the parameters replaces the new one's;
+with migrate(self, old) that function decides (old: the copy). Another kind starts from its init.
 Types:
   morc.component(def: component_def) → kind
   component_def.name: string   component_def.doc?: string   component_def.inputs?: (string|port_def)[]   component_def.outputs?: (string|port_def)[]
@@ -154,7 +161,8 @@ Types:
   component_def.params?: table<string, number|boolean|string|number[]>
   component_def.init?: fun(self: table, out: table<string, any>)
   component_def.step: fun(self: table, inp: table<string, any>, out: table<string, any>, t: number): string?
-  component_def.terminate?: fun(self: table): table?]])
+  component_def.terminate?: fun(self: table): table?
+  component_def.migrate?: fun(self: table, old: table)]])
 if morc.engine then morc.doc(morc.engine, [[morc.engine: engine — the engine that cycles the robot and runs assemblies.
   engine:run(a [, { duration = s, data = d, overrun = "warn"|"fault" }])  runs a and returns its result when it ends
   engine:start(a [, opts])   starts a and returns at once a handle: h:wait() → result, h:cancel(), h:status()
@@ -177,7 +185,7 @@ Types:
   engine:cancel()   engine:check(a: assembly) → boolean   engine:reset_faults() → boolean, string?
   engine:time() → number   engine:tick() → integer   engine.period: number   engine.clock: string   engine.base: string
   engine.bus: bus?   engine.inputs: string[]   engine.outputs: string[]   engine.description: string
-  run_handle:wait() → run_result   run_handle:cancel()   run_handle:status() → "running"|"finished"|"done"
+  run_handle:wait() → run_result   run_handle:cancel()   run_handle:status() → "running"|"finished"|"faulted"|"cancelled"|"done"
   run_result.ok: boolean   run_result.outcome: "finished"|"fault"|"cancelled"   run_result.reason: string
   run_result.data: data   run_result.recordings: string[]   run_result.error: error_value?]]) end
 

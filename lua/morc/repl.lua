@@ -156,10 +156,12 @@ end
 --- files) and swapped in at a tick boundary, no cycle missed. Typing `reload` alone does it too.
 function reload()
   local old = morc.engine:swap()
-  print(("reloaded '%s': the new code runs from t = %.3f s (the old ran %d ticks)"):format(old.assembly, old.start_time + old.duration, old.ticks))
+  print(("reloaded '%s': the new code carries on from t = %.3f s (the old ran %d ticks)"):format(old.assembly, old.t_end, old.ticks))
 end
 morc.doc(reload, [[reload() — (REPL) prepares the assembly started with morc.engine:start(a) afresh, its Lua component
 modules read again from their files, and swaps it in at a tick boundary with no missed cycle (engine:swap()).
-Edit a controller's module, type reload, and the new code runs. Typing `reload` alone does the same.]])
+Edit a controller's module, type reload, and the new code runs. Typing `reload` alone does the same.
+Bumpless: time t goes on; each Lua component's state carries over (see morc.component's migrate); a first
+command that would move a joint past its velocity or acceleration limit faults instead, and the robot holds.]])
 
 return { pretty = pretty, complete = complete }

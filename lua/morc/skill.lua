@@ -391,7 +391,8 @@ end
 --- h:status() — "running" while the skill runs, "finished" when h:wait() will not block, "done" after it.
 function AsyncMT:status()
   if coroutine.status(self.co) == "dead" then return "done" end
-  if self.run and self.run:status() == "finished" then return "finished" end
+  local run = self.run and self.run:status()
+  if run == "finished" or run == "faulted" or run == "cancelled" then return "finished" end
   return "running"
 end
 

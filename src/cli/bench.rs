@@ -178,7 +178,7 @@ fn engine(seconds: f64, policy: RtPolicy) {
 /// engine's timing is read for /morc/stats twice a second, as under `morc --live`.
 fn live(seconds: f64, policy: RtPolicy) -> Result<(), String> {
     let period = 1e-3;
-    let address = morc_live::start("127.0.0.1:0")?;
+    let address = morc_live::start("127.0.0.1:0", None)?;
     println!("morc bench live — 50 signals (6-vectors), 1 kHz wall clock, {seconds} s per configuration, live view on {address}");
     println!("{:<22} | {:>9} {:>9} {:>9} | {:>9} {:>9} | {:>5} | {:>7} {:>7}", "configuration", "tap mean", "tap p99", "tap max", "work mean", "work p99", "late", "sent", "dropped");
     let mut spec = gain_chain(50, 1);

@@ -44,7 +44,7 @@ extern "C" fn on_signal(signal: libc::c_int) {
             return;
         }
     }
-    interrupt::request();
+    interrupt::request_by(signal);
 }
 
 /// The signal a tool without Lua (`morc fmu sim`) was asked to stop by, or 0.
@@ -90,6 +90,11 @@ fn set_handler(handler: extern "C" fn(libc::c_int), signals: &[libc::c_int], res
         }
     }
     Ok(())
+}
+
+/// Whether the REPL runs a command now (false while it waits at its prompt).
+pub fn busy() -> bool {
+    BUSY.load(Ordering::SeqCst)
 }
 
 /// The REPL is at its prompt (`false`) or runs a command (`true`).

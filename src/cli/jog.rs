@@ -172,9 +172,8 @@ pub fn run(lua: &Lua) -> Result<(), String> {
                     let hold = if repeat { REPEAT_HOLD } else { FIRST_HOLD };
                     let until_ns = monotonic_ns() + hold.as_nanos() as u64;
                     let current = robot.operator.jog_now();
-                    if repeat && current.direction != 0.0 {
-                        robot.operator.hold_jog(current.id, until_ns);
-                    } else {
+                    // A repeat keeps the jog held, unless it ran out already (then it starts anew).
+                    if !(repeat && current.direction != 0.0 && robot.operator.hold_jog(current.id, until_ns)) {
                         let to_si = match frame {
                             JogFrame::Joint if robot.is_prismatic(axis) => 1e-3,
                             JogFrame::Joint => 1f64.to_radians(),

@@ -41,7 +41,7 @@ pub(crate) struct Cli {
 /// other subcommands' `--help` does not list them.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub(crate) struct RunOpts {
-    /// Clock: "virtual" (as fast as possible; the default in simulation) or "wall" (the default with --live).
+    /// Clock: "virtual" (as fast as possible; the default in simulation) or "wall" (the default with --live, and the only one on a real --bus IFACE).
     #[arg(long, value_name = "virtual|wall")]
     pub clock: Option<String>,
     /// Base period (bus cycle) in milliseconds [default: 1].
@@ -74,6 +74,9 @@ pub(crate) struct RunOpts {
     // (`--live run prog.lua` read `run` as the address).
     #[arg(long, value_name = "ADDR", num_args = 0..=1, require_equals = true, default_missing_value = morc_live::DEFAULT_ADDRESS)]
     pub live: Option<String>,
+    /// The secret the operator page's commands need (16+ letters, digits, '-', '_'); default: a new random one each run, printed in the page's URL.
+    #[arg(long, value_name = "TOKEN")]
+    pub live_token: Option<String>,
 }
 
 impl RunOpts {
@@ -90,7 +93,11 @@ impl RunOpts {
             record: self.record.clone().or_else(|| before.record.clone()),
             record_format: self.record_format.clone().or_else(|| before.record_format.clone()),
             live: self.live.clone().or_else(|| before.live.clone()),
+            live_token: self.live_token.clone().or_else(|| before.live_token.clone()),
         };
+        if merged.live_token.is_some() && merged.live.is_none() {
+            return Err("--live-token is the token of the live view and the operator page: give --live too (morc --live --live-token TOKEN run prog.lua)".into());
+        }
         if merged.sim && merged.bus.is_some() {
             return Err("--sim and --bus exclude each other: --sim runs the simulated robot, --bus the EtherCAT bus".into());
         }
@@ -183,7 +190,13 @@ pub(crate) mod exit {
 /// The engine configuration the options ask for; a bad value is a usage error (exit 2).
 pub(crate) fn engine_config(opts: &RunOpts) -> Result<EngineConfig, String> {
     // Watching a run live means watching it at the robot's pace: --live defaults to the wall clock.
-    let clock: ClockKind = opts.clock.as_deref().unwrap_or(if opts.live.is_some() { "wall" } else { "virtual" }).parse()?;
+    let default = if opts.live.is_some() { ClockKind::Wall } else { ClockKind::Virtual };
+    let asked = opts.clock.as_deref().map(str::parse::<ClockKind>).transpose()?;
+    // A real bus runs on the wall clock whatever the default; `--clock virtual` there is refused.
+    let clock = match opts.bus.as_deref() {
+        Some(bus) => morc_ecat::virtual_bus::clock_for(bus, asked, default).map_err(|e| format!("--bus {bus}: {e}"))?,
+        None => asked.unwrap_or(default),
+    };
     let rt = RtPolicy { enabled: !opts.no_rt, ..RtPolicy::default() };
     let period_ms = opts.period_ms.unwrap_or(1.0);
     // The engine's own bounds (1 µs … 1 s), checked here so a bad value is a usage error, not a fault.
@@ -268,7 +281,7 @@ fn run_cli() -> i32 {
         }
     };
     if let Some(address) = &opts.live {
-        if let Err(e) = live::start(address) {
+        if let Err(e) = live::start(address, opts.live_token.clone()) {
             eprintln!("morc: {e}");
             return exit::USAGE;
         }

@@ -100,6 +100,7 @@ fn session(lua: &Lua) -> Result<(), String> {
         .build();
     let mut editor: Editor<ReplHelper, FileHistory> = Editor::with_config(config).map_err(|e| e.to_string())?;
     editor.set_helper(Some(ReplHelper { complete }));
+    watch_background_faults(editor.create_external_printer().ok());
     let history = history_path();
     if let Some(h) = &history {
         let _ = editor.load_history(h); // none yet is fine
@@ -171,6 +172,37 @@ fn session(lua: &Lua) -> Result<(), String> {
     }
     save_history(&mut editor, history.as_ref());
     Ok(())
+}
+
+/// What the REPL says when a run it started in the background (`h = engine:start(a)`) faults.
+pub(crate) const BACKGROUND_FAULT: &str = "a run in the background faulted; the robot holds (h:status() says 'faulted', h:wait() gives the reason)";
+
+/// Says at once, above the prompt, when a run in the background faults: a fault nobody waits for
+/// (a command's own is reported by the command). Polls the engines' counts every 50 ms; with no
+/// terminal to print above (input from a pipe), the line goes to stderr.
+fn watch_background_faults(mut printer: Option<impl rustyline::ExternalPrinter + Send + 'static>) {
+    let spawned = std::thread::Builder::new().name("repl-faults".into()).spawn(move || {
+        let mut announced = morc_kernel::runs_faulted().0;
+        loop {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            let (faulted, unread) = morc_kernel::runs_faulted();
+            // While a command runs, its own run's fault is its to report (it reads the result).
+            if faulted > announced && unread > 0 && !super::interrupt::busy() {
+                announced = faulted;
+                match printer.as_mut() {
+                    Some(p) => {
+                        let _ = p.print(format!("{BACKGROUND_FAULT}\n"));
+                    }
+                    None => eprintln!("{BACKGROUND_FAULT}"),
+                }
+            } else if unread == 0 {
+                announced = faulted;
+            }
+        }
+    });
+    if let Err(e) = spawned {
+        log::warn!("the REPL cannot watch background runs for faults: {e}");
+    }
 }
 
 fn save_history(editor: &mut Editor<ReplHelper, FileHistory>, path: Option<&PathBuf>) {

@@ -69,7 +69,7 @@ end
 
 --- Where the robot is (degrees; mm for prismatic joints): one engine tick with a probe on robot.q.
 function M.position(ctx, robot)
-  local a = morc.assembly { "where", duration = ctx.engine.period }
+  local a = morc.assembly { "where", duration = ctx.engine.period, internal = true }
   a:add("p", "probe", { n = robot.dof })
   a:connect("robot.q", "p.u")
   local r = ctx.engine:run(a)

@@ -34,4 +34,19 @@ T.test("a started run that ends by itself", function()
   T.eq(engine:run(a, { duration = 0.01 }).ticks, 10)
 end)
 
+T.test("a started run that faults says so in its status before wait()", function()
+  local broken = morc.component { name = "broken", outputs = { "y" },
+    step = function(self, inp, out, t) if t >= 0.01 then error("sensor out of range") end end }
+  local a = morc.assembly { "faults", duration = 1 }
+  a:add("b", broken)
+  local h = engine:start(a)
+  while h:status() == "running" do end
+  T.eq(h:status(), "faulted")
+  assert(tostring(h):find("fault", 1, true), tostring(h))
+  local r = h:wait()
+  T.eq(r.outcome, "fault")
+  assert(r.reason:find("sensor out of range", 1, true), r.reason)
+  T.eq(h:status(), "done")
+end)
+
 return T.summary()

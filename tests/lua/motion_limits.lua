@@ -39,7 +39,8 @@ T.test("after a fault mid-motion the next command starts from a robot at rest", 
   probe:connect("robot.qd", "p.u")
   local still = morc.engine:run(probe)
   for i, v in ipairs(still.data["p.u"]) do
-    assert(math.abs(v) < 1e-3, ("joint %d still moves at %.4f rad/s after the fault"):format(i, v))
+    -- Standstill is 0.5 % of the joint's velocity limit (the UR5's: 3.15 rad/s), held 20 ms.
+    assert(math.abs(v) < 0.016, ("joint %d still moves at %.4f rad/s after the fault"):format(i, v))
   end
   for _, q in ipairs { { -90, -120, 120, -90, -90, -90 }, r.home } do
     local n = motion.ptp(q)

@@ -2,12 +2,14 @@
 (github.com/foxglove/ws-protocol, docs/spec.md), independent of the server's
 code: connects, reads serverInfo and advertise, subscribes to the topics
 asked for, decodes every message as its channel's encoding says (json here),
-and stops after the first message on /morc/run (a run ended) or a timeout. When the server has
-the parameters capability it asks for /robot_description (getParameters) as it connects.
-Prints {"subprotocol", "server", "capabilities", "parameters": {name: value}, "channels": {topic: {...}},
-"messages": {topic: [...]}} as JSON.
+and stops after the first message on /morc/run (a run ended; --runs=N: the N-th) or a timeout.
+When the server has the parameters capability it asks for /robot_description (getParameters) as it
+connects. Prints {"subprotocol", "server", "capabilities", "parameters": {name: value},
+"channels": {topic: {...}}, "messages": {topic: [...]}, "stamps": {topic: [log time, ns]}} as JSON.
+With --origin=URL it sends that Origin header, as a browser page of that origin would; a refused
+handshake prints {"refused": HTTP status, "body": text, "messages": {}}.
 
-usage: live_client.py ws://host:port SUBPROTOCOL TIMEOUT_S topic...
+usage: live_client.py [--runs=N] [--origin=URL] ws://host:port SUBPROTOCOL TIMEOUT_S topic...
 """
 import asyncio
 import json
@@ -17,11 +19,16 @@ import sys
 import websockets
 
 
-async def main(url, subprotocol, timeout, wanted):
-    out = {"subprotocol": None, "server": None, "capabilities": [], "parameters": {}, "channels": {}, "messages": {}}
+async def main(url, subprotocol, timeout, wanted, runs, origin):
+    out = {"subprotocol": None, "server": None, "capabilities": [], "parameters": {}, "channels": {}, "messages": {}, "stamps": {}}
     subs = {}  # subscription id -> topic
     next_sub = 1
-    async with websockets.connect(url, subprotocols=[subprotocol], max_size=None) as ws:
+    try:
+        ws = await websockets.connect(url, subprotocols=[subprotocol], max_size=None, origin=origin)
+    except websockets.exceptions.InvalidStatus as e:
+        print(json.dumps({"refused": e.response.status_code, "body": e.response.body.decode(errors="replace"), "messages": {}}))
+        return
+    async with ws:
         out["subprotocol"] = ws.subprotocol
         loop = asyncio.get_running_loop()
         end = loop.time() + timeout
@@ -54,15 +61,18 @@ async def main(url, subprotocol, timeout, wanted):
             # Binary: opcode 0x01 message data = u8 op, u32 subscription id, u64 timestamp, payload.
             if msg[0] != 0x01:
                 continue
-            sub, _stamp = struct.unpack_from("<IQ", msg, 1)
+            sub, stamp = struct.unpack_from("<IQ", msg, 1)
             topic, encoding = subs[sub]
             payload = msg[13:]
             if encoding != "json":
                 raise SystemExit(f"channel {topic}: cannot decode encoding {encoding}")
             out["messages"].setdefault(topic, []).append(json.loads(payload))
-            if topic == "/morc/run":
+            out["stamps"].setdefault(topic, []).append(stamp)
+            if topic == "/morc/run" and len(out["messages"][topic]) >= runs:
                 break
     print(json.dumps(out))
 
 
-asyncio.run(main(sys.argv[1], sys.argv[2], float(sys.argv[3]), set(sys.argv[4:])))
+options = {a[2:].split("=", 1)[0]: a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--")}
+args = [a for a in sys.argv[1:] if not a.startswith("--")]
+asyncio.run(main(args[0], args[1], float(args[2]), set(args[3:]), int(options.get("runs", 1)), options.get("origin")))

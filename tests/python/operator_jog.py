@@ -5,7 +5,7 @@ moves the tool 10 mm along the base's x axis (to 2 %: the jog integrates its pat
 moves it 10 mm back along the tool's own z axis; A+ turns it 10° about the base's z axis and
 keeps its position.
 
-    python3 operator_jog.py PAGE_URL
+    python3 operator_jog.py PAGE_URL   (with its ?token=…)
 
 Prints each move as JSON lines; exits non-zero with a message saying what was not as expected.
 """
@@ -24,6 +24,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
 URL = sys.argv[1]
+# The URL morc printed has the page's token: /state is read with it as the page reads it.
+BASE, TOKEN = URL.split("?token=")
 TIMEOUT = 60.0
 
 
@@ -43,7 +45,8 @@ def wait_for(what, condition, timeout=TIMEOUT):
 
 
 def page_state():
-    with urllib.request.urlopen(URL + "state", timeout=10) as r:
+    request = urllib.request.Request(BASE + "state", headers={"X-Morc-Token": TOKEN})
+    with urllib.request.urlopen(request, timeout=10) as r:
         return json.loads(r.read())
 
 

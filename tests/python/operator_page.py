@@ -5,13 +5,20 @@ resume and moves the override slider.
 
     python3 operator_page.py PAGE_URL WORKDIR SCREENSHOT
 
+PAGE_URL is the URL morc printed, with its token (http://127.0.0.1:PORT/?token=…). Before the
+operator's presses, a page of another origin (served by a python http.server on another port)
+tries to set the override and hold the robot with no-cors fetches as issue 26 found they could:
+the robot's override and state must not change.
+
 WORKDIR is the program's directory: its standard output (out.txt) has the lines the program
 prints from robot:state(); writing WORKDIR/go starts its long motion. Exits non-zero with a
 message saying what was not as expected.
 """
 
+import http.server
 import json
 import os
+import threading
 import re
 import sys
 import tempfile
@@ -24,6 +31,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
 URL, WORKDIR, SHOT = sys.argv[1], sys.argv[2], sys.argv[3]
+BASE, TOKEN = URL.split("?token=")
 # Generous: the machine may be loaded; every wait ends as soon as its condition holds.
 TIMEOUT = 60.0
 
@@ -63,8 +71,45 @@ def last_state():
 
 
 def page_state():
-    with urllib.request.urlopen(URL + "state", timeout=10) as r:
+    request = urllib.request.Request(BASE + "state", headers={"X-Morc-Token": TOKEN})
+    with urllib.request.urlopen(request, timeout=10) as r:
         return json.loads(r.read())
+
+
+# A page of another origin (another port) that tries what issue 26's attacker did: no-cors
+# POSTs to the operator page, as a form or a fetch can send them. It says when it has sent them.
+EVIL = f"""<!doctype html><title>evil</title><script>
+(async () => {{
+  const page = "{BASE.rstrip('/')}";
+  const tries = [
+    ["/override", '{{"percent":5}}'], ["/hold", "{{}}"],
+    ["/override?percent=5", ""], ["/hold", ""],
+  ];
+  for (const [path, body] of tries) {{
+    for (const type of ["application/json", "text/plain"]) {{
+      try {{ await fetch(page + path, {{ method: "POST", mode: "no-cors", headers: {{ "Content-Type": type }}, body }}); }} catch (e) {{}}
+    }}
+  }}
+  document.title = "sent";
+}})();
+</script>"""
+
+
+class Evil(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = EVIL.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+evil = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Evil)
+threading.Thread(target=evil.serve_forever, daemon=True).start()
 
 
 def numbers(text):
@@ -96,7 +141,7 @@ try:
     tool_shown = numbers(text("tool"))[:3]
     if any(abs(a - b) > 0.1 for a, b in zip(tool_shown, tool_home)):
         fail(f"the tool shown {tool_shown} mm is not the robot's {tool_home}")
-    if text("status") != "holding":
+    if text("status") not in ("holding", "idle"):
         fail(f"status '{text('status')}' while the robot holds")
     print(f"page shows q {shown}, tool {tool_shown}: the robot's")
 
@@ -113,10 +158,23 @@ try:
     wait_for("the progress bar", lambda: float(driver.find_element(By.ID, "progress").get_attribute("value")) > 0)
     driver.save_screenshot(SHOT)
 
+    # Another site's page in a second tab tries to slow and hold the robot: nothing changes.
+    page_tab = driver.current_window_handle
+    driver.switch_to.new_window("tab")
+    driver.get(f"http://127.0.0.1:{evil.server_address[1]}/")
+    wait_for("the other site's page to send its requests", lambda: driver.title == "sent", 20)
+    time.sleep(0.3)
+    s = page_state()
+    if s["override"] != 100 or s["state"] != "moving":
+        fail(f"a page of another origin changed the robot: override {s['override']} %, state {s['state']}")
+    print(f"a page of another origin sent no-cors POSTs: override {s['override']} %, state {s['state']}")
+    driver.close()
+    driver.switch_to.window(page_tab)
+
     # Hold: the program's robot:state() says paused, and the joints come to rest.
     driver.find_element(By.ID, "hold").click()
     wait_for("the robot to hold (paused, |qd| < 0.5 °/s)", lambda: (lambda s: s and s["paused"] == "true" and float(s["qd"]) < 0.5)(last_state()))
-    wait_for("the page to say paused", lambda: text("paused") == "paused")
+    wait_for("the page to say paused (and that alone)", lambda: text("status") == "paused")
 
     def at_rest():
         # Half a second of ticks in which the motion did not go on along its path.
@@ -153,8 +211,9 @@ try:
     done = wait_for("the program to finish", lambda: program_lines("done"))
     if done[0]["ok"] != "true":
         fail(f"the motion ended with {done[0]}")
-    wait_for("the page to show the finished run", lambda: "long move: finished" in text("last-run") and text("status") == "holding")
+    wait_for("the page to show the finished run", lambda: "long move: finished" in text("last-run") and text("status") == "idle")
     print("finished:", text("last-run"))
     open(os.path.join(WORKDIR, "bye"), "w").close()
 finally:
     driver.quit()
+    evil.shutdown()

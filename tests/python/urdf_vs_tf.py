@@ -61,14 +61,19 @@ roots = [l for l in links if l not in children]
 if len(roots) != 1:
     raise SystemExit(f"the URDF is not one tree: roots {roots}")
 
-# The /tf message of the same time as a /joint_states message (the same tap row sends both).
-states = {m["time"]: m for m in got["messages"]["/joint_states"]}
+# The /tf message of the same stamp and run time as a /joint_states message (the same tap row
+# sends both): the stamp is the wall clock's (the message's log time and its transforms'
+# timestamp), the run time is "time".
 tf = got["messages"]["/tf"][-1]
-stamp = tf["transforms"][0]["timestamp"]
-t = stamp["sec"] + stamp["nsec"] * 1e-9
-js = min(states.values(), key=lambda m: abs(m["time"] - t))
-if abs(js["time"] - t) > 1e-6:
-    raise SystemExit(f"no /joint_states at t = {t}")
+tf_stamp = got["stamps"]["/tf"][-1]
+ts = tf["transforms"][0]["timestamp"]
+if ts["sec"] * 1_000_000_000 + ts["nsec"] != tf_stamp:
+    raise SystemExit(f"/tf: timestamp {ts} is not its log time {tf_stamp}")
+same = [m for m, s in zip(got["messages"]["/joint_states"], got["stamps"]["/joint_states"]) if s == tf_stamp]
+if not same or same[0]["time"] != tf["time"]:
+    raise SystemExit(f"no /joint_states stamped {tf_stamp} at run time {tf['time']}")
+js = same[0]
+t = js["time"]
 q = dict(zip(js["name"], js["position"]))
 
 pose = {roots[0]: transform([[1.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0]], [0.0, 0.0, 0.0])}

@@ -15,8 +15,9 @@
 //!   `tau_ff` (N·m per drive): feed-forward torque, sent as each drive's torque offset (0x60B2).
 //!
 //! Faults: a drive fault, a device leaving Op, the safety PLC inhibiting motion or an F/T
-//! sensor error faults at once; lost frames and wrong working counters once they persist for
-//! `max_bad_cycles` consecutive cycles. The fault is latched (drives quick-stop) until
+//! sensor error faults at once; lost frames (no reply within the master's reply timeout: a
+//! late reply is not a lost one) and wrong working counters once they persist for
+//! `max_bad_cycles` frames or cycles in a row. The fault is latched (drives quick-stop) until
 //! [`BusBase::reset_faults`] (or a [`BusHandle`]) asks for recovery. The message is made once,
 //! when the fault is found; an idle faulted base cycles without allocating.
 
@@ -33,8 +34,8 @@ use crate::master::{Bus, CycleStatus, DeviceInfo, Link, MasterConfig, PreOpPlan,
 use crate::BusError;
 use handle::BusShared;
 use morc_kernel::Value;
-use morc_kernel::{Base, BaseHandle, Commands};
-use morc_kernel::{ComponentInfo, Step};
+use morc_kernel::{Base, BaseHandle, Commands, Standstill};
+use morc_kernel::{ComponentInfo, Step, ValueType};
 use ports::{mode_slot, read_real, Ports};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -50,13 +51,15 @@ pub struct BusConfig {
     pub drive_overrides: Vec<(usize, DriveConfig)>,
     /// Class overrides by position (e.g. a device whose identity says nothing useful).
     pub class_overrides: Vec<(usize, DeviceClassChoice)>,
-    /// Consecutive lost frames / wrong working counters tolerated before a fault.
+    /// A fault when this many frames in a row get no reply within the master's reply timeout
+    /// ([`MasterConfig::reply_timeout`]), or this many cycles in a row bring a wrong working
+    /// counter.
     pub max_bad_cycles: u32,
     /// Switch the drives on at start (holding where they are).
     pub enable_drives: bool,
     /// Run the drives that can DC-synchronous: SYNC0 every period.
     pub distributed_clocks: bool,
-    /// Master settings: bring-up and receive timeouts, SYNC0 period.
+    /// Master settings: bring-up, receive and reply timeouts, SYNC0 period.
     pub master: MasterConfig,
 }
 
@@ -80,6 +83,11 @@ impl Default for BusConfig {
 /// that frame reads what the devices latched in their last cycle, before applying them (one
 /// more), so they show at tick n+3 where a direct plant shows them at n+1.
 pub const BUS_LATENCY_CYCLES: u32 = 2;
+
+/// The longest reply timeout (s) a bus of this period takes.
+fn period_limit(period: f64) -> f64 {
+    crate::master::MAX_REPLY_TIMEOUT_CYCLES as f64 * period
+}
 
 /// Cycles a fault reset waits for the safety PLC to re-arm.
 const REARM_CYCLES: u32 = 20;
@@ -124,7 +132,10 @@ pub struct BusBase {
     period_ns: u64,
     devices: Devices,
     ports: Ports,
+    /// Consecutive cycles without fresh inputs (no reply yet, or a wrong one).
     bad_cycles: u32,
+    /// Consecutive cycles whose reply had a wrong working counter.
+    wrong_counters: u32,
     /// The latched fault, until reset.
     fault: Option<String>,
     /// The engine has not been told of the latched fault yet.
@@ -132,7 +143,20 @@ pub struct BusBase {
     /// The last `actuate` had commands: an assembly is trying to move the robot.
     commanded: bool,
     shared: Arc<BusShared>,
+    /// Whether the drives have stood still for the last few cycles, drive by drive.
+    standstill: Standstill,
+    /// The robot's rule for a swapped-in assembly's first position commands ([`TakeoverCheck`]).
+    takeover_check: Option<TakeoverCheck>,
+    /// The last two position commands (q_cmd) that went out, newest first, and how many did.
+    last_positions: [Vec<f64>; 2],
+    positions_seen: u8,
 }
+
+/// The robot's rule for the first position commands of an assembly swapped in on a running
+/// arm (`morc_robot::Robot::command_past_limits`): given the command before the last (when
+/// known), the last and the next (rad or m, one per joint), what the next would do past a
+/// joint's velocity or acceleration limit.
+pub type TakeoverCheck = Box<dyn Fn(Option<&[f64]>, &[f64], &[f64]) -> Option<String> + Send>;
 
 /// The class for the device `d`: a configured override, its identity, a CiA 402 device type
 /// (drives are known before Op: they need SDOs), else its process-data shape (after Op).
@@ -157,6 +181,28 @@ impl BusBase {
         self.info.description = description.to_string();
     }
 
+    /// Each drive's standstill speed (line order, its joint's unit per second; see
+    /// [`morc_kernel::standstill_speed`]), from the robot's joints: what [`Base::is_still`]
+    /// compares the drives' measured velocities with after a fault or Ctrl-C.
+    pub fn set_standstill(&mut self, speeds: Vec<f64>) {
+        self.standstill = Standstill::new(speeds, self.config.period);
+    }
+
+    /// The robot's rule for a swapped-in assembly's first position commands, checked by
+    /// [`Base::check_takeover`] against the last ones that went out (only where every drive
+    /// takes positions, `q_cmd` one per joint: `joints` of them).
+    pub fn set_takeover_check(&mut self, joints: usize, check: TakeoverCheck) {
+        let csp = self.ports.command[0].map(|slot| match self.info.inputs[slot].ty {
+            ValueType::Vector(n) => n,
+            _ => 1,
+        });
+        if csp == Some(joints) {
+            self.last_positions = [vec![0.0; joints], vec![0.0; joints]];
+            self.positions_seen = 0;
+            self.takeover_check = Some(check);
+        }
+    }
+
     /// Opens the bus on `link`, configures every device's class, brings all to Op and (if
     /// configured) switches the drives on. Blocks; not for the real-time path.
     pub fn open(link: Link, config: BusConfig) -> Result<BusBase, BusError> {
@@ -164,6 +210,16 @@ impl BusBase {
             return Err(BusError::Config(format!("bus period must be positive, got {} s", config.period)));
         }
         config.drive.check().map_err(BusError::Config)?;
+        let timeout = config.master.reply_timeout.as_secs_f64();
+        if !(timeout > 0.0 && timeout <= period_limit(config.period)) {
+            return Err(BusError::Config(format!(
+                "the bus's reply timeout must be more than 0 and at most {} cycles ({:.1} ms at a {} ms cycle), got {:.3} ms",
+                crate::master::MAX_REPLY_TIMEOUT_CYCLES,
+                period_limit(config.period) * 1e3,
+                config.period * 1e3,
+                timeout * 1e3
+            )));
+        }
         for (_, d) in &config.drive_overrides {
             d.check().map_err(BusError::Config)?;
         }
@@ -190,7 +246,28 @@ impl BusBase {
         let (info, ports, devices) = ports::layout(devices);
         let period_ns = (config.period * 1e9).round() as u64;
         let shared = Arc::new(BusShared::new(bus.devices().iter().map(|d| (d.position, d.name.clone())).collect()));
-        let mut base = BusBase { bus, info, config, period_ns, devices, ports, bad_cycles: 0, fault: None, fault_unreported: false, commanded: false, shared };
+        // Without the joints' velocity limits (BusBase::set_standstill gives them), a drive
+        // stands when it reads less than a few encoder counts per cycle.
+        let speeds = devices.drives.iter().map(|d| morc_kernel::standstill_speed(f64::NAN, d.class.config().velocity_from_counts(1).abs() / period)).collect();
+        let standstill = Standstill::new(speeds, period);
+        let mut base = BusBase {
+            bus,
+            info,
+            config,
+            period_ns,
+            devices,
+            ports,
+            bad_cycles: 0,
+            wrong_counters: 0,
+            fault: None,
+            fault_unreported: false,
+            commanded: false,
+            shared,
+            standstill,
+            takeover_check: None,
+            last_positions: [Vec::new(), Vec::new()],
+            positions_seen: 0,
+        };
         if !base.config.enable_drives {
             for d in &mut base.devices.drives {
                 d.class.disable();
@@ -316,6 +393,8 @@ impl BusBase {
                 self.fault = None;
                 self.fault_unreported = false;
                 self.bad_cycles = 0;
+                self.wrong_counters = 0;
+                self.bus.clear_frames_without_reply();
                 self.shared.faulted.store(false, Ordering::Relaxed);
             }
             Err(e) => {
@@ -360,6 +439,7 @@ impl BusBase {
         // Mirrored for handles: a few relaxed stores, no lock.
         let counters = self.bus.counters();
         self.shared.lost_frames.store(counters.lost_frames, Ordering::Relaxed);
+        self.shared.late_replies.store(counters.late_replies, Ordering::Relaxed);
         self.shared.working_counter_errors.store(counters.working_counter_errors, Ordering::Relaxed);
         self.shared.not_op.store(counters.not_op, Ordering::Relaxed);
         for (cell, state) in self.shared.states.iter().zip(self.bus.states()) {
@@ -391,39 +471,44 @@ impl BusBase {
     /// allocates unless a new fault is latched.
     fn cycle(&mut self) {
         let status = self.exchange();
+        let limit = self.config.max_bad_cycles.max(1);
+        // The loss rule: frames in a row without reply within the reply timeout (a late reply
+        // is no lost one). The report says what was seen of the replies.
+        let without_reply = self.bus.frames_without_reply();
+        if without_reply >= limit && self.fault.is_none() {
+            let message = self.bus.loss_report(without_reply);
+            self.latch(message);
+        }
         match status {
-            CycleStatus::Ok => self.bad_cycles = 0,
+            CycleStatus::Ok => {
+                self.bad_cycles = 0;
+                self.wrong_counters = 0;
+            }
             CycleStatus::NotOp => {
                 if self.fault.is_none() {
                     let which = self.bus.devices_not_in_op();
                     self.latch(format!("{which} left OP; check the device's power and cabling, then reset faults"));
                 }
             }
-            CycleStatus::Lost | CycleStatus::Error | CycleStatus::WorkingCounter { .. } => {
+            CycleStatus::WorkingCounter { got, expected } => {
                 self.bad_cycles = self.bad_cycles.saturating_add(1);
-                if self.bad_cycles >= self.config.max_bad_cycles.max(1) && self.fault.is_none() {
-                    let message = match status {
-                        CycleStatus::WorkingCounter { got, expected } => format!(
-                            "working counter {got}, expected {expected}, for {} cycles: a device is not exchanging process data{}; check the line, then reset faults",
-                            self.bad_cycles,
-                            match self.bus.devices_not_in_op() {
-                                s if s.is_empty() => String::new(),
-                                s => format!(" ({s})"),
-                            }
-                        ),
-                        // The OS refused the frames (the interface went down): that is the cause.
-                        _ => match self.bus.link_error() {
-                            Some(e) => format!("{} frames in a row lost: {e}, then reset faults", self.bad_cycles),
-                            None => format!(
-                                "{} frames in a row lost{}: link down or the first device does not answer; check the cable and the devices' power, then reset faults",
-                                self.bad_cycles,
-                                self.bus.interface().map(|i| format!(" on {i}")).unwrap_or_default()
-                            ),
-                        },
-                    };
+                self.wrong_counters = self.wrong_counters.saturating_add(1);
+                if self.wrong_counters >= limit && self.fault.is_none() {
+                    let message = format!(
+                        "working counter {got}, expected {expected}, for {} cycles: a device is not exchanging process data{}; check the line, then reset faults",
+                        self.wrong_counters,
+                        match self.bus.devices_not_in_op() {
+                            s if s.is_empty() => String::new(),
+                            s => format!(" ({s})"),
+                        }
+                    );
                     self.latch(message);
                 }
-                // Inputs are last cycle's: nothing new to check.
+                return;
+            }
+            // Inputs are last cycle's: nothing new to check.
+            CycleStatus::Late | CycleStatus::Lost | CycleStatus::Error => {
+                self.bad_cycles = self.bad_cycles.saturating_add(1);
                 return;
             }
         }
@@ -570,6 +655,7 @@ impl Base for BusBase {
             }
         }
         self.cycle();
+        self.standstill.observe(self.devices.drives.iter().map(|d| d.class.velocity()));
         ports::write_measurements(&self.devices, &self.ports, outputs);
         match &self.fault {
             // Told once when found, then to each assembly that tries to move: an idle faulted
@@ -584,18 +670,42 @@ impl Base for BusBase {
 
     fn actuate(&mut self, _tick: u64, commands: Option<Commands>) -> Step {
         self.commanded = commands.is_some();
+        // The last two position commands, for a takeover's check (copies into buffers of the
+        // right size: nothing allocated).
+        match (commands.and_then(|c| self.ports.command[0].and_then(|slot| c.get(slot))), self.takeover_check.is_some()) {
+            (Some(q), true) if q.as_slice().len() == self.last_positions[0].len() => {
+                self.last_positions.swap(0, 1);
+                self.last_positions[0].copy_from_slice(q.as_slice());
+                self.positions_seen = self.positions_seen.saturating_add(1).min(2);
+            }
+            // Holding: the drives hold where they are, and a new command starts from there.
+            _ => self.positions_seen = 0,
+        }
         match self.write_outputs(commands) {
             Ok(()) => Step::Continue,
             Err(e) => Step::Fault(e),
         }
     }
 
-    /// The drives stand still (they brake by themselves: hold, quick stop or fault reaction).
+    fn check_takeover(&self, commands: Commands) -> Result<(), (usize, String)> {
+        let (Some(check), Some(slot)) = (&self.takeover_check, self.ports.command[0]) else { return Ok(()) };
+        let Some(next) = commands.get(slot).map(Value::as_slice) else { return Ok(()) };
+        if self.positions_seen == 0 || next.len() != self.last_positions[0].len() {
+            return Ok(());
+        }
+        let before = (self.positions_seen > 1).then_some(&self.last_positions[1][..]);
+        match check(before, &self.last_positions[0], next) {
+            Some(what) => Err((slot, what)),
+            None => Ok(()),
+        }
+    }
+
+    /// The drives stand still (they brake by themselves: hold, quick stop or fault reaction):
+    /// each below its own standstill speed for the last few cycles ([`Standstill`]).
     /// A bus whose last cycle failed cannot tell and has nothing more to do.
     fn is_still(&self) -> bool {
-        const STILL_RAD_PER_S: f64 = 1e-3;
         // While cycles fail the measurements are stale: nothing more to wait for here (the
         // drives' own watchdogs stop them when the master falls silent).
-        self.bad_cycles > 0 || self.devices.drives.iter().all(|d| d.class.velocity().abs() < STILL_RAD_PER_S)
+        self.bad_cycles > 0 || self.standstill.is_still()
     }
 }

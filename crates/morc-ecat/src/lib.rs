@@ -9,6 +9,7 @@ pub mod devices;
 mod error;
 pub mod master;
 pub mod raw_socket;
+pub mod replies;
 mod sii_coe_mask;
 pub mod transport;
 pub mod virtual_bus;

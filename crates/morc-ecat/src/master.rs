@@ -6,15 +6,24 @@
 //! Two links: the in-process transport to a virtual segment (deterministic: a cycle is a
 //! plain function call through the simulated devices) and a network interface, where the
 //! calling thread sends ethercrab's frames on a raw socket and waits for the replies up to the
-//! receive timeout (else the frame is lost). Not ethercrab's own `std` TX/RX task: it ends for
-//! good at the first reply that comes after its frame was given up (a late reply), which turns
-//! one late frame into a dead link; here a late reply is counted and dropped.
+//! receive timeout. Not ethercrab's own `std` TX/RX task: it ends for good at the first reply
+//! that comes after its frame was given up (a late reply), which turns one late frame into a
+//! dead link.
+//!
+//! Late is not lost. A cycle whose reply has not come within the receive timeout moves on with
+//! last cycle's inputs (the next setpoints go out on time, as with IgH's or TwinCAT's master);
+//! ethercrab frees the frame and refuses its reply when it comes. That reply is then matched
+//! to the frame by its PDU index and counted as late ([`BusCounters::late_replies`]); its data
+//! is not used (newer frames are already out). A frame is lost only when no reply has come
+//! within [`MasterConfig::reply_timeout`] of its sending, or it could not be sent at all
+//! (see [`crate::replies`]).
 //!
 //! Why ethercrab's PDU timeout is infinite: a finite one registers a timer with async-io's
 //! reactor on every frame (a system call and a waker clone); lost frames are detected here
 //! instead, where the cyclic path knows its own deadline.
 
 use crate::raw_socket::RawSocket;
+use crate::replies::{ReplyLedger, MAX_IN_FLIGHT};
 use crate::sii_coe_mask::SiiCoeMask;
 use crate::transport::{lock, InProcessTransport, SharedSegment, MAX_FRAME_LEN};
 use crate::BusError;
@@ -73,8 +82,14 @@ impl std::fmt::Debug for Link {
 pub struct MasterConfig {
     /// How long bring-up may take in all (discovery, SDOs, state changes).
     pub bring_up_timeout: Duration,
-    /// Over a network interface: how long a cycle waits for its frame to come back.
+    /// Over a network interface: how long a cycle waits for its frame to come back before it
+    /// moves on with last cycle's inputs (keep it under the cycle time). The frame is not lost
+    /// yet: see `reply_timeout`.
     pub receive_timeout: Duration,
+    /// Over a network interface: a frame whose reply has not come this long after its
+    /// sending is lost ([`DEFAULT_REPLY_TIMEOUT`] unless set); a reply that comes later than
+    /// its cycle's wait but within this is late, counted and not lost.
+    pub reply_timeout: Duration,
     /// Distributed clocks: the SYNC0 cycle of the devices the plan asks it for (the bus
     /// cycle), or `None` to leave DC sync off.
     pub sync0_period: Option<Duration>,
@@ -82,9 +97,24 @@ pub struct MasterConfig {
 
 impl Default for MasterConfig {
     fn default() -> Self {
-        Self { bring_up_timeout: Duration::from_secs(10), receive_timeout: Duration::from_micros(900), sync0_period: None }
+        Self {
+            bring_up_timeout: Duration::from_secs(10),
+            receive_timeout: Duration::from_micros(900),
+            reply_timeout: DEFAULT_REPLY_TIMEOUT,
+            sync0_period: None,
+        }
     }
 }
+
+/// How long a frame's reply may take before the frame counts as lost: 2 ms, SOEM's
+/// `EC_TIMEOUTRET` (2000 µs). A direct line answers in tens of µs, a NIC with interrupt
+/// moderation or a USB adapter within about 1 ms; 2 ms rides through those, yet a line that is
+/// cut still faults within a few cycles.
+pub const DEFAULT_REPLY_TIMEOUT: Duration = Duration::from_millis(2);
+
+/// The longest reply timeout the master takes, in cycles: frames waiting for a late reply are
+/// kept in a fixed table (and ethercrab's 8-bit PDU index must not come round meanwhile).
+pub const MAX_REPLY_TIMEOUT_CYCLES: usize = MAX_IN_FLIGHT - 4;
 
 /// How long after configuration the first SYNC0 pulse comes: time for the devices to reach
 /// Op (ethercrab's examples use 100 ms).
@@ -149,7 +179,11 @@ pub struct PreOpPlan {
 pub enum CycleStatus {
     /// The reply came with the expected working counter, every device in Op.
     Ok,
-    /// No reply (within the receive timeout): inputs are last cycle's.
+    /// No reply within the cycle's wait (the receive timeout): inputs are last cycle's. The
+    /// frame is in flight: lost only if no reply comes within the reply timeout.
+    Late,
+    /// No reply can come (the send failed, or the segment dropped the frame): inputs are last
+    /// cycle's, the frame is lost.
     Lost,
     /// The reply came with another working counter than the devices give in Op.
     WorkingCounter {
@@ -169,8 +203,10 @@ pub enum CycleStatus {
 pub struct BusCounters {
     /// Cycles run.
     pub cycles: u64,
-    /// Cycles without a reply ([`CycleStatus::Lost`]).
+    /// Frames lost: no reply within the reply timeout, or none possible.
     pub lost_frames: u64,
+    /// Replies that came after their cycle had moved on, within the reply timeout: late, not lost.
+    pub late_replies: u64,
     /// Cycles with a wrong working counter ([`CycleStatus::WorkingCounter`]).
     pub working_counter_errors: u64,
     /// Cycles with some device not in Op ([`CycleStatus::NotOp`]).
@@ -192,11 +228,22 @@ enum Driver {
         tx: PduTx<'static>,
         rx: PduRx<'static>,
         buffer: Box<[u8; MAX_FRAME_LEN + 4]>,
-        stale_replies: u64,
+        /// The last frame sent on the cyclic path: its first PDU's index and when it went out.
+        sent: Option<(u8, Instant)>,
+        /// Replies ethercrab refused (their frame was given up), not yet given to the ledger.
+        late: Box<[(u8, Instant); LATE_QUEUE]>,
+        late_len: usize,
         link_error: Option<i32>,
         sii_mask: SiiCoeMask,
     },
 }
+
+/// Refused replies kept between cycles (more in one cycle are counted as after loss).
+const LATE_QUEUE: usize = 16;
+
+/// Where the first PDU's index sits in an EtherCAT frame: after the Ethernet header (14
+/// bytes), the EtherCAT header (2) and the PDU's command byte.
+const FIRST_PDU_INDEX: usize = 17;
 
 /// How long to wait for a future's frames.
 #[derive(Clone, Copy)]
@@ -240,8 +287,10 @@ impl Driver {
                     }
                 }
             }
-            Driver::Socket { socket, tx, rx, buffer, stale_replies, link_error, sii_mask, .. } => {
+            Driver::Socket { socket, tx, rx, buffer, sent, late, late_len, link_error, sii_mask, .. } => {
                 *link_error = None;
+                *sent = None;
+                let cyclic = matches!(patience, Patience::Cycle(_));
                 let mut cx = Context::from_waker(Waker::noop());
                 let (deadline, slice) = match patience {
                     Patience::Cycle(d) => (Instant::now() + d, d),
@@ -258,14 +307,18 @@ impl Driver {
                         // again at once would spin for ever on a link that is down (ENETDOWN).
                         // The future is dropped on return, which frees the frame.
                         let mut errno = 0;
-                        let sent = frame.send_blocking(|bytes| {
+                        let result = frame.send_blocking(|bytes| {
                             sii_mask.outgoing(bytes);
                             socket.send(bytes).map(|_| bytes.len()).map_err(|e| {
                                 errno = e.raw_os_error().unwrap_or(libc::EIO);
                                 ethercrab::error::Error::SendFrame
-                            })
+                            })?;
+                            if cyclic {
+                                *sent = bytes.get(FIRST_PDU_INDEX).map(|i| (*i, Instant::now()));
+                            }
+                            Ok(bytes.len())
                         });
-                        if sent.is_err() {
+                        if result.is_err() {
                             send_failed = Some(errno);
                             break;
                         }
@@ -281,20 +334,21 @@ impl Driver {
                         std::thread::sleep(Duration::from_micros(200));
                         continue;
                     }
-                    let now = Instant::now();
-                    if now >= deadline {
-                        return None;
-                    }
-                    match socket.receive(&mut buffer[..], (deadline - now).min(slice)) {
+                    // Past the deadline this still takes what has come (a zero wait): a reply
+                    // already there when the thread was late to look is not given up.
+                    let wait = deadline.saturating_duration_since(Instant::now()).min(slice);
+                    match socket.receive(&mut buffer[..], wait) {
                         Ok(Some(n)) => {
                             sii_mask.reply(&mut buffer[..n]);
                             // A reply to a frame already given up (a late one) is refused by
-                            // ethercrab; it is only counted, the link goes on.
-                            if rx.receive_frame(&buffer[..n]).is_err() {
-                                *stale_replies += 1;
+                            // ethercrab; it is kept for the ledger, the link goes on.
+                            if rx.receive_frame(&buffer[..n]).is_err() && *late_len < LATE_QUEUE {
+                                let index = buffer.get(FIRST_PDU_INDEX).copied().unwrap_or(0);
+                                late[*late_len] = (index, Instant::now());
+                                *late_len += 1;
                             }
                         }
-                        Ok(None) if matches!(patience, Patience::Cycle(_)) => return None,
+                        Ok(None) if cyclic || Instant::now() >= deadline => return None,
                         Ok(None) => {}
                         Err(e) => {
                             *link_error = Some(e.raw_os_error().unwrap_or(libc::EIO));
@@ -308,6 +362,25 @@ impl Driver {
 }
 
 impl Driver {
+    /// Gives the replies refused since the last call to the ledger (late, or after their
+    /// frame was lost), oldest first.
+    fn settle_late_replies(&mut self, ledger: &mut ReplyLedger) {
+        if let Driver::Socket { late, late_len, .. } = self {
+            for (index, at) in &late[..*late_len] {
+                ledger.late_reply(*index, *at);
+            }
+            *late_len = 0;
+        }
+    }
+
+    /// The cyclic frame the last exchange sent (first PDU index, when), if it went out.
+    fn sent_frame(&self) -> Option<(u8, Instant)> {
+        match self {
+            Driver::Socket { sent, .. } => *sent,
+            Driver::InProcess { .. } => None,
+        }
+    }
+
     /// The OS error that made the last exchange fail on a network interface, as
     /// "eth1: network is down (ENETDOWN)".
     fn link_error(&self) -> Option<String> {
@@ -343,6 +416,7 @@ pub struct Bus {
     expected_wkc: u16,
     last_wkc: u16,
     counters: BusCounters,
+    ledger: ReplyLedger,
 }
 
 fn state_text(s: SubDeviceState) -> &'static str {
@@ -431,7 +505,9 @@ impl Bus {
                     tx,
                     rx,
                     buffer: Box::new([0; MAX_FRAME_LEN + 4]),
-                    stale_replies: 0,
+                    sent: None,
+                    late: Box::new([(0, Instant::now()); LATE_QUEUE]),
+                    late_len: 0,
                     link_error: None,
                     sii_mask: SiiCoeMask::new(without_coe),
                 };
@@ -621,6 +697,7 @@ impl Bus {
             expected_wkc,
             last_wkc: 0,
             counters: BusCounters::default(),
+            ledger: ReplyLedger::new(Instant::now()),
         };
         // Reserve the states' room so that copying them in the cycle never allocates.
         bus.states.reserve(MAX_SUBDEVICES);
@@ -663,12 +740,52 @@ impl Bus {
             Driver::Socket { .. } => None,
         }
     }
-    /// Replies that came after their cycle gave up on them (over a network interface).
-    pub fn stale_replies(&self) -> u64 {
-        match &self.driver {
-            Driver::Socket { stale_replies, .. } => *stale_replies,
-            Driver::InProcess { .. } => 0,
+    /// Replies that came after their frame was already counted lost (or matched no frame
+    /// sent on the cyclic path).
+    pub fn replies_after_loss(&self) -> u64 {
+        self.ledger.replies_after_loss
+    }
+    /// Consecutive frames (in sending order) without reply within the reply timeout, up to the
+    /// latest one decided; 0 once a later frame got its reply. The bus base faults on it.
+    pub fn frames_without_reply(&self) -> u32 {
+        self.ledger.lost_in_a_row()
+    }
+    /// Forgets the run of frames without reply (a fault reset starts a new count).
+    pub fn clear_frames_without_reply(&mut self) {
+        self.ledger.clear_run();
+    }
+    /// Sets the reply timeout (see [`MasterConfig::reply_timeout`]).
+    pub fn set_reply_timeout(&mut self, timeout: Duration) {
+        self.config.reply_timeout = timeout;
+    }
+    /// What was seen of the replies, for the fault of `lost` frames in a row without reply:
+    /// "3 frames in a row without reply (lost: none came within 2 ms of its sending) on eth1;
+    /// 12 replies came late in the last second (1.1–3.0 ms after their frame, …)" and what to
+    /// do. Allocates: for fault messages only.
+    pub fn loss_report(&self, lost: u32) -> String {
+        if let Some(e) = self.link_error() {
+            // The OS refused the frames (the interface went down): that is the cause.
+            return format!("{lost} frames in a row without reply (lost): {e}, then reset faults");
         }
+        let Some(interface) = self.interface() else {
+            return format!(
+                "{lost} frames in a row without reply (lost) on the simulated segment: link down or the first device does not answer; check the cable and the devices' power, then reset faults"
+            );
+        };
+        let ms = |d: Duration| format!("{:.1}", d.as_secs_f64() * 1e3);
+        let timeout = ms(self.config.reply_timeout);
+        let late = self.ledger.late_in_last_second(Instant::now());
+        let seen = if late.count > 0 {
+            format!(
+                "{} replies came late in the last second ({}–{} ms after their frame; counted, not lost): the line answers, but slowly — a loaded or descheduled peer, or the NIC's interrupt moderation (`ethtool -C {interface} rx-usecs 0`); if this line is like that, raise the master's reply timeout (MasterConfig::reply_timeout)",
+                late.count,
+                ms(late.shortest),
+                ms(late.longest)
+            )
+        } else {
+            "no reply came late either: link down or the first device does not answer; check the cable and the devices' power".to_string()
+        };
+        format!("{lost} frames in a row without reply (lost: none came within {timeout} ms of its sending) on {interface}; {seen}; then reset faults")
     }
     /// Why the last exchange failed on the network interface, if the OS said so, with what
     /// to do: "eth1: network is down (ENETDOWN); the interface is down: …". Allocates: for
@@ -706,23 +823,45 @@ impl Bus {
                 sd.outputs_raw_mut().copy_from_slice(&self.outputs[range.clone()]);
             }
         });
-        let patience = Patience::Cycle(self.config.receive_timeout);
+        let seq = self.ledger.next_frame();
+        // The cycle waits at most the reply timeout: past it the frame is lost anyway.
+        let patience = Patience::Cycle(self.config.receive_timeout.min(self.config.reply_timeout));
         // With DC, the exchange also carries the reference clock's system time to the others
         // (FRMW), which keeps their clocks in step.
         let exchanged = match &self.group {
             OpGroup::Plain(g) => self.driver.run(g.tx_rx(md), patience).map(|r| r.map(|r| (r.working_counter, r.subdevice_states))),
             OpGroup::Dc(g) => self.driver.run(g.tx_rx_dc(md), patience).map(|r| r.map(|r| (r.working_counter, r.subdevice_states))),
         };
-        let (working_counter, subdevice_states) = match exchanged {
-            Some(Ok(r)) => r,
+        let now = Instant::now();
+        self.driver.settle_late_replies(&mut self.ledger);
+        let status = match &exchanged {
+            Some(Ok(_)) => {
+                self.ledger.replied(seq);
+                None
+            }
             Some(Err(_)) => {
                 self.counters.errors += 1;
-                return CycleStatus::Error;
+                self.ledger.no_reply_possible(seq, now);
+                Some(CycleStatus::Error)
             }
-            None => {
-                self.counters.lost_frames += 1;
-                return CycleStatus::Lost;
-            }
+            // Sent and not answered yet: in flight until the reply timeout.
+            None => match self.driver.sent_frame() {
+                Some((index, sent)) => {
+                    self.ledger.gave_up(seq, index, sent);
+                    Some(CycleStatus::Late)
+                }
+                None => {
+                    self.ledger.no_reply_possible(seq, now);
+                    Some(CycleStatus::Lost)
+                }
+            },
+        };
+        self.ledger.expire(now, self.config.reply_timeout);
+        self.counters.lost_frames = self.ledger.lost;
+        self.counters.late_replies = self.ledger.late_replies;
+        let (working_counter, subdevice_states) = match (exchanged, status) {
+            (Some(Ok(r)), _) => r,
+            (_, status) => return status.unwrap_or(CycleStatus::Error),
         };
         self.last_wkc = working_counter;
         for (s, r) in self.states.iter_mut().zip(subdevice_states.iter()) {

@@ -174,11 +174,25 @@ pub struct ServerCounters {
     pub replies: AtomicU64,
     /// Frames the segment refused as malformed (no reply: the master times out).
     pub malformed: AtomicU64,
+    /// Frames taken and not answered because the server was made silent.
+    pub ignored: AtomicU64,
+    /// Times the server stopped serving for a while ([`SegmentServer::stall`]).
+    pub stalls: AtomicU64,
+}
+
+/// Fault injection on a served segment, set from another thread.
+#[derive(Debug, Default)]
+struct ServerFaults {
+    /// Hold the next frame taken this many ns before answering it (0: no stall).
+    stall_ns: AtomicU64,
+    /// Take frames and answer none (a line cut behind the master's port).
+    silent: AtomicBool,
 }
 
 /// A segment served on an interface by a thread of its own; stops when dropped.
 pub struct SegmentServer {
     stop: Arc<AtomicBool>,
+    faults: Arc<ServerFaults>,
     thread: Option<JoinHandle<io::Result<()>>>,
     counters: Arc<ServerCounters>,
     segment: SharedSegment,
@@ -197,14 +211,30 @@ impl SegmentServer {
         let socket = RawSocket::open(interface)?;
         let stop = Arc::new(AtomicBool::new(false));
         let counters = Arc::new(ServerCounters::default());
-        let (s, c, seg) = (stop.clone(), counters.clone(), segment.clone());
+        let faults = Arc::new(ServerFaults::default());
+        let (s, c, seg, f) = (stop.clone(), counters.clone(), segment.clone(), faults.clone());
         let thread = std::thread::Builder::new().name(format!("segment-{interface}")).spawn(move || {
             if let Some(policy) = rt {
                 morc_kernel::rt::apply_to_current_thread(policy, "segment server");
             }
-            serve(&socket, &seg, &s, &c)
+            serve(&socket, &seg, &s, &c, &f)
         })?;
-        Ok(SegmentServer { stop, thread: Some(thread), counters, segment })
+        Ok(SegmentServer { stop, faults, thread: Some(thread), counters, segment })
+    }
+
+    /// Fault injection: the next frame the server takes waits `pause` before it is answered,
+    /// as at a peer that is not real-time when it is descheduled. Frames behind it wait in the
+    /// socket meanwhile and are all answered afterwards, in order: their replies come late,
+    /// none is lost. (Counted from the frame, not from this call, so the delay a frame sees
+    /// does not depend on how the caller's thread was scheduled.)
+    pub fn stall(&self, pause: Duration) {
+        self.faults.stall_ns.store(pause.as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    /// Fault injection: `true` takes every frame and answers none (the line cut behind the
+    /// master's port); `false` serves again.
+    pub fn set_silent(&self, silent: bool) {
+        self.faults.silent.store(silent, Ordering::Relaxed);
     }
 
     /// What the server has handled so far.
@@ -237,13 +267,22 @@ impl Drop for SegmentServer {
     }
 }
 
-fn serve(socket: &RawSocket, segment: &SharedSegment, stop: &AtomicBool, counters: &ServerCounters) -> io::Result<()> {
+fn serve(socket: &RawSocket, segment: &SharedSegment, stop: &AtomicBool, counters: &ServerCounters, faults: &ServerFaults) -> io::Result<()> {
     let mut frame = vec![0u8; MAX_FRAME_LEN + 4];
     let mut reply = vec![0u8; MAX_FRAME_LEN + 4];
     let mut last = Instant::now();
     while !stop.load(Ordering::Relaxed) {
         let Some(n) = socket.receive(&mut frame, Duration::from_millis(20))? else { continue };
         counters.frames.fetch_add(1, Ordering::Relaxed);
+        if faults.silent.load(Ordering::Relaxed) {
+            counters.ignored.fetch_add(1, Ordering::Relaxed);
+            continue;
+        }
+        let stall = faults.stall_ns.swap(0, Ordering::Relaxed);
+        if stall > 0 {
+            counters.stalls.fetch_add(1, Ordering::Relaxed);
+            std::thread::sleep(Duration::from_nanos(stall));
+        }
         let now = Instant::now();
         let result = {
             let mut s = lock(segment);

@@ -355,3 +355,19 @@ pub fn link_for(spec: &str, drives: usize) -> Result<Link, BusError> {
         _ => Err(BusError::Config("the bus is 'sim' (the simulated cell) or a network interface name (e.g. eth1)".into())),
     }
 }
+
+/// The clock a run on the bus `spec` takes: `asked` (the `--clock` or `clock =` given, if
+/// any), else `default`. A real interface runs on the wall clock whatever the default: its
+/// drives take a setpoint per SYNC0 pulse, and on the virtual clock the cycles (and the
+/// setpoints) would go out as fast as the CPU computes them. Asking for the virtual clock
+/// there is an error saying so; the simulated segment ("sim") takes either.
+pub fn clock_for(spec: &str, asked: Option<morc_kernel::ClockKind>, default: morc_kernel::ClockKind) -> Result<morc_kernel::ClockKind, BusError> {
+    use morc_kernel::ClockKind;
+    match (spec, asked) {
+        ("sim", asked) => Ok(asked.unwrap_or(default)),
+        (iface, Some(ClockKind::Virtual)) => Err(BusError::Config(format!(
+            "the virtual clock cannot drive the EtherCAT bus on {iface}: its cycles, and the drives' setpoints, would go out as fast as the CPU computes them, not once per SYNC0 period; a real interface runs on the wall clock: leave the clock out or ask for the wall clock (--clock wall, clock = \"wall\"); the virtual clock is for the simulated segment (--bus sim, bus = \"sim\")"
+        ))),
+        (_, _) => Ok(ClockKind::Wall),
+    }
+}

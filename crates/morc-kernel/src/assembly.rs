@@ -174,6 +174,9 @@ pub struct AssemblySpec {
     /// Keep every slower task on its Updater thread, even one cheap enough to run inline on
     /// the Coordinator (which is the default): to measure the hand-off, or to isolate them.
     pub keep_updaters: bool,
+    /// A run morc makes for itself (reading where the robot is before a motion): not the
+    /// operator's "last run" on the operator page or the live view's `/morc/run`.
+    pub internal: bool,
 }
 
 pub use super::error::AssemblyError;

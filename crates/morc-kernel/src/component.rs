@@ -344,6 +344,21 @@ pub trait Component: Send {
     /// release resources. Runs off the real-time path.
     fn terminate(&mut self, _results: &mut AssemblyResults) {}
 
+    /// At a swap ([`crate::Engine::swap`]), after [`Component::initialize`] and before the first
+    /// step: carry on from `old`, the component of the same name in the assembly being replaced,
+    /// as its last step left it (its outputs are already copied). Called on the Coordinator
+    /// between two ticks. By default nothing carries over: the component goes on from its
+    /// initialisation (its time continues all the same). Lua components hand their state over.
+    fn take_over(&mut self, _old: &mut dyn Component) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// The component as [`std::any::Any`], for [`Component::take_over`] to recognise an old
+    /// instance of its own type (None: not offered).
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        None
+    }
+
     /// The block as an ODE, for blocks that are one (exported for FMI model exchange).
     fn ode(&mut self) -> Option<&mut dyn super::ode::Ode> {
         None

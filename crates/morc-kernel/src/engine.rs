@@ -94,6 +94,9 @@ pub struct RunResult {
     pub outcome: Outcome,
     /// Base ticks the assembly ran.
     pub ticks: u64,
+    /// The run's time (base ticks) at which the assembly took over: 0, or after a swap where
+    /// the replaced one ended (time continues across swaps).
+    pub first_tick: u64,
     /// The engine tick at which it was switched in.
     pub start_tick: u64,
     /// Base period T in seconds.
@@ -268,6 +271,10 @@ struct Job {
     /// Counts the run in [`runs_in_progress`] from when it is handed to the Coordinator until
     /// it leaves the base (taken then, or dropped with a job that never ran).
     in_progress: Option<InProgress>,
+    /// Swapped in for a running assembly: its first commands are checked against where the
+    /// last ones left the robot ([`Base::check_takeover`]), and the verdict goes back to
+    /// [`Engine::swap`] here (None: it took over; Some: the fault's message).
+    takeover: Option<Sender<Option<String>>>,
 }
 
 /// One run in [`RUNS_IN_PROGRESS`], while it lives.
@@ -311,6 +318,20 @@ static CANCEL_ALL: AtomicU64 = AtomicU64::new(0);
 /// Runs asked for and not yet over, summed over the engines of this process.
 static RUNS_IN_PROGRESS: AtomicUsize = AtomicUsize::new(0);
 
+/// Runs that ended in a fault, and the faulted results [`Engine::wait`] has handed back, summed
+/// over the engines of this process: the difference is a fault nobody has read yet.
+static RUNS_FAULTED: AtomicU64 = AtomicU64::new(0);
+static FAULTS_COLLECTED: AtomicU64 = AtomicU64::new(0);
+
+/// How many runs ended in a fault on the engines of this process, and how many of those results
+/// nobody has waited for yet. The REPL watches them to say at once when a run it started in the
+/// background (`engine:start`) faulted: the fault of a command it waits for, it reports itself.
+pub fn runs_faulted() -> (u64, u64) {
+    let collected = FAULTS_COLLECTED.load(Ordering::SeqCst);
+    let faulted = RUNS_FAULTED.load(Ordering::SeqCst);
+    (faulted, faulted.saturating_sub(collected))
+}
+
 /// How many runs are asked for or stepping now on the engines of this process, and not over
 /// (0: every robot only holds). The REPL asks on Ctrl-C at its prompt, where no signal is raised: a run started in
 /// the background (`engine:start`) is stopped as a Ctrl-C during a command would stop it.
@@ -342,6 +363,17 @@ pub struct Engine {
 /// A run in progress; [`Engine::wait`] returns its result.
 pub struct RunHandle {
     name: String,
+    /// A swapped-in run that faulted in its first tick: the fault's message.
+    refused: Option<String>,
+}
+
+impl RunHandle {
+    /// For a run [`Engine::swap`] switched in: the fault that ended it in its very first tick
+    /// (its state could not be handed over, or its first commands would have moved the robot
+    /// past a limit), and the robot holds. [`Engine::wait`] gives the run's result.
+    pub fn refused(&self) -> Option<&str> {
+        self.refused.as_deref()
+    }
 }
 
 impl Engine {
@@ -439,7 +471,7 @@ impl Engine {
         self.shared.cancel.store(false, Ordering::Relaxed);
         self.commands.send(Command::Run(job)).map_err(|_| EngineError::Stopped("the Coordinator thread is gone".into()))?;
         self.running = Some(spec.name.clone());
-        Ok(RunHandle { name: spec.name.clone() })
+        Ok(RunHandle { name: spec.name.clone(), refused: None })
     }
 
     /// Prepares `spec` while the running assembly goes on, then switches it in at a tick
@@ -452,16 +484,28 @@ impl Engine {
     ///
     /// The handle of the replaced run is spent (its result is the one returned); when preparing
     /// `spec` fails, the running assembly goes on untouched and its handle stays valid.
+    ///
+    /// Bumpless: the run's time continues (the new components' `t` goes on from the old ones'),
+    /// each new component takes over from the old one of the same name (its outputs, and its
+    /// state as [`Component::take_over`](crate::Component::take_over) carries it), and the new
+    /// assembly's first commands are checked against the last ones ([`Base::check_takeover`]):
+    /// one that would move the robot past a limit faults the new run and the robot holds. This
+    /// returns once the new assembly has stepped its first tick; [`RunHandle::refused`] says
+    /// whether that faulted it.
     pub fn swap(&mut self, spec: &AssemblySpec, data: &AssemblyData) -> Result<(RunResult, RunHandle), EngineError> {
         let Some(running) = self.running.clone() else {
             return Err(EngineError::Stopped(format!("nothing runs that '{}' could replace: start it with start_run", spec.name)));
         };
         let cancel_epoch = CANCEL_ALL.load(Ordering::SeqCst);
-        let job = self.prepare(spec, data, cancel_epoch)?;
+        let mut job = self.prepare(spec, data, cancel_epoch)?;
+        let (verdict_tx, verdict) = bounded(1);
+        job.takeover = Some(verdict_tx);
         self.commands.send(Command::Swap(job)).map_err(|_| EngineError::Stopped("the Coordinator thread is gone".into()))?;
-        let old = self.wait(RunHandle { name: running })?;
+        let old = self.wait(RunHandle { name: running, refused: None })?;
         self.running = Some(spec.name.clone());
-        Ok((old, RunHandle { name: spec.name.clone() }))
+        // Dropped unsent when the old run ended on its own first: the new one then starts as a run does.
+        let refused = verdict.recv().ok().flatten();
+        Ok((old, RunHandle { name: spec.name.clone(), refused }))
     }
 
     fn prepare(&self, spec: &AssemblySpec, data: &AssemblyData, cancel_epoch: u64) -> Result<Box<Job>, EngineError> {
@@ -482,6 +526,7 @@ impl Engine {
             done: false,
             name: spec.name.clone(),
             in_progress: Some(InProgress::new()),
+            takeover: None,
         }))
     }
 
@@ -490,8 +535,12 @@ impl Engine {
     pub fn wait(&mut self, handle: RunHandle) -> Result<RunResult, EngineError> {
         let job = self.finished.recv().map_err(|_| EngineError::Stopped(format!("the Coordinator ended during '{}'", handle.name)))?;
         self.running = None;
+        if matches!(job.outcome, Some(Outcome::Fault(_))) {
+            FAULTS_COLLECTED.fetch_add(1, Ordering::SeqCst);
+        }
         let Job { assembly, stats, outcome, start_tick, mut data, .. } = *job;
-        let ticks = assembly.tick;
+        let first_tick = assembly.first_tick();
+        let ticks = assembly.tick - first_tick;
         let name = assembly.name.clone();
         let components = assembly.finish(&mut data);
         let outcome = outcome.unwrap_or(Outcome::Cancelled);
@@ -499,6 +548,7 @@ impl Engine {
             assembly: name,
             outcome,
             ticks,
+            first_tick,
             start_tick,
             base_period: self.config.period,
             clock: self.config.clock,
@@ -574,6 +624,15 @@ struct Coordinator {
     stop_ticks: u64,
 }
 
+/// The fault of a swapped-in assembly whose first command on base input `port` would move the
+/// robot as `what` says, past a limit.
+fn takeover_refused(assembly: &RunningAssembly, base: &str, port: usize, what: &str) -> String {
+    match assembly.command_source(port) {
+        Some((source, input)) => format!("swap: the first command of the new assembly's {source} to {input} {what}: the robot holds"),
+        None => format!("swap: the first command of the new assembly to {base} {what}: the robot holds"),
+    }
+}
+
 /// Longest a robot may take to come to a standstill after a fault or Ctrl-C (s).
 const STOP_TIME_LIMIT: f64 = 5.0;
 
@@ -617,9 +676,18 @@ impl Coordinator {
                 let mut job = self.next.take().expect("checked");
                 if let Some(mut old) = self.leave() {
                     old.outcome = Some(Outcome::Finished(format!("swapped for '{}'", job.assembly.name)));
+                    // Bumpless: the new assembly carries on from the old one's last step.
+                    if let Err((source, message)) = job.assembly.continue_from(&mut old.assembly) {
+                        let message = format!("swap: {message}: the robot holds");
+                        job.outcome = Some(Outcome::Fault(Fault { source, message }));
+                        job.stopping = Some(0);
+                    }
                     if self.finished.send(old).is_err() {
                         break;
                     }
+                } else {
+                    // Nothing to take over from (the old run had ended): it starts as a run does.
+                    job.takeover = None;
                 }
                 job.start_tick = self.tick;
                 job.stats.reset();
@@ -638,6 +706,12 @@ impl Coordinator {
             };
             self.tick_once();
             let end = monotonic_ns();
+            if let Some(job) = &mut self.current {
+                // A swap's verdict, after the new assembly's first tick (Engine::swap waits for it).
+                if let Some(verdict) = job.takeover.take() {
+                    let _ = verdict.try_send(job.outcome.as_ref().and_then(Outcome::fault).map(|f| f.message.clone()));
+                }
+            }
             deadline += self.period_ns;
             if let Some(job) = &self.current {
                 // The components' slack work (a Lua state's collector) after the tick's work,
@@ -670,6 +744,9 @@ impl Coordinator {
         let mut job = self.current.take();
         if let Some(j) = &mut job {
             j.in_progress = None;
+            if matches!(j.outcome, Some(Outcome::Fault(_))) {
+                RUNS_FAULTED.fetch_add(1, Ordering::SeqCst);
+            }
         }
         job
     }
@@ -711,6 +788,14 @@ impl Coordinator {
                     Step::Continue
                 }
                 _ => job.assembly.step(&self.base_outputs, self.config.clock, &cancelled),
+            };
+            // An assembly swapped in: its first commands must not jerk the robot.
+            let step = match step {
+                Step::Continue | Step::Finish(_) if job.takeover.is_some() => match self.base.check_takeover(job.assembly.commands()) {
+                    Ok(()) => step,
+                    Err((port, what)) => Step::Fault(takeover_refused(&job.assembly, self.base.name(), port, &what)),
+                },
+                step => step,
             };
             match step {
                 // The commands of a finished assembly's last tick still go out.

@@ -118,7 +118,10 @@ pub struct RunningAssembly {
     commands: Vec<Value>,
     /// Which base inputs this assembly drives (the others hold).
     driven: Vec<bool>,
+    /// The run's time in base ticks: from 0 at its start, continued across swaps.
     pub(crate) tick: u64,
+    /// The run's time at which this assembly took over (0, or where a swapped-out one ended).
+    pub(crate) first_tick: u64,
     duration_ticks: Option<u64>,
     overrun: OverrunPolicy,
     /// Slower tasks never move inline ([`super::assembly::AssemblySpec::keep_updaters`]).
@@ -439,12 +442,73 @@ impl RunningAssembly {
             commands,
             driven,
             tick: 0,
+            first_tick: 0,
             duration_ticks: plan.duration_ticks,
             overrun: plan.overrun,
             keep_updaters: plan.keep_updaters,
             pending_finish: None,
             fault_source: None,
         })
+    }
+
+    /// At a swap, on the Coordinator between two ticks: this assembly (prepared, not yet
+    /// stepped) carries on from `old`, which has stepped its last. The run's time continues
+    /// (components' `t`, slower tasks' phase, the duration counted from the run's start); each
+    /// component with the name of one in `old` gets that one's outputs (ports of the same name
+    /// and type) and then [`Component::take_over`] from it. Waits for `old`'s slower tasks in
+    /// flight (they are due within their period). An error names the component.
+    pub fn continue_from(&mut self, old: &mut RunningAssembly) -> Result<(), (FaultSource, String)> {
+        for t in &mut old.threaded {
+            if t.task.is_none() {
+                if let Ok(task) = t.done.recv() {
+                    t.task = Some(task);
+                }
+            }
+        }
+        let tick = old.tick;
+        self.tick = tick;
+        self.first_tick = tick;
+        self.inline.steps = tick;
+        for t in &mut self.threaded {
+            let task = t.task.as_mut().expect("a prepared assembly's tasks are at home");
+            // Its first release is at the next multiple of its period: its time then.
+            task.steps = tick.div_ceil(t.every);
+        }
+        let mut old_slots: Vec<&mut super::task::Slot> = old.inline.slots.iter_mut().chain(old.threaded.iter_mut().filter_map(|t| t.task.as_mut()).flat_map(|t| t.slots.iter_mut())).collect();
+        let tasks = std::iter::once(&mut *self.inline).chain(self.threaded.iter_mut().map(|t| t.task.as_deref_mut().expect("at home")));
+        for task in tasks {
+            for slot in &mut task.slots {
+                let Some(from) = old_slots.iter_mut().find(|o| o.name == slot.name) else { continue };
+                let ports = &from.component.info().outputs;
+                for (p, out) in slot.component.info().outputs.iter().zip(slot.outputs.iter_mut()) {
+                    if let Some(k) = ports.iter().position(|q| q.name == p.name && q.ty == p.ty) {
+                        out.copy_from(&from.outputs[k]);
+                    }
+                }
+                slot.component.take_over(&mut *from.component).map_err(|e| {
+                    let source = FaultSource::Component(ComponentRef { name: slot.name.clone(), kind: slot.kind.clone() });
+                    (source, format!("component '{}' ({}): {e}", slot.name, slot.kind))
+                })?;
+            }
+            task.latch_delays();
+        }
+        self.inline_io.publish(&self.inline, &mut self.published);
+        for t in &self.threaded {
+            t.io.publish(t.task.as_ref().expect("at home"), &mut self.published);
+        }
+        Ok(())
+    }
+
+    /// The run's time (base ticks) at which this assembly took over: 0 for a run's first
+    /// assembly, where the replaced one ended after a swap.
+    pub fn first_tick(&self) -> u64 {
+        self.first_tick
+    }
+
+    /// Who drives base input `port` and the input's name ("component 'c' (output 'y')",
+    /// "robot.q_cmd"), when this assembly drives it.
+    pub fn command_source(&self, port: usize) -> Option<(&str, &str)> {
+        self.base_commands.iter().position(|&(bp, _)| bp == port).map(|c| (self.command_sources[c].0.as_str(), self.command_sources[c].1.as_str()))
     }
 
     /// The slack work of the base-rate components (a Lua state's collector), run by the
@@ -609,7 +673,7 @@ impl RunningAssembly {
         if let Some(reason) = self.pending_finish.take() {
             return Step::Finish(reason);
         }
-        if self.duration_ticks.is_some_and(|d| self.tick >= d) {
+        if self.duration_ticks.is_some_and(|d| self.tick - self.first_tick >= d) {
             return Step::Finish("duration".into());
         }
         Step::Continue

@@ -110,6 +110,14 @@ impl Task {
                 }
             }
         }
+        self.latch_delays();
+        self.steps += 1;
+        outcome
+    }
+
+    /// Delayed inputs take what their sources hold now (at the end of a step, or after a swap
+    /// handed the outputs of the replaced assembly's components over).
+    pub fn latch_delays(&mut self) {
         for (d, source) in self.delays.iter_mut().zip(&self.delay_sources) {
             match *source {
                 Source::Local { slot, port } => d.copy_from(&self.slots[slot].outputs[port]),
@@ -117,8 +125,6 @@ impl Task {
                 Source::Delayed(_) | Source::Ramp(_) => {}
             }
         }
-        self.steps += 1;
-        outcome
     }
 }
 

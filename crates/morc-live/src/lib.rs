@@ -1,5 +1,5 @@
-//! The live view: while assemblies run, a Foxglove WebSocket server (the
-//! `foxglove` SDK, on threads of its own) serves the signals a program
+//! The live view: while assemblies run, a Foxglove WebSocket server (morc's
+//! own, [`ws`], on a thread of its own) serves the signals a program
 //! publishes, the robot's joint states, its tool pose and the frames of every
 //! link, run statistics and log lines, so Foxglove (or PlotJuggler's Foxglove
 //! bridge) shows them as they happen.
@@ -15,8 +15,8 @@
 //! ```text
 //! <component.port>     {"time": t, "value": x}          each published signal (as in MCAP recordings)
 //! /joint_states        {"time", "name", "position", "velocity", "effort"}   from robot.q, robot.qd, robot.tau
-//! /tf                  foxglove.FrameTransforms          every frame of the robot in "world"
-//! /tool_pose           foxglove.PoseInFrame              the tool frame in "world"
+//! /tf                  foxglove.FrameTransforms + "time" every frame of the robot in "world"
+//! /tool_pose           foxglove.PoseInFrame + "time"     the tool frame in "world"
 //! /morc/run            {"assembly", "outcome", "reason", "late_ticks", "ticks", "components": [{name, kind, p99, max, overruns}]}  after each run
 //! /morc/live           {"time", "rows", "dropped"}       the tap's own counts, each drain
 //! /morc/log            foxglove.Log                      log lines and what programs print
@@ -29,21 +29,32 @@
 //! parameter `/robot_description` (the protocol's parameters capability), where Foxglove's URDF
 //! layer looks for it. Times in /morc/stats and /morc/run are seconds.
 //!
+//! Time: every message is stamped with wall-clock time (the protocol's log time, and the
+//! `timestamp` of the foxglove.* messages: UTC nanoseconds since the Unix epoch, as ROS and
+//! Foxglove expect). A run's rows are stamped with the wall time its start maps to plus the run
+//! time (not when they are drained, which goes in bursts); no stamp is ever before one sent
+//! earlier, across runs too. `time` is the run's own time in seconds, restarting with each run
+//! (as in recordings).
+//!
+//! Who may connect ([`access`]): the WebSocket handshake checks the Host header (DNS
+//! rebinding), the Origin (none, Foxglove's app or the operator page) and, off loopback, the
+//! token; anything else is answered 403.
+//!
 //! Beside it, on the next port, the operator page ([`page`]): a web page with the robot's state,
 //! hold and resume, the override and jog buttons.
 
 #![warn(missing_docs)]
 
+pub mod access;
 pub mod page;
+pub mod ws;
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use foxglove::websocket::{AnyClient, ChannelView, Client, GetParametersResponder, Parameter, ParameterHandler, ParameterValue, ServerListener, SetParametersResponder};
-use foxglove::{ChannelBuilder, Context, RawChannel, Schema, WebSocketServerHandle};
+use foxglove::ws_protocol::parameter::{Parameter, ParameterValue};
 use morc_ecat::base::BusHandle;
 use morc_kernel::*;
 use morc_model::{FrameIndex, Model};
@@ -54,10 +65,10 @@ pub const DEFAULT_ADDRESS: &str = "127.0.0.1:8765";
 
 /// A running live server.
 struct Server {
-    context: Arc<Context>,
-    handle: Option<WebSocketServerHandle>,
+    ws: Option<ws::WsServer>,
+    /// Who may connect, and the token.
+    access: Arc<access::Access>,
     address: String,
-    channels: Mutex<BTreeMap<String, Arc<RawChannel>>>,
     /// Rows dropped by full rings, over every run.
     dropped: AtomicU64,
     /// Rows sent, over every run.
@@ -73,43 +84,57 @@ fn server() -> Option<Arc<Server>> {
 }
 
 /// Starts serving on `address` ("host:port"; port 0 picks a free one) and
-/// returns the address served. A server already running is stopped first.
-pub fn start(address: &str) -> Result<String, String> {
+/// returns the address served. A server already running is stopped first. `token` is the
+/// secret commands always need and clients off loopback too (`--live-token`); none: a random one.
+pub fn start(address: &str, token: Option<String>) -> Result<String, String> {
+    if let Some(t) = &token {
+        access::check_token(t)?;
+    }
     stop();
     let (host, port) = address.rsplit_once(':').ok_or_else(|| format!("live view address '{address}': give host:port, e.g. {DEFAULT_ADDRESS}"))?;
     let port: u16 = port.parse().map_err(|_| format!("live view address '{address}': the port '{port}' is not a number from 0 to 65535"))?;
-    let context = Context::new();
-    let handle = context
-        .websocket_server()
-        .name("morc")
-        .listener(Arc::new(Latch))
-        .parameter_handler(Arc::new(Parameters))
-        .bind(host, port)
-        .start_blocking()
+    let listener = std::net::TcpListener::bind((host.trim_matches(['[', ']']), port))
         .map_err(|e| format!("cannot serve the live view on {address}: {e} (is another morc --live or Foxglove bridge on that port? choose another with --live HOST:PORT)"))?;
-    let served = format!("{host}:{}", handle.port());
+    let live_port = listener.local_addr().map_err(|e| format!("cannot serve the live view on {address}: {e}"))?.port();
+    let served = format!("{host}:{live_port}");
     // The page on the next port (a free one when that is taken, or when the live view took any).
-    let page_port = if port == 0 { 0 } else { handle.port().wrapping_add(1) };
-    let page = page::PageServer::start(host, page_port)
-        .or_else(|_| page::PageServer::start(host, 0))
+    let page_port = if port == 0 { 0 } else { live_port.wrapping_add(1) };
+    let page_listener = page::bind(host, page_port)
+        .or_else(|_| page::bind(host, 0))
         .map_err(|e| format!("cannot serve the operator page on {host}: {e} (choose another address with --live HOST:PORT)"))?;
-    let server = Arc::new(Server {
-        context,
-        handle: Some(handle),
-        address: served.clone(),
-        channels: Mutex::new(BTreeMap::new()),
-        dropped: AtomicU64::new(0),
-        sent: AtomicU64::new(0),
-        page: Some(page),
-    });
+    let page_port = page_listener.local_addr().map_err(|e| format!("cannot serve the operator page on {host}: {e}"))?.port();
+    let access = Arc::new(access::Access::new(host, live_port, page_port, token)?);
+    let page = page::PageServer::start(page_listener, access.clone()).map_err(|e| format!("cannot serve the operator page on {host}: {e} (choose another address with --live HOST:PORT)"))?;
+    let ws = ws::WsServer::start(listener, access.clone()).map_err(|e| format!("cannot serve the live view on {address}: {e}"))?;
+    let server = Arc::new(Server { ws: Some(ws), access, address: served.clone(), dropped: AtomicU64::new(0), sent: AtomicU64::new(0), page: Some(page) });
     // Advertised from the start, so a client is subscribed before a run ends or a line is logged.
-    for (topic, schema) in
-        [("/morc/run", "morc.Run"), ("/morc/live", "morc.Live"), ("/morc/log", "foxglove.Log"), ("/morc/stats", "morc.Stats"), ("/morc/bus", "morc.Bus"), (DESCRIPTION_TOPIC, DESCRIPTION_SCHEMA)]
-    {
-        server.channel(topic, schema);
+    for (topic, schema) in [("/morc/run", "morc.Run"), ("/morc/live", "morc.Live"), ("/morc/log", "foxglove.Log"), ("/morc/stats", "morc.Stats"), ("/morc/bus", "morc.Bus")] {
+        server.advertise(topic, schema);
+    }
+    // The robot of an earlier server goes on: its description for each client as it subscribes.
+    match robot_description() {
+        Some(urdf) => server.describe(&urdf),
+        None => server.advertise(DESCRIPTION_TOPIC, DESCRIPTION_SCHEMA),
     }
     *SERVER.lock().unwrap_or_else(|p| p.into_inner()) = Some(server);
     Ok(served)
+}
+
+/// Who can reach a server on `address` ("host:port") when that is not loopback, as morc tells
+/// the operator when it starts.
+pub fn exposure(address: &str) -> String {
+    let (host, port) = address.rsplit_once(':').unwrap_or((address, "?"));
+    let host = host.trim_matches(['[', ']']);
+    let who = match host.parse::<std::net::IpAddr>() {
+        Ok(ip) if ip.is_unspecified() => format!("every interface ({host}): any machine that can reach this one"),
+        _ => format!("{host}: any machine that can reach that address"),
+    };
+    format!("the live view and the operator page are served on {who} on port {port} (and the page's): a client without the token is refused (403); anyone with the token reads the robot and commands it from the page. Serve on 127.0.0.1 to keep it to this machine.")
+}
+
+/// Who may use the live view and the page (its token, its address), when the live view is on.
+pub fn access() -> Option<Arc<access::Access>> {
+    server().map(|s| s.access.clone())
 }
 
 /// How long [`stop`] lets queued messages go out to connected clients before closing.
@@ -120,13 +145,10 @@ pub fn stop() {
     let taken = SERVER.lock().unwrap_or_else(|p| p.into_inner()).take();
     if let Some(server) = taken {
         if let Ok(mut s) = Arc::try_unwrap(server) {
-            if let Some(h) = s.handle.take() {
-                // The SDK drops what is still queued for a client when it stops: the last run's
-                // /morc/run and log lines were sent just before. Linger a moment for them.
-                if h.client_count() > 0 {
-                    std::thread::sleep(STOP_LINGER);
-                }
-                h.stop().wait_blocking();
+            if let Some(mut ws) = s.ws.take() {
+                // The last run's /morc/run and log lines were sent just before: each client gets
+                // what is queued for it (a moment at most), then a close.
+                ws.stop(STOP_LINGER);
             }
         }
         // Else a drain thread still holds it: the server stops when the run's tap ends.
@@ -135,8 +157,8 @@ pub fn stop() {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        if let Some(h) = self.handle.take() {
-            h.stop().wait_blocking();
+        if let Some(mut ws) = self.ws.take() {
+            ws.stop(STOP_LINGER);
         }
     }
 }
@@ -153,7 +175,7 @@ pub fn page_address() -> Option<String> {
 
 /// Clients connected now (0 when the live view is off).
 pub fn clients() -> usize {
-    server().and_then(|s| s.handle.as_ref().map(|h| h.client_count())).unwrap_or(0)
+    server().and_then(|s| s.ws.as_ref().map(|w| w.client_count())).unwrap_or(0)
 }
 
 /// Waits until a client is connected, at most `timeout`; whether one is.
@@ -180,7 +202,7 @@ const SUBSCRIBE_GRACE: Duration = Duration::from_secs(5);
 
 /// Whether a client is subscribed to any of the live view's topics.
 fn subscribed() -> bool {
-    server().is_some_and(|s| s.channels.lock().unwrap_or_else(|p| p.into_inner()).values().any(|c| c.has_sinks()))
+    server().is_some_and(|s| s.ws.as_ref().is_some_and(|w| w.subscribed()))
 }
 
 /// Rows the live taps sent since the server started.
@@ -191,6 +213,47 @@ pub fn sent() -> u64 {
 /// Rows the live taps dropped since the server started (full rings).
 pub fn dropped() -> u64 {
     server().map_or(0, |s| s.dropped.load(Ordering::Relaxed))
+}
+
+/// Messages dropped for clients that read too slowly since the server started (each client has
+/// a bounded queue: a slow client misses messages, the others and the robot do not wait).
+pub fn unsent() -> u64 {
+    server().and_then(|s| s.ws.as_ref().map(|w| w.unsent())).unwrap_or(0)
+}
+
+/// The last stamp sent (nanoseconds since the Unix epoch), over every run and server of this
+/// process: no stamp goes before it.
+static LAST_STAMP: AtomicU64 = AtomicU64::new(0);
+
+/// The wall clock, in nanoseconds since the Unix epoch.
+fn wall_clock_ns() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// The wall time a run starting now maps its time 0 to: now, or the last stamp sent when that
+/// is later (a run on the virtual clock may go faster than the wall clock), so that no run
+/// stamps before what an earlier one sent.
+fn run_epoch() -> u64 {
+    wall_clock_ns().max(LAST_STAMP.load(Ordering::Relaxed))
+}
+
+/// The stamp of run time `t` (s) in the run that started at `epoch`.
+fn stamp_at(epoch: u64, t: f64) -> u64 {
+    let stamp = epoch.saturating_add((t.max(0.0) * 1e9).round() as u64);
+    LAST_STAMP.fetch_max(stamp, Ordering::Relaxed);
+    stamp
+}
+
+/// The stamp of something that happens now (a log line, a run's end): the wall clock, or the
+/// last stamp sent when that is later.
+fn stamp_now() -> u64 {
+    let now = wall_clock_ns();
+    now.max(LAST_STAMP.fetch_max(now, Ordering::Relaxed))
+}
+
+/// A stamp as the `{"sec", "nsec"}` of foxglove.* messages.
+fn push_stamp(out: &mut String, stamp: u64) {
+    let _ = write!(out, r#"{{"sec":{},"nsec":{}}}"#, stamp / 1_000_000_000, stamp % 1_000_000_000);
 }
 
 /// The JSON schema Foxglove reads for a message type.
@@ -215,32 +278,25 @@ fn schema_json(name: &str) -> String {
 }
 
 impl Server {
-    /// The channel of `topic`, advertised on first use.
-    fn channel(&self, topic: &str, schema: &str) -> Option<Arc<RawChannel>> {
-        let mut channels = self.channels.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(c) = channels.get(topic) {
-            return Some(c.clone());
-        }
-        let built = ChannelBuilder::new(topic)
-            .context(&self.context)
-            .message_encoding("json")
-            .schema(Schema::new(schema, "jsonschema", schema_json(schema).into_bytes()))
-            .build_raw();
-        match built {
-            Ok(c) => {
-                channels.insert(topic.to_string(), c.clone());
-                Some(c)
-            }
-            Err(e) => {
-                log::warn!("live view: cannot open channel {topic}: {e}");
-                None
-            }
+    /// Advertises `topic` (JSON of `schema`) if it is not yet.
+    fn advertise(&self, topic: &str, schema: &str) {
+        if let Some(ws) = &self.ws {
+            ws.advertise(topic, schema, &schema_json(schema));
         }
     }
 
-    fn send(&self, topic: &str, schema: &str, json: &str) {
-        if let Some(c) = self.channel(topic, schema) {
-            c.log(json.as_bytes());
+    /// Sends `json` on `topic` (advertised on first use), stamped `stamp`.
+    fn send(&self, topic: &str, schema: &str, json: &str, stamp: u64) {
+        if let Some(ws) = &self.ws {
+            ws.send(topic, schema, || schema_json(schema), json.as_bytes(), stamp);
+        }
+    }
+
+    /// Sends the robot's description (topic, latched; and parameter).
+    fn describe(&self, urdf: &str) {
+        if let Some(ws) = &self.ws {
+            ws.send_latched(DESCRIPTION_TOPIC, DESCRIPTION_SCHEMA, &schema_json(DESCRIPTION_SCHEMA), description_json(urdf).as_bytes(), stamp_now());
+            ws.set_parameter(description_parameter(urdf));
         }
     }
 }
@@ -259,10 +315,11 @@ pub fn log_line(level: log::Level, target: &str, message: &str) {
         log::Level::Info => 2,
         log::Level::Debug | log::Level::Trace => 1,
     };
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    let json =
-        format!(r#"{{"timestamp":{{"sec":{},"nsec":{}}},"level":{level},"message":{},"name":{},"file":"","line":0}}"#, now.as_secs(), now.subsec_nanos(), json_string(message), json_string(target));
-    s.send("/morc/log", "foxglove.Log", &json);
+    let stamp = stamp_now();
+    let mut json = String::from(r#"{"timestamp":"#);
+    push_stamp(&mut json, stamp);
+    let _ = write!(json, r#","level":{level},"message":{},"name":{},"file":"","line":0}}"#, json_string(message), json_string(target));
+    s.send("/morc/log", "foxglove.Log", &json, stamp);
 }
 
 /// Sends a finished run's statistics to `/morc/run`: its outcome, late
@@ -290,7 +347,7 @@ pub fn publish_run(assembly: &str, result: &RunResult) {
         let _ = write!(json, r#"{{"name":{},"kind":{},"p99":{},"max":{},"overruns":{}}}"#, json_string(&c.name), json_string(&c.kind), c.exec.p99 as f64 * 1e-9, c.exec.max as f64 * 1e-9, c.overruns);
     }
     json.push_str("]}");
-    s.send("/morc/run", "morc.Run", &json);
+    s.send("/morc/run", "morc.Run", &json, stamp_now());
 }
 
 /// The robot, as the live view draws it.
@@ -331,10 +388,8 @@ pub fn set_robot(robot: Option<LiveRobot>) {
         *d = Some((model, urdf.clone()));
         urdf
     };
-    let Some(s) = server() else { return };
-    s.send(DESCRIPTION_TOPIC, DESCRIPTION_SCHEMA, &description_json(&urdf));
-    if let Some(h) = &s.handle {
-        h.publish_parameter_values(vec![description_parameter(&urdf)]);
+    if let Some(s) = server() {
+        s.describe(&urdf);
     }
 }
 
@@ -356,36 +411,6 @@ fn description_json(urdf: &str) -> String {
 
 fn description_parameter(urdf: &str) -> Parameter {
     Parameter { name: DESCRIPTION_TOPIC.into(), r#type: None, value: Some(ParameterValue::String(urdf.to_string())) }
-}
-
-/// Sends the description to a client as it subscribes to its topic: a channel only reaches
-/// clients subscribed when a message is logged, and the description is logged once per robot.
-struct Latch;
-
-impl ServerListener for Latch {
-    fn on_subscribe(&self, client: Client, channel: ChannelView) {
-        if channel.topic() != DESCRIPTION_TOPIC {
-            return;
-        }
-        let (Some(s), Some(urdf)) = (server(), robot_description()) else { return };
-        if let Some(c) = s.channel(DESCRIPTION_TOPIC, DESCRIPTION_SCHEMA) {
-            c.log_to_sink(description_json(&urdf).as_bytes(), client.sink_id());
-        }
-    }
-}
-
-/// The protocol's parameters: `/robot_description`, read-only.
-struct Parameters;
-
-impl ParameterHandler for Parameters {
-    fn get(&self, _client: AnyClient, names: Vec<String>, _request_id: Option<String>, responder: GetParametersResponder) {
-        let wanted = names.is_empty() || names.iter().any(|n| n == DESCRIPTION_TOPIC);
-        responder.respond(robot_description().filter(|_| wanted).map(|u| description_parameter(&u)).into_iter().collect());
-    }
-    fn set(&self, _client: AnyClient, _parameters: Vec<Parameter>, _request_id: Option<String>, responder: SetParametersResponder) {
-        // Nothing is set from outside: the description is the running robot's.
-        responder.respond(Vec::new());
-    }
 }
 
 /// What the live view reads besides the taps while a run goes: the engine's timing and the
@@ -537,7 +562,18 @@ impl Component for LiveTap {
         let (producer, consumer) = ring(rows, self.row.len());
         let stop = Arc::new(AtomicBool::new(false));
         let sources = SOURCES.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        let sender = Sender { server, columns: self.columns.clone(), robot: self.robot.clone(), joints: self.joints, sent: self.sent.clone(), reported_drops: 0, sources };
+        // The run starts now: its time 0 is stamped with the wall clock now (or the last stamp sent).
+        let epoch = run_epoch();
+        let sender = Sender {
+            server,
+            columns: self.columns.clone(),
+            robot: self.robot.clone(),
+            joints: self.joints,
+            sent: self.sent.clone(),
+            reported_drops: 0,
+            sources,
+            epoch,
+        };
         let stop2 = stop.clone();
         let thread = std::thread::Builder::new()
             .name(format!("live-{}", ctx.name))
@@ -593,6 +629,8 @@ struct Sender {
     sent: Arc<AtomicU64>,
     reported_drops: u64,
     sources: Option<Sources>,
+    /// The wall time (ns since the Unix epoch) the run's time 0 maps to.
+    epoch: u64,
 }
 
 fn push_number(out: &mut String, x: f64) {
@@ -638,13 +676,13 @@ impl Sender {
             if n > 0 || dropped != self.reported_drops {
                 self.server.dropped.fetch_add(dropped - self.reported_drops, Ordering::Relaxed);
                 self.reported_drops = dropped;
-                let t = batch.len().checked_sub(width).map_or(0.0, |i| batch[i]);
+                let t = batch.len().checked_sub(width).map_or(last_time, |i| batch[i]);
                 last_time = t;
                 json.clear();
                 json.push_str("{\"time\":");
                 push_number(&mut json, t);
                 let _ = write!(json, ",\"rows\":{},\"dropped\":{}}}", self.sent.load(Ordering::Relaxed), dropped);
-                self.server.send("/morc/live", "morc.Live", &json);
+                self.server.send("/morc/live", "morc.Live", &json, stamp_at(self.epoch, t));
             }
             if stopping || status_sent.elapsed() >= STATUS_PERIOD {
                 status_sent = std::time::Instant::now();
@@ -676,7 +714,7 @@ impl Sender {
                 json.push('}');
             }
             let _ = write!(json, r#"],"rows":{},"dropped":{}}}"#, self.sent.load(Ordering::Relaxed), self.reported_drops);
-            self.server.send("/morc/stats", "morc.Stats", json);
+            self.server.send("/morc/stats", "morc.Stats", json, stamp_at(self.epoch, t));
         }
         sources.timing.request();
 
@@ -706,11 +744,12 @@ impl Sender {
         json.push_str(",\"faults\":");
         page::push_strings(json, &page::faults());
         json.push('}');
-        self.server.send("/morc/bus", "morc.Bus", json);
+        self.server.send("/morc/bus", "morc.Bus", json, stamp_at(self.epoch, t));
     }
 
     fn send_row(&self, row: &[f64], json: &mut String, data: Option<&mut morc_model::Data>) {
         let t = row[0];
+        let stamp = stamp_at(self.epoch, t);
         for c in self.columns.iter().filter(|c| c.own_channel) {
             json.clear();
             json.push_str("{\"time\":");
@@ -725,7 +764,7 @@ impl Sender {
                 _ => push_number(json, row[c.offset]),
             }
             json.push('}');
-            self.server.send(&c.name, &format!("morc.{}", c.ty), json);
+            self.server.send(&c.name, &format!("morc.{}", c.ty), json, stamp);
         }
         let (Some(robot), Some((q_at, nq))) = (&self.robot, self.joints[0]) else {
             return;
@@ -752,7 +791,7 @@ impl Sender {
             }
         }
         json.push('}');
-        self.server.send("/joint_states", "morc.JointState", json);
+        self.server.send("/joint_states", "morc.JointState", json, stamp);
 
         let Some(data) = data else { return };
         if q.len() != robot.model.nq() {
@@ -760,8 +799,8 @@ impl Sender {
         }
         morc_model::forward_kinematics_placements(&robot.model, data, q);
         morc_model::update_frame_placements(&robot.model, data);
-        let (sec, nsec) = ((t.max(0.0)).floor() as u64, ((t.max(0.0)).fract() * 1e9).round() as u64);
-        let stamp = format!(r#"{{"sec":{sec},"nsec":{nsec}}}"#);
+        let mut timestamp = String::new();
+        push_stamp(&mut timestamp, stamp);
         let pose = |json: &mut String, x: &morc_model::Se3| {
             let p = x.translation;
             let r = nalgebra_quat(x);
@@ -775,23 +814,27 @@ impl Sender {
                 json.push(',');
             }
             let x = morc_model::frame_placement(&robot.model, data, i);
-            let _ = write!(json, r#"{{"timestamp":{stamp},"parent_frame_id":"world","child_frame_id":{},"translation":"#, json_string(&f.name));
+            let _ = write!(json, r#"{{"timestamp":{timestamp},"parent_frame_id":"world","child_frame_id":{},"translation":"#, json_string(&f.name));
             // pose() writes translation, then the rotation object; name the rotation field between.
             let mut one = String::new();
             pose(&mut one, &x);
             let (tr, rot) = one.split_once("},").unwrap_or((&one, ""));
             let _ = write!(json, "{tr}}},\"rotation\":{rot}}}");
         }
-        json.push_str("]}");
-        self.server.send("/tf", "foxglove.FrameTransforms", json);
+        json.push_str("],\"time\":");
+        push_number(json, t);
+        json.push('}');
+        self.server.send("/tf", "foxglove.FrameTransforms", json, stamp);
 
         let tool = morc_model::frame_placement(&robot.model, data, robot.tool_frame);
         let mut one = String::new();
         pose(&mut one, &tool);
         let (tr, rot) = one.split_once("},").unwrap_or((&one, ""));
         json.clear();
-        let _ = write!(json, r#"{{"timestamp":{stamp},"frame_id":"world","pose":{{"position":{tr}}},"orientation":{rot}}}}}"#);
-        self.server.send("/tool_pose", "foxglove.PoseInFrame", json);
+        let _ = write!(json, r#"{{"timestamp":{timestamp},"frame_id":"world","pose":{{"position":{tr}}},"orientation":{rot}}},"time":"#);
+        push_number(json, t);
+        json.push('}');
+        self.server.send("/tool_pose", "foxglove.PoseInFrame", json, stamp);
     }
 }
 

@@ -32,6 +32,8 @@ pub enum KindSource {
         step: Vec<u8>,
         /// `terminate(self)`, if the definition has one.
         terminate: Option<Vec<u8>>,
+        /// `migrate(self, old)`, if the definition has one.
+        migrate: Option<Vec<u8>>,
     },
 }
 
@@ -128,6 +130,23 @@ impl Component for LuaComponent {
             return Step::Fault("not initialised".into());
         };
         thread.step(instance, &self.info, ctx, inputs, outputs, self.collects)
+    }
+
+    /// A reload: the old instance of the same kind hands its state over (see
+    /// [`ThreadLua::take_over`]); one of another kind hands nothing over.
+    fn take_over(&mut self, old: &mut dyn Component) -> Result<(), String> {
+        let Some(old) = old.as_any_mut().and_then(|a| a.downcast_mut::<LuaComponent>()) else { return Ok(()) };
+        if old.def.kind != self.def.kind {
+            return Ok(());
+        }
+        let (Some((thread, instance)), Some((old_thread, old_instance))) = (&self.placed, &old.placed) else { return Ok(()) };
+        let mut keep: Vec<&str> = self.info.params.iter().map(|p| p.name.as_str()).collect();
+        keep.extend(["name", "period"]);
+        thread.take_over(instance, &keep, &self.info.outputs, old_thread, old_instance)
+    }
+
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        Some(self)
     }
 
     fn terminate(&mut self, results: &mut AssemblyResults) {

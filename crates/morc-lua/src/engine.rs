@@ -12,6 +12,9 @@ use morc_kernel::{Engine, Outcome, RunResult};
 /// The `morc.engine` userdata: the engine, and the run `engine:start` left for `wait` (its handle and request).
 pub struct LuaEngine(pub Engine, pub Option<(morc_kernel::RunHandle, Request)>);
 
+/// Where `h:status()` keeps the result of a started run it saw end, for `h:wait()`.
+const COLLECTED: &str = "morc.engine.collected_run";
+
 /// `engine:start(a)`'s handle: wait, cancel, status.
 pub struct LuaRunHandle(AnyUserData);
 
@@ -20,6 +23,11 @@ impl UserData for LuaRunHandle {
         methods.add_method("wait", |lua, this, ()| {
             let mut e = this.0.borrow_mut::<LuaEngine>()?;
             let Some((handle, req)) = e.1.take() else {
+                // status() saw it end and collected its result: that is the result.
+                if let Some(t) = lua.named_registry_value::<Option<Table>>(COLLECTED)? {
+                    lua.unset_named_registry_value(COLLECTED)?;
+                    return Ok(t);
+                }
                 return Err(mlua::Error::runtime("this run was already waited for"));
             };
             finish(lua, &mut e.0, handle, req)
@@ -28,19 +36,34 @@ impl UserData for LuaRunHandle {
             this.0.borrow::<LuaEngine>()?.0.cancel();
             Ok(())
         });
-        methods.add_method("status", |_, this, ()| {
-            let e = this.0.borrow::<LuaEngine>()?;
-            Ok(match &e.1 {
-                None => "done",
-                Some(_) if e.0.run_finished() => "finished",
-                Some(_) => "running",
+        // "running", or how the run ended — "finished", "faulted", "cancelled" — once it has
+        // (its result collected for wait()), or "done" once waited for.
+        methods.add_method("status", |lua, this, ()| {
+            let mut e = this.0.borrow_mut::<LuaEngine>()?;
+            if e.1.is_some() && e.0.run_finished() {
+                let (handle, req) = e.1.take().expect("checked");
+                let t = finish(lua, &mut e.0, handle, req)?;
+                lua.set_named_registry_value(COLLECTED, t)?;
+            }
+            if e.1.is_some() {
+                return Ok("running".to_string());
+            }
+            Ok(match lua.named_registry_value::<Option<Table>>(COLLECTED)? {
+                Some(t) => match t.get::<String>("outcome")?.as_str() {
+                    "fault" => "faulted".to_string(),
+                    other => other.to_string(),
+                },
+                None => "done".to_string(),
             })
         });
-        methods.add_meta_method("__tostring", |_, this, ()| {
+        methods.add_meta_method("__tostring", |lua, this, ()| {
             let e = this.0.borrow::<LuaEngine>()?;
             Ok(match &e.1 {
                 Some((_, req)) => format!("run of '{}' ({})", req.spec.name, if e.0.run_finished() { "finished: wait() for its result" } else { "running" }),
-                None => "run (done)".to_string(),
+                None => match lua.named_registry_value::<Option<Table>>(COLLECTED)? {
+                    Some(t) => format!("run of '{}' ({}: wait() for its result)", t.get::<String>("assembly")?, t.get::<String>("outcome")?),
+                    None => "run (done)".to_string(),
+                },
             })
         });
     }
@@ -143,6 +166,9 @@ pub fn result_table(lua: &Lua, r: &RunResult, data: mlua::Value, on_bus: bool) -
     t.set("ticks", r.ticks)?;
     t.set("duration", r.ticks as f64 * r.base_period)?;
     t.set("start_time", r.start_tick as f64 * r.base_period)?;
+    // The run's own time (components' t), which goes on across swaps: where this assembly took over and ended.
+    t.set("t_start", r.first_tick as f64 * r.base_period)?;
+    t.set("t_end", (r.first_tick + r.ticks) as f64 * r.base_period)?;
     t.set("clock", r.clock.to_string())?;
     let engine = lua.create_table()?;
     engine.set("wake_latency", summary_table(lua, &r.engine.wake_latency)?)?;
@@ -253,8 +279,27 @@ fn swap(lua: &Lua, ud: &AnyUserData, assembly: Option<AnyUserData>, opts: Option
         }
     };
     drop(handle);
-    this.1 = Some((new_handle, req));
+    let refused = new_handle.refused().map(str::to_string);
     let t = result_table_of(lua, &mut this.0, Ok(old), old_req)?;
+    if let Some(message) = refused {
+        // The new code faulted in its first tick (it would have jerked the arm, or its state
+        // could not be handed over): the robot holds; said at once, as the swap's error.
+        let result = this.0.wait(new_handle);
+        crate::print_queue::flush();
+        if let Ok(r) = &result {
+            crate::live::after_run(&req.spec, r);
+            lua.set_app_data(LastOutcome(r.outcome.clone()));
+        }
+        let hint =
+            if assembly.is_none() { "; fix the component's step, or give it migrate(self, old) (old: the previous instance's self) to carry the state over as the new code needs it" } else { "" };
+        let on_bus = super::bus::bus_handle(&this.0).is_some();
+        let kind = match result.as_ref().map(|r| r.outcome.fault()) {
+            Ok(Some(f)) => crate::error::fault_kind(&f.source, on_bus),
+            _ => crate::error::ErrorKind::Assembly,
+        };
+        return Err(crate::error::raise(kind, format!("{message}{hint}")));
+    }
+    this.1 = Some((new_handle, req));
     drop(this);
     Ok((t, LuaRunHandle(ud.clone())))
 }
@@ -265,7 +310,7 @@ fn result_table_of(lua: &Lua, engine: &mut Engine, result: Result<morc_kernel::R
     // What the run's Lua components printed is on the console before the program goes on.
     crate::print_queue::flush();
     let result = result.map_err(crate::error::typed)?;
-    crate::live::after_run(&spec.name, &result);
+    crate::live::after_run(&spec, &result);
     lua.set_app_data(LastOutcome(result.outcome.clone()));
     if capped && result.outcome == Outcome::Finished("duration".into()) {
         eprintln!("morc check: '{}' has no end of its own; checked for its first {CHECK_MAX_SECONDS} s", spec.name);

@@ -7,12 +7,34 @@
 //! unwinds to the top (the REPL's prompt, the end of `morc run`). Only
 //! `morc.catch_interrupt(f, …)` takes it, for programs that want to clean up and go on.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 use mlua::{HookTriggers, Lua, MultiValue, Table, VmState};
 
-/// The message the interrupted code fails with (after the Lua position where it stopped).
+/// The message the interrupted code fails with (after the Lua position where it stopped),
+/// when Ctrl-C (SIGINT) stopped it.
 pub(crate) const MESSAGE: &str = "interrupted (Ctrl-C); the robot holds";
+/// The same when SIGTERM asked the process to end (a service manager, `kill`): not a Ctrl-C.
+const MESSAGE_TERM: &str = "terminated (SIGTERM); the robot holds";
+/// The same when SIGHUP did (the terminal closed).
+const MESSAGE_HUP: &str = "hung up (SIGHUP: the terminal closed); the robot holds";
+
+/// POSIX signal numbers (the same on every Unix morc runs on), without a libc dependency here.
+const SIGHUP: i32 = 1;
+const SIGINT: i32 = 2;
+const SIGTERM: i32 = 15;
+
+/// The signal behind the pending interruption (SIGINT unless [`request_by`] said otherwise).
+static SIGNAL: AtomicI32 = AtomicI32::new(SIGINT);
+
+/// What the interrupted code fails with, naming the signal that stopped it.
+fn message() -> &'static str {
+    match SIGNAL.load(Ordering::SeqCst) {
+        SIGTERM => MESSAGE_TERM,
+        SIGHUP => MESSAGE_HUP,
+        _ => MESSAGE,
+    }
+}
 
 /// Set by [`request`]; cleared by [`clear`] (the REPL, before each command) or by
 /// `morc.catch_interrupt`.
@@ -21,6 +43,13 @@ static PENDING: AtomicBool = AtomicBool::new(false);
 /// Stops what runs: cancels every engine's run and interrupts the Lua code at its next line.
 /// Async-signal-safe (atomics only).
 pub fn request() {
+    request_by(SIGINT);
+}
+
+/// [`request`] for `signal` (SIGINT, SIGTERM, SIGHUP): the message names it, so a stop asked
+/// by a service manager is not reported as a Ctrl-C. Async-signal-safe (atomics only).
+pub fn request_by(signal: i32) {
+    SIGNAL.store(signal, Ordering::SeqCst);
     PENDING.store(true, Ordering::SeqCst);
     morc_kernel::cancel_all_runs();
 }
@@ -37,7 +66,7 @@ pub fn clear() {
 
 /// The error for Lua code that would go on while interrupted.
 pub(crate) fn error() -> mlua::Error {
-    mlua::Error::runtime(MESSAGE)
+    mlua::Error::runtime(message())
 }
 
 /// [`error`], raised by a morc call back into Lua code (a run cancelled by Ctrl-C, say): from
@@ -50,7 +79,12 @@ pub(crate) fn error_in(lua: &Lua) -> mlua::Error {
 
 /// Whether an error (as text) is the interruption.
 pub fn is_interruption(text: &str) -> bool {
-    text.contains(MESSAGE)
+    find_message(text).is_some()
+}
+
+/// Where in `text` the interruption's message starts, if it is there.
+fn find_message(text: &str) -> Option<usize> {
+    [MESSAGE, MESSAGE_TERM, MESSAGE_HUP].iter().filter_map(|m| text.find(m)).min()
 }
 
 /// Instructions between two looks at the interruption (some 10–50 µs of Lua): a Ctrl-C stops
@@ -89,7 +123,7 @@ fn set_hook(lua: &Lua, interrupted: bool) {
         }
         let line = debug.curr_line();
         match source.short_src.as_deref() {
-            Some(src) if line > 0 => Err(mlua::Error::runtime(format!("{src}:{line}: {MESSAGE}"))),
+            Some(src) if line > 0 => Err(mlua::Error::runtime(format!("{src}:{line}: {}", message()))),
             _ => Err(error()),
         }
     });
@@ -107,7 +141,7 @@ pub(crate) fn install(lua: &Lua, morc: &Table) -> mlua::Result<()> {
                 clear();
                 let message = match &result {
                     Err(e) => first_line(&e.to_string()),
-                    Ok(_) => MESSAGE.to_string(),
+                    Ok(_) => message().to_string(),
                 };
                 return Ok(MultiValue::from_iter([mlua::Value::Boolean(false), mlua::Value::String(lua.create_string(&message)?)]));
             }
@@ -123,11 +157,13 @@ pub(crate) fn install(lua: &Lua, morc: &Table) -> mlua::Result<()> {
 /// (`source`, e.g. the program's path or "stdin") was when it stopped, and no traceback.
 pub fn report(error_text: &str, source: &str) -> String {
     let first = first_line(error_text);
-    let message = first.find(MESSAGE).map_or(first.as_str(), |at| &first[at..]);
+    let message = find_message(&first).map_or(first.as_str(), |at| &first[at..]);
+    // The first frame of the user's own file in the traceback (morc's library frames, where
+    // the hook often fires, are skipped). Lua shortens a long path to "...its/end.lua".
     let place = error_text.lines().map(str::trim).find_map(|l| {
-        let rest = l.strip_prefix(source)?.strip_prefix(':')?;
-        let line: String = rest.chars().take_while(char::is_ascii_digit).collect();
-        (!line.is_empty()).then(|| format!("{source}:{line}"))
+        let (src, line) = position(l)?;
+        let shortened = src.strip_prefix("...").is_some_and(|end| !end.is_empty() && source.ends_with(end));
+        (src == source || shortened).then(|| format!("{source}:{line}"))
     });
     match place {
         Some(place) => format!("{place}: {message}"),
@@ -135,8 +171,34 @@ pub fn report(error_text: &str, source: &str) -> String {
     }
 }
 
+/// The `file` and `line` a traceback line or message starts with ("file:12: …").
+fn position(text: &str) -> Option<(&str, &str)> {
+    text.match_indices(':').find_map(|(at, _)| {
+        let rest = &text[at + 1..];
+        let digits = rest.find(|c: char| !c.is_ascii_digit())?;
+        (digits > 0 && rest[digits..].starts_with(':')).then(|| (&text[..at], &rest[..digits]))
+    })
+}
+
 /// The first line of an error's text, without mlua's prefix.
 fn first_line(text: &str) -> String {
     let text = text.strip_prefix("runtime error: ").unwrap_or(text);
-    text.lines().next().unwrap_or(MESSAGE).to_string()
+    text.lines().next().unwrap_or(message()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_interruption_names_the_users_line_even_when_lua_shortened_its_path() {
+        let source = "/home/lab/a_rather_long_folder_name_for_the_lab/projects/arm_cell_7/prog.lua";
+        let text = format!(
+            "lua/morc/skill.lua:312: {MESSAGE}\nstack traceback:\n\t[C]: in ?\n\tlua/morc/skill.lua:312: in function 'run_skill'\n\t...lder_name_for_the_lab/projects/arm_cell_7/prog.lua:8: in main chunk"
+        );
+        assert_eq!(report(&text, source), format!("{source}:8: {MESSAGE}"));
+        assert_eq!(report(&format!("stdin:1: {MESSAGE}\nstack traceback:\n\tstdin:1: in main chunk"), "stdin"), format!("stdin:1: {MESSAGE}"));
+        // Another file that merely ends alike is not the user's.
+        assert_eq!(report(&format!("lua/morc/skill.lua:3: {MESSAGE}\n\t...other/prog.lua:8: in main chunk"), source), format!("lua/morc/skill.lua:3: {MESSAGE}"));
+    }
 }

@@ -127,7 +127,7 @@ fn install_surface(lua: &Lua, engine: Option<Engine>) -> mlua::Result<()> {
             match arg {
                 mlua::Value::String(s) => spec.name = s.to_str()?.to_string(),
                 mlua::Value::Table(t) => {
-                    keys::check(&t, "in morc.assembly { … }", &["name", "duration", "overrun", "memory"], 1).map_err(|e| mlua::Error::runtime(format!("{}: {e}", spec.origin)))?;
+                    keys::check(&t, "in morc.assembly { … }", &["name", "duration", "overrun", "memory", "internal"], 1).map_err(|e| mlua::Error::runtime(format!("{}: {e}", spec.origin)))?;
                     spec.name = t.get::<Option<String>>(1)?.or(t.get::<Option<String>>("name")?).unwrap_or_default();
                     spec.duration = t
                         .get::<Option<f64>>("duration")?
@@ -137,6 +137,7 @@ fn install_surface(lua: &Lua, engine: Option<Engine>) -> mlua::Result<()> {
                     if let Some(p) = t.get::<Option<String>>("overrun")? {
                         spec.overrun = assembly::parse_overrun(&p)?;
                     }
+                    spec.internal = t.get::<Option<bool>>("internal")?.unwrap_or(false);
                     if let Some(mb) = t.get::<Option<f64>>("memory")? {
                         if !(mb.is_finite() && (0.25..=65536.0).contains(&mb)) {
                             return Err(mlua::Error::runtime(format!("{}: memory = {mb}: the Lua memory pool of each stepping thread is given in MB, from 0.25 to 65536", spec.origin)));
@@ -372,7 +373,12 @@ fn define_lua_component(lua: &Lua, t: Table) -> mlua::Result<LuaKind> {
         }
         None => {
             let optional = |key: &str| -> mlua::Result<Option<Vec<u8>>> { t.get::<Option<Function>>(key)?.map(|f| dump_isolated(lua, &kind, key, &f).map_err(|e| fail(e.to_string()))).transpose() };
-            KindSource::Inline { init: optional("init")?, step: dump_isolated(lua, &kind, "step", &step).map_err(|e| fail(e.to_string()))?, terminate: optional("terminate")? }
+            KindSource::Inline {
+                init: optional("init")?,
+                step: dump_isolated(lua, &kind, "step", &step).map_err(|e| fail(e.to_string()))?,
+                terminate: optional("terminate")?,
+                migrate: optional("migrate")?,
+            }
         }
     };
     thread_state::capture(lua, &kind, &t)?;

@@ -16,7 +16,8 @@ port 0 picks a free one) while assemblies run: the robot's joint states (/joint_
 every link (/tf), the signals a program publishes (a:publish { \"robot.q\", \"ff.tau\" }), each run's statistics (/morc/run), \
 the engine's statistics and the bus's state while a run goes (/morc/stats, /morc/bus), the robot's URDF for a 3D panel \
 (/robot_description, topic and parameter), the live tap's drops (/morc/live) and log lines (/morc/log). Open it in Foxglove: Open connection → Foxglove WebSocket → ws://host:port. \
-Returns the address served.\n  morc.live.start(address?: string) → string";
+Beside it, on the next port, the operator page; its commands need a token: options.token (16+ letters, digits, '-', '_') \
+or a new random one. Returns the address served and the page's URL with the token.\n  morc.live.start(address?: string, options?: { token?: string }) → string, string";
 const DOC_STOP: &str = "morc.live.stop(): stops the live view; clients are disconnected.\n  morc.live.stop()";
 const DOC_WAIT: &str = "morc.live.wait_for_client([timeout_s]): waits until a client (Foxglove) is connected, at most timeout_s \
 seconds (default 30); whether one is. A program that should be watched from its start waits for it first.\n  morc.live.wait_for_client(timeout_s?: number) → boolean";
@@ -28,9 +29,21 @@ pub fn install(lua: &Lua, morc: &Table) -> mlua::Result<()> {
     let live = lua.create_table()?;
     live.set(
         "start",
-        lua.create_function(|lua, address: Option<String>| {
+        lua.create_function(|lua, (address, options): (Option<String>, Option<Table>)| {
             let origin = crate::origin::caller(lua);
-            morc_live::start(address.as_deref().unwrap_or(morc_live::DEFAULT_ADDRESS)).map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))
+            let mut token = None;
+            if let Some(options) = options {
+                for pair in options.pairs::<mlua::Value, mlua::Value>() {
+                    let (key, value) = pair?;
+                    match (key.to_string()?.as_str(), value) {
+                        ("token", mlua::Value::String(t)) => token = Some(t.to_str()?.to_string()),
+                        ("token", v) => return Err(mlua::Error::runtime(format!("{origin}: morc.live.start: token must be a string, got {}", v.type_name()))),
+                        (k, _) => return Err(mlua::Error::runtime(format!("{origin}: morc.live.start: {}", morc_kernel::names::unknown("option", k, "in its options", &["token"])))),
+                    }
+                }
+            }
+            let served = morc_live::start(address.as_deref().unwrap_or(morc_live::DEFAULT_ADDRESS), token).map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))?;
+            Ok((served, morc_live::access().map(|a| a.page_url())))
         })?,
     )?;
     live.set(
@@ -148,7 +161,7 @@ impl Controls for PageControls {
     fn motion(&self) -> Option<(f64, f64)> {
         self.robot.operator.progress().map(|p| (p, self.robot.operator.override_now()))
     }
-    fn jog(&self, axis: JogAxis, dir: f64, step: f64, speed: f64, hold: Duration) -> u64 {
+    fn jog(&self, axis: JogAxis, dir: f64, step: f64, speed: f64, hold: Duration) -> Result<u64, String> {
         let held = step == 0.0;
         let (frame, axis) = match axis {
             JogAxis::Joint(j) => (JogFrame::Joint, j),
@@ -156,11 +169,13 @@ impl Controls for PageControls {
             JogAxis::Tool(k) => (JogFrame::Tool, k),
         };
         let c = JogCommand { frame, axis, direction: dir, speed, step, until_ns: if held { until_ns(hold) } else { 0 }, ..JogCommand::default() };
-        self.robot.operator.jog(c);
-        self.robot.operator.jog_now().id
+        self.robot.operator.jog_in_session(c)
     }
-    fn hold_jog(&self, id: u64, hold: Duration) {
-        self.robot.operator.hold_jog(id, until_ns(hold));
+    fn hold_jog(&self, id: u64, hold: Duration) -> bool {
+        self.robot.operator.hold_jog(id, until_ns(hold))
+    }
+    fn jogging(&self) -> bool {
+        self.robot.operator.jog_session()
     }
     fn stop_jog(&self) {
         self.robot.operator.stop_jog();
@@ -185,7 +200,10 @@ impl Controls for PageControls {
     }
 }
 
-/// Sends a finished run's statistics to the live view, when it is on.
-pub fn after_run(spec_name: &str, result: &RunResult) {
-    morc_live::publish_run(spec_name, result);
+/// Sends a finished run's statistics to the live view, when it is on; a run morc made for
+/// itself (`internal = true`, reading where the robot is) is not the operator's last run.
+pub fn after_run(spec: &morc_kernel::AssemblySpec, result: &RunResult) {
+    if !spec.internal {
+        morc_live::publish_run(&spec.name, result);
+    }
 }

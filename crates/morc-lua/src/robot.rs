@@ -844,8 +844,9 @@ fn start_engine(lua: &Lua, opts: Table) -> mlua::Result<AnyUserData> {
         return Err(fail("an assembly is running".into()));
     }
     let mut config: EngineConfig = engine.0.config().clone();
-    if let Some(c) = opts.get::<Option<String>>("clock")? {
-        config.clock = c.parse::<ClockKind>().map_err(fail)?;
+    let asked_clock = opts.get::<Option<String>>("clock")?.map(|c| c.parse::<ClockKind>()).transpose().map_err(fail)?;
+    if let Some(c) = asked_clock {
+        config.clock = c;
     }
     if let Some(p) = opts.get::<Option<f64>>("period")? {
         config.period = p;
@@ -888,6 +889,9 @@ fn start_engine(lua: &Lua, opts: Table) -> mlua::Result<AnyUserData> {
     let bus = if checking { bus.map(|_| "sim".to_string()) } else { bus };
     if checking {
         config.clock = ClockKind::Virtual;
+    } else if let Some(bus) = &bus {
+        // A real interface runs on the wall clock, whatever the engine ran on before.
+        config.clock = morc_ecat::virtual_bus::clock_for(bus, asked_clock, config.clock).map_err(failed)?;
     }
     let base: Box<dyn morc_kernel::Base> = match (bus, &robot) {
         // The robot's drives on the bus, through the real master: simulated (the arm behind the
@@ -903,6 +907,10 @@ fn start_engine(lua: &Lua, opts: Table) -> mlua::Result<AnyUserData> {
                 (link, morc_ecat::base::BusConfig { period: config.period, drive_overrides: drives, ..Default::default() })
             };
             let mut base = morc_ecat::base::BusBase::open(link, bus_config).map_err(failed)?;
+            base.set_standstill(robot.standstill_speeds(config.period, &[]));
+            // A controller swapped in on the running arm is checked as on the simulated robot.
+            let (limits, dt) = (robot.clone(), config.period);
+            base.set_takeover_check(robot.dof(), Box::new(move |before, last, next| limits.command_past_limits(dt, before, last, next).map(|(_, what)| what)));
             base.set_description(&format!("{} ({})", robot.name, if bus == "sim" { "simulated, on the virtual EtherCAT segment".to_string() } else { format!("EtherCAT on {bus}") }));
             if robot.ft.is_some() {
                 morc_robot_ecat::WristPorts::wrap(Box::new(base))

@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use mlua::{ffi, Function, Lua, Table};
 
 use crate::component::{lua_error_text, KindSource, LuaComponentDef};
-use crate::convert::{from_value, to_value_any};
+use crate::convert::{from_carried, from_value, to_carried, to_value_any, Carried};
 use crate::pool::{self, Pool};
 use crate::watchdog::{self, Watch};
 use morc_kernel::{monotonic_ns, thread_cpu_ns, AssemblyResults, SlackWork, StepContext, Value, STRING_PORT_CAPACITY};
@@ -141,6 +141,8 @@ struct PortRef {
 pub(crate) struct Instance {
     step: c_int,
     terminate: c_int,
+    /// `migrate(self, old)`, when the kind has one (LUA_NOREF otherwise).
+    migrate: c_int,
     this: c_int,
     inp: c_int,
     out: c_int,
@@ -271,9 +273,11 @@ impl ThreadLua {
         let r = |v: mlua::Value| inner_ref(&lua, v).map_err(|e| lua_error_text(&e));
         let step = r(kind.get::<mlua::Value>("step").map_err(|e| e.to_string())?)?;
         let terminate = r(kind.get::<mlua::Value>("terminate").map_err(|e| e.to_string())?)?;
+        let migrate = r(kind.get::<mlua::Value>("migrate").map_err(|e| e.to_string())?)?;
         let instance = Instance {
             step,
             terminate,
+            migrate,
             this: r(mlua::Value::Table(this))?,
             inp: r(mlua::Value::Table(inp))?,
             out: r(mlua::Value::Table(out))?,
@@ -353,6 +357,83 @@ impl ThreadLua {
         results.set("lua_gc_step_cpu_p99_ns", Value::Integer(steps.p99 as i64));
         results.set("lua_gc_step_cpu_p999_ns", Value::Integer(steps.p999 as i64));
         results.set("lua_gc_steps", Value::Integer(self.stats.steps.load(Ordering::Relaxed) as i64));
+    }
+
+    /// At a swap, before `instance`'s first step: it carries on from `old_instance` (in
+    /// `old`, the replaced assembly's state, after its last step). The old `self` crosses as
+    /// data ([`crate::convert::to_carried`]: functions and userdata stay behind); then the
+    /// kind's `migrate(self, old)` runs, or without one every entry of the old `self` but its
+    /// name and parameters (`keep`: those of the new instance stand) replaces the new one's.
+    /// The old outputs go into `out` too. On the Coordinator, between two ticks.
+    pub fn take_over(&self, instance: &Instance, keep: &[&str], outputs: &[morc_kernel::PortInfo], old: &ThreadLua, old_instance: &Instance) -> Result<(), String> {
+        let (state, out) = {
+            let inner = old.lock();
+            let lua = inner.lua.clone().expect("state set up");
+            let carry = |r: c_int, what: &str| -> mlua::Result<Option<Carried>> { to_carried(&from_ref(&lua, r)?, what) };
+            (carry(old_instance.this, "self").map_err(|e| lua_error_text(&e))?, carry(old_instance.out, "out").map_err(|e| lua_error_text(&e))?)
+        };
+        let mut inner = self.lock();
+        let lua = inner.lua.clone().expect("state set up");
+        let old_this = match &state {
+            Some(c) => from_carried(&lua, c).map_err(|e| lua_error_text(&e))?,
+            None => mlua::Value::Nil,
+        };
+        let this: Table = from_ref(&lua, instance.this).and_then(|v| lua.unpack(v)).map_err(|e| lua_error_text(&e))?;
+        let migrate = from_ref(&lua, instance.migrate).map_err(|e| lua_error_text(&e))?;
+        let result = match (migrate, &old_this) {
+            (mlua::Value::Function(migrate), _) => {
+                inner.watch.begin(STEP_LIMIT_MIN_NS as u64);
+                inner.pool.user_code = true;
+                let r = migrate.call::<()>((this.clone(), old_this.clone()));
+                inner.pool.user_code = false;
+                inner.watch.end();
+                r.map_err(|e| format!("migrate(self, old) failed: {}", tidy_traceback(&lua_error_text(&e))))
+            }
+            (_, mlua::Value::Table(old_this)) => (|| -> mlua::Result<()> {
+                for pair in old_this.pairs::<mlua::Value, mlua::Value>() {
+                    let (k, v) = pair?;
+                    if let mlua::Value::String(name) = &k {
+                        if keep.iter().any(|p| name.as_bytes() == p.as_bytes()) {
+                            continue;
+                        }
+                    }
+                    this.raw_set(k, v)?;
+                }
+                Ok(())
+            })()
+            .map_err(|e| lua_error_text(&e)),
+            _ => Ok(()),
+        };
+        result?;
+        // The old outputs, written into the port tables the steps reuse (a vector's table stays).
+        if let Some(Carried::Table(entries)) = &out {
+            let out: Table = from_ref(&lua, instance.out).and_then(|v| lua.unpack(v)).map_err(|e| lua_error_text(&e))?;
+            let write = || -> mlua::Result<()> {
+                for p in outputs {
+                    let Some((_, value)) = entries.iter().find(|(k, _)| matches!(k, Carried::Value(Value::String(n)) if *n == p.name)) else { continue };
+                    match (out.raw_get::<mlua::Value>(p.name.as_str())?, value) {
+                        (mlua::Value::Table(t), Carried::Table(xs)) if t.raw_len() == xs.len() => {
+                            for (k, x) in xs {
+                                t.raw_set(from_carried(&lua, k)?, from_carried(&lua, x)?)?;
+                            }
+                        }
+                        (mlua::Value::Table(_), _) => {}
+                        (_, v) => out.raw_set(p.name.as_str(), from_carried(&lua, v)?)?,
+                    }
+                }
+                Ok(())
+            };
+            write().map_err(|e| lua_error_text(&e))?;
+        }
+        // The carried copy's garbage is the slack collector's to free.
+        let (used, capacity) = (inner.pool.used, inner.pool.capacity);
+        if used >= capacity / 4 * 3 {
+            return Err(format!(
+                "its thread's Lua memory pool ({}) is three quarters full after taking the old state over: give the assembly a larger pool (morc.assembly {{ …, memory = MB }})",
+                megabytes(capacity)
+            ));
+        }
+        Ok(())
     }
 
     /// Releases an instance's references.
@@ -465,23 +546,25 @@ impl Inner {
                 check_unchanged(&lua, def, &t, file)?;
                 Ok(t)
             }
-            KindSource::Inline { init, step, terminate } => {
+            KindSource::Inline { init, step, terminate, migrate } => {
                 let t = (|| -> mlua::Result<Table> {
                     let load = |code: &[u8], what: &str| lua.load(code).set_name(format!("={}.{what}", def.kind)).set_mode(mlua::ChunkMode::Binary).into_function();
                     let t = lua.create_table()?;
                     let step = load(step, "step")?;
                     let init = init.as_deref().map(|c| load(c, "init")).transpose()?;
                     let terminate = terminate.as_deref().map(|c| load(c, "terminate")).transpose()?;
+                    let migrate = migrate.as_deref().map(|c| load(c, "migrate")).transpose()?;
                     if let Some(trust) = &def.sandbox {
                         let guard = crate::library::guard_table(&lua, trust.clone(), false)?;
                         let env: Table = crate::library::sandbox_builder(&lua)?.call(guard)?;
-                        for f in [Some(&step), init.as_ref(), terminate.as_ref()].into_iter().flatten() {
+                        for f in [Some(&step), init.as_ref(), terminate.as_ref(), migrate.as_ref()].into_iter().flatten() {
                             f.set_environment(env.clone())?;
                         }
                     }
                     t.set("step", step)?;
                     t.set("init", init)?;
                     t.set("terminate", terminate)?;
+                    t.set("migrate", migrate)?;
                     capture_into(&lua, &def.kind, &t)?;
                     Ok(t)
                 })()
@@ -583,7 +666,7 @@ impl Inner {
     fn release(&mut self, instance: &Instance) {
         let l = self.state;
         let ports = instance.inputs.iter().chain(&instance.outputs).flat_map(|p| [p.key, p.table]);
-        let refs = [instance.step, instance.terminate, instance.this, instance.inp, instance.out].into_iter().chain(ports);
+        let refs = [instance.step, instance.terminate, instance.migrate, instance.this, instance.inp, instance.out].into_iter().chain(ports);
         for r in refs {
             if r != ffi::LUA_NOREF {
                 // SAFETY: our state, locked; each reference is released once.

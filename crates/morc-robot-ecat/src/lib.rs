@@ -286,6 +286,9 @@ impl Base for WristPorts {
     fn is_still(&self) -> bool {
         self.bus.is_still()
     }
+    fn check_takeover(&self, commands: Commands) -> Result<(), (usize, String)> {
+        self.bus.check_takeover(commands)
+    }
     fn handle(&self) -> Option<morc_kernel::BaseHandle> {
         self.bus.handle()
     }

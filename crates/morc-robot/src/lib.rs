@@ -237,6 +237,22 @@ impl Robot {
         self.joints.len()
     }
 
+    /// Each joint's standstill speed on a base cycling every `period` seconds (rad/s, m/s for
+    /// a prismatic joint; [`morc_kernel::standstill_speed`]): a share of its velocity limit,
+    /// or a few encoder counts per cycle (the finest speed its drive can measure) if that is
+    /// more. `noise` adds what the plant's own velocity dithers by per joint (empty: none).
+    pub fn standstill_speeds(&self, period: f64, noise: &[f64]) -> Vec<f64> {
+        self.joints
+            .iter()
+            .enumerate()
+            .map(|(i, j)| {
+                let counts_per_unit = j.drive.counts * j.drive.gear.abs() / std::f64::consts::TAU;
+                let one_count = if counts_per_unit > 0.0 && period > 0.0 { 1.0 / (counts_per_unit * period) } else { 0.0 };
+                morc_kernel::standstill_speed(j.limits.velocity, one_count.max(noise.get(i).copied().unwrap_or(0.0)))
+            })
+            .collect()
+    }
+
     /// Whether joint `i` (0-based) slides (positions in m, shown in mm) rather than turns
     /// (positions in rad, shown in degrees).
     pub fn is_prismatic(&self, i: usize) -> bool {
@@ -261,6 +277,29 @@ impl Robot {
     /// Joint `i`'s velocity `v` (SI) as people read it: "°/s", or "mm/s" for a prismatic joint.
     pub fn show_rate(&self, i: usize, v: f64, decimals: usize) -> String {
         format!("{}/s", self.show(i, v, decimals))
+    }
+
+    /// Whether position command `next`, following `last` (and `before` it, when known) one bus
+    /// period `dt` later, moves a joint past its velocity or acceleration limit: the first such
+    /// joint and what it would do ("moves A5 at 409.1°/s, past its limit 330.0°/s"). Checks the
+    /// first command of a controller swapped in on a running arm.
+    pub fn command_past_limits(&self, dt: f64, before: Option<&[f64]>, last: &[f64], next: &[f64]) -> Option<(usize, String)> {
+        for (i, joint) in self.joints.iter().enumerate() {
+            let l = &joint.limits;
+            let si = if self.is_prismatic(i) { "m" } else { "rad" };
+            let v = (next[i] - last[i]) / dt;
+            if v.abs() > l.velocity {
+                let show = |x: f64| format!("{} ({x:.2} {si}/s)", self.show_rate(i, x, 1));
+                return Some((i, format!("moves {} at {}, past its limit {}", joint.name, show(v), show(l.velocity))));
+            }
+            let v_before = before.map_or(0.0, |b| (last[i] - b[i]) / dt);
+            let a = (v - v_before) / dt;
+            if a.abs() > l.acceleration {
+                let show = |x: f64| format!("{}/s² ({x:.1} {si}/s²)", self.show(i, x, 1));
+                return Some((i, format!("accelerates {} at {}, past its limit {}", joint.name, show(a), show(l.acceleration))));
+            }
+        }
+        None
     }
 
     /// The joint whose position limit `q` (rad) violates, if any.

@@ -58,11 +58,27 @@ pub enum JogStop {
     Singularity,
 }
 
+/// The jog command and who follows it.
+#[derive(Debug)]
+struct JogState {
+    command: JogCommand,
+    /// Jog components running now (a jog session each).
+    sessions: usize,
+    /// The command was asked for while a session ran: it is that session's, and a later one
+    /// does not act on it (a command asked for between sessions, as `robot:jog` does just
+    /// before it starts its own, is the next session's).
+    stored_in_session: bool,
+}
+
+/// Why a jog command from outside (the operator page) is not taken.
+pub const NO_JOG_SESSION: &str = "no jog session: start `jog` in the REPL or the jog assembly in the program";
+
 /// The override and pause a robot's motions follow, and what they report.
 #[derive(Debug)]
 pub struct Operator {
-    /// The jog asked for (the jog component reads it with try_lock: never waits).
-    jog: Mutex<JogCommand>,
+    /// The jog asked for (the jog component reads it with try_lock: never waits) and the jog
+    /// sessions that follow it.
+    jog: Mutex<JogState>,
     /// Why the last jog stopped by itself: 0 none, 1 + joint for a limit, usize::MAX singularity.
     jog_stop: AtomicUsize,
     /// The override asked for, as a fraction (f64 bits).
@@ -77,7 +93,7 @@ pub struct Operator {
 impl Default for Operator {
     fn default() -> Self {
         Operator {
-            jog: Mutex::new(JogCommand::default()),
+            jog: Mutex::new(JogState { command: JogCommand::default(), sessions: 0, stored_in_session: false }),
             jog_stop: AtomicUsize::new(0),
             override_target: AtomicU64::new(1f64.to_bits()),
             paused: AtomicBool::new(false),
@@ -140,38 +156,81 @@ impl Operator {
     pub fn override_now(&self) -> f64 {
         f64::from_bits(self.override_now.load(Ordering::Relaxed))
     }
-    /// Asks for a jog (off the real-time path); a new command gets a new id.
+    /// Asks for a jog (off the real-time path); a new command gets a new id. Between jog
+    /// sessions it waits for the next one to start (as `robot:jog` asks before it starts its
+    /// own); a command from outside uses [`Operator::jog_in_session`] instead.
     pub fn jog(&self, mut command: JogCommand) {
         let mut j = self.jog.lock().unwrap_or_else(|e| e.into_inner());
-        command.id = j.id + 1;
-        *j = command;
+        command.id = j.command.id + 1;
+        j.command = command;
+        j.stored_in_session = j.sessions > 0;
         self.jog_stop.store(0, Ordering::Relaxed);
     }
-    /// Keeps the jog held down until `until_ns` (a key's repeat), if it is still command `id`.
-    pub fn hold_jog(&self, id: u64, until_ns: u64) {
+    /// Asks for a jog only if a jog session runs now, else refuses and stores nothing (a press
+    /// on a page is acted on now or never); the command's id.
+    pub fn jog_in_session(&self, mut command: JogCommand) -> Result<u64, String> {
         let mut j = self.jog.lock().unwrap_or_else(|e| e.into_inner());
-        if j.id == id {
-            j.until_ns = until_ns;
+        if j.sessions == 0 {
+            return Err(NO_JOG_SESSION.into());
+        }
+        command.id = j.command.id + 1;
+        j.command = command;
+        j.stored_in_session = true;
+        self.jog_stop.store(0, Ordering::Relaxed);
+        Ok(command.id)
+    }
+    /// A jog session starts (the jog component's `initialize`): a command left from an earlier
+    /// session is dropped (the new one starts still), one asked for since is kept.
+    pub fn begin_jog_session(&self) {
+        let mut j = self.jog.lock().unwrap_or_else(|e| e.into_inner());
+        if j.stored_in_session {
+            j.command = JogCommand { id: j.command.id + 1, ..JogCommand::default() };
+            j.stored_in_session = false;
+        }
+        j.sessions += 1;
+    }
+    /// A jog session ends (the jog component's `terminate`).
+    pub fn end_jog_session(&self) {
+        let mut j = self.jog.lock().unwrap_or_else(|e| e.into_inner());
+        j.sessions = j.sessions.saturating_sub(1);
+        // What this session was asked is not for the next one.
+        j.stored_in_session = true;
+    }
+    /// Whether a jog session runs.
+    pub fn jog_session(&self) -> bool {
+        self.jog.lock().unwrap_or_else(|e| e.into_inner()).sessions > 0
+    }
+    /// Keeps the jog held down until `until_ns` (a key's repeat, a page's heartbeat), if it is
+    /// still command `id` and has not run out (a heartbeat late for its dead-man does not start
+    /// it again: the operator presses anew); whether it was held.
+    pub fn hold_jog(&self, id: u64, until_ns: u64) -> bool {
+        let mut j = self.jog.lock().unwrap_or_else(|e| e.into_inner());
+        let ran_out = j.command.until_ns != 0 && morc_kernel::monotonic_ns() >= j.command.until_ns;
+        if j.command.id == id && j.command.direction != 0.0 && !ran_out {
+            j.command.until_ns = until_ns;
+            true
+        } else {
+            false
         }
     }
     /// Stops jogging (the jog decelerates to a standstill).
     pub fn stop_jog(&self) {
-        self.jog.lock().unwrap_or_else(|e| e.into_inner()).direction = 0.0;
+        self.jog.lock().unwrap_or_else(|e| e.into_inner()).command.direction = 0.0;
     }
     /// Stops jogging and ends the jog's run once the robot is still.
     pub fn finish_jog(&self) {
         let mut j = self.jog.lock().unwrap_or_else(|e| e.into_inner());
-        j.direction = 0.0;
-        j.finish = true;
+        j.command.direction = 0.0;
+        j.command.finish = true;
     }
     /// The jog asked for, or None when another thread holds it this instant (real-time safe).
     #[inline]
     pub fn jog_command(&self) -> Option<JogCommand> {
-        self.jog.try_lock().ok().map(|j| *j)
+        self.jog.try_lock().ok().map(|j| j.command)
     }
     /// The current command (off the real-time path).
     pub fn jog_now(&self) -> JogCommand {
-        *self.jog.lock().unwrap_or_else(|e| e.into_inner())
+        self.jog.lock().unwrap_or_else(|e| e.into_inner()).command
     }
     /// The jog stopped by itself (from the jog component).
     #[inline]
@@ -251,6 +310,31 @@ mod tests {
         assert_eq!(override_rate(1.0, 0.2, dt, &v, &[0.0, 0.0], &braking, &limit), 0.0);
         // Close to the target: exactly onto it.
         assert!((override_rate(0.2005, 0.2, dt, &v, &[0.0, 0.0], &v, &limit) - (-0.5)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_jog_from_outside_is_taken_in_a_session_only_and_a_new_session_starts_still() {
+        let o = Operator::default();
+        let press = JogCommand { direction: 1.0, step: 0.1, ..JogCommand::default() };
+        assert_eq!(o.jog_in_session(press), Err(NO_JOG_SESSION.to_string()));
+        assert_eq!(o.jog_now().direction, 0.0, "a refused press is not stored");
+        o.begin_jog_session();
+        let id = o.jog_in_session(press).unwrap();
+        assert_eq!((o.jog_now().id, o.jog_now().direction), (id, 1.0));
+        o.end_jog_session();
+        assert!(o.jog_in_session(press).is_err());
+        // The press of the ended session is not the next one's.
+        o.begin_jog_session();
+        assert_eq!(o.jog_now().direction, 0.0);
+        o.end_jog_session();
+        // robot:jog asks just before its session starts: that one is kept.
+        o.jog(press);
+        o.begin_jog_session();
+        assert_eq!(o.jog_now().direction, 1.0);
+        assert!(o.hold_jog(o.jog_now().id, 0) && !o.hold_jog(o.jog_now().id + 1, 0));
+        // Held until a moment that has passed: a later heartbeat does not revive it.
+        assert!(o.hold_jog(o.jog_now().id, 1));
+        assert!(!o.hold_jog(o.jog_now().id, u64::MAX));
     }
 
     #[test]

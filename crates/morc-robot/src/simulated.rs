@@ -13,7 +13,7 @@
 use crate::RobotError;
 use std::sync::Arc;
 
-use morc_kernel::{Base, Commands};
+use morc_kernel::{Base, Commands, Standstill};
 use morc_kernel::{ComponentInfo, PortInfo, Step};
 use morc_kernel::{Value, ValueType};
 use morc_model::Data;
@@ -77,8 +77,14 @@ pub struct SimulatedRobot {
     stopping: bool,
     stop_velocity: Vec<f64>,
     stop_commands: Vec<Value>,
+    /// Whether the arm has stood still for the last few cycles, joint by joint.
+    standstill: Standstill,
     /// Velocity-loop integrator state (N·m).
     integral: Vec<f64>,
+    /// The position references of the last two servo cycles (last, the one before) and how
+    /// many of them there were: what a swapped-in controller's first command is checked against.
+    references: [Vec<f64>; 2],
+    references_seen: u8,
     /// Whether the torque feed-forward was driven in the last cycle.
     ff_driven: bool,
     /// Velocity-loop proportional gain per joint (N·m·s/rad).
@@ -124,6 +130,10 @@ impl SimulatedRobot {
             let m = morc_model::crba(&robot.model, &mut data, q0);
             (0..n).map(|i| m[(i, i)].max(1e-3)).collect()
         };
+        // What the plant's velocity dithers by while it holds: Coulomb friction flips sign with
+        // the velocity, so a holding joint chatters by about coulomb·period/inertia each cycle.
+        let dither: Vec<f64> = robot.model.drive_trains().iter().zip(&inertia).map(|(d, m)| d.coulomb_friction.abs() * period / m).collect();
+        let standstill = Standstill::new(robot.standstill_speeds(period, &dither), period);
         // Start in equilibrium: the integrator already carries gravity, so nothing sags at t = 0.
         let integral = morc_model::gravity(&robot.model, &mut data, q0).iter().copied().collect();
         Ok(SimulatedRobot {
@@ -139,7 +149,10 @@ impl SimulatedRobot {
             stopping: false,
             stop_velocity: vec![0.0; n],
             stop_commands: vec![Value::Vector(q0.to_vec()), Value::Vector(vec![0.0; n])],
+            standstill,
             integral,
+            references: [q0.to_vec(), q0.to_vec()],
+            references_seen: 0,
             ff_driven: false,
             kv: inertia.iter().map(|j| j * gains.velocity_bandwidth).collect(),
             kp: gains.position_gain,
@@ -234,9 +247,22 @@ impl Base for SimulatedRobot {
         step
     }
 
+    fn check_takeover(&self, commands: Commands) -> Result<(), (usize, String)> {
+        let Some(next) = commands.get(0).map(Value::as_slice) else { return Ok(()) };
+        if self.references_seen == 0 {
+            return Ok(());
+        }
+        let before = (self.references_seen > 1).then_some(&self.references[1][..]);
+        match self.robot.command_past_limits(self.period, before, &self.references[0], next) {
+            Some((_, what)) => Err((0, what)),
+            None => Ok(()),
+        }
+    }
+
     fn is_still(&self) -> bool {
-        // Still: the braking reference has stopped and the arm has settled on it.
-        self.stop_velocity.iter().all(|v| *v == 0.0) && self.qd.iter().all(|v| v.abs() < 1e-3) && self.q.iter().zip(&self.hold).all(|(q, h)| (q - h).abs() < 1e-3)
+        // Still: the braking reference has stopped, every joint has been slower than its own
+        // standstill speed for the last few cycles, and the arm has settled on the reference.
+        self.stop_velocity.iter().all(|v| *v == 0.0) && self.standstill.is_still() && self.q.iter().zip(&self.hold).all(|(q, h)| (q - h).abs() < 1e-3)
     }
 }
 
@@ -277,6 +303,8 @@ impl SimulatedRobot {
                 self.holding = true;
                 return Step::Fault(format!("{}: non-finite command on joint {}: holding", self.robot.name, self.robot.joints[i].name));
             }
+            self.references[1][i] = self.references[0][i];
+            self.references[0][i] = target;
             let limit = self.robot.joints[i].limits.torque;
             let v_ref = self.kp * (target - self.q[i]) + v_ff;
             let v_error = v_ref - self.qd[i];
@@ -289,6 +317,7 @@ impl SimulatedRobot {
             }
             self.tau[i] = (p_term + self.integral[i] + t_ff).clamp(-limit, limit);
         }
+        self.references_seen = self.references_seen.saturating_add(1).min(2);
         let friction = morc_model::friction(&self.model, &mut self.data, &self.qd);
         for ((net, tau), f) in self.tau_net.iter_mut().zip(&self.tau).zip(friction.iter()) {
             *net = tau - f;
@@ -331,6 +360,7 @@ impl SimulatedRobot {
             self.qd[i] += qdd[i] * dt;
             self.q[i] += self.qd[i] * dt;
         }
+        self.standstill.observe(self.qd.iter().copied());
         Step::Continue
     }
 }

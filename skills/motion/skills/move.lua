@@ -3,7 +3,7 @@ local DEG = math.pi / 180
 
 -- Where the axes are: one tick with a probe on robot.q.
 local function current_position(ctx)
-  local a = morc.assembly { "where", duration = ctx.engine.period }
+  local a = morc.assembly { "where", duration = ctx.engine.period, internal = true }
   a:add("p", "probe", { n = 6 })
   a:connect("robot.q", "p.u")
   local r = ctx.engine:run(a)

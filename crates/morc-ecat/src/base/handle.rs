@@ -19,6 +19,7 @@ pub(super) struct BusShared {
     pub cycles: AtomicU64,
     /// The master's counts, mirrored after each exchange.
     pub lost_frames: AtomicU64,
+    pub late_replies: AtomicU64,
     pub working_counter_errors: AtomicU64,
     pub not_op: AtomicU64,
     /// Each device's position and name, and its AL state (ETG.1000 code) after each exchange.
@@ -76,8 +77,10 @@ pub struct DeviceStatus {
 pub struct BusStatus {
     /// Cycles run.
     pub cycles: u64,
-    /// Cycles without a reply.
+    /// Frames lost: no reply within the master's reply timeout.
     pub lost_frames: u64,
+    /// Replies that came after their cycle had moved on, within the reply timeout: late, not lost.
+    pub late_replies: u64,
     /// Cycles whose reply came with a wrong working counter.
     pub working_counter_errors: u64,
     /// Cycles with some device not in Op.
@@ -135,6 +138,7 @@ impl BusHandle {
         BusStatus {
             cycles: s.cycles.load(Ordering::Relaxed),
             lost_frames: s.lost_frames.load(Ordering::Relaxed),
+            late_replies: s.late_replies.load(Ordering::Relaxed),
             working_counter_errors: s.working_counter_errors.load(Ordering::Relaxed),
             not_op: s.not_op.load(Ordering::Relaxed),
             faults: s.faults.load(Ordering::Relaxed),

@@ -53,6 +53,8 @@ pub struct Jog {
     rot_speed: f64,
     singularity: f64,
     until_still: bool,
+    /// This component has told the operator a jog session runs (from `initialize` to `terminate`).
+    in_session: bool,
 }
 
 impl Jog {
@@ -92,6 +94,7 @@ impl Jog {
             rot_speed: 0.5,
             singularity: 0.01,
             until_still: true,
+            in_session: false,
             robot,
         }
     }
@@ -115,6 +118,20 @@ impl Jog {
             return self.travelled < c.step - 1e-12;
         }
         (c.time <= 0.0 || self.elapsed < c.time) && (c.until_ns == 0 || monotonic_ns() < c.until_ns)
+    }
+}
+
+impl Jog {
+    fn end_session(&mut self) {
+        if std::mem::take(&mut self.in_session) {
+            self.robot.operator.end_jog_session();
+        }
+    }
+}
+
+impl Drop for Jog {
+    fn drop(&mut self) {
+        self.end_session();
     }
 }
 
@@ -142,7 +159,15 @@ impl Component for Jog {
         self.still_ticks = 0;
         self.blocked = false;
         self.qd_prev.fill(0.0);
+        if !self.in_session {
+            self.robot.operator.begin_jog_session();
+            self.in_session = true;
+        }
         Ok(())
+    }
+
+    fn terminate(&mut self, _results: &mut AssemblyResults) {
+        self.end_session();
     }
 
     fn step(&mut self, ctx: &StepContext, inputs: &[Value], outputs: &mut [Value]) -> Step {
@@ -151,7 +176,8 @@ impl Component for Jog {
         if !self.started {
             self.q_ref.copy_from_slice(inputs[0].as_slice());
             self.started = true;
-            // A command already waiting when the jog starts is followed from here.
+            // A command waiting when the session began (robot:jog's) is followed from here;
+            // one left from an earlier session was dropped then.
             self.following = u64::MAX;
         }
         if let Some(c) = self.robot.operator.jog_command() {
