@@ -77,6 +77,9 @@ pub(crate) struct RunOpts {
     /// The secret the operator page's commands need (16+ letters, digits, '-', '_'); default: a new random one each run, printed in the page's URL.
     #[arg(long, value_name = "TOKEN")]
     pub live_token: Option<String>,
+    /// Join ROS 2 (no ROS install needed) as the node /morc in the domain ROS_DOMAIN_ID names: the robot on /joint_states, /tf, /tf_static and /robot_description while programs run.
+    #[arg(long)]
+    pub ros: bool,
 }
 
 impl RunOpts {
@@ -94,6 +97,7 @@ impl RunOpts {
             record_format: self.record_format.clone().or_else(|| before.record_format.clone()),
             live: self.live.clone().or_else(|| before.live.clone()),
             live_token: self.live_token.clone().or_else(|| before.live_token.clone()),
+            ros: self.ros || before.ros,
         };
         if merged.live_token.is_some() && merged.live.is_none() {
             return Err("--live-token is the token of the live view and the operator page: give --live too (morc --live --live-token TOKEN run prog.lua)".into());
@@ -189,8 +193,8 @@ pub(crate) mod exit {
 
 /// The engine configuration the options ask for; a bad value is a usage error (exit 2).
 pub(crate) fn engine_config(opts: &RunOpts) -> Result<EngineConfig, String> {
-    // Watching a run live means watching it at the robot's pace: --live defaults to the wall clock.
-    let default = if opts.live.is_some() { ClockKind::Wall } else { ClockKind::Virtual };
+    // Watching a run live means watching it at the robot's pace: --live and --ros default to the wall clock.
+    let default = if opts.live.is_some() || opts.ros { ClockKind::Wall } else { ClockKind::Virtual };
     let asked = opts.clock.as_deref().map(str::parse::<ClockKind>).transpose()?;
     // A real bus runs on the wall clock whatever the default; `--clock virtual` there is refused.
     let clock = match opts.bus.as_deref() {
@@ -289,6 +293,16 @@ fn run_cli() -> i32 {
             morc_live::page::set_program(&file.display().to_string());
         }
     }
+    if opts.ros {
+        match morc_lua::ros::start(None, None, None, None) {
+            Ok(said) if !opts.quiet => eprintln!("morc: {said}"),
+            Ok(_) => {}
+            Err(e) => {
+                eprintln!("morc: --ros: {e}");
+                return exit::USAGE;
+            }
+        }
+    }
     let setup = LuaSetup { bus: opts.bus.clone(), record_dir: opts.record.clone(), record_format: opts.record_format.clone() };
     let code = match &cli.command {
         Some(Command::Run { file, args, .. }) => run::main(config, &setup, file, args),
@@ -306,6 +320,7 @@ fn run_cli() -> i32 {
     };
     // Clients get what was sent before the process ends.
     morc_live::stop();
+    morc_ros::stop();
     code
 }
 

@@ -1,6 +1,7 @@
 """Reads recordings that a kill -9 cut short, each with the standard reader
 of its format (h5py for .h5, Foxglove's `mcap` library for .mcap, by its
-documented route `make_reader(f).iter_messages()`), and prints for each
+documented route `make_reader(f).iter_messages()`, its ROS 2 messages decoded
+as morc_mcap.py does), and prints for each
 what it found as one JSON list, for tests/record_crash.rs to judge.
 
 usage: check_crash.py FILE...
@@ -12,6 +13,7 @@ per signal), "samples" (what the file says it holds, HDF5), "complete",
 finite or out of range).
 """
 import json
+import os
 import sys
 
 import numpy as np
@@ -63,16 +65,24 @@ def h5(path):
 def mcap(path):
     from mcap.reader import make_reader
 
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from morc_mcap import Decoder, signals_of, value
+
     out = {"problems": []}
     channels = {}
+    decoder = Decoder()
     with open(path, "rb") as f:
         reader = make_reader(f)
-        for _schema, channel, message in reader.iter_messages():
-            body = json.loads(message.data)
-            c = channels.setdefault(channel.topic, {"seq": [], "time": [], "value": [], "period": float(channel.metadata["sample_period"])})
-            c["seq"].append(message.sequence)
-            c["time"].append(body["time"])
-            c["value"].append(body["value"])
+        for schema, channel, message in reader.iter_messages():
+            names = signals_of(channel)
+            if not names:
+                continue
+            body = decoder.decode(schema, message.data)
+            for name in names:
+                c = channels.setdefault(name, {"seq": [], "time": [], "value": [], "period": float(channel.metadata["sample_period"])})
+                c["seq"].append(message.sequence)
+                c["time"].append(body.time)
+                c["value"].append(value(body, channel, name))
     with open(path, "rb") as f:
         meta = {m.name: dict(m.metadata) for m in make_reader(f).iter_metadata()}
     out["complete"] = int(meta.get("morc.end", {}).get("complete", "0"))

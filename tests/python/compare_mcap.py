@@ -1,34 +1,55 @@
-"""Reads an MCAP recording with Foxglove's `mcap` library and the HDF5
+"""Reads an MCAP recording with Foxglove's `mcap` library (ROS 2 messages decoded
+with rosbags' type system from the file's schemas, see morc_mcap.py) and the HDF5
 recording of the same run with h5py, and compares them: the same signals,
 sample for sample, time and values exactly. Prints what it compared as JSON;
 exits 1 with the first difference.
 
 usage: compare_mcap.py RUN.mcap RUN.h5
 """
+import calendar
+import datetime
 import json
+import os
 import sys
 
 import h5py
 import numpy as np
 from mcap.reader import make_reader
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from morc_mcap import Decoder, signals_of, value  # noqa: E402
+
 
 def read_mcap(path):
     topics, meta = {}, {}
+    decoder = Decoder()
     with open(path, "rb") as f:
         reader = make_reader(f)
         for m in reader.iter_metadata():
             meta[m.name] = dict(m.metadata)
+        start = start_ns(meta["morc"]["utc_start"])
         for schema, channel, message in reader.iter_messages():
-            assert channel.message_encoding == "json", channel.message_encoding
-            assert schema.encoding == "jsonschema", schema.encoding
-            body = json.loads(message.data)
-            # Log time is the sample's time in ns.
-            assert abs(message.log_time - body["time"] * 1e9) <= 1, (message.log_time, body["time"])
-            t = topics.setdefault(channel.topic, {"time": [], "value": [], "meta": dict(channel.metadata)})
-            t["time"].append(body["time"])
-            t["value"].append(body["value"])
+            names = signals_of(channel)
+            if not names:
+                continue
+            assert channel.message_encoding == "cdr", channel.message_encoding
+            assert schema.encoding == "ros2msg", schema.encoding
+            assert channel.topic.startswith("/morc/"), channel.topic
+            body = decoder.decode(schema, message.data)
+            # Log time and stamp are the run's start (UTC) plus the sample's time, in ns.
+            assert abs(message.log_time - (start + round(body.time * 1e9))) <= 1, (message.log_time, body.time)
+            assert body.stamp.sec * 10**9 + body.stamp.nanosec == message.log_time
+            for name in names:
+                t = topics.setdefault(name, {"time": [], "value": [], "meta": {"unit": channel.metadata.get(f"{name}.unit", "")}})
+                t["time"].append(body.time)
+                t["value"].append(value(body, channel, name))
     return topics, meta
+
+
+def start_ns(utc):
+    """ns since the Unix epoch of "2026-05-01T12:34:56.789Z"."""
+    when = datetime.datetime.strptime(utc, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc)
+    return int(calendar.timegm(when.timetuple())) * 10**9 + when.microsecond * 1000
 
 
 def fail(msg):

@@ -205,7 +205,7 @@ impl UserData for LuaAssembly {
                 RecordTarget::File(f) if format_name.is_some() && f.extension().is_none() => RecordTarget::File(f.with_extension(format.extension())),
                 t => t,
             };
-            let request = RecordRequest { patterns, every, decimation, target, notes, format };
+            let request = RecordRequest { patterns, every, decimation, target, notes, format, robot: None };
             this.0.attachments.push(AttachmentSpec { name, kind: "recorder".into(), attach: morc_record::attach::attachment(request), origin });
             drop(this);
             Ok(ud)

@@ -233,6 +233,7 @@ fn request(assembly: &AnyUserData, opts: Option<Table>) -> mlua::Result<Request>
 pub fn run(lua: &Lua, engine: &mut Engine, assembly: &AnyUserData, opts: Option<Table>) -> mlua::Result<Table> {
     let mut req = for_clock(engine, request(assembly, opts)?);
     crate::live::for_live(lua, engine, &mut req.spec.attachments)?;
+    crate::ros::for_ros(lua, engine, &mut req.spec.attachments)?;
     if let Some(check) = lua.app_data_ref::<CheckOnly>() {
         req = for_check(&check, req);
     }
@@ -263,6 +264,7 @@ fn swap(lua: &Lua, ud: &AnyUserData, assembly: Option<AnyUserData>, opts: Option
         None => Request { spec: old_req.spec.clone(), data: old_req.data.clone(), data_ud: None, capped: old_req.capped },
     };
     crate::live::for_live(lua, &this.0, &mut req.spec.attachments)?;
+    crate::ros::for_ros(lua, &this.0, &mut req.spec.attachments)?;
     if let Some(check) = lua.app_data_ref::<CheckOnly>() {
         req = for_check(&check, req);
     }
@@ -379,6 +381,8 @@ impl UserData for LuaEngine {
                 req = for_clock(&this.0, req);
                 // A started run is watched as a waited one is (live tap, operator page).
                 crate::live::for_live(lua, &this.0, &mut req.spec.attachments)?;
+                crate::ros::for_ros(lua, &this.0, &mut req.spec.attachments)?;
+                crate::ros::for_ros(lua, &this.0, &mut req.spec.attachments)?;
                 if super::interrupt::pending() {
                     return Err(super::interrupt::error_in(lua));
                 }

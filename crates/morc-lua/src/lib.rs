@@ -34,6 +34,7 @@ mod robot_calibration;
 mod robot_groups;
 mod robot_params;
 mod robot_state;
+pub mod ros;
 pub mod testing;
 mod thread_state;
 mod watchdog;
@@ -208,6 +209,7 @@ fn install_surface(lua: &Lua, engine: Option<Engine>) -> mlua::Result<()> {
     fast::install(lua)?;
     plot::install(lua)?;
     live::install(lua, &morc)?;
+    ros::install(lua, &morc)?;
     new_file::install(lua, &morc)?;
     // `require "morc"` gives the same table; the compiled-in modules are preloaded.
     let loaded: Table = lua.globals().get::<Table>("package")?.get("loaded")?;

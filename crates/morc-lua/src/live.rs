@@ -83,6 +83,12 @@ pub fn publish_spec(patterns: Vec<String>, rate: f64, origin: morc_kernel::Origi
 /// on every run (the robot's joints even where nothing is published), drawing the engine's robot.
 /// The operator page gets the engine's robot: its snapshot and operator handles.
 pub fn for_live(lua: &Lua, engine: &Engine, attachments: &mut Vec<AttachmentSpec>) -> mlua::Result<()> {
+    // Recordings describe the engine's robot too (an MCAP file's /joint_states and /tf), live view or not.
+    let current = lua.globals().get::<Table>("morc")?.get::<mlua::Value>("current_robot")?;
+    morc_record::attach::set_robot(match &current {
+        mlua::Value::UserData(ud) => robot_of(ud).map(|r| r.model),
+        _ => None,
+    });
     if morc_live::address().is_none() {
         attachments.retain(|a| a.kind != "live");
         return Ok(());

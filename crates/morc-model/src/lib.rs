@@ -59,7 +59,7 @@ pub use regressor::{dynamic_parameters, joint_torque_regressor, PARAMETERS_PER_B
 pub use spatial::{log3, rotation_from_rpy, rpy_from_rotation, Force, Inertia, Motion, Se3};
 pub use structure::{DriveTrain, Frame, FrameIndex, FrameKind, JointIndex, JointKind, JointLimits, Mimic, Model, ModelBuilder};
 pub use urdf::{load_urdf, parse_urdf, to_urdf, MAX_MOVING_JOINTS};
-pub use urdf_write::display_urdf;
+pub use urdf_write::{display_urdf, LinkTree, TreeJoint, TreeMotion};
 
 use std::fmt;
 

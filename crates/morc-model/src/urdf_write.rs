@@ -24,19 +24,8 @@ use super::{FrameKind, JointKind, Model};
 /// the robot's reach. A frame whose name an earlier frame has already taken is left out.
 pub fn display_urdf(model: &Model) -> String {
     let frames = model.frames();
-    let mut taken: HashSet<&str> = HashSet::new();
-    // The link of each joint: the root frame for the universe, else the joint's own frame.
-    let mut link_of: Vec<Option<usize>> = vec![None; model.njoints()];
-    link_of[0] = Some(0);
-    taken.insert(frames[0].name.as_str());
-    for (j, link) in link_of.iter_mut().enumerate().skip(1) {
-        *link = frames.iter().position(|f| f.kind == FrameKind::Joint && f.parent_joint == j && f.placement == Se3::identity() && !taken.contains(f.name.as_str()));
-        if let Some(f) = *link {
-            taken.insert(frames[f].name.as_str());
-        }
-    }
-    // A joint without a frame of its own (not made by the model builders) gets a link named after it.
-    let link_name = |j: usize| link_of[j].map_or_else(|| format!("{}_link", model.joint_names()[j]), |f| frames[f].name.clone());
+    let tree = LinkTree::new(model);
+    let link_name = |j: usize| tree.links[tree.link_of_joint[j]].clone();
     let radius = link_radius(model);
 
     let mut out = String::new();
@@ -77,14 +66,13 @@ pub fn display_urdf(model: &Model) -> String {
         }
         out.push_str("  </joint>\n");
     }
-    for (f, frame) in frames.iter().enumerate() {
-        if link_of.contains(&Some(f)) || !taken.insert(frame.name.as_str()) {
-            continue;
-        }
-        let _ = writeln!(out, "  <link name=\"{}\"/>", xml_escape(&frame.name));
-        let _ = writeln!(out, "  <joint name=\"{}_fixed\" type=\"fixed\">", xml_escape(&frame.name));
-        write_origin(&mut out, &frame.placement);
-        let _ = writeln!(out, "    <parent link=\"{}\"/>\n    <child link=\"{}\"/>\n  </joint>", xml_escape(&link_name(frame.parent_joint)), xml_escape(&frame.name));
+    for joint in &tree.joints {
+        let TreeMotion::Fixed(placement) = joint.motion else { continue };
+        let child = &tree.links[joint.child];
+        let _ = writeln!(out, "  <link name=\"{}\"/>", xml_escape(child));
+        let _ = writeln!(out, "  <joint name=\"{}\" type=\"fixed\">", xml_escape(&joint.name));
+        write_origin(&mut out, &placement);
+        let _ = writeln!(out, "    <parent link=\"{}\"/>\n    <child link=\"{}\"/>\n  </joint>", xml_escape(&tree.links[joint.parent]), xml_escape(child));
     }
     out.push_str("</robot>\n");
     out
@@ -202,6 +190,33 @@ mod tests {
     }
 
     #[test]
+    fn the_link_tree_places_every_link_where_the_model_puts_its_frame() {
+        let model = parse_urdf(ARM, "arm.urdf").unwrap();
+        let tree = LinkTree::new(&model);
+        let names: HashSet<&str> = model.frames().iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(tree.links.iter().map(String::as_str).collect::<HashSet<_>>(), names);
+        let q = [0.7, -0.4, 0.12];
+        let mut data = Data::new(&model);
+        forward_kinematics_placements(&model, &mut data, &q);
+        // Composing each joint's placement from the root gives every link its frame's pose.
+        let mut pose: Vec<Option<Se3>> = vec![None; tree.links.len()];
+        pose[0] = Some(Se3::identity());
+        for _ in 0..tree.joints.len() {
+            for (k, j) in tree.joints.iter().enumerate() {
+                if let Some(parent) = pose[j.parent] {
+                    pose[j.child] = Some(parent.compose(&tree.placement(&data, k)));
+                }
+            }
+        }
+        for (f, frame) in model.frames().iter().enumerate() {
+            let link = tree.links.iter().position(|l| l == &frame.name).unwrap();
+            let (want, got) = (frame_placement(&model, &data, f), pose[link].unwrap());
+            assert!((got.translation - want.translation).norm() < 1e-12 && (got.rotation - want.rotation).norm() < 1e-12, "{}", frame.name);
+        }
+        assert_eq!(tree.joints.iter().filter(|j| matches!(j.motion, TreeMotion::Joint(_))).count(), 3);
+    }
+
+    #[test]
     fn a_link_cylinder_runs_from_the_joint_to_the_next_one() {
         let model = parse_urdf(ARM, "arm.urdf").unwrap();
         let text = display_urdf(&model);
@@ -215,5 +230,86 @@ mod tests {
         assert!((length - 0.5).abs() < 1e-12 && (xyz[0] - 0.25).abs() < 1e-12, "{xyz:?} {length}");
         let z: Matrix3<f64> = rotation_from_rpy(rpy[0], rpy[1], rpy[2]);
         assert!((z.column(2) - Vector3::x()).norm() < 1e-12, "the cylinder's axis lies along the link: {rpy:?}");
+    }
+}
+
+/// The robot as the links and joints of its [`display_urdf`], for what sends their transforms
+/// (`/tf` and `/tf_static`, as ROS's robot_state_publisher does from a URDF).
+#[derive(Clone, Debug)]
+pub struct LinkTree {
+    /// The links' names: each model joint's link first (the universe's is the root frame), then
+    /// the fixed frames.
+    pub links: Vec<String>,
+    /// The link each model joint moves (the universe: the root link).
+    pub link_of_joint: Vec<usize>,
+    /// The URDF's joints: first the model's moving joints in model order, then the fixed ones.
+    pub joints: Vec<TreeJoint>,
+}
+
+/// A joint of a [`LinkTree`]: `child` placed in `parent`.
+#[derive(Clone, Debug)]
+pub struct TreeJoint {
+    /// The joint's name in the URDF.
+    pub name: String,
+    /// The parent link (an index into [`LinkTree::links`]).
+    pub parent: usize,
+    /// The child link.
+    pub child: usize,
+    /// How the child is placed in the parent.
+    pub motion: TreeMotion,
+}
+
+/// How a [`TreeJoint`]'s child sits in its parent.
+#[derive(Clone, Copy, Debug)]
+pub enum TreeMotion {
+    /// Moved by the model's joint of this index: the placement is `Data::local_placements[j]`.
+    Joint(usize),
+    /// Fixed at this placement.
+    Fixed(Se3),
+}
+
+impl LinkTree {
+    /// The links and joints [`display_urdf`] writes for `model`.
+    pub fn new(model: &Model) -> LinkTree {
+        let frames = model.frames();
+        let mut taken: HashSet<&str> = HashSet::new();
+        // The link of each joint: the root frame for the universe, else the joint's own frame.
+        let mut frame_of: Vec<Option<usize>> = vec![None; model.njoints()];
+        frame_of[0] = Some(0);
+        taken.insert(frames[0].name.as_str());
+        for (j, link) in frame_of.iter_mut().enumerate().skip(1) {
+            *link = frames.iter().position(|f| f.kind == FrameKind::Joint && f.parent_joint == j && f.placement == Se3::identity() && !taken.contains(f.name.as_str()));
+            if let Some(f) = *link {
+                taken.insert(frames[f].name.as_str());
+            }
+        }
+        // A joint without a frame of its own (not made by the model builders) gets a link named after it.
+        let mut links: Vec<String> = (0..model.njoints()).map(|j| frame_of[j].map_or_else(|| format!("{}_link", model.joint_names()[j]), |f| frames[f].name.clone())).collect();
+        let link_of_joint: Vec<usize> = (0..model.njoints()).collect();
+        let mut joints: Vec<TreeJoint> = (1..model.njoints())
+            .map(|j| TreeJoint { name: model.joint_names()[j].clone(), parent: model.parent(j), child: j, motion: TreeMotion::Joint(j) })
+            .collect();
+        for (f, frame) in frames.iter().enumerate() {
+            if frame_of.contains(&Some(f)) || !taken.insert(frame.name.as_str()) {
+                continue;
+            }
+            links.push(frame.name.clone());
+            joints.push(TreeJoint {
+                name: format!("{}_fixed", frame.name),
+                parent: link_of_joint[frame.parent_joint],
+                child: links.len() - 1,
+                motion: TreeMotion::Fixed(frame.placement),
+            });
+        }
+        LinkTree { links, link_of_joint, joints }
+    }
+
+    /// The child's placement in the parent of joint `k` of the tree, from the local placements
+    /// in `data` (call a forward kinematics first).
+    pub fn placement(&self, data: &super::Data, k: usize) -> Se3 {
+        match self.joints[k].motion {
+            TreeMotion::Joint(j) => data.local_placements[j],
+            TreeMotion::Fixed(x) => x,
+        }
     }
 }

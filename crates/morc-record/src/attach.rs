@@ -4,7 +4,7 @@
 //! replaces an existing file (see [`super::writer`]).
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use super::recorder::{ComponentMetadata, FileNaming, RecordedSignal, Recorder, RecordingMetadata};
 use morc_kernel::ValueType;
@@ -25,6 +25,17 @@ pub struct RecordRequest {
     pub notes: String,
     /// The file format of a folder's run files (a file's own extension says its format).
     pub format: RecordFormat,
+    /// The robot the assembly drives (None: the engine's, as [`set_robot`] last set it). An
+    /// MCAP recording writes its joint states, frames and URDF for ROS 2 tools.
+    pub robot: Option<Arc<morc_model::Model>>,
+}
+
+/// The engine's robot, for requests that name none.
+static ROBOT: Mutex<Option<Arc<morc_model::Model>>> = Mutex::new(None);
+
+/// Sets the robot the recordings of the next runs describe (the engine's robot), or none.
+pub fn set_robot(model: Option<Arc<morc_model::Model>>) {
+    *ROBOT.lock().unwrap_or_else(|p| p.into_inner()) = model;
 }
 
 /// The file format of a recording.
@@ -102,7 +113,21 @@ pub fn attachment(request: RecordRequest) -> Attach {
             notes: request.notes.clone(),
             components: view.components.iter().map(|c| ComponentMetadata { name: c.name.clone(), kind: c.kind.clone(), every: c.every, params: c.params.clone() }).collect(),
         };
-        let inputs = matched.iter().map(|(name, _, _)| (name.clone(), Recorder::input_port(name))).collect();
-        Ok(Attachment { component: Box::new(Recorder::new(signals, metadata, request.decimation)), every: request.every, inputs })
+        let mcap = super::writer::is_mcap(&metadata.path);
+        let mut inputs: Vec<(String, String)> = matched.iter().map(|(name, _, _)| (name.clone(), Recorder::input_port(name))).collect();
+        let mut recorder = Recorder::new(signals, metadata, request.decimation);
+        let robot = request.robot.clone().or_else(|| ROBOT.lock().unwrap_or_else(|p| p.into_inner()).clone());
+        if let (true, Some(model)) = (mcap, robot) {
+            // The base's joints, for /joint_states and /tf, whether recorded or not.
+            let joint = |port: &str| {
+                let name = format!("{}.{port}", view.base_name);
+                view.signals.iter().find(|s| s.name == name).map(|s| RecordedSignal::new(&s.name, s.ty, &s.unit, &s.doc))
+            };
+            recorder = recorder.with_robot(model, [joint("q"), joint("qd"), joint("tau")]);
+            for name in recorder.extra_inputs() {
+                inputs.push((name.clone(), Recorder::input_port(&name)));
+            }
+        }
+        Ok(Attachment { component: Box::new(recorder), every: request.every, inputs })
     })
 }

@@ -204,6 +204,7 @@ fn read_hdf5(path: &Path, tolerant: bool) -> Result<Contents, RecordError> {
         decimation: number(&file, "decimation").max(1.0) as u32,
         recorder: text(&file, "recorder"),
         utc_start: Some(text(&file, "utc_start")),
+        robot: None,
     };
     Ok(Contents { header, columns, rows, width, dropped: number(&file, "dropped_samples") as u64, complete, timing })
 }

@@ -1,5 +1,5 @@
-//! Recording signals to HDF5 (or MCAP, by the file's extension: see the
-//! `mcap` module and [`convert`]): a real-time [`Recorder`] component hands rows
+//! Recording signals to HDF5 (or MCAP of ROS 2 messages, by the file's
+//! extension: see the `mcap` module and [`convert`]): a real-time [`Recorder`] component hands rows
 //! of samples through a lock-free ring to a writer thread that appends them
 //! to chunked, compressed datasets and flushes regularly ([`WriterTiming`]),
 //! so a crash leaves a valid file. [`attach`] records from an assembly,

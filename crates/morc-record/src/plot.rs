@@ -96,8 +96,32 @@ pub struct Loaded {
 /// or one larger than the file could hold (sizes are checked before
 /// anything is allocated).
 pub fn load(recording: &Path, patterns: &[&str]) -> Result<Loaded, RecordError> {
+    if super::writer::is_mcap(recording) {
+        return load_mcap(recording, patterns);
+    }
     let file = super::read::open(recording)?;
     load_from(&file, recording, patterns)
+}
+
+/// [`load`] of an MCAP recording, through the reader of `morc rec convert`.
+fn load_mcap(recording: &Path, patterns: &[&str]) -> Result<Loaded, RecordError> {
+    let c = crate::convert::read(recording)?;
+    if c.samples() == 0 {
+        return Err(RecordError::Read(format!("{} holds no samples yet", recording.display())));
+    }
+    let mut available: Vec<String> = c.columns.iter().map(|col| col.name.clone()).collect();
+    available.sort();
+    let chosen = select(patterns, &available).map_err(|e| RecordError::Signals(format!("{e} in {}", recording.display())))?;
+    let rows: Vec<&[f64]> = c.rows.chunks_exact(c.width).collect();
+    let mut signals = Vec::new();
+    for name in chosen {
+        let Some(col) = c.columns.iter().find(|col| col.name == name) else { continue };
+        let columns = (0..col.width).map(|k| rows.iter().map(|r| r[col.offset + k]).collect()).collect();
+        signals.extend(signals_of(&name, columns, col.unit.clone(), col.element_names.clone(), col.element_units.clone()));
+    }
+    let h = &c.header;
+    let title = title_of(&h.metadata.assembly, &h.metadata.robot, h.utc_start.as_deref().unwrap_or_default());
+    Ok(Loaded { title, time: rows.iter().map(|r| r[0]).collect(), signals })
 }
 
 fn load_from(file: &File, recording: &Path, patterns: &[&str]) -> Result<Loaded, RecordError> {
@@ -219,9 +243,14 @@ fn read_signal(file: &File, name: &str, samples: usize, path: &Path) -> Result<V
     let flat: Vec<f64> = super::read::read_reals(&ds, path)?;
     let rows = (flat.len() / width.max(1)).min(samples);
     let columns: Vec<Vec<f64>> = (0..width).map(|k| (0..rows).map(|i| flat[i * width + k]).collect()).collect();
+    Ok(signals_of(name, columns, text_attr(&ds, "unit"), super::read::string_list(&ds, "element_names"), super::read::string_list(&ds, "element_units")))
+}
 
+/// The signal `name` of `columns` (one per element): one, or one per unit when its elements'
+/// units differ; lines labelled by the element names, else `port[k]`.
+fn signals_of(name: &str, columns: Vec<Vec<f64>>, unit: String, names: Vec<String>, units: Vec<String>) -> Vec<Signal> {
+    let width = columns.len();
     let port = name.rsplit('.').next().unwrap_or(name);
-    let names = super::read::string_list(&ds, "element_names");
     let labels = if width == 1 {
         vec![name.to_string()]
     } else if names.len() == width {
@@ -229,9 +258,8 @@ fn read_signal(file: &File, name: &str, samples: usize, path: &Path) -> Result<V
     } else {
         (1..=width).map(|k| format!("{port}[{k}]")).collect()
     };
-    let units = super::read::string_list(&ds, "element_units");
     if units.len() != width || width == 1 {
-        return Ok(vec![Signal { name: name.to_string(), unit: text_attr(&ds, "unit"), labels, columns }]);
+        return vec![Signal { name: name.to_string(), unit, labels, columns }];
     }
     let mut by_unit: Vec<Signal> = Vec::new();
     for ((unit, label), column) in units.into_iter().zip(labels).zip(columns) {
@@ -243,7 +271,7 @@ fn read_signal(file: &File, name: &str, samples: usize, path: &Path) -> Result<V
             None => by_unit.push(Signal { name: name.to_string(), unit, labels: vec![label], columns: vec![column] }),
         }
     }
-    Ok(by_unit)
+    by_unit
 }
 
 /// Panels: one per signal, or per unit when `share_units` (in the order the
@@ -284,17 +312,18 @@ fn group(signals: Vec<Signal>, share_units: bool) -> Vec<Panel> {
 
 /// "assembly 'ptp' · robot sim_axes · started 2026-05-01 10:00:00 UTC".
 fn title(file: &File) -> String {
+    title_of(&text_attr(file, "assembly"), &text_attr(file, "robot"), &text_attr(file, "utc_start"))
+}
+
+fn title_of(assembly: &str, robot: &str, utc: &str) -> String {
     let mut parts = Vec::new();
-    let assembly = text_attr(file, "assembly");
     parts.push(if assembly.is_empty() { "recording".to_string() } else { format!("assembly '{assembly}'") });
-    let robot = text_attr(file, "robot");
     if !robot.is_empty() {
         parts.push(format!("robot {robot}"));
     }
-    let utc = text_attr(file, "utc_start");
     if !utc.is_empty() {
         // ISO 8601 "2026-05-01T10:00:00.123Z": seconds are enough for a title.
-        let readable = utc.get(..19).map(|s| s.replace('T', " ")).unwrap_or(utc);
+        let readable = utc.get(..19).map(|s| s.replace('T', " ")).unwrap_or_else(|| utc.to_string());
         parts.push(format!("started {readable} UTC"));
     }
     parts.join("  ·  ")

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::ring::{ring, RingProducer};
-use super::writer::{FileHeader, SignalColumn, Writer, WriterOutcome, WriterProgress, WriterTiming};
+use super::writer::{FileHeader, RecordedRobot, SignalColumn, Writer, WriterOutcome, WriterProgress, WriterTiming};
 use morc_kernel::*;
 use morc_kernel::{Value, ValueType};
 
@@ -112,6 +112,11 @@ pub struct Recorder {
     wait_when_full: bool,
     /// The writer's thread and progress, to wake it and to stop waiting if it ended.
     writer_thread: Option<(std::thread::Thread, Arc<WriterProgress>)>,
+    /// The robot the assembly drives and its q, qd and tau signals, for an MCAP file's
+    /// `/joint_states` and `/tf` ([`Recorder::with_robot`]).
+    robot: Option<(Arc<morc_model::Model>, [Option<String>; 3])>,
+    /// Inputs read for the robot's topics but not recorded (after the recorded ones).
+    extra: Vec<RecordedSignal>,
 }
 
 impl Recorder {
@@ -144,7 +149,33 @@ impl Recorder {
             writer: None,
             wait_when_full: false,
             writer_thread: None,
+            robot: None,
+            extra: Vec::new(),
         }
+    }
+
+    /// Also writes the robot's joint states, its frames and its URDF (an MCAP recording's
+    /// `/joint_states`, `/tf`, `/robot_description`; HDF5 ignores them): `joints` are its
+    /// q, qd and tau signals (vectors of the model's `nq`, SI units), each when the assembly
+    /// has it. Those not recorded become inputs of their own, read but not written as signals.
+    pub fn with_robot(mut self, model: Arc<morc_model::Model>, joints: [Option<RecordedSignal>; 3]) -> Self {
+        let mut names: [Option<String>; 3] = Default::default();
+        for (slot, j) in names.iter_mut().zip(joints) {
+            let Some(j) = j else { continue };
+            if !matches!(j.ty, ValueType::Vector(n) if n == model.nq()) {
+                continue;
+            }
+            *slot = Some(j.name.clone());
+            if !self.signals.iter().chain(&self.extra).any(|s| s.name == j.name) {
+                let port = PortInfo::new(&Self::input_port(&j.name), j.ty).unit(&j.unit).doc(&format!("the robot's {} for /joint_states and /tf", j.name)).required();
+                self.info.inputs.push(port);
+                self.extra.push(j);
+            }
+        }
+        if names[0].is_some() || names[1].is_some() || names[2].is_some() {
+            self.robot = Some((model, names));
+        }
+        self
     }
 
     /// Sets ring size and writer intervals (tests of the limits).
@@ -157,6 +188,11 @@ impl Recorder {
     /// name cannot hold '.', which separates component and port).
     pub fn input_port(signal: &str) -> String {
         signal.replace('.', "/")
+    }
+
+    /// The signals read for the robot's topics but not recorded ([`Recorder::with_robot`]), to connect.
+    pub fn extra_inputs(&self) -> Vec<String> {
+        self.extra.iter().map(|s| s.name.clone()).collect()
     }
 
     /// Rows written and flushed so far, while recording.
@@ -198,6 +234,7 @@ impl Component for Recorder {
         }
         self.columns.clear();
         let mut offset = 1; // column 0 is time
+
         for (i, s) in self.signals.iter().enumerate() {
             if self.signals[..i].iter().any(|t| t.name == s.name) {
                 return Err(format!("signal '{}' is recorded twice; list it once", s.name));
@@ -226,6 +263,24 @@ impl Component for Recorder {
             });
             offset += width;
         }
+        // The robot's joints that are read but not recorded, after the recorded signals.
+        for s in &self.extra {
+            let width = match s.ty {
+                ValueType::Vector(n) => n,
+                _ => 1,
+            };
+            self.columns.push(SignalColumn {
+                name: s.name.clone(),
+                ty: s.ty,
+                unit: s.unit.clone(),
+                element_units: Vec::new(),
+                element_names: Vec::new(),
+                description: String::new(),
+                offset,
+                width,
+            });
+            offset += width;
+        }
         self.row = vec![0.0; offset];
         Ok(())
     }
@@ -240,8 +295,13 @@ impl Component for Recorder {
         if metadata.base_period == 0.0 {
             metadata.base_period = ctx.base_period;
         }
-        let header = FileHeader { metadata, sample_period, decimation: self.decimation as u32, recorder: ctx.name.to_string(), utc_start: None };
-        let writer = Writer::start(header, self.columns.clone(), consumer, self.tuning.writer.clone())?;
+        let robot = self.robot.as_ref().map(|(model, names)| {
+            let at = |name: &Option<String>| name.as_ref().and_then(|n| self.columns.iter().find(|c| &c.name == n)).map(|c| c.offset);
+            RecordedRobot { model: model.clone(), dof: model.nq(), q: at(&names[0]), qd: at(&names[1]), tau: at(&names[2]) }
+        });
+        let header = FileHeader { metadata, sample_period, decimation: self.decimation as u32, recorder: ctx.name.to_string(), utc_start: None, robot };
+        let recorded = self.columns.len() - self.extra.len();
+        let writer = Writer::start(header, self.columns[..recorded].to_vec(), consumer, self.tuning.writer.clone())?;
         self.writer_thread = writer.thread().map(|t| (t.clone(), writer.progress().clone()));
         self.producer = Some(producer);
         self.writer = Some(writer);

@@ -84,6 +84,37 @@ pub struct FileHeader {
     pub recorder: String,
     /// When the run started; None: now (a converted recording keeps its original's).
     pub utc_start: Option<String>,
+    /// The robot the recorded assembly drives, and where its joints are in a row: an MCAP
+    /// recording writes `/joint_states`, `/tf` and `/robot_description` from it (HDF5 ignores it).
+    pub robot: Option<RecordedRobot>,
+}
+
+/// The robot of a recording and where its joint positions, velocities and efforts (SI units)
+/// sit in a row (offsets of `dof` samples each; None: not recorded).
+#[derive(Clone)]
+pub struct RecordedRobot {
+    /// The robot's model: joint names and the URDF's links.
+    pub model: std::sync::Arc<morc_model::Model>,
+    /// Its joints (the model's `nq`).
+    pub dof: usize,
+    /// Offset of `q` (rad, m) in a row.
+    pub q: Option<usize>,
+    /// Offset of `qd` (rad/s, m/s).
+    pub qd: Option<usize>,
+    /// Offset of `tau` (N·m, N).
+    pub tau: Option<usize>,
+}
+
+impl std::fmt::Debug for RecordedRobot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordedRobot")
+            .field("model", &self.model.name())
+            .field("dof", &self.dof)
+            .field("q", &self.q)
+            .field("qd", &self.qd)
+            .field("tau", &self.tau)
+            .finish()
+    }
 }
 
 /// Counters the writer publishes while it runs.
@@ -773,6 +804,35 @@ pub fn utc_now_iso8601() -> String {
     iso8601(now.as_secs() as i64, now.subsec_millis())
 }
 
+/// Nanoseconds since the Unix epoch of an ISO 8601 UTC time as [`utc_now_iso8601`] writes it
+/// ("2026-05-01T12:34:56.789Z"; fractions of any length, or none); None for other text.
+pub(crate) fn iso8601_nanos(text: &str) -> Option<u64> {
+    let text = text.strip_suffix('Z')?;
+    let (date, time) = text.split_once('T')?;
+    let mut d = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
+    let (year, month, day) = (d.next()??, d.next()??, d.next()??);
+    let (hms, fraction) = time.split_once('.').unwrap_or((time, ""));
+    let mut t = hms.splitn(3, ':').map(|p| p.parse::<i64>().ok());
+    let (h, m, sec) = (t.next()??, t.next()??, t.next()??);
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || !fraction.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let mut nanos = 0u64;
+    for (i, c) in fraction.chars().take(9).enumerate() {
+        nanos += u64::from(c.to_digit(10)?) * 10u64.pow(8 - i as u32);
+    }
+    // Days since 1970-01-01 of a civil date (H. Hinnant's algorithm).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + h * 3600 + m * 60 + sec;
+    u64::try_from(secs).ok().map(|s| s * 1_000_000_000 + nanos)
+}
+
 fn iso8601(secs: i64, millis: u32) -> String {
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
@@ -798,6 +858,17 @@ mod tests {
         assert_eq!(iso8601(0, 0), "1970-01-01T00:00:00.000Z");
         assert_eq!(iso8601(951_782_400, 5), "2000-02-29T00:00:00.005Z");
         assert_eq!(iso8601(1_777_638_896, 789), "2026-05-01T12:34:56.789Z");
+    }
+
+    #[test]
+    fn iso8601_reads_back_as_nanoseconds() {
+        for (secs, millis) in [(0, 0), (951_782_400, 5), (1_777_638_896, 789), (4_102_444_799, 999)] {
+            assert_eq!(iso8601_nanos(&iso8601(secs, millis)), Some(secs as u64 * 1_000_000_000 + u64::from(millis) * 1_000_000));
+        }
+        assert_eq!(iso8601_nanos("2026-05-01T12:34:56Z"), Some(1_777_638_896_000_000_000));
+        assert_eq!(iso8601_nanos("2026-05-01T12:34:56.000000001Z"), Some(1_777_638_896_000_000_001));
+        assert_eq!(iso8601_nanos("yesterday"), None);
+        assert_eq!(iso8601_nanos(""), None);
     }
 
     #[test]

@@ -1,0 +1,228 @@
+//! The bridge: the thread that owns morc's ROS 2 participant and node. Nothing on the real-time
+//! path talks DDS: stepping threads hand rows to the bridge through preallocated lock-free rings
+//! (outlets), and the bridge hands what subscriptions receive back through slots (inlets). The
+//! bridge looks at every outlet and inlet each [`POLL_PERIOD`].
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crossbeam_channel::{bounded, Receiver, Sender};
+use ros2_client::{Context, ContextOptions, Node, NodeName, NodeOptions};
+
+/// How often the bridge publishes what outlets queued and takes what subscriptions received.
+pub const POLL_PERIOD: Duration = Duration::from_micros(500);
+
+/// How long [`Bridge::add`] waits for the bridge to make an endpoint.
+const ADD_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Something the bridge publishes: it drains what the real-time side queued.
+pub trait Outlet: Send {
+    /// Publishes what was queued since the last call; returns how many messages went out.
+    fn drain(&mut self) -> u64;
+    /// Messages dropped so far: rows the real-time side found the queue full for, and messages
+    /// a peer's full window refused.
+    fn dropped(&self) -> u64;
+}
+
+/// Something the bridge subscribes to: it takes what arrived and hands it to the real-time side.
+pub trait Inlet: Send {
+    /// Takes what arrived since the last call; returns how many messages.
+    fn poll(&mut self) -> u64;
+}
+
+/// What a job made on the bridge's node.
+pub enum Endpoint {
+    /// Drained every poll.
+    Outlet(Box<dyn Outlet>),
+    /// Polled every poll.
+    Inlet(Box<dyn Inlet>),
+    /// Polled every poll as both (an action server, a node with inputs and outputs).
+    Both(Box<dyn Outlet>, Box<dyn Inlet>),
+    /// Kept until removed (a latched publisher that only sent once).
+    Keep(Box<dyn Send>),
+}
+
+/// Makes an endpoint on the bridge's node (it runs on the bridge's thread).
+pub type Job = Box<dyn FnOnce(&mut Node) -> Result<Endpoint, String> + Send>;
+
+/// An endpoint's number, to remove it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EndpointId(u64);
+
+enum Command {
+    Add(Job, Sender<Result<EndpointId, String>>),
+    Remove(EndpointId),
+    Stop,
+}
+
+/// What the bridge has done, over its life.
+#[derive(Debug, Default)]
+pub struct BridgeCounts {
+    /// Messages published.
+    pub published: AtomicU64,
+    /// Messages received.
+    pub received: AtomicU64,
+    /// Messages dropped: rows the real-time side found a queue full for, messages a peer's full
+    /// window refused.
+    pub dropped: AtomicU64,
+}
+
+/// A running bridge: its thread, its node's name and domain.
+pub struct Bridge {
+    commands: Sender<Command>,
+    thread: Option<JoinHandle<()>>,
+    /// The node's fully qualified name, e.g. "/morc".
+    pub node_name: String,
+    /// The DDS domain (ROS_DOMAIN_ID).
+    pub domain_id: u16,
+    /// Counts, shared with the thread.
+    pub counts: Arc<BridgeCounts>,
+}
+
+/// Where and as whom the bridge joins ROS 2.
+#[derive(Clone, Debug)]
+pub struct BridgeOptions {
+    /// The DDS domain, 0 to 232 (ROS_DOMAIN_ID).
+    pub domain_id: u16,
+    /// The node's namespace ("/" for none).
+    pub namespace: String,
+    /// The node's name.
+    pub name: String,
+}
+
+impl Bridge {
+    /// Joins ROS 2: starts the bridge's thread, which makes the participant and the node.
+    pub fn start(options: &BridgeOptions) -> Result<Bridge, String> {
+        let node_name = NodeName::new(&options.namespace, &options.name).map_err(|e| format!("ROS 2 node name '{}' in namespace '{}': {e}", options.name, options.namespace))?;
+        let fully_qualified = node_name.fully_qualified_name();
+        let (commands, inbox) = bounded::<Command>(64);
+        let (ready_tx, ready_rx) = bounded::<Result<(), String>>(1);
+        let counts = Arc::new(BridgeCounts::default());
+        let domain_id = options.domain_id;
+        let thread_counts = counts.clone();
+        let thread = std::thread::Builder::new()
+            .name("ros-bridge".into())
+            .spawn(move || {
+                let node = Context::with_options(ContextOptions::new().domain_id(domain_id))
+                    .map_err(|e| format!("cannot join ROS 2 domain {domain_id}: {e:?}"))
+                    .and_then(|context| context.new_node(node_name, NodeOptions::new().enable_rosout(true)).map_err(|e| format!("cannot make the ROS 2 node: {e:?}")));
+                let mut node = match node {
+                    Ok(n) => n,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                        return;
+                    }
+                };
+                // ros2-client's background tasks (parameter services, the graph): on a thread of
+                // their own, ending when the node is dropped.
+                match node.spinner() {
+                    Ok(spinner) => {
+                        let _ = std::thread::Builder::new().name("ros-spin".into()).spawn(move || {
+                            let _ = futures::executor::block_on(spinner.spin());
+                        });
+                    }
+                    Err(e) => log::warn!("ROS 2: no spinner for the node: {e:?}"),
+                }
+                let _ = ready_tx.send(Ok(()));
+                run(node, inbox, &thread_counts);
+            })
+            .map_err(|e| format!("cannot start the ROS 2 bridge's thread: {e}"))?;
+        match ready_rx.recv_timeout(ADD_TIMEOUT) {
+            Ok(Ok(())) => Ok(Bridge { commands, thread: Some(thread), node_name: fully_qualified, domain_id, counts }),
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                Err(e)
+            }
+            Err(_) => Err(format!("the ROS 2 participant did not start within {} s", ADD_TIMEOUT.as_secs())),
+        }
+    }
+
+    /// Runs `job` on the bridge's node and keeps what it made until [`Bridge::remove`].
+    pub fn add(&self, job: Job) -> Result<EndpointId, String> {
+        let (reply, answer) = bounded(1);
+        self.commands.send(Command::Add(job, reply)).map_err(|_| "the ROS 2 bridge has stopped".to_string())?;
+        answer.recv_timeout(ADD_TIMEOUT).map_err(|_| "the ROS 2 bridge did not answer".to_string())?
+    }
+
+    /// Removes an endpoint (its publishers and subscriptions leave the graph).
+    pub fn remove(&self, id: EndpointId) {
+        let _ = self.commands.send(Command::Remove(id));
+    }
+}
+
+impl Drop for Bridge {
+    fn drop(&mut self) {
+        let _ = self.commands.send(Command::Stop);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The bridge's loop: commands, then every outlet and inlet, every [`POLL_PERIOD`].
+fn run(mut node: Node, inbox: Receiver<Command>, counts: &BridgeCounts) {
+    let mut endpoints: Vec<(EndpointId, Endpoint)> = Vec::new();
+    let mut next_id = 0;
+    let mut dropped_by_removed = 0;
+    loop {
+        match inbox.recv_timeout(POLL_PERIOD) {
+            Ok(Command::Add(job, reply)) => {
+                next_id += 1;
+                let id = EndpointId(next_id);
+                let made = job(&mut node).map(|e| {
+                    endpoints.push((id, e));
+                    id
+                });
+                let _ = reply.send(made);
+            }
+            Ok(Command::Remove(id)) => {
+                if let Some(at) = endpoints.iter().position(|(i, _)| *i == id) {
+                    let (_, mut e) = endpoints.remove(at);
+                    // What was queued before the endpoint went still goes out.
+                    let (published, dropped) = settle(&mut e);
+                    counts.published.fetch_add(published, Ordering::Relaxed);
+                    dropped_by_removed += dropped;
+                }
+            }
+            Ok(Command::Stop) | Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+        }
+        for (_, e) in endpoints.iter_mut() {
+            match e {
+                Endpoint::Outlet(o) => {
+                    counts.published.fetch_add(o.drain(), Ordering::Relaxed);
+                }
+                Endpoint::Inlet(i) => {
+                    counts.received.fetch_add(i.poll(), Ordering::Relaxed);
+                }
+                Endpoint::Both(o, i) => {
+                    counts.received.fetch_add(i.poll(), Ordering::Relaxed);
+                    counts.published.fetch_add(o.drain(), Ordering::Relaxed);
+                }
+                Endpoint::Keep(_) => {}
+            }
+        }
+        let live: u64 = endpoints
+            .iter()
+            .map(|(_, e)| match e {
+                Endpoint::Outlet(o) | Endpoint::Both(o, _) => o.dropped(),
+                _ => 0,
+            })
+            .sum();
+        counts.dropped.store(dropped_by_removed + live, Ordering::Relaxed);
+    }
+    for (_, mut e) in endpoints.drain(..) {
+        let (published, _) = settle(&mut e);
+        counts.published.fetch_add(published, Ordering::Relaxed);
+    }
+}
+
+/// Publishes what an endpoint still holds; (published, dropped).
+fn settle(e: &mut Endpoint) -> (u64, u64) {
+    match e {
+        Endpoint::Outlet(o) | Endpoint::Both(o, _) => (o.drain(), o.dropped()),
+        _ => (0, 0),
+    }
+}

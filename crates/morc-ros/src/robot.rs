@@ -1,0 +1,264 @@
+//! The robot on ROS 2, as robot_state_publisher and joint_state_broadcaster put one there:
+//! `/joint_states` (`sensor_msgs/msg/JointState`), `/tf` (`tf2_msgs/msg/TFMessage`, each moving
+//! joint's child link in its parent link, as the URDF's joints), and, latched (transient local),
+//! `/tf_static` (the fixed joints) and `/robot_description` (`std_msgs/msg/String`, the URDF whose
+//! links those transforms name).
+//!
+//! A [`RobotTap`] on the running assembly copies the robot's q, qd and tau into a preallocated
+//! ring every few ticks; the bridge turns the rows into messages.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use morc_kernel::*;
+use morc_model::{LinkTree, Model, TreeMotion};
+use morc_record::ring::{ring, RingConsumer, RingProducer};
+use morc_ros_msgs::builtin_interfaces::Time;
+use morc_ros_msgs::geometry_msgs::{Quaternion, Transform, TransformStamped, Vector3};
+use morc_ros_msgs::sensor_msgs::JointState;
+use morc_ros_msgs::std_msgs::{Header, String as RosString};
+use morc_ros_msgs::tf2_msgs::TFMessage;
+use ros2_client::Publisher;
+
+use crate::bridge::{Bridge, Endpoint, EndpointId, Outlet};
+use crate::{publisher, qos, stamp_at, stamp_now};
+
+/// The tap's name in an assembly.
+pub const TAP_NAME: &str = "ros";
+
+/// Joint states per second sent by default (joint_state_broadcaster's default is 50 Hz; a
+/// viewer follows a fast arm better at 100).
+pub const DEFAULT_RATE: f64 = 100.0;
+
+/// The attachment that puts a [`RobotTap`] on an assembly that drives `model`: it reads the
+/// base's q, qd and tau.
+pub fn attachment(model: Arc<Model>, rate: f64) -> Attach {
+    Arc::new(move |view| {
+        let names: Vec<String> = ["q", "qd", "tau"].iter().map(|p| format!("{}.{p}", view.base_name)).collect();
+        let mut inputs = Vec::new();
+        let mut widths = Vec::new();
+        for name in &names {
+            let Some(s) = view.signals.iter().find(|s| &s.name == name) else {
+                return Err(format!("the ROS 2 robot topics need '{name}', which the assembly does not have"));
+            };
+            let ValueType::Vector(n) = s.ty else {
+                return Err(format!("the ROS 2 robot topics need '{name}' as a vector, it is {}", s.ty));
+            };
+            if n != model.nq() {
+                return Err(format!("'{name}' has {n} elements but robot '{}' has {} joints", model.name(), model.nq()));
+            }
+            widths.push(n);
+            inputs.push((name.clone(), name.replace('.', "/")));
+        }
+        let decimation = ((1.0 / (rate.max(1e-3) * view.base_period)).round() as u64).max(1);
+        let tap = RobotTap::new(model.clone(), &inputs, decimation);
+        Ok(Attachment { component: Box::new(tap), every: 1, inputs })
+    })
+}
+
+/// The component on the real-time path: copies q, qd and tau into a preallocated ring every
+/// `decimation` steps; the bridge publishes them.
+pub struct RobotTap {
+    info: ComponentInfo,
+    model: Arc<Model>,
+    /// Run time, q, qd, tau.
+    row: Vec<f64>,
+    decimation: u64,
+    producer: Option<RingProducer>,
+    endpoint: Option<(Arc<Bridge>, EndpointId)>,
+    /// Counted by the bridge: messages sent and dropped.
+    sent: Arc<AtomicU64>,
+    dropped: Arc<AtomicU64>,
+}
+
+impl RobotTap {
+    fn new(model: Arc<Model>, inputs: &[(String, String)], decimation: u64) -> RobotTap {
+        let mut info = ComponentInfo::new("ros", "publishes the robot's joint states and links on ROS 2 (/joint_states, /tf) off the real-time path; results: name.sent, name.dropped");
+        let n = model.nq();
+        for (_, port) in inputs {
+            info = info.input(PortInfo::new(port, ValueType::Vector(n)).required());
+        }
+        RobotTap { info, row: vec![0.0; 1 + 3 * n], model, decimation, producer: None, endpoint: None, sent: Arc::default(), dropped: Arc::default() }
+    }
+
+    fn stop_outlet(&mut self) {
+        self.producer = None;
+        if let Some((bridge, id)) = self.endpoint.take() {
+            bridge.remove(id);
+        }
+    }
+}
+
+impl Component for RobotTap {
+    morc_kernel::component_info!(info);
+
+    fn initialize(&mut self, ctx: &InitContext, _outputs: &mut [Value]) -> Result<(), String> {
+        self.stop_outlet();
+        let Some(bridge) = crate::bridge() else {
+            return Ok(());
+        };
+        // Two seconds of rows, at least 256: the bridge looks every half millisecond.
+        let rows = ((2.0 / (ctx.period * self.decimation as f64)).ceil() as usize).max(256);
+        let (producer, consumer) = ring(rows, self.row.len());
+        let model = self.model.clone();
+        let (sent, dropped) = (self.sent.clone(), self.dropped.clone());
+        let epoch = crate::run_epoch();
+        let id = bridge.add(Box::new(move |node| {
+            let joint_states = publisher::<JointState>(node, "/joint_states", qos::default_profile())?;
+            // tf2's TransformBroadcaster: the default profile, 100 deep.
+            let tf = publisher::<TFMessage>(node, "/tf", qos::default_profile().history(ros2_client::qos::History::KeepLast { depth: 100 }))?;
+            Ok(Endpoint::Outlet(Box::new(RobotOutlet::new(model, consumer, joint_states, tf, epoch, sent, dropped))))
+        }))?;
+        self.producer = Some(producer);
+        self.endpoint = Some((bridge, id));
+        Ok(())
+    }
+
+    /// Real-time path: copies the inputs into the preallocated row and pushes it; never blocks,
+    /// allocates or calls the system.
+    fn step(&mut self, ctx: &StepContext, inputs: &[Value], _outputs: &mut [Value]) -> Step {
+        if !ctx.step.is_multiple_of(self.decimation) {
+            return Step::Continue;
+        }
+        let Some(producer) = self.producer.as_mut() else {
+            return Step::Continue;
+        };
+        self.row[0] = ctx.time;
+        let n = self.model.nq();
+        for (k, v) in inputs.iter().enumerate() {
+            if let Value::Vector(x) = v {
+                let m = n.min(x.len());
+                self.row[1 + k * n..1 + k * n + m].copy_from_slice(&x[..m]);
+            }
+        }
+        producer.push_row(&self.row);
+        Step::Continue
+    }
+
+    fn terminate(&mut self, results: &mut AssemblyResults) {
+        self.stop_outlet();
+        results.set("sent", Value::Integer(self.sent.load(Ordering::Relaxed) as i64));
+        results.set("dropped", Value::Integer(self.dropped.load(Ordering::Relaxed) as i64));
+    }
+}
+
+impl Drop for RobotTap {
+    fn drop(&mut self) {
+        self.stop_outlet();
+    }
+}
+
+/// The bridge's side of a [`RobotTap`]: rows to JointState and TFMessage.
+struct RobotOutlet {
+    model: Arc<Model>,
+    tree: LinkTree,
+    data: morc_model::Data,
+    names: Vec<String>,
+    consumer: RingConsumer,
+    batch: Vec<f64>,
+    joint_states: Publisher<JointState>,
+    tf: Publisher<TFMessage>,
+    epoch: u64,
+    sent: Arc<AtomicU64>,
+    dropped: Arc<AtomicU64>,
+    refused: u64,
+}
+
+impl RobotOutlet {
+    fn new(model: Arc<Model>, consumer: RingConsumer, joint_states: Publisher<JointState>, tf: Publisher<TFMessage>, epoch: u64, sent: Arc<AtomicU64>, dropped: Arc<AtomicU64>) -> RobotOutlet {
+        RobotOutlet {
+            tree: LinkTree::new(&model),
+            data: morc_model::Data::new(&model),
+            names: joint_state_names(&model),
+            batch: Vec::with_capacity(consumer.capacity() * consumer.width()),
+            model,
+            consumer,
+            joint_states,
+            tf,
+            epoch,
+            sent,
+            dropped,
+            refused: 0,
+        }
+    }
+}
+
+/// The names of a robot's joint states: one per coordinate of q, as the URDF names its joints.
+pub fn joint_state_names(model: &Model) -> Vec<String> {
+    (0..model.nq()).map(|d| model.joint_names()[model.dof_joint(d)].clone()).collect()
+}
+
+/// `x` as a geometry_msgs Transform.
+pub fn transform(x: &morc_model::Se3) -> Transform {
+    let q = nalgebra::UnitQuaternion::from_rotation_matrix(&nalgebra::Rotation3::from_matrix_unchecked(x.rotation));
+    let p = x.translation;
+    Transform { translation: Vector3 { x: p[0], y: p[1], z: p[2] }, rotation: Quaternion { x: q.i, y: q.j, z: q.k, w: q.w } }
+}
+
+/// The transforms of the tree's joints that `moving` selects, from the placements in `data`.
+pub fn tree_transforms(tree: &LinkTree, data: &morc_model::Data, stamp: Time, moving: bool) -> Vec<TransformStamped> {
+    tree.joints
+        .iter()
+        .enumerate()
+        .filter(|(_, j)| matches!(j.motion, TreeMotion::Joint(_)) == moving)
+        .map(|(k, j)| TransformStamped {
+            header: Header { stamp, frame_id: tree.links[j.parent].clone() },
+            child_frame_id: tree.links[j.child].clone(),
+            transform: transform(&tree.placement(data, k)),
+        })
+        .collect()
+}
+
+impl Outlet for RobotOutlet {
+    fn drain(&mut self) -> u64 {
+        self.batch.clear();
+        let width = self.consumer.width();
+        self.consumer.pop_into(&mut self.batch, usize::MAX);
+        let n = self.model.nq();
+        let mut sent = 0;
+        for row in self.batch.chunks_exact(width) {
+            let stamp = Time::from_nanos(stamp_at(self.epoch, row[0]));
+            let (q, qd, tau) = (&row[1..1 + n], &row[1 + n..1 + 2 * n], &row[1 + 2 * n..1 + 3 * n]);
+            let message = JointState {
+                header: Header { stamp, frame_id: String::new() },
+                name: self.names.clone(),
+                position: q.to_vec(),
+                velocity: qd.to_vec(),
+                effort: tau.to_vec(),
+            };
+            match self.joint_states.publish(message) {
+                Ok(()) => sent += 1,
+                Err(_) => self.refused += 1,
+            }
+            morc_model::forward_kinematics_placements(&self.model, &mut self.data, q);
+            let message = TFMessage { transforms: tree_transforms(&self.tree, &self.data, stamp, true) };
+            match self.tf.publish(message) {
+                Ok(()) => sent += 1,
+                Err(_) => self.refused += 1,
+            }
+        }
+        self.sent.fetch_add(sent, Ordering::Relaxed);
+        self.dropped.store(self.dropped(), Ordering::Relaxed);
+        sent
+    }
+
+    fn dropped(&self) -> u64 {
+        self.consumer.dropped() + self.refused
+    }
+}
+
+/// The robot's latched topics: `/robot_description` and `/tf_static`, sent once; kept on the
+/// bridge so that a subscriber joining later gets them.
+pub fn latched_topics(model: Arc<Model>) -> crate::bridge::Job {
+    Box::new(move |node| {
+        let description = publisher::<RosString>(node, "/robot_description", qos::transient_local())?;
+        let tf_static = publisher::<TFMessage>(node, "/tf_static", qos::transient_local())?;
+        let urdf = morc_model::display_urdf(&model);
+        let _ = description.publish(RosString { data: urdf });
+        let tree = LinkTree::new(&model);
+        let data = morc_model::Data::new(&model);
+        let stamp = Time::from_nanos(stamp_now());
+        let _ = tf_static.publish(TFMessage { transforms: tree_transforms(&tree, &data, stamp, false) });
+        Ok(Endpoint::Keep(Box::new((description, tf_static))))
+    })
+}
