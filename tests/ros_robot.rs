@@ -6,61 +6,14 @@
 //! tf2_msgs is not on PyPI) receives `/tf` and `/tf_static`, whose transforms rebuild the URDF's
 //! link tree.
 //!
-//! Every test runs in a ROS 2 domain of its own (ROS_DOMAIN_ID). Needs the peers
+//! Every test runs on a loopback of its own (tests/ros_support), in domain 7. Needs root and the peers
 //! scripts/setup --test installs.
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+mod ros_support;
 
-use serde_json::Value as Json;
+use std::path::Path;
 
-fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("morc-ros-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn python() -> String {
-    std::env::var("MORC_PYTHON").unwrap_or_else(|_| "python3".into())
-}
-
-/// A domain for one test: apart from the other tests of this run and from other runs.
-fn domain(test: u32) -> String {
-    (1 + (std::process::id() % 40) * 2 + test % 2).to_string()
-}
-
-fn peer(script: &str, args: &[&str], domain: &str) -> Child {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python").join(script);
-    let mut child = Command::new(python())
-        .arg(script)
-        .args(args)
-        .env("ROS_DOMAIN_ID", domain)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("python3 with rclpy and cyclonedds (scripts/setup --test)");
-    let mut first = String::new();
-    BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut first).unwrap();
-    assert_eq!(first.trim(), "ready", "the peer did not start: {}", stderr_of(&mut child));
-    child
-}
-
-fn stderr_of(child: &mut Child) -> String {
-    let mut s = String::new();
-    if let Some(e) = child.stderr.as_mut() {
-        let _ = std::io::Read::read_to_string(e, &mut s);
-    }
-    s
-}
-
-fn report(child: Child) -> Json {
-    let out = child.wait_with_output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    let line = text.lines().last().unwrap_or_default();
-    serde_json::from_str(line).unwrap_or_else(|e| panic!("peer printed {text:?} ({e}); stderr: {}", String::from_utf8_lossy(&out.stderr)))
-}
+use ros_support::{report, scratch, RosNet};
 
 /// The KR 16 moves to a pose and back on the wall clock; prints where it went, in rad.
 const PROGRAM: &str = r#"
@@ -77,9 +30,9 @@ local s = morc.ros.status()
 print(string.format("status %s %d %d %d", s.node, s.domain, s.published, s.dropped))
 "#;
 
-fn run_morc(dir: &PathBuf, domain: &str) -> String {
+fn run_morc(net: &RosNet, dir: &Path, domain: &str) -> String {
     std::fs::write(dir.join("prog.lua"), PROGRAM).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_morc")).current_dir(dir).args(["--ros", "run", "prog.lua"]).env("ROS_DOMAIN_ID", domain).output().unwrap();
+    let out = net.morc().current_dir(dir).args(["--ros", "run", "prog.lua"]).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(out.status.success(), "morc failed: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("on ROS 2 as node /morc in domain {domain}")), "{}", String::from_utf8_lossy(&out.stderr));
@@ -92,13 +45,13 @@ fn numbers_after(text: &str, key: &str) -> Vec<f64> {
 }
 
 #[test]
-#[ignore = "discovery between RustDDS and Fast DDS does not always happen within the 3 s run (2 of 5 tries here): run with --ignored; making it reliable is open in issue 27"]
 fn ros_2_peers_see_the_arm_move() {
     let dir = scratch("robot");
-    let domain = domain(0);
-    let rclpy = peer("ros_robot_peer.py", &["90"], &domain);
-    let cyclone = peer("ros_tf_peer.py", &["90"], &domain);
-    let stdout = run_morc(&dir, &domain);
+    let net = RosNet::new(7);
+    let domain = "7";
+    let rclpy = net.peer("ros_robot_peer.py", &["90"]);
+    let cyclone = net.peer("ros_tf_peer.py", &["90"]);
+    let stdout = run_morc(&net, &dir, domain);
     let got = report(rclpy);
     let tf = report(cyclone);
 
