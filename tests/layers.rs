@@ -9,6 +9,7 @@ use std::path::Path;
 /// The crates from the bottom layer up: a crate may use only crates listed before it.
 const LAYERS: &[&str] = &[
     "morc-kernel",
+    "morc-ros-msgs",
     "morc-model",
     "morc-motion",
     "morc-ecat-wire",
@@ -17,6 +18,7 @@ const LAYERS: &[&str] = &[
     "morc-netft",
     "morc-fmi",
     "morc-record",
+    "morc-ros",
     "morc-live",
     "morc-robot",
     "morc-robot-ecat",
