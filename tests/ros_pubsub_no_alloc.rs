@@ -21,8 +21,11 @@ use ros_support::RosNet;
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
 
-/// The topics: (name, type, extra parameters).
-const TOPICS: &[(&str, &str, &[(&str, &str)])] = &[
+/// A topic: its name, type, and extra parameters.
+type Topic = (&'static str, &'static str, &'static [(&'static str, &'static str)]);
+
+/// The topics.
+const TOPICS: &[Topic] = &[
     ("/na/f64", "std_msgs/msg/Float64", &[]),
     ("/na/f32", "std_msgs/msg/Float32", &[]),
     ("/na/i32", "std_msgs/msg/Int32", &[]),

@@ -25,7 +25,7 @@ use morc_kernel::{ComponentInfo, ParamInfo, Value};
 use ros2_client::QosProfile;
 
 use crate::bridge::{Bridge, EndpointId};
-use messages::{Meta, MessageType};
+use messages::{MessageType, Meta};
 
 pub use messages::type_names;
 pub use publish::RosPublish;
@@ -67,8 +67,13 @@ fn topic_params(info: ComponentInfo) -> ComponentInfo {
     info.param(ParamInfo::new("topic", Value::String(String::new())).doc("the ROS 2 topic (\"/cmd_vel\"); a name without a leading / is taken from the root"))
         .param(ParamInfo::new("type", Value::String(String::new())).doc(&format!("the message type: {types}")))
         .param(ParamInfo::new("qos", Value::String("default".into())).doc(&format!("the QoS profile, as ROS 2 defines it: {}", crate::qos::NAMES.join(", "))))
-        .param(ParamInfo::new("size", Value::Integer(0)).doc("the size of the message's arrays (Float64MultiArray, JointState, JointTrajectory); 0: the count of `names`, else the robot's joint count"))
-        .param(ParamInfo::new("names", Value::String(String::new())).doc("the joints' names (JointState, JointTrajectory), separated by commas or spaces; empty: the robot's joint names when size is its joint count"))
+        .param(
+            ParamInfo::new("size", Value::Integer(0)).doc("the size of the message's arrays (Float64MultiArray, JointState, JointTrajectory); 0: the count of `names`, else the robot's joint count"),
+        )
+        .param(
+            ParamInfo::new("names", Value::String(String::new()))
+                .doc("the joints' names (JointState, JointTrajectory), separated by commas or spaces; empty: the robot's joint names when size is its joint count"),
+        )
 }
 
 /// Checks a value [`topic_params`] declared: the topic, message type and QoS are known names.

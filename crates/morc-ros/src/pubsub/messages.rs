@@ -260,7 +260,14 @@ scalar!(Float64, real("data", "the value"), real, real, |x: f64| x, |x: f64| x);
 scalar!(Float32, real("data", "the value (sent as a 32-bit float)"), real, real, |x: f64| x as f32, f64::from);
 scalar!(Int64, PortInfo::new("data", ValueType::Integer).doc("the value"), integer, integer, |i: i64| i, |i: i64| i);
 // A value outside int32's range is sent saturated, never wrapped.
-scalar!(Int32, PortInfo::new("data", ValueType::Integer).doc("the value (int32: saturated to its range when sent)"), integer, integer, |i: i64| i.clamp(i32::MIN.into(), i32::MAX.into()) as i32, i64::from);
+scalar!(
+    Int32,
+    PortInfo::new("data", ValueType::Integer).doc("the value (int32: saturated to its range when sent)"),
+    integer,
+    integer,
+    |i: i64| i.clamp(i32::MIN.into(), i32::MAX.into()) as i32,
+    i64::from
+);
 scalar!(Bool, PortInfo::new("data", ValueType::Boolean).doc("the value"), boolean, boolean, |b: bool| b, |b: bool| b);
 
 /// An array of the component's size, or why not.
@@ -515,22 +522,7 @@ macro_rules! types {
 }
 
 /// Every type the components speak.
-pub static TYPES: &[&dyn MessageType] = types![
-    Float64,
-    Float32,
-    Int32,
-    Int64,
-    Bool,
-    Float64MultiArray,
-    Pose,
-    PoseStamped,
-    Twist,
-    TwistStamped,
-    Wrench,
-    WrenchStamped,
-    JointState,
-    JointTrajectory,
-];
+pub static TYPES: &[&dyn MessageType] = types![Float64, Float32, Int32, Int64, Bool, Float64MultiArray, Pose, PoseStamped, Twist, TwistStamped, Wrench, WrenchStamped, JointState, JointTrajectory,];
 
 /// The names of [`TYPES`].
 pub fn type_names() -> Vec<&'static str> {
@@ -563,7 +555,10 @@ mod tests {
     #[test]
     fn every_type_goes_to_a_row_and_back() {
         let meta = Meta { n: 2, names: vec!["a".into(), "b".into()], frame_id: "tool0".into() };
-        let w = WrenchStamped { header: Header { stamp: Time { sec: 3, nanosec: 4 }, frame_id: "tool0".into() }, wrench: Wrench { force: Vector3 { x: 1.0, y: 2.0, z: 3.0 }, torque: Vector3 { x: 4.0, y: 5.0, z: 6.0 } } };
+        let w = WrenchStamped {
+            header: Header { stamp: Time { sec: 3, nanosec: 4 }, frame_id: "tool0".into() },
+            wrench: Wrench { force: Vector3 { x: 1.0, y: 2.0, z: 3.0 }, torque: Vector3 { x: 4.0, y: 5.0, z: 6.0 } },
+        };
         let row = row_of(&w, &meta).unwrap();
         assert_eq!(reals(&row), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
         assert_eq!(message_of::<WrenchStamped>(&row, &meta), w);

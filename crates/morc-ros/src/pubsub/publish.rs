@@ -52,7 +52,18 @@ impl RosPublish {
         let info = topic_params(ComponentInfo::new(PUBLISH, DOC))
             .param(ParamInfo::new("rate", Value::Real(0.0)).unit("Hz").doc("messages per second (the nearest whole number of steps apart); 0: one every step"))
             .param(ParamInfo::new("frame_id", Value::String(String::new())).doc("the frame a message with a header is in"));
-        RosPublish { info, topic: None, decimation: 1, t0: None, words: Vec::new(), row: Vec::new(), producer: None, link: None, sent: Arc::default(), dropped: Arc::default() }
+        RosPublish {
+            info,
+            topic: None,
+            decimation: 1,
+            t0: None,
+            words: Vec::new(),
+            row: Vec::new(),
+            producer: None,
+            link: None,
+            sent: Arc::default(),
+            dropped: Arc::default(),
+        }
     }
 
     fn close(&mut self) {
@@ -99,7 +110,9 @@ impl Component for RosPublish {
         let (producer, consumer) = ring(rows, self.row.len());
         let feed = OutletFeed { consumer, meta: topic.meta.clone(), epoch: crate::run_epoch(), sent: self.sent.clone(), dropped: self.dropped.clone() };
         let (ty, name, qos) = (topic.ty, topic.topic.clone(), topic.qos.clone());
-        let id = bridge.add(Box::new(move |node| ty.outlet(node, &name, qos, feed).map(Endpoint::Outlet))).map_err(|e| format!("{PUBLISH} '{}' on {}: {e}", ctx.name, topic.topic))?;
+        let id = bridge
+            .add(Box::new(move |node| ty.outlet(node, &name, qos, feed).map(Endpoint::Outlet)))
+            .map_err(|e| format!("{PUBLISH} '{}' on {}: {e}", ctx.name, topic.topic))?;
         self.producer = Some(producer);
         self.link = Some(Link { bridge, id });
         Ok(())

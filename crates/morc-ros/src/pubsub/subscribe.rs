@@ -118,6 +118,18 @@ impl RosSubscribe {
         self.slot = None;
     }
 
+    /// Starts reading `slot`: no message yet, the outputs zeros and `age` stale_after.
+    fn start(&mut self, name: &str, slot: Arc<RowSlot>, outputs: &mut [Value]) {
+        self.name = name.to_string();
+        self.slot = Some(slot);
+        self.latest.copy_from_slice(&self.zeros);
+        self.count = 0;
+        self.age = self.stale_after;
+        self.last_time = None;
+        words_to_values(&self.zeros, &mut outputs[..self.fields]);
+        outputs[self.fields] = Value::Integer(self.age);
+    }
+
     /// The fault of a stale input (allocates, once: the run ends).
     fn stale_fault(&self, period: f64) -> String {
         let topic = self.topic.as_ref().map_or("", |t| t.topic.as_str());
@@ -171,19 +183,14 @@ impl Component for RosSubscribe {
         self.close();
         let bridge = on_ros(SUBSCRIBE)?;
         let Some(topic) = self.topic.as_ref() else { return Err(format!("{SUBSCRIBE} '{}' was not configured", ctx.name)) };
-        self.name = ctx.name.to_string();
         let slot = Arc::new(RowSlot::new(self.read.len()));
         let feed = InletFeed { slot: slot.clone(), meta: topic.meta.clone(), topic: topic.topic.clone(), received: self.received.clone(), dropped: self.dropped.clone() };
         let (ty, name, qos) = (topic.ty, topic.topic.clone(), topic.qos.clone());
-        let id = bridge.add(Box::new(move |node| ty.inlet(node, &name, qos, feed).map(Endpoint::Inlet))).map_err(|e| format!("{SUBSCRIBE} '{}' on {}: {e}", ctx.name, topic.topic))?;
-        self.slot = Some(slot);
+        let id = bridge
+            .add(Box::new(move |node| ty.inlet(node, &name, qos, feed).map(Endpoint::Inlet)))
+            .map_err(|e| format!("{SUBSCRIBE} '{}' on {}: {e}", ctx.name, topic.topic))?;
         self.link = Some(Link { bridge, id });
-        self.latest.copy_from_slice(&self.zeros);
-        self.count = 0;
-        self.age = self.stale_after;
-        self.last_time = None;
-        words_to_values(&self.zeros, &mut outputs[..self.fields]);
-        outputs[self.fields] = Value::Integer(self.age);
+        self.start(ctx.name, slot, outputs);
         Ok(())
     }
 
@@ -298,5 +305,108 @@ impl<M: RowMessage> Inlet for RowInlet<M> {
         self.feed.received.store(self.count, Ordering::Relaxed);
         self.feed.dropped.store(self.dropped, Ordering::Relaxed);
         taken
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A subscriber of `params` (set as an assembly would, but for the bridge: these tests run
+    /// without ROS 2), configured, reading a slot the test writes.
+    fn subscriber(params: &[(&str, Value)]) -> (RosSubscribe, Arc<RowSlot>, Vec<Value>) {
+        let mut s = RosSubscribe::new();
+        for (k, v) in params {
+            s.info.set_param(k, v).unwrap();
+            check_topic_parameter(k, v).unwrap();
+        }
+        s.configure().unwrap();
+        let slot = Arc::new(RowSlot::new(s.read.len()));
+        let mut outputs: Vec<Value> = s.info.outputs.iter().map(PortInfo::initial_value).collect();
+        s.start("cmd", slot.clone(), &mut outputs);
+        (s, slot, outputs)
+    }
+
+    fn step(s: &mut RosSubscribe, k: u64, outputs: &mut [Value]) -> Step {
+        s.step(&StepContext { step: k, time: k as f64 * 1e-3, period: 1e-3 }, &[], outputs)
+    }
+
+    fn float64(stale: &str) -> Vec<(&'static str, Value)> {
+        vec![("topic", Value::String("/level".into())), ("type", Value::String("std_msgs/msg/Float64".into())), ("stale", Value::String(stale.into())), ("stale_after", Value::Integer(3))]
+    }
+
+    #[test]
+    fn ports_are_the_fields_and_age() {
+        let (s, _, outputs) = subscriber(&[("topic", Value::String("/cmd_vel".into())), ("type", Value::String("geometry_msgs/msg/Twist".into()))]);
+        let names: Vec<&str> = s.info.outputs.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["linear", "angular", "age"]);
+        assert_eq!(outputs[2], Value::Integer(100), "stale until the first message");
+        let (s, _, outputs) = subscriber(&[("topic", Value::String("/p".into())), ("type", Value::String("geometry_msgs/msg/Pose".into()))]);
+        assert_eq!(s.info.outputs[1].element_names, ["x", "y", "z", "w"]);
+        assert_eq!(outputs[1], Value::Vector(vec![0.0, 0.0, 0.0, 1.0]), "the identity, not a zero quaternion");
+    }
+
+    #[test]
+    fn a_stale_input_holds_zeroes_or_faults() {
+        for policy in ["hold", "zero", "fault"] {
+            let (mut s, slot, mut outputs) = subscriber(&float64(policy));
+            // Nothing yet: no fault whatever the policy (armed by the first message).
+            assert_eq!(step(&mut s, 0, &mut outputs), Step::Continue, "{policy}");
+            assert_eq!(outputs[1], Value::Integer(4));
+            slot.write(&[1, 42.0f64.to_bits()]);
+            assert_eq!(step(&mut s, 1, &mut outputs), Step::Continue);
+            assert_eq!((outputs[0].real(), outputs[1].integer()), (42.0, 0), "{policy}");
+            assert_eq!(step(&mut s, 2, &mut outputs), Step::Continue);
+            assert_eq!(step(&mut s, 3, &mut outputs), Step::Continue);
+            assert_eq!((outputs[0].real(), outputs[1].integer()), (42.0, 2), "{policy}: fresh for stale_after steps");
+            let at_stale = step(&mut s, 4, &mut outputs);
+            assert_eq!(outputs[1].integer(), 3);
+            match policy {
+                "hold" => assert_eq!((at_stale, outputs[0].real()), (Step::Continue, 42.0)),
+                "zero" => assert_eq!((at_stale, outputs[0].real()), (Step::Continue, 0.0)),
+                _ => {
+                    let Step::Fault(why) = at_stale else { panic!("no fault: {at_stale:?}") };
+                    assert_eq!(why, "ros.subscribe 'cmd': nothing came on /level for 3 steps (0.003 s; stale_after = 3); the last came at t = 0.001 s: is its publisher still running?");
+                }
+            }
+            // A message again: fresh.
+            slot.write(&[2, 7.0f64.to_bits()]);
+            let again = step(&mut s, 5, &mut outputs);
+            assert_eq!((again, outputs[0].real(), outputs[1].integer()), (Step::Continue, 7.0, 0), "{policy}");
+        }
+    }
+
+    #[test]
+    fn parameters_are_checked_by_name() {
+        let mut s = RosSubscribe::new();
+        let e = s.set_parameter("stale_aftr", &Value::Integer(3)).unwrap_err();
+        assert!(e.contains("did you mean 'stale_after'"), "{e}");
+        let e = s.set_parameter("stale", &Value::String("keep".into())).unwrap_err();
+        assert!(e.contains("unknown stale policy 'keep'") && e.contains("fault, hold, zero"), "{e}");
+        assert!(s.set_parameter("stale_after", &Value::Integer(0)).unwrap_err().contains("1 or more"));
+        // Not on ROS 2 (no bridge in these tests): a good parameter says how to get there.
+        let e = s.set_parameter("topic", &Value::String("/x".into())).unwrap_err();
+        assert!(e.contains("morc --ros run") && e.contains("morc.ros.start()"), "{e}");
+    }
+
+    #[test]
+    fn arrays_take_their_size_and_names() {
+        let js = |extra: (&'static str, Value)| {
+            let mut s = RosSubscribe::new();
+            s.info.set_param("topic", &Value::String("/js".into())).unwrap();
+            s.info.set_param("type", &Value::String("sensor_msgs/msg/JointState".into())).unwrap();
+            s.info.set_param(extra.0, &extra.1).unwrap();
+            s.configure().map(|_| s)
+        };
+        let s = js(("names", Value::String("a, b,c".into()))).unwrap();
+        assert_eq!(s.info.outputs[0].ty, ValueType::Vector(3));
+        assert_eq!(s.info.outputs[0].element_names, ["a", "b", "c"]);
+        assert_eq!(js(("size", Value::Integer(4))).unwrap().info.outputs[2].ty, ValueType::Vector(4));
+        let mut both = RosSubscribe::new();
+        for (k, v) in [("topic", "/js"), ("type", "sensor_msgs/msg/JointState"), ("names", "a,b")] {
+            both.info.set_param(k, &Value::String(v.into())).unwrap();
+        }
+        both.info.set_param("size", &Value::Integer(3)).unwrap();
+        assert!(both.configure().unwrap_err().contains("names gives 2 joints but size is 3"));
     }
 }
