@@ -85,7 +85,7 @@ static LATCHED: Mutex<Option<(Arc<Model>, Option<bridge::EndpointId>)>> = Mutex:
 
 /// The robot set with [`set_robot`], if any: the one runs drive (`ros.publish` and
 /// `ros.subscribe` take their joints from it when not told otherwise).
-pub fn robot() -> Option<Arc<Model>> {
+pub fn robot_model() -> Option<Arc<Model>> {
     LATCHED.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|(m, _)| m.clone())
 }
 

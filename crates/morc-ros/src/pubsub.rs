@@ -1,5 +1,5 @@
 //! Assemblies on ROS 2: the component kinds `ros.publish` and `ros.subscribe`, wired like any
-//! component. Their ports are the message's fields ([`messages`] lists the types and their ports).
+//! component. Their ports are the message's fields (`pubsub/messages.rs` lists the types and their ports).
 //!
 //! ```lua
 //! a:add("cmd", "ros.subscribe", { topic = "/cmd_vel", type = "geometry_msgs/msg/Twist", stale = "zero" })
@@ -113,7 +113,7 @@ fn configure_topic(info: &ComponentInfo, frame_id: String) -> Result<Topic, Stri
     let mut n = 0;
     if ty.sized() {
         let size = info.integer("size");
-        let robot = crate::robot();
+        let robot = crate::robot_model();
         n = match (size, names.len(), &robot) {
             (s, _, _) if s > 0 => s as usize,
             (0, k, _) if k > 0 => k,

@@ -524,7 +524,7 @@ macro_rules! types {
 /// Every type the components speak.
 pub static TYPES: &[&dyn MessageType] = types![Float64, Float32, Int32, Int64, Bool, Float64MultiArray, Pose, PoseStamped, Twist, TwistStamped, Wrench, WrenchStamped, JointState, JointTrajectory,];
 
-/// The names of [`TYPES`].
+/// The names of the message types the components speak, `package/msg/Type`.
 pub fn type_names() -> Vec<&'static str> {
     TYPES.iter().map(|t| t.name()).collect()
 }
