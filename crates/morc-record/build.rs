@@ -17,8 +17,10 @@ fn main() {
     println!("cargo:rustc-env=MORC_GIT_COMMIT={commit}");
     // Rerun when HEAD moves (worktree-aware paths); without git, only when this file changes.
     println!("cargo:rerun-if-changed=build.rs");
+    // Only files that exist: cargo reruns every build for a missing one (a worktree's
+    // packed-refs, before anything was packed).
     for p in ["HEAD", "packed-refs"] {
-        if let Some(path) = git(&["rev-parse", "--git-path", p]) {
+        if let Some(path) = git(&["rev-parse", "--git-path", p]).filter(|p| std::path::Path::new(p).exists()) {
             println!("cargo:rerun-if-changed={path}");
         }
     }

@@ -89,7 +89,7 @@ Describes an assembly: components on one clock, connected by name.
                                                                      line between its last two samples (one of its periods late)
                                                                      instead of holding the last one
   a:connect("from.port", "to.port" [, { delay = true }])            same-rate connections take effect in the same tick
-  a:record { "robot.q", "pid.*", every = k, path = "f.h5" | folder = "dir", format = "mcap", notes = "…" }  records those signals of each run (HDF5, or MCAP: format or a .mcap path)
+  a:record { "robot.q", "pid.*", every = k, path = "f.h5" | folder = "dir", format = "mcap", notes = "…" }  records those signals of each run (HDF5, or MCAP: format or a .mcap path; MCAP holds ROS 2 messages, with /joint_states, /tf and /robot_description of the engine's robot)
   a:publish { "robot.q", "ff.tau", rate = 100 }                      sends those signals to the live view (morc.live.start, morc --live)
   a.duration = s                                                     stop after s seconds (else when a component finishes)
   morc.assembly { "where", internal = true }                         a run a library makes for itself (reading where the robot

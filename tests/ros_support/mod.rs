@@ -55,6 +55,17 @@ impl RosNet {
         c
     }
 
+    /// Moves the calling thread into the namespace: threads it starts afterwards (a bridge and
+    /// its participant, started in this process) join ROS 2 on its loopback only.
+    pub fn enter(&self) {
+        let path = format!("/var/run/netns/{}", self.name);
+        let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        // SAFETY: setns takes a file descriptor we own (open for the call's whole length) and a
+        // namespace type; it changes only this thread's network namespace and touches no memory of ours.
+        let done = unsafe { libc::setns(std::os::fd::AsRawFd::as_raw_fd(&file), libc::CLONE_NEWNET) };
+        assert_eq!(done, 0, "cannot enter network namespace {}: {}", self.name, std::io::Error::last_os_error());
+    }
+
     /// The morc binary under test, inside the namespace.
     pub fn morc(&self) -> Command {
         self.command(env!("CARGO_BIN_EXE_morc"))

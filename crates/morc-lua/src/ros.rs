@@ -1,5 +1,6 @@
 //! `morc.ros`: morc as a ROS 2 participant from Lua, and what every run gets while it is on:
-//! the robot's joint states and links on ROS 2 topics.
+//! the robot's joint states and links on ROS 2 topics. Also registers the component kinds
+//! `ros.publish` and `ros.subscribe` (crates/morc-ros/src/pubsub.rs).
 
 use std::sync::atomic::Ordering;
 
@@ -41,8 +42,10 @@ pub fn start(name: Option<String>, namespace: Option<String>, domain: Option<u16
     morc_ros::start(&options)
 }
 
-/// Registers `morc.ros` with its documentation.
+/// Registers `morc.ros` with its documentation, and the component kinds `ros.publish` and
+/// `ros.subscribe`.
 pub fn install(lua: &Lua, morc: &Table) -> mlua::Result<()> {
+    crate::kinds::with(lua, |k| morc_ros::pubsub::register(&mut k.registry)).map_err(mlua::Error::runtime)?;
     let ros = lua.create_table()?;
     ros.set(
         "start",

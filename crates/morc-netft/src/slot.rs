@@ -1,6 +1,7 @@
-//! A single-writer slot of `N` words that a reader takes whole or not at all (a sequence lock):
-//! neither side blocks or allocates, so it hands values between a network thread and the
-//! real-time thread in either direction.
+//! Single-writer slots that a reader takes whole or not at all (a sequence lock): neither side
+//! blocks or allocates, so they hand values between a network thread and the real-time thread in
+//! either direction. [`Slot`] holds `N` words fixed at compile time (a Net F/T record);
+//! [`RowSlot`] holds as many as it was made with (a ROS 2 message of a size known at configure).
 
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 
@@ -23,31 +24,81 @@ impl<const N: usize> Default for Slot<N> {
 impl<const N: usize> Slot<N> {
     /// Writes all words. One writer at a time: two threads writing at once may leave a mix.
     pub fn write(&self, words: &[u64; N]) {
-        let s = self.seq.load(Ordering::Relaxed);
-        self.seq.store(s.wrapping_add(1), Ordering::Relaxed);
-        fence(Ordering::Release);
-        for (w, v) in self.words.iter().zip(words) {
-            w.store(*v, Ordering::Relaxed);
-        }
-        self.seq.store(s.wrapping_add(2), Ordering::Release);
+        write(&self.seq, &self.words, words);
     }
 
     /// The words of one write; None when every try met a write under way.
     pub fn read(&self) -> Option<[u64; N]> {
-        for _ in 0..TRIES {
-            let before = self.seq.load(Ordering::Acquire);
-            if before % 2 == 1 {
-                std::hint::spin_loop();
-                continue;
-            }
-            let words = std::array::from_fn(|i| self.words[i].load(Ordering::Relaxed));
-            fence(Ordering::Acquire);
-            if self.seq.load(Ordering::Relaxed) == before {
-                return Some(words);
-            }
-        }
-        None
+        let mut out = [0; N];
+        read(&self.seq, &self.words, &mut out).then_some(out)
     }
+}
+
+/// A row of words, as many as it was made with, written by one thread and read whole by others.
+pub struct RowSlot {
+    /// Odd while a write is under way.
+    seq: AtomicU64,
+    words: Box<[AtomicU64]>,
+}
+
+impl RowSlot {
+    /// A slot of `len` words, all 0 (allocates: make it off the real-time path).
+    pub fn new(len: usize) -> RowSlot {
+        RowSlot { seq: AtomicU64::new(0), words: (0..len).map(|_| AtomicU64::new(0)).collect() }
+    }
+
+    /// Words in a row.
+    pub fn len(&self) -> usize {
+        self.words.len()
+    }
+
+    /// Whether a row has no words.
+    pub fn is_empty(&self) -> bool {
+        self.words.is_empty()
+    }
+
+    /// Writes a row (`words.len()` must be [`RowSlot::len`]). One writer at a time.
+    pub fn write(&self, words: &[u64]) {
+        assert_eq!(words.len(), self.words.len(), "row width");
+        write(&self.seq, &self.words, words);
+    }
+
+    /// Copies the row of one write into `out` (of [`RowSlot::len`] words) and returns true;
+    /// false, `out` in an unspecified state, when every try met a write under way.
+    pub fn read_into(&self, out: &mut [u64]) -> bool {
+        assert_eq!(out.len(), self.words.len(), "row width");
+        read(&self.seq, &self.words, out)
+    }
+}
+
+/// The sequence lock's write: odd while the words change, even again after.
+fn write(seq: &AtomicU64, cells: &[AtomicU64], words: &[u64]) {
+    let s = seq.load(Ordering::Relaxed);
+    seq.store(s.wrapping_add(1), Ordering::Relaxed);
+    fence(Ordering::Release);
+    for (w, v) in cells.iter().zip(words) {
+        w.store(*v, Ordering::Relaxed);
+    }
+    seq.store(s.wrapping_add(2), Ordering::Release);
+}
+
+/// The sequence lock's read: the words, if the sequence was even and unchanged around them.
+fn read(seq: &AtomicU64, cells: &[AtomicU64], out: &mut [u64]) -> bool {
+    for _ in 0..TRIES {
+        let before = seq.load(Ordering::Acquire);
+        if before % 2 == 1 {
+            std::hint::spin_loop();
+            continue;
+        }
+        for (o, w) in out.iter_mut().zip(cells) {
+            *o = w.load(Ordering::Relaxed);
+        }
+        fence(Ordering::Acquire);
+        if seq.load(Ordering::Relaxed) == before {
+            return true;
+        }
+    }
+    false
 }
 
 #[cfg(test)]
@@ -76,5 +127,31 @@ mod tests {
         }
         writer.join().unwrap();
         assert_eq!(slot.read(), Some([200_000; 4]));
+    }
+
+    #[test]
+    fn a_row_slot_is_read_whole_too() {
+        let slot = Arc::new(RowSlot::new(7));
+        assert_eq!((slot.len(), slot.is_empty()), (7, false));
+        let writer = {
+            let slot = slot.clone();
+            std::thread::spawn(move || {
+                for k in 1..=200_000u64 {
+                    slot.write(&[k; 7]);
+                }
+            })
+        };
+        let mut out = [0u64; 7];
+        let mut seen = 0;
+        while !writer.is_finished() {
+            if slot.read_into(&mut out) {
+                assert!(out.iter().all(|x| *x == out[0]), "torn read {out:?}");
+                assert!(out[0] >= seen, "went back from {seen} to {}", out[0]);
+                seen = out[0];
+            }
+        }
+        writer.join().unwrap();
+        assert!(slot.read_into(&mut out));
+        assert_eq!(out, [200_000; 7]);
     }
 }

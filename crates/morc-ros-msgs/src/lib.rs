@@ -87,6 +87,13 @@ pub mod std_msgs {
         pub data: f64,
     }
 
+    /// `std_msgs/msg/Float32`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+    pub struct Float32 {
+        /// The value.
+        pub data: f32,
+    }
+
     /// `std_msgs/msg/Int64`.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
     pub struct Int64 {
@@ -342,6 +349,7 @@ macro_rules! ros_message {
 ros_message! {
     std_msgs::String => "std_msgs/msg/String",
     std_msgs::Float64 => "std_msgs/msg/Float64",
+    std_msgs::Float32 => "std_msgs/msg/Float32",
     std_msgs::Int64 => "std_msgs/msg/Int64",
     std_msgs::Int32 => "std_msgs/msg/Int32",
     std_msgs::Bool => "std_msgs/msg/Bool",
@@ -372,6 +380,7 @@ const DEFINITIONS: &[(&str, &str)] = &[
     ("std_msgs/msg/Header", "builtin_interfaces/Time stamp\nstring frame_id\n"),
     ("std_msgs/msg/String", "string data\n"),
     ("std_msgs/msg/Float64", "float64 data\n"),
+    ("std_msgs/msg/Float32", "float32 data\n"),
     ("std_msgs/msg/Int64", "int64 data\n"),
     ("std_msgs/msg/Int32", "int32 data\n"),
     ("std_msgs/msg/Bool", "bool data\n"),

@@ -54,7 +54,8 @@ pub struct EndpointId(u64);
 enum Command {
     Add(Job, Sender<Result<EndpointId, String>>),
     Run(Box<dyn FnOnce(&mut Node) + Send>),
-    Remove(EndpointId),
+    /// Removes the endpoint; answers on the sender, if any, once it is gone.
+    Remove(EndpointId, Option<Sender<()>>),
     Stop,
 }
 
@@ -157,9 +158,18 @@ impl Bridge {
         answer.recv_timeout(ADD_TIMEOUT).map_err(|_| "the ROS 2 bridge did not answer".to_string())
     }
 
-    /// Removes an endpoint (its publishers and subscriptions leave the graph).
+    /// Removes an endpoint (its publishers and subscriptions leave the graph); returns at once.
     pub fn remove(&self, id: EndpointId) {
-        let _ = self.commands.send(Command::Remove(id));
+        let _ = self.commands.send(Command::Remove(id, None));
+    }
+
+    /// Removes an endpoint and waits until the bridge has published what its outlet still held
+    /// and dropped it: its counts are final then, and an endpoint added after it on the same topic
+    /// never meets it. Gives up after the time [`Bridge::add`] waits, saying so.
+    pub fn remove_and_wait(&self, id: EndpointId) -> Result<(), String> {
+        let (reply, answer) = bounded(1);
+        self.commands.send(Command::Remove(id, Some(reply))).map_err(|_| "the ROS 2 bridge has stopped".to_string())?;
+        answer.recv_timeout(ADD_TIMEOUT).map_err(|_| format!("the ROS 2 bridge did not remove an endpoint within {} s", ADD_TIMEOUT.as_secs()))
     }
 }
 
@@ -189,13 +199,17 @@ fn run(mut node: Node, inbox: Receiver<Command>, counts: &BridgeCounts) {
                 let _ = reply.send(made);
             }
             Ok(Command::Run(f)) => f(&mut node),
-            Ok(Command::Remove(id)) => {
+            Ok(Command::Remove(id, reply)) => {
                 if let Some(at) = endpoints.iter().position(|(i, _)| *i == id) {
                     let (_, mut e) = endpoints.remove(at);
                     // What was queued before the endpoint went still goes out.
                     let (published, dropped) = settle(&mut e);
                     counts.published.fetch_add(published, Ordering::Relaxed);
                     dropped_by_removed += dropped;
+                    drop(e);
+                }
+                if let Some(reply) = reply {
+                    let _ = reply.send(());
                 }
             }
             Ok(Command::Stop) | Err(crossbeam_channel::RecvTimeoutError::Disconnected) => break,

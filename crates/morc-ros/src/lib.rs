@@ -15,12 +15,16 @@
 //! ```
 //! Stamps are UTC: the wall time a run starts at plus its run time.
 //!
+//! Assemblies put their own signals on topics and read topics with the component kinds
+//! `ros.publish` and `ros.subscribe` ([`pubsub`]).
+//!
 //! Topics are named as ROS 2 names them (`/joint_states` is the DDS topic `rt/joint_states`, of
 //! type `sensor_msgs::msg::dds_::JointState_`); the domain is `ROS_DOMAIN_ID` (0 when unset).
 
 #![warn(missing_docs)]
 
 pub mod bridge;
+pub mod pubsub;
 pub mod qos;
 pub mod robot;
 
@@ -78,6 +82,12 @@ pub fn stop() {
 
 /// The robot whose topics the bridge holds: its endpoint and the stream runs feed.
 static LATCHED: Mutex<Option<(Arc<Model>, Option<(bridge::EndpointId, Arc<robot::RobotStream>)>)>> = Mutex::new(None);
+
+/// The robot set with [`set_robot`], if any: the one runs drive (`ros.publish` and
+/// `ros.subscribe` take their joints from it when not told otherwise).
+pub fn robot_model() -> Option<Arc<Model>> {
+    LATCHED.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|(m, _)| m.clone())
+}
 
 /// Sets the robot runs drive: its `/robot_description` and `/tf_static` go out (latched) and its
 /// `/joint_states` and `/tf` publishers are made when it is new; none keeps what was there.
