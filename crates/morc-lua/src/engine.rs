@@ -382,7 +382,6 @@ impl UserData for LuaEngine {
                 // A started run is watched as a waited one is (live tap, operator page).
                 crate::live::for_live(lua, &this.0, &mut req.spec.attachments)?;
                 crate::ros::for_ros(lua, &this.0, &mut req.spec.attachments)?;
-                crate::ros::for_ros(lua, &this.0, &mut req.spec.attachments)?;
                 if super::interrupt::pending() {
                     return Err(super::interrupt::error_in(lua));
                 }
