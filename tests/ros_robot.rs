@@ -21,6 +21,9 @@ local kr16 = require "robots.kr16"
 morc.use_robot(kr16, { q0 = kr16.home })
 morc.lib.use "motion"
 assert(morc.ros.status(), "on ROS 2")
+-- Both peers (rclpy, Cyclone DDS) listen before the arm moves.
+assert(morc.ros.wait_for_subscribers("/joint_states", 1, 30), "the rclpy peer subscribed")
+assert(morc.ros.wait_for_subscribers("/tf", 1, 30), "the Cyclone DDS peer subscribed")
 local target = { 10, -80, 100, 5, 60, -20 }
 assert(ptp(target).ok)
 local rad = {}

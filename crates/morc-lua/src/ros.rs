@@ -21,6 +21,10 @@ error code name, reason (the goal is then rejected); accept(); reject(reason); c
 with end \"succeeded\", \"aborted\" or \"canceled\". While an accepted goal runs, its runs send feedback and a cancel \
 stops them (the robot holds). morc.ros.follow_joint_trajectory serves goals with it.\n  \
 morc.ros.trajectory_server(options?: { action?: string, robot?: Robot }) → TrajectoryServer";
+const DOC_WAIT: &str = "morc.ros.wait_for_subscribers(topic, [count], [timeout]): waits until count (default 1) subscriptions \
+to topic (\"/joint_states\") are in the ROS 2 graph, at most timeout seconds (default 10) of wall time; true when they are, false \
+when the time ran out. For a program that must not move before a viewer or a recorder listens. Ctrl-C stops the wait.\n  \
+morc.ros.wait_for_subscribers(topic: string, count?: integer, timeout?: number) → boolean";
 const DOC_STOP: &str = "morc.ros.stop(): leaves ROS 2; the node and its topics go.\n  morc.ros.stop()";
 const DOC_STATUS: &str = "morc.ros.status(): nil when morc is not on ROS 2, else { node, domain, published, received, dropped } \
 (messages since it started; dropped: rows a full queue refused and messages a peer's full window refused).\n  \
@@ -78,6 +82,34 @@ pub fn install(lua: &Lua, morc: &Table) -> mlua::Result<()> {
         })?,
     )?;
     ros.set(
+        "wait_for_subscribers",
+        lua.create_function(|lua, (topic, count, timeout): (String, Option<usize>, Option<f64>)| {
+            let origin = crate::origin::caller(lua);
+            if morc_ros::bridge().is_none() {
+                return Err(mlua::Error::runtime(format!("{origin}: morc.ros.wait_for_subscribers: morc is not on ROS 2: run `morc --ros …` or call morc.ros.start() first")));
+            }
+            let name = if topic.starts_with('/') { topic } else { format!("/{topic}") };
+            let timeout = timeout.unwrap_or(10.0);
+            if !(timeout >= 0.0 && timeout.is_finite()) {
+                return Err(mlua::Error::runtime(format!("{origin}: morc.ros.wait_for_subscribers: timeout must be seconds ≥ 0, got {timeout}")));
+            }
+            let end = std::time::Instant::now() + std::time::Duration::from_secs_f64(timeout);
+            let count = count.unwrap_or(1);
+            loop {
+                if morc_ros::subscription_count(&name) >= count {
+                    return Ok(true);
+                }
+                if crate::interrupt::pending() {
+                    return Err(crate::interrupt::error_in(lua));
+                }
+                if std::time::Instant::now() >= end {
+                    return Ok(false);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        })?,
+    )?;
+    ros.set(
         "status",
         lua.create_function(|lua, ()| {
             let Some(b) = morc_ros::bridge() else { return Ok(mlua::Value::Nil) };
@@ -115,7 +147,7 @@ pub fn install(lua: &Lua, morc: &Table) -> mlua::Result<()> {
         })?,
     )?;
     morc.set("ros", ros)?;
-    lua.load(format!("if morc.doc then morc.doc(morc.ros.start, {DOC_START:?}); morc.doc(morc.ros.stop, {DOC_STOP:?}); morc.doc(morc.ros.status, {DOC_STATUS:?}); morc.doc(morc.ros.trajectory_server, {DOC_TRAJECTORY_SERVER:?}) end"))
+    lua.load(format!("if morc.doc then morc.doc(morc.ros.start, {DOC_START:?}); morc.doc(morc.ros.stop, {DOC_STOP:?}); morc.doc(morc.ros.status, {DOC_STATUS:?}); morc.doc(morc.ros.wait_for_subscribers, {DOC_WAIT:?}); morc.doc(morc.ros.trajectory_server, {DOC_TRAJECTORY_SERVER:?}) end"))
         .set_name("@morc/ros")
         .exec()
 }

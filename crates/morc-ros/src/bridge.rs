@@ -53,6 +53,7 @@ pub struct EndpointId(u64);
 
 enum Command {
     Add(Job, Sender<Result<EndpointId, String>>),
+    Run(Box<dyn FnOnce(&mut Node) + Send>),
     Remove(EndpointId),
     Stop,
 }
@@ -146,6 +147,16 @@ impl Bridge {
         answer.recv_timeout(ADD_TIMEOUT).map_err(|_| "the ROS 2 bridge did not answer".to_string())?
     }
 
+    /// Runs `f` on the bridge's node (a question about the graph, say) and returns its answer.
+    pub fn with_node<R: Send + 'static>(&self, f: impl FnOnce(&mut Node) -> R + Send + 'static) -> Result<R, String> {
+        let (reply, answer) = bounded(1);
+        let job = move |node: &mut Node| {
+            let _ = reply.send(f(node));
+        };
+        self.commands.send(Command::Run(Box::new(job))).map_err(|_| "the ROS 2 bridge has stopped".to_string())?;
+        answer.recv_timeout(ADD_TIMEOUT).map_err(|_| "the ROS 2 bridge did not answer".to_string())
+    }
+
     /// Removes an endpoint (its publishers and subscriptions leave the graph).
     pub fn remove(&self, id: EndpointId) {
         let _ = self.commands.send(Command::Remove(id));
@@ -177,6 +188,7 @@ fn run(mut node: Node, inbox: Receiver<Command>, counts: &BridgeCounts) {
                 });
                 let _ = reply.send(made);
             }
+            Ok(Command::Run(f)) => f(&mut node),
             Ok(Command::Remove(id)) => {
                 if let Some(at) = endpoints.iter().position(|(i, _)| *i == id) {
                     let (_, mut e) = endpoints.remove(at);

@@ -77,27 +77,43 @@ pub fn stop() {
     drop(taken);
 }
 
-/// The robot whose latched topics the bridge holds, and their endpoint.
-static LATCHED: Mutex<Option<(Arc<Model>, Option<bridge::EndpointId>)>> = Mutex::new(None);
+/// The robot whose topics the bridge holds: its endpoint and the stream runs feed.
+static LATCHED: Mutex<Option<(Arc<Model>, Option<(bridge::EndpointId, Arc<robot::RobotStream>)>)>> = Mutex::new(None);
 
-/// Sets the robot runs drive: its `/robot_description` and `/tf_static` go out (latched) when it
-/// is new; none keeps what was sent.
+/// Sets the robot runs drive: its `/robot_description` and `/tf_static` go out (latched) and its
+/// `/joint_states` and `/tf` publishers are made when it is new; none keeps what was there.
 pub fn set_robot(model: Option<Arc<Model>>) -> Result<(), String> {
     let Some(model) = model else { return Ok(()) };
     let mut latched = LATCHED.lock().unwrap_or_else(|p| p.into_inner());
-    if latched.as_ref().is_some_and(|(m, id)| Arc::ptr_eq(m, &model) && id.is_some()) {
+    if latched.as_ref().is_some_and(|(m, on)| Arc::ptr_eq(m, &model) && on.is_some()) {
         return Ok(());
     }
     let Some(bridge) = bridge() else {
         *latched = Some((model, None));
         return Ok(());
     };
-    if let Some((_, Some(id))) = latched.take() {
+    if let Some((_, Some((id, _)))) = latched.take() {
         bridge.remove(id);
     }
-    let id = bridge.add(robot::latched_topics(model.clone()))?;
-    *latched = Some((model, Some(id)));
+    let stream = Arc::new(robot::RobotStream::default());
+    let id = bridge.add(robot::robot_topics(model.clone(), stream.clone()))?;
+    *latched = Some((model, Some((id, stream))));
     Ok(())
+}
+
+/// Where runs of `model` hand the bridge their rows, while it is the robot on ROS 2.
+pub fn robot_stream(model: &Arc<Model>) -> Option<Arc<robot::RobotStream>> {
+    match LATCHED.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        Some((m, Some((_, stream)))) if Arc::ptr_eq(m, model) => Some(stream.clone()),
+        _ => None,
+    }
+}
+
+/// How many subscriptions to `topic` (an absolute name, "/joint_states") the participant has
+/// discovered in the graph; 0 when morc is not on ROS 2.
+pub fn subscription_count(topic: &str) -> usize {
+    let topic = topic.to_string();
+    bridge().map_or(0, |b| b.with_node(move |node| node.subscription_count(&topic)).unwrap_or(0))
 }
 
 /// A ROS 2 topic name ("/joint_states", "cmd_vel", "/arm/cmd") as ros2-client takes it.

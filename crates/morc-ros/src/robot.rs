@@ -5,10 +5,11 @@
 //! links those transforms name).
 //!
 //! A [`RobotTap`] on the running assembly copies the robot's q, qd and tau into a preallocated
-//! ring every few ticks; the bridge turns the rows into messages.
+//! ring every few ticks; the bridge turns the rows into messages on publishers that outlive the
+//! runs ([`RobotStream`]).
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use morc_kernel::*;
 use morc_model::{LinkTree, Model, TreeMotion};
@@ -20,7 +21,7 @@ use morc_ros_msgs::std_msgs::{Header, String as RosString};
 use morc_ros_msgs::tf2_msgs::TFMessage;
 use ros2_client::Publisher;
 
-use crate::bridge::{Bridge, Endpoint, EndpointId, Outlet};
+use crate::bridge::{Endpoint, Outlet};
 use crate::{publisher, qos, stamp_at, stamp_now};
 
 /// The tap's name in an assembly.
@@ -56,6 +57,27 @@ pub fn attachment(model: Arc<Model>, rate: f64) -> Attach {
     })
 }
 
+/// The rows of one run's [`RobotTap`], as the robot's outlet drains them.
+struct Source {
+    consumer: RingConsumer,
+    /// The wall time the run's time 0 maps to (ns since the Unix epoch).
+    epoch: u64,
+    /// The run ended: the source goes once it is drained.
+    ended: Arc<AtomicBool>,
+    sent: Arc<AtomicU64>,
+    dropped: Arc<AtomicU64>,
+    /// Ended and drained: it goes.
+    finished: bool,
+}
+
+/// Where runs hand their rows to the robot's publishers: the publishers live as long as the
+/// robot is the bridge's (a ROS 2 node's publishers live as long as the node), so subscribers
+/// stay matched from one run to the next and see no gap while discovery catches up.
+#[derive(Default)]
+pub struct RobotStream {
+    sources: Mutex<Vec<Source>>,
+}
+
 /// The component on the real-time path: copies q, qd and tau into a preallocated ring every
 /// `decimation` steps; the bridge publishes them.
 pub struct RobotTap {
@@ -65,7 +87,8 @@ pub struct RobotTap {
     row: Vec<f64>,
     decimation: u64,
     producer: Option<RingProducer>,
-    endpoint: Option<(Arc<Bridge>, EndpointId)>,
+    /// Set when the run ends, so the outlet lets the ring go once drained.
+    ended: Arc<AtomicBool>,
     /// Counted by the bridge: messages sent and dropped.
     sent: Arc<AtomicU64>,
     dropped: Arc<AtomicU64>,
@@ -78,14 +101,12 @@ impl RobotTap {
         for (_, port) in inputs {
             info = info.input(PortInfo::new(port, ValueType::Vector(n)).required());
         }
-        RobotTap { info, row: vec![0.0; 1 + 3 * n], model, decimation, producer: None, endpoint: None, sent: Arc::default(), dropped: Arc::default() }
+        RobotTap { info, row: vec![0.0; 1 + 3 * n], model, decimation, producer: None, ended: Arc::default(), sent: Arc::default(), dropped: Arc::default() }
     }
 
     fn stop_outlet(&mut self) {
         self.producer = None;
-        if let Some((bridge, id)) = self.endpoint.take() {
-            bridge.remove(id);
-        }
+        self.ended.store(true, Ordering::Release);
     }
 }
 
@@ -94,23 +115,16 @@ impl Component for RobotTap {
 
     fn initialize(&mut self, ctx: &InitContext, _outputs: &mut [Value]) -> Result<(), String> {
         self.stop_outlet();
-        let Some(bridge) = crate::bridge() else {
+        let Some(stream) = crate::robot_stream(&self.model) else {
             return Ok(());
         };
         // Two seconds of rows, at least 256: the bridge looks every half millisecond.
         let rows = ((2.0 / (ctx.period * self.decimation as f64)).ceil() as usize).max(256);
         let (producer, consumer) = ring(rows, self.row.len());
-        let model = self.model.clone();
-        let (sent, dropped) = (self.sent.clone(), self.dropped.clone());
-        let epoch = crate::run_epoch();
-        let id = bridge.add(Box::new(move |node| {
-            let joint_states = publisher::<JointState>(node, "/joint_states", qos::default_profile())?;
-            // tf2's TransformBroadcaster: the default profile, 100 deep.
-            let tf = publisher::<TFMessage>(node, "/tf", qos::default_profile().history(ros2_client::qos::History::KeepLast { depth: 100 }))?;
-            Ok(Endpoint::Outlet(Box::new(RobotOutlet::new(model, consumer, joint_states, tf, epoch, sent, dropped))))
-        }))?;
+        self.ended = Arc::default();
+        let source = Source { consumer, epoch: crate::run_epoch(), ended: self.ended.clone(), sent: self.sent.clone(), dropped: self.dropped.clone(), finished: false };
+        stream.sources.lock().unwrap_or_else(|p| p.into_inner()).push(source);
         self.producer = Some(producer);
-        self.endpoint = Some((bridge, id));
         Ok(())
     }
 
@@ -148,39 +162,20 @@ impl Drop for RobotTap {
     }
 }
 
-/// The bridge's side of a [`RobotTap`]: rows to JointState and TFMessage.
+/// The bridge's side of the robot's topics: each run's rows to JointState and TFMessage; the
+/// latched `/robot_description` and `/tf_static` publishers kept beside them.
 struct RobotOutlet {
     model: Arc<Model>,
     tree: LinkTree,
     data: morc_model::Data,
     names: Vec<String>,
-    consumer: RingConsumer,
+    stream: Arc<RobotStream>,
     batch: Vec<f64>,
     joint_states: Publisher<JointState>,
     tf: Publisher<TFMessage>,
-    epoch: u64,
-    sent: Arc<AtomicU64>,
-    dropped: Arc<AtomicU64>,
-    refused: u64,
-}
-
-impl RobotOutlet {
-    fn new(model: Arc<Model>, consumer: RingConsumer, joint_states: Publisher<JointState>, tf: Publisher<TFMessage>, epoch: u64, sent: Arc<AtomicU64>, dropped: Arc<AtomicU64>) -> RobotOutlet {
-        RobotOutlet {
-            tree: LinkTree::new(&model),
-            data: morc_model::Data::new(&model),
-            names: joint_state_names(&model),
-            batch: Vec::with_capacity(consumer.capacity() * consumer.width()),
-            model,
-            consumer,
-            joint_states,
-            tf,
-            epoch,
-            sent,
-            dropped,
-            refused: 0,
-        }
-    }
+    _latched: (Publisher<RosString>, Publisher<TFMessage>),
+    /// Dropped by sources drained and gone, and refused by a peer's full window.
+    dropped_before: u64,
 }
 
 /// The names of a robot's joint states: one per coordinate of q, as the URDF names its joints.
@@ -211,45 +206,63 @@ pub fn tree_transforms(tree: &LinkTree, data: &morc_model::Data, stamp: Time, mo
 
 impl Outlet for RobotOutlet {
     fn drain(&mut self) -> u64 {
-        self.batch.clear();
-        let width = self.consumer.width();
-        self.consumer.pop_into(&mut self.batch, usize::MAX);
         let n = self.model.nq();
-        let mut sent = 0;
-        for row in self.batch.chunks_exact(width) {
-            let stamp = Time::from_nanos(stamp_at(self.epoch, row[0]));
-            let (q, qd, tau) = (&row[1..1 + n], &row[1 + n..1 + 2 * n], &row[1 + 2 * n..1 + 3 * n]);
-            let message = JointState {
-                header: Header { stamp, frame_id: String::new() },
-                name: self.names.clone(),
-                position: q.to_vec(),
-                velocity: qd.to_vec(),
-                effort: tau.to_vec(),
-            };
-            match self.joint_states.publish(message) {
-                Ok(()) => sent += 1,
-                Err(_) => self.refused += 1,
+        let mut sources = self.stream.sources.lock().unwrap_or_else(|p| p.into_inner());
+        let mut sent_all = 0;
+        for source in sources.iter_mut() {
+            // Read the flag first: rows pushed before it was set are in the ring now.
+            let ended = source.ended.load(Ordering::Acquire);
+            self.batch.clear();
+            let width = source.consumer.width();
+            source.consumer.pop_into(&mut self.batch, usize::MAX);
+            let (mut sent, mut refused) = (0, 0);
+            for row in self.batch.chunks_exact(width) {
+                let stamp = Time::from_nanos(stamp_at(source.epoch, row[0]));
+                let (q, qd, tau) = (&row[1..1 + n], &row[1 + n..1 + 2 * n], &row[1 + 2 * n..1 + 3 * n]);
+                let message = JointState {
+                    header: Header { stamp, frame_id: String::new() },
+                    name: self.names.clone(),
+                    position: q.to_vec(),
+                    velocity: qd.to_vec(),
+                    effort: tau.to_vec(),
+                };
+                match self.joint_states.publish(message) {
+                    Ok(()) => sent += 1,
+                    Err(_) => refused += 1,
+                }
+                morc_model::forward_kinematics_placements(&self.model, &mut self.data, q);
+                let message = TFMessage { transforms: tree_transforms(&self.tree, &self.data, stamp, true) };
+                match self.tf.publish(message) {
+                    Ok(()) => sent += 1,
+                    Err(_) => refused += 1,
+                }
             }
-            morc_model::forward_kinematics_placements(&self.model, &mut self.data, q);
-            let message = TFMessage { transforms: tree_transforms(&self.tree, &self.data, stamp, true) };
-            match self.tf.publish(message) {
-                Ok(()) => sent += 1,
-                Err(_) => self.refused += 1,
+            source.sent.fetch_add(sent, Ordering::Relaxed);
+            source.dropped.fetch_add(refused, Ordering::Relaxed);
+            self.dropped_before += refused;
+            sent_all += sent;
+            if ended {
+                // What the real-time side found the ring full for, now that it pushes no more.
+                let lost = source.consumer.dropped();
+                source.dropped.fetch_add(lost, Ordering::Relaxed);
+                self.dropped_before += lost;
+                source.finished = true;
             }
         }
-        self.sent.fetch_add(sent, Ordering::Relaxed);
-        self.dropped.store(self.dropped(), Ordering::Relaxed);
-        sent
+        sources.retain(|s| !s.finished);
+        sent_all
     }
 
     fn dropped(&self) -> u64 {
-        self.consumer.dropped() + self.refused
+        let live: u64 = self.stream.sources.lock().unwrap_or_else(|p| p.into_inner()).iter().filter(|s| !s.finished).map(|s| s.consumer.dropped()).sum();
+        self.dropped_before + live
     }
 }
 
-/// The robot's latched topics: `/robot_description` and `/tf_static`, sent once; kept on the
-/// bridge so that a subscriber joining later gets them.
-pub fn latched_topics(model: Arc<Model>) -> crate::bridge::Job {
+/// The robot's topics on the bridge: `/joint_states` and `/tf` fed by the runs through `stream`,
+/// and the latched `/robot_description` and `/tf_static`, sent once, so a subscriber that joins
+/// later gets them.
+pub fn robot_topics(model: Arc<Model>, stream: Arc<RobotStream>) -> crate::bridge::Job {
     Box::new(move |node| {
         let description = publisher::<RosString>(node, "/robot_description", qos::transient_local())?;
         let tf_static = publisher::<TFMessage>(node, "/tf_static", qos::transient_local())?;
@@ -259,6 +272,20 @@ pub fn latched_topics(model: Arc<Model>) -> crate::bridge::Job {
         let data = morc_model::Data::new(&model);
         let stamp = Time::from_nanos(stamp_now());
         let _ = tf_static.publish(TFMessage { transforms: tree_transforms(&tree, &data, stamp, false) });
-        Ok(Endpoint::Keep(Box::new((description, tf_static))))
+        let joint_states = publisher::<JointState>(node, "/joint_states", qos::default_profile())?;
+        // tf2's TransformBroadcaster: the default profile, 100 deep.
+        let tf = publisher::<TFMessage>(node, "/tf", qos::default_profile().history(ros2_client::qos::History::KeepLast { depth: 100 }))?;
+        Ok(Endpoint::Outlet(Box::new(RobotOutlet {
+            names: joint_state_names(&model),
+            data,
+            tree,
+            model,
+            stream,
+            batch: Vec::new(),
+            joint_states,
+            tf,
+            _latched: (description, tf_static),
+            dropped_before: 0,
+        })))
     })
 }
