@@ -25,6 +25,16 @@ const DOC_WAIT: &str = "morc.ros.wait_for_subscribers(topic, [count], [timeout])
 to topic (\"/joint_states\") are in the ROS 2 graph, at most timeout seconds (default 10) of wall time; true when they are, false \
 when the time ran out. For a program that must not move before a viewer or a recorder listens. Ctrl-C stops the wait.\n  \
 morc.ros.wait_for_subscribers(topic: string, count?: integer, timeout?: number) → boolean";
+const DOC_FOLLOW: &str = "morc.ros.follow_joint_trajectory([options]): MoveIt drives morc. Serves \
+control_msgs/action/FollowJointTrajectory goals on options.action (default /joint_trajectory_controller/follow_joint_trajectory, \
+where MoveIt's moveit_controllers.yaml points a joint_trajectory_controller) for the engine's robot: each goal is checked before \
+the robot moves (its joints must be the robot's, its points timed and within the joints' position, velocity and acceleration \
+limits, a first point at time 0 where the robot is) and rejected with the action's error code otherwise; an accepted goal runs \
+as a monitored motion through its points at their times, with feedback; a cancel request, Ctrl-C or hold stops it and the robot \
+holds. The result: SUCCESSFUL, PATH_TOLERANCE_VIOLATED (stopped on the way) or GOAL_TOLERANCE_VIOLATED. Serves until \
+options.goals goals came, or none came for options.timeout seconds, or Ctrl-C; returns each goal's { id, status, code, text }. \
+Needs morc on ROS 2 (morc --ros).\n  \
+morc.ros.follow_joint_trajectory(options?: { action?: string, robot?: Robot, goals?: integer, timeout?: number, log?: fun(line: string) }) → { id: string, status: string, code: string, text: string }[]";
 const DOC_STOP: &str = "morc.ros.stop(): leaves ROS 2; the node and its topics go.\n  morc.ros.stop()";
 const DOC_STATUS: &str = "morc.ros.status(): nil when morc is not on ROS 2, else { node, domain, published, received, dropped } \
 (messages since it started; dropped: rows a full queue refused and messages a peer's full window refused).\n  \
@@ -146,8 +156,9 @@ pub fn install(lua: &Lua, morc: &Table) -> mlua::Result<()> {
             crate::ros_trajectory::new_server(robot, &action).map_err(fail)
         })?,
     )?;
+    ros.set("follow_joint_trajectory", lua.load("return require('stdlib.ros.follow_joint_trajectory')(...)").set_name("@morc/ros").into_function()?)?;
     morc.set("ros", ros)?;
-    lua.load(format!("if morc.doc then morc.doc(morc.ros.start, {DOC_START:?}); morc.doc(morc.ros.stop, {DOC_STOP:?}); morc.doc(morc.ros.status, {DOC_STATUS:?}); morc.doc(morc.ros.wait_for_subscribers, {DOC_WAIT:?}); morc.doc(morc.ros.trajectory_server, {DOC_TRAJECTORY_SERVER:?}) end"))
+    lua.load(format!("if morc.doc then morc.doc(morc.ros.start, {DOC_START:?}); morc.doc(morc.ros.stop, {DOC_STOP:?}); morc.doc(morc.ros.status, {DOC_STATUS:?}); morc.doc(morc.ros.wait_for_subscribers, {DOC_WAIT:?}); morc.doc(morc.ros.trajectory_server, {DOC_TRAJECTORY_SERVER:?}); morc.doc(morc.ros.follow_joint_trajectory, {DOC_FOLLOW:?}) end"))
         .set_name("@morc/ros")
         .exec()
 }

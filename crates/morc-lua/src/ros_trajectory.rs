@@ -51,10 +51,17 @@ fn code_named(name: &str) -> Option<i32> {
 
 const CODE_NAMES: &[&str] = &["SUCCESSFUL", "INVALID_GOAL", "INVALID_JOINTS", "OLD_HEADER_TIMESTAMP", "PATH_TOLERANCE_VIOLATED", "GOAL_TOLERANCE_VIOLATED"];
 
+/// The robot's joints as ROS 2 names them: the URDF's joints of `/robot_description`, the names
+/// of `/joint_states`.
+fn ros_joint_names(robot: &Robot) -> Vec<String> {
+    morc_ros::robot::joint_state_names(&robot.model)
+}
+
 /// Where each of the goal's joints is among the robot's: every robot joint exactly once.
 fn joint_order(robot: &Robot, goal: &FollowJointTrajectoryGoal) -> Result<Vec<usize>, String> {
     let names = &goal.trajectory.joint_names;
-    let robot_names: Vec<&str> = robot.joints.iter().map(|j| j.name.as_str()).collect();
+    let ros_names = ros_joint_names(robot);
+    let robot_names: Vec<&str> = ros_names.iter().map(String::as_str).collect();
     if !goal.multi_dof_trajectory.joint_names.is_empty() {
         return Err(format!("it moves multi-DOF joints {:?}; robot '{}' has none", goal.multi_dof_trajectory.joint_names, robot.model.name()));
     }
@@ -76,8 +83,9 @@ fn joint_order(robot: &Robot, goal: &FollowJointTrajectoryGoal) -> Result<Vec<us
 /// Per robot joint, the position tolerance `tolerances` gives it (0: the server's default, −1: none).
 fn tolerances(robot: &Robot, tolerances: &[JointTolerance]) -> Result<Vec<f64>, String> {
     let mut out = vec![0.0; robot.dof()];
+    let names = ros_joint_names(robot);
     for t in tolerances {
-        let Some(j) = robot.joints.iter().position(|j| j.name == t.name) else {
+        let Some(j) = names.iter().position(|n| *n == t.name) else {
             return Err(format!("a tolerance names joint {}, which robot '{}' does not have", t.name, robot.model.name()));
         };
         if !t.position.is_finite() || (t.position < 0.0 && t.position != -1.0) {
@@ -149,7 +157,7 @@ impl LuaTrajectoryServer {
         } else if let Some(j) = (0..n).find(|&j| timed[0].positions.get(j).is_some_and(|x| (x - q[j]).abs() > start_tolerance(robot.is_prismatic(j)))) {
             return Err((
                 code::INVALID_GOAL,
-                format!("it starts with joint {} at {}, the robot is at {}: a first point at time 0 must be where the robot is", robot.joints[j].name, robot.show(j, timed[0].positions[j], 2), robot.show(j, q[j], 2)),
+                format!("it starts with joint {} at {}, the robot is at {}: a first point at time 0 must be where the robot is", ros_joint_names(robot)[j], robot.show(j, timed[0].positions[j], 2), robot.show(j, q[j], 2)),
             ));
         }
         let trajectory = TimedTrajectory::new(n, &timed).map_err(|e| (code::INVALID_GOAL, e))?;
@@ -265,7 +273,7 @@ impl UserData for LuaTrajectoryServer {
 
 /// `morc.ros.trajectory_server(action, robot)`: serves `action` for `robot`.
 pub fn new_server(robot: Arc<Robot>, action: &str) -> Result<LuaTrajectoryServer, String> {
-    let joints = robot.joints.iter().map(|j| j.name.clone()).collect();
+    let joints = ros_joint_names(&robot);
     Ok(LuaTrajectoryServer { server: TrajectoryServer::start(action, joints)?, robot, pending: None, running: None })
 }
 
