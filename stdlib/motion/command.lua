@@ -67,14 +67,19 @@ local function error_unit(robot)
   return units.mm and " mm" or "°"
 end
 
---- Where the robot is (degrees; mm for prismatic joints): one engine tick with a probe on robot.q.
-function M.position(ctx, robot)
-  local a = morc.assembly { "where", duration = ctx.engine.period, internal = true }
+--- Where the robot is, in SI (rad; m for prismatic joints): one tick of `engine` with a probe on robot.q.
+function M.joint_position(engine, robot)
+  local a = morc.assembly { "where", duration = engine.period, internal = true }
   a:add("p", "probe", { n = robot.dof })
   a:connect("robot.q", "p.u")
-  local r = ctx.engine:run(a)
+  local r = engine:run(a)
   if not r.ok then error("cannot read the robot's position: " .. tostring(r.reason), 0) end
-  return M.degrees(r.data["p.u"], robot)
+  return r.data["p.u"]
+end
+
+--- Where the robot is (degrees; mm for prismatic joints).
+function M.position(ctx, robot)
+  return M.degrees(M.joint_position(ctx.engine, robot), robot)
 end
 
 --- The precondition of a motion: plans `moves` from where the robot is and checks reach,

@@ -35,6 +35,7 @@ mod robot_groups;
 mod robot_params;
 mod robot_state;
 pub mod ros;
+mod ros_trajectory;
 pub mod testing;
 mod thread_state;
 mod watchdog;

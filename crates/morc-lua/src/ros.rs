@@ -13,10 +13,29 @@ options.namespace) in the domain ROS_DOMAIN_ID names (options.domain). While it 
 /robot_description (std_msgs/msg/String, the URDF), so RViz or Foxglove shows the arm move. options.rate: joint states per \
 second (default 100). Returns a line saying who morc is on ROS 2. `morc --ros` starts it for a whole program.\n  \
 morc.ros.start(options?: { name?: string, namespace?: string, domain?: integer, rate?: number }) → string";
+const DOC_TRAJECTORY_SERVER: &str = "morc.ros.trajectory_server([options]): the FollowJointTrajectory action server's program side \
+(control_msgs/action/FollowJointTrajectory, what MoveIt's controller manager calls) on options.action (default \
+/joint_trajectory_controller/follow_joint_trajectory) for the robot the engine drives (options.robot). Its methods take one goal at \
+a time: next(timeout_s) → { id, points } or nil; plan(q) with the robot's position (SI) → the joint_trajectory parameters \
+{ times, positions, velocities, accelerations, duration, path_tolerance, goal_tolerance, goal_time_tolerance } or nil, \
+error code name, reason (the goal is then rejected); accept(); reject(reason); cancel_requested(); finish(end, code, text) \
+with end \"succeeded\", \"aborted\" or \"canceled\". While an accepted goal runs, its runs send feedback and a cancel \
+stops them (the robot holds). morc.ros.follow_joint_trajectory serves goals with it.\n  \
+morc.ros.trajectory_server(options?: { action?: string, robot?: Robot }) → TrajectoryServer";
 const DOC_WAIT: &str = "morc.ros.wait_for_subscribers(topic, [count], [timeout]): waits until count (default 1) subscriptions \
 to topic (\"/joint_states\") are in the ROS 2 graph, at most timeout seconds (default 10) of wall time; true when they are, false \
 when the time ran out. For a program that must not move before a viewer or a recorder listens. Ctrl-C stops the wait.\n  \
 morc.ros.wait_for_subscribers(topic: string, count?: integer, timeout?: number) → boolean";
+const DOC_FOLLOW: &str = "morc.ros.follow_joint_trajectory([options]): MoveIt drives morc. Serves \
+control_msgs/action/FollowJointTrajectory goals on options.action (default /joint_trajectory_controller/follow_joint_trajectory, \
+where MoveIt's moveit_controllers.yaml points a joint_trajectory_controller) for the engine's robot: each goal is checked before \
+the robot moves (its joints must be the robot's, its points timed and within the joints' position, velocity and acceleration \
+limits, a first point at time 0 where the robot is) and rejected with the action's error code otherwise; an accepted goal runs \
+as a monitored motion through its points at their times, with feedback; a cancel request, Ctrl-C or hold stops it and the robot \
+holds. The result: SUCCESSFUL, PATH_TOLERANCE_VIOLATED (stopped on the way) or GOAL_TOLERANCE_VIOLATED. Serves until \
+options.goals goals came, or none came for options.timeout seconds, or Ctrl-C; returns each goal's { id, status, code, text }. \
+Needs morc on ROS 2 (morc --ros).\n  \
+morc.ros.follow_joint_trajectory(options?: { action?: string, robot?: Robot, goals?: integer, timeout?: number, log?: fun(line: string) }) → { id: string, status: string, code: string, text: string }[]";
 const DOC_STOP: &str = "morc.ros.stop(): leaves ROS 2; the node and its topics go.\n  morc.ros.stop()";
 const DOC_STATUS: &str = "morc.ros.status(): nil when morc is not on ROS 2, else { node, domain, published, received, dropped } \
 (messages since it started; dropped: rows a full queue refused and messages a peer's full window refused).\n  \
@@ -116,16 +135,42 @@ pub fn install(lua: &Lua, morc: &Table) -> mlua::Result<()> {
             Ok(mlua::Value::Table(t))
         })?,
     )?;
+    ros.set(
+        "trajectory_server",
+        lua.create_function(|lua, options: Option<Table>| {
+            let origin = crate::origin::caller(lua);
+            let fail = |e: String| mlua::Error::runtime(format!("{origin}: morc.ros.trajectory_server: {e}"));
+            let mut action = morc_ros::trajectory_action::DEFAULT_ACTION.to_string();
+            let mut robot = lua.globals().get::<Table>("morc")?.get::<mlua::Value>("current_robot")?;
+            if let Some(options) = options {
+                for pair in options.pairs::<String, mlua::Value>() {
+                    let (key, value) = pair?;
+                    match key.as_str() {
+                        "action" => action = lua.unpack::<String>(value).map_err(|_| fail("action must be a string".into()))?,
+                        "robot" => robot = value,
+                        k => return Err(fail(morc_kernel::names::unknown("option", k, "in its options", &["action", "robot"]))),
+                    }
+                }
+            }
+            let robot = match robot {
+                mlua::Value::UserData(ud) => ud.borrow::<crate::robot::LuaRobot>().map(|r| r.0.clone()).map_err(|_| fail("robot must be a robot".into()))?,
+                _ => return Err(fail("no robot: morc.use_robot(require \"robots.kr16\") first, or give options.robot".into())),
+            };
+            crate::ros_trajectory::new_server(robot, &action).map_err(fail)
+        })?,
+    )?;
+    ros.set("follow_joint_trajectory", lua.load("return require('stdlib.ros.follow_joint_trajectory')(...)").set_name("@morc/ros").into_function()?)?;
     morc.set("ros", ros)?;
-    lua.load(format!("if morc.doc then morc.doc(morc.ros.start, {DOC_START:?}); morc.doc(morc.ros.stop, {DOC_STOP:?}); morc.doc(morc.ros.status, {DOC_STATUS:?}); morc.doc(morc.ros.wait_for_subscribers, {DOC_WAIT:?}) end"))
+    lua.load(format!("if morc.doc then morc.doc(morc.ros.start, {DOC_START:?}); morc.doc(morc.ros.stop, {DOC_STOP:?}); morc.doc(morc.ros.status, {DOC_STATUS:?}); morc.doc(morc.ros.wait_for_subscribers, {DOC_WAIT:?}); morc.doc(morc.ros.trajectory_server, {DOC_TRAJECTORY_SERVER:?}); morc.doc(morc.ros.follow_joint_trajectory, {DOC_FOLLOW:?}) end"))
         .set_name("@morc/ros")
         .exec()
 }
 
 /// A run's attachments as ROS 2 needs them: while morc is on ROS 2, a tap of the robot's joints
 /// on every run of the engine's robot (its latched topics sent when the robot is new).
-pub fn for_ros(lua: &Lua, _engine: &Engine, attachments: &mut Vec<AttachmentSpec>) -> mlua::Result<()> {
+pub fn for_ros(lua: &Lua, engine: &Engine, attachments: &mut Vec<AttachmentSpec>) -> mlua::Result<()> {
     attachments.retain(|a| a.kind != morc_ros::robot::TAP_NAME);
+    crate::ros_trajectory::for_goal(lua, engine, attachments);
     if morc_ros::bridge().is_none() {
         return Ok(());
     }

@@ -1,5 +1,5 @@
 //! Motion planning, independent of any particular arm: time profiles ([`Profile`]), tool
-//! paths in Cartesian space ([`CartesianPath`]), via-point splines ([`QuinticSpline`]) and sequences of
+//! paths in Cartesian space ([`CartesianPath`]), via-point splines ([`QuinticSpline`]), trajectories timed by their points ([`TimedTrajectory`]) and sequences of
 //! moves with blending ([`Sequence`]). An arm enters through the [`Kinematics`] trait; the
 //! trajectory component that runs a sequence on the engine is in `morc-robot`.
 
@@ -10,9 +10,11 @@ mod cartesian;
 mod profile;
 mod sequence;
 mod spline;
+mod timed;
 pub mod toppra;
 
 pub use cartesian::CartesianPath;
 pub use profile::Profile;
 pub use sequence::{pose_from_vector, Kinematics, MotionLimits, Move, MoveSpec, Sequence};
 pub use spline::QuinticSpline;
+pub use timed::{JointExtremes, TimedPoint, TimedTrajectory};

@@ -81,7 +81,7 @@ impl QuinticSpline {
             for j in 0..n {
                 let before = (self.points[k * n + j] - self.points[(k - 1) * n + j]) / self.durations[k - 1];
                 let after = (self.points[(k + 1) * n + j] - self.points[k * n + j]) / self.durations[k];
-                self.velocities[k * n + j] = if before * after > 0.0 { 0.5 * (before + after) } else { 0.0 };
+                self.velocities[k * n + j] = via_velocity(before, after);
             }
         }
         for k in 0..m {
@@ -89,25 +89,13 @@ impl QuinticSpline {
             for j in 0..n {
                 let (p0, p1) = (self.points[k * n + j], self.points[(k + 1) * n + j]);
                 let (v0, v1) = (self.velocities[k * n + j], self.velocities[(k + 1) * n + j]);
-                let d = p1 - p0;
-                self.coefficients[k * n + j] = [
-                    p0,
-                    v0,
-                    0.0,
-                    (20.0 * d - (8.0 * v1 + 12.0 * v0) * t) / (2.0 * t.powi(3)),
-                    (-30.0 * d + (14.0 * v1 + 16.0 * v0) * t) / (2.0 * t.powi(4)),
-                    (12.0 * d - 6.0 * (v1 + v0) * t) / (2.0 * t.powi(5)),
-                ];
+                self.coefficients[k * n + j] = quintic([p0, v0, 0.0], [p1, v1, 0.0], t);
             }
         }
     }
 
     fn evaluate(&self, piece: usize, joint: usize, tau: f64) -> (f64, f64, f64) {
-        let c = &self.coefficients[piece * self.dof + joint];
-        let p = c[0] + tau * (c[1] + tau * (c[2] + tau * (c[3] + tau * (c[4] + tau * c[5]))));
-        let v = c[1] + tau * (2.0 * c[2] + tau * (3.0 * c[3] + tau * (4.0 * c[4] + tau * 5.0 * c[5])));
-        let a = 2.0 * c[2] + tau * (6.0 * c[3] + tau * (12.0 * c[4] + tau * 20.0 * c[5]));
-        (p, v, a)
+        evaluate_quintic(&self.coefficients[piece * self.dof + joint], tau)
     }
 
     /// Position, velocity and acceleration at time t (clamped to the spline's span).
@@ -129,6 +117,40 @@ impl QuinticSpline {
             (q[j], qd[j], qdd[j]) = self.evaluate(piece, j, tau);
         }
     }
+}
+
+/// The velocity at a via point between segments of mean slopes `before` and `after`: their
+/// mean, or 0 where the motion turns back (or stops on one side), so the spline does not
+/// overshoot the point.
+pub(crate) fn via_velocity(before: f64, after: f64) -> f64 {
+    if before * after > 0.0 {
+        0.5 * (before + after)
+    } else {
+        0.0
+    }
+}
+
+/// The quintic c0 + c1·τ + … + c5·τ⁵ from (position, velocity, acceleration) `from` at τ = 0 to
+/// `to` at τ = `t`.
+pub(crate) fn quintic(from: [f64; 3], to: [f64; 3], t: f64) -> [f64; 6] {
+    let ([p0, v0, a0], [p1, v1, a1]) = (from, to);
+    let d = p1 - p0;
+    [
+        p0,
+        v0,
+        0.5 * a0,
+        (20.0 * d - (8.0 * v1 + 12.0 * v0) * t - (3.0 * a0 - a1) * t * t) / (2.0 * t.powi(3)),
+        (-30.0 * d + (14.0 * v1 + 16.0 * v0) * t + (3.0 * a0 - 2.0 * a1) * t * t) / (2.0 * t.powi(4)),
+        (12.0 * d - 6.0 * (v1 + v0) * t - (a0 - a1) * t * t) / (2.0 * t.powi(5)),
+    ]
+}
+
+/// Position, velocity and acceleration of the quintic `c` at τ.
+pub(crate) fn evaluate_quintic(c: &[f64; 6], tau: f64) -> (f64, f64, f64) {
+    let p = c[0] + tau * (c[1] + tau * (c[2] + tau * (c[3] + tau * (c[4] + tau * c[5]))));
+    let v = c[1] + tau * (2.0 * c[2] + tau * (3.0 * c[3] + tau * (4.0 * c[4] + tau * 5.0 * c[5])));
+    let a = 2.0 * c[2] + tau * (6.0 * c[3] + tau * (12.0 * c[4] + tau * 20.0 * c[5]));
+    (p, v, a)
 }
 
 #[cfg(test)]

@@ -332,7 +332,33 @@ pub mod trajectory_msgs {
         /// The points, in time order.
         pub points: Vec<JointTrajectoryPoint>,
     }
+
+    /// `trajectory_msgs/msg/MultiDOFJointTrajectoryPoint`.
+    #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+    pub struct MultiDOFJointTrajectoryPoint {
+        /// Each joint's transform.
+        pub transforms: Vec<super::geometry_msgs::Transform>,
+        /// Each joint's velocity.
+        pub velocities: Vec<super::geometry_msgs::Twist>,
+        /// Each joint's acceleration.
+        pub accelerations: Vec<super::geometry_msgs::Twist>,
+        /// When the point is reached, from the trajectory's start.
+        pub time_from_start: Duration,
+    }
+
+    /// `trajectory_msgs/msg/MultiDOFJointTrajectory`: floating and planar joints' trajectory.
+    #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+    pub struct MultiDOFJointTrajectory {
+        /// When to start (zero: now).
+        pub header: Header,
+        /// The joints the points give, in their order.
+        pub joint_names: Vec<String>,
+        /// The points, in time order.
+        pub points: Vec<MultiDOFJointTrajectoryPoint>,
+    }
 }
+
+pub mod control_msgs;
 
 /// A message type with its ROS 2 name and definition.
 pub trait RosMessage: Serialize + DeserializeOwned {

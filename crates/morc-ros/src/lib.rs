@@ -27,6 +27,7 @@ pub mod bridge;
 pub mod pubsub;
 pub mod qos;
 pub mod robot;
+pub mod trajectory_action;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

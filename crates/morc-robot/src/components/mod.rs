@@ -6,11 +6,13 @@
 //! - `monitor`: following error and limits → fault naming the joint; completion → finish.
 //! - `cartesian_velocity`: a frame velocity law, damped pseudo-inverse and null-space term.
 //! - `time_optimal`: through joint waypoints as fast as velocity, acceleration and torque limits allow (TOPP-RA).
+//! - `joint_trajectory`: a timed trajectory as a FollowJointTrajectory goal gives one ([`joint_trajectory`]).
 //! - `jog`: jogging a joint or the tool, as the robot's operator asks ([`crate::Operator`]).
 
 mod cartesian_velocity;
 mod feed_forward;
 mod jog;
+pub mod joint_trajectory;
 mod monitor;
 mod time_optimal;
 pub mod trajectory;
@@ -25,6 +27,7 @@ use super::Robot;
 pub use cartesian_velocity::CartesianVelocity;
 pub use feed_forward::RigidBodyFeedForward;
 pub use jog::Jog;
+pub use joint_trajectory::JointTrajectory;
 pub use monitor::Monitor;
 pub use time_optimal::TimeOptimal;
 pub use trajectory::MotionTrajectory;
@@ -42,6 +45,11 @@ const KINDS: &[(&str, &str, Make)] = &[
     ("spline", "quintic segments through via points in joint space (position, velocity, acceleration continuous)", |r| Box::new(MotionTrajectory::new(r, "spline"))),
     ("path", "a sequence of ptp/lin/circ/spline moves, blended within each move's approximation radius", |r| Box::new(MotionTrajectory::new(r, "path"))),
     ("time_optimal", "through joint waypoints as fast as the joints' velocity, acceleration and (torque_scale > 0) torque limits allow: a spline timed by TOPP-RA", |r| Box::new(TimeOptimal::new(r))),
+    (
+        "joint_trajectory",
+        "a timed joint trajectory as trajectory_msgs/JointTrajectory gives one (MoveIt's plans): quintic segments through each point's position, velocity and acceleration at its time",
+        |r| Box::new(JointTrajectory::new(r)),
+    ),
     ("rnea", "rigid-body feed-forward: tau = RNEA(q, qd, qdd) + friction(qd) of the robot's model (gravity, inertia and armature; the drives' viscous and Coulomb friction)", |r| {
         Box::new(RigidBodyFeedForward::new(r))
     }),
@@ -80,7 +88,7 @@ pub fn register(registry: &mut KindRegistry, robot: &Arc<Robot>, prefix: &str) -
 /// The robot's kinds alone, by their bare names (`ptp`, `monitor`, …).
 pub fn kinds(robot: &Arc<Robot>) -> KindRegistry {
     let mut registry = KindRegistry::new();
-    // Eight fixed, distinct names into an empty registry: registering cannot clash.
+    // Fixed, distinct names into an empty registry: registering cannot clash.
     register(&mut registry, robot, "").expect("robot kind names are distinct");
     registry
 }
