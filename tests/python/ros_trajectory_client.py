@@ -282,7 +282,8 @@ def main(action, spec, cancel_after):
         end = time.monotonic() + timeout
         while time.monotonic() < end:
             for reply in reader.take(N=1):
-                return reply
+                if hasattr(reply, "accepted") or hasattr(reply, "status") or hasattr(reply, "return_code"):
+                    return reply
             collect()
             time.sleep(0.005)
         return None
@@ -295,7 +296,8 @@ def main(action, spec, cancel_after):
 
     def collect():
         for m in feedback.take(N=100):
-            if bytes(m.goal_id.uuid) != bytes(goal_id.uuid):
+            # A writer that went away leaves a sample without data (cyclonedds' InvalidSample).
+            if not hasattr(m, "goal_id") or bytes(m.goal_id.uuid) != bytes(goal_id.uuid):
                 continue
             f = m.feedback
             entry = {"desired": row(f.desired), "actual": row(f.actual), "error": row(f.error), "stamp": f.header.stamp.sec * 1_000_000_000 + f.header.stamp.nanosec}
@@ -304,7 +306,7 @@ def main(action, spec, cancel_after):
             fb["last"] = entry
             fb["count"] += 1
         for m in status.take(N=100):
-            for s in m.status_list:
+            for s in getattr(m, "status_list", []):
                 if bytes(s.goal_info.goal_id.uuid) == bytes(goal_id.uuid) and (not statuses or statuses[-1] != s.status):
                     statuses.append(s.status)
 

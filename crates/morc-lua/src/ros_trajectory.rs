@@ -22,10 +22,11 @@ const LONGEST_DELAY: f64 = 60.0;
 /// The goal that runs, for [`for_goal`] (Lua app data while one runs).
 struct RunningGoal(Arc<ExecutingGoal>);
 
-/// A goal being decided: what came and the robot's joint index of each of its joints.
+/// A goal being decided: what came and the robot's joint index of each of its joints (or why
+/// its joints are not the robot's).
 struct Pending {
     goal: ReceivedGoal,
-    order: Vec<usize>,
+    order: Result<Vec<usize>, String>,
 }
 
 /// `morc.ros.trajectory_server` userdata.
@@ -101,6 +102,7 @@ impl LuaTrajectoryServer {
     /// (error code, why).
     fn plan(&self, q: &[f64]) -> Result<Planned, (i32, String)> {
         let Some(Pending { goal: received, order }) = &self.pending else { return Err((code::INVALID_GOAL, "no goal is waiting: call next() first".into())) };
+        let order = order.as_ref().map_err(|why| (code::INVALID_JOINTS, why.clone()))?;
         let (robot, n) = (&self.robot, self.robot.dof());
         let goal = &received.goal;
         if q.len() != n {
@@ -215,16 +217,11 @@ impl UserData for LuaTrajectoryServer {
                 }
                 let slice = end.saturating_duration_since(std::time::Instant::now()).min(Duration::from_millis(50));
                 if let Some(goal) = this.server.next(slice) {
-                    match joint_order(&this.robot, &goal.goal) {
-                        Ok(order) => {
-                            let t = lua.create_table()?;
-                            t.set("id", goal.id.iter().map(|b| format!("{b:02x}")).collect::<String>())?;
-                            t.set("points", goal.goal.trajectory.points.len())?;
-                            this.pending = Some(Pending { goal, order });
-                            return Ok(mlua::Value::Table(t));
-                        }
-                        Err(why) => this.server.reject(goal.id, &format!("INVALID_JOINTS: {why}")),
-                    }
+                    let t = lua.create_table()?;
+                    t.set("id", goal.id.iter().map(|b| format!("{b:02x}")).collect::<String>())?;
+                    t.set("points", goal.goal.trajectory.points.len())?;
+                    this.pending = Some(Pending { order: joint_order(&this.robot, &goal.goal), goal });
+                    return Ok(mlua::Value::Table(t));
                 }
                 if std::time::Instant::now() >= end {
                     return Ok(mlua::Value::Nil);

@@ -111,6 +111,10 @@ impl TimedTrajectory {
         for j in 0..self.dof {
             (q[j], qd[j], qdd[j]) = evaluate_quintic(&self.coefficients[k * self.dof + j], tau);
         }
+        if t >= self.duration() {
+            // Exactly the last point, not the polynomial's rounding of it.
+            q.copy_from_slice(self.end());
+        }
     }
 
     /// The largest |velocity| and |acceleration| of each joint and the range of its position,

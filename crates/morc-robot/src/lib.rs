@@ -271,7 +271,10 @@ impl Robot {
     /// Joint `i`'s position `x` (SI) as people read it: "12.50°", or "40.00 mm" for a prismatic joint.
     pub fn show(&self, i: usize, x: f64, decimals: usize) -> String {
         let (scale, unit) = joint_unit(self.is_prismatic(i));
-        format!("{:.decimals$}{unit}", x * scale)
+        let text = format!("{:.decimals$}", x * scale);
+        // A value that rounds to zero reads "0.00", not "-0.00".
+        let text = if text.starts_with('-') && text[1..].chars().all(|c| c == '0' || c == '.') { text[1..].to_string() } else { text };
+        format!("{text}{unit}")
     }
 
     /// Joint `i`'s velocity `v` (SI) as people read it: "°/s", or "mm/s" for a prismatic joint.

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use crate::{Robot, RobotKinematics};
 use morc_kernel::*;
 use morc_kernel::{Value, ValueType};
-use morc_motion::{TimedPoint, TimedTrajectory};
+use morc_motion::{Kinematics, TimedPoint, TimedTrajectory};
 
 use super::kind_doc;
 
