@@ -65,7 +65,7 @@ impl RosNet {
         let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python").join(script);
         let mut child = self
             .command(&python())
-            .arg(script)
+            .arg(&script)
             .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

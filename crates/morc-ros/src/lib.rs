@@ -21,6 +21,7 @@
 #![warn(missing_docs)]
 
 pub mod bridge;
+pub mod fmu_node;
 pub mod qos;
 pub mod robot;
 
@@ -31,7 +32,7 @@ use morc_model::Model;
 use morc_ros_msgs::RosMessage;
 use ros2_client::{MessageTypeName, Name, Node, Publisher, QosProfile, Subscription};
 
-pub use bridge::{Bridge, BridgeOptions};
+pub use bridge::{Bridge, BridgeOptions, NodeParameters, ParameterHook};
 
 /// The node's name when none is given.
 pub const DEFAULT_NODE_NAME: &str = "morc";
