@@ -200,6 +200,7 @@ def feedthrough3(p, out):
         p.publish(t, v)
     want = {t.replace("_in", "_out"): v for t, (_, v) in inputs.items()}
     want["/i16_out"] = 100 + 5  # offset = 5, given at start
+    want["/b_out"] = False  # feedthrough3.c negates its Boolean
     p.wait_for("the outputs to echo the inputs", lambda: all(p.value(t) == v for t, v in want.items()))
     out["echo"] = {t: p.value(t) for t in want}
     out["want"] = want

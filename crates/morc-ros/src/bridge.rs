@@ -14,6 +14,9 @@ use ros2_client::{Context, ContextOptions, Node, NodeName, NodeOptions, Paramete
 /// How often the bridge publishes what outlets queued and takes what subscriptions received.
 pub const POLL_PERIOD: Duration = Duration::from_micros(500);
 
+/// How long the participant outlives the node, for the news that the node left to go out.
+const LEAVE_GRACE: Duration = Duration::from_millis(250);
+
 /// How long [`Bridge::add`] waits for the bridge to make an endpoint.
 const ADD_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -143,8 +146,8 @@ impl Bridge {
             .spawn(move || {
                 let node = Context::with_options(ContextOptions::new().domain_id(domain_id))
                     .map_err(|e| format!("cannot join ROS 2 domain {domain_id}: {e:?}"))
-                    .and_then(|context| context.new_node(node_name, node_options).map_err(|e| format!("cannot make the ROS 2 node: {e:?}")));
-                let mut node = match node {
+                    .and_then(|context| context.new_node(node_name, node_options).map(|node| (context, node)).map_err(|e| format!("cannot make the ROS 2 node: {e:?}")));
+                let (context, mut node) = match node {
                     Ok(n) => n,
                     Err(e) => {
                         let _ = ready_tx.send(Err(e));
@@ -163,6 +166,10 @@ impl Bridge {
                 }
                 let _ = ready_tx.send(Ok(()));
                 run(node, inbox, &thread_counts);
+                // The node is gone: the participant stays a moment, so that the graph hears of
+                // it (ros2 node list forgets the node now, not when the participant's lease ends).
+                std::thread::sleep(LEAVE_GRACE);
+                drop(context);
             })
             .map_err(|e| format!("cannot start the ROS 2 bridge's thread: {e}"))?;
         match ready_rx.recv_timeout(ADD_TIMEOUT) {

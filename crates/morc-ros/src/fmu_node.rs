@@ -29,10 +29,12 @@
 //! clock the steps of one update see the samples that came during it, so the interpolation
 //! smooths between updates; with a long update period it covers whole ramps.
 //!
+//! On the virtual clock the outputs are published every `update_period` of wall time (and at the
+//! end), not every update: a node stepping as fast as it can would otherwise flood its peers.
+//!
 //! The node runs on the calling thread; the bridge's thread owns the DDS entities and hands
-//! samples and output rows over channels, so DDS never waits on the FMU nor the FMU on DDS
-//! (on the wall clock a full channel drops the row and counts it; on the virtual clock the node
-//! waits for room, since time waits too).
+//! samples and output rows over channels, so DDS never waits on the FMU nor the FMU on DDS (a
+//! full channel drops the row or the sample and counts it).
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -40,7 +42,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TryRecvError, TrySendError};
+use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use morc_fmi::description::{Causality, VarType, Variable};
 use morc_fmi::FmuComponent;
 use morc_kernel::{AssemblyData, AssemblyResults, ClockKind, Component, InitContext, Step, StepContext, Value, ValueType};
@@ -448,7 +450,7 @@ impl FmuNode {
         let virtual_clock = self.options.clock == ClockKind::Virtual;
         let fmu_time = Arc::new(AtomicU64::new(0f64.to_bits()));
         let (samples_tx, samples_rx) = bounded::<(usize, f64, Value)>(SAMPLE_QUEUE);
-        let (rows_tx, rows_rx) = bounded::<Vec<Value>>(if virtual_clock { 4 } else { ROW_QUEUE });
+        let (rows_tx, rows_rx) = bounded::<Vec<Value>>(ROW_QUEUE);
         let counts = Arc::new(NodeCounts::default());
         let stamp = if virtual_clock { Stamp::Virtual(fmu_time.clone()) } else { Stamp::Wall(epoch) };
         let (inputs, outputs_ports) = (self.inputs.clone(), self.outputs.clone());
@@ -478,6 +480,7 @@ impl FmuNode {
         let mut k: u64 = 0;
         let mut last_update = 0.0;
         let mut next_update = self.update_period;
+        let mut last_published = None;
         let duration = self.options.duration;
         let now = || epoch.elapsed().as_secs_f64();
         let result = 'run: loop {
@@ -535,26 +538,16 @@ impl FmuNode {
             if !virtual_clock {
                 summary.max_lag = summary.max_lag.max(now() - k as f64 * h);
             }
-            // The outputs go out; on the virtual clock time waits for room.
-            let mut row = outputs.clone();
-            loop {
-                match rows_tx.try_send(row) {
-                    Ok(()) => break,
-                    Err(TrySendError::Full(r)) if virtual_clock => {
-                        if let Some(signal) = stop() {
-                            summary.stopped_by = Some(signal);
-                            break 'run Ok(());
-                        }
-                        row = r;
-                        std::thread::sleep(Duration::from_micros(200));
-                    }
-                    Err(_) => {
-                        counts.dropped.fetch_add(1, Ordering::Relaxed);
-                        break;
-                    }
+            let finishing = summary.ended.is_some() || duration.is_some_and(|d| (k as f64 + 0.5) * h >= d);
+            // The outputs go out every update; on the virtual clock, whose updates come as fast
+            // as the FMU steps, every update_period of wall time (and at the end).
+            if !virtual_clock || finishing || last_published.is_none_or(|at: Instant| at.elapsed().as_secs_f64() >= self.update_period) {
+                last_published = Some(Instant::now());
+                if rows_tx.try_send(outputs.clone()).is_err() {
+                    counts.dropped.fetch_add(1, Ordering::Relaxed);
                 }
             }
-            if summary.ended.is_some() || duration.is_some_and(|d| (k as f64 + 0.5) * h >= d) {
+            if finishing {
                 break Ok(());
             }
             last_update = next_update;
