@@ -310,11 +310,10 @@ impl FmuComponent {
         }
         let applied = match &mut running.solver {
             None => one.groups.iter().try_for_each(|g| running.instance.set(g)),
-            Some(solver) => solver.set_in_event_mode(&mut *running.instance, &one, start_time + t).and_then(|terminate| {
+            Some(solver) => solver.set_in_event_mode(&mut *running.instance, &one, start_time + t).map(|terminate| {
                 if terminate {
                     running.ended_at = Some(start_time + t);
                 }
-                Ok(())
             }),
         };
         applied.map_err(|e| {

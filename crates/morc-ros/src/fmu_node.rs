@@ -42,7 +42,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender, TryRecvError};
+use crossbeam_channel::{bounded, Receiver, Sender};
 use morc_fmi::description::{Causality, VarType, Variable};
 use morc_fmi::FmuComponent;
 use morc_kernel::{AssemblyData, AssemblyResults, ClockKind, Component, InitContext, Step, StepContext, Value, ValueType};
@@ -491,17 +491,7 @@ impl FmuNode {
                     break 'run Ok(());
                 }
                 let wait = if virtual_clock { 0.0 } else { next_update - now() };
-                let change = if wait <= 0.0 {
-                    match changes_rx.try_recv() {
-                        Ok(c) => Some(c),
-                        Err(TryRecvError::Empty | TryRecvError::Disconnected) => None,
-                    }
-                } else {
-                    match changes_rx.recv_timeout(Duration::from_secs_f64(wait).min(NAP)) {
-                        Ok(c) => Some(c),
-                        Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
-                    }
-                };
+                let change = if wait <= 0.0 { changes_rx.try_recv().ok() } else { changes_rx.recv_timeout(Duration::from_secs_f64(wait).min(NAP)).ok() };
                 match change {
                     Some((change, reply)) => {
                         let done = self.change(change, k as f64 * h, &mut next_update, last_update);
@@ -520,6 +510,10 @@ impl FmuNode {
                 histories[port].push(t, value);
             }
             while (k as f64 + 0.5) * h < target {
+                if let Some(signal) = stop() {
+                    summary.stopped_by = Some(signal);
+                    break 'run Ok(());
+                }
                 let t = k as f64 * h;
                 for (history, value) in histories.iter_mut().zip(values.iter_mut()) {
                     history.value_at(t, value);
@@ -561,7 +555,7 @@ impl FmuNode {
             }
         };
         summary.steps = k;
-        summary.time = self.component.ended_at().map_or(k as f64 * h, |t| t - self.options_start_time());
+        summary.time = self.component.ended_at().map_or(k as f64 * h, |t| t - self.start_time());
         // What was computed goes out before the node leaves.
         bridge.remove(endpoint);
         drop(bridge);
@@ -572,7 +566,8 @@ impl FmuNode {
         result.map(|()| summary)
     }
 
-    fn options_start_time(&self) -> f64 {
+    /// The FMU's time at the node's time 0 (s).
+    fn start_time(&self) -> f64 {
         self.component.info().param_value(morc_fmi::START_TIME).map_or(0.0, Value::real)
     }
 
