@@ -184,7 +184,8 @@ fn model_exchange_fmus_of_fmi_2_and_3_are_nodes() {
     // der(x) = n + u: x grows while n = 3 and u = 0.5; the discrete output follows n.
     let d = &got["dinput2"];
     assert_eq!(d["m"], 3, "{d}");
-    assert_eq!(d["x_increasing"], true, "{d}");
+    // (An update that wakes late may find no step due yet: the outputs go out again unchanged.)
+    assert_eq!(d["x_never_decreasing"], true, "{d}");
     assert!(d["x_gain"].as_f64().unwrap() > 0.0 && d["x_samples"].as_u64().unwrap() > 5, "{d}");
     // A tunable parameter changes in event mode; a fixed one is refused.
     assert_eq!(got["bounce3_before"], serde_json::json!({"e": 0.7, "g": -9.81}));

@@ -227,7 +227,7 @@ def me(p, out):
     x0 = p.value("/x")
     del xs[:]
     p.spin(1.0)
-    out["dinput2"] = {"m": p.value("/m"), "x_gain": p.value("/x") - x0, "x_increasing": all(b > a for a, b in zip(xs, xs[1:])), "x_samples": len(xs)}
+    out["dinput2"] = {"m": p.value("/m"), "x_gain": p.value("/x") - x0, "x_never_decreasing": all(b >= a for a, b in zip(xs, xs[1:])), "x_samples": len(xs)}
     out["bounce3_before"] = p.get_params("/bounce3", ["e", "g"])
     out["set_e"] = p.set_param("/bounce3", "e", 0.5)
     out["set_g"] = p.set_param("/bounce3", "g", -1.0)
