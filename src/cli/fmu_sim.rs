@@ -20,8 +20,8 @@ use std::path::Path;
 use morc_fmi::description::{parse_real, FmiVersion, VarType};
 use morc_fmi::FmuComponent;
 use morc_kernel::AssemblyData;
+use morc_kernel::Value;
 use morc_kernel::{Component, InitContext, Step, StepContext};
-use morc_kernel::{Value, ValueType};
 
 /// The most steps one `morc fmu sim` takes: beyond it, a step is too small for the span (and
 /// the CSV would not fit a disk), so it is refused before starting.
@@ -153,18 +153,7 @@ impl InputTable {
 fn parse_param(fmu: &FmuComponent, text: &str) -> Result<(String, Value), String> {
     let (name, value) = text.split_once('=').ok_or_else(|| format!("--param {text:?}: write name=value"))?;
     let current = fmu.info().param_value(name).ok_or_else(|| format!("--param {name}: the FMU has no such parameter"))?;
-    let bad = || format!("--param {name}={value}: expected {}", current.ty());
-    let v = match current.ty() {
-        ValueType::Real => Value::Real(parse_real(value).ok_or_else(bad)?),
-        ValueType::Integer => Value::Integer(value.trim().parse().map_err(|_| bad())?),
-        ValueType::Boolean => Value::Boolean(match value.trim() {
-            "true" | "True" | "1" => true,
-            "false" | "False" | "0" => false,
-            _ => return Err(bad()),
-        }),
-        ValueType::String => Value::String(value.to_string()),
-        ValueType::Vector(_) => Value::Vector(value.split_whitespace().map(parse_real).collect::<Option<_>>().ok_or_else(bad)?),
-    };
+    let v = morc_fmi::value_from_text(current.ty(), value).ok_or_else(|| format!("--param {name}={value}: expected {}", current.ty()))?;
     Ok((name.to_string(), v))
 }
 

@@ -14,6 +14,7 @@ pub mod library;
 mod live;
 mod rec;
 mod repl;
+mod ros;
 mod run;
 mod test;
 
@@ -167,6 +168,11 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: fmu::FmuCommand,
     },
+    /// ROS 2 tools: `fmu MODEL.fmu` runs an FMU as a ROS 2 node (as fmi_adapter does).
+    Ros {
+        #[command(subcommand)]
+        command: ros::RosCommand,
+    },
     /// Libraries shared between labs: `list`, `info NAME`, `new NAME`, `install PATH|URL`.
     Lib {
         #[command(subcommand)]
@@ -313,6 +319,7 @@ fn run_cli() -> i32 {
         Some(Command::Bench { what, seconds }) => bench::main(what, *seconds, &config),
         Some(Command::Rec { cmd }) => rec::main(cmd),
         Some(Command::Fmu { command }) => fmu::main(command),
+        Some(Command::Ros { command }) => ros::main(command, opts.clock.as_deref(), opts.quiet),
         Some(Command::Plot(args)) => rec::plot(args),
         Some(Command::Lib { command }) => library::main(command),
         Some(Command::Test { dir }) => test::main(dir),

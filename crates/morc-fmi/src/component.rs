@@ -138,6 +138,22 @@ pub fn start_value(v: &Variable, ty: ValueType) -> Value {
     }
 }
 
+/// A parameter's value of type `ty` written as text, as `--param NAME=VALUE` gives it:
+/// numbers as FMI writes them, booleans `true`/`false`/`1`/`0`, vectors space-separated.
+pub fn value_from_text(ty: ValueType, text: &str) -> Option<Value> {
+    Some(match ty {
+        ValueType::Real => Value::Real(parse_real(text)?),
+        ValueType::Integer => Value::Integer(text.trim().parse().ok()?),
+        ValueType::Boolean => Value::Boolean(match text.trim() {
+            "true" | "True" | "1" => true,
+            "false" | "False" | "0" => false,
+            _ => return None,
+        }),
+        ValueType::String => Value::String(text.to_string()),
+        ValueType::Vector(_) => Value::Vector(text.split_whitespace().map(parse_real).collect::<Option<_>>()?),
+    })
+}
+
 impl FmuComponent {
     /// A component of `fmu`, not yet instantiated (that happens at initialisation).
     pub fn new(fmu: Arc<Fmu>) -> Self {
@@ -259,6 +275,51 @@ impl FmuComponent {
 
     fn start_time(&self) -> f64 {
         self.info.param_value(START_TIME).map_or(0.0, Value::real)
+    }
+
+    /// Changes a tunable parameter (causality parameter, variability tunable) while the FMU
+    /// runs, between two steps: co-simulation sets it in step mode, model exchange in event
+    /// mode at `t` (the run time the last step ended at), followed by the event iteration, as
+    /// FMI 2.0 and 3.0 ask. Before initialisation it is [`Component::set_parameter`]. A fixed
+    /// parameter is refused while running: it is set before initialisation only.
+    pub fn set_tunable(&mut self, name: &str, value: &Value, t: f64) -> Result<(), String> {
+        let Some(i) = self.info.params.iter().position(|p| p.name == name) else {
+            return self.set_parameter(name, value);
+        };
+        if self.running.is_none() {
+            return self.set_parameter(name, value);
+        }
+        let fmu = self.fmu.clone();
+        let md = &fmu.description;
+        let label = &fmu.label;
+        let Some(variable) = self.param_variables[i].map(|v| &md.variables[v]) else {
+            return Err(format!("{label}: '{name}' is set before the FMU starts only"));
+        };
+        if variable.causality != Causality::Parameter || variable.variability != "tunable" {
+            let what = if variable.causality == Causality::Parameter { format!("a {} parameter", variable.variability) } else { "a start value".to_string() };
+            return Err(format!("{label}: '{name}' is {what}: it is set before the FMU starts only (only tunable parameters change while it runs)"));
+        }
+        let mut one = Values::new([variable], md.version);
+        let previous = self.info.params[i].value.clone();
+        self.set_parameter(name, value)?;
+        one.load(std::slice::from_ref(&self.info.params[i].value));
+        let start_time = self.start_time;
+        let Some(running) = self.running.as_mut() else { return Ok(()) };
+        if running.failed {
+            return Err(format!("{label}: the FMU failed earlier"));
+        }
+        let applied = match &mut running.solver {
+            None => one.groups.iter().try_for_each(|g| running.instance.set(g)),
+            Some(solver) => solver.set_in_event_mode(&mut *running.instance, &one, start_time + t).map(|terminate| {
+                if terminate {
+                    running.ended_at = Some(start_time + t);
+                }
+            }),
+        };
+        applied.map_err(|e| {
+            let _ = self.info.set_param(name, &previous);
+            format!("{label}: setting {name}: {e}")
+        })
     }
 }
 

@@ -16,5 +16,5 @@ mod log;
 mod solver;
 mod values;
 
-pub use component::{factory, Fmu, FmuComponent, START_TIME};
+pub use component::{factory, value_from_text, Fmu, FmuComponent, START_TIME};
 pub use error::FmiError;

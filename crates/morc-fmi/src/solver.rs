@@ -285,6 +285,17 @@ impl Solver {
         Ok(false)
     }
 
+    /// Sets `values` (tunable parameters) in event mode at time `t`, between two periods,
+    /// and runs the event iteration; true when the FMU asks to end the simulation.
+    pub fn set_in_event_mode(&mut self, fmu: &mut dyn Instance, values: &Values, t: f64) -> Result<bool, FmiError> {
+        fmu.set_time(t)?;
+        fmu.enter_event_mode()?;
+        for g in &values.groups {
+            fmu.set(g)?;
+        }
+        self.event_iteration(fmu)
+    }
+
     /// One step of `h` from (t, x) to `end`, or to a state event located before it:
     /// the FMU is left at the step's end (time and states set), `x` is the state
     /// there. Returns the end and whether a state event happened there.

@@ -57,7 +57,12 @@ pub fn start(name: Option<String>, namespace: Option<String>, domain: Option<u16
         }
         *RATE.lock().unwrap_or_else(|p| p.into_inner()) = r;
     }
-    let options = morc_ros::BridgeOptions { domain_id, namespace: namespace.unwrap_or_else(|| "/".into()), name: name.unwrap_or_else(|| morc_ros::DEFAULT_NODE_NAME.into()) };
+    let options = morc_ros::BridgeOptions {
+        domain_id,
+        namespace: namespace.unwrap_or_else(|| "/".into()),
+        name: name.unwrap_or_else(|| morc_ros::DEFAULT_NODE_NAME.into()),
+        parameters: None,
+    };
     morc_ros::start(&options)
 }
 

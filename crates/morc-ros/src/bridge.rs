@@ -9,10 +9,13 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crossbeam_channel::{bounded, Receiver, Sender};
-use ros2_client::{Context, ContextOptions, Node, NodeName, NodeOptions};
+use ros2_client::{Context, ContextOptions, Node, NodeName, NodeOptions, ParameterValue};
 
 /// How often the bridge publishes what outlets queued and takes what subscriptions received.
 pub const POLL_PERIOD: Duration = Duration::from_micros(500);
+
+/// How long the participant outlives the node, for the news that the node left to go out.
+const LEAVE_GRACE: Duration = Duration::from_millis(250);
 
 /// How long [`Bridge::add`] waits for the bridge to make an endpoint.
 const ADD_TIMEOUT: Duration = Duration::from_secs(10);
@@ -92,6 +95,32 @@ pub struct BridgeOptions {
     pub namespace: String,
     /// The node's name.
     pub name: String,
+    /// ROS 2 parameters the node declares beside `use_sim_time` (none: only that one).
+    pub parameters: Option<NodeParameters>,
+}
+
+/// Checks or applies a parameter change: `Err(reason)` refuses it, and the reason goes back
+/// to whoever asked (`ros2 param set` prints it).
+pub type ParameterHook = Arc<dyn Fn(&str, &ParameterValue) -> Result<(), String> + Send + Sync>;
+
+/// The ROS 2 parameters of the bridge's node: declared with their values when it starts, set
+/// through its `set_parameters` service (what `ros2 param set` calls). ros2-client runs the
+/// hooks on its spinner's thread: `check` first (a type or a rule), then `apply`, and stores
+/// the value only when both said yes.
+#[derive(Clone)]
+pub struct NodeParameters {
+    /// Names and first values. The hooks are called for them too when the node starts.
+    pub declared: Vec<(String, ParameterValue)>,
+    /// Says whether a value may be set.
+    pub check: ParameterHook,
+    /// Puts a value in effect.
+    pub apply: ParameterHook,
+}
+
+impl std::fmt::Debug for NodeParameters {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NodeParameters").field("declared", &self.declared).finish_non_exhaustive()
+    }
 }
 
 impl Bridge {
@@ -104,13 +133,23 @@ impl Bridge {
         let counts = Arc::new(BridgeCounts::default());
         let domain_id = options.domain_id;
         let thread_counts = counts.clone();
+        let mut node_options = NodeOptions::new().enable_rosout(true);
+        if let Some(p) = &options.parameters {
+            for (name, value) in &p.declared {
+                node_options = node_options.declare_parameter(name, value.clone());
+            }
+            let (check, apply) = (p.check.clone(), p.apply.clone());
+            node_options = node_options
+                .parameter_validator(Box::new(move |n: &str, v: &ParameterValue| check(n, v)))
+                .parameter_set_action(Box::new(move |n: &str, v: &ParameterValue| apply(n, v)));
+        }
         let thread = std::thread::Builder::new()
             .name("ros-bridge".into())
             .spawn(move || {
                 let node = Context::with_options(ContextOptions::new().domain_id(domain_id))
                     .map_err(|e| format!("cannot join ROS 2 domain {domain_id}: {e:?}"))
-                    .and_then(|context| context.new_node(node_name, NodeOptions::new().enable_rosout(true)).map_err(|e| format!("cannot make the ROS 2 node: {e:?}")));
-                let mut node = match node {
+                    .and_then(|context| context.new_node(node_name, node_options).map(|node| (context, node)).map_err(|e| format!("cannot make the ROS 2 node: {e:?}")));
+                let (context, mut node) = match node {
                     Ok(n) => n,
                     Err(e) => {
                         let _ = ready_tx.send(Err(e));
@@ -129,6 +168,10 @@ impl Bridge {
                 }
                 let _ = ready_tx.send(Ok(()));
                 run(node, inbox, &thread_counts);
+                // The node is gone: the participant stays a moment, so that the graph hears of
+                // it (ros2 node list forgets the node now, not when the participant's lease ends).
+                std::thread::sleep(LEAVE_GRACE);
+                drop(context);
             })
             .map_err(|e| format!("cannot start the ROS 2 bridge's thread: {e}"))?;
         match ready_rx.recv_timeout(ADD_TIMEOUT) {

@@ -24,6 +24,7 @@
 #![warn(missing_docs)]
 
 pub mod bridge;
+pub mod fmu_node;
 pub mod pubsub;
 pub mod qos;
 pub mod robot;
@@ -36,7 +37,7 @@ use morc_model::Model;
 use morc_ros_msgs::RosMessage;
 use ros2_client::{MessageTypeName, Name, Node, Publisher, QosProfile, Subscription};
 
-pub use bridge::{Bridge, BridgeOptions};
+pub use bridge::{Bridge, BridgeOptions, NodeParameters, ParameterHook};
 
 /// The node's name when none is given.
 pub const DEFAULT_NODE_NAME: &str = "morc";
