@@ -59,7 +59,7 @@ fn ten_topics_out_and_in_allocate_nothing_per_tick() {
     let period = 0.001;
     let net = RosNet::new(0);
     net.enter();
-    morc_ros::start(&morc_ros::BridgeOptions { domain_id: 0, namespace: "/".into(), name: "morc_no_alloc".into() }).unwrap();
+    morc_ros::start(&morc_ros::BridgeOptions { domain_id: 0, namespace: "/".into(), name: "morc_no_alloc".into(), parameters: None }).unwrap();
 
     let data = AssemblyData::new();
     let thread = StepThread::default();

@@ -159,14 +159,25 @@ impl LuaTrajectoryServer {
         } else if let Some(j) = (0..n).find(|&j| timed[0].positions.get(j).is_some_and(|x| (x - q[j]).abs() > start_tolerance(robot.is_prismatic(j)))) {
             return Err((
                 code::INVALID_GOAL,
-                format!("it starts with joint {} at {}, the robot is at {}: a first point at time 0 must be where the robot is", ros_joint_names(robot)[j], robot.show(j, timed[0].positions[j], 2), robot.show(j, q[j], 2)),
+                format!(
+                    "it starts with joint {} at {}, the robot is at {}: a first point at time 0 must be where the robot is",
+                    ros_joint_names(robot)[j],
+                    robot.show(j, timed[0].positions[j], 2),
+                    robot.show(j, q[j], 2)
+                ),
             ));
         }
         let trajectory = TimedTrajectory::new(n, &timed).map_err(|e| (code::INVALID_GOAL, e))?;
         check_limits(robot, &trajectory).map_err(|e| (code::INVALID_GOAL, e))?;
         let path = tolerances(robot, &goal.path_tolerance).map_err(|e| (code::INVALID_GOAL, e))?;
         let at_goal = tolerances(robot, &goal.goal_tolerance).map_err(|e| (code::INVALID_GOAL, e))?;
-        Ok(Planned { duration: trajectory.duration(), points: timed, path_tolerance: path, goal_tolerance: at_goal, goal_time_tolerance: goal.goal_time_tolerance.as_secs_f64() })
+        Ok(Planned {
+            duration: trajectory.duration(),
+            points: timed,
+            path_tolerance: path,
+            goal_tolerance: at_goal,
+            goal_time_tolerance: goal.goal_time_tolerance.as_secs_f64(),
+        })
     }
 }
 

@@ -82,7 +82,12 @@ impl TimedTrajectory {
                 coefficients.push(quintic(from, to, t));
             }
         }
-        Ok(TimedTrajectory { dof, times: points.iter().map(|p| p.time).collect(), positions: points.iter().flat_map(|p| p.positions.iter().copied()).collect(), coefficients })
+        Ok(TimedTrajectory {
+            dof,
+            times: points.iter().map(|p| p.time).collect(),
+            positions: points.iter().flat_map(|p| p.positions.iter().copied()).collect(),
+            coefficients,
+        })
     }
 
     /// The time of its last point (s).

@@ -83,7 +83,10 @@ pub fn stop() {
 }
 
 /// The robot whose topics the bridge holds: its endpoint and the stream runs feed.
-static LATCHED: Mutex<Option<(Arc<Model>, Option<(bridge::EndpointId, Arc<robot::RobotStream>)>)>> = Mutex::new(None);
+static LATCHED: Mutex<Option<(Arc<Model>, Option<RobotOnBridge>)>> = Mutex::new(None);
+
+/// The robot's endpoint on the bridge and the stream its runs feed.
+type RobotOnBridge = (bridge::EndpointId, Arc<robot::RobotStream>);
 
 /// The robot set with [`set_robot`], if any: the one runs drive (`ros.publish` and
 /// `ros.subscribe` take their joints from it when not told otherwise).

@@ -44,14 +44,7 @@ pub fn check_limits(robot: &Robot, trajectory: &TimedTrajectory) -> Result<(), S
         let at = |t: f64| format!("at {t:.3} s");
         if e.min_position.0 < joint.limits.lower || e.max_position.0 > joint.limits.upper {
             let (x, t) = if e.min_position.0 < joint.limits.lower { e.min_position } else { e.max_position };
-            return Err(format!(
-                "joint {} goes to {:.3}{unit} {}, outside its limits [{:.3}, {:.3}]{unit}",
-                joint.name,
-                x * scale,
-                at(t),
-                joint.limits.lower * scale,
-                joint.limits.upper * scale
-            ));
+            return Err(format!("joint {} goes to {:.3}{unit} {}, outside its limits [{:.3}, {:.3}]{unit}", joint.name, x * scale, at(t), joint.limits.lower * scale, joint.limits.upper * scale));
         }
         if e.velocity.0 > joint.limits.velocity * (1.0 + 1e-9) {
             return Err(format!("joint {} moves at {:.3}{unit}/s {}, over its velocity limit {:.3}{unit}/s", joint.name, e.velocity.0 * scale, at(e.velocity.1), joint.limits.velocity * scale));
@@ -82,7 +75,9 @@ pub fn points_from(dof: usize, times: &[f64], positions: &[f64], velocities: &[f
         }
     }
     let row = |v: &[f64], k: usize| if v.is_empty() { Vec::new() } else { v[k * dof..(k + 1) * dof].to_vec() };
-    Ok((0..m).map(|k| TimedPoint { time: times[k], positions: row(positions, k), velocities: row(velocities, k), accelerations: row(accelerations, k) }).collect())
+    Ok((0..m)
+        .map(|k| TimedPoint { time: times[k], positions: row(positions, k), velocities: row(velocities, k), accelerations: row(accelerations, k) })
+        .collect())
 }
 
 impl JointTrajectory {

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crossbeam_channel::{bounded, Receiver, Sender, TryRecvError};
+use crossbeam_channel::{bounded, Receiver, Sender};
 use morc_kernel::Canceller;
 use morc_record::ring::RingConsumer;
 use morc_ros_msgs::builtin_interfaces::Time as RosTime;
@@ -173,7 +173,17 @@ impl TrajectoryServer {
             let server = node
                 .create_action_server::<Goal, ActionResult, Feedback>(ServiceMapping::Enhanced, &name, &ActionTypeName::new("control_msgs", "FollowJointTrajectory"), policies)
                 .map_err(|e| format!("ROS 2 action server {name:?}: {e:?}"))?;
-            let endpoint = Arc::new(Mutex::new(ActionEndpoint { server, joints, goals: goal_tx, decisions: decision_rx, executing: shared, records: Vec::new(), statuses_changed: true, batch: Vec::new(), refused: 0 }));
+            let endpoint = Arc::new(Mutex::new(ActionEndpoint {
+                server,
+                joints,
+                goals: goal_tx,
+                decisions: decision_rx,
+                executing: shared,
+                records: Vec::new(),
+                statuses_changed: true,
+                batch: Vec::new(),
+                refused: 0,
+            }));
             Ok(Endpoint::Both(Box::new(EndpointSide(endpoint.clone())), Box::new(EndpointSide(endpoint))))
         }))?;
         Ok(TrajectoryServer { action: action.to_string(), goals, decisions, executing, endpoint: Some((bridge, id)) })
@@ -301,15 +311,19 @@ impl ActionEndpoint {
             let busy = self.executing.lock().unwrap_or_else(|p| p.into_inner()).is_some();
             let received = ReceivedGoal { id: uuid, goal: goal.0, received: stamp_now() };
             if busy || self.goals.try_send(received).is_err() {
-                log::warn!(
-                    "FollowJointTrajectory goal {} rejected: {}",
-                    uuid_text(&uuid),
-                    if busy { "a trajectory is running (cancel it first)" } else { "the program is not taking goals" }
-                );
+                log::warn!("FollowJointTrajectory goal {} rejected: {}", uuid_text(&uuid), if busy { "a trajectory is running (cancel it first)" } else { "the program is not taking goals" });
                 let _ = self.server.send_goal_response(request, SendGoalResponse { accepted: false, stamp: ros2_client::builtin_interfaces::Time::now() });
                 continue;
             }
-            self.records.push(GoalRecord { id: goal_id, uuid, status: GoalStatusEnum::Unknown, accepted: ros2_client::builtin_interfaces::Time::ZERO, request: Some(request), result: None, result_requests: Vec::new() });
+            self.records.push(GoalRecord {
+                id: goal_id,
+                uuid,
+                status: GoalStatusEnum::Unknown,
+                accepted: ros2_client::builtin_interfaces::Time::ZERO,
+                request: Some(request),
+                result: None,
+                result_requests: Vec::new(),
+            });
         }
         while let Ok(Some((request, cancel))) = self.server.receive_cancel_request() {
             came += 1;
@@ -378,17 +392,18 @@ impl ActionEndpoint {
     /// changed; returns how many messages went out.
     fn answer(&mut self) -> u64 {
         let mut sent = 0;
-        loop {
-            let decision = match self.decisions.try_recv() {
-                Ok(d) => d,
-                Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
-            };
+        while let Ok(decision) = self.decisions.try_recv() {
             sent += self.decide(decision);
         }
         sent += self.send_feedback();
         if self.statuses_changed {
             self.statuses_changed = false;
-            let status_list = self.records.iter().filter(|r| r.status != GoalStatusEnum::Unknown).map(|r| GoalStatus { goal_info: GoalInfo { goal_id: r.id, stamp: r.accepted }, status: r.status }).collect();
+            let status_list = self
+                .records
+                .iter()
+                .filter(|r| r.status != GoalStatusEnum::Unknown)
+                .map(|r| GoalStatus { goal_info: GoalInfo { goal_id: r.id, stamp: r.accepted }, status: r.status })
+                .collect();
             match self.server.send_goal_statuses(GoalStatusArray { status_list }) {
                 Ok(()) => sent += 1,
                 Err(_) => self.refused += 1,
