@@ -21,7 +21,14 @@ a time: next(timeout_s) → { id, points } or nil; plan(q) with the robot's posi
 error code name, reason (the goal is then rejected); accept(); reject(reason); cancel_requested(); finish(end, code, text) \
 with end \"succeeded\", \"aborted\" or \"canceled\". While an accepted goal runs, its runs send feedback and a cancel \
 stops them (the robot holds). morc.ros.follow_joint_trajectory serves goals with it.\n  \
-morc.ros.trajectory_server(options?: { action?: string, robot?: Robot }) → TrajectoryServer";
+morc.ros.trajectory_server(options?: { action?: string, robot?: robot }) → trajectory_server\n  \
+trajectory_server:next(timeout?: number) → { id: string, points: integer }?\n  \
+trajectory_server:plan(q: number[]) → table?, string?, string?\n  \
+trajectory_server:accept()\n  \
+trajectory_server:reject(reason: string)\n  \
+trajectory_server:cancel_requested() → boolean\n  \
+trajectory_server:finish(ending: string, code: string, text?: string)\n  \
+trajectory_server.action: string";
 const DOC_WAIT: &str = "morc.ros.wait_for_subscribers(topic, [count], [timeout]): waits until count (default 1) subscriptions \
 to topic (\"/joint_states\") are in the ROS 2 graph, at most timeout seconds (default 10) of wall time; true when they are, false \
 when the time ran out. For a program that must not move before a viewer or a recorder listens. Ctrl-C stops the wait.\n  \
@@ -35,7 +42,7 @@ as a monitored motion through its points at their times, with feedback; a cancel
 holds. The result: SUCCESSFUL, PATH_TOLERANCE_VIOLATED (stopped on the way) or GOAL_TOLERANCE_VIOLATED. Serves until \
 options.goals goals came, or none came for options.timeout seconds, or Ctrl-C; returns each goal's { id, status, code, text }. \
 Needs morc on ROS 2 (morc --ros).\n  \
-morc.ros.follow_joint_trajectory(options?: { action?: string, robot?: Robot, goals?: integer, timeout?: number, log?: fun(line: string) }) → { id: string, status: string, code: string, text: string }[]";
+morc.ros.follow_joint_trajectory(options?: { action?: string, robot?: robot, goals?: integer, timeout?: number, log?: fun(line: string) }) → { id: string, status: string, code: string, text: string }[]";
 const DOC_STOP: &str = "morc.ros.stop(): leaves ROS 2; the node and its topics go.\n  morc.ros.stop()";
 const DOC_STATUS: &str = "morc.ros.status(): nil when morc is not on ROS 2, else { node, domain, published, received, dropped } \
 (messages since it started; dropped: rows a full queue refused and messages a peer's full window refused).\n  \
