@@ -280,8 +280,11 @@ fn run_cli() -> i32 {
         (false, 1) => "info",
         _ => "debug",
     };
-    // ethercrab logs every late reply as an error; the bus counts them (stale replies).
-    let level = format!("{level},ethercrab::pdu_loop::frame_element=off");
+    // ethercrab logs every late reply as an error; the bus counts them (stale replies). The DDS
+    // stack warns of what is no user's concern (ROS_DISTRO unset, datagrams over 1500 bytes on
+    // loopback); its errors still show, and -v shows the rest.
+    let dds = if opts.verbose > 0 { level } else { "error" };
+    let level = format!("{level},ethercrab::pdu_loop::frame_element=off,rustdds={dds},ros2_client={dds}");
     live::install_logger(env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level)).format_timestamp(None).build());
     let config = match engine_config(&opts) {
         Ok(c) => c,
