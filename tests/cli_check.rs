@@ -144,3 +144,40 @@ fn broken_programs_fail_with_the_message() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A program for `morc --ros run` is checked without joining ROS 2 (a check touches no network):
+/// its topic components run with their subscriptions silent, `morc.ros.start()` joins nothing,
+/// and what cannot work without a network (serving MoveIt's goals) fails saying why.
+#[test]
+fn ros_programs_are_checked_without_joining_ros2() {
+    let cwd = scratch("ros");
+    let topics = write(
+        &cwd,
+        "topics.lua",
+        r#"
+local kr16 = require "robots.kr16"
+morc.use_robot(kr16, { q0 = kr16.home })
+print(morc.ros.start())
+assert(morc.ros.status() == nil, "on ROS 2 under morc check")
+local a = morc.assembly { "topics" }
+a:add("cmd", "ros.subscribe", { topic = "/cmd", type = "std_msgs/msg/Float64", stale = "hold" })
+a:add("g", "gain", { k = 2 })
+a:connect("cmd.data", "g.u")
+a:add("out", "ros.publish", { topic = "/out", type = "sensor_msgs/msg/JointState" })
+a:connect("robot.q", "out.position")
+a.duration = 0.1
+local r = morc.engine:run(a)
+assert(r.ok and r.data["cmd.received"] == 0, "a silent subscription")
+local h = morc.ros.topic_based_control { duration = 0.5 }
+assert(h.ok and h.data["traj.samples"] == 0, "no command came")
+"#,
+    );
+    let (code, text) = check(&cwd, &[&topics]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("not joining ROS 2") && text.contains("topics.lua: OK"), "{text}");
+    let serve = write(&cwd, "serve.lua", "local kr16 = require \"robots.kr16\"\nmorc.use_robot(kr16)\nmorc.ros.follow_joint_trajectory { goals = 1 }\n");
+    let (code, text) = check(&cwd, &[&serve]);
+    assert_ne!(code, 0, "{text}");
+    assert!(text.contains("serve.lua:3") && text.contains("morc check joins no ROS 2 network"), "{text}");
+    let _ = std::fs::remove_dir_all(&cwd);
+}

@@ -24,7 +24,14 @@ fn a_robot_registers_its_kinds_beside_the_natives() {
     // Bare names next to the natives clash only where a native has the name: none does.
     register(&mut registry, &robot, "").unwrap();
     let bare = kinds(&robot);
-    assert_eq!(bare.kinds().map(|k| k.name.as_str()).collect::<Vec<_>>(), ["ptp", "lin", "circ", "spline", "path", "time_optimal", "joint_trajectory", "rnea", "jog", "monitor", "cartesian_velocity"]);
+    assert_eq!(
+        bare.kinds().map(|k| k.name.as_str()).collect::<Vec<_>>(),
+        ["ptp", "lin", "circ", "spline", "path", "time_optimal", "joint_trajectory", "joint_stream", "rnea", "jog", "monitor", "cartesian_velocity"]
+    );
     assert!(factory(&robot, "rnea").is_some() && factory(&robot, "gain").is_none());
-    assert!(bare.factory("gain").err().unwrap().contains("known kinds: ptp, lin, circ, spline, path, time_optimal, joint_trajectory, rnea, jog, monitor"));
+    assert!(bare
+        .factory("gain")
+        .err()
+        .unwrap()
+        .contains("known kinds: ptp, lin, circ, spline, path, time_optimal, joint_trajectory, joint_stream, rnea, jog, monitor"));
 }

@@ -16,6 +16,8 @@
 //!   `ruckig`, on the same random UR5 cases (`bench_topp`).
 //! - `lua-calls`: what one call from Lua into morc costs (the model's and the matrices'
 //!   in-place forms, element access) inside a stepping thread's Lua state, CPU time per call.
+//! - `ros`: what 10 published and 10 subscribed ROS 2 topics cost the real-time path, and the
+//!   latency from a tick to an rclpy subscriber's callback beside a plain rclpy pair's (`bench_ros`).
 
 use std::sync::Arc;
 
@@ -54,8 +56,14 @@ pub fn main(what: &str, seconds: f64, config: &EngineConfig) -> i32 {
                 return super::exit::USAGE;
             }
         }
+        "ros" => {
+            if let Err(e) = super::bench_ros::ros(seconds, config.rt) {
+                eprintln!("morc bench ros: {e}");
+                return super::exit::USAGE;
+            }
+        }
         other => {
-            eprintln!("morc bench: unknown benchmark '{other}' (engine, lua, lua-gc, lua-calls, teach, topp, bus, live)");
+            eprintln!("morc bench: unknown benchmark '{other}' (engine, lua, lua-gc, lua-calls, teach, topp, bus, live, ros)");
             return super::exit::USAGE;
         }
     }

@@ -5,7 +5,9 @@
 //! ended in a fault as the program's last, and on a skill that failed
 //! (precondition, execute or evaluate) whose result the program never looked
 //! at (`r.ok` never read). Recordings and saved files (`morc.write_new` and the
-//! saves built on it) go to a scratch folder that is removed.
+//! saves built on it) go to a scratch folder that is removed. A check joins no network: topic
+//! components (`ros.publish`, `ros.subscribe`) run without ROS 2, their subscriptions silent, and
+//! `morc.ros.start()` does not join it.
 
 use std::path::{Path, PathBuf};
 
@@ -38,6 +40,8 @@ pub fn check_file(file: &Path) -> Result<(), String> {
     let engine = start_engine(EngineConfig::default())?;
     let lua = morc_lua::new_state().map_err(|e| e.to_string())?;
     lua.set_app_data(CheckOnly { record_dir: scratch.0.clone() });
+    // A check joins no network: topic components run without ROS 2 (unless `morc --ros check`).
+    morc_ros::set_check_only(true);
     morc_lua::install(&lua, engine).map_err(|e| e.to_string())?;
     // Skills keep their failed results for the check (lua/morc/skill.lua).
     let morc: mlua::Table = lua.globals().get("morc").map_err(|e| e.to_string())?;

@@ -70,6 +70,7 @@ end
 --- Returns each goal's { id, status ("succeeded", "aborted", "canceled", "rejected"), code, text }.
 return function(opts)
   opts = opts or {}
+  if not morc.ros.status() and morc.checking then error("morc.ros.follow_joint_trajectory: morc check joins no ROS 2 network, so no goal can come: try the program with `morc --ros run`", 2) end
   if not morc.ros.status() then error("morc.ros.follow_joint_trajectory: morc is not on ROS 2: run `morc --ros run …` or call morc.ros.start() first", 2) end
   local robot = opts.robot or morc.current_robot
   if not robot then error("morc.ros.follow_joint_trajectory: no robot: morc.use_robot(require \"robots.kr16\") first", 2) end

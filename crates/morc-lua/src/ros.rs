@@ -11,7 +11,7 @@ const DOC_START: &str = "morc.ros.start([options]): joins ROS 2 (no ROS install 
 options.namespace) in the domain ROS_DOMAIN_ID names (options.domain). While it is on, every run of a robot publishes \
 /joint_states (sensor_msgs/msg/JointState), /tf (tf2_msgs/msg/TFMessage, the URDF's links), and, latched, /tf_static and \
 /robot_description (std_msgs/msg/String, the URDF), so RViz or Foxglove shows the arm move. options.rate: joint states per \
-second (default 100). Returns a line saying who morc is on ROS 2. `morc --ros` starts it for a whole program.\n  \
+second (default 100). Returns a line saying who morc is on ROS 2. `morc --ros` starts it for a whole program. Under `morc check` it joins no network (topic components run without it, their subscriptions silent).\n  \
 morc.ros.start(options?: { name?: string, namespace?: string, domain?: integer, rate?: number }) → string";
 const DOC_TRAJECTORY_SERVER: &str = "morc.ros.trajectory_server([options]): the FollowJointTrajectory action server's program side \
 (control_msgs/action/FollowJointTrajectory, what MoveIt's controller manager calls) on options.action (default \
@@ -43,6 +43,16 @@ holds. The result: SUCCESSFUL, PATH_TOLERANCE_VIOLATED (stopped on the way) or G
 options.goals goals came, or none came for options.timeout seconds, or Ctrl-C; returns each goal's { id, status, code, text }. \
 Needs morc on ROS 2 (morc --ros).\n  \
 morc.ros.follow_joint_trajectory(options?: { action?: string, robot?: robot, goals?: integer, timeout?: number, log?: fun(line: string) }) → { id: string, status: string, code: string, text: string }[]";
+const DOC_TOPIC_CONTROL: &str = "morc.ros.topic_based_control([options]): morc as a ros2_control system's hardware, by the \
+topic_based_ros2_control convention (its TopicBasedSystem plugin): takes the joints' commands as sensor_msgs/msg/JointState on \
+options.commands (default /robot_joint_commands; joints by name, positions in rad or m) and publishes the robot's position, \
+velocity and effort as sensor_msgs/msg/JointState on options.states (default /robot_joint_states; options.rate per second, \
+default every step). The commands are a target: the robot holds until the first comes, then follows from sample to sample \
+within its velocity and acceleration limits (kind joint_stream), monitored like every motion (options.max_error, °, default 2). \
+A command outside a joint's limits or more than options.max_jump (°, default 5; mm for prismatic joints) from the robot stops \
+the run naming the joint: in the plugin set use_initial_states_as_initial_commands to true, or it sends zeros first. Runs until \
+Ctrl-C, a fault or options.duration seconds, then the robot holds; returns the run's result. Needs morc on ROS 2 (morc --ros).\n  \
+morc.ros.topic_based_control(options?: { robot?: robot, commands?: string, states?: string, rate?: number, max_jump?: number, max_error?: number, duration?: number, log?: fun(line: string) }) → run_result";
 const DOC_STOP: &str = "morc.ros.stop(): leaves ROS 2; the node and its topics go.\n  morc.ros.stop()";
 const DOC_STATUS: &str = "morc.ros.status(): nil when morc is not on ROS 2, else { node, domain, published, received, dropped } \
 (messages since it started; dropped: rows a full queue refused and messages a peer's full window refused).\n  \
@@ -95,6 +105,10 @@ pub fn install(lua: &Lua, morc: &Table) -> mlua::Result<()> {
                         k => return Err(fail(morc_kernel::names::unknown("option", k, "in its options", &["name", "namespace", "domain", "rate"]))),
                     }
                 }
+            }
+            if lua.app_data_ref::<crate::CheckOnly>().is_some() && morc_ros::bridge().is_none() {
+                // morc check joins no network; topic components run without it.
+                return Ok("morc check: not joining ROS 2 (topic components run without it, their subscriptions silent)".to_string());
             }
             start(name, namespace, domain, rate).map_err(fail)
         })?,
@@ -172,8 +186,9 @@ pub fn install(lua: &Lua, morc: &Table) -> mlua::Result<()> {
         })?,
     )?;
     ros.set("follow_joint_trajectory", lua.load("return require('stdlib.ros.follow_joint_trajectory')(...)").set_name("@morc/ros").into_function()?)?;
+    ros.set("topic_based_control", lua.load("return require('stdlib.ros.topic_based_control')(...)").set_name("@morc/ros").into_function()?)?;
     morc.set("ros", ros)?;
-    lua.load(format!("if morc.doc then morc.doc(morc.ros.start, {DOC_START:?}); morc.doc(morc.ros.stop, {DOC_STOP:?}); morc.doc(morc.ros.status, {DOC_STATUS:?}); morc.doc(morc.ros.wait_for_subscribers, {DOC_WAIT:?}); morc.doc(morc.ros.trajectory_server, {DOC_TRAJECTORY_SERVER:?}); morc.doc(morc.ros.follow_joint_trajectory, {DOC_FOLLOW:?}) end"))
+    lua.load(format!("if morc.doc then morc.doc(morc.ros.start, {DOC_START:?}); morc.doc(morc.ros.stop, {DOC_STOP:?}); morc.doc(morc.ros.status, {DOC_STATUS:?}); morc.doc(morc.ros.wait_for_subscribers, {DOC_WAIT:?}); morc.doc(morc.ros.trajectory_server, {DOC_TRAJECTORY_SERVER:?}); morc.doc(morc.ros.follow_joint_trajectory, {DOC_FOLLOW:?}); morc.doc(morc.ros.topic_based_control, {DOC_TOPIC_CONTROL:?}) end"))
         .set_name("@morc/ros")
         .exec()
 }
@@ -183,7 +198,7 @@ pub fn install(lua: &Lua, morc: &Table) -> mlua::Result<()> {
 pub fn for_ros(lua: &Lua, engine: &Engine, attachments: &mut Vec<AttachmentSpec>) -> mlua::Result<()> {
     attachments.retain(|a| a.kind != morc_ros::robot::TAP_NAME);
     crate::ros_trajectory::for_goal(lua, engine, attachments);
-    if morc_ros::bridge().is_none() {
+    if morc_ros::bridge().is_none() && !morc_ros::check_only() {
         return Ok(());
     }
     let model = match lua.globals().get::<Table>("morc")?.get::<mlua::Value>("current_robot")? {
@@ -192,6 +207,10 @@ pub fn for_ros(lua: &Lua, engine: &Engine, attachments: &mut Vec<AttachmentSpec>
     };
     let Some(model) = model else { return Ok(()) };
     morc_ros::set_robot(Some(model.clone())).map_err(mlua::Error::runtime)?;
+    if morc_ros::bridge().is_none() {
+        // morc check: the topic components take their joints from the robot; nothing goes out.
+        return Ok(());
+    }
     let rate = *RATE.lock().unwrap_or_else(|p| p.into_inner());
     attachments.push(AttachmentSpec {
         name: morc_ros::robot::TAP_NAME.into(),

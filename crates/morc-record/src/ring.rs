@@ -40,6 +40,9 @@ pub struct RingProducer {
     shared: Arc<Shared>,
     /// Cached copy of `head` (the producer is its only writer).
     head: usize,
+    /// `tail` as last read: at most the consumer's, so a row that fits by it fits. Read again only
+    /// when the ring looks full, so a push does not fetch the line the consumer writes.
+    seen_tail: usize,
 }
 
 /// The writer side: takes rows out.
@@ -54,7 +57,7 @@ pub fn ring(capacity: usize, width: usize) -> (RingProducer, RingConsumer) {
     assert!(capacity > 0 && width > 0, "a ring needs at least one row of at least one sample");
     let buf: Box<[UnsafeCell<f64>]> = (0..capacity * width).map(|_| UnsafeCell::new(0.0)).collect();
     let shared = Arc::new(Shared { buf, width, capacity, head: Padded(AtomicUsize::new(0)), tail: Padded(AtomicUsize::new(0)), dropped: AtomicU64::new(0) });
-    (RingProducer { shared: shared.clone(), head: 0 }, RingConsumer { shared, tail: 0 })
+    (RingProducer { shared: shared.clone(), head: 0, seen_tail: 0 }, RingConsumer { shared, tail: 0 })
 }
 
 impl Shared {
@@ -79,10 +82,12 @@ impl RingProducer {
     pub fn push_row(&mut self, row: &[f64]) -> bool {
         let s = &*self.shared;
         assert_eq!(row.len(), s.width, "row width");
-        let tail = s.tail.0.load(Ordering::Acquire);
-        if self.head.wrapping_sub(tail) >= s.capacity {
-            s.dropped.fetch_add(1, Ordering::Relaxed);
-            return false;
+        if self.head.wrapping_sub(self.seen_tail) >= s.capacity {
+            self.seen_tail = s.tail.0.load(Ordering::Acquire);
+            if self.head.wrapping_sub(self.seen_tail) >= s.capacity {
+                s.dropped.fetch_add(1, Ordering::Relaxed);
+                return false;
+            }
         }
         // SAFETY: `row` has `width` samples (asserted) and slot(head) starts a row of `width` samples in `buf`;
         // that row is outside [tail, head), so the consumer does not read it until head is published below.

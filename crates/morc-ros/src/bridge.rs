@@ -11,8 +11,12 @@ use std::time::Duration;
 use crossbeam_channel::{bounded, Receiver, Sender};
 use ros2_client::{Context, ContextOptions, Node, NodeName, NodeOptions, ParameterValue};
 
-/// How often the bridge publishes what outlets queued and takes what subscriptions received.
-pub const POLL_PERIOD: Duration = Duration::from_micros(500);
+/// How often the bridge publishes what outlets queued and takes what subscriptions received:
+/// half of it is the mean delay a row waits on its way out (`morc bench ros`: at 500 µs a
+/// tick reached an rclpy subscriber 830 µs later at the median, at 100 µs 460 µs).
+pub const POLL_PERIOD: Duration = Duration::from_micros(100);
+/// How long the bridge sleeps when it holds no endpoint to poll (commands still wake it at once).
+const IDLE_WAIT: Duration = Duration::from_millis(50);
 
 /// How long the participant outlives the node, for the news that the node left to go out.
 const LEAVE_GRACE: Duration = Duration::from_millis(250);
@@ -231,7 +235,8 @@ fn run(mut node: Node, inbox: Receiver<Command>, counts: &BridgeCounts) {
     let mut next_id = 0;
     let mut dropped_by_removed = 0;
     loop {
-        match inbox.recv_timeout(POLL_PERIOD) {
+        let polled = endpoints.iter().any(|(_, e)| !matches!(e, Endpoint::Keep(_)));
+        match inbox.recv_timeout(if polled { POLL_PERIOD } else { IDLE_WAIT }) {
             Ok(Command::Add(job, reply)) => {
                 next_id += 1;
                 let id = EndpointId(next_id);

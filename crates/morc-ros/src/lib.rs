@@ -30,7 +30,7 @@ pub mod qos;
 pub mod robot;
 pub mod trajectory_action;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use morc_model::Model;
@@ -43,6 +43,21 @@ pub use bridge::{Bridge, BridgeOptions, NodeParameters, ParameterHook};
 pub const DEFAULT_NODE_NAME: &str = "morc";
 
 static BRIDGE: Mutex<Option<Arc<Bridge>>> = Mutex::new(None);
+
+/// Set while `morc check` runs a program: topic components work without a bridge.
+static CHECK_ONLY: AtomicBool = AtomicBool::new(false);
+
+/// Under `morc check` (`on`), a program's `ros.publish` and `ros.subscribe` are configured and
+/// stepped without joining ROS 2 (a check touches no network): what they publish goes nowhere and
+/// their subscriptions never receive. Otherwise they need the bridge.
+pub fn set_check_only(on: bool) {
+    CHECK_ONLY.store(on, Ordering::Relaxed);
+}
+
+/// Whether topic components run without a network ([`set_check_only`]).
+pub fn check_only() -> bool {
+    CHECK_ONLY.load(Ordering::Relaxed)
+}
 
 /// The running bridge, if morc is on ROS 2.
 pub fn bridge() -> Option<Arc<Bridge>> {

@@ -56,9 +56,16 @@ pub fn register(registry: &mut KindRegistry) -> Result<(), String> {
     registry.register_fn(SUBSCRIBE, subscribe::DOC, NATIVE, || Box::new(RosSubscribe::new()))
 }
 
-/// The running bridge, or the error for a topic component while morc is not on ROS 2.
-fn on_ros(kind: &str) -> Result<Arc<Bridge>, String> {
-    crate::bridge().ok_or_else(|| format!("{kind} needs morc on ROS 2, and it is not: run the program with `morc --ros run prog.lua`, or call morc.ros.start() before adding the component"))
+/// The running bridge (None under `morc check`: no network), or the error for a topic component
+/// while morc is not on ROS 2.
+fn on_ros(kind: &str) -> Result<Option<Arc<Bridge>>, String> {
+    if let Some(bridge) = crate::bridge() {
+        return Ok(Some(bridge));
+    }
+    if crate::check_only() {
+        return Ok(None);
+    }
+    Err(format!("{kind} needs morc on ROS 2, and it is not: run the program with `morc --ros run prog.lua`, or call morc.ros.start() before adding the component"))
 }
 
 /// The parameters both kinds take.

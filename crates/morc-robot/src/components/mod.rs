@@ -7,11 +7,13 @@
 //! - `cartesian_velocity`: a frame velocity law, damped pseudo-inverse and null-space term.
 //! - `time_optimal`: through joint waypoints as fast as velocity, acceleration and torque limits allow (TOPP-RA).
 //! - `joint_trajectory`: a timed trajectory as a FollowJointTrajectory goal gives one ([`joint_trajectory`]).
+//! - `joint_stream`: following joint positions another controller streams, within the limits ([`joint_stream`]).
 //! - `jog`: jogging a joint or the tool, as the robot's operator asks ([`crate::Operator`]).
 
 mod cartesian_velocity;
 mod feed_forward;
 mod jog;
+pub mod joint_stream;
 pub mod joint_trajectory;
 mod monitor;
 mod time_optimal;
@@ -27,6 +29,7 @@ use super::Robot;
 pub use cartesian_velocity::CartesianVelocity;
 pub use feed_forward::RigidBodyFeedForward;
 pub use jog::Jog;
+pub use joint_stream::JointStream;
 pub use joint_trajectory::JointTrajectory;
 pub use monitor::Monitor;
 pub use time_optimal::TimeOptimal;
@@ -49,6 +52,11 @@ const KINDS: &[(&str, &str, Make)] = &[
         "joint_trajectory",
         "a timed joint trajectory as trajectory_msgs/JointTrajectory gives one (MoveIt's plans): quintic segments through each point's position, velocity and acceleration at its time",
         |r| Box::new(JointTrajectory::new(r)),
+    ),
+    (
+        "joint_stream",
+        "follows joint positions another controller streams (ros2_control's topic_based_ros2_control, a teleoperation master): from where the robot is, a line from sample to sample within the velocity and acceleration limits; a sample outside the limits or max_jump away faults",
+        |r| Box::new(JointStream::new(r)),
     ),
     ("rnea", "rigid-body feed-forward: tau = RNEA(q, qd, qdd) + friction(qd) of the robot's model (gravity, inertia and armature; the drives' viscous and Coulomb friction)", |r| {
         Box::new(RigidBodyFeedForward::new(r))

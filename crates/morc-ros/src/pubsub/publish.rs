@@ -100,12 +100,16 @@ impl Component for RosPublish {
 
     fn initialize(&mut self, ctx: &InitContext, _outputs: &mut [Value]) -> Result<(), String> {
         self.close();
-        let bridge = on_ros(PUBLISH)?;
         let Some(topic) = self.topic.as_ref() else { return Err(format!("{PUBLISH} '{}' was not configured", ctx.name)) };
         let rate = self.info.real("rate");
         self.decimation = if rate > 0.0 { ((1.0 / (rate * ctx.period)).round() as u64).max(1) } else { 1 };
         self.t0 = None;
-        // Two seconds of rows, at least 256: the bridge looks every half millisecond.
+        let Some(bridge) = on_ros(PUBLISH)? else {
+            // morc check: the rows go nowhere.
+            self.producer = None;
+            return Ok(());
+        };
+        // Two seconds of rows, at least 256: the bridge looks every POLL_PERIOD (100 µs).
         let rows = ((2.0 / (ctx.period * self.decimation as f64)).ceil() as usize).max(256);
         let (producer, consumer) = ring(rows, self.row.len());
         let feed = OutletFeed { consumer, meta: topic.meta.clone(), epoch: crate::run_epoch(), sent: self.sent.clone(), dropped: self.dropped.clone() };
