@@ -16,7 +16,7 @@ fn algorithms_do_not_allocate_after_data_new() {
     let mut robot = morc_model::load_urdf(&path).unwrap();
     // Exercise the friction and armature branches too.
     for joint in 1..robot.njoints() {
-        let drive = morc_model::DriveTrain { armature: 0.1, viscous_friction: 0.2, coulomb_friction: 0.3 };
+        let drive = morc_model::DriveTrain { armature: 0.1, viscous_friction: 0.2, coulomb_friction: 0.3, ..Default::default() };
         robot.set_drive_train(joint, drive).unwrap();
     }
     let tool = robot.frame_index("tool0").unwrap();

@@ -181,3 +181,36 @@ fn jogging_and_override_changes_do_not_allocate() {
     assert_eq!(allocations, 0, "allocations jogging");
     assert!(steps > 500, "the jogs ran {steps} steps");
 }
+
+/// The elastic arm's plant (motors and links, its substeps and its mass matrix factored every
+/// base period) allocates nothing either.
+#[test]
+fn an_elastic_simulated_robot_does_not_allocate() {
+    let rigid = robot_support::ur5();
+    let mut model = (*rigid.model).clone();
+    for j in 1..model.njoints() {
+        let d = morc_model::DriveTrain { armature: 0.5, viscous_friction: 2.0, coulomb_friction: 1.0, stiffness: 2e4, damping: 20.0 };
+        model.set_drive_train(j, d).unwrap();
+    }
+    let robot = std::sync::Arc::new(morc_robot::Robot::new("elastic UR5", model, rigid.joints.clone(), "tests").unwrap());
+    let q0 = [0.0, -1.2, 1.4, -0.5, 0.3, 0.0];
+    let mut base = SimulatedRobot::new(robot.clone(), &q0, robot_support::T).unwrap();
+    let mut sensed = outputs(base.info());
+    assert_eq!(sensed.len(), 5, "q, qd, tau, q_link, qd_link");
+    let mut commands = vec![Value::Vector(q0.to_vec()), Value::zero(ValueType::Vector(6)), Value::zero(ValueType::Vector(6))];
+    let driven = [true, true, false];
+    for tick in 0..10 {
+        base.sense(tick, &mut sensed);
+        base.actuate(tick, Some(Commands::new(&commands, &driven)));
+    }
+    arm(true);
+    for tick in 10..1000u64 {
+        base.sense(tick, &mut sensed);
+        commands[0].as_mut_slice()[0] = 0.2 * (tick as f64 * robot_support::T).sin();
+        assert_eq!(base.actuate(tick, Some(Commands::new(&commands, &driven))), Step::Continue);
+    }
+    arm(false);
+    assert_eq!(watched_allocations(), 0, "allocations stepping the elastic arm");
+    let (motor, link) = (sensed[0].as_slice()[0], sensed[3].as_slice()[0]);
+    assert!(motor != link && (motor - link).abs() < 0.01, "the link follows its motor through the spring: {motor} vs {link}");
+}

@@ -190,7 +190,7 @@ Types:
   run_result.data: data   run_result.recordings: string[]   run_result.error: error_value?]]) end
 
 morc.doc(morc.robot, [[morc.robot { name, model = morc.model.urdf "file" | morc.model.dh { … } | morc.model.build { … },
-             joints = { { "A1", drive = { slave, gear, counts, offset, direction, armature, viscous, coulomb },
+             joints = { { "A1", drive = { slave, gear, counts, offset, direction, armature, viscous, coulomb, stiffness, damping },
                           limits = { pos = { lo°, hi° }, vel = °/s, acc = °/s², torque = N·m } }, … },
              tool = { xyz = { mm }, rpy = { ° } }, payload = { mass = kg, com = { mm }, inertia },
              home = { ° }, cartesian = { vel = mm/s, acc = mm/s², rot_vel = °/s, rot_acc = °/s² } }

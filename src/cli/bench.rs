@@ -16,6 +16,7 @@
 //!   `ruckig`, on the same random UR5 cases (`bench_topp`).
 //! - `lua-calls`: what one call from Lua into morc costs (the model's and the matrices'
 //!   in-place forms, element access) inside a stepping thread's Lua state, CPU time per call.
+//! - `plant`: the simulated robot's cost per base period, rigid and with elastic gears (`bench_plant`).
 //! - `ros`: what 10 published and 10 subscribed ROS 2 topics cost the real-time path, and the
 //!   latency from a tick to an rclpy subscriber's callback beside a plain rclpy pair's (`bench_ros`).
 
@@ -56,6 +57,12 @@ pub fn main(what: &str, seconds: f64, config: &EngineConfig) -> i32 {
                 return super::exit::USAGE;
             }
         }
+        "plant" => {
+            if let Err(e) = super::bench_plant::plant(seconds) {
+                eprintln!("morc bench plant: {e}");
+                return super::exit::USAGE;
+            }
+        }
         "ros" => {
             if let Err(e) = super::bench_ros::ros(seconds, config.rt) {
                 eprintln!("morc bench ros: {e}");
@@ -63,7 +70,7 @@ pub fn main(what: &str, seconds: f64, config: &EngineConfig) -> i32 {
             }
         }
         other => {
-            eprintln!("morc bench: unknown benchmark '{other}' (engine, lua, lua-gc, lua-calls, teach, topp, bus, live, ros)");
+            eprintln!("morc bench: unknown benchmark '{other}' (engine, lua, lua-gc, lua-calls, teach, topp, bus, live, ros, plant)");
             return super::exit::USAGE;
         }
     }

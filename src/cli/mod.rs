@@ -1,6 +1,7 @@
 //! The `morc` command line.
 
 mod bench;
+mod bench_plant;
 mod bench_ros;
 mod bench_teach;
 mod bench_topp;

@@ -2,7 +2,7 @@
 speaks it, written with Eclipse Cyclone DDS's Python binding (an RMW other than rclpy's Fast DDS):
 sensor_msgs/msg/JointState commands on rt/robot_joint_commands (reliable, keep last 1, as the
 plugin's rclcpp::QoS(1)), the robot's states read from rt/robot_joint_states (best effort, as its
-SensorDataQoS). The types are declared as ROS 2's IDL gives them.
+SensorDataQoS). The types are ROS 2's IDL's (ros_idl.py).
 
 usage: ros2_control_peer.py ramp DEGREES SECONDS   waits for the robot's first state, then sends
            every joint from there DEGREES further over SECONDS, at 100 Hz as a controller's update
@@ -22,37 +22,14 @@ import math
 import os
 import sys
 import time
-from dataclasses import dataclass
 
 from cyclonedds.core import Policy, Qos
 from cyclonedds.domain import DomainParticipant
-from cyclonedds.idl import IdlStruct
-from cyclonedds.idl.types import float64, int32, sequence, uint32
 from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 from cyclonedds.util import duration
-
-
-@dataclass
-class Time(IdlStruct, typename="builtin_interfaces::msg::dds_::Time_"):
-    sec: int32
-    nanosec: uint32
-
-
-@dataclass
-class Header(IdlStruct, typename="std_msgs::msg::dds_::Header_"):
-    stamp: Time
-    frame_id: str
-
-
-@dataclass
-class JointState(IdlStruct, typename="sensor_msgs::msg::dds_::JointState_"):
-    header: Header
-    name: sequence[str]
-    position: sequence[float64]
-    velocity: sequence[float64]
-    effort: sequence[float64]
+from ros_idl import Header, JointState, Time
 
 
 def now():

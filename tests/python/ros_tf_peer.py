@@ -20,39 +20,7 @@ from cyclonedds.idl.types import float64, int32, sequence, uint32
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 from cyclonedds.util import duration
-
-
-@dataclass
-class Time(IdlStruct, typename="builtin_interfaces::msg::dds_::Time_"):
-    sec: int32
-    nanosec: uint32
-
-
-@dataclass
-class Header(IdlStruct, typename="std_msgs::msg::dds_::Header_"):
-    stamp: Time
-    frame_id: str
-
-
-@dataclass
-class Vector3(IdlStruct, typename="geometry_msgs::msg::dds_::Vector3_"):
-    x: float64
-    y: float64
-    z: float64
-
-
-@dataclass
-class Quaternion(IdlStruct, typename="geometry_msgs::msg::dds_::Quaternion_"):
-    x: float64
-    y: float64
-    z: float64
-    w: float64
-
-
-@dataclass
-class Transform(IdlStruct, typename="geometry_msgs::msg::dds_::Transform_"):
-    translation: Vector3
-    rotation: Quaternion
+from ros_idl import Header, Quaternion, Time, Transform, Vector3
 
 
 @dataclass

@@ -32,56 +32,12 @@ from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 from cyclonedds.util import duration
-
-
-@dataclass
-class Time(IdlStruct, typename="builtin_interfaces::msg::dds_::Time_"):
-    sec: int32
-    nanosec: uint32
-
-
-@dataclass
-class Duration(IdlStruct, typename="builtin_interfaces::msg::dds_::Duration_"):
-    sec: int32
-    nanosec: uint32
-
-
-@dataclass
-class Header(IdlStruct, typename="std_msgs::msg::dds_::Header_"):
-    stamp: Time
-    frame_id: str
+from ros_idl import Duration, Header, Quaternion, Time, Transform, Twist, Vector3
 
 
 @dataclass
 class UUID(IdlStruct, typename="unique_identifier_msgs::msg::dds_::UUID_"):
     uuid: array[uint8, 16]
-
-
-@dataclass
-class Vector3(IdlStruct, typename="geometry_msgs::msg::dds_::Vector3_"):
-    x: float64
-    y: float64
-    z: float64
-
-
-@dataclass
-class Quaternion(IdlStruct, typename="geometry_msgs::msg::dds_::Quaternion_"):
-    x: float64
-    y: float64
-    z: float64
-    w: float64
-
-
-@dataclass
-class Transform(IdlStruct, typename="geometry_msgs::msg::dds_::Transform_"):
-    translation: Vector3
-    rotation: Quaternion
-
-
-@dataclass
-class Twist(IdlStruct, typename="geometry_msgs::msg::dds_::Twist_"):
-    linear: Vector3
-    angular: Vector3
 
 
 @dataclass

@@ -73,7 +73,7 @@ fn optional_number(t: &Table, key: &str, what: &str) -> mlua::Result<Option<f64>
 }
 
 /// The keys of a drive, of a joint's limits, and of a joint entry in `morc.robot { joints = … }`.
-const DRIVE_KEYS: [&str; 8] = ["slave", "gear", "counts", "offset", "direction", "armature", "viscous", "coulomb"];
+const DRIVE_KEYS: [&str; 10] = ["slave", "gear", "counts", "offset", "direction", "armature", "viscous", "coulomb", "stiffness", "damping"];
 const LIMIT_KEYS: [&str; 5] = ["pos", "vel", "acc", "torque", "unit"];
 const JOINT_KEYS: [&str; 5] = ["name", "drive", "limits", "kind", "unit"];
 
@@ -377,9 +377,14 @@ fn define_robot(lua: &Lua, t: Table) -> mlua::Result<LuaRobot> {
             armature: number(&d, "armature", Some(0.0), &what).map_err(|e| fail(message_of(&e)))?,
             viscous_friction: number(&d, "viscous", Some(0.0), &what).map_err(|e| fail(message_of(&e)))?,
             coulomb_friction: number(&d, "coulomb", Some(0.0), &what).map_err(|e| fail(message_of(&e)))?,
+            stiffness: number(&d, "stiffness", Some(0.0), &what).map_err(|e| fail(message_of(&e)))?,
+            damping: number(&d, "damping", Some(0.0), &what).map_err(|e| fail(message_of(&e)))?,
         };
-        if train.armature < 0.0 || train.viscous_friction < 0.0 || train.coulomb_friction < 0.0 {
-            return Err(fail(format!("{what}: drive armature, viscous and coulomb must be ≥ 0")));
+        if [train.armature, train.viscous_friction, train.coulomb_friction, train.stiffness, train.damping].iter().any(|x| !(x.is_finite() && *x >= 0.0)) {
+            return Err(fail(format!("{what}: drive armature, viscous, coulomb, stiffness and damping must be finite and ≥ 0")));
+        }
+        if train.stiffness > 0.0 && train.armature <= 0.0 {
+            return Err(fail(format!("{what}: an elastic drive (stiffness) needs the motor's inertia: armature > 0 (kg·m² seen at the joint)")));
         }
         model.set_drive_train(i + 1, train).map_err(|e| fail(e.to_string()))?;
         let prismatic = model.joint_kinds()[i + 1] == JointKind::Prismatic;
@@ -632,6 +637,13 @@ impl UserData for LuaRobot {
                 e.set("counts", j.drive.counts)?;
                 e.set("offset", j.drive.offset)?;
                 e.set("direction", j.drive.direction)?;
+                if let Some(train) = this.0.model.drive_trains().get(i) {
+                    e.set("armature", train.armature)?;
+                    e.set("viscous", train.viscous_friction)?;
+                    e.set("coulomb", train.coulomb_friction)?;
+                    e.set("stiffness", train.stiffness)?;
+                    e.set("damping", train.damping)?;
+                }
                 let l = lua.create_table()?;
                 l.set("pos", lua.create_sequence_from([j.limits.lower * to_lua, j.limits.upper * to_lua])?)?;
                 l.set("vel", j.limits.velocity * to_lua)?;

@@ -212,6 +212,7 @@ impl DhTable {
                 armature: optional("Jm").and_then(Value::as_f64).unwrap_or(0.0) * gear * gear,
                 viscous_friction: optional("B").and_then(Value::as_f64).unwrap_or(0.0) * gear * gear,
                 coulomb_friction: 0.0,
+                ..Default::default()
             };
             links.push(DhLink {
                 a: number("a")?,

@@ -45,7 +45,7 @@ pub fn friction<'a>(model: &Model, data: &'a mut Data, v: &[f64]) -> &'a DVector
         return &data.friction;
     }
     for ((f, drive), &v) in data.friction.iter_mut().zip(&model.drives).zip(v) {
-        *f = drive.viscous_friction * v + drive.coulomb_friction * sign(v);
+        *f = drive.friction(v);
     }
     &data.friction
 }
@@ -346,7 +346,7 @@ mod tests {
         let mut model = b.build();
         for j in [j1, j2, j3] {
             let (viscous, coulomb) = if with_friction { (0.5 * j as f64, 0.2) } else { (0.0, 0.0) };
-            model.set_drive_train(j, DriveTrain { armature: 0.1 * j as f64, viscous_friction: viscous, coulomb_friction: coulomb }).unwrap();
+            model.set_drive_train(j, DriveTrain { armature: 0.1 * j as f64, viscous_friction: viscous, coulomb_friction: coulomb, ..Default::default() }).unwrap();
         }
         model
     }

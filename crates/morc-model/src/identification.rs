@@ -862,7 +862,7 @@ mod tests {
         for (k, l) in links.iter_mut().enumerate() {
             let m = [70.0, 45.0, 25.0, 22.0, 4.0, 1.0][k];
             l.inertia = Some(Inertia::new(m, Vector3::new(0.01, 0.05, -0.02 * k as f64), Matrix3::from_diagonal(&Vector3::new(0.1, 0.12, 0.08)) * m * 0.05));
-            l.drive = DriveTrain { armature: 1.0 / (k + 1) as f64, viscous_friction: 5.0 / (k + 1) as f64, coulomb_friction: 3.0 / (k + 1) as f64 };
+            l.drive = DriveTrain { armature: 1.0 / (k + 1) as f64, viscous_friction: 5.0 / (k + 1) as f64, coulomb_friction: 3.0 / (k + 1) as f64, ..Default::default() };
         }
         let identity = crate::Se3::from_translation(Vector3::zeros());
         DhTable { name: "arm".into(), convention: DhConvention::Standard, base: identity, tool: identity, links, gravity: Vector3::new(0.0, 0.0, -9.81) }

@@ -48,6 +48,12 @@ impl JointLimits {
 /// `model.armature`; the friction `viscous·v + coulomb·sign(v)` is the drive's, given by
 /// [`friction`](super::friction) and left out of them, as Pinocchio leaves its URDF `damping`
 /// and `friction` out.
+///
+/// With a `stiffness`, the gear is elastic (Spong's flexible-joint model): the motor (inertia
+/// `armature`, its friction on the motor's velocity) drives the link through a torsional spring
+/// and damper, `τ_spring = stiffness·(θ − q) + damping·(θ̇ − q̇)`, θ the motor's position seen at
+/// the joint (divided by the gear ratio). The rigid-body algorithms stay rigid (the motor and the
+/// link one body): [`DriveTrain::is_elastic`] tells a plant or a feed-forward to treat it apart.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct DriveTrain {
     /// Reflected rotor inertia added to the mass matrix diagonal (kg·m², or kg for prismatic joints).
@@ -56,6 +62,23 @@ pub struct DriveTrain {
     pub viscous_friction: f64,
     /// Coulomb (dry) friction torque or force (N·m or N).
     pub coulomb_friction: f64,
+    /// Torsional stiffness of the gear between motor and link, seen at the joint (N·m/rad, or
+    /// N/m); 0: rigid.
+    pub stiffness: f64,
+    /// Damping of the gear's elasticity (N·m·s/rad, or N·s/m).
+    pub damping: f64,
+}
+
+impl DriveTrain {
+    /// Whether the gear is elastic: the motor and the link move apart.
+    pub fn is_elastic(&self) -> bool {
+        self.stiffness > 0.0
+    }
+
+    /// The drive's friction at velocity `v`: `viscous·v + coulomb·sign(v)`, `sign(0) = 0`.
+    pub fn friction(&self, v: f64) -> f64 {
+        self.viscous_friction * v + self.coulomb_friction * super::dynamics::sign(v)
+    }
 }
 
 /// What a frame marks (as Pinocchio's frame types).

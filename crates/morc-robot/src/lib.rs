@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod components;
+pub mod elastic;
 mod error;
 mod kinematics;
 mod live;

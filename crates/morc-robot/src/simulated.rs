@@ -8,7 +8,9 @@
 //! cost four ABAs per tick and still see the controller's torque as piecewise constant.
 //! The drives' friction (the model's drive trains: viscous·q̇ + Coulomb·sign(q̇)) opposes the
 //! drive torque before it reaches the arm: ABA is rigid-body only, as Pinocchio's, so the plant
-//! moves as `aba(q, q̇, tau − friction(q̇))`.
+//! moves as `aba(q, q̇, tau − friction(q̇))`. A robot whose drive trains have a stiffness is
+//! integrated as an elastic arm instead ([`crate::elastic`]): the drives then measure and move
+//! the motors, and the links (outputs `q_link`, `qd_link`) follow through the gears' springs.
 
 use crate::RobotError;
 use std::sync::Arc;
@@ -19,6 +21,7 @@ use morc_kernel::{Value, ValueType};
 use morc_model::Data;
 
 use super::Robot;
+use crate::elastic::ElasticPlant;
 use crate::sim_hand::{FtSensor, HandOutput, HandScript, HandState, Noise};
 use nalgebra::Vector3;
 
@@ -92,6 +95,8 @@ pub struct SimulatedRobot {
     kp: f64,
     ki: f64,
     wrist: Option<SimWrist>,
+    /// The links behind elastic gears, when the robot has any: `q`, `qd` are then the motors'.
+    elastic: Option<ElasticPlant>,
 }
 
 impl SimulatedRobot {
@@ -120,11 +125,21 @@ impl SimulatedRobot {
                 .output(PortInfo::new("button", ValueType::Boolean).doc("the teach button on the handle"))
                 .output(PortInfo::new("hand", ValueType::Integer).doc("the simulated operator's script segment (1-based; 0: none or over)"));
         }
+        let mut data = Data::new(&robot.model);
+        let names: Vec<String> = robot.joints.iter().map(|j| j.name.clone()).collect();
+        let elastic = ElasticPlant::new(&robot.model, &mut data, q0, period, &names).map_err(|e| RobotError::Start(format!("robot '{}': {e}", robot.name)))?;
+        if elastic.is_some() {
+            if robot.ft.is_some() {
+                return Err(RobotError::Start(format!("robot '{}': the simulated hand on the F/T sensor is not simulated on an elastic arm yet: give its drives no stiffness", robot.name)));
+            }
+            info = info
+                .output(robot.joint_port("q_link", "rad", "m").doc("the links' positions behind the elastic gears (what a tracker sees; q is the motors')"))
+                .output(robot.joint_port("qd_link", "rad/s", "m/s").doc("the links' velocities"));
+        }
         info.description = match robot.payload {
             Some(kg) => format!("{} (simulated, {kg} kg payload)", robot.name),
             None => format!("{} (simulated)", robot.name),
         };
-        let mut data = Data::new(&robot.model);
         // Gains from the inertia each joint sees at the start (mass matrix diagonal, armature included).
         let inertia: Vec<f64> = {
             let m = morc_model::crba(&robot.model, &mut data, q0);
@@ -135,7 +150,8 @@ impl SimulatedRobot {
         let dither: Vec<f64> = robot.model.drive_trains().iter().zip(&inertia).map(|(d, m)| d.coulomb_friction.abs() * period / m).collect();
         let standstill = Standstill::new(robot.standstill_speeds(period, &dither), period);
         // Start in equilibrium: the integrator already carries gravity, so nothing sags at t = 0.
-        let integral = morc_model::gravity(&robot.model, &mut data, q0).iter().copied().collect();
+        // (On an elastic arm, gravity at the links' position: the springs pass it to the motors.)
+        let integral = morc_model::gravity(&robot.model, &mut data, elastic.as_ref().map_or(q0, |p| &p.q[..])).iter().copied().collect();
         Ok(SimulatedRobot {
             info,
             data,
@@ -169,6 +185,7 @@ impl SimulatedRobot {
                 noise: Noise::new(0x5eed_f00d),
                 tau_total: vec![0.0; n],
             }),
+            elastic,
             robot,
         })
     }
@@ -203,6 +220,10 @@ impl Base for SimulatedRobot {
             outputs[4] = Value::Boolean(w.out.enable);
             outputs[5] = Value::Boolean(w.out.button);
             outputs[6] = Value::Integer(w.out.segment as i64);
+        }
+        if let Some(plant) = &self.elastic {
+            outputs[3].as_mut_slice().copy_from_slice(&plant.q);
+            outputs[4].as_mut_slice().copy_from_slice(&plant.qd);
         }
         Step::Continue
     }
@@ -267,6 +288,11 @@ impl Base for SimulatedRobot {
 }
 
 impl SimulatedRobot {
+    /// The integration steps per base period of an elastic arm (None: rigid, one ABA per period).
+    pub fn elastic_substeps(&self) -> Option<u32> {
+        self.elastic.as_ref().map(|p| p.substeps)
+    }
+
     /// One servo cycle of every drive and one step of the arm's dynamics.
     fn servo(&mut self, commands: Option<Commands>) -> Step {
         let q_cmd = commands.and_then(|c| c.get(0)).map(Value::as_slice);
@@ -318,6 +344,17 @@ impl SimulatedRobot {
             self.tau[i] = (p_term + self.integral[i] + t_ff).clamp(-limit, limit);
         }
         self.references_seen = self.references_seen.saturating_add(1).min(2);
+        if let Some(plant) = &mut self.elastic {
+            if let Err(e) = plant.step(&self.model, &mut self.data, &mut self.q, &mut self.qd, &self.tau) {
+                self.qd.fill(0.0);
+                self.stop_velocity.fill(0.0);
+                self.hold.copy_from_slice(&self.q);
+                self.holding = true;
+                return Step::Fault(format!("{}: {e}: holding", self.robot.name));
+            }
+            self.standstill.observe(self.qd.iter().copied());
+            return Step::Continue;
+        }
         let friction = morc_model::friction(&self.model, &mut self.data, &self.qd);
         for ((net, tau), f) in self.tau_net.iter_mut().zip(&self.tau).zip(friction.iter()) {
             *net = tau - f;
@@ -375,7 +412,9 @@ mod tests {
     fn damped_ur5() -> Arc<Robot> {
         let mut model = morc_model::load_urdf(concat!(env!("CARGO_MANIFEST_DIR"), "/../../robots/ur5/ur5_robot.urdf")).unwrap();
         for j in 1..model.njoints() {
-            model.set_drive_train(j, morc_model::DriveTrain { armature: 0.2, viscous_friction: 3.0 * j as f64, coulomb_friction: 2.0 }).unwrap();
+            model
+                .set_drive_train(j, morc_model::DriveTrain { armature: 0.2, viscous_friction: 3.0 * j as f64, coulomb_friction: 2.0, ..Default::default() })
+                .unwrap();
         }
         let joints = (0..model.nv())
             .map(|i| RobotJoint {

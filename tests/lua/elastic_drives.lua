@@ -1,0 +1,77 @@
+-- Elastic drive trains (issue 29, item 1): a drive with a stiffness makes the simulated arm's
+-- gear a spring between motor and link. The drives measure the motors (robot.q), the links are
+-- robot.q_link; at rest the links sag from the motors by the springs' deflection g(q)/K; a stiff
+-- enough gear moves as the rigid arm does; a rigid robot has no link outputs and moves as before.
+local T = require "morc.testing"
+local kr16 = require "robots.kr16"
+local motion = require "stdlib.assemblies.motion"
+
+--- The KR 16 with elastic gears of stiffness k (N·m/rad) and damping d on A1–A3 (k nil: rigid).
+local function kr16_with(k, d)
+  local joints = {}
+  for i, j in ipairs(kr16.joints) do
+    local drive = { slave = j.slave, gear = j.gear, counts = j.counts, armature = j.armature, viscous = j.viscous, coulomb = j.coulomb }
+    if k and i <= 3 then drive.stiffness, drive.damping = k, d end
+    joints[i] = { j.name, drive = drive, limits = j.limits }
+  end
+  return morc.robot { name = "KR 16 (k = " .. tostring(k) .. ")", model = kr16.model, joints = joints, home = kr16.home }
+end
+
+--- Runs a PTP to `target` (°) on `robot` from home; returns the probe's samples of `signal` and their count.
+local function ptp_run(robot, target, signal)
+  morc.use_robot(robot, { q0 = robot.home })
+  local a = motion(robot, "ptp", { target = target }, { max_error = 5 })
+  a:add("p", "probe", { n = robot.dof })
+  a:connect(signal, "p.u")
+  local r = morc.engine:run(a)
+  assert(r.ok, r.reason)
+  return r.data["p.u"], r.data["p.samples"]
+end
+
+T.test("a robot file's drive takes stiffness and damping, and reads them back", function()
+  local r = kr16_with(4e5, 300)
+  T.eq(r.joints[2].stiffness, 4e5); T.eq(r.joints[2].damping, 300); T.eq(r.joints[5].stiffness, 0)
+  T.raises(function()
+    morc.robot { name = "bad", model = kr16.model, joints = { { "A1", drive = { stiffness = 1e5 } }, "A2", "A3", "A4", "A5", "A6" } }
+  end, "", "an elastic drive (stiffness) needs the motor's inertia")
+  T.raises(function()
+    morc.robot { name = "bad", model = kr16.model, joints = { { "A1", drive = { armature = 1, stiffness = -1 } }, "A2", "A3", "A4", "A5", "A6" } }
+  end, "", "stiffness and damping must be finite and ≥ 0")
+end)
+
+T.test("at rest the links hang from the motors by the springs' deflection", function()
+  local k = 4e5
+  local r = kr16_with(k, 300)
+  morc.use_robot(r, { q0 = r.home })
+  local a = morc.assembly { "rest", duration = 0.2 }
+  a:add("m", "probe", { n = 6 }); a:connect("robot.q", "m.u")
+  a:add("l", "probe", { n = 6 }); a:connect("robot.q_link", "l.u")
+  local res = morc.engine:run(a)
+  local n = res.data["m.samples"]
+  local q_link, q_motor = {}, {}
+  for j = 1, 6 do q_link[j] = res.data["l.u"][(n - 1) * 6 + j]; q_motor[j] = res.data["m.u"][(n - 1) * 6 + j] end
+  local g = r.model:gravity(q_link)
+  for j = 1, 6 do
+    T.near(q_motor[j], math.rad(r.home[j]), 2e-5, "motor " .. j .. " holds home (within the drives' friction dither)")
+    local expected = j <= 3 and q_motor[j] - g[j] / k or q_motor[j]
+    T.near(q_link[j], expected, 1e-6, "link " .. j .. " hangs by g/K")
+  end
+  assert(math.abs(q_link[2] - q_motor[2]) > 1e-4, "A2 carries the arm: it deflects visibly")
+end)
+
+T.test("a stiff gear moves the links as the rigid arm moves", function()
+  local target = { 30, -80, 100, 0, 45, 0 }
+  local rigid, n = ptp_run(kr16_with(nil), target, "robot.q")
+  local stiff, m = ptp_run(kr16_with(1e8, 2e4), target, "robot.q_link")
+  T.eq(m, n)
+  local worst = 0
+  for i = 1, n * 6 do worst = math.max(worst, math.abs(stiff[i] - rigid[i])) end
+  assert(math.deg(worst) < 0.05, ("links of a 1e8 N·m/rad gear differ from the rigid arm by %.4f°"):format(math.deg(worst)))
+end)
+
+T.test("a rigid robot has no link outputs", function()
+  morc.use_robot(kr16, { q0 = kr16.home })
+  for _, name in ipairs(morc.engine.outputs) do assert(name ~= "q_link", "a rigid robot shows q_link") end
+end)
+
+return T.summary()
