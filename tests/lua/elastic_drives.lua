@@ -74,4 +74,35 @@ T.test("a rigid robot has no link outputs", function()
   for _, name in ipairs(morc.engine.outputs) do assert(name ~= "q_link", "a rigid robot shows q_link") end
 end)
 
+T.test("a tracker measures the tool at its rate, with its noise, where the links put it", function()
+  local k = 4e5
+  local r = kr16_with(k, 300)
+  morc.use_robot(r, { q0 = r.home })
+  local a = morc.assembly { "measure", duration = 1 }
+  r:add(a, "link", "tracker", { rate = 100, noise = 0.02, seed = 7 })
+  a:connect("robot.q_link", "link.q")
+  r:add(a, "motor", "tracker", { rate = 1000, noise = 0 })
+  a:connect("robot.q", "motor.q")
+  a:add("p", "probe", { n = 3 }); a:connect("link.pos", "p.u")
+  a:add("m", "probe", { n = 3 }); a:connect("motor.pos", "m.u")
+  local res = morc.engine:run(a)
+  T.eq(res.data["link.measurements"], 100, "a measurement every 10 ms for 1 s")
+  T.eq(res.data["motor.measurements"], 1000)
+  -- Where the links put the tool, noise averaged out; the motors' angles (the encoders) put it elsewhere.
+  local n, u = res.data["p.samples"], res.data["p.u"]
+  local mean, var = { 0, 0, 0 }, { 0, 0, 0 }
+  for t = 1, n, 10 do for i = 1, 3 do mean[i] = mean[i] + u[(t - 1) * 3 + i] / 100 end end
+  for t = 1, n, 10 do for i = 1, 3 do var[i] = var[i] + (u[(t - 1) * 3 + i] - mean[i]) ^ 2 / 99 end end
+  local m = res.data["m.u"]
+  local motor_pos = { m[(n - 1) * 3 + 1], m[(n - 1) * 3 + 2], m[(n - 1) * 3 + 3] }
+  local sag = math.sqrt((mean[1] - motor_pos[1]) ^ 2 + (mean[2] - motor_pos[2]) ^ 2 + (mean[3] - motor_pos[3]) ^ 2)
+  assert(sag > 1e-4, ("the tracker sees the gears' deflection: %.4f mm"):format(sag * 1e3))
+  for i = 1, 3 do
+    local sigma = math.sqrt(var[i])
+    assert(sigma > 0.01e-3 and sigma < 0.03e-3, ("axis %d: σ = %.4f mm, set 0.02 mm"):format(i, sigma * 1e3))
+  end
+  -- Held between measurements.
+  T.eq(u[1], u[4]); T.eq(u[2], u[5])
+end)
+
 return T.summary()

@@ -8,6 +8,7 @@
 //! - `time_optimal`: through joint waypoints as fast as velocity, acceleration and torque limits allow (TOPP-RA).
 //! - `joint_trajectory`: a timed trajectory as a FollowJointTrajectory goal gives one ([`joint_trajectory`]).
 //! - `joint_stream`: following joint positions another controller streams, within the limits ([`joint_stream`]).
+//! - `tracker`: a laser tracker measuring the tool from outside the robot ([`tracker`]).
 //! - `jog`: jogging a joint or the tool, as the robot's operator asks ([`crate::Operator`]).
 
 mod cartesian_velocity;
@@ -17,6 +18,7 @@ pub mod joint_stream;
 pub mod joint_trajectory;
 mod monitor;
 mod time_optimal;
+pub mod tracker;
 pub mod trajectory;
 
 use std::sync::Arc;
@@ -33,6 +35,7 @@ pub use joint_stream::JointStream;
 pub use joint_trajectory::JointTrajectory;
 pub use monitor::Monitor;
 pub use time_optimal::TimeOptimal;
+pub use tracker::Tracker;
 pub use trajectory::MotionTrajectory;
 
 /// Makes a component of one robot kind for a robot.
@@ -65,6 +68,11 @@ const KINDS: &[(&str, &str, Make)] = &[
     ("monitor", "following error (q against the reference delayed by the bus's latency) and position/velocity/torque limits → fault naming the joint; target reached → finish", |r| {
         Box::new(Monitor::new(r))
     }),
+    (
+        "tracker",
+        "a laser tracker: the tool's position measured from the links' positions (robot.q_link of an elastic arm) at its rate (Hz) with Gaussian noise (mm), held between measurements",
+        |r| Box::new(Tracker::new(r)),
+    ),
     (
         "cartesian_velocity",
         "qd = J⁺(v_ref + K·e) + (I − J⁺J)(−k_null (q − q_rest)): a frame's velocity and pose reference to joint velocities, J⁺ = Jᵀ(JJᵀ + λ²I)⁻¹ (λ = damping)",
