@@ -28,6 +28,7 @@ mod data;
 mod dense;
 mod dh;
 mod dynamics;
+mod elastic;
 mod fourier;
 mod ft_load;
 mod identification;
@@ -45,6 +46,7 @@ pub use data::Data;
 pub use dense::{lu_factor, lu_solve, DampedPinv, PinvError};
 pub use dh::{DhConvention, DhLink, DhTable};
 pub use dynamics::{aba, crba, friction, gravity, nle, rnea};
+pub use elastic::ElasticInverse;
 pub use fourier::FourierTrajectory;
 pub use ft_load::{FtIdentification, FtLoad, FtLoadError, GRAVITY, MIN_POSES, RANK_TOLERANCE};
 pub use identification::{

@@ -1,0 +1,145 @@
+//! The inverse of the arm with elastic gears (Spong's flexible-joint model, [`DriveTrain`]'s
+//! `stiffness`): given the links' reference up to its 4th derivative, the motors' positions,
+//! velocities and torques that make the links follow it — the flatness-based feed-forward that
+//! needs a reference smooth to the 4th derivative (a Bessel-filtered one).
+//!
+//! ```text
+//! τ_s = M_l(q)·q̈ + n(q, q̇)                      the springs' torque the links need (M_l: M without
+//!                                               the elastic joints' rotor inertia)
+//! K·φ + D·φ̇ = τ_s                               the gears' deflection φ = θ − q
+//!   φ ≈ τ_s/K − D·τ̇_s/K²,  φ̇ ≈ τ̇_s/K − D·τ̈_s/K²,  φ̈ ≈ τ̈_s/K   (D ≪ K: first order in D/K)
+//! θ = q + φ,  θ̇ = q̇ + φ̇,  τ_m = B·(q̈ + φ̈) + f(θ̇) + τ_s
+//! ```
+//!
+//! τ̇_s and τ̈_s are central differences of τ_s along the reference's own Taylor expansion to ±h
+//! (h = [`STEP`]), using its 3rd and 4th derivatives: exact to O(h²) without the derivatives of
+//! the mass matrix. A rigid joint keeps θ = q and τ_m = RNEA + friction, as the rigid-body
+//! feed-forward gives. Nothing allocates after [`ElasticInverse::new`].
+
+use nalgebra::DVector;
+
+use super::{Data, DriveTrain, Model};
+
+/// The time step of the differences along the reference (s).
+pub const STEP: f64 = 1e-3;
+
+/// The motors' reference of an elastic arm (results and scratch of [`ElasticInverse::compute`]).
+pub struct ElasticInverse {
+    /// Motor positions seen at the joints (rad; m).
+    pub theta: DVector<f64>,
+    /// Motor velocities.
+    pub theta_d: DVector<f64>,
+    /// Motor torques (N·m; N): inertia, friction and the springs'.
+    pub tau: DVector<f64>,
+    /// The links' reference at −h, 0, +h: positions, velocities, accelerations; the springs' torques.
+    q: [DVector<f64>; 3],
+    v: [DVector<f64>; 3],
+    a: [DVector<f64>; 3],
+    spring: [DVector<f64>; 3],
+}
+
+impl ElasticInverse {
+    /// Sized for `model`.
+    pub fn new(model: &Model) -> Self {
+        let n = model.nv();
+        let z = || DVector::zeros(n);
+        ElasticInverse { theta: z(), theta_d: z(), tau: z(), q: [z(), z(), z()], v: [z(), z(), z()], a: [z(), z(), z()], spring: [z(), z(), z()] }
+    }
+
+    /// The motors' positions, velocities and torques for the links' reference `q`, `v`, `a`,
+    /// `jerk`, `snap` (written to `theta`, `theta_d`, `tau`).
+    ///
+    /// # Panics
+    /// If a slice is not `model.nv()` long.
+    #[allow(clippy::too_many_arguments)]
+    pub fn compute(&mut self, model: &Model, data: &mut Data, q: &[f64], v: &[f64], a: &[f64], jerk: &[f64], snap: &[f64]) {
+        let h = STEP;
+        for (k, s) in [-1.0, 0.0, 1.0].into_iter().enumerate() {
+            for i in 0..q.len() {
+                let t = s * h;
+                let (dt, dt2, dt3, dt4) = (t, t * t / 2.0, t * t * t / 6.0, t * t * t * t / 24.0);
+                self.q[k][i] = q[i] + dt * v[i] + dt2 * a[i] + dt3 * jerk[i] + dt4 * snap[i];
+                self.v[k][i] = v[i] + dt * a[i] + dt2 * jerk[i] + dt3 * snap[i];
+                self.a[k][i] = a[i] + dt * jerk[i] + dt2 * snap[i];
+            }
+            let tau = super::rnea(model, data, self.q[k].as_slice(), self.v[k].as_slice(), self.a[k].as_slice());
+            self.spring[k].copy_from(tau);
+            // The links alone: an elastic joint's rotor inertia moves with its motor.
+            for (i, d) in model.drive_trains().iter().enumerate() {
+                if d.is_elastic() {
+                    self.spring[k][i] -= d.armature * self.a[k][i];
+                }
+            }
+        }
+        for (i, d) in model.drive_trains().iter().enumerate() {
+            let tau_s = self.spring[1][i];
+            if !d.is_elastic() {
+                self.theta[i] = q[i];
+                self.theta_d[i] = v[i];
+                self.tau[i] = tau_s + d.friction(v[i]);
+                continue;
+            }
+            let tau_s_d = (self.spring[2][i] - self.spring[0][i]) / (2.0 * h);
+            let tau_s_dd = (self.spring[2][i] - 2.0 * tau_s + self.spring[0][i]) / (h * h);
+            let DriveTrain { stiffness: k, damping: c, .. } = *d;
+            let phi = tau_s / k - c * tau_s_d / (k * k);
+            let phi_d = tau_s_d / k - c * tau_s_dd / (k * k);
+            let phi_dd = tau_s_dd / k;
+            self.theta[i] = q[i] + phi;
+            self.theta_d[i] = v[i] + phi_d;
+            self.tau[i] = d.armature * (a[i] + phi_dd) + d.friction(self.theta_d[i]) + tau_s;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A disc of inertia `inertia` turning about the vertical on one revolute joint.
+    fn disc(inertia: f64, drive: DriveTrain) -> Model {
+        let urdf = format!(
+            r#"<robot name="disc"><link name="base"/><link name="disc"><inertial><mass value="1"/><origin xyz="0 0 0"/>
+            <inertia ixx="1" iyy="1" izz="{inertia}" ixy="0" ixz="0" iyz="0"/></inertial></link>
+            <joint name="j" type="revolute"><parent link="base"/><child link="disc"/><axis xyz="0 0 1"/>
+            <limit lower="-3" upper="3" velocity="1" effort="100"/></joint></robot>"#
+        );
+        let mut model = crate::parse_urdf(&urdf, "test").unwrap();
+        model.set_drive_train(1, drive).unwrap();
+        model
+    }
+
+    /// On a disc q = A·sin(ωt): τ_s = I·q̈, θ = q + τ_s/K, τ_m = B·θ̈ + τ_s + friction(θ̇), in closed form.
+    #[test]
+    fn a_sine_on_a_disc_matches_the_closed_form() {
+        let (inertia, b, k, viscous) = (2.0, 0.5, 1e4, 3.0);
+        let model = disc(inertia, DriveTrain { armature: b, stiffness: k, viscous_friction: viscous, ..Default::default() });
+        let mut data = Data::new(&model);
+        let mut inverse = ElasticInverse::new(&model);
+        let (amp, w): (f64, f64) = (0.3, 5.0);
+        for t in [0.0f64, 0.1, 0.37, 1.2] {
+            let (s, c) = ((w * t).sin(), (w * t).cos());
+            let d = [amp * s, amp * w * c, -amp * w * w * s, -amp * w.powi(3) * c, amp * w.powi(4) * s];
+            inverse.compute(&model, &mut data, &d[0..1], &d[1..2], &d[2..3], &d[3..4], &d[4..5]);
+            let tau_s = inertia * d[2];
+            let theta = d[0] + tau_s / k;
+            let theta_d = d[1] + inertia * d[3] / k;
+            let theta_dd = d[2] + inertia * d[4] / k;
+            let tau_m = b * theta_dd + tau_s + viscous * theta_d;
+            assert!((inverse.theta[0] - theta).abs() < 1e-12, "θ at {t}: {} vs {theta}", inverse.theta[0]);
+            assert!((inverse.theta_d[0] - theta_d).abs() < 1e-9, "θ̇ at {t}: {} vs {theta_d}", inverse.theta_d[0]);
+            assert!((inverse.tau[0] - tau_m).abs() < 1e-6 * tau_m.abs().max(1.0), "τ_m at {t}: {} vs {tau_m}", inverse.tau[0]);
+        }
+    }
+
+    /// A rigid drive gets the rigid-body feed-forward: RNEA (armature in) plus friction.
+    #[test]
+    fn a_rigid_drive_gets_rnea_and_friction() {
+        let model = disc(2.0, DriveTrain { armature: 0.5, viscous_friction: 3.0, ..Default::default() });
+        let mut data = Data::new(&model);
+        let mut inverse = ElasticInverse::new(&model);
+        inverse.compute(&model, &mut data, &[0.1], &[0.2], &[0.3], &[4.0], &[5.0]);
+        assert_eq!((inverse.theta[0], inverse.theta_d[0]), (0.1, 0.2));
+        assert!((inverse.tau[0] - (2.5 * 0.3 + 3.0 * 0.2)).abs() < 1e-12, "{}", inverse.tau[0]);
+    }
+}
