@@ -26,12 +26,28 @@ fn a_robot_registers_its_kinds_beside_the_natives() {
     let bare = kinds(&robot);
     assert_eq!(
         bare.kinds().map(|k| k.name.as_str()).collect::<Vec<_>>(),
-        ["ptp", "lin", "circ", "spline", "path", "time_optimal", "joint_trajectory", "joint_stream", "rnea", "elastic_feed_forward", "jog", "monitor", "tracker", "cartesian_velocity"]
+        [
+            "ptp",
+            "lin",
+            "circ",
+            "spline",
+            "path",
+            "time_optimal",
+            "joint_trajectory",
+            "joint_stream",
+            "rnea",
+            "elastic_feed_forward",
+            "elastic_links",
+            "jog",
+            "monitor",
+            "tracker",
+            "cartesian_velocity"
+        ]
     );
     assert!(factory(&robot, "rnea").is_some() && factory(&robot, "gain").is_none());
     assert!(bare
         .factory("gain")
         .err()
         .unwrap()
-        .contains("known kinds: ptp, lin, circ, spline, path, time_optimal, joint_trajectory, joint_stream, rnea, elastic_feed_forward, jog, monitor"));
+        .contains("known kinds: ptp, lin, circ, spline, path, time_optimal, joint_trajectory, joint_stream, rnea, elastic_feed_forward, elastic_links, jog, monitor"));
 }

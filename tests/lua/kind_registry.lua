@@ -83,7 +83,7 @@ T.test("robot kinds: robot:component \"ptp\", and by name once registered (degre
   local home = { 0, -90, 90, 0, 45, 0 }
   morc.use_robot(kr16, { q0 = home })
   T.eq(tostring(kr16:component "ptp"), "ptp of robot 'KUKA KR 16-2'")
-  T.raises(function() kr16:component "gain" end, here, "has no component kind 'gain' (kinds: ptp, lin, circ, spline, path, time_optimal, joint_trajectory, joint_stream, rnea, elastic_feed_forward, jog, monitor, tracker, cartesian_velocity)")
+  T.raises(function() kr16:component "gain" end, here, "has no component kind 'gain' (kinds: ptp, lin, circ, spline, path, time_optimal, joint_trajectory, joint_stream, rnea, elastic_feed_forward, elastic_links, jog, monitor, tracker, cartesian_velocity)")
   local _, name = morc.register(kr16:component "ptp", "arm.ptp")
   T.eq(name, "arm.ptp")
   local origin = listed("arm.ptp").origin

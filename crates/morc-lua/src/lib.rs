@@ -29,6 +29,7 @@ mod panics;
 mod plot;
 mod pool;
 pub mod print_queue;
+mod read_recording;
 mod robot;
 mod robot_calibration;
 mod robot_groups;
@@ -209,6 +210,7 @@ fn install_surface(lua: &Lua, engine: Option<Engine>) -> mlua::Result<()> {
     dynid::install(lua, &morc)?;
     fast::install(lua)?;
     plot::install(lua)?;
+    read_recording::install(lua, &morc)?;
     live::install(lua, &morc)?;
     ros::install(lua, &morc)?;
     new_file::install(lua, &morc)?;

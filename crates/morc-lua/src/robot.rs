@@ -910,13 +910,13 @@ fn start_engine(lua: &Lua, opts: Table) -> mlua::Result<AnyUserData> {
         // virtual segment's drives) or a network interface (real drives, scaled as the robot
         // definition maps them).
         (Some(bus), Some(robot)) => {
-            let (link, bus_config) = if bus == "sim" {
+            let (link, bus_config, links) = if bus == "sim" {
                 // The virtual segment behind the robot's drives: its errors are the bus's.
                 morc_robot_ecat::simulated_cell(robot.clone(), &q0, config.period).map_err(|e| with_prefix(&prefix, BusError::Sim(e)))?
             } else {
                 let link = morc_ecat::virtual_bus::link_for(&bus, robot.dof()).map_err(failed)?;
                 let drives = (0..robot.dof()).map(|j| (robot.joints[j].drive.slave as usize, morc_robot_ecat::drive_config(robot, j))).collect();
-                (link, morc_ecat::base::BusConfig { period: config.period, drive_overrides: drives, ..Default::default() })
+                (link, morc_ecat::base::BusConfig { period: config.period, drive_overrides: drives, ..Default::default() }, None)
             };
             let mut base = morc_ecat::base::BusBase::open(link, bus_config).map_err(failed)?;
             base.set_standstill(robot.standstill_speeds(config.period, &[]));
@@ -924,10 +924,10 @@ fn start_engine(lua: &Lua, opts: Table) -> mlua::Result<AnyUserData> {
             let (limits, dt) = (robot.clone(), config.period);
             base.set_takeover_check(robot.dof(), Box::new(move |before, last, next| limits.command_past_limits(dt, before, last, next).map(|(_, what)| what)));
             base.set_description(&format!("{} ({})", robot.name, if bus == "sim" { "simulated, on the virtual EtherCAT segment".to_string() } else { format!("EtherCAT on {bus}") }));
-            if robot.ft.is_some() {
-                morc_robot_ecat::WristPorts::wrap(Box::new(base))
-            } else {
-                Box::new(base)
+            match links {
+                Some(links) => links.wrap(Box::new(base)),
+                None if robot.ft.is_some() => morc_robot_ecat::WristPorts::wrap(Box::new(base)),
+                None => Box::new(base),
             }
         }
         (Some(bus), None) => {

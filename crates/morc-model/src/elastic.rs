@@ -92,6 +92,24 @@ impl ElasticInverse {
     }
 }
 
+/// Where the links of an arm at rest are, its motors at `theta`: each elastic gear deflected by
+/// its spring's share of gravity, `q = θ − g(q)/K` (a fixed point, a few iterations: g changes
+/// little with the deflection), written to `q`. Rigid joints are where their motors are.
+///
+/// # Panics
+/// If a slice is not `model.nv()` long.
+pub fn links_at_rest(model: &Model, data: &mut Data, theta: &[f64], q: &mut [f64]) {
+    q.copy_from_slice(theta);
+    for _ in 0..5 {
+        let g = super::gravity(model, data, q);
+        for (i, d) in model.drive_trains().iter().enumerate() {
+            if d.is_elastic() {
+                q[i] = theta[i] - g[i] / d.stiffness;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

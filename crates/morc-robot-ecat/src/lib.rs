@@ -190,7 +190,10 @@ pub fn drive_config(robot: &Robot, joint: usize) -> DriveConfig {
 /// The simulated robot cell for `robot` at `q0`: the segment of `SimSegmentConfig::cell` with
 /// one drive per joint moving the simulated arm, and the bus configuration that scales each
 /// drive as the robot definition maps it (drives at positions 1..=dof, after the coupler).
-pub fn simulated_cell(robot: Arc<Robot>, q0: &[f64], period: f64) -> Result<(Link, BusConfig), String> {
+///
+/// With elastic gears the drives move the motors; the third value then gives the bus the links'
+/// positions as well ([`SimulatedLinks`]).
+pub fn simulated_cell(robot: Arc<Robot>, q0: &[f64], period: f64) -> Result<(Link, BusConfig, Option<SimulatedLinks>), String> {
     let n = robot.dof();
     let mut plant = SimulatedRobot::new(robot.clone(), q0, period)?;
     // All the plant's outputs (a robot with a wrist sensor has more than q, qd, tau).
@@ -199,7 +202,9 @@ pub fn simulated_cell(robot: Arc<Robot>, q0: &[f64], period: f64) -> Result<(Lin
     let mut commands: Vec<Value> = (0..3).map(|_| Value::zero(ValueType::Vector(n))).collect();
     commands[0].as_mut_slice().copy_from_slice(q0);
     let feed = robot.ft.as_ref().map(|_| Arc::new(SensorFeed::default()));
+    let elastic = plant.elastic_substeps().is_some();
     let arm = Arc::new(Mutex::new(SharedArm { plant, commands, sensed, holding: vec![true; n], torque_driven: false, quick_stop: false, handed_in: 0, tick: 0, feed: feed.clone() }));
+    let links = elastic.then(|| SimulatedLinks { arm: arm.clone(), n });
     let drives: Vec<DriveConfig> = (0..n).map(|j| drive_config(&robot, j)).collect();
     for (j, d) in drives.iter().enumerate() {
         d.check().map_err(|e| format!("robot '{}', joint {}: {e}", robot.name, robot.joints[j].name))?;
@@ -217,7 +222,73 @@ pub fn simulated_cell(robot: Arc<Robot>, q0: &[f64], period: f64) -> Result<(Lin
     let segment = sim_segment_with_plants(&SimSegmentConfig { sensor_feed: feed, ..SimSegmentConfig::cell(n) }, plants)?;
     let mut config = BusConfig { period, ..Default::default() };
     config.drive_overrides = drives.into_iter().enumerate().map(|(j, d)| (j + 1, d)).collect();
-    Ok((Link::Simulated(segment), config))
+    Ok((Link::Simulated(segment), config, links))
+}
+
+/// The simulated cell's links behind elastic gears: what a tracker sees, which no drive reports.
+pub struct SimulatedLinks {
+    arm: Arc<Mutex<SharedArm>>,
+    n: usize,
+}
+
+impl SimulatedLinks {
+    /// `bus` with the outputs `q_link` and `qd_link` of the simulated arm (the plant's own, as
+    /// the direct simulation gives them), so a program with a tracker runs unchanged on `--bus sim`.
+    pub fn wrap(self, bus: Box<dyn Base>) -> Box<dyn Base> {
+        let own = bus.info().outputs.len();
+        let ty = ValueType::Vector(self.n);
+        let info = bus
+            .info()
+            .clone()
+            .output(morc_kernel::PortInfo::new("q_link", ty).unit("rad").doc("the simulated arm's links behind the elastic gears (what a tracker sees)"))
+            .output(morc_kernel::PortInfo::new("qd_link", ty).unit("rad/s").doc("their velocities"));
+        Box::new(LinkPorts { bus, info, own, links: self })
+    }
+}
+
+/// A bus with the simulated arm's link positions beside its own ports.
+struct LinkPorts {
+    bus: Box<dyn Base>,
+    info: morc_kernel::ComponentInfo,
+    own: usize,
+    links: SimulatedLinks,
+}
+
+impl Base for LinkPorts {
+    fn name(&self) -> &str {
+        self.bus.name()
+    }
+    fn info(&self) -> &morc_kernel::ComponentInfo {
+        &self.info
+    }
+    fn sense(&mut self, tick: u64, outputs: &mut [Value]) -> morc_kernel::Step {
+        let step = self.bus.sense(tick, &mut outputs[..self.own]);
+        let arm = self.links.arm.lock().unwrap_or_else(|p| p.into_inner());
+        // The plant's outputs: q, qd, tau, q_link, qd_link (an elastic arm has no wrist sensor).
+        if let [.., q_link, qd_link] = &arm.sensed[..] {
+            outputs[self.own].as_mut_slice().copy_from_slice(q_link.as_slice());
+            outputs[self.own + 1].as_mut_slice().copy_from_slice(qd_link.as_slice());
+        }
+        step
+    }
+    fn actuate(&mut self, tick: u64, commands: Option<Commands>) -> morc_kernel::Step {
+        self.bus.actuate(tick, commands)
+    }
+    fn stop(&mut self, tick: u64) -> morc_kernel::Step {
+        self.bus.stop(tick)
+    }
+    fn is_still(&self) -> bool {
+        self.bus.is_still()
+    }
+    fn check_takeover(&self, commands: Commands) -> Result<(), (usize, String)> {
+        self.bus.check_takeover(commands)
+    }
+    fn handle(&self) -> Option<morc_kernel::BaseHandle> {
+        self.bus.handle()
+    }
+    fn latency(&self) -> u32 {
+        self.bus.latency()
+    }
 }
 
 /// The robot's bus with the ports of its wrist sensor and hand-guiding handle under the names

@@ -4,6 +4,7 @@
 //! - `ptp`, `lin`, `circ`, `spline`, `path`: the trajectory generator ([`trajectory`]).
 //! - `rnea`: rigid-body feed-forward (computed torque) τ = RNEA(q, q̇, q̈) + the drives' friction(q̇).
 //! - `elastic_feed_forward`: the motors' reference of an arm with elastic gears ([`elastic_feed_forward`]).
+//! - `elastic_links`: where an elastic arm's links rest, from its motors ([`elastic_links`]).
 //! - `monitor`: following error and limits → fault naming the joint; completion → finish.
 //! - `cartesian_velocity`: a frame velocity law, damped pseudo-inverse and null-space term.
 //! - `time_optimal`: through joint waypoints as fast as velocity, acceleration and torque limits allow (TOPP-RA).
@@ -14,6 +15,7 @@
 
 mod cartesian_velocity;
 pub mod elastic_feed_forward;
+pub mod elastic_links;
 mod feed_forward;
 mod jog;
 pub mod joint_stream;
@@ -32,6 +34,7 @@ use morc_kernel::Factory;
 use super::Robot;
 pub use cartesian_velocity::CartesianVelocity;
 pub use elastic_feed_forward::ElasticFeedForward;
+pub use elastic_links::ElasticLinks;
 pub use feed_forward::RigidBodyFeedForward;
 pub use jog::Jog;
 pub use joint_stream::JointStream;
@@ -71,6 +74,11 @@ const KINDS: &[(&str, &str, Make)] = &[
         "elastic_feed_forward",
         "feed-forward of an arm with elastic gears: from the links' reference (q, qd, qdd, smooth to the 4th derivative: Bessel-filtered), the motors' position, velocity and torque through the inverse of Spong's model; rnea on rigid joints",
         |r| Box::new(ElasticFeedForward::new(r)),
+    ),
+    (
+        "elastic_links",
+        "where the links of an elastic arm at rest are, from its motors' positions: q = θ − g(q)/K (a motion in the links' space starts there)",
+        |r| Box::new(ElasticLinks::new(r)),
     ),
     ("jog", "jogging as on a pendant: a joint, or the tool along/about a base or tool axis, while held or by an increment, within the limits (robot:jog)", |r| Box::new(Jog::new(r))),
     ("monitor", "following error (q against the reference delayed by the bus's latency) and position/velocity/torque limits → fault naming the joint; target reached → finish", |r| {
