@@ -7,7 +7,7 @@
 //!   handing a task to an Updater thread and back.
 //! - `lua`: what a Lua component costs per step and the jitter it brings,
 //!   beside the same block written natively; and the controllers library's Cartesian velocity
-//!   law on a 6-DoF arm in Lua and natively.
+//!   law and elastic feed-forward on a 6-DoF arm in Lua and natively.
 //! - `live`: what publishing to the live view costs on the real-time path: 50 signals (6-vectors)
 //!   tapped every tick at 1 kHz, against the same assembly without the tap, late ticks of both.
 //! - `lua-gc`: the worst single step of a Lua state's collector, incremental and generational,
@@ -270,9 +270,11 @@ fn updater_handoff(policy: RtPolicy) {
 
 fn lua(seconds: f64, policy: RtPolicy) {
     let period = 1e-3;
-    println!("morc bench lua — the Cartesian velocity law and a 6-element gain as Lua components (stepped on the engine's thread) and natively, wall clock 1 kHz, {seconds} s each\n");
-    if let Err(e) = cartesian(seconds, period, policy) {
-        eprintln!("morc bench lua: the Cartesian law: {e}");
+    println!("morc bench lua — the Cartesian velocity law, the elastic feed-forward and a 6-element gain as Lua components (stepped on the engine's thread) and natively, wall clock 1 kHz, {seconds} s each\n");
+    for t in &TWINS {
+        if let Err(e) = twin(t, seconds, period, policy) {
+            eprintln!("morc bench lua: {} {e}", t.title);
+        }
     }
     let kind = match lua_kind(GAIN) {
         Ok(d) => d,
@@ -303,34 +305,71 @@ fn lua(seconds: f64, policy: RtPolicy) {
     println!("lua/native step ratio: {ratio:.1} (lua mean {:.2} µs, p99 {:.2} µs)", means[1] / 1e3, lua_p99 / 1e3);
 }
 
-/// The controllers library's Cartesian velocity law (stdlib/controllers) in Lua and natively on
-/// the UR5 (6 DoF), at 1 kHz on the wall clock: step mean and p99 of each (goal: Lua p99 ≤ 20 µs).
-fn cartesian(seconds: f64, period: f64, policy: RtPolicy) -> mlua::Result<()> {
+/// A law of the controllers library (stdlib/controllers) in Lua and natively on a robot, at 1 kHz
+/// on the wall clock: step mean and p99 of each (goal for the Cartesian law: Lua p99 ≤ 20 µs).
+struct Twin {
+    /// What is measured, printed first.
+    title: &'static str,
+    /// The library's component, the robot's module, the native kind of the robot.
+    component: &'static str,
+    robot: &'static str,
+    kind: &'static str,
+    labels: [&'static str; 2],
+    /// Adds the sources that feed the law (named "c") and connects them.
+    wire: fn(&mut AssemblySpec),
+}
+
+const TWINS: [Twin; 2] = [
+    Twin {
+        title: "the Cartesian velocity law (stdlib/controllers, damped pseudo-inverse + null space) on the UR5, 6 DoF:",
+        component: "cartesian_velocity",
+        robot: "robots.ur5",
+        kind: "cartesian_velocity",
+        labels: ["native cart.", "Lua cart."],
+        wire: |spec| {
+            let six = |x: &[f64]| Value::Vector(x.to_vec());
+            // A reference circling the tool's workspace, so the pose error and J change every step.
+            spec.add_native("x_ref", "sine", 1, &[("n", Value::Integer(6)), ("amplitude", Value::Real(0.05)), ("frequency", Value::Real(0.5)), ("offset", six(&[0.4, 0.1, 0.4, 3.0, 0.1, 0.2]))]);
+            spec.add_native("v_ref", "sine", 1, &[("n", Value::Integer(6)), ("amplitude", Value::Real(0.1)), ("frequency", Value::Real(0.5))]);
+            spec.connect("robot.q", "c.q").connect("x_ref.y", "c.x_ref").connect("v_ref.y", "c.v_ref").connect("robot.q", "c.q_rest");
+        },
+    },
+    Twin {
+        title: "the elastic feed-forward (stdlib/controllers, inverse of Spong's model) on the KR 16 with elastic A1–A3:",
+        component: "elastic_feed_forward",
+        robot: "robots.kr16_elastic",
+        kind: "elastic_feed_forward",
+        labels: ["native elast.", "Lua elast."],
+        wire: |spec| {
+            // A reference moving every joint, its acceleration changing every step.
+            spec.add_native("qdd_ref", "sine", 1, &[("n", Value::Integer(6)), ("amplitude", Value::Real(2.0)), ("frequency", Value::Real(1.5))]);
+            spec.connect("robot.q", "c.q").connect("robot.qd", "c.qd").connect("qdd_ref.y", "c.qdd");
+        },
+    },
+];
+
+fn twin(t: &Twin, seconds: f64, period: f64, policy: RtPolicy) -> mlua::Result<()> {
     let lua = morc_lua::new_state()?;
     let engine = super::start_engine(EngineConfig::default()).map_err(mlua::Error::runtime)?;
     morc_lua::install(&lua, engine)?;
     let (kind, robot): (mlua::AnyUserData, mlua::AnyUserData) = lua
-        .load(r#"morc.lib.load "controllers"; return require "lib.controllers.components.cartesian_velocity", require "robots.ur5""#)
+        .load(format!(r#"morc.lib.load "controllers"; return require "lib.controllers.components.{}", require "{}""#, t.component, t.robot))
         .set_name("=bench")
         .eval()?;
     let kind = kind.borrow::<morc_lua::LuaKind>()?.0.clone();
     let robot = robot.borrow::<morc_lua::LuaRobot>()?.0.clone();
-    let native = morc_robot::components::factory(&robot, "cartesian_velocity").ok_or_else(|| mlua::Error::runtime("no native cartesian_velocity"))?;
-    println!("the Cartesian velocity law (stdlib/controllers, damped pseudo-inverse + null space) on the UR5, 6 DoF:");
-    for (label, lua_kind) in [("native cart.", None), ("Lua cart.", Some(&kind))] {
-        let mut spec = AssemblySpec::new("lua-bench-cartesian");
+    let native = morc_robot::components::factory(&robot, t.kind).ok_or_else(|| mlua::Error::runtime(format!("no native {}", t.kind)))?;
+    println!("{}", t.title);
+    for (label, lua_kind) in [(t.labels[0], None), (t.labels[1], Some(&kind))] {
+        let mut spec = AssemblySpec::new("lua-bench-twin");
         spec.duration = Some(seconds);
-        let six = |x: &[f64]| Value::Vector(x.to_vec());
-        // A reference circling the tool's workspace, so the pose error and J change every step.
-        spec.add_native("x_ref", "sine", 1, &[("n", Value::Integer(6)), ("amplitude", Value::Real(0.05)), ("frequency", Value::Real(0.5)), ("offset", six(&[0.4, 0.1, 0.4, 3.0, 0.1, 0.2]))]);
-        spec.add_native("v_ref", "sine", 1, &[("n", Value::Integer(6)), ("amplitude", Value::Real(0.1)), ("frequency", Value::Real(0.5))]);
         match lua_kind {
             None => {
-                spec.add("c", "cartesian_velocity", 1, native.clone());
+                spec.add("c", t.kind, 1, native.clone());
             }
             Some(k) => add_lua(&mut spec, "c", k),
         }
-        spec.connect("robot.q", "c.q").connect("x_ref.y", "c.x_ref").connect("v_ref.y", "c.v_ref").connect("robot.q", "c.q_rest");
+        (t.wire)(&mut spec);
         let r = run_on(ClockKind::Wall, period, policy, &spec);
         if let Outcome::Fault(f) = &r.outcome {
             return Err(mlua::Error::runtime(format!("{label}: {f:?}")));

@@ -8,5 +8,5 @@ return {
   depends = {},
   -- cartesian_velocity loads its robot's model (robots/*.lua read their URDF files).
   capabilities = { "io" },
-  doc = "Joint P-PI cascade (controllers.ppi) and Cartesian velocity law with a damped pseudo-inverse and a null-space term (controllers.cartesian_velocity), stepped on the engine's thread.",
+  doc = "Joint P-PI cascade (controllers.ppi), Cartesian velocity law with a damped pseudo-inverse and a null-space term (controllers.cartesian_velocity) and the feed-forward of an arm with elastic gears (controllers.elastic_feed_forward), stepped on the engine's thread.",
 }

@@ -24,6 +24,10 @@ pub struct LuaModel {
     q: DVector<f64>,
     v: DVector<f64>,
     a: DVector<f64>,
+    /// The reference's jerk and snap, and the elastic inverse's workspace (`elastic_inverse_to`).
+    jerk: DVector<f64>,
+    snap: DVector<f64>,
+    elastic: morc_model::ElasticInverse,
 }
 
 impl LuaModel {
@@ -31,7 +35,27 @@ impl LuaModel {
     pub fn new(model: Arc<Model>) -> Self {
         let data = Data::new(&model);
         let (nq, nv) = (model.nq(), model.nv());
-        LuaModel { model, data, q: DVector::zeros(nq), v: DVector::zeros(nv), a: DVector::zeros(nv) }
+        let elastic = morc_model::ElasticInverse::new(&model);
+        LuaModel {
+            model,
+            data,
+            q: DVector::zeros(nq),
+            v: DVector::zeros(nv),
+            a: DVector::zeros(nv),
+            jerk: DVector::zeros(nv),
+            snap: DVector::zeros(nv),
+            elastic,
+        }
+    }
+
+    /// Reads the reference (q, v, a, jerk, snap) and runs the elastic inverse on it.
+    fn elastic_inverse_at(&mut self, what: &str, q: &Value, v: &Value, a: &Value, jerk: &Value, snap: &Value) -> mlua::Result<()> {
+        self.read(what, q, Some(v), Some((a, "a")))?;
+        let nv = self.model.nv();
+        read_into(jerk, self.jerk.as_mut_slice(), what, "jerk", "nv", nv)?;
+        read_into(snap, self.snap.as_mut_slice(), what, "snap", "nv", nv)?;
+        self.elastic.compute(&self.model, &mut self.data, self.q.as_slice(), self.v.as_slice(), self.a.as_slice(), self.jerk.as_slice(), self.snap.as_slice());
+        Ok(())
     }
 
     /// The index of the frame named `name`, or an error listing the model's frames.
@@ -237,7 +261,28 @@ impl UserData for LuaModel {
             let pi: Vec<f64> = (1..this.model.njoints()).flat_map(|j| morc_model::dynamic_parameters(&this.model.inertias()[j])).collect();
             Ok(LuaVec(DVector::from_vec(pi)))
         });
+        methods.add_method_mut("elastic_inverse", |lua, this, (q, v, a, jerk, snap): (Value, Value, Value, Value, Value)| {
+            this.elastic_inverse_at("model:elastic_inverse(q, v, a, jerk, snap)", &q, &v, &a, &jerk, &snap)?;
+            let t = lua.create_table()?;
+            t.set("theta", LuaVec(this.elastic.theta.clone()))?;
+            t.set("theta_d", LuaVec(this.elastic.theta_d.clone()))?;
+            t.set("tau", LuaVec(this.elastic.tau.clone()))?;
+            Ok(t)
+        });
+        methods.add_method_mut("links_at_rest", |_, this, theta: Value| {
+            this.read("model:links_at_rest(theta)", &theta, None, None)?;
+            let mut q = DVector::zeros(this.model.nv());
+            morc_model::links_at_rest(&this.model, &mut this.data, this.q.as_slice(), q.as_mut_slice());
+            Ok(LuaVec(q))
+        });
         // In-place forms: write into the given vector or matrix, allocate nothing.
+        methods.add_method_mut("elastic_inverse_to", |_, this, (theta, theta_d, tau, q, v, a, jerk, snap): (Value, Value, Value, Value, Value, Value, Value, Value)| {
+            let what = "model:elastic_inverse_to(theta, theta_d, tau, q, v, a, jerk, snap)";
+            this.elastic_inverse_at(what, &q, &v, &a, &jerk, &snap)?;
+            write_vec(&theta, &this.elastic.theta, Arg(what, "theta"))?;
+            write_vec(&theta_d, &this.elastic.theta_d, Arg(what, "theta_d"))?;
+            write_vec(&tau, &this.elastic.tau, Arg(what, "tau"))
+        });
         methods.add_method_mut("rnea_to", |_, this, (tau, q, v, a): (Value, Value, Value, Value)| {
             let what = "model:rnea_to(tau, q, v, a)";
             this.read(what, &q, Some(&v), Some((&a, "a")))?;
@@ -344,9 +389,12 @@ with its own workspace (Pinocchio's Model/Data), in SI units (rad, m, N·m, kg) 
   m:joint_torque_regressor(q, v, a) → Y (nv × 10·nbodies) with Y·π = rnea (drive terms excluded), as Pinocchio's
     computeJointTorqueRegressor; m:dynamic_parameters() → π, per body [m, m·cx, m·cy, m·cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]
     (inertia about the joint frame origin)
+  m:elastic_inverse(q, v, a, jerk, snap) → { theta, theta_d, tau }: an arm with elastic gears (drive stiffness), the
+    motors' position, velocity and torque that make the links follow the reference q…snap (docs/robots.md); rigid joints
+    get rnea + friction      m:links_at_rest(theta) → q: where the links of the arm at rest hang, the motors at theta
 In place, allocating nothing (the real-time path; destinations are morc.vec / morc.mat of the right size):
   m:rnea_to(tau, q, v, a)  m:gravity_to(tau, q)  m:nle_to(tau, q, v)  m:aba_to(ddq, q, v, tau)  m:crba_to(M, q)
-  m:friction_to(tau, v)
+  m:friction_to(tau, v)  m:elastic_inverse_to(theta, theta_d, tau, q, v, a, jerk, snap)
   m:frame_jacobian_to(J, q, "frame" [, ref])  m:frame_placement_to(pos, rot, q, "frame")  m:joint_torque_regressor_to(Y, q, v, a)
 q, v, a and tau are morc vectors or tables of numbers; a frame not found is an error listing the model's frames.
 Types:
@@ -361,7 +409,10 @@ Types:
   model:nle_to(tau: vec, q: vec|number[], v: vec|number[])   model:aba_to(ddq: vec, q: vec|number[], v: vec|number[], tau: vec|number[])
   model:crba_to(M: mat, q: vec|number[])   model:frame_placement_to(pos: vec, rot: mat, q: vec|number[], frame: string)
   model:frame_jacobian_to(J: mat, q: vec|number[], frame: string, reference?: "local_world_aligned"|"local"|"world")
-  model:joint_torque_regressor_to(Y: mat, q: vec|number[], v: vec|number[], a: vec|number[])"#,
+  model:joint_torque_regressor_to(Y: mat, q: vec|number[], v: vec|number[], a: vec|number[])
+  model:elastic_inverse(q: vec|number[], v: vec|number[], a: vec|number[], jerk: vec|number[], snap: vec|number[]) → { theta: vec, theta_d: vec, tau: vec }
+  model:elastic_inverse_to(theta: vec, theta_d: vec, tau: vec, q: vec|number[], v: vec|number[], a: vec|number[], jerk: vec|number[], snap: vec|number[])
+  model:links_at_rest(theta: vec|number[]) → vec"#,
     )?;
     Ok(())
 }

@@ -24,6 +24,7 @@ use super::{Data, DriveTrain, Model};
 pub const STEP: f64 = 1e-3;
 
 /// The motors' reference of an elastic arm (results and scratch of [`ElasticInverse::compute`]).
+#[derive(Clone, Debug)]
 pub struct ElasticInverse {
     /// Motor positions seen at the joints (rad; m).
     pub theta: DVector<f64>,

@@ -93,6 +93,33 @@ T.test("controllers.cartesian_velocity equals the native cartesian_velocity at e
   assert(size > 0.1 and esize > 0.01, "the law produced commands from a real error")
 end)
 
+T.test("controllers.elastic_feed_forward equals the native elastic_feed_forward at every step", function()
+  local kr16 = require "robots.kr16_elastic"
+  morc.use_robot(kr16, { q0 = { -5, -95, 85, 0, 0, 0 } })
+  local a = morc.assembly { "elastic twins" }
+  kr16:add(a, "move", "ptp", { target = { 0, -90, 90, 0, 0, 0 }, filter = 8, settle = 0.2 })
+  a:connect("robot.q", "move.start")
+  a:add("rust", kr16:component "elastic_feed_forward")
+  a:add("lua", "controllers.elastic_feed_forward", { robot = "robots.kr16_elastic" })
+  for _, c in ipairs { "rust", "lua" } do
+    for _, p in ipairs { "q", "qd", "qdd" } do a:connect("move." .. p, c .. "." .. p) end
+  end
+  -- The native one drives the arm: a closed loop, seen by both alike.
+  a:connect("rust.q", "robot.q_cmd"); a:connect("rust.qd", "robot.qd_ff"); a:connect("rust.tau", "robot.tau_ff")
+  for _, p in ipairs { "rust.q", "lua.q", "rust.tau", "lua.tau" } do
+    local name = "p_" .. p:gsub("%.", "_")
+    a:add(name, "probe", { n = 6 }); a:connect(p, name .. ".u")
+  end
+  local r = morc.engine:run(a)
+  T.eq(r.ok, true, r.reason)
+  local qdiff = compare(r.data["p_lua_q.u"], r.data["p_rust_q.u"])
+  local tdiff, tsize = compare(r.data["p_lua_tau.u"], r.data["p_rust_tau.u"])
+  print(("elastic_feed_forward: %d steps, largest |tau| %.3g N·m, |lua − rust| %.3g; motor positions |lua − rust| %.3g"):format(r.ticks, tsize, tdiff, qdiff))
+  assert(qdiff <= 1e-12 and tdiff <= 1e-12 * tsize, ("lua and rust differ: q by %g, tau by %g"):format(qdiff, tdiff))
+  assert(tsize > 100, "the arm carried its weight and moved")
+  morc.use_robot(ur5)
+end)
+
 T.test("bad parameters are errors naming the component and what to give", function()
   local function build(params, kind)
     local a = morc.assembly { "bad", duration = 0.001 }
