@@ -225,36 +225,31 @@ pub fn simulated_cell(robot: Arc<Robot>, q0: &[f64], period: f64) -> Result<(Lin
     Ok((Link::Simulated(segment), config, links))
 }
 
-/// The simulated cell's links behind elastic gears: what a tracker sees, which no drive reports.
-pub struct SimulatedLinks {
-    arm: Arc<Mutex<SharedArm>>,
-    n: usize,
+/// Ports a bus shows beside its own, computed from them or from the simulated cell each cycle.
+trait ExtraPorts: Send {
+    /// Fills `extra` (the added ports, in the order they were declared) after the bus sensed `own`.
+    fn sense(&mut self, own: &[Value], extra: &mut [Value]);
 }
 
-impl SimulatedLinks {
-    /// `bus` with the outputs `q_link` and `qd_link` of the simulated arm (the plant's own, as
-    /// the direct simulation gives them), so a program with a tracker runs unchanged on `--bus sim`.
-    pub fn wrap(self, bus: Box<dyn Base>) -> Box<dyn Base> {
+/// A bus with extra ports after its own ([`ExtraPorts`]); everything else is the bus's.
+struct WithPorts<E: ExtraPorts> {
+    bus: Box<dyn Base>,
+    info: morc_kernel::ComponentInfo,
+    /// How many outputs are the bus's own.
+    own: usize,
+    extra: E,
+}
+
+impl<E: ExtraPorts + 'static> WithPorts<E> {
+    /// `bus` with `ports` added after its own outputs, filled by `extra`.
+    fn wrap(bus: Box<dyn Base>, ports: Vec<morc_kernel::PortInfo>, extra: E) -> Box<dyn Base> {
         let own = bus.info().outputs.len();
-        let ty = ValueType::Vector(self.n);
-        let info = bus
-            .info()
-            .clone()
-            .output(morc_kernel::PortInfo::new("q_link", ty).unit("rad").doc("the simulated arm's links behind the elastic gears (what a tracker sees)"))
-            .output(morc_kernel::PortInfo::new("qd_link", ty).unit("rad/s").doc("their velocities"));
-        Box::new(LinkPorts { bus, info, own, links: self })
+        let info = ports.into_iter().fold(bus.info().clone(), |info, p| info.output(p));
+        Box::new(WithPorts { bus, info, own, extra })
     }
 }
 
-/// A bus with the simulated arm's link positions beside its own ports.
-struct LinkPorts {
-    bus: Box<dyn Base>,
-    info: morc_kernel::ComponentInfo,
-    own: usize,
-    links: SimulatedLinks,
-}
-
-impl Base for LinkPorts {
+impl<E: ExtraPorts> Base for WithPorts<E> {
     fn name(&self) -> &str {
         self.bus.name()
     }
@@ -263,12 +258,8 @@ impl Base for LinkPorts {
     }
     fn sense(&mut self, tick: u64, outputs: &mut [Value]) -> morc_kernel::Step {
         let step = self.bus.sense(tick, &mut outputs[..self.own]);
-        let arm = self.links.arm.lock().unwrap_or_else(|p| p.into_inner());
-        // The plant's outputs: q, qd, tau, q_link, qd_link (an elastic arm has no wrist sensor).
-        if let [.., q_link, qd_link] = &arm.sensed[..] {
-            outputs[self.own].as_mut_slice().copy_from_slice(q_link.as_slice());
-            outputs[self.own + 1].as_mut_slice().copy_from_slice(qd_link.as_slice());
-        }
+        let (own, extra) = outputs.split_at_mut(self.own);
+        self.extra.sense(own, extra);
         step
     }
     fn actuate(&mut self, tick: u64, commands: Option<Commands>) -> morc_kernel::Step {
@@ -291,16 +282,44 @@ impl Base for LinkPorts {
     }
 }
 
+/// The simulated cell's links behind elastic gears: what a tracker sees, which no drive reports.
+pub struct SimulatedLinks {
+    arm: Arc<Mutex<SharedArm>>,
+    n: usize,
+}
+
+impl SimulatedLinks {
+    /// `bus` with the outputs `q_link` and `qd_link` of the simulated arm (the plant's own, as
+    /// the direct simulation gives them), so a program with a tracker runs unchanged on `--bus sim`.
+    pub fn wrap(self, bus: Box<dyn Base>) -> Box<dyn Base> {
+        let ty = ValueType::Vector(self.n);
+        let ports = vec![
+            morc_kernel::PortInfo::new("q_link", ty).unit("rad").doc("the simulated arm's links behind the elastic gears (what a tracker sees)"),
+            morc_kernel::PortInfo::new("qd_link", ty).unit("rad/s").doc("their velocities"),
+        ];
+        WithPorts::wrap(bus, ports, self)
+    }
+}
+
+impl ExtraPorts for SimulatedLinks {
+    fn sense(&mut self, _own: &[Value], extra: &mut [Value]) {
+        let arm = self.arm.lock().unwrap_or_else(|p| p.into_inner());
+        // The plant's outputs: q, qd, tau, q_link, qd_link (an elastic arm has no wrist sensor).
+        if let [.., q_link, qd_link] = &arm.sensed[..] {
+            extra[0].as_mut_slice().copy_from_slice(q_link.as_slice());
+            extra[1].as_mut_slice().copy_from_slice(qd_link.as_slice());
+        }
+    }
+}
+
 /// The robot's bus with the ports of its wrist sensor and hand-guiding handle under the names
 /// the simulated robot gives them: `ft` (the segment's first F/T sensor, N and N·m), `enable`
 /// (the enabling switch as the safety PLC reports it, or channel 1 of the first digital input
 /// terminal on a bus without one) and `button` (channel 2 of the digital inputs). So a program
 /// that guides the arm runs unchanged on the simulated robot, `--bus sim` and real drives wired so.
 pub struct WristPorts {
-    bus: Box<dyn Base>,
-    info: morc_kernel::ComponentInfo,
-    /// The bus's own outputs, the F/T sensor's and the digital inputs' among them.
-    own: usize,
+    /// Where among the bus's own outputs the F/T sensor's, the digital inputs' and the safety
+    /// PLC's are.
     ft: usize,
     din: usize,
     safety: Option<usize>,
@@ -314,27 +333,17 @@ impl WristPorts {
         let numbered = |prefix: &str| outputs.iter().position(|p| p.name.strip_prefix(prefix).is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit())));
         let (Some(ft), Some(din)) = (numbered("ft"), numbered("din")) else { return bus };
         let safety = numbered("safety");
-        let own = outputs.len();
-        let info = bus
-            .info()
-            .clone()
-            .output(morc_kernel::PortInfo::wrench("ft").doc("the wrist F/T sensor (the bus's first F/T device)"))
-            .output(morc_kernel::PortInfo::new("enable", ValueType::Boolean).doc("the handle's enabling switch (through the safety PLC; else digital input channel 1)"))
-            .output(morc_kernel::PortInfo::new("button", ValueType::Boolean).doc("the handle's teach button (digital input channel 2)"));
-        Box::new(WristPorts { bus, info, own, ft, din, safety })
+        let ports = vec![
+            morc_kernel::PortInfo::wrench("ft").doc("the wrist F/T sensor (the bus's first F/T device)"),
+            morc_kernel::PortInfo::new("enable", ValueType::Boolean).doc("the handle's enabling switch (through the safety PLC; else digital input channel 1)"),
+            morc_kernel::PortInfo::new("button", ValueType::Boolean).doc("the handle's teach button (digital input channel 2)"),
+        ];
+        WithPorts::wrap(bus, ports, WristPorts { ft, din, safety })
     }
 }
 
-impl Base for WristPorts {
-    fn name(&self) -> &str {
-        self.bus.name()
-    }
-    fn info(&self) -> &morc_kernel::ComponentInfo {
-        &self.info
-    }
-    fn sense(&mut self, tick: u64, outputs: &mut [Value]) -> morc_kernel::Step {
-        let step = self.bus.sense(tick, &mut outputs[..self.own]);
-        let (own, extra) = outputs.split_at_mut(self.own);
+impl ExtraPorts for WristPorts {
+    fn sense(&mut self, own: &[Value], extra: &mut [Value]) {
         extra[0].as_mut_slice().copy_from_slice(own[self.ft].as_slice());
         let bits = match own[self.din] {
             Value::Integer(b) => b,
@@ -346,24 +355,5 @@ impl Base for WristPorts {
         };
         extra[1] = Value::Boolean(enabling);
         extra[2] = Value::Boolean(bits & 2 != 0);
-        step
-    }
-    fn actuate(&mut self, tick: u64, commands: Option<Commands>) -> morc_kernel::Step {
-        self.bus.actuate(tick, commands)
-    }
-    fn stop(&mut self, tick: u64) -> morc_kernel::Step {
-        self.bus.stop(tick)
-    }
-    fn is_still(&self) -> bool {
-        self.bus.is_still()
-    }
-    fn check_takeover(&self, commands: Commands) -> Result<(), (usize, String)> {
-        self.bus.check_takeover(commands)
-    }
-    fn handle(&self) -> Option<morc_kernel::BaseHandle> {
-        self.bus.handle()
-    }
-    fn latency(&self) -> u32 {
-        self.bus.latency()
     }
 }
