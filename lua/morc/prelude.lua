@@ -201,6 +201,8 @@ A robot definition (degrees and millimetres; ports and native parameters are SI)
   r:plan(start°, moves [, { vel_scale, acc_scale, ramp }]) → { ok, reason, duration, singularity, end } without moving
   r:with_payload { mass, com, inertia } → a new robot      r:with_tool { xyz, rpy } → a new robot
   r:set_payload { mass, com, inertia }  changes the payload of r now, also under a running engine (nil: none)
+  r:change_tool { xyz, rpy, mass, com, inertia }  cuts r's tool off and connects this one now, geometry and mass (kg; com mm
+    and inertia kg·m² in the flange's frame): a running plant and feed-forward carry it from their next step
   r:state(): where r is and what it does, from the engine's last tick (lock-free; fine in a loop while a motion runs),
     { q°, qd°/s, tau, tool = { pos = {mm}, rpy = {°}, frame }, commanded = { q_cmd°, … }, holding, override %, paused,
       command = { name, elapsed s, progress 0–1, override % } while one runs, faults = { text, … }, io = { other ports }, time, tick }
@@ -243,6 +245,7 @@ Types:
   robot:sim_hand(script: table[]) → number   robot:sim_hand_duration() → number   robot.groups: table<string, table>   robot.ft: table?
   robot.origin: string
   robot:set_payload(payload?: table)   robot:set_tool(tool: { xyz?: number[], rpy?: number[] })
+  robot:change_tool(tool: { xyz?: number[], rpy?: number[], mass?: number, com?: number[], inertia?: number[] })
   robot:state() → robot_state   robot:override(percent?: number) → number   robot:pause()   robot:resume()
   robot:calibrate(data: { poses: number[][], measured: number[][] }) → table   robot:measurement_poses(opts: { candidates: number[][], n?: integer, index?: string }) → table
   robot:perturbed(opts?: { seed?: number, length?: number, angle?: number }) → robot

@@ -457,18 +457,29 @@ fn define_robot(lua: &Lua, t: Table) -> mlua::Result<LuaRobot> {
 fn with_payload_table(unloaded: &Model, p: &Table) -> mlua::Result<(Model, f64)> {
     keys::check(p, "in the payload", &["mass", "com", "inertia"], 0).map_err(|e| raise(ErrorKind::Robot, e))?;
     let mut model = unloaded.clone();
-    let (_, flange_placement) = flange(&model);
-    let mass = number(p, "mass", None, "payload").map_err(|e| raise(ErrorKind::Robot, format!("{e} (kg)")))?;
-    let com = vec3_mm(p, "com", "payload")?;
-    let rotational = inertia_matrix(p, "payload")?;
-    let inertia = flange_placement.act_inertia(&Inertia::new(mass, com, rotational));
+    let inertia = flange_body(&model, p, "payload")?;
     morc_robot::add_payload(&mut model, inertia.mass, inertia.com, inertia.rotational).map_err(typed)?;
-    Ok((model, mass))
+    Ok((model, inertia.mass))
+}
+
+/// `{ mass = kg, com = {mm}, inertia = {…} }` (com and inertia in the flange's frame) as an
+/// inertia in the last joint's frame; `what` names it in errors.
+fn flange_body(model: &Model, p: &Table, what: &str) -> mlua::Result<Inertia> {
+    let (_, flange_placement) = flange(model);
+    let mass = number(p, "mass", None, what).map_err(|e| raise(ErrorKind::Robot, format!("{e} (kg)")))?;
+    let com = vec3_mm(p, "com", what)?;
+    let rotational = inertia_matrix(p, what)?;
+    Ok(flange_placement.act_inertia(&Inertia::new(mass, com, rotational)))
 }
 
 /// `{ xyz = {mm}, rpy = {°} }` → the tool's placement at the flange.
 fn tool_placement(tool: &Table) -> mlua::Result<Se3> {
     keys::check(tool, "in the tool", &["xyz", "rpy"], 0).map_err(mlua::Error::runtime)?;
+    tool_frame_of(tool)
+}
+
+/// The placement at the flange of a table's `xyz` (mm) and `rpy` (°), its keys checked by the caller.
+fn tool_frame_of(tool: &Table) -> mlua::Result<Se3> {
     let xyz = vec3_mm(tool, "xyz", "tool")?;
     let rpy = match tool.get::<mlua::Value>("rpy")? {
         mlua::Value::Nil => vec![0.0; 3],
@@ -828,6 +839,21 @@ impl UserData for LuaRobot {
             let origin = caller(lua);
             let placement = tool_placement(&tool).map_err(|e| raise(ErrorKind::Robot, format!("{origin}: {e}")))?;
             this.0 = Arc::new(tooled_robot(&this.0, &placement, &origin.to_string())?.sharing_live(&this.0));
+            Ok(())
+        });
+        // robot:change_tool { xyz, rpy, mass, com, inertia }: the tool changes now, geometry and
+        // mass: a running plant and feed-forward carry the new tool from their next step.
+        methods.add_method_mut("change_tool", |lua, this, tool: Table| {
+            let origin = caller(lua);
+            let fail = |m: String| raise(ErrorKind::Robot, format!("{origin}: robot '{}': change_tool: {m}", this.0.name));
+            keys::check(&tool, "in the tool", &["xyz", "rpy", "mass", "com", "inertia"], 0).map_err(&fail)?;
+            let placement = tool_frame_of(&tool).map_err(|e| fail(message_of(&e)))?;
+            let (_, flange_placement) = flange(&this.0.model);
+            let body = match tool.get::<mlua::Value>("mass")? {
+                mlua::Value::Nil => None,
+                _ => Some(flange_body(&this.0.model, &tool, "tool").map_err(|e| fail(message_of(&e)))?),
+            };
+            this.0 = Arc::new(this.0.tool_changed(flange_placement.compose(&placement), body).map_err(|e| fail(e.to_string()))?);
             Ok(())
         });
         methods.add_method("with_tool", |lua, this, tool: Table| {

@@ -135,6 +135,9 @@ pub struct Robot {
     /// The simulated operator's hand script, which the simulated plant follows (shared by the
     /// copies of this robot, as `live`).
     pub hand: Arc<Published<HandScript>>,
+    /// The mass of the tool [`Robot::tool_changed`] connected (in the last joint's frame), which
+    /// the next change cuts off again.
+    pub tool_body: Option<Inertia>,
 }
 
 /// A named subset of a robot's joints with a tool of its own, which moves on its own: one arm
@@ -230,7 +233,43 @@ impl Robot {
             groups: Vec::new(),
             ft: None,
             hand: Arc::new(Published::new(Arc::new(HandScript::default()))),
+            tool_body: None,
         })
+    }
+
+    /// This robot with its tool changed, while the engine runs: the last tool's mass (if
+    /// [`Robot::tool_changed`] connected one) cut off, `body` connected (the new tool's inertia in
+    /// the last joint's frame; None: a massless tool), and the "tool" frame at `placement` (from
+    /// the last joint). The mass goes to the live model, so a running plant and feed-forward
+    /// carry the new tool from their next step; motions planned from here on use its frame.
+    pub fn tool_changed(&self, placement: Se3, body: Option<Inertia>) -> Result<Robot, RobotError> {
+        if let Some(why) = body.as_ref().and_then(Inertia::physical_error) {
+            return Err(RobotError::Payload(format!("robot '{}': the tool: {why}", self.name)));
+        }
+        let last = self.model.njoints() - 1;
+        let carrying = |model: &Model| {
+            let mut model = model.clone();
+            if let Some(old) = &self.tool_body {
+                model.add_body_inertia(last, &Inertia::new(-old.mass, old.com, -old.rotational));
+            }
+            if let Some(new) = &body {
+                model.add_body_inertia(last, new);
+            }
+            model
+        };
+        // The live model changes its masses only (its structure is what running components sized for).
+        let live = carrying(&self.live.current());
+        live.check_mass_matrix().map_err(|source| RobotError::Model { context: format!("robot '{}' with its new tool", self.name), source })?;
+        let tooled = |model: &Model| {
+            let mut model = carrying(model);
+            set_tool(&mut model, placement);
+            model
+        };
+        let unloaded = Arc::new(tooled(&self.unloaded));
+        let model = Arc::new(tooled(&self.model));
+        let tool_frame = model.frame_index("tool").unwrap_or(self.tool_frame);
+        self.live.publish(Arc::new(live));
+        Ok(Robot { model, unloaded, tool_frame, tool_body: body, ..self.clone() })
     }
 
     /// Number of joints (degrees of freedom).
