@@ -5,6 +5,8 @@
 local T = require "morc.testing"
 local kr16 = require "robots.kr16"
 local motion = require "stdlib.assemblies.motion"
+-- Recordings go to a scratch folder, not into the working directory.
+morc.record_dir = (os.getenv("CARGO_TARGET_TMPDIR") or "/tmp") .. "/morc-lua-elastic"
 
 --- The KR 16 with elastic gears of stiffness k (N·m/rad) and damping d on A1–A3 (k nil: rigid).
 local function kr16_with(k, d)
@@ -135,6 +137,28 @@ T.test("elastic feed-forward keeps the tool on its path at least 3× better than
     peaks[variant] = peak
   end
   assert(peaks.rigid > 3 * peaks.elastic, ("tool error peak: rigid %.3f mm, elastic %.3f mm"):format(peaks.rigid * 1e3, peaks.elastic * 1e3))
+end)
+
+T.test("the gears' stiffness is fitted from a run that measured the links, and said unseen without them", function()
+  local r = require("robots.kr16_elastic"):with_payload { mass = 16, com = { 0, 0, 100 } }
+  morc.use_robot(r, { q0 = { -5, -95, 85, 0, 0, 0 } })
+  local function recorded(target, signals)
+    local a = motion(r, "ptp", { target = target }, { record = signals })
+    local res = morc.engine:run(a)
+    assert(res.ok, res.reason)
+    return res.recordings[1]
+  end
+  local fits = morc.dynid.stiffness(r, recorded({ 10, -75, 100, 0, 0, 0 }, { "robot.q", "robot.q_link" }))
+  T.eq(#fits, 3, "A1–A3 are elastic")
+  for i, f in ipairs(fits) do
+    local true_k, true_d = r.joints[i].stiffness, r.joints[i].damping
+    T.eq(f.joint, r.joints[i].name)
+    assert(math.abs(f.stiffness - true_k) < 0.01 * true_k, ("%s: K %.4g, the gear's %.4g"):format(f.joint, f.stiffness, true_k))
+    assert(math.abs(f.damping - true_d) < 0.05 * true_d, ("%s: D %.4g, the gear's %.4g"):format(f.joint, f.damping, true_d))
+  end
+  local no_links = recorded({ -5, -95, 85, 0, 0, 0 }, { "robot.q" })
+  T.raises(function() morc.dynid.stiffness(r, no_links) end, "no link-side measurement (robot.q_link)", "A1, A2, A3 cannot be seen")
+  T.raises(function() morc.dynid.stiffness(require "robots.kr16", no_links) end, "has no elastic gears")
 end)
 
 return T.summary()

@@ -68,6 +68,51 @@ fn perturbed(lua: &Lua, (robot, opts): (Value, Option<Table>)) -> mlua::Result<L
     Ok(LuaRobot(Arc::new(super::robot_calibration::regeometried(&robot, change, &origin.to_string())?)))
 }
 
+/// `morc.dynid.stiffness(robot, path)`: the elastic gears' stiffness and damping fitted to a
+/// recorded run that measured the links (robot.q_link), or why they cannot be seen.
+fn stiffness(lua: &Lua, (robot, path): (Value, String)) -> mlua::Result<Table> {
+    let origin = caller(lua);
+    let what = format!("{origin}: morc.dynid.stiffness");
+    let robot = robot_arg(&robot, &what)?;
+    let fail = |m: String| raise(ErrorKind::Record, format!("{what}: {m}"));
+    let elastic: Vec<usize> = robot.model.drive_trains().iter().enumerate().filter(|(_, d)| d.is_elastic()).map(|(i, _)| i).collect();
+    if elastic.is_empty() {
+        return Err(raise(ErrorKind::Robot, format!("{what}: robot '{}' has no elastic gears (no drive stiffness): there is nothing to fit", robot.name)));
+    }
+    let loaded = morc_record::plot::load(std::path::Path::new(&path), &["robot.q*"]).map_err(|e| fail(e.to_string()))?;
+    if !loaded.signals.iter().any(|s| s.name == "robot.q_link") {
+        let names: Vec<&str> = elastic.iter().map(|&i| robot.joints[i].name.as_str()).collect();
+        return Err(fail(format!(
+            "{path} has no link-side measurement (robot.q_link), so the stiffness of {} cannot be seen: the motors alone show the gears' deflection only as a torque error. Record robot.q_link (a link encoder) or derive it from a tracker",
+            names.join(", ")
+        )));
+    }
+    let (_, q) = flat(&loaded, "robot.q_link", &path).map_err(&fail)?;
+    let (_, theta) = flat(&loaded, "robot.q", &path).map_err(&fail)?;
+    let t = &loaded.time;
+    if t.len() < 10 {
+        return Err(fail(format!("{path} holds {} samples: record a run that moves the arm", t.len())));
+    }
+    let dt = (t[t.len() - 1] - t[0]) / (t.len() - 1) as f64;
+    let mut data = morc_model::Data::new(&robot.model);
+    let fits = morc_model::fit_stiffness(&robot.model, &mut data, &q, &theta, dt);
+    let out = lua.create_table()?;
+    for &i in &elastic {
+        let e = lua.create_table()?;
+        e.set("joint", robot.joints[i].name.as_str())?;
+        match fits[i] {
+            Some(f) => {
+                e.set("stiffness", f.stiffness)?;
+                e.set("damping", f.damping)?;
+                e.set("residual", f.residual)?;
+            }
+            None => e.set("unseen", "its gear's deflection did not change in the run: move the joint against its load")?,
+        }
+        out.push(e)?;
+    }
+    Ok(out)
+}
+
 /// The signal `name` of a loaded recording as flat samples (sample by sample).
 fn flat(loaded: &morc_record::plot::Loaded, name: &str, path: &str) -> Result<(usize, Vec<f64>), String> {
     let s = loaded.signals.iter().find(|s| s.name == name).ok_or_else(|| format!("{path} has no signal {name}: record robot.q, robot.qd and robot.tau"))?;
@@ -341,10 +386,14 @@ frame's origin, as model:dynamic_parameters) and each joint's motor inertia Ia, 
     std_percent } } }; an existing file is never replaced: then NAME-001.lua, NAME-002.lua … beside it (the file written)
   morc.dynid.perturbed(robot, { seed = 1, inertial = 0.1, drive = 0.2 }) → robot   masses, centres of mass, inertias
     and drive trains off by up to those fractions: a hidden "true" robot to simulate an identification
+  morc.dynid.stiffness(robot, path) → { { joint, stiffness, damping, residual } } per elastic gear, fitted to a recorded
+    run that measured the links (robot.q_link): τ_s = K·φ + D·φ̇, φ = θ − q; without robot.q_link an error saying the
+    stiffness cannot be seen from the motors
 Types:
   morc.dynid.base(robot: robot, opts?: { samples?: integer, seed?: integer, tolerance?: number }) → dynid
   morc.dynid.read(path: string) → dynid_data
   morc.dynid.perturbed(robot: robot, opts?: { seed?: integer, inertial?: number, drive?: number }) → robot
+  morc.dynid.stiffness(robot: robot, path: string) → table[]
   dynid.count: integer   dynid.names: string[]   dynid.standard_names: string[]   dynid.dropped: table[]
   dynid:excite(opts?: { order?: integer, frequency?: number, samples?: integer, evaluations?: integer, restarts?: integer, seed?: integer, margin?: number, floor?: number|boolean }) → table
   dynid:condition(excitation: table, samples?: integer) → number
@@ -363,10 +412,17 @@ pub(crate) fn install(lua: &Lua, morc: &Table) -> mlua::Result<()> {
     t.set("base", base_fn.clone())?;
     t.set("read", read_fn.clone())?;
     t.set("perturbed", perturbed_fn.clone())?;
+    let stiffness_fn = lua.create_function(stiffness)?;
+    t.set("stiffness", stiffness_fn.clone())?;
     morc.set("dynid", t.clone())?;
     doc(morc, t, DYNID_DOC)?;
     doc(morc, base_fn, "morc.dynid.base(robot: robot, opts?: { samples?: integer, seed?: integer, tolerance?: number }) → dynid  the robot's base parameters (see morc.dynid)")?;
     doc(morc, read_fn, "morc.dynid.read(path: string) → dynid_data  a recording's robot.q, robot.qd, robot.tau (flat) and its sample period dt")?;
+    doc(
+        morc,
+        stiffness_fn,
+        "morc.dynid.stiffness(robot: robot, path: string) → { { joint: string, stiffness?: number, damping?: number, residual?: number, unseen?: string } }  the elastic gears' stiffness (N·m/rad) and damping fitted to a recorded run that measured the links (robot.q_link): τ_s = K·φ + D·φ̇ per elastic joint, τ_s from the links' model (identify it first), residual in % of τ_s's rms; without robot.q_link it says the stiffness cannot be seen",
+    )?;
     doc(
         morc,
         perturbed_fn,

@@ -111,6 +111,73 @@ pub fn links_at_rest(model: &Model, data: &mut Data, theta: &[f64], q: &mut [f64
     }
 }
 
+/// An elastic gear's stiffness and damping fitted to a run ([`fit_stiffness`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StiffnessFit {
+    /// Stiffness (N·m/rad; N/m).
+    pub stiffness: f64,
+    /// Damping (N·m·s/rad; N·s/m).
+    pub damping: f64,
+    /// The fit's rms residual, % of the springs' rms torque.
+    pub residual: f64,
+}
+
+/// The elastic gears' stiffness and damping from a run where the links were measured (a link
+/// encoder, a tracker's inverse kinematics): per elastic joint, the least-squares K and D of
+/// τ_s = K·φ + D·φ̇, φ = θ − q the measured deflection and τ_s = M_l(q)·q̈ + n(q, q̇) the torque
+/// the links' model says the springs passed (velocities and accelerations by central differences,
+/// `dt` apart). `q` and `theta` are `samples × nv`, sample after sample. None for a rigid joint,
+/// or one whose deflection did not change (nothing to see). The links' model must be right:
+/// identify it first.
+pub fn fit_stiffness(model: &Model, data: &mut Data, q: &[f64], theta: &[f64], dt: f64) -> Vec<Option<StiffnessFit>> {
+    let n = model.nv();
+    let samples = q.len() / n;
+    // Per joint, the normal equations of [φ φ̇]·[K D]ᵀ = τ_s and the sums for the residual.
+    let mut sums = vec![[0.0f64; 6]; n];
+    let (mut v, mut a, mut phi_d) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    for k in 1..samples.saturating_sub(1) {
+        let at = |x: &[f64], k: usize, i: usize| x[k * n + i];
+        for i in 0..n {
+            v[i] = (at(q, k + 1, i) - at(q, k - 1, i)) / (2.0 * dt);
+            a[i] = (at(q, k + 1, i) - 2.0 * at(q, k, i) + at(q, k - 1, i)) / (dt * dt);
+            phi_d[i] = (at(theta, k + 1, i) - at(theta, k - 1, i)) / (2.0 * dt) - v[i];
+        }
+        let tau = super::rnea(model, data, &q[k * n..(k + 1) * n], &v, &a);
+        for (i, d) in model.drive_trains().iter().enumerate() {
+            if !d.is_elastic() {
+                continue;
+            }
+            let tau_s = tau[i] - d.armature * a[i];
+            let phi = at(theta, k, i) - at(q, k, i);
+            let s = &mut sums[i];
+            s[0] += phi * phi;
+            s[1] += phi * phi_d[i];
+            s[2] += phi_d[i] * phi_d[i];
+            s[3] += phi * tau_s;
+            s[4] += phi_d[i] * tau_s;
+            s[5] += tau_s * tau_s;
+        }
+    }
+    model
+        .drive_trains()
+        .iter()
+        .zip(&sums)
+        .map(|(d, s)| {
+            let det = s[0] * s[2] - s[1] * s[1];
+            // A deflection that never changed (or NaN sums) leaves K and D unseen.
+            let seen = det > 1e-12 * s[0] * s[2];
+            if !d.is_elastic() || !seen || s[5] <= 0.0 {
+                return None;
+            }
+            let stiffness = (s[3] * s[2] - s[4] * s[1]) / det;
+            let damping = (s[0] * s[4] - s[1] * s[3]) / det;
+            // Σ(τ − Kφ − Dφ̇)² expanded in the sums.
+            let squared = s[5] - 2.0 * (stiffness * s[3] + damping * s[4]) + stiffness * stiffness * s[0] + 2.0 * stiffness * damping * s[1] + damping * damping * s[2];
+            Some(StiffnessFit { stiffness, damping, residual: 100.0 * (squared.max(0.0) / s[5]).sqrt() })
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

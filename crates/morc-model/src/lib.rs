@@ -46,7 +46,7 @@ pub use data::Data;
 pub use dense::{lu_factor, lu_solve, DampedPinv, PinvError};
 pub use dh::{DhConvention, DhLink, DhTable};
 pub use dynamics::{aba, crba, friction, gravity, nle, rnea};
-pub use elastic::{links_at_rest, ElasticInverse};
+pub use elastic::{fit_stiffness, links_at_rest, ElasticInverse, StiffnessFit};
 pub use fourier::FourierTrajectory;
 pub use ft_load::{FtIdentification, FtLoad, FtLoadError, GRAVITY, MIN_POSES, RANK_TOLERANCE};
 pub use identification::{

@@ -12,7 +12,8 @@ where it starts, runs it `periods` times recorded, estimates the base parameters
 them to `save` ("": beside the robot's definition, robots/NAME.dynamics.lua; "-": not saved; an existing file is never
 replaced: the next free NAME-001… is taken). Keep the workspace clear: the arm sweeps its joint ranges.
 Measured: count (base parameters), condition (of the regressor along the run), residual (rms torque residual, % of the
-measured rms), estimate, recording, saved (the file).]],
+measured rms), estimate, recording, saved (the file); on an arm with elastic gears, stiffness (per elastic joint: stiffness,
+damping, residual, by morc.dynid.stiffness where the links were measured, robot.q_link) or stiffness_unseen (why not).]],
   params = {
     order = { type = "number", default = 5, range = { 2, 20 }, doc = "harmonics of the Fourier series" },
     frequency = { type = "number", unit = "Hz", default = 0.1, range = { 0.01, 5 }, doc = "base frequency: the period is its inverse" },
@@ -42,12 +43,30 @@ measured rms), estimate, recording, saved (the file).]],
     local fit = id:validate(est, r.recording, { every = p.every })
     local path = cmd.save_path(robot, p.robot_module, p.save, ".dynamics.lua")
     local saved = path and id:save(path, est)
+    -- The gears' stiffness, where the robot has elastic ones: fitted if the links were measured,
+    -- else said to be unseen.
+    local stiffness, unseen
+    for _, j in ipairs(robot.joints) do
+      if (j.stiffness or 0) > 0 then
+        local ok, fits = pcall(morc.dynid.stiffness, robot, r.recording)
+        if ok then stiffness = fits else unseen = tostring(fits):gsub("^.-morc.dynid.stiffness: ", "") end
+        break
+      end
+    end
     return { ok = true, count = id.count, condition = est.condition, excitation_condition = e.condition, residual = fit.rms_error,
-             estimate = est, recording = r.recording, saved = saved }
+             estimate = est, recording = r.recording, saved = saved, stiffness = stiffness, stiffness_unseen = unseen }
   end,
   evaluate = function(ctx, p, r)
     local text = ("%d base parameters, condition number %.0f, torque residual %.2f %% of the measured rms"):format(r.count, r.condition, r.residual)
     if r.saved then text = text .. ", saved to " .. r.saved end
+    for _, f in ipairs(r.stiffness or {}) do
+      if f.stiffness then
+        text = text .. ("; %s gear %.3g N·m/rad, damping %.3g N·m·s/rad (fit residual %.1f %%)"):format(f.joint, f.stiffness, f.damping, f.residual)
+      else
+        text = text .. ("; %s gear unseen: %s"):format(f.joint, f.unseen)
+      end
+    end
+    if r.stiffness_unseen then text = text .. "; " .. r.stiffness_unseen end
     return r.residual < 10, text
   end,
 }
