@@ -12,18 +12,20 @@
 -- then follows sample to sample within its velocity and acceleration limits; a command outside
 -- a joint's limits or more than max_jump from the robot stops the run, naming the joint (the
 -- plugin sends zeros at start unless use_initial_states_as_initial_commands is true). It runs
--- until Ctrl-C, a fault, or options.duration seconds; the robot then holds.
+-- until Ctrl-C, a fault, options.duration seconds, or no command for options.idle seconds; the
+-- robot then holds.
 local motion_assembly = require "stdlib.assemblies.motion"
 
-local KEYS = { robot = true, commands = true, states = true, rate = true, max_jump = true, max_error = true, duration = true, log = true }
+local KEYS = { robot = true, commands = true, states = true, rate = true, max_jump = true, max_error = true, duration = true, idle = true, log = true }
 
 --- Runs the robot as ros2_control's hardware; returns the run's result (ok, reason, data).
 --- opts: robot, commands (topic), states (topic), rate (states per second, default every
---- step), max_jump (°, default 5), max_error (following error, °, default 2), duration (s), log.
+--- step), max_jump (°, default 5), max_error (following error, °, default 2), duration (s), idle (s: end once
+--- no command came for this long and the robot stands at the last; default never), log.
 return function(opts)
   opts = opts or {}
   for k in pairs(opts) do
-    if not KEYS[k] then error(("morc.ros.topic_based_control: unknown option '%s' (robot, commands, states, rate, max_jump, max_error, duration, log)"):format(tostring(k)), 2) end
+    if not KEYS[k] then error(("morc.ros.topic_based_control: unknown option '%s' (robot, commands, states, rate, max_jump, max_error, duration, idle, log)"):format(tostring(k)), 2) end
   end
   -- Under morc check the topics run without a network (the commands never come; the run ends at the check's limit).
   if not morc.ros.status() and not morc.checking then error("morc.ros.topic_based_control: morc is not on ROS 2: run `morc --ros run …` or call morc.ros.start() first", 2) end
@@ -31,7 +33,7 @@ return function(opts)
   if not robot then error("morc.ros.topic_based_control: no robot: morc.use_robot(require \"robots.kr16\") first", 2) end
   local commands = opts.commands or "/robot_joint_commands"
   local states = opts.states or "/robot_joint_states"
-  local a = motion_assembly(robot, "joint_stream", { max_jump = opts.max_jump or 5 }, { name = "topic_based_control", max_error = opts.max_error })
+  local a = motion_assembly(robot, "joint_stream", { max_jump = opts.max_jump or 5, idle = opts.idle or 0 }, { name = "topic_based_control", max_error = opts.max_error })
   a:add("cmd", "ros.subscribe", { topic = commands, type = "sensor_msgs/msg/JointState", stale = "hold" })
   a:connect("cmd.position", "traj.target")
   a:connect("cmd.age", "traj.age")

@@ -51,8 +51,9 @@ default every step). The commands are a target: the robot holds until the first 
 within its velocity and acceleration limits (kind joint_stream), monitored like every motion (options.max_error, °, default 2). \
 A command outside a joint's limits or more than options.max_jump (°, default 5; mm for prismatic joints) from the robot stops \
 the run naming the joint: in the plugin set use_initial_states_as_initial_commands to true, or it sends zeros first. Runs until \
-Ctrl-C, a fault or options.duration seconds, then the robot holds; returns the run's result. Needs morc on ROS 2 (morc --ros).\n  \
-morc.ros.topic_based_control(options?: { robot?: robot, commands?: string, states?: string, rate?: number, max_jump?: number, max_error?: number, duration?: number, log?: fun(line: string) }) → run_result";
+Ctrl-C, a fault, options.duration seconds or no command for options.idle seconds (the robot standing at the last), then the \
+robot holds; returns the run's result. Needs morc on ROS 2 (morc --ros).\n  \
+morc.ros.topic_based_control(options?: { robot?: robot, commands?: string, states?: string, rate?: number, max_jump?: number, max_error?: number, duration?: number, idle?: number, log?: fun(line: string) }) → run_result";
 const DOC_STOP: &str = "morc.ros.stop(): leaves ROS 2; the node and its topics go.\n  morc.ros.stop()";
 const DOC_STATUS: &str = "morc.ros.status(): nil when morc is not on ROS 2, else { node, domain, published, received, dropped } \
 (messages since it started; dropped: rows a full queue refused and messages a peer's full window refused).\n  \

@@ -20,6 +20,8 @@ use super::kind_doc;
 
 /// The follower's time constant near the target, in base periods: the feedback gain 1/τ.
 const TIME_CONSTANT_PERIODS: f64 = 4.0;
+/// A reference slower than this (rad/s; m/s) stands: an idle stream may finish.
+const STANDING: f64 = 1e-6;
 /// The longest a sample's line is stretched over (s): a sender that paused does not make the
 /// next sample crawl.
 const MAX_SPAN: f64 = 0.1;
@@ -41,6 +43,8 @@ pub struct JointStream {
     /// The largest distance a sample may be from the reference (rad; m for prismatic joints).
     max_jump: f64,
     max_jump_prismatic: f64,
+    /// Steps without a sample after which the stream is over (None: never).
+    idle_steps: Option<u64>,
     samples: u64,
 }
 
@@ -62,6 +66,11 @@ impl JointStream {
                 ParamInfo::new("max_jump", Value::Real(5.0))
                     .unit("°")
                     .doc("the farthest a sample may be from the reference (mm for prismatic joints); farther faults, naming the joint"),
+            )
+            .param(
+                ParamInfo::new("idle", Value::Real(0.0))
+                    .unit("s")
+                    .doc("finish once no sample came for this long and the reference stands (0: never; the run ends otherwise)"),
             );
         let n = robot.dof();
         JointStream {
@@ -76,6 +85,7 @@ impl JointStream {
             qd: vec![0.0; n],
             max_jump: 0.0,
             max_jump_prismatic: 0.0,
+            idle_steps: None,
             samples: 0,
         }
     }
@@ -130,10 +140,16 @@ impl Component for JointStream {
         }
         self.max_jump = max_jump.to_radians();
         self.max_jump_prismatic = max_jump * 1e-3;
+        let idle = self.info.real("idle");
+        if !(idle >= 0.0 && idle.is_finite()) {
+            return Err(format!("idle = {idle}: give the seconds without a sample after which the stream is over, 0 or more (0: never)"));
+        }
         Ok(())
     }
 
-    fn initialize(&mut self, _ctx: &InitContext, _outputs: &mut [Value]) -> Result<(), String> {
+    fn initialize(&mut self, ctx: &InitContext, _outputs: &mut [Value]) -> Result<(), String> {
+        let idle = self.info.real("idle");
+        self.idle_steps = (idle > 0.0).then(|| (idle / ctx.period).round().max(1.0) as u64);
         self.since_sample = None;
         self.samples = 0;
         Ok(())
@@ -198,6 +214,13 @@ impl Component for JointStream {
         qd_out.copy_from_slice(&self.qd);
         *done = Value::Boolean(false);
         tcp.as_mut_slice().copy_from_slice(self.kinematics.tool_pose(&self.q).translation.as_slice());
+        // The sender stopped (a ros2_control system shut down): once the reference stands at its
+        // last sample, the stream is over and the robot holds there.
+        if let (Some(idle), Some(k)) = (self.idle_steps, self.since_sample) {
+            if k >= idle && self.qd.iter().all(|v| v.abs() < STANDING) {
+                return Step::Finish(format!("joint_stream: no sample for {:.3} s, the stream is over: the robot holds at its last", k as f64 * period));
+            }
+        }
         Step::Continue
     }
 
@@ -247,6 +270,10 @@ mod tests {
             let inputs = [Value::Vector(start.to_vec()), target.clone(), Value::Integer(age)];
             match c.step(&StepContext { step: k as u64, time: k as f64 * 1e-3, period: 1e-3 }, &inputs, &mut outputs) {
                 Step::Fault(f) => return Err(f),
+                Step::Finish(_) => {
+                    qs.push(outputs[0].as_slice().to_vec());
+                    break;
+                }
                 _ => qs.push(outputs[0].as_slice().to_vec()),
             }
         }
@@ -304,6 +331,24 @@ mod tests {
         assert!((last[1] - goal[1]).abs() < 1e-9, "ends at {} not {}", last[1], goal[1]);
         let overshoot = qs.iter().map(|q| q[1] - goal[1]).fold(f64::MIN, f64::max);
         assert!(overshoot < 0.01f64.to_radians(), "overshoots by {overshoot} rad");
+    }
+
+    #[test]
+    fn an_idle_stream_finishes_once_its_reference_stands() {
+        let start = [0.0, -1.0, 1.0, 0.0, 0.5, 0.0];
+        let mut goal = start.to_vec();
+        goal[2] += 2f64.to_radians();
+        let mut c = JointStream::new(robot());
+        c.set_parameter("idle", &Value::Real(0.5)).unwrap();
+        let mut samples = vec![None; 3000];
+        samples[0] = Some(goal.clone());
+        let steps = follow(&mut c, &start, &samples).unwrap();
+        assert!(steps.len() >= 500 && steps.len() < 3000, "finished after {} steps", steps.len());
+        assert!((steps.last().unwrap()[2] - goal[2]).abs() < 1e-6, "holds at the last sample");
+        // Without a sample at all it never finishes: the robot holds where it is.
+        let mut c = JointStream::new(robot());
+        c.set_parameter("idle", &Value::Real(0.5)).unwrap();
+        assert_eq!(follow(&mut c, &start, &vec![None; 2000]).unwrap().len(), 2000);
     }
 
     #[test]
