@@ -497,6 +497,7 @@ impl RecordingFile {
         let fail = |e: hdf5::Error| format!("cannot create {}: {e} — choose another --record DIR", path.display());
         let file = File::create(&path).map_err(fail)?;
         close_on_exec(&file).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+        hold_metadata_until_flush(&file).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
         write_header(&file, header).map_err(fail)?;
         let time = new_dataset(&file, "time", ValueType::Real, 1).map_err(fail)?;
         set_str(&time, "unit", "s").map_err(fail)?;
@@ -598,6 +599,34 @@ impl RecordingFile {
         drop(signals);
         file.close()
     }
+}
+
+/// Keeps `file`'s metadata (B-tree nodes, object headers) in HDF5's cache until the next flush:
+/// with evictions on, the cache may write a node that points at chunks allocated since the last
+/// flush while the superblock on disk still has the old end of file, and a file killed then
+/// reads "addr overflow" (tests/record_crash.rs caught it). Each flush writes it all, superblock
+/// included; the cache grows by one flush interval's metadata meanwhile.
+fn hold_metadata_until_flush(file: &File) -> Result<(), String> {
+    use hdf5_metno_sys::h5ac::{H5AC_cache_config_t, H5AC__CURR_CACHE_CONFIG_VERSION};
+    use hdf5_metno_sys::h5c::{H5C_decr__off, H5C_flash_incr__off, H5C_incr__off};
+    let mut config = H5AC_cache_config_t { version: H5AC__CURR_CACHE_CONFIG_VERSION, ..Default::default() };
+    // SAFETY: a valid open file id and a config struct HDF5 fills (its version set as it asks);
+    // HDF5's calls are serialised by its lock.
+    let read = hdf5::sync::sync(|| unsafe { hdf5_metno_sys::h5f::H5Fget_mdc_config(file.id(), &mut config) });
+    if read < 0 {
+        return Err("HDF5 does not give the file's metadata cache settings".into());
+    }
+    // Evictions off needs the cache's automatic resizing off too (HDF5 refuses it otherwise).
+    config.evictions_enabled = 0;
+    config.incr_mode = H5C_incr__off;
+    config.flash_incr_mode = H5C_flash_incr__off;
+    config.decr_mode = H5C_decr__off;
+    // SAFETY: as above; the struct is the one HDF5 just filled, changed in documented fields.
+    let set = hdf5::sync::sync(|| unsafe { hdf5_metno_sys::h5f::H5Fset_mdc_config(file.id(), &mut config) });
+    if set < 0 {
+        return Err("HDF5 refuses to hold the file's metadata until a flush".into());
+    }
+    Ok(())
 }
 
 /// Marks the descriptor HDF5 opened `file` with close-on-exec (HDF5 does
