@@ -27,7 +27,7 @@ fn cell_devices_get_their_classes_and_ports() {
     let classes: Vec<Option<&str>> = (0..9).map(|p| rig.base.class_of(p)).collect();
     assert_eq!(classes, [None, Some("drive"), Some("drive"), Some("dout"), Some("din"), Some("ain"), Some("aout"), Some("safety"), Some("ft")]);
     let outs: Vec<String> = rig.base.info().outputs.iter().map(|p| format!("{}:{}", p.name, p.ty)).collect();
-    assert_eq!(outs, ["q:vector[2]", "qd:vector[2]", "tau:vector[2]", "enabled:boolean", "din4:integer", "ain5:vector[4]", "ft8:vector[6]", "safety7:integer"]);
+    assert_eq!(outs, ["q:vector[2]", "qd:vector[2]", "tau:vector[2]", "enabled:boolean", "din4:integer", "ain5:vector[4]", "safety7:integer", "ft8:vector[6]"]);
     let ins: Vec<String> = rig.base.info().inputs.iter().map(|p| format!("{}:{}", p.name, p.ty)).collect();
     assert_eq!(ins, ["q_cmd:vector[2]", "dout3:integer", "aout6:vector[4]", "tau_ff:vector[2]"]);
     assert_eq!(rig.base.force_sensor(0).unwrap().scaling().counts_per_newton, 1e6, "from the sensor's calibration object");

@@ -97,7 +97,7 @@ fn a_drive_whose_mailbox_does_not_answer_coe_runs_on_its_eeprom_pdos() {
     }
     let q = outputs[0].as_slice();
     assert!((q[0] + 0.05).abs() < 1e-4 && (q[1] - 0.1).abs() < 1e-4, "{q:?}");
-    assert_eq!(lock(&seg).device(2).unwrap().app_as::<Cia402Drive>().unwrap().state(), morc_ecat_sim::Cia402State::OperationEnabled);
+    assert_eq!(lock(&seg).device(2).unwrap().app_as::<Cia402Drive>().unwrap().state(), morc_ecat_sim::PowerState::OperationEnabled);
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use ethercrab::{MainDevice, MainDeviceConfig, PduStorage, SubDeviceState, Timeouts};
 use morc_ecat::transport::{block_on, lock, InProcessTransport, SharedSegment};
-use morc_ecat_sim::{cia402_drive, coupler, digital_outputs, load_sii, AlState, Cia402Drive, Cia402State, DigitalOutputs, EscConfig, IdealFollower, Segment, SiiImage};
+use morc_ecat_sim::{cia402_drive, coupler, digital_outputs, load_sii, AlState, Cia402Drive, DigitalOutputs, EscConfig, IdealFollower, PowerState, Segment, SiiImage};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -124,7 +124,7 @@ fn ethercrab_brings_simulated_devices_to_op_and_exchanges_process_data() {
                 }
             }
         }
-        assert_eq!(seen_states, [Cia402State::SwitchOnDisabled, Cia402State::ReadyToSwitchOn, Cia402State::SwitchedOn, Cia402State::OperationEnabled]);
+        assert_eq!(seen_states, [PowerState::SwitchOnDisabled, PowerState::ReadyToSwitchOn, PowerState::SwitchedOn, PowerState::OperationEnabled]);
         let io = drive.io_raw();
         let statusword = u16::from_le_bytes([io.inputs()[0], io.inputs()[1]]);
         let position = i32::from_le_bytes(io.inputs()[2..6].try_into().unwrap());

@@ -166,70 +166,8 @@ pub fn digital_inputs_fed(image: SiiImage, esc: EscConfig, clock_offset_ns: u64,
 // CiA 402 drive
 // ---------------------------------------------------------------------------------------------
 
-/// CiA 402 objects (CiA 402-2 / ETG.6010).
-pub mod obj {
-    pub const ERROR_CODE: u16 = 0x603F;
-    pub const CONTROLWORD: u16 = 0x6040;
-    pub const STATUSWORD: u16 = 0x6041;
-    pub const QUICK_STOP_OPTION: u16 = 0x605A;
-    pub const MODES_OF_OPERATION: u16 = 0x6060;
-    pub const MODES_DISPLAY: u16 = 0x6061;
-    pub const POSITION_ACTUAL: u16 = 0x6064;
-    pub const VELOCITY_ACTUAL: u16 = 0x606C;
-    pub const TARGET_TORQUE: u16 = 0x6071;
-    pub const TORQUE_ACTUAL: u16 = 0x6077;
-    pub const TARGET_POSITION: u16 = 0x607A;
-    pub const TARGET_VELOCITY: u16 = 0x60FF;
-    /// Torque offset: added to the torque the drive's own control computes (feed-forward).
-    pub const TORQUE_OFFSET: u16 = 0x60B2;
-    pub const SUPPORTED_MODES: u16 = 0x6502;
-}
-
-/// Modes of operation (0x6060).
-pub mod mode {
-    pub const CSP: i8 = 8;
-    pub const CSV: i8 = 9;
-    pub const CST: i8 = 10;
-}
-
-/// CiA 402 power drive system states (CiA 402-2 §8.1.3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cia402State {
-    /// Initialising; the power stage cannot be switched on yet.
-    NotReadyToSwitchOn,
-    /// Initialised, power stage off; shutdown (controlword 0x06) leads on.
-    SwitchOnDisabled,
-    /// Ready; switch on (0x07) powers the stage.
-    ReadyToSwitchOn,
-    /// Power stage on, no torque; enable operation (0x0F) leads on.
-    SwitchedOn,
-    /// Following the commanded target.
-    OperationEnabled,
-    /// Decelerating on a quick stop request.
-    QuickStopActive,
-    /// A fault occurred; the drive is stopping.
-    FaultReactionActive,
-    /// Stopped after a fault; fault reset (controlword bit 7 rising) leads to Switch On Disabled.
-    Fault,
-}
-
-impl Cia402State {
-    /// Statusword bits 0..3, 5, 6 for the state (CiA 402-2 Table 30); bit 4 (voltage
-    /// enabled) is set when the power stage is on.
-    pub fn statusword_bits(self) -> u16 {
-        use Cia402State::*;
-        match self {
-            NotReadyToSwitchOn => 0x0000,
-            SwitchOnDisabled => 0x0040,
-            ReadyToSwitchOn => 0x0021,
-            SwitchedOn => 0x0023,
-            OperationEnabled => 0x0027,
-            QuickStopActive => 0x0007,
-            FaultReactionActive => 0x000F,
-            Fault => 0x0008,
-        }
-    }
-}
+pub use morc_ecat_wire::cia402::PowerState;
+use morc_ecat_wire::cia402::{controlword, mode, obj, pdo, statusword, PROFILE};
 
 /// What the drive asks of its plant in one step.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -348,7 +286,7 @@ pub struct Cia402Drive {
     od: ObjectDictionary,
     coe: CoeServer,
     plant: Box<dyn DrivePlant>,
-    state: Cia402State,
+    state: PowerState,
     previous_controlword: u16,
     fault_pending: Option<u16>,
     rx_map: Vec<MappedEntry>,
@@ -365,41 +303,31 @@ impl std::fmt::Debug for Cia402Drive {
 
 impl Cia402Drive {
     /// A drive whose identity objects (0x1018) match `identity`, with the default mapping
-    /// RxPDO 0x1600 = {6040, 607A, 60FF, 6071, 6060}, TxPDO 0x1A00 = {6041, 6064, 606C, 6077, 6061}.
+    /// RxPDO 0x1600 = {6040, 607A, 60FF, 6071, 6060}, TxPDO 0x1A00 = {6041, 6064, 606C, 6077, 6061}:
+    /// the first five entries of the mapping morc's drive class asks for.
     pub fn new(identity: sii::Identity, name: &str, complete_access: bool, plant: Box<dyn DrivePlant>) -> Self {
         let mut od = ObjectDictionary::new();
         use Access::*;
         // Device type: profile 402, servo drive (CiA 402-2 §6.2, 0x1000).
-        od.add_var(0x1000, "Device type", &0x0002_0192u32.to_le_bytes(), ReadOnly);
+        od.add_var(obj::DEVICE_TYPE, "Device type", &(0x0002_0000 | PROFILE).to_le_bytes(), ReadOnly);
         od.add_var(0x1001, "Error register", &[0], ReadOnly);
         od.add_string(0x1008, "Manufacturer device name", name);
         od.add_string(0x100A, "Manufacturer software version", "morc-sim 0.1");
-        od.add_record(
-            0x1018,
-            "Identity",
-            ReadOnly,
-            &[
-                (&identity.vendor_id.to_le_bytes(), ReadOnly),
-                (&identity.product_code.to_le_bytes(), ReadOnly),
-                (&identity.revision.to_le_bytes(), ReadOnly),
-                (&identity.serial.to_le_bytes(), ReadOnly),
-            ],
-        );
-        let mapping = |index: u16, sub: u8, bits: u8| ((u32::from(index) << 16) | (u32::from(sub) << 8) | u32::from(bits)).to_le_bytes();
-        let rx = [mapping(0x6040, 0, 16), mapping(0x607A, 0, 32), mapping(0x60FF, 0, 32), mapping(0x6071, 0, 16), mapping(0x6060, 0, 8)];
-        let tx = [mapping(0x6041, 0, 16), mapping(0x6064, 0, 32), mapping(0x606C, 0, 32), mapping(0x6077, 0, 16), mapping(0x6061, 0, 8)];
+        od.add_identity(&identity);
+        let rx: Vec<[u8; 4]> = pdo::RX[..5].iter().map(|m| m.to_le_bytes()).collect();
+        let tx: Vec<[u8; 4]> = pdo::TX[..5].iter().map(|m| m.to_le_bytes()).collect();
         // Room for 8 entries per PDO, 5 in use: masters may remap (e.g. add 0x603F).
         let unused = [0u8; 4];
         let rx_subs: Vec<(&[u8], Access)> = rx.iter().map(|m| &m[..]).chain(std::iter::repeat_n(&unused[..], 3)).map(|m| (m, ReadWritePreOp)).collect();
         let tx_subs: Vec<(&[u8], Access)> = tx.iter().map(|m| &m[..]).chain(std::iter::repeat_n(&unused[..], 3)).map(|m| (m, ReadWritePreOp)).collect();
-        od.add_record(0x1600, "RxPDO map 1", ReadWritePreOp, &rx_subs);
-        od.add_record(0x1A00, "TxPDO map 1", ReadWritePreOp, &tx_subs);
-        od.set(0x1600, 0, &[rx.len() as u8]);
-        od.set(0x1A00, 0, &[tx.len() as u8]);
+        od.add_record(obj::RX_PDO_1, "RxPDO map 1", ReadWritePreOp, &rx_subs);
+        od.add_record(obj::TX_PDO_1, "TxPDO map 1", ReadWritePreOp, &tx_subs);
+        od.set(obj::RX_PDO_1, 0, &[rx.len() as u8]);
+        od.set(obj::TX_PDO_1, 0, &[tx.len() as u8]);
         // SM communication types: mailbox out, in, process data out, in (ETG.1000.6 0x1C00).
         od.add_record(0x1C00, "Sync manager type", ReadOnly, &[(&[1], ReadOnly), (&[2], ReadOnly), (&[3], ReadOnly), (&[4], ReadOnly)]);
-        od.add_record(0x1C12, "RxPDO assign", ReadWritePreOp, &[(&0x1600u16.to_le_bytes(), ReadWritePreOp)]);
-        od.add_record(0x1C13, "TxPDO assign", ReadWritePreOp, &[(&0x1A00u16.to_le_bytes(), ReadWritePreOp)]);
+        od.add_record(obj::RX_PDO_ASSIGN, "RxPDO assign", ReadWritePreOp, &[(&obj::RX_PDO_1.to_le_bytes(), ReadWritePreOp)]);
+        od.add_record(obj::TX_PDO_ASSIGN, "TxPDO assign", ReadWritePreOp, &[(&obj::TX_PDO_1.to_le_bytes(), ReadWritePreOp)]);
         od.add_var(obj::ERROR_CODE, "Error code", &0u16.to_le_bytes(), ReadOnly);
         od.add_var(obj::CONTROLWORD, "Controlword", &0u16.to_le_bytes(), ReadWrite);
         od.add_var(obj::STATUSWORD, "Statusword", &0u16.to_le_bytes(), ReadOnly);
@@ -413,13 +341,12 @@ impl Cia402Drive {
         od.add_var(obj::TARGET_POSITION, "Target position", &0i32.to_le_bytes(), ReadWrite);
         od.add_var(obj::TARGET_VELOCITY, "Target velocity", &0i32.to_le_bytes(), ReadWrite);
         od.add_var(obj::TORQUE_OFFSET, "Torque offset", &0i16.to_le_bytes(), ReadWrite);
-        // Bits 7, 8, 9: CSP, CSV, CST (CiA 402-2 0x6502).
-        od.add_var(obj::SUPPORTED_MODES, "Supported drive modes", &0x0000_0380u32.to_le_bytes(), ReadOnly);
+        od.add_var(obj::SUPPORTED_MODES, "Supported drive modes", &mode::SUPPORTED_CYCLIC.to_le_bytes(), ReadOnly);
         Self {
             od,
             coe: CoeServer::new(complete_access),
             plant,
-            state: Cia402State::NotReadyToSwitchOn,
+            state: PowerState::NotReadyToSwitchOn,
             previous_controlword: 0,
             fault_pending: None,
             rx_map: Vec::with_capacity(16),
@@ -430,14 +357,14 @@ impl Cia402Drive {
     }
 
     /// The drive's CiA 402 state.
-    pub fn state(&self) -> Cia402State {
+    pub fn state(&self) -> PowerState {
         self.state
     }
 
     /// Replaces the default PDO mapping (0x1600 / 0x1A00, at most 8 entries each: index << 16
     /// | sub-index << 8 | bits), e.g. to match the PDO description of a drive's EEPROM.
     pub fn set_default_mapping(&mut self, rx: &[u32], tx: &[u32]) {
-        for (pdo, entries) in [(0x1600u16, rx), (0x1A00, tx)] {
+        for (pdo, entries) in [(obj::RX_PDO_1, rx), (obj::TX_PDO_1, tx)] {
             let entries = &entries[..entries.len().min(8)];
             for (i, m) in entries.iter().enumerate() {
                 self.od.set(pdo, i as u8 + 1, &m.to_le_bytes());
@@ -477,7 +404,7 @@ impl Cia402Drive {
             let entries = self.od.get_u8(pdo, 0).ok_or(())?;
             for e in 1..=entries {
                 let m = self.od.get_u32(pdo, e).ok_or(())?;
-                let (index, sub, bits) = ((m >> 16) as u16, (m >> 8) as u8, m as u8);
+                let (index, sub, bits) = pdo::decode(m);
                 if bits % 8 != 0 {
                     return Err(());
                 }
@@ -500,9 +427,9 @@ impl Cia402Drive {
     }
 
     fn run_state_machine(&mut self) {
-        use Cia402State::*;
+        use PowerState::*;
         let cw = self.od.get_u16(obj::CONTROLWORD, 0).unwrap_or(0);
-        let fault_reset_edge = cw & 0x80 != 0 && self.previous_controlword & 0x80 == 0;
+        let fault_reset_edge = cw & controlword::FAULT_RESET != 0 && self.previous_controlword & controlword::FAULT_RESET == 0;
         self.previous_controlword = cw;
         if let Some(code) = self.fault_pending.take() {
             self.od.set(obj::ERROR_CODE, 0, &code.to_le_bytes());
@@ -511,13 +438,13 @@ impl Cia402Drive {
                 return;
             }
         }
-        // Controlword commands (CiA 402-2 Table 28): bits 0 switch on, 1 enable voltage,
-        // 2 quick stop (active low), 3 enable operation, 7 fault reset.
-        let disable_voltage = cw & 0x02 == 0;
-        let quick_stop = cw & 0x06 == 0x02;
-        let shutdown = cw & 0x87 == 0x06;
-        let switch_on = cw & 0x8F == 0x07;
-        let switch_on_enable = cw & 0x8F == 0x0F;
+        use controlword::Command;
+        let command = controlword::command(cw);
+        let disable_voltage = command == Command::DisableVoltage;
+        let quick_stop = command == Command::QuickStop;
+        let shutdown = command == Command::Shutdown;
+        let switch_on = command == Command::SwitchOn;
+        let switch_on_enable = command == Command::EnableOperation;
         self.state = match self.state {
             NotReadyToSwitchOn => SwitchOnDisabled,
             SwitchOnDisabled if shutdown => ReadyToSwitchOn,
@@ -544,7 +471,7 @@ impl Cia402Drive {
     }
 
     fn plant_command(&self) -> PlantCommand {
-        use Cia402State::*;
+        use PowerState::*;
         match self.state {
             OperationEnabled => match self.od.get_u8(obj::MODES_DISPLAY, 0).map(|m| m as i8) {
                 Some(mode::CSP) => PlantCommand::Position { target: f64::from(self.i32_of(obj::TARGET_POSITION)), torque_offset: self.torque_offset() },
@@ -563,15 +490,15 @@ impl Cia402Drive {
 
     fn update_statusword(&mut self, at_target: bool) {
         let mut sw = self.state.statusword_bits();
-        if matches!(self.state, Cia402State::SwitchedOn | Cia402State::OperationEnabled | Cia402State::QuickStopActive) {
-            sw |= 0x0010; // voltage enabled
+        if matches!(self.state, PowerState::SwitchedOn | PowerState::OperationEnabled | PowerState::QuickStopActive) {
+            sw |= statusword::VOLTAGE_ENABLED;
         }
-        sw |= 0x0200; // remote: the controlword is obeyed
+        sw |= statusword::REMOTE;
         if at_target {
-            sw |= 0x0400;
+            sw |= statusword::TARGET_REACHED;
         }
-        if self.state == Cia402State::OperationEnabled {
-            sw |= 0x1000; // CSP/CSV/CST: drive follows the command value
+        if self.state == PowerState::OperationEnabled {
+            sw |= statusword::FOLLOWS_COMMAND;
         }
         self.od.set(obj::STATUSWORD, 0, &sw.to_le_bytes());
     }
@@ -580,8 +507,8 @@ impl Cia402Drive {
 impl DeviceApp for Cia402Drive {
     fn on_transition(&mut self, esc: &Esc, _from: AlState, to: AlState) -> Result<(), u16> {
         if to == AlState::SafeOp && esc.al_state() == AlState::PreOp {
-            let rx = self.build_map(0x1C12).map_err(|_| al_code::INVALID_OUTPUT_CONFIG)?;
-            let tx = self.build_map(0x1C13).map_err(|_| al_code::INVALID_INPUT_CONFIG)?;
+            let rx = self.build_map(obj::RX_PDO_ASSIGN).map_err(|_| al_code::INVALID_OUTPUT_CONFIG)?;
+            let tx = self.build_map(obj::TX_PDO_ASSIGN).map_err(|_| al_code::INVALID_INPUT_CONFIG)?;
             // The master must size the process-data SMs to the mapping (ETG.1000.6 §6.4.1.3).
             let (rx_sm, tx_sm) = (esc.sm(self.rx_sm), esc.sm(self.tx_sm));
             if Self::map_len(&rx) > 0 && (!rx_sm.enabled() || rx_sm.length != Self::map_len(&rx)) {
@@ -595,8 +522,8 @@ impl DeviceApp for Cia402Drive {
         }
         if to < AlState::SafeOp || to == AlState::Bootstrap {
             // Leaving SafeOp: outputs no longer valid, the drive disables (CiA 402 on AL drop).
-            if matches!(self.state, Cia402State::OperationEnabled) {
-                self.state = Cia402State::QuickStopActive;
+            if matches!(self.state, PowerState::OperationEnabled) {
+                self.state = PowerState::QuickStopActive;
             }
         }
         Ok(())
@@ -637,9 +564,9 @@ impl DeviceApp for Cia402Drive {
     }
 
     fn step(&mut self, esc: &mut Esc, dt_ns: u64) {
-        if esc.al_state() != AlState::Op && self.state == Cia402State::OperationEnabled {
+        if esc.al_state() != AlState::Op && self.state == PowerState::OperationEnabled {
             // Process data stopped: quick stop (ETG.6010 §5, outputs invalid).
-            self.state = Cia402State::QuickStopActive;
+            self.state = PowerState::QuickStopActive;
         }
         self.run_state_machine();
         let command = self.plant_command();
@@ -712,7 +639,7 @@ mod tests {
         (d, Esc::new(EscConfig::et1100(), image, 0))
     }
 
-    fn command(d: &mut Cia402Drive, esc: &mut Esc, controlword: u16) -> Cia402State {
+    fn command(d: &mut Cia402Drive, esc: &mut Esc, controlword: u16) -> PowerState {
         d.od.set(obj::CONTROLWORD, 0, &controlword.to_le_bytes());
         d.step(esc, 1_000_000);
         d.state
@@ -724,7 +651,7 @@ mod tests {
 
     #[test]
     fn state_machine_enable_quick_stop_fault_reset() {
-        use Cia402State::*;
+        use PowerState::*;
         let (mut d, mut esc) = drive();
         esc.enter_state(AlState::Op);
         assert_eq!(command(&mut d, &mut esc, 0x0000), SwitchOnDisabled);
@@ -781,7 +708,7 @@ mod tests {
             command(&mut d, &mut esc, 0x000F);
         }
         assert_eq!(d.od.get_u32(obj::POSITION_ACTUAL, 0), Some(10));
-        assert_ne!(statusword(&d) & 0x0400, 0, "target reached");
+        assert_ne!(statusword(&d) & statusword::TARGET_REACHED, 0, "target reached");
     }
 
     #[test]

@@ -9,92 +9,8 @@
 use super::sii::{SiiImage, SiiInfo};
 use morc_ecat_wire::frame::{read_u16, write_u16, Command, DatagramLayout};
 
-/// Register addresses used here (ESC datasheet section II, Table 1), with the neighbours of those used.
-#[allow(dead_code)]
-pub mod reg {
-    pub const TYPE: u16 = 0x0000;
-    pub const REVISION: u16 = 0x0001;
-    pub const BUILD: u16 = 0x0002;
-    pub const FMMU_COUNT: u16 = 0x0004;
-    pub const SM_COUNT: u16 = 0x0005;
-    pub const RAM_SIZE: u16 = 0x0006;
-    pub const PORT_DESCRIPTOR: u16 = 0x0007;
-    pub const FEATURES: u16 = 0x0008;
-    pub const STATION_ADDRESS: u16 = 0x0010;
-    pub const STATION_ALIAS: u16 = 0x0012;
-    pub const DL_CONTROL: u16 = 0x0100;
-    pub const DL_STATUS: u16 = 0x0110;
-    pub const AL_CONTROL: u16 = 0x0120;
-    pub const AL_STATUS: u16 = 0x0130;
-    pub const AL_STATUS_CODE: u16 = 0x0134;
-    pub const PDI_CONTROL: u16 = 0x0140;
-    pub const SII_CONFIG: u16 = 0x0500;
-    pub const SII_CONTROL: u16 = 0x0502;
-    pub const SII_ADDRESS: u16 = 0x0504;
-    pub const SII_DATA: u16 = 0x0508;
-    pub const FMMU_BASE: u16 = 0x0600;
-    pub const FMMU_LEN: u16 = 16;
-    pub const SM_BASE: u16 = 0x0800;
-    pub const SM_LEN: u16 = 8;
-    pub const DC_RECEIVE_TIME_PORT0: u16 = 0x0900;
-    pub const DC_RECEIVE_TIME_PORT1: u16 = 0x0904;
-    pub const DC_SYSTEM_TIME: u16 = 0x0910;
-    pub const DC_RECEIVE_TIME_ECAT: u16 = 0x0918;
-    pub const DC_SYSTEM_TIME_OFFSET: u16 = 0x0920;
-    pub const DC_SYSTEM_TIME_DELAY: u16 = 0x0928;
-    pub const DC_SYSTEM_TIME_DIFFERENCE: u16 = 0x092C;
-    /// First byte of process RAM.
-    pub const PROCESS_RAM: u16 = 0x1000;
-}
-
-/// AL status codes (ETG.1000.6 Table 11) that the simulation produces, and their neighbours.
-#[allow(dead_code)]
-pub mod al_code {
-    pub const NO_ERROR: u16 = 0x0000;
-    pub const UNSPECIFIED: u16 = 0x0001;
-    pub const INVALID_STATE_CHANGE: u16 = 0x0011;
-    pub const UNKNOWN_STATE: u16 = 0x0012;
-    pub const BOOTSTRAP_NOT_SUPPORTED: u16 = 0x0013;
-    pub const INVALID_MAILBOX_CONFIG: u16 = 0x0016;
-    pub const INVALID_SM_CONFIG: u16 = 0x0017;
-    pub const INVALID_OUTPUT_CONFIG: u16 = 0x001D;
-    pub const INVALID_INPUT_CONFIG: u16 = 0x001E;
-}
-
-/// Application-layer states (AL control/status bits 0..3, ETG.1000.6 Table 9).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum AlState {
-    /// Init: no mailbox, no process data; the master configures SyncManagers for the mailbox.
-    Init = 1,
-    /// Pre-Operational: mailbox communication (SDOs), no process data.
-    PreOp = 2,
-    /// Bootstrap: firmware update over FoE (not supported by the simulated devices).
-    Bootstrap = 3,
-    /// Safe-Operational: inputs are exchanged, outputs held in their safe state.
-    SafeOp = 4,
-    /// Operational: inputs and outputs are exchanged.
-    Op = 8,
-}
-
-impl AlState {
-    pub(crate) fn from_bits(bits: u8) -> Option<Self> {
-        match bits & 0x0F {
-            1 => Some(Self::Init),
-            2 => Some(Self::PreOp),
-            3 => Some(Self::Bootstrap),
-            4 => Some(Self::SafeOp),
-            8 => Some(Self::Op),
-            _ => None,
-        }
-    }
-
-    pub(crate) fn bits(self) -> u8 {
-        self as u8
-    }
-}
-
-/// Bits of the AL control/status byte beyond the state (ETG.1000.6 Table 9/10).
-const AL_ERROR_FLAG: u8 = 0x10;
+use morc_ecat_wire::esc::{al, fmmu_type, sii_control, sm_status};
+pub use morc_ecat_wire::esc::{al_code, reg, AlState};
 
 /// What happened inside the ESC during one datagram that the device application must handle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -326,7 +242,7 @@ impl Esc {
 
     /// The error indication in AL status (0x0130 bit 4): a refused transition not yet acknowledged.
     pub fn al_error(&self) -> bool {
-        self.u8_at(reg::AL_STATUS) & AL_ERROR_FLAG != 0
+        self.u8_at(reg::AL_STATUS) & al::ERROR != 0
     }
 
     pub(crate) fn station_address(&self) -> u16 {
@@ -441,7 +357,7 @@ impl Esc {
     /// flags it full (SM status bit 3). Returns false while the previous one is unread.
     pub fn post_mailbox(&mut self, sm_index: u8, message: &[u8]) -> bool {
         let sm = self.sm(sm_index);
-        if !sm.enabled() || sm.status & SM_STATUS_MAILBOX_FULL != 0 {
+        if !sm.enabled() || sm.status & sm_status::MAILBOX_FULL != 0 {
             return false;
         }
         let len = message.len().min(usize::from(sm.length));
@@ -449,7 +365,7 @@ impl Esc {
         if let Some(area) = self.memory.get_mut(start..start + usize::from(sm.length)) {
             area[..len].copy_from_slice(&message[..len]);
             area[len..].fill(0);
-            self.set_sm_status(sm_index, sm.status | SM_STATUS_MAILBOX_FULL);
+            self.set_sm_status(sm_index, sm.status | sm_status::MAILBOX_FULL);
             true
         } else {
             false
@@ -460,12 +376,12 @@ impl Esc {
     /// device), clearing its full flag so the master may write again.
     pub fn take_mailbox(&mut self, sm_index: u8, out: &mut [u8]) -> usize {
         let sm = self.sm(sm_index);
-        if sm.status & SM_STATUS_MAILBOX_FULL == 0 {
+        if sm.status & sm_status::MAILBOX_FULL == 0 {
             return 0;
         }
         let len = usize::from(sm.length).min(out.len());
         self.pdi_read(sm.start, &mut out[..len]);
-        self.set_sm_status(sm_index, sm.status & !SM_STATUS_MAILBOX_FULL);
+        self.set_sm_status(sm_index, sm.status & !sm_status::MAILBOX_FULL);
         len
     }
 
@@ -487,7 +403,7 @@ impl Esc {
     /// The state change the master asked for in 0x0120, with the error-acknowledge bit.
     pub fn requested_state(&self) -> (u8, bool) {
         let control = self.u8_at(reg::AL_CONTROL);
-        (control & 0x0F, control & AL_ERROR_FLAG != 0)
+        (control & al::STATE_MASK, control & al::ERROR != 0)
     }
 
     /// Checks a requested transition against the AL state diagram and the ESC configuration
@@ -554,7 +470,7 @@ impl Esc {
     /// `code` in 0x0134.
     pub fn refuse_transition(&mut self, code: u16) {
         self.counters.invalid_al_requests += 1;
-        self.set_u8(reg::AL_STATUS, self.al_state.bits() | AL_ERROR_FLAG);
+        self.set_u8(reg::AL_STATUS, self.al_state.bits() | al::ERROR);
         self.set_u16(reg::AL_STATUS_CODE, code);
     }
 
@@ -562,7 +478,7 @@ impl Esc {
     /// fault (e.g. SM watchdog → SafeOp + 0x001B).
     pub fn fault_to(&mut self, state: AlState, code: u16) {
         self.al_state = state;
-        self.set_u8(reg::AL_STATUS, state.bits() | AL_ERROR_FLAG);
+        self.set_u8(reg::AL_STATUS, state.bits() | al::ERROR);
         self.set_u16(reg::AL_STATUS_CODE, code);
     }
 
@@ -617,9 +533,9 @@ impl Esc {
     }
 
     fn execute_sii_command(&mut self, written_control: u16) {
-        let read = written_control & 0x0100 != 0;
-        let write = written_control & 0x0200 != 0;
-        let reload = written_control & 0x0400 != 0;
+        let read = written_control & sii_control::READ != 0;
+        let write = written_control & sii_control::WRITE != 0;
+        let reload = written_control & sii_control::RELOAD != 0;
         let commands = u8::from(read) + u8::from(write) + u8::from(reload);
         // 0x0500 bit 0: EEPROM assigned to PDI; the master has no access then.
         let pdi_owns = self.u8_at(reg::SII_CONFIG) & 0x01 != 0;
@@ -807,12 +723,12 @@ impl Esc {
                 let sm = self.sm(sm_index);
                 if sm.is_mailbox() && !sm.master_writes() {
                     // Send mailbox: only readable when full; reading its last byte empties it.
-                    if sm.status & SM_STATUS_MAILBOX_FULL == 0 {
+                    if sm.status & sm_status::MAILBOX_FULL == 0 {
                         return None;
                     }
                     let sm_end = u32::from(sm.start) + u32::from(sm.length) - 1;
                     if u32::from(address) == sm_end {
-                        self.set_sm_status(sm_index, sm.status & !SM_STATUS_MAILBOX_FULL);
+                        self.set_sm_status(sm_index, sm.status & !sm_status::MAILBOX_FULL);
                         events.mailbox_read = true;
                     }
                 }
@@ -852,7 +768,7 @@ impl Esc {
         if let Some(sm_index) = self.sm_containing(address) {
             let sm = self.sm(sm_index);
             if sm.is_mailbox() {
-                if !sm.master_writes() || sm.status & SM_STATUS_MAILBOX_FULL != 0 {
+                if !sm.master_writes() || sm.status & sm_status::MAILBOX_FULL != 0 {
                     // Writing to a send mailbox, or to a receive mailbox not yet emptied by the
                     // device, is refused (ESC datasheet "mailbox mode").
                     if sm.master_writes() {
@@ -864,7 +780,7 @@ impl Esc {
                     *m = value;
                 }
                 if u32::from(address) == u32::from(sm.start) + u32::from(sm.length) - 1 {
-                    self.set_sm_status(sm_index, sm.status | SM_STATUS_MAILBOX_FULL);
+                    self.set_sm_status(sm_index, sm.status | sm_status::MAILBOX_FULL);
                     events.mailbox_received = true;
                 }
                 return true;
@@ -975,7 +891,7 @@ impl Esc {
                     continue;
                 }
                 let is_write = pass;
-                let kind_bit = if is_write { FMMU_WRITE } else { FMMU_READ };
+                let kind_bit = if is_write { fmmu_type::WRITE } else { fmmu_type::READ };
                 if fmmu.kind & kind_bit == 0 {
                     continue;
                 }
@@ -1024,12 +940,6 @@ impl Esc {
         into.merge(from);
     }
 }
-
-/// SM status bit 3: mailbox full (ESC datasheet 0x0805).
-pub const SM_STATUS_MAILBOX_FULL: u8 = 0x08;
-/// FMMU type bits (0x060B): bit 0 read (master reads inputs), bit 1 write.
-pub const FMMU_READ: u8 = 0x01;
-pub const FMMU_WRITE: u8 = 0x02;
 
 /// A SyncManager's registers (0x0800 + 8n).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

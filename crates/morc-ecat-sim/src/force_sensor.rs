@@ -58,17 +58,7 @@ impl SimForceSensor {
         use Access::ReadOnly;
         let mut od = ObjectDictionary::new();
         od.add_var(0x1000, "Device type", &0u32.to_le_bytes(), ReadOnly);
-        od.add_record(
-            0x1018,
-            "Identity",
-            ReadOnly,
-            &[
-                (&identity.vendor_id.to_le_bytes(), ReadOnly),
-                (&identity.product_code.to_le_bytes(), ReadOnly),
-                (&identity.revision.to_le_bytes(), ReadOnly),
-                (&identity.serial.to_le_bytes(), ReadOnly),
-            ],
-        );
+        od.add_identity(&identity);
         let mut calibration: Vec<(Vec<u8>, Access)> = vec![(vec![0; 4], ReadOnly); 0x32];
         calibration[usize::from(obj::COUNTS_PER_FORCE.1) - 1].0 = COUNTS_PER_NEWTON.to_le_bytes().to_vec();
         calibration[usize::from(obj::COUNTS_PER_TORQUE.1) - 1].0 = COUNTS_PER_NEWTON_METRE.to_le_bytes().to_vec();

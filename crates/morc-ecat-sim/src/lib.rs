@@ -31,8 +31,8 @@ pub use morc_ecat_wire::sii;
 
 pub use analog_terminals::{SimAnalogInputs, SimAnalogOutputs};
 pub use devices::{
-    cia402_drive, coupler, digital_inputs, digital_inputs_fed, digital_outputs, load_sii, morc_drive_image, Cia402Drive, Cia402State, DigitalInputs, DigitalOutputs, DrivePlant, IdealFollower,
-    PlantActual, PlantCommand,
+    cia402_drive, coupler, digital_inputs, digital_inputs_fed, digital_outputs, load_sii, morc_drive_image, Cia402Drive, DigitalInputs, DigitalOutputs, DrivePlant, IdealFollower, PlantActual,
+    PlantCommand, PowerState,
 };
 pub use esc::{AlState, DcUnit, Esc, EscConfig};
 pub use feed::SensorFeed;

@@ -114,6 +114,14 @@ impl ObjectDictionary {
         self
     }
 
+    /// Adds the identity object (0x1018: vendor id, product code, revision, serial), read-only.
+    pub fn add_identity(&mut self, identity: &morc_ecat_wire::sii::Identity) -> &mut Self {
+        use Access::ReadOnly;
+        let words = [identity.vendor_id, identity.product_code, identity.revision, identity.serial].map(u32::to_le_bytes);
+        let subs: Vec<(&[u8], Access)> = words.iter().map(|w| (&w[..], ReadOnly)).collect();
+        self.add_record(0x1018, "Identity", ReadOnly, &subs)
+    }
+
     pub fn object(&self, index: u16) -> Option<&Object> {
         self.objects.binary_search_by_key(&index, |o| o.index).ok().map(|i| &self.objects[i])
     }

@@ -26,9 +26,10 @@ mod ports;
 
 pub use handle::{BusHandle, BusStatus, DeviceStatus};
 
+use crate::devices::read_real;
 use crate::devices::{
-    classify, classify_identity, force_torque, known_channels, AnalogInputs, AnalogOutputs, Cia402Drive, DeviceClassChoice, DeviceName, DigitalInputs, DigitalOutputs, DriveConfig, ForceTorqueSensor,
-    FtScaling, SafetyPlc,
+    classify, classify_identity, force_torque, known_channels, AnalogInputs, AnalogOutputs, Cia402Drive, DeviceClass, DeviceClassChoice, DeviceName, DigitalInputs, DigitalOutputs, DriveConfig,
+    ForceTorqueSensor, FtScaling, SafetyPlc,
 };
 use crate::master::{Bus, CycleStatus, DeviceInfo, Link, MasterConfig, PreOpPlan, PreOpWrite};
 use crate::BusError;
@@ -36,7 +37,7 @@ use handle::BusShared;
 use morc_kernel::Value;
 use morc_kernel::{Base, BaseHandle, Commands, Standstill};
 use morc_kernel::{ComponentInfo, Step, ValueType};
-use ports::{mode_slot, read_real, Ports};
+use ports::{mode_slot, Ports};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -99,29 +100,35 @@ pub(crate) struct DriveSlot {
     pub command_index: usize,
 }
 
-/// A device class at its line position, with its port index.
-pub(crate) struct Slot<C> {
+/// A device other than a drive, at its line position, with where its ports start.
+pub(crate) struct Slot {
     pub position: usize,
-    pub class: C,
-    pub port: usize,
+    pub class: Box<dyn DeviceClass>,
+    /// Its first output port (measurements) and how many it has.
+    pub outputs: std::ops::Range<usize>,
+    /// Its first input port (commands).
+    pub first_input: usize,
 }
 
-impl<C> Slot<C> {
-    fn new(position: usize, class: C) -> Self {
-        Slot { position, class, port: 0 }
+impl Slot {
+    fn new(position: usize, class: impl DeviceClass) -> Self {
+        Slot { position, class: Box::new(class), outputs: 0..0, first_input: 0 }
     }
 }
 
-/// The device classes on the line, by kind.
+/// The device classes on the line: the drives (the robot's joints, whose ports the base lays
+/// out together) and every other device, each through its [`DeviceClass`].
 #[derive(Default)]
 pub(crate) struct Devices {
     pub drives: Vec<DriveSlot>,
-    pub douts: Vec<Slot<DigitalOutputs>>,
-    pub dins: Vec<Slot<DigitalInputs>>,
-    pub ains: Vec<Slot<AnalogInputs>>,
-    pub aouts: Vec<Slot<AnalogOutputs>>,
-    pub safety: Vec<Slot<SafetyPlc>>,
-    pub fts: Vec<Slot<ForceTorqueSensor>>,
+    pub others: Vec<Slot>,
+}
+
+impl Devices {
+    /// The `i`-th device of class `C` (in line order), for typed access.
+    fn nth<C: DeviceClass>(&self, i: usize) -> Option<&C> {
+        self.others.iter().filter_map(|s| (s.class.as_ref() as &dyn std::any::Any).downcast_ref::<C>()).nth(i)
+    }
 }
 
 /// The EtherCAT bus with its drives and terminals, as the engine's base ("robot").
@@ -286,7 +293,7 @@ impl BusBase {
         for _ in 0..max_cycles {
             self.cycle();
             if self.fault.is_some() {
-                if self.devices.safety.iter().any(|s| !s.class.motion_permitted()) {
+                if self.devices.others.iter().any(|s| !s.class.permits_motion()) {
                     log::warn!("bus up, motion inhibited: {}", self.fault.as_deref().unwrap_or_default());
                     return Ok(());
                 }
@@ -327,26 +334,18 @@ impl BusBase {
     }
     /// The `i`-th safety PLC interface (0-based, in line order).
     pub fn safety_plc(&self, i: usize) -> Option<&SafetyPlc> {
-        self.devices.safety.get(i).map(|s| &s.class)
+        self.devices.nth(i)
     }
     /// The `i`-th force/torque sensor (0-based, in line order).
     pub fn force_sensor(&self, i: usize) -> Option<&ForceTorqueSensor> {
-        self.devices.fts.get(i).map(|s| &s.class)
+        self.devices.nth(i)
     }
     /// Which class drives the device at `position` ("drive", "dout", "din", "ain", "aout",
     /// "safety", "ft"), if any.
     pub fn class_of(&self, position: usize) -> Option<&'static str> {
         let d = &self.devices;
-        let positions: [(&'static str, Vec<usize>); 7] = [
-            ("drive", d.drives.iter().map(|s| s.position).collect()),
-            ("dout", d.douts.iter().map(|s| s.position).collect()),
-            ("din", d.dins.iter().map(|s| s.position).collect()),
-            ("ain", d.ains.iter().map(|s| s.position).collect()),
-            ("aout", d.aouts.iter().map(|s| s.position).collect()),
-            ("safety", d.safety.iter().map(|s| s.position).collect()),
-            ("ft", d.fts.iter().map(|s| s.position).collect()),
-        ];
-        positions.into_iter().find_map(|(name, at)| at.contains(&position).then_some(name))
+        let drive = d.drives.iter().find(|s| s.position == position).map(|s| s.class.kind());
+        drive.or_else(|| d.others.iter().find(|s| s.position == position).map(|s| s.class.kind()))
     }
 
     /// Asks for fault reset and recovery at the next tick (same as [`BusHandle::reset_faults`]).
@@ -412,21 +411,22 @@ impl BusBase {
     /// Acknowledges every safety PLC and exchanges until they permit motion again, or says
     /// what still inhibits it.
     fn rearm_safety(&mut self) -> Result<(), String> {
-        if self.devices.safety.iter().all(|s| s.class.motion_permitted()) {
+        let permitted = |d: &Devices| d.others.iter().all(|s| s.class.permits_motion());
+        if permitted(&self.devices) {
             return Ok(());
         }
-        for s in &mut self.devices.safety {
+        for s in &mut self.devices.others {
             s.class.acknowledge();
         }
         for _ in 0..REARM_CYCLES {
             let _ = self.write_outputs(None);
             self.exchange();
-            if self.devices.safety.iter().all(|s| s.class.motion_permitted()) {
+            if permitted(&self.devices) {
                 return Ok(());
             }
         }
-        match self.devices.safety.iter().find(|s| !s.class.motion_permitted()) {
-            Some(s) => Err(s.class.inhibit_message()),
+        match self.devices.others.iter().find(|s| !s.class.permits_motion()) {
+            Some(s) => Err(s.class.fault().unwrap_or_else(|| format!("{} does not permit motion", s.class.name()))),
             None => Ok(()),
         }
     }
@@ -451,16 +451,7 @@ impl BusBase {
             for s in &mut d.drives {
                 s.class.read_inputs(bus.inputs(s.position));
             }
-            for s in &mut d.dins {
-                s.class.read_inputs(bus.inputs(s.position));
-            }
-            for s in &mut d.ains {
-                s.class.read_inputs(bus.inputs(s.position));
-            }
-            for s in &mut d.safety {
-                s.class.read_inputs(bus.inputs(s.position));
-            }
-            for s in &mut d.fts {
+            for s in &mut d.others {
                 s.class.read_inputs(bus.inputs(s.position));
             }
         }
@@ -523,12 +514,12 @@ impl BusBase {
     /// when there is one).
     fn device_fault(&self) -> Option<String> {
         let d = &self.devices;
-        d.safety
+        d.others
             .iter()
-            .find(|s| !s.class.motion_permitted())
-            .map(|s| s.class.inhibit_message())
+            .find(|s| !s.class.permits_motion())
+            .and_then(|s| s.class.fault())
             .or_else(|| d.drives.iter().find_map(|s| s.class.check().err()))
-            .or_else(|| d.fts.iter().find_map(|s| s.class.check().err()))
+            .or_else(|| d.others.iter().find_map(|s| s.class.fault()))
     }
 
     /// Commands (or hold) into the devices' outputs, for the next exchange.
@@ -548,27 +539,10 @@ impl BusBase {
             }
             s.class.write_outputs(bus.outputs_mut(s.position));
         }
-        for s in &mut d.douts {
-            let value = commands.and_then(|c| c.get(s.port)).map(|v| v.integer());
-            if let Err(e) = s.class.command(value) {
+        for s in &mut d.others {
+            if let Err(e) = s.class.command(commands, s.first_input) {
                 result = Err(e);
             }
-            s.class.write_outputs(bus.outputs_mut(s.position));
-        }
-        for s in &mut d.aouts {
-            if let Some(v) = commands.and_then(|c| c.get(s.port)) {
-                for channel in 0..s.class.channels() {
-                    if let Err(e) = s.class.command(channel, read_real(v, channel)) {
-                        result = Err(e);
-                    }
-                }
-            }
-            s.class.write_outputs(bus.outputs_mut(s.position));
-        }
-        for s in &mut d.safety {
-            s.class.write_outputs(bus.outputs_mut(s.position));
-        }
-        for s in &mut d.fts {
             s.class.write_outputs(bus.outputs_mut(s.position));
         }
         result
@@ -590,22 +564,22 @@ fn build_classes(bus: &mut Bus, config: &BusConfig) -> Result<Devices, String> {
             }
             DeviceClassChoice::DigitalOutputs { channels } => {
                 let channels = known_channels(d.vendor_id, d.product_code).unwrap_or(channels).min((d.output_bytes * 8) as u32);
-                devices.douts.push(Slot::new(d.position, DigitalOutputs::new(name, channels)));
+                devices.others.push(Slot::new(d.position, DigitalOutputs::new(name, channels)));
             }
             DeviceClassChoice::DigitalInputs { channels } => {
                 let channels = known_channels(d.vendor_id, d.product_code).unwrap_or(channels).min((d.input_bytes * 8) as u32);
-                devices.dins.push(Slot::new(d.position, DigitalInputs::new(name, channels)));
+                devices.others.push(Slot::new(d.position, DigitalInputs::new(name, channels)));
             }
             DeviceClassChoice::AnalogInputs { range } => {
-                devices.ains.push(Slot::new(d.position, AnalogInputs::new(name, d.input_bytes / AnalogInputs::BYTES_PER_CHANNEL, range)));
+                devices.others.push(Slot::new(d.position, AnalogInputs::new(name, d.input_bytes / AnalogInputs::BYTES_PER_CHANNEL, range)));
             }
             DeviceClassChoice::AnalogOutputs { range } => {
-                devices.aouts.push(Slot::new(d.position, AnalogOutputs::new(name, d.output_bytes / AnalogOutputs::BYTES_PER_CHANNEL, range)));
+                devices.others.push(Slot::new(d.position, AnalogOutputs::new(name, d.output_bytes / AnalogOutputs::BYTES_PER_CHANNEL, range)));
             }
             DeviceClassChoice::SafetyPlc => {
                 let class = SafetyPlc::new(name);
                 class.check_process_data(d.input_bytes, d.output_bytes)?;
-                devices.safety.push(Slot::new(d.position, class));
+                devices.others.push(Slot::new(d.position, class));
             }
             DeviceClassChoice::ForceTorque { scaling } => {
                 let scaling = match scaling {
@@ -624,7 +598,7 @@ fn build_classes(bus: &mut Bus, config: &BusConfig) -> Result<Devices, String> {
                 scaling.check().map_err(|e| format!("{name}: {e}"))?;
                 let class = ForceTorqueSensor::new(name, scaling);
                 class.check_process_data(d.input_bytes, d.output_bytes)?;
-                devices.fts.push(Slot::new(d.position, class));
+                devices.others.push(Slot::new(d.position, class));
             }
             DeviceClassChoice::Passive => {}
         }
@@ -650,7 +624,7 @@ impl Base for BusBase {
             self.recover();
         }
         if self.shared.bias_requested.swap(false, Ordering::Relaxed) {
-            for s in &mut self.devices.fts {
+            for s in &mut self.devices.others {
                 s.class.bias();
             }
         }

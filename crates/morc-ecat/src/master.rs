@@ -29,6 +29,8 @@ use crate::transport::{lock, InProcessTransport, SharedSegment, MAX_FRAME_LEN};
 use crate::BusError;
 use ethercrab::subdevice_group::{DcConfiguration, HasDc, Op};
 use ethercrab::{DcSupport, DcSync, MainDevice, MainDeviceConfig, PduRx, PduStorage, PduTx, SubDeviceGroup, SubDeviceState, Timeouts};
+use morc_ecat_wire::esc::{al, al_code, reg, AlState};
+use morc_ecat_wire::sii;
 use std::future::Future;
 use std::ops::Range;
 use std::pin::pin;
@@ -588,8 +590,8 @@ impl Bus {
                 Some(Err(ethercrab::error::Error::Timeout(_))) | None if driver.link_error().is_none() => {
                     // Only a device whose EEPROM promises CoE (mailbox protocols, SII word
                     // 0x001C, bit 2) gets the fallback; others just have no device type.
-                    let protocols = driver.run(sd.eeprom_read::<u16>(&maindevice, 0x001C), until);
-                    if !matches!(protocols, Some(Ok(p)) if p & 0x0004 == 0) {
+                    let protocols = driver.run(sd.eeprom_read::<u16>(&maindevice, sii::word::MAILBOX_PROTOCOLS), until);
+                    if !matches!(protocols, Some(Ok(p)) if p & sii::protocol::COE == 0) {
                         not_answering_coe.push(d.configured_address);
                     }
                 }
@@ -932,15 +934,15 @@ impl Bus {
         let Some(md) = self.maindevice.as_ref() else { return Ok(()) };
         let fail = |m: String| Err(BusError::Device(m));
         let until = Patience::Until(Instant::now() + timeout);
-        match self.driver.run(ethercrab::Command::bwr(0x0120).ignore_wkc().send(md, 0x0002u16), until) {
+        match self.driver.run(ethercrab::Command::bwr(reg::AL_CONTROL).ignore_wkc().send(md, u16::from(AlState::PreOp.bits())), until) {
             Some(Ok(())) => {}
             Some(Err(e)) => return fail(format!("requesting PREOP: {e}")),
             None => return fail(format!("requesting PREOP: no answer{}", self.link_error().map(|e| format!(" ({e})")).unwrap_or_default())),
         }
         loop {
             // BRD ORs every device's AL status: exactly PREOP once all are there.
-            match self.driver.run(ethercrab::Command::brd(0x0130).ignore_wkc().receive::<u16>(md), until) {
-                Some(Ok(status)) if status & 0x1F == 0x02 => return Ok(()),
+            match self.driver.run(ethercrab::Command::brd(reg::AL_STATUS).ignore_wkc().receive::<u16>(md), until) {
+                Some(Ok(status)) if status & u16::from(al::STATE_MASK | al::ERROR) == u16::from(AlState::PreOp.bits()) => return Ok(()),
                 Some(Ok(_)) => {}
                 Some(Err(e)) => return fail(format!("waiting for PREOP: {e}")),
                 None => return fail(format!("devices not in PREOP within {timeout:?}: {}", self.devices_not_in_op())),
@@ -1027,8 +1029,8 @@ enum Transition<G> {
 async fn watch_al_errors<G>(md: &MainDevice<'_>, transition: impl Future<Output = Result<G, ethercrab::error::Error>>) -> Transition<G> {
     let watch = async {
         loop {
-            if let Ok(status) = ethercrab::Command::brd(0x0130).ignore_wkc().receive::<u16>(md).await {
-                if status & 0x0010 != 0 {
+            if let Ok(status) = ethercrab::Command::brd(reg::AL_STATUS).ignore_wkc().receive::<u16>(md).await {
+                if status & u16::from(al::ERROR) != 0 {
                     return Transition::Refused;
                 }
             }
@@ -1046,14 +1048,7 @@ async fn pause(d: Duration) {
 
 /// AL state bits (0x0130 / 0x0120, bits 0..3) in IgH's words.
 fn state_bits_text(bits: u16) -> &'static str {
-    match bits & 0x0F {
-        1 => "INIT",
-        2 => "PREOP",
-        3 => "BOOT",
-        4 => "SAFEOP",
-        8 => "OP",
-        _ => "an undefined state",
-    }
+    AlState::from_bits(bits as u8).map_or("an undefined state", AlState::name)
 }
 
 /// An AL status code (0x0134, ETG.1000.6 Table 11) with its meaning: "0x001E (invalid input
@@ -1079,16 +1074,19 @@ fn device_states(driver: &mut Driver, md: &MainDevice<'_>, devices: &[DeviceInfo
     let mut found = Vec::new();
     for d in devices {
         let read = |register: u16| ethercrab::Command::fprd(d.configured_address, register).receive::<u16>(md);
-        let (status, control, code) =
-            match (driver.run(read(0x0130), Patience::Until(deadline)), driver.run(read(0x0120), Patience::Until(deadline)), driver.run(read(0x0134), Patience::Until(deadline))) {
-                (Some(Ok(s)), Some(Ok(c)), Some(Ok(code))) => (s, c, code),
-                _ => {
-                    found.push(format!("device {} '{}' does not answer (check its power and the cable before it)", d.position, d.name));
-                    continue;
-                }
-            };
+        let (status, control, code) = match (
+            driver.run(read(reg::AL_STATUS), Patience::Until(deadline)),
+            driver.run(read(reg::AL_CONTROL), Patience::Until(deadline)),
+            driver.run(read(reg::AL_STATUS_CODE), Patience::Until(deadline)),
+        ) {
+            (Some(Ok(s)), Some(Ok(c)), Some(Ok(code))) => (s, c, code),
+            _ => {
+                found.push(format!("device {} '{}' does not answer (check its power and the cable before it)", d.position, d.name));
+                continue;
+            }
+        };
         let (now, asked) = (state_bits_text(status), state_bits_text(control));
-        if status & 0x0010 != 0 {
+        if status & u16::from(al::ERROR) != 0 {
             found.push(format!("device {} '{}' refused {asked}: AL status code {}; it stays in {now}{}", d.position, d.name, al_status_code_text(code), al_code_hint(code)));
         } else if status & 0x0F != control & 0x0F {
             found.push(format!("device {} '{}' is still in {now} (asked for {asked}), AL status code {}", d.position, d.name, al_status_code_text(code)));
@@ -1100,10 +1098,10 @@ fn device_states(driver: &mut Driver, md: &MainDevice<'_>, devices: &[DeviceInfo
 /// What to look at for the AL status codes a configuration causes.
 fn al_code_hint(code: u16) -> &'static str {
     match code {
-        0x0016 | 0x0017 | 0x001D | 0x001E => {
+        al_code::INVALID_MAILBOX_CONFIG | al_code::INVALID_SM_CONFIG | al_code::INVALID_OUTPUT_CONFIG | al_code::INVALID_INPUT_CONFIG => {
             " (the process-data or sync manager setup from its EEPROM does not fit the device: check its EEPROM/ESI, e.g. a sync manager marked virtual, or configure its class)"
         }
-        0x001A | 0x002C | 0x0030 | 0x0032 => " (distributed clocks: check its SYNC0 settings and the cycle time)",
+        al_code::SYNC_ERROR | al_code::DC_SYNC0_CYCLE_TIME | al_code::INVALID_DC_SYNC_CONFIG | al_code::DC_PLL_ERROR => " (distributed clocks: check its SYNC0 settings and the cycle time)",
         _ => "",
     }
 }

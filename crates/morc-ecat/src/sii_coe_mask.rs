@@ -6,16 +6,12 @@
 //! clears the CoE bit in the SII data they read back from word 0x001C: ethercrab then
 //! configures them from their EEPROM PDOs. Nothing else of the frames changes.
 
+use morc_ecat_wire::esc::{reg, sii_control};
 use morc_ecat_wire::frame::{read_u16, Command, Datagrams};
+use morc_ecat_wire::sii::{protocol, word as sii_word};
 
-/// ESC registers of SII access (ETG.1000.4 Table 43): control/status (+ address), data.
-const SII_CONTROL: u16 = 0x0502;
-const SII_DATA: u16 = 0x0508;
-/// SII control: read command.
-const SII_READ: u16 = 0x0100;
-/// The mailbox protocols word, and its CoE bit (ETG.2010 Table 2).
-const MAILBOX_PROTOCOLS_WORD: u16 = 0x001C;
-const COE_BIT: u8 = 0x04;
+/// The mailbox protocols' CoE bit, in the low byte of its word.
+const COE_BIT: u8 = protocol::COE as u8;
 
 /// Which stations to hide CoE from, and the SII word each last asked to read.
 #[derive(Debug, Clone, Default)]
@@ -37,12 +33,12 @@ impl SiiCoeMask {
         let Ok(datagrams) = Datagrams::new(frame) else { return };
         for d in datagrams.flatten() {
             let h = d.header;
-            if h.command != Command::Fpwr.code() || h.ado() != SII_CONTROL || h.len < 4 {
+            if h.command != Command::Fpwr.code() || h.ado() != reg::SII_CONTROL || h.len < 4 {
                 continue;
             }
             if let Some(slot) = self.stations.iter_mut().find(|(s, _)| *s == h.adp()) {
                 let control = read_u16(frame, d.data_offset).unwrap_or(0);
-                slot.1 = if control & SII_READ != 0 { read_u16(frame, d.data_offset + 2) } else { None };
+                slot.1 = if control & sii_control::READ != 0 { read_u16(frame, d.data_offset + 2) } else { None };
             }
         }
     }
@@ -58,13 +54,13 @@ impl SiiCoeMask {
         if let Ok(datagrams) = Datagrams::new(frame) {
             for d in datagrams.flatten() {
                 let h = d.header;
-                if h.command != Command::Fprd.code() || h.ado() != SII_DATA {
+                if h.command != Command::Fprd.code() || h.ado() != reg::SII_DATA {
                     continue;
                 }
                 let Some(&(_, Some(word))) = self.stations.iter().find(|(s, _)| *s == h.adp()) else { continue };
                 let words = h.len / 2;
-                if (word..word.saturating_add(words)).contains(&MAILBOX_PROTOCOLS_WORD) && n < patches.len() {
-                    patches[n] = d.data_offset + usize::from(MAILBOX_PROTOCOLS_WORD - word) * 2;
+                if (word..word.saturating_add(words)).contains(&sii_word::MAILBOX_PROTOCOLS) && n < patches.len() {
+                    patches[n] = d.data_offset + usize::from(sii_word::MAILBOX_PROTOCOLS - word) * 2;
                     n += 1;
                 }
             }
@@ -95,17 +91,17 @@ mod tests {
     fn the_coe_bit_of_word_0x1c_is_hidden_for_masked_stations_only() {
         let mut mask = SiiCoeMask::new(&[0x1001]);
         // Read request for words 0x1C.. from the masked station, then its data.
-        mask.outgoing(&frame(Command::Fpwr, 0x1001, SII_CONTROL, &[0x00, 0x01, 0x1C, 0x00, 0, 0]));
-        let mut reply = frame(Command::Fprd, 0x1001, SII_DATA, &[0x0C, 0x00, 0, 0, 0, 0, 0, 0]);
+        mask.outgoing(&frame(Command::Fpwr, 0x1001, reg::SII_CONTROL, &[0x00, 0x01, 0x1C, 0x00, 0, 0]));
+        let mut reply = frame(Command::Fprd, 0x1001, reg::SII_DATA, &[0x0C, 0x00, 0, 0, 0, 0, 0, 0]);
         mask.reply(&mut reply);
         let data = Datagrams::new(&reply).unwrap().next().unwrap().unwrap().data_offset;
         assert_eq!(reply[data], 0x08, "CoE (0x04) cleared, FoE (0x08) kept");
         // Another station's data, and another word, pass unchanged.
-        let mut other = frame(Command::Fprd, 0x1002, SII_DATA, &[0x0C, 0, 0, 0]);
+        let mut other = frame(Command::Fprd, 0x1002, reg::SII_DATA, &[0x0C, 0, 0, 0]);
         mask.reply(&mut other);
         assert_eq!(other[data], 0x0C);
-        mask.outgoing(&frame(Command::Fpwr, 0x1001, SII_CONTROL, &[0x00, 0x01, 0x40, 0x00, 0, 0]));
-        let mut later = frame(Command::Fprd, 0x1001, SII_DATA, &[0x0C, 0, 0, 0]);
+        mask.outgoing(&frame(Command::Fpwr, 0x1001, reg::SII_CONTROL, &[0x00, 0x01, 0x40, 0x00, 0, 0]));
+        let mut later = frame(Command::Fprd, 0x1001, reg::SII_DATA, &[0x0C, 0, 0, 0]);
         mask.reply(&mut later);
         assert_eq!(later[data], 0x0C);
     }

@@ -302,7 +302,7 @@ pub mod faulty {
     /// EEPROM-only device): its process data is described by the PDOs in its EEPROM — the
     /// mapping morc's drive class uses — and a master must take them from there.
     pub fn drive_without_coe(clock_offset_ns: u64, plant: Box<dyn DrivePlant>) -> Result<SubDevice, String> {
-        use crate::devices::cia402::{RX_MAPPING, TX_MAPPING};
+        use morc_ecat_wire::cia402::pdo::{RX as RX_MAPPING, TX as TX_MAPPING};
         let entries = |mapping: &[u32]| -> Vec<PdoEntrySpec> { mapping.iter().map(|m| ((m >> 16) as u16, (m >> 8) as u8, *m as u8)).collect() };
         let (rx, tx) = (entries(&RX_MAPPING), entries(&TX_MAPPING));
         let spec = ImageSpec { product_code: identity::DRIVE + 1, name: "MORC-402-EEPROM", group: "Drives", rx: &rx, tx: &tx, coe: true, pd_sms: NO_PD };

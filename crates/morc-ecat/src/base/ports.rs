@@ -2,7 +2,7 @@
 //! [`super`]), and the measurements written to them every tick without allocating.
 
 use super::Devices;
-use crate::devices::DriveMode;
+use crate::devices::{vector_type, write_real, DriveMode};
 use morc_kernel::{ComponentInfo, PortInfo};
 use morc_kernel::{Value, ValueType};
 
@@ -24,35 +24,6 @@ pub(crate) fn mode_slot(mode: DriveMode) -> usize {
         DriveMode::Csp => 0,
         DriveMode::Csv => 1,
         DriveMode::Cst => 2,
-    }
-}
-
-/// A real for one value, a vector for several.
-fn vector_type(n: usize) -> ValueType {
-    if n == 1 {
-        ValueType::Real
-    } else {
-        ValueType::Vector(n)
-    }
-}
-
-pub(crate) fn write_real(value: &mut Value, i: usize, x: f64) {
-    match value {
-        Value::Real(r) => *r = x,
-        Value::Vector(v) => {
-            if let Some(slot) = v.get_mut(i) {
-                *slot = x;
-            }
-        }
-        _ => {}
-    }
-}
-
-pub(crate) fn read_real(value: &Value, i: usize) -> f64 {
-    match value {
-        Value::Real(r) => *r,
-        Value::Vector(v) => v.get(i).copied().unwrap_or(f64::NAN),
-        _ => f64::NAN,
     }
 }
 
@@ -88,53 +59,27 @@ pub(crate) fn layout(mut devices: Devices) -> (ComponentInfo, Ports, Devices) {
             n_in += 1;
         }
     }
-    let mut output = |info: ComponentInfo, port: PortInfo| {
-        n_out += 1;
-        (info.output(port), n_out - 1)
-    };
-    for s in &mut devices.dins {
-        (info, s.port) = output(info, PortInfo::new(&format!("din{}", s.position), ValueType::Integer).doc(&format!("{}: {} digital inputs, bit 0 = channel 1", s.class.name(), s.class.channels())));
+    // Each other device's measurements, then its commands, in line order: outputs first so
+    // that the drives' inputs keep their places.
+    for s in &mut devices.others {
+        let ports = s.class.ports();
+        s.outputs = n_out..n_out + ports.outputs.len();
+        n_out += ports.outputs.len();
+        info.outputs.extend(ports.outputs);
     }
-    for s in &mut devices.ains {
-        let (c, r) = (&s.class, s.class.range());
-        let port = PortInfo::new(&format!("ain{}", s.position), vector_type(c.channels())).unit(r.unit).doc(&format!(
-            "{}: {} analog inputs, {r}; NaN on a channel error (wire break)",
-            c.name(),
-            c.channels()
-        ));
-        (info, s.port) = output(info, port);
-    }
-    for s in &mut devices.fts {
-        let port = PortInfo::wrench(&format!("ft{}", s.position)).doc(&format!("{}: force/torque Fx Fy Fz (N) Tx Ty Tz (N·m) in the sensor frame", s.class.name()));
-        (info, s.port) = output(info, port);
-    }
-    for s in &mut devices.safety {
-        let port = PortInfo::new(&format!("safety{}", s.position), ValueType::Integer)
-            .doc(&format!("{}: safety PLC status bits: 1 e-stop pressed, 2 door closed, 4 enabling switch, 8 motion permitted", s.class.name()));
-        (info, s.port) = output(info, port);
-    }
-    let mut input = |info: ComponentInfo, port: PortInfo| {
-        n_in += 1;
-        (info.input(port), n_in - 1)
-    };
-    for s in &mut devices.douts {
-        (info, s.port) = input(info, PortInfo::new(&format!("dout{}", s.position), ValueType::Integer).doc(&format!("{}: {} digital outputs, bit 0 = channel 1", s.class.name(), s.class.channels())));
-    }
-    for s in &mut devices.aouts {
-        let (c, r) = (&s.class, s.class.range());
-        let port = PortInfo::new(&format!("aout{}", s.position), vector_type(c.channels()))
-            .unit(r.unit)
-            .doc(&format!("{}: {} analog outputs, {r}; held when not driven", c.name(), c.channels()));
-        (info, s.port) = input(info, port);
+    for s in &mut devices.others {
+        let ports = s.class.ports();
+        s.first_input = n_in;
+        n_in += ports.inputs.len();
+        info.inputs.extend(ports.inputs);
     }
     // Last, so the other inputs keep their places.
     if n > 0 {
         let port = PortInfo::new("tau_ff", vector_type(n))
             .unit("N·m")
             .doc("feed-forward joint torque per drive, in line order: sent as the drive's torque offset (0x60B2), added to its own control");
-        let at;
-        (info, at) = input(info, port);
-        ports.tau_ff = Some(at);
+        info = info.input(port);
+        ports.tau_ff = Some(n_in);
     }
     (info, ports, devices)
 }
@@ -151,20 +96,7 @@ pub(crate) fn write_measurements(devices: &Devices, ports: &Ports, outputs: &mut
     if let Some(p) = ports.enabled {
         outputs[p] = Value::Boolean(devices.drives.iter().all(|d| d.class.enabled()));
     }
-    for s in &devices.dins {
-        outputs[s.port] = Value::Integer(s.class.value() as i64);
-    }
-    for s in &devices.ains {
-        for (c, x) in s.class.values().iter().enumerate() {
-            write_real(&mut outputs[s.port], c, *x);
-        }
-    }
-    for s in &devices.fts {
-        for (c, x) in s.class.wrench().iter().enumerate() {
-            write_real(&mut outputs[s.port], c, *x);
-        }
-    }
-    for s in &devices.safety {
-        outputs[s.port] = Value::Integer(i64::from(s.class.status()));
+    for s in &devices.others {
+        s.class.write_measurements(&mut outputs[s.outputs.clone()]);
     }
 }

@@ -2,8 +2,9 @@
 //! and EL4xxx-style outputs (per channel a 16-bit value), in volts or milliamperes over a
 //! configurable range.
 
-use super::pd;
-use super::DeviceName;
+use super::{pd, read_real, vector_type, write_real};
+use super::{ClassPorts, DeviceClass, DeviceName};
+use morc_kernel::{Commands, PortInfo, Value};
 
 pub use morc_ecat_wire::profiles::analog_io::{status, AnalogRange, MAX_ANALOG_CHANNELS};
 
@@ -110,6 +111,62 @@ impl AnalogOutputs {
         for c in 0..self.terminal.channels {
             pd::put(outputs, c * Self::BYTES_PER_CHANNEL, &self.raw[c].to_le_bytes());
         }
+    }
+}
+
+impl DeviceClass for AnalogInputs {
+    fn name(&self) -> &DeviceName {
+        &self.terminal.name
+    }
+    fn kind(&self) -> &'static str {
+        "ain"
+    }
+    fn ports(&self) -> ClassPorts {
+        let (t, r) = (&self.terminal, self.terminal.range);
+        let port = PortInfo::new(&format!("ain{}", t.name.position), vector_type(t.channels))
+            .unit(r.unit)
+            .doc(&format!("{}: {} analog inputs, {r}; NaN on a channel error (wire break)", t.name, t.channels));
+        ClassPorts { outputs: vec![port], ..ClassPorts::default() }
+    }
+    fn read_inputs(&mut self, inputs: &[u8]) {
+        AnalogInputs::read_inputs(self, inputs)
+    }
+    fn write_measurements(&self, outputs: &mut [Value]) {
+        for (c, x) in self.values().iter().enumerate() {
+            write_real(&mut outputs[0], c, *x);
+        }
+    }
+    fn write_outputs(&mut self, _outputs: &mut [u8]) {}
+}
+
+impl DeviceClass for AnalogOutputs {
+    fn name(&self) -> &DeviceName {
+        &self.terminal.name
+    }
+    fn kind(&self) -> &'static str {
+        "aout"
+    }
+    fn ports(&self) -> ClassPorts {
+        let (t, r) = (&self.terminal, self.terminal.range);
+        let port = PortInfo::new(&format!("aout{}", t.name.position), vector_type(t.channels))
+            .unit(r.unit)
+            .doc(&format!("{}: {} analog outputs, {r}; held when not driven", t.name, t.channels));
+        ClassPorts { inputs: vec![port], ..ClassPorts::default() }
+    }
+    fn read_inputs(&mut self, _inputs: &[u8]) {}
+    fn command(&mut self, commands: Option<Commands>, first: usize) -> Result<(), String> {
+        let mut result = Ok(());
+        if let Some(v) = commands.and_then(|c| c.get(first)) {
+            for channel in 0..self.terminal.channels {
+                if let Err(e) = AnalogOutputs::command(self, channel, read_real(v, channel)) {
+                    result = Err(e);
+                }
+            }
+        }
+        result
+    }
+    fn write_outputs(&mut self, outputs: &mut [u8]) {
+        AnalogOutputs::write_outputs(self, outputs)
     }
 }
 

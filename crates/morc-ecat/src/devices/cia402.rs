@@ -4,7 +4,7 @@
 //! scaling between drive units (counts, per-mille torque) and joint SI units.
 
 use super::pd;
-use super::{DeviceName, SdoValue, SdoWrite};
+use super::{DeviceClass, DeviceName, SdoValue, SdoWrite};
 use std::f64::consts::TAU;
 
 /// Cyclic synchronous mode the drive runs in when commanded.
@@ -22,9 +22,9 @@ impl DriveMode {
     /// Modes of operation value (0x6060).
     pub fn code(self) -> i8 {
         match self {
-            DriveMode::Csp => 8,
-            DriveMode::Csv => 9,
-            DriveMode::Cst => 10,
+            DriveMode::Csp => mode::CSP,
+            DriveMode::Csv => mode::CSV,
+            DriveMode::Cst => mode::CST,
         }
     }
 }
@@ -116,157 +116,39 @@ impl DriveConfig {
     }
 }
 
-/// CiA 402 power drive system states, as decoded from the statusword (CiA 402-2 Table 30).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PowerState {
-    /// Statusword x0xx 0000: initialising, the power stage cannot be switched on yet.
-    NotReadyToSwitchOn,
-    /// Statusword x1xx 0000: power stage off; shutdown (controlword 0x06) leads on.
-    SwitchOnDisabled,
-    /// Statusword x01x 0001: ready; switch on (0x07) powers the stage.
-    ReadyToSwitchOn,
-    /// Statusword x01x 0011: power stage on, no torque; enable operation (0x0F) leads on.
-    SwitchedOn,
-    /// Statusword x01x 0111: following the commanded target.
-    OperationEnabled,
-    /// Statusword x00x 0111: decelerating on a quick stop request.
-    QuickStopActive,
-    /// Statusword x0xx 1111: a fault occurred; the drive is stopping.
-    FaultReactionActive,
-    /// Statusword x0xx 1000: stopped after a fault; fault reset (controlword bit 7 rising) leads to Switch On Disabled.
-    Fault,
-    /// A bit pattern the profile does not define.
-    Unknown,
-}
+pub use morc_ecat_wire::cia402::PowerState;
+use morc_ecat_wire::cia402::{controlword, error_code_text, mode, obj, pdo, statusword};
 
-impl PowerState {
-    /// (mask, value) of the statusword for the state.
-    fn pattern(self) -> (u16, u16) {
-        use PowerState::*;
-        match self {
-            NotReadyToSwitchOn => (0x4F, 0x00),
-            SwitchOnDisabled => (0x4F, 0x40),
-            ReadyToSwitchOn => (0x6F, 0x21),
-            SwitchedOn => (0x6F, 0x23),
-            OperationEnabled => (0x6F, 0x27),
-            QuickStopActive => (0x6F, 0x07),
-            FaultReactionActive => (0x4F, 0x0F),
-            Fault => (0x4F, 0x08),
-            Unknown => (0, 0xFFFF),
-        }
-    }
-
-    /// The state a statusword (0x6041) reports.
-    pub fn from_statusword(sw: u16) -> Self {
-        use PowerState::*;
-        [NotReadyToSwitchOn, SwitchOnDisabled, ReadyToSwitchOn, SwitchedOn, OperationEnabled, QuickStopActive, FaultReactionActive, Fault]
-            .into_iter()
-            .find(|s| {
-                let (mask, value) = s.pattern();
-                sw & mask == value
-            })
-            .unwrap_or(Unknown)
-    }
-
-    /// The state's name as CiA 402 writes it, for messages ("Switch on disabled").
-    pub fn label(self) -> &'static str {
-        use PowerState::*;
-        match self {
-            NotReadyToSwitchOn => "Not ready to switch on",
-            SwitchOnDisabled => "Switch on disabled",
-            ReadyToSwitchOn => "Ready to switch on",
-            SwitchedOn => "Switched on",
-            OperationEnabled => "Operation enabled",
-            QuickStopActive => "Quick stop active",
-            FaultReactionActive => "Fault reaction active",
-            Fault => "Fault",
-            Unknown => "an undefined state",
-        }
-    }
-}
-
-/// Statusword bit names (CiA 402-2 Table 29).
-pub(crate) fn statusword_bit_name(bit: u32) -> &'static str {
-    match bit {
-        0 => "ready to switch on",
-        1 => "switched on",
-        2 => "operation enabled",
-        3 => "fault",
-        4 => "voltage enabled",
-        5 => "quick stop (active low)",
-        6 => "switch on disabled",
-        7 => "warning",
-        9 => "remote",
-        10 => "target reached",
-        11 => "internal limit active",
-        12 => "drive follows the command value",
-        13 => "following error",
-        _ => "manufacturer specific",
-    }
-}
-
-/// Why a drive fault happened, for common CiA 402 / CiA 301 error codes (0x603F).
-pub(crate) fn error_code_text(code: u16) -> &'static str {
-    match code {
-        0 => "no error code given",
-        0x2200..=0x23FF => "overcurrent",
-        0x3210 | 0x3211 => "DC-link overvoltage",
-        0x3220 | 0x3221 => "DC-link undervoltage",
-        0x4000..=0x4FFF => "over-temperature",
-        0x5000..=0x5FFF => "drive hardware",
-        0x6000..=0x6FFF => "drive software",
-        0x7300..=0x73FF => "sensor / encoder",
-        0x8110..=0x81FF => "communication (e.g. sync or PDO watchdog)",
-        0x8400..=0x84FF => "velocity / speed controller",
-        0x8611 => "following error",
-        0x8612 => "reference limit (position limit)",
-        0x8600..=0x86FF => "positioning controller",
-        0xFF00..=0xFFFF => "manufacturer specific",
-        _ => "see the drive manual",
-    }
-}
-
-/// Controlword commands (CiA 402-2 Table 28).
-mod controlword {
-    pub const DISABLE_VOLTAGE: u16 = 0x0000;
-    pub const QUICK_STOP: u16 = 0x0002;
-    pub const SHUTDOWN: u16 = 0x0006;
-    pub const SWITCH_ON: u16 = 0x0007;
-    pub const ENABLE_OPERATION: u16 = 0x000F;
-    pub const FAULT_RESET: u16 = 0x0080;
-}
-
-/// Byte offsets of the process data this class maps (see [`Cia402Drive::setup`]).
+/// Byte offsets of the process data this class maps (see [`Cia402Drive::setup`]), from the
+/// mapping it asks for.
 mod layout {
-    /// RxPDO 0x1600: controlword, target position, target velocity, target torque, mode,
-    /// torque offset (the feed-forward torque, added to the drive's own control).
-    pub const CONTROLWORD: usize = 0;
-    pub const TARGET_POSITION: usize = 2;
-    pub const TARGET_VELOCITY: usize = 6;
-    pub const TARGET_TORQUE: usize = 10;
-    pub const MODE: usize = 12;
-    pub const TORQUE_OFFSET: usize = 13;
-    pub const OUTPUT_BYTES: usize = 15;
-    /// TxPDO 0x1A00: statusword, position, velocity, torque, mode display, error code.
-    pub const STATUSWORD: usize = 0;
-    pub const POSITION: usize = 2;
-    pub const VELOCITY: usize = 6;
-    pub const TORQUE: usize = 10;
-    // Mapped (0x6061) so that the layout is the mapping whole, but not read.
-    #[allow(dead_code)]
-    pub const MODE_DISPLAY: usize = 12;
-    pub const ERROR_CODE: usize = 13;
-    pub const INPUT_BYTES: usize = 15;
+    use super::{obj, pdo};
+    const fn rx(index: u16) -> usize {
+        match pdo::offset(&pdo::RX, index) {
+            Some(at) => at,
+            None => panic!("not in the class's RxPDO"),
+        }
+    }
+    const fn tx(index: u16) -> usize {
+        match pdo::offset(&pdo::TX, index) {
+            Some(at) => at,
+            None => panic!("not in the class's TxPDO"),
+        }
+    }
+    pub const CONTROLWORD: usize = rx(obj::CONTROLWORD);
+    pub const TARGET_POSITION: usize = rx(obj::TARGET_POSITION);
+    pub const TARGET_VELOCITY: usize = rx(obj::TARGET_VELOCITY);
+    pub const TARGET_TORQUE: usize = rx(obj::TARGET_TORQUE);
+    pub const MODE: usize = rx(obj::MODES_OF_OPERATION);
+    pub const TORQUE_OFFSET: usize = rx(obj::TORQUE_OFFSET);
+    pub const OUTPUT_BYTES: usize = pdo::bytes(&pdo::RX);
+    pub const STATUSWORD: usize = tx(obj::STATUSWORD);
+    pub const POSITION: usize = tx(obj::POSITION_ACTUAL);
+    pub const VELOCITY: usize = tx(obj::VELOCITY_ACTUAL);
+    pub const TORQUE: usize = tx(obj::TORQUE_ACTUAL);
+    pub const ERROR_CODE: usize = tx(obj::ERROR_CODE);
+    pub const INPUT_BYTES: usize = pdo::bytes(&pdo::TX);
 }
-
-const fn mapping(index: u16, sub: u8, bits: u8) -> u32 {
-    ((index as u32) << 16) | ((sub as u32) << 8) | bits as u32
-}
-
-/// The mapping [`Cia402Drive::setup`] asks for, as PDO mapping entries (index << 16 |
-/// sub-index << 8 | bits): RxPDO 0x1600, TxPDO 0x1A00.
-pub(crate) const RX_MAPPING: [u32; 6] = [mapping(0x6040, 0, 16), mapping(0x607A, 0, 32), mapping(0x60FF, 0, 32), mapping(0x6071, 0, 16), mapping(0x6060, 0, 8), mapping(0x60B2, 0, 16)];
-pub(crate) const TX_MAPPING: [u32; 6] = [mapping(0x6041, 0, 16), mapping(0x6064, 0, 32), mapping(0x606C, 0, 32), mapping(0x6077, 0, 16), mapping(0x6061, 0, 8), mapping(0x603F, 0, 16)];
 
 /// What the master wants of the drive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -342,7 +224,7 @@ impl Cia402Drive {
     pub fn setup(&self) -> Vec<SdoWrite> {
         use SdoValue::*;
         let mut w = Vec::new();
-        for (assign, pdo, entries) in [(0x1C12u16, 0x1600u16, &RX_MAPPING[..]), (0x1C13, 0x1A00, &TX_MAPPING[..])] {
+        for (assign, pdo, entries) in [(obj::RX_PDO_ASSIGN, obj::RX_PDO_1, &pdo::RX[..]), (obj::TX_PDO_ASSIGN, obj::TX_PDO_1, &pdo::TX[..])] {
             // Assignment off while the mapping changes (ETG.1000.6 §5.6.7.4 sequence).
             w.push(SdoWrite::new(assign, 0, U8(0)));
             w.push(SdoWrite::new(pdo, 0, U8(0)));
@@ -353,7 +235,7 @@ impl Cia402Drive {
             w.push(SdoWrite::new(assign, 1, U16(pdo)));
             w.push(SdoWrite::new(assign, 0, U8(1)));
         }
-        w.push(SdoWrite::new(0x6060, 0, I8(self.config.mode.code())));
+        w.push(SdoWrite::new(obj::MODES_OF_OPERATION, 0, I8(self.config.mode.code())));
         w
     }
 
@@ -605,14 +487,14 @@ impl Cia402Drive {
         for bit in 0..16u32 {
             if mask & (1 << bit) != 0 && (sw ^ value) & (1 << bit) != 0 {
                 let want = if value & (1 << bit) != 0 { "set" } else { "clear" };
-                missing.push(format!("bit {bit} '{}' {want}", statusword_bit_name(bit)));
+                missing.push(format!("bit {bit} '{}' {want}", statusword::bit_name(bit)));
             }
         }
         let mut hints = String::new();
-        if sw & 0x0200 == 0 {
+        if sw & statusword::REMOTE == 0 {
             hints.push_str("; statusword bit 9 'remote' is clear: the drive is under local control and ignores the controlword");
         }
-        if matches!(next, SwitchedOn | OperationEnabled) && sw & 0x0010 == 0 {
+        if matches!(next, SwitchedOn | OperationEnabled) && sw & statusword::VOLTAGE_ENABLED == 0 {
             hints.push_str("; bit 4 'voltage enabled' is clear: no DC-bus voltage (main power, STO or the drive's enable input?)");
         }
         format!(
@@ -625,6 +507,29 @@ impl Cia402Drive {
             next.label(),
             missing.join(", ")
         )
+    }
+}
+
+/// A drive's joint ports are the bus base's (the drives together are the robot's joints):
+/// through this trait it is read, written and checked like any device.
+impl DeviceClass for Cia402Drive {
+    fn name(&self) -> &DeviceName {
+        &self.name
+    }
+    fn kind(&self) -> &'static str {
+        "drive"
+    }
+    fn read_inputs(&mut self, inputs: &[u8]) {
+        Cia402Drive::read_inputs(self, inputs)
+    }
+    fn write_outputs(&mut self, outputs: &mut [u8]) {
+        Cia402Drive::write_outputs(self, outputs)
+    }
+    fn fault(&self) -> Option<String> {
+        self.check().err()
+    }
+    fn acknowledge(&mut self) {
+        self.reset_fault()
     }
 }
 

@@ -2,7 +2,8 @@
 //! a few bytes of bits one way): channel 1 is bit 0 of the first byte.
 
 use super::pd;
-use super::DeviceName;
+use super::{ClassPorts, DeviceClass, DeviceName};
+use morc_kernel::{Commands, PortInfo, Value, ValueType};
 
 /// Digital outputs: an integer command, bit n = channel n+1. Held (kept) when there is no
 /// command, and all off before the first one.
@@ -87,6 +88,46 @@ impl DigitalInputs {
     pub fn value(&self) -> u64 {
         self.value
     }
+}
+
+impl DeviceClass for DigitalOutputs {
+    fn name(&self) -> &DeviceName {
+        &self.name
+    }
+    fn kind(&self) -> &'static str {
+        "dout"
+    }
+    fn ports(&self) -> ClassPorts {
+        let port = PortInfo::new(&format!("dout{}", self.name.position), ValueType::Integer).doc(&format!("{}: {} digital outputs, bit 0 = channel 1", self.name, self.channels));
+        ClassPorts { inputs: vec![port], ..ClassPorts::default() }
+    }
+    fn read_inputs(&mut self, _inputs: &[u8]) {}
+    fn command(&mut self, commands: Option<Commands>, first: usize) -> Result<(), String> {
+        DigitalOutputs::command(self, commands.and_then(|c| c.get(first)).map(Value::integer))
+    }
+    fn write_outputs(&mut self, outputs: &mut [u8]) {
+        DigitalOutputs::write_outputs(self, outputs)
+    }
+}
+
+impl DeviceClass for DigitalInputs {
+    fn name(&self) -> &DeviceName {
+        &self.name
+    }
+    fn kind(&self) -> &'static str {
+        "din"
+    }
+    fn ports(&self) -> ClassPorts {
+        let port = PortInfo::new(&format!("din{}", self.name.position), ValueType::Integer).doc(&format!("{}: {} digital inputs, bit 0 = channel 1", self.name, self.channels));
+        ClassPorts { outputs: vec![port], ..ClassPorts::default() }
+    }
+    fn read_inputs(&mut self, inputs: &[u8]) {
+        DigitalInputs::read_inputs(self, inputs)
+    }
+    fn write_measurements(&self, outputs: &mut [Value]) {
+        outputs[0] = Value::Integer(self.value as i64);
+    }
+    fn write_outputs(&mut self, _outputs: &mut [u8]) {}
 }
 
 #[cfg(test)]

@@ -6,8 +6,9 @@
 //! objects (CoE [`obj::COUNTS_PER_FORCE`], [`obj::COUNTS_PER_TORQUE`], as ATI's) or from the
 //! bus configuration for sensors without them.
 
-use super::pd;
-use super::DeviceName;
+use super::{pd, write_real};
+use super::{ClassPorts, DeviceClass, DeviceName};
+use morc_kernel::{PortInfo, Value};
 
 pub use morc_ecat_wire::profiles::force_torque::{control, obj, status, INPUT_BYTES, OUTPUT_BYTES};
 
@@ -108,6 +109,36 @@ impl ForceTorqueSensor {
             return Err(format!("{}: force/torque sensor reports an error (status 0x{:08X}); check the sensor and its cable, then reset faults", self.name, self.status));
         }
         Ok(())
+    }
+}
+
+impl DeviceClass for ForceTorqueSensor {
+    fn name(&self) -> &DeviceName {
+        &self.name
+    }
+    fn kind(&self) -> &'static str {
+        "ft"
+    }
+    fn ports(&self) -> ClassPorts {
+        let port = PortInfo::wrench(&format!("ft{}", self.name.position)).doc(&format!("{}: force/torque Fx Fy Fz (N) Tx Ty Tz (N·m) in the sensor frame", self.name));
+        ClassPorts { outputs: vec![port], ..ClassPorts::default() }
+    }
+    fn read_inputs(&mut self, inputs: &[u8]) {
+        ForceTorqueSensor::read_inputs(self, inputs)
+    }
+    fn write_measurements(&self, outputs: &mut [Value]) {
+        for (c, x) in self.wrench.iter().enumerate() {
+            write_real(&mut outputs[0], c, *x);
+        }
+    }
+    fn write_outputs(&mut self, outputs: &mut [u8]) {
+        ForceTorqueSensor::write_outputs(self, outputs)
+    }
+    fn fault(&self) -> Option<String> {
+        self.check().err()
+    }
+    fn bias(&mut self) {
+        ForceTorqueSensor::bias(self)
     }
 }
 

@@ -4,6 +4,11 @@
 //!
 //! Classes never see ethercrab: they get SDO writes to perform in PreOp and byte slices of the
 //! process image each cycle, so they are testable on their own.
+//!
+//! Every class implements [`DeviceClass`]: the bus base holds one `Box<dyn DeviceClass>` per
+//! device and runs them all through it (ports, inputs, commands, outputs, faults). A new
+//! class is a file here implementing it, its wire profile in `morc-ecat-wire`, and its line in
+//! [`classify_identity`] (or a [`DeviceClassChoice`] given in the bus configuration).
 
 pub mod analog_io;
 pub mod cia402;
@@ -16,6 +21,52 @@ pub use cia402::{Cia402Drive, DriveConfig, DriveMode};
 pub use digital_io::{DigitalInputs, DigitalOutputs};
 pub use force_torque::{ForceTorqueSensor, FtScaling};
 pub use safety_plc::SafetyPlc;
+
+/// The ports a device class adds to the bus base, named after its position on the line
+/// (`din3`, `ft8`): its measurements (outputs of the base) and its commands (inputs).
+#[derive(Debug, Default)]
+pub struct ClassPorts {
+    /// Measurements, in the order [`DeviceClass::write_measurements`] writes them.
+    pub outputs: Vec<morc_kernel::PortInfo>,
+    /// Commands, in the order [`DeviceClass::command`] reads them.
+    pub inputs: Vec<morc_kernel::PortInfo>,
+}
+
+/// The master's side of one kind of device, as the bus base runs it every cycle. Nothing here
+/// may allocate in steady state, except to word a fault when one is found.
+pub trait DeviceClass: Send + std::any::Any {
+    /// Where the device sits and what it is.
+    fn name(&self) -> &DeviceName;
+    /// The class's short name, as [`BusBase::class_of`](crate::base::BusBase::class_of) says it ("din", "ft", "safety"…).
+    fn kind(&self) -> &'static str;
+    /// The ports it adds to the bus base (none for a drive: drives are the robot's joints,
+    /// and the base gives them joint ports together).
+    fn ports(&self) -> ClassPorts {
+        ClassPorts::default()
+    }
+    /// Decodes this cycle's inputs (its slice of the process image).
+    fn read_inputs(&mut self, inputs: &[u8]);
+    /// Its measurements into its output ports: `outputs` are its own, in [`ports`](Self::ports) order.
+    fn write_measurements(&self, _outputs: &mut [morc_kernel::Value]) {}
+    /// This cycle's commands: `commands.get(first + k)` is its k-th input port; `None` holds.
+    fn command(&mut self, _commands: Option<morc_kernel::Commands>, _first: usize) -> Result<(), String> {
+        Ok(())
+    }
+    /// Encodes what goes out with the next exchange (its slice of the process image).
+    fn write_outputs(&mut self, outputs: &mut [u8]);
+    /// The device's own fault, worded for the user, or `None`.
+    fn fault(&self) -> Option<String> {
+        None
+    }
+    /// Whether it lets the robot move (a safety PLC may not); [`fault`](Self::fault) says why not.
+    fn permits_motion(&self) -> bool {
+        true
+    }
+    /// A fault reset was asked for: acknowledge what the device latched.
+    fn acknowledge(&mut self) {}
+    /// Zero the measurement at the current load (a force/torque sensor's bias).
+    fn bias(&mut self) {}
+}
 
 /// Where a device sits and what it says it is: every message about a device starts here.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,16 +151,11 @@ pub enum DeviceClassChoice {
     Passive,
 }
 
-/// CiA 301 device type (0x1000) of a CiA 402 drive: profile number 402 in the low word.
-pub(crate) fn is_cia402_device_type(device_type: u32) -> bool {
-    device_type & 0xFFFF == 402
-}
-
 /// Chooses a class from what the master learned: the CoE device type (if the device has CoE)
 /// and the process-data sizes in bytes once mapped. Drives are recognised in PreOp by their
 /// device type; I/O terminals by having only outputs or only inputs.
 pub(crate) fn classify(device_type: Option<u32>, input_bytes: usize, output_bytes: usize, drive: &DriveConfig) -> DeviceClassChoice {
-    if device_type.is_some_and(is_cia402_device_type) {
+    if device_type.is_some_and(morc_ecat_wire::cia402::is_drive_device_type) {
         return DeviceClassChoice::Drive(drive.clone());
     }
     match (input_bytes, output_bytes) {
@@ -167,6 +213,37 @@ pub(crate) fn known_channels(vendor_id: u32, product_code: u32) -> Option<u32> {
         1008 | 1018 | 2008 | 2808 | 2828 => Some(8),
         1809 | 1819 | 2809 | 2889 | 1889 => Some(16),
         _ => None,
+    }
+}
+
+/// A real for one value, a vector for several (a port's type).
+pub(crate) fn vector_type(n: usize) -> morc_kernel::ValueType {
+    if n == 1 {
+        morc_kernel::ValueType::Real
+    } else {
+        morc_kernel::ValueType::Vector(n)
+    }
+}
+
+/// Writes `x` as element `i` of a real or vector port value, in place.
+pub(crate) fn write_real(value: &mut morc_kernel::Value, i: usize, x: f64) {
+    match value {
+        morc_kernel::Value::Real(r) => *r = x,
+        morc_kernel::Value::Vector(v) => {
+            if let Some(slot) = v.get_mut(i) {
+                *slot = x;
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Element `i` of a real or vector command (NaN if it has none).
+pub(crate) fn read_real(value: &morc_kernel::Value, i: usize) -> f64 {
+    match value {
+        morc_kernel::Value::Real(r) => *r,
+        morc_kernel::Value::Vector(v) => v.get(i).copied().unwrap_or(f64::NAN),
+        _ => f64::NAN,
     }
 }
 

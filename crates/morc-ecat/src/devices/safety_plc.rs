@@ -9,7 +9,8 @@
 //!   (re-arms the PLC after an e-stop is released: a fault reset sends it).
 
 use super::pd;
-use super::DeviceName;
+use super::{ClassPorts, DeviceClass, DeviceName};
+use morc_kernel::{PortInfo, Value, ValueType};
 
 pub use morc_ecat_wire::profiles::safety_plc::{control, reason, status, INPUT_BYTES, OUTPUT_BYTES};
 
@@ -103,6 +104,38 @@ impl SafetyPlc {
             word |= control::ACKNOWLEDGE;
         }
         pd::put(outputs, 0, &word.to_le_bytes());
+    }
+}
+
+impl DeviceClass for SafetyPlc {
+    fn name(&self) -> &DeviceName {
+        &self.name
+    }
+    fn kind(&self) -> &'static str {
+        "safety"
+    }
+    fn ports(&self) -> ClassPorts {
+        let port = PortInfo::new(&format!("safety{}", self.name.position), ValueType::Integer)
+            .doc(&format!("{}: safety PLC status bits: 1 e-stop pressed, 2 door closed, 4 enabling switch, 8 motion permitted", self.name));
+        ClassPorts { outputs: vec![port], ..ClassPorts::default() }
+    }
+    fn read_inputs(&mut self, inputs: &[u8]) {
+        SafetyPlc::read_inputs(self, inputs)
+    }
+    fn write_measurements(&self, outputs: &mut [Value]) {
+        outputs[0] = Value::Integer(i64::from(self.status));
+    }
+    fn write_outputs(&mut self, outputs: &mut [u8]) {
+        SafetyPlc::write_outputs(self, outputs)
+    }
+    fn fault(&self) -> Option<String> {
+        (!self.motion_permitted()).then(|| self.inhibit_message())
+    }
+    fn permits_motion(&self) -> bool {
+        self.motion_permitted()
+    }
+    fn acknowledge(&mut self) {
+        SafetyPlc::acknowledge(self)
     }
 }
 
