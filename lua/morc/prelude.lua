@@ -232,9 +232,10 @@ A robot definition (degrees and millimetres; ports and native parameters are SI)
   r:add(a, name, kind, params) → a       a:add(name, r:component(kind), params) → a
 kinds: ptp { target = q° }, lin { target = pose }, circ { via = {mm}, target = pose }, spline { points = { q°, … } },
   path { moves = { { "ptp", q° }, { "lin", pose, blend = mm, speed = % }, { "circ", via, pose }, { "spline", q1, q2, … } } },
-  rnea, monitor { max_error = °, tolerance = ° }; trajectories take vel_scale, acc_scale, ramp (s: jerk limit),
+  rnea, monitor { max_error = °, tolerance = ° (mm for a prismatic joint; one for all joints or one per joint) }; trajectories take vel_scale, acc_scale, ramp (s: jerk limit),
   filter (Hz: Bessel reference filter), settle (s), lin_vel (mm/s), lin_acc, rot_vel (°/s), rot_acc.
-A pose is { x, y, z, a, b, c } (mm, ° roll-pitch-yaw) or { pos = { mm }, rpy = { ° } }; units = "rad" takes SI.
+A pose is { x, y, z, a, b, c } (mm, ° roll-pitch-yaw) or { pos = { mm }, rpy = { ° } }; units = "rad" takes SI. Parameters convert
+by the unit each declares (help("kr16.ptp")): rad → °, m → mm and their rates, rad|m per joint (° or mm), m, rad a pose (morc.units).
 r.name, r.dof, r.joints, r.home, r.cartesian, r.payload, r.components. See robots/*.lua and docs/robots.md.
 Types:
   morc.robot(def: table) → robot

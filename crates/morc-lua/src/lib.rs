@@ -39,6 +39,7 @@ pub mod ros;
 mod ros_trajectory;
 pub mod testing;
 mod thread_state;
+mod units;
 mod watchdog;
 
 pub use assembly::LuaKind;
@@ -206,6 +207,7 @@ fn install_surface(lua: &Lua, engine: Option<Engine>) -> mlua::Result<()> {
     // After the prelude, so that their doc strings attach through morc.doc.
     linalg::register(lua, &morc)?;
     model::register(lua, &morc)?;
+    units::install(lua, &morc)?;
     ft::install(lua, &morc)?;
     dynid::install(lua, &morc)?;
     fast::install(lua)?;

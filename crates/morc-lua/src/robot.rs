@@ -541,6 +541,7 @@ pub fn add_component(lua: &Lua, robot: &Arc<Robot>, a: AnyUserData, name: String
     let origin = caller(lua);
     let fail = |m: String| raise(ErrorKind::Robot, format!("{origin}: {m}"));
     let factory = robot_kind(robot, kind).map_err(fail)?;
+    let mut probe = factory().map_err(fail)?;
     let mut every = 1u32;
     let mut params = Vec::new();
     let mut interpolate = Vec::new();
@@ -553,13 +554,14 @@ pub fn add_component(lua: &Lua, robot: &Arc<Robot>, a: AnyUserData, name: String
                 "interpolate" => interpolate = super::assembly::input_names(&v, &format!("{origin}: 'interpolate' of '{name}'"))?,
                 "every" => every = u32::try_from(v.as_integer().unwrap_or(0)).ok().filter(|&e| e >= 1).ok_or_else(|| fail(format!("'every' of '{name}' must be a whole number ≥ 1")))?,
                 _ => {
-                    let value = robot_params::convert(robot, kind, &k, &v, units, &format!("{name}.{k}")).map_err(|e| fail(message_of(&e)))?;
+                    // An unknown name is set_parameter's to say (naming the known ones).
+                    let declared = probe.info().params.iter().find(|p| p.name == k).cloned().unwrap_or_else(|| morc_kernel::ParamInfo::new(&k, Value::Real(0.0)));
+                    let value = robot_params::convert(robot, &declared, &v, units, &format!("{name}.{k}")).map_err(|e| fail(message_of(&e)))?;
                     params.push((k, value));
                 }
             }
         }
     }
-    let mut probe = factory().map_err(fail)?;
     for (p, v) in &params {
         probe.set_parameter(p, v).map_err(|e| fail(format!("component '{name}': {e}")))?;
     }

@@ -78,8 +78,7 @@ return morc.register(morc.component {
     self.bias, self.sum = { 0, 0, 0, 0, 0, 0 }, { 0, 0, 0, 0, 0, 0 }
     self.lo, self.hi = {}, {}
     for i, j in ipairs(robot.joints) do
-      local si = j.unit == "mm" and 1e-3 or math.pi / 180
-      self.lo[i], self.hi[i] = j.limits.pos[1] * si, j.limits.pos[2] * si
+      self.lo[i], self.hi[i] = morc.units.to_si(j.limits.pos[1], j.unit), morc.units.to_si(j.limits.pos[2], j.unit)
     end
     self.tick, self.zero_ticks, self.samples, self.taught, self.was_pressed = 0, math.max(1, math.floor(self.zero_time / self.period + 0.5)), 0, 0, false
     self.started, self.guided, self.released = false, false, 0
