@@ -219,7 +219,6 @@ fn encoded_moves(robot: &Robot, list: &Table, units: Units, what: &str) -> mlua:
 mod tests {
     use super::*;
 
-    use morc_kernel::Component;
     use std::sync::Arc;
 
     /// The arm of tests/data/finger_arm.urdf as `morc.robot` defines it: three revolute joints
@@ -230,8 +229,7 @@ mod tests {
             .load(format!(r#"return morc.robot {{ name = "finger arm", model = morc.model.urdf "{file}", joints = {{ {{ "shoulder", limits = {{ acc = 300 }} }}, {{ "elbow", limits = {{ acc = 300 }} }}, {{ "wrist", limits = {{ acc = 300 }} }}, {{ "finger_joint", limits = {{ acc = 1000 }} }} }} }}"#))
             .eval()
             .unwrap();
-        let robot = r.borrow::<crate::LuaRobot>().unwrap().0.clone();
-        robot
+        r.borrow::<crate::LuaRobot>().map(|robot| robot.0.clone()).unwrap()
     }
 
     /// `kind`'s parameter `key` of `robot` given as the Lua expression `lua_value`, converted.
