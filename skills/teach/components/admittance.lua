@@ -29,18 +29,14 @@ return morc.register(morc.component {
     { "drift", unit = "°", doc = "the commanded orientation's angle from where guiding started" },
     "taught:integer", "points[np]", "state:integer" },
   params = {
-    n = 6, np = 6, robot = "robots.ur5", group = "", frame = "",
+    n = 6, np = 6, robot = morc.ROBOT, group = "", frame = "",
     mass = 1.0, damping = 50.0, stiffness = 0.0, v_max = 0.25, a_max = 20.0,
     box_min = { -1e3, -1e3, -1e3 }, box_max = { 1e3, 1e3, 1e3 }, until_released = 0.0,
     load_mass = 0.0, load_com = { 0, 0, 0 }, zero_time = 0.1, lambda = 1e-4,
   },
   init = function(self, out)
-    local ok, robot = pcall(require, self.robot)
-    if not ok then
-      error(("component '%s': cannot load its robot module '%s' (robot = a module returning morc.robot { … }, e.g. \"robots.stacker\"): %s"):format(self.name, self.robot, tostring(robot)), 0)
-    end
-    local n = self.n
-    if robot.dof ~= n then error(("component '%s': robot '%s' has %d joints, n = %d"):format(self.name, self.robot, robot.dof, n), 0) end
+    local robot, n = self.robot, self.n
+    if robot.dof ~= n then error(("component '%s': robot '%s' has %d joints, n = %d"):format(self.name, robot.name, robot.dof, n), 0) end
     local joints, frame = {}, nil
     if self.group ~= "" then
       local g = robot.groups[self.group]
