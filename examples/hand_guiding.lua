@@ -43,7 +43,7 @@ local duration = r:sim_hand {
 }
 
 local a = morc.assembly { "hand guiding", duration = duration }
-a:add("adm", "teach.admittance", { n = r.dof, np = r.dof, robot = "robots.stacker", group = "left", mass = M, damping = D, zero_time = ZERO })
+a:add("adm", "teach.admittance", { n = r.dof, np = r.dof, robot = r, group = "left", mass = M, damping = D, zero_time = ZERO })
 a:connect("robot.q", "adm.q")
 a:connect("robot.ft", "adm.ft")
 a:connect("robot.enable", "adm.enable")

@@ -49,6 +49,6 @@ for _, t in ipairs(right_placed) do if t <= MINUTE then stacks = stacks + 1 end 
 print(("left arm: %d tiles, %.2f s per cycle; right arm: %d tiles, %.2f s per cycle"):format(
   #left_placed, res.durations.left / #left_placed, #right_placed, res.durations.right / #right_placed))
 local worst = 0
-for i, e in ipairs(run.data["mon.peak_error"]) do worst = math.max(worst, math.abs(e) * (r.joints[i].unit == "mm" and 1000 or 180 / math.pi)) end
+for _, e in ipairs(morc.units.from_si(run.data["mon.peak_error"], r)) do worst = math.max(worst, math.abs(e)) end
 print(("peak following error %.3f (° / mm), recorded to %s, plotted to %s"):format(worst, run.recordings[1], plot(run, { "robot.q", "robot.tau" })))
 print(("stacker: %d stacks per minute"):format(math.floor(stacks * 60 / math.max(res.duration, MINUTE) + 1e-9)))

@@ -325,7 +325,8 @@ fn morc_doc_shows_a_lua_kinds_list_parameters_and_its_ports_units_and_elements()
     assert!(out.status.success(), "{doc}");
     assert!(!doc.contains("table: 0x"), "{doc}");
     assert!(doc.contains("box_max      = { 1000.0, 1000.0, 1000.0 }"), "{doc}");
-    assert!(doc.contains("robot        = \"robots.ur5\""), "{doc}");
+    // The robot it is handed, declared morc.ROBOT and documented so.
+    assert!(doc.contains("robot        = morc.ROBOT") && doc.contains("self.robot is that robot, read-only"), "{doc}");
     assert!(doc.contains("output f            vector[3]  [x, y, z: N]"), "{doc}");
     // A port sized by a parameter as a default instance has it (n = 6).
     assert!(doc.contains("output q            vector[6]"), "{doc}");

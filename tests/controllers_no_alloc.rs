@@ -32,9 +32,21 @@ fn kinds() -> (Arc<morc_lua::LuaComponentDef>, Arc<morc_lua::LuaComponentDef>, A
     (def(&ppi), def(&cartesian), robot_arc)
 }
 
-fn lua(a: &mut AssemblySpec, name: &str, def: &Arc<morc_lua::LuaComponentDef>, params: Vec<(String, Value)>) {
-    let d = def.clone();
-    a.add(name, &def.kind, 1, Arc::new(move || Ok(Box::new(morc_lua::LuaComponent::new(d.clone())) as Box<dyn Component>)));
+fn lua(a: &mut AssemblySpec, name: &str, def: &Arc<morc_lua::LuaComponentDef>, params: Vec<(String, Value)>, robot: Option<&Arc<morc_robot::Robot>>) {
+    let (d, robot) = (def.clone(), robot.cloned());
+    a.add(
+        name,
+        &def.kind,
+        1,
+        Arc::new(move || {
+            let c = morc_lua::LuaComponent::new(d.clone());
+            // The robot handed to the component (params = { robot = morc.ROBOT }), its model shared.
+            Ok(Box::new(match &robot {
+                Some(r) => c.with_robot("robot", r.clone()),
+                None => c,
+            }) as Box<dyn Component>)
+        }),
+    );
     a.components.last_mut().unwrap().params = params;
 }
 
@@ -45,7 +57,7 @@ fn assembly(ppi: &Arc<morc_lua::LuaComponentDef>, cartesian: &Arc<morc_lua::LuaC
     a.add_native("x_ref", "sine", 1, &[("n", Value::Integer(6)), ("amplitude", Value::Real(0.05)), ("frequency", Value::Real(0.5)), ("offset", Value::Vector(vec![0.4, 0.1, 0.4, 3.0, 0.1, 0.2]))]);
     a.add_native("v_ref", "sine", 1, &[("n", Value::Integer(6)), ("amplitude", Value::Real(0.1)), ("frequency", Value::Real(0.5))]);
     a.add_native("q_rest", "constant", 1, &[("n", Value::Integer(6)), ("value", six(0.3))]);
-    lua(&mut a, "cart_lua", cartesian, vec![("damping".into(), Value::Real(0.05))]);
+    lua(&mut a, "cart_lua", cartesian, vec![("damping".into(), Value::Real(0.05))], Some(robot));
     a.add("cart_rust", "cartesian_velocity", 1, morc_robot::components::factory(robot, "cartesian_velocity").unwrap());
     a.components.last_mut().unwrap().params = vec![("damping".into(), Value::Real(0.05))];
     for c in ["cart_lua", "cart_rust"] {
@@ -54,7 +66,7 @@ fn assembly(ppi: &Arc<morc_lua::LuaComponentDef>, cartesian: &Arc<morc_lua::LuaC
             .connect("v_ref.y", &format!("{c}.v_ref"))
             .connect("q_rest.y", &format!("{c}.q_rest"));
     }
-    lua(&mut a, "ppi_lua", ppi, vec![("umax".into(), Value::Real(2.0)), ("umin".into(), Value::Real(-2.0))]);
+    lua(&mut a, "ppi_lua", ppi, vec![("umax".into(), Value::Real(2.0)), ("umin".into(), Value::Real(-2.0))], None);
     a.connect("x_ref.y", "ppi_lua.q_ref").connect("v_ref.y", "ppi_lua.qd_ref").connect("robot.q", "ppi_lua.q").connect("cart_lua.qd", "ppi_lua.qd");
     a.add_native("probe", "probe", 1, &[("n", Value::Integer(6)), ("capacity", Value::Integer(20_000))]);
     a.add_native("probe_rust", "probe", 1, &[("n", Value::Integer(6)), ("capacity", Value::Integer(20_000))]);

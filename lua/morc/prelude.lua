@@ -148,6 +148,10 @@ plots label their axes and lines with them): { "f[3]", unit = "N", elements = { 
 unit may list one per element ({ "N", "N", "N", "N·m", "N·m", "N·m" }): a plot gives each unit its own axis.
 Ports are preallocated: inp.q and out.y are tables of numbers reused every step (write out.y[i] = … in place).
 self holds the parameters, the instance's name (self.name) and its sample period in seconds (self.period).
+A parameter declared morc.ROBOT takes a robot: params = { robot = morc.ROBOT }, a:add(name, kind, { robot = r }) hands it r
+(default: the robot on the engine), and self.robot is r in the component's state, read-only, its model shared rather than
+built again (self.robot.model:frame_jacobian_to(J, q, "tool0"), self.robot.joints, .groups, .dof); morc.MODEL takes a model
+(or a robot's). A robot module's name ("robots.ur5") is taken too.
 A step may return a string to end the assembly with that reason; an error faults the component with file:line and
 traceback; print goes through a queue to the console; terminate may return a table of results for Assembly Data.
 On a swap (reload, engine:swap) time t goes on, and an instance takes over from the old one of its name and kind:
@@ -158,7 +162,7 @@ Types:
   morc.component(def: component_def) → kind
   component_def.name: string   component_def.doc?: string   component_def.inputs?: (string|port_def)[]   component_def.outputs?: (string|port_def)[]
   port_def.unit?: string|string[]   port_def.elements?: string[]   port_def.doc?: string   (its declaration first: { "f[3]", … })
-  component_def.params?: table<string, number|boolean|string|number[]>
+  component_def.params?: table<string, number|boolean|string|number[]|userdata>
   component_def.init?: fun(self: table, out: table<string, any>)
   component_def.step: fun(self: table, inp: table<string, any>, out: table<string, any>, t: number): string?
   component_def.terminate?: fun(self: table): table?
@@ -232,9 +236,10 @@ A robot definition (degrees and millimetres; ports and native parameters are SI)
   r:add(a, name, kind, params) → a       a:add(name, r:component(kind), params) → a
 kinds: ptp { target = q° }, lin { target = pose }, circ { via = {mm}, target = pose }, spline { points = { q°, … } },
   path { moves = { { "ptp", q° }, { "lin", pose, blend = mm, speed = % }, { "circ", via, pose }, { "spline", q1, q2, … } } },
-  rnea, monitor { max_error = °, tolerance = ° }; trajectories take vel_scale, acc_scale, ramp (s: jerk limit),
+  rnea, monitor { max_error = °, tolerance = ° (mm for a prismatic joint; one for all joints or one per joint) }; trajectories take vel_scale, acc_scale, ramp (s: jerk limit),
   filter (Hz: Bessel reference filter), settle (s), lin_vel (mm/s), lin_acc, rot_vel (°/s), rot_acc.
-A pose is { x, y, z, a, b, c } (mm, ° roll-pitch-yaw) or { pos = { mm }, rpy = { ° } }; units = "rad" takes SI.
+A pose is { x, y, z, a, b, c } (mm, ° roll-pitch-yaw) or { pos = { mm }, rpy = { ° } }; units = "rad" takes SI. Parameters convert
+by the unit each declares (help("kr16.ptp")): rad → °, m → mm and their rates, rad|m per joint (° or mm), m, rad a pose (morc.units).
 r.name, r.dof, r.joints, r.home, r.cartesian, r.payload, r.components. See robots/*.lua and docs/robots.md.
 Types:
   morc.robot(def: table) → robot

@@ -7,7 +7,8 @@ return {
   version = "0.1.0",
   morc = ">=0.1",
   depends = { motion = ">=0.2" },
-  -- The admittance component loads its robot's module (robots/*.lua); points are saved to files.
+  -- Points are saved to files; an admittance given its robot by module name ("robots.stacker"
+  -- rather than the robot) loads it (robots/*.lua read their URDF files).
   capabilities = { "io" },
   doc = "Hand guiding (teach.admittance, a Lua component at the bus rate), teach-in with a button or a call, replay by PTP or one quintic path, points in a file a person can edit.",
 }

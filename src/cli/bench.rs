@@ -367,7 +367,11 @@ fn twin(t: &Twin, seconds: f64, period: f64, policy: RtPolicy) -> mlua::Result<(
             None => {
                 spec.add("c", t.kind, 1, native.clone());
             }
-            Some(k) => add_lua(&mut spec, "c", k),
+            Some(k) => {
+                // Handed the robot (its params' robot = morc.ROBOT), the model shared.
+                let (def, robot) = (k.clone(), robot.clone());
+                spec.add("c", &k.kind, 1, Arc::new(move || Ok(Box::new(morc_lua::LuaComponent::new(def.clone()).with_robot("robot", robot.clone())) as Box<dyn Component>)));
+            }
         }
         (t.wire)(&mut spec);
         let r = run_on(ClockKind::Wall, period, policy, &spec);

@@ -6,7 +6,8 @@ return {
   version = "1.0.0",
   morc = ">=0.1",
   depends = {},
-  -- cartesian_velocity loads its robot's model (robots/*.lua read their URDF files).
+  -- A component given its robot by module name ("robots.ur5" rather than the robot) loads it
+  -- (robots/*.lua read their URDF files).
   capabilities = { "io" },
   doc = "Joint P-PI cascade (controllers.ppi), Cartesian velocity law with a damped pseudo-inverse and a null-space term (controllers.cartesian_velocity) and the feed-forward of an arm with elastic gears (controllers.elastic_feed_forward), stepped on the engine's thread.",
 }

@@ -53,11 +53,7 @@ function M.save_path(robot, module, save, suffix)
 end
 
 --- Per joint, the factor from SI to Lua's numbers: degrees for a revolute joint, mm for a prismatic one.
-function M.scales(robot)
-  local s = {}
-  for i, j in ipairs(robot.joints) do s[i] = j.unit == "mm" and 1000 or 180 / math.pi end
-  return s
-end
+M.scales = morc.units.joint_scales
 
 --- The unit of the errors a robot's motion reports: "°", "mm", or "° / mm" when it has both kinds of joint.
 local function error_unit(robot)
@@ -155,9 +151,7 @@ end
 
 --- Joint positions from SI to Lua's numbers: degrees, or mm for the prismatic joints of `robot`.
 function M.degrees(q, robot)
-  local scale, out = robot and M.scales(robot) or {}, {}
-  for i, x in ipairs(q) do out[i] = x * (scale[i] or 180 / math.pi) end
-  return out
+  return morc.units.from_si(q, robot or "deg")
 end
 
 --- The evaluation: final joint error within tolerance (°, mm for prismatic joints).

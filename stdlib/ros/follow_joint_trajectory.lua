@@ -39,7 +39,7 @@ local function outside_goal(robot, plan, final_error, scale)
     local limit = (t == 0) and DEFAULT_GOAL_TOLERANCE or t * scale[i]
     local err = math.abs(e * scale[i])
     if t ~= -1 and err > limit then
-      local unit = robot.joints[i].unit == "mm" and " mm" or "°"
+      local unit = " " .. robot.joints[i].unit
       return ("joint %s ended %.4g%s from its goal, outside its tolerance %.4g%s"):format(robot.joints[i].name, err, unit, limit, unit)
     end
   end

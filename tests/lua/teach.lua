@@ -15,7 +15,7 @@ local function guide(script, params)
   morc.use_robot(r, { q0 = START })
   local duration = r:sim_hand(script)
   local a = morc.assembly { "guide", duration = duration }
-  local p = { n = r.dof, np = 3 * r.dof, robot = "robots.stacker", group = "left" }
+  local p = { n = r.dof, np = 3 * r.dof, robot = r, group = "left" }
   for k, v in pairs(params or {}) do p[k] = v end
   a:add("adm", "teach.admittance", p)
   for _, port in ipairs { "q", "ft", "enable", "button" } do a:connect("robot." .. port, "adm." .. port) end
@@ -141,7 +141,7 @@ T.test("damping changed while guiding: the velocity goes on without a jump to it
   morc.use_robot(r, { q0 = START })
   local duration = r:sim_hand { { release = true, enable = true, time = 0.15 }, { push = { 0, 0, 10 }, time = 0.4 } }
   local a = morc.assembly { "retune", duration = duration }
-  a:add("adm", "teach.admittance", { n = r.dof, np = r.dof, robot = "robots.stacker", group = "left" })
+  a:add("adm", "teach.admittance", { n = r.dof, np = r.dof, robot = r, group = "left" })
   for _, port in ipairs { "q", "ft", "enable", "button" } do a:connect("robot." .. port, "adm." .. port) end
   -- D from 50 to 25 N·s/m 0.3 s in (after 7.5 τ at 0.2 m/s): the velocity heads for 0.4 m/s, limited to 0.25.
   a:add("D", "step", { initial = 50, final = 25, time = 0.3 })

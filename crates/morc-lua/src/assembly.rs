@@ -91,7 +91,7 @@ impl UserData for LuaAssembly {
                 Resolved::Robot(k) => return super::robot::add_component(lua, &k.robot, ud, name, &k.kind, opts),
                 Resolved::Kind(entry) => entry,
             };
-            let (kind_name, factory) = (entry.name, entry.make);
+            let (kind_name, mut factory) = (entry.name, entry.make);
             // FMU and Lua kinds are named by their model and definition: what their faults are about
             // (kinds registered by name are noted by morc.register).
             match &kind {
@@ -104,6 +104,13 @@ impl UserData for LuaAssembly {
             let mut period = None;
             let mut params = Vec::new();
             let mut interpolate = Vec::new();
+            // Parameters checked on an instance now, so the errors point at this line.
+            let mut probe = factory().map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))?;
+            // A Lua component's parameters that take a robot or a model: handed to it, not converted.
+            let objects = crate::object_params::of_kind(&mut *probe);
+            let mut handed = Vec::new();
+            let component = format!("component '{name}' ({kind_name})");
+            let at = |e: String| mlua::Error::runtime(format!("{origin}: {e}"));
             if let Some(opts) = opts {
                 for pair in opts.pairs::<String, mlua::Value>() {
                     let (k, v) = pair?;
@@ -119,12 +126,25 @@ impl UserData for LuaAssembly {
                             mlua::Value::Integer(i) => period = Some(i as f64),
                             _ => return Err(mlua::Error::runtime(format!("{origin}: 'period' of '{name}' must be a number of seconds"))),
                         },
-                        _ => params.push((k.clone(), to_value_any(&v, &format!("{origin}: {name}.{k}"))?)),
+                        _ => match objects.iter().find(|p| p.name == k) {
+                            Some(p) => handed.push((k.clone(), crate::object_params::take(lua, p, &v, &component).map_err(at)?)),
+                            None => {
+                                crate::object_params::refuse(&v, &k, &component).map_err(at)?;
+                                params.push((k.clone(), to_value_any(&v, &format!("{origin}: {name}.{k}"))?));
+                            }
+                        },
                     }
                 }
             }
-            // Check parameter names and types now, so the error points at this line.
-            let mut probe = factory().map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))?;
+            // Not given: the robot on the engine.
+            for p in &objects {
+                if !handed.iter().any(|(n, _)| *n == p.name) {
+                    handed.push((p.name.clone(), crate::object_params::default(lua, p, &component).map_err(at)?));
+                }
+            }
+            if !handed.is_empty() {
+                factory = crate::object_params::handing(&mut *probe, handed).ok_or_else(|| at(format!("{component}: only a Lua component takes robots")))?;
+            }
             // NaN never; an infinity only where the kind's own default is one ("no limit").
             let unbounded: Vec<String> = probe.info().params.iter().filter(|d| crate::convert::non_finite(&d.value).is_some_and(|(_, x)| x.is_infinite())).map(|d| d.name.clone()).collect();
             for (p, v) in &params {

@@ -4,6 +4,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use crate::object_params::{ObjectParam, Shared};
 use crate::thread_state::{Instance, ThreadLua, DEFAULT_POOL_BYTES};
 use morc_kernel::*;
 use morc_kernel::{Value, ValueType};
@@ -49,6 +50,9 @@ pub struct LuaComponentDef {
     pub outputs: Vec<PortInfo>,
     /// Parameters with their defaults, from the definition's `params`, sorted by name.
     pub params: Vec<ParamInfo>,
+    /// The parameters that take a robot or a model (`params = { robot = morc.ROBOT }`): strings
+    /// in `params` (a module's name), objects when `a:add` hands them (crate::object_params).
+    pub objects: Vec<ObjectParam>,
     /// Vector ports sized by an integer parameter ("q[n]"): (is an output, port index, parameter).
     pub sized_by: Vec<(bool, usize, String)>,
     /// Where its code comes from.
@@ -65,6 +69,8 @@ pub struct LuaComponent {
     placed: Option<(Arc<ThreadLua>, Instance)>,
     /// Whether the collector is this component's to run (no thread loop runs it).
     collects: bool,
+    /// The robots and models handed to its object parameters, by parameter name.
+    handed: Vec<(String, Shared)>,
 }
 
 impl LuaComponent {
@@ -82,7 +88,30 @@ impl LuaComponent {
                 ports[*index].ty = ValueType::Vector((*n).max(1) as usize);
             }
         }
-        LuaComponent { info, def, placed: None, collects: false }
+        LuaComponent { info, def, placed: None, collects: false, handed: Vec::new() }
+    }
+
+    /// Its kind's definition.
+    pub fn def(&self) -> &Arc<LuaComponentDef> {
+        &self.def
+    }
+
+    /// With `robot` handed to its parameter `param` (declared `morc.ROBOT`, or `morc.MODEL`:
+    /// then the robot's model): the component's state sees it as `self.param`, read-only, the
+    /// robot shared, not loaded again.
+    pub fn with_robot(self, param: &str, robot: Arc<morc_robot::Robot>) -> Self {
+        let wants_model = self.def.objects.iter().any(|p| p.name == param && p.wants == crate::object_params::Wants::Model);
+        let object = if wants_model { Shared::Model(robot.model.clone()) } else { Shared::Robot(robot) };
+        self.handed(vec![(param.to_string(), object)])
+    }
+
+    /// With `objects` handed to its object parameters (by name).
+    pub(crate) fn handed(mut self, objects: Vec<(String, Shared)>) -> Self {
+        for (name, object) in objects {
+            self.handed.retain(|(n, _)| *n != name);
+            self.handed.push((name, object));
+        }
+        self
     }
 }
 
@@ -120,7 +149,7 @@ impl Component for LuaComponent {
         if self.info.param_value("period").is_none() {
             params.push(("period".into(), Value::Real(ctx.period)));
         }
-        let instance = thread.add_instance(&self.def, &self.info, ctx.name, &params, outputs)?;
+        let instance = thread.add_instance(&self.def, &self.info, ctx.name, &params, &self.handed, outputs)?;
         self.placed = Some((thread, instance));
         Ok(())
     }

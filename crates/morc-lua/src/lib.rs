@@ -24,6 +24,7 @@ mod linalg;
 mod live;
 mod model;
 mod new_file;
+mod object_params;
 mod origin;
 mod panics;
 mod plot;
@@ -39,6 +40,7 @@ pub mod ros;
 mod ros_trajectory;
 pub mod testing;
 mod thread_state;
+mod units;
 mod watchdog;
 
 pub use assembly::LuaKind;
@@ -206,6 +208,8 @@ fn install_surface(lua: &Lua, engine: Option<Engine>) -> mlua::Result<()> {
     // After the prelude, so that their doc strings attach through morc.doc.
     linalg::register(lua, &morc)?;
     model::register(lua, &morc)?;
+    units::install(lua, &morc)?;
+    object_params::install(lua, &morc)?;
     ft::install(lua, &morc)?;
     dynid::install(lua, &morc)?;
     fast::install(lua)?;
@@ -227,7 +231,8 @@ fn install_surface(lua: &Lua, engine: Option<Engine>) -> mlua::Result<()> {
 /// `morc.kind(name)`: a registered kind's documentation, origin, ports and parameters.
 fn kind_info(lua: &Lua, name: String) -> mlua::Result<Table> {
     let entry = kinds::with(lua, |k| k.registry.get(&name).cloned().ok_or_else(|| k.registry.unknown(&name))).map_err(mlua::Error::runtime)?;
-    let c = (entry.make)().map_err(|e| mlua::Error::runtime(format!("component kind '{name}': {e}")))?;
+    let mut c = (entry.make)().map_err(|e| mlua::Error::runtime(format!("component kind '{name}': {e}")))?;
+    let objects = object_params::of_kind(&mut *c);
     let info = c.info();
     let t = lua.create_table()?;
     t.set("name", entry.name.as_str())?;
@@ -258,7 +263,7 @@ fn kind_info(lua: &Lua, name: String) -> mlua::Result<Table> {
     for p in &info.params {
         let e = lua.create_table()?;
         e.set("name", p.name.as_str())?;
-        e.set("default", from_value(lua, &p.value)?)?;
+        e.set("default", object_params::shown_default(lua, &objects, &p.name)?.map_or_else(|| from_value(lua, &p.value), Ok)?)?;
         e.set("unit", p.unit.as_str())?;
         e.set("doc", p.doc.as_str())?;
         params.push(e)?;
@@ -341,11 +346,18 @@ fn define_lua_component(lua: &Lua, t: Table) -> mlua::Result<LuaKind> {
     };
     let inputs = ports("inputs", false)?;
     let outputs = ports("outputs", true)?;
-    let mut params = Vec::new();
+    let (mut params, mut objects) = (Vec::new(), Vec::new());
     if let Some(p) = t.get::<Option<Table>>("params")? {
         for pair in p.pairs::<String, mlua::Value>() {
             let (k, v) = pair?;
-            params.push(ParamInfo::new(&k, convert::to_value_any(&v, &format!("{kind}.{k}"))?));
+            // morc.ROBOT, morc.MODEL: a parameter that takes a robot or a model (object_params.rs).
+            match object_params::declared(&k, &v) {
+                Some((param, object)) => {
+                    params.push(param);
+                    objects.push(object);
+                }
+                None => params.push(ParamInfo::new(&k, convert::to_value_any(&v, &format!("{kind}.{k}"))?)),
+            }
         }
         params.sort_by(|a, b| a.name.cmp(&b.name));
     }
@@ -392,6 +404,7 @@ fn define_lua_component(lua: &Lua, t: Table) -> mlua::Result<LuaKind> {
         inputs,
         outputs,
         params,
+        objects,
         sized_by,
         source,
         kind,

@@ -541,6 +541,7 @@ pub fn add_component(lua: &Lua, robot: &Arc<Robot>, a: AnyUserData, name: String
     let origin = caller(lua);
     let fail = |m: String| raise(ErrorKind::Robot, format!("{origin}: {m}"));
     let factory = robot_kind(robot, kind).map_err(fail)?;
+    let mut probe = factory().map_err(fail)?;
     let mut every = 1u32;
     let mut params = Vec::new();
     let mut interpolate = Vec::new();
@@ -553,13 +554,15 @@ pub fn add_component(lua: &Lua, robot: &Arc<Robot>, a: AnyUserData, name: String
                 "interpolate" => interpolate = super::assembly::input_names(&v, &format!("{origin}: 'interpolate' of '{name}'"))?,
                 "every" => every = u32::try_from(v.as_integer().unwrap_or(0)).ok().filter(|&e| e >= 1).ok_or_else(|| fail(format!("'every' of '{name}' must be a whole number ≥ 1")))?,
                 _ => {
-                    let value = robot_params::convert(robot, kind, &k, &v, units, &format!("{name}.{k}")).map_err(|e| fail(message_of(&e)))?;
+                    crate::object_params::refuse(&v, &k, &format!("component '{name}'")).map_err(&fail)?;
+                    // An unknown name is set_parameter's to say (naming the known ones).
+                    let declared = probe.info().params.iter().find(|p| p.name == k).cloned().unwrap_or_else(|| morc_kernel::ParamInfo::new(&k, Value::Real(0.0)));
+                    let value = robot_params::convert(robot, &declared, &v, units, &format!("{name}.{k}")).map_err(|e| fail(message_of(&e)))?;
                     params.push((k, value));
                 }
             }
         }
     }
-    let mut probe = factory().map_err(fail)?;
     for (p, v) in &params {
         probe.set_parameter(p, v).map_err(|e| fail(format!("component '{name}': {e}")))?;
     }
@@ -818,6 +821,7 @@ impl UserData for LuaRobot {
         });
         // robot:set_payload { mass, com, inertia } (nil: none): changes this robot's payload now.
         methods.add_method_mut("set_payload", |lua, this, p: Option<Table>| {
+            crate::object_params::check_writable(lua, &this.0, "set_payload")?;
             let origin = caller(lua);
             let fail = |m: String| raise(ErrorKind::Robot, format!("{origin}: robot '{}': set_payload: {m}", this.0.name));
             let (model, mass) = match p {
@@ -836,6 +840,7 @@ impl UserData for LuaRobot {
         // robot:set_tool { xyz, rpy }: this robot's tool changes now, for every motion planned
         // from here on (a running one keeps the tool it was planned with).
         methods.add_method_mut("set_tool", |lua, this, tool: Table| {
+            crate::object_params::check_writable(lua, &this.0, "set_tool")?;
             let origin = caller(lua);
             let placement = tool_placement(&tool).map_err(|e| raise(ErrorKind::Robot, format!("{origin}: {e}")))?;
             this.0 = Arc::new(tooled_robot(&this.0, &placement, &origin.to_string())?.sharing_live(&this.0));
@@ -844,6 +849,7 @@ impl UserData for LuaRobot {
         // robot:change_tool { xyz, rpy, mass, com, inertia }: the tool changes now, geometry and
         // mass: a running plant and feed-forward carry the new tool from their next step.
         methods.add_method_mut("change_tool", |lua, this, tool: Table| {
+            crate::object_params::check_writable(lua, &this.0, "change_tool")?;
             let origin = caller(lua);
             let fail = |m: String| raise(ErrorKind::Robot, format!("{origin}: robot '{}': change_tool: {m}", this.0.name));
             keys::check(&tool, "in the tool", &["xyz", "rpy", "mass", "com", "inertia"], 0).map_err(&fail)?;

@@ -1,14 +1,26 @@
 //! Parameters of robot components as Lua writes them — degrees, millimetres, poses as
 //! `{x, y, z, a, b, c}` or `{ pos = {…}, rpy = {…} }`, moves as tables — turned into the SI
-//! values the components take. With `units = "rad"` numbers are taken as SI already.
+//! values the components take, by the unit each parameter declares (its `ParamInfo::unit`):
+//!
+//! - an SI unit whose Lua numbers differ (units.rs: rad, m and their rates /s, /s²): each number
+//!   from degrees or millimetres; a vector in m is a point `{x, y, z}`, or a pose (its position);
+//! - a per-joint unit ("rad|m", [`morc_robot::per_joint_unit`]): each joint's number in its own
+//!   Lua unit, degrees or mm; one number is every joint's, `{ q1, q2, … }` joint vectors one
+//!   after the other;
+//! - "m, rad": a pose, x y z (mm) and roll pitch yaw (°);
+//! - any other unit (s, Hz, °, mm …) or none: the numbers as given.
+//!
+//! Moves (`{ { "ptp", q }, { "lin", pose, blend = mm }, … }`) are told by their shape and
+//! encoded as the path component reads them. With `units = "rad"` numbers are taken as SI already.
 
 use mlua::Table;
 
 use super::convert::to_value;
-use morc_kernel::Value;
+use super::units::{self, Dimension};
+use morc_kernel::{ParamInfo, Value};
 use morc_motion::{Move, MoveSpec};
 use morc_robot::components::trajectory::encode_moves;
-use morc_robot::Robot;
+use morc_robot::{is_per_joint_unit, Robot};
 
 /// How Lua's numbers map to SI: factors for lengths and angles.
 #[derive(Clone, Copy)]
@@ -18,8 +30,17 @@ pub struct Units {
 }
 
 impl Units {
-    pub const LUA: Units = Units { length: 1e-3, angle: std::f64::consts::PI / 180.0 };
+    pub const LUA: Units = Units { length: units::MM, angle: units::DEG };
     pub const SI: Units = Units { length: 1.0, angle: 1.0 };
+
+    /// The factor to SI unit `si` ("rad/s", "m", "N·m") of a number given in these units.
+    pub fn of(&self, si: &str) -> f64 {
+        match units::dimension(si) {
+            Some(Dimension::Angle) => self.angle,
+            Some(Dimension::Length) => self.length,
+            None => 1.0,
+        }
+    }
 
     /// The factor to SI of joint `i`'s positions: a length for a prismatic joint, an angle
     /// for a revolute one.
@@ -31,6 +52,9 @@ impl Units {
         }
     }
 }
+
+/// The unit of joint positions, each joint's own.
+const JOINT_POSITIONS: &str = "rad|m";
 
 fn err(m: String) -> mlua::Error {
     mlua::Error::runtime(m)
@@ -47,11 +71,16 @@ fn numbers(v: &mlua::Value, what: &str) -> mlua::Result<Vec<f64>> {
 
 /// A joint vector of the robot (° or rad; mm or m for prismatic joints) in SI.
 pub fn joints(robot: &Robot, v: &mlua::Value, units: Units, what: &str) -> mlua::Result<Vec<f64>> {
+    joints_in(robot, v, JOINT_POSITIONS, units, what)
+}
+
+/// A joint vector of the robot in per-joint unit `declared` ("rad|m", "rad/s|m/s") → SI.
+fn joints_in(robot: &Robot, v: &mlua::Value, declared: &str, units: Units, what: &str) -> mlua::Result<Vec<f64>> {
     let x = numbers(v, what)?;
     if x.len() != robot.dof() {
         return Err(err(format!("{what}: expected {} joint positions (one per joint of {}), got {}", robot.dof(), robot.name, x.len())));
     }
-    Ok(x.into_iter().enumerate().map(|(i, a)| a * units.joint(robot, i)).collect())
+    Ok(x.into_iter().enumerate().map(|(i, a)| a * units.of(robot.unit_of_joint(declared, i))).collect())
 }
 
 /// A pose `{x, y, z, a, b, c}` or `{ pos = {x, y, z}, rpy = {a, b, c} }` → [m, rad] (roll, pitch, yaw).
@@ -122,39 +151,133 @@ pub fn parse_move(robot: &Robot, t: &Table, units: Units, what: &str) -> mlua::R
     Ok(MoveSpec { motion, blend, velocity_scale: speed / 100.0 })
 }
 
-/// One parameter of robot component `kind` from Lua to SI.
-pub fn convert(robot: &Robot, kind: &str, key: &str, v: &mlua::Value, units: Units, what: &str) -> mlua::Result<Value> {
-    let scaled = |factor: f64| -> mlua::Result<Value> {
-        Ok(match to_value(v, what)? {
-            Value::Vector(x) => Value::Vector(x.into_iter().map(|a| a * factor).collect()),
-            Value::Real(x) => Value::Real(x * factor),
-            Value::Integer(x) => Value::Real(x as f64 * factor),
-            other => other,
-        })
-    };
-    match (kind, key) {
-        ("ptp", "target") => Ok(Value::Vector(joints(robot, v, units, what)?)),
-        ("lin" | "circ" | "time_optimal", "target") => Ok(Value::Vector(pose(v, units, what)?.to_vec())),
-        ("circ" | "time_optimal", "via") => Ok(Value::Vector(point(v, units, what)?.to_vec())),
-        ("spline" | "time_optimal", "points") => {
-            let mlua::Value::Table(list) = v else { return Err(err(format!("{what}: a list of joint vectors {{ q1, q2, … }}"))) };
+/// Parameter `param` of a robot component from Lua to what the component takes, by the unit
+/// it declares (see the module's documentation).
+pub fn convert(robot: &Robot, param: &ParamInfo, v: &mlua::Value, units: Units, what: &str) -> mlua::Result<Value> {
+    if let Some(list) = moves(v)? {
+        return encoded_moves(robot, &list, units, what);
+    }
+    let unit = param.unit.as_str();
+    if is_per_joint_unit(unit) {
+        return per_joint(robot, unit, v, units, what);
+    }
+    if unit == "m, rad" {
+        return Ok(Value::Vector(pose(v, units, what)?.to_vec()));
+    }
+    if unit == "m" && matches!(param.value, Value::Vector(_)) {
+        return Ok(Value::Vector(point(v, units, what)?.to_vec()));
+    }
+    let factor = units.of(unit);
+    Ok(match to_value(v, what)? {
+        Value::Vector(x) => Value::Vector(x.into_iter().map(|a| a * factor).collect()),
+        Value::Real(x) if factor != 1.0 => Value::Real(x * factor),
+        Value::Integer(x) if factor != 1.0 => Value::Real(x as f64 * factor),
+        other => other,
+    })
+}
+
+/// A parameter in a per-joint unit: one number (every joint's), a joint vector, or a list of
+/// joint vectors `{ q1, q2, … }` one after the other.
+fn per_joint(robot: &Robot, unit: &str, v: &mlua::Value, units: Units, what: &str) -> mlua::Result<Value> {
+    let each = |x: f64| (0..robot.dof()).map(|i| x * units.of(robot.unit_of_joint(unit, i))).collect();
+    match v {
+        mlua::Value::Integer(x) => Ok(Value::Vector(each(*x as f64))),
+        mlua::Value::Number(_) => match to_value(v, what)? {
+            Value::Real(x) => Ok(Value::Vector(each(x))),
+            other => Ok(other),
+        },
+        mlua::Value::Table(list) if matches!(list.raw_get::<mlua::Value>(1)?, mlua::Value::Table(_)) => {
             let mut points = Vec::new();
             for (i, q) in list.clone().sequence_values::<mlua::Value>().enumerate() {
-                points.extend(joints(robot, &q?, units, &format!("{what}[{}]", i + 1))?);
+                points.extend(joints_in(robot, &q?, unit, units, &format!("{what}[{}]", i + 1))?);
             }
             Ok(Value::Vector(points))
         }
-        ("path", "moves") => {
-            let mlua::Value::Table(list) = v else { return Err(err(format!("{what}: a list of moves {{ {{ \"ptp\", q }}, {{ \"lin\", pose, blend = mm }}, … }}"))) };
-            let mut moves = Vec::new();
-            for (i, m) in list.clone().sequence_values::<Table>().enumerate() {
-                let m = m.map_err(|_| err(format!("{what}: move {} must be a table", i + 1)))?;
-                moves.push(parse_move(robot, &m, units, &format!("move {}", i + 1))?);
-            }
-            Ok(Value::Vector(encode_moves(&moves, robot.dof())))
-        }
-        ("monitor", "max_error" | "tolerance") | (_, "rot_vel" | "rot_acc") => scaled(units.angle),
-        (_, "lin_vel" | "lin_acc") => scaled(units.length),
-        _ => to_value(v, what),
+        mlua::Value::Table(list) if list.raw_len() == 0 => Ok(Value::Vector(Vec::new())),
+        _ => Ok(Value::Vector(joints_in(robot, v, unit, units, what)?)),
+    }
+}
+
+/// The moves of `v` when it is a list of them (tables that start with their kind).
+fn moves(v: &mlua::Value) -> mlua::Result<Option<Table>> {
+    let mlua::Value::Table(list) = v else { return Ok(None) };
+    let mlua::Value::Table(first) = list.raw_get::<mlua::Value>(1)? else { return Ok(None) };
+    Ok(matches!(first.raw_get::<mlua::Value>(1)?, mlua::Value::String(_)).then(|| list.clone()))
+}
+
+/// `{ { "ptp", q }, { "lin", pose, blend = mm }, … }` encoded as the path component reads them.
+fn encoded_moves(robot: &Robot, list: &Table, units: Units, what: &str) -> mlua::Result<Value> {
+    let mut moves = Vec::new();
+    for (i, m) in list.clone().sequence_values::<mlua::Value>().enumerate() {
+        let mlua::Value::Table(m) = m? else { return Err(err(format!("{what}: move {} must be a table", i + 1))) };
+        moves.push(parse_move(robot, &m, units, &format!("move {}", i + 1))?);
+    }
+    Ok(Value::Vector(encode_moves(&moves, robot.dof())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use std::sync::Arc;
+
+    /// The arm of tests/data/finger_arm.urdf as `morc.robot` defines it: three revolute joints
+    /// and a prismatic finger.
+    fn finger_arm(lua: &mlua::Lua) -> Arc<Robot> {
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/finger_arm.urdf");
+        let r: mlua::AnyUserData = lua
+            .load(format!(r#"return morc.robot {{ name = "finger arm", model = morc.model.urdf "{file}", joints = {{ {{ "shoulder", limits = {{ acc = 300 }} }}, {{ "elbow", limits = {{ acc = 300 }} }}, {{ "wrist", limits = {{ acc = 300 }} }}, {{ "finger_joint", limits = {{ acc = 1000 }} }} }} }}"#))
+            .eval()
+            .unwrap();
+        r.borrow::<crate::LuaRobot>().map(|robot| robot.0.clone()).unwrap()
+    }
+
+    /// `kind`'s parameter `key` of `robot` given as the Lua expression `lua_value`, converted.
+    fn converted(lua: &mlua::Lua, robot: &Arc<Robot>, kind: &str, key: &str, lua_value: &str, units: Units) -> mlua::Result<Value> {
+        let c = morc_robot::components::factory(robot, kind).unwrap()().unwrap();
+        let param = c.info().params.iter().find(|p| p.name == key).unwrap().clone();
+        let v: mlua::Value = lua.load(format!("return {lua_value}")).eval()?;
+        convert(robot, &param, &v, units, &format!("{kind}.{key}"))
+    }
+
+    fn close(v: &Value, want: &[f64]) -> bool {
+        let x = v.as_slice();
+        x.len() == want.len() && x.iter().zip(want).all(|(a, b)| (a - b).abs() < 1e-12)
+    }
+
+    #[test]
+    fn parameters_convert_by_the_unit_they_declare_joint_by_joint() {
+        let lua = crate::new_state().unwrap();
+        crate::install_for_components(&lua).unwrap();
+        let robot = finger_arm(&lua);
+        let (d, mm) = (units::DEG, units::MM);
+        let c = |kind: &str, key: &str, v: &str| converted(&lua, &robot, kind, key, v, Units::LUA).unwrap();
+        // rad|m: degrees for the turning joints, mm for the finger.
+        assert!(close(&c("ptp", "target", "{ 10, 20, 30, 35 }"), &[10.0 * d, 20.0 * d, 30.0 * d, 35.0 * mm]));
+        assert!(close(&c("spline", "points", "{ { 1, 2, 3, 4 }, { 5, 6, 7, 8 } }"), &[d, 2.0 * d, 3.0 * d, 4.0 * mm, 5.0 * d, 6.0 * d, 7.0 * d, 8.0 * mm]));
+        // One number is every joint's, each in its own unit: 2° and 2 mm.
+        assert!(close(&c("monitor", "max_error", "2"), &[2.0 * d, 2.0 * d, 2.0 * d, 2.0 * mm]));
+        // m, rad: a pose in mm and degrees, either form.
+        assert!(close(&c("lin", "target", "{ 100, 200, 300, 90, 0, 45 }"), &[0.1, 0.2, 0.3, 90.0 * d, 0.0, 45.0 * d]));
+        assert!(close(&c("time_optimal", "target", "{ pos = { 100, 200, 300 }, rpy = { 0, 90, 0 } }"), &[0.1, 0.2, 0.3, 0.0, 90.0 * d, 0.0]));
+        // m: a point, or a pose's position.
+        assert!(close(&c("circ", "via", "{ 10, 20, 30 }"), &[0.01, 0.02, 0.03]));
+        assert!(close(&c("circ", "via", "{ pos = { 10, 20, 30 }, rpy = { 1, 2, 3 } }"), &[0.01, 0.02, 0.03]));
+        // Rates: deg/s and mm/s.
+        assert_eq!(c("lin", "rot_vel", "90"), Value::Real(90.0 * d));
+        assert_eq!(c("lin", "lin_acc", "500"), Value::Real(0.5));
+        // Units Lua speaks as SI, or none: as given.
+        assert_eq!(c("ptp", "settle", "0.5"), Value::Real(0.5));
+        assert_eq!(c("ptp", "filter_order", "2"), Value::Integer(2));
+        assert_eq!(c("tracker", "noise", "0.02"), Value::Real(0.02));
+        // Moves are told by their shape and encoded.
+        let moves = c("path", "moves", "{ { \"ptp\", { 0, 0, 0, 10 } }, { \"lin\", { 300, 0, 400, 180, 0, 0 }, blend = 5 } }");
+        assert!(!moves.as_slice().is_empty());
+        // units = "rad": SI already, the shapes alike.
+        let si = converted(&lua, &robot, "ptp", "target", "{ 0.1, 0.2, 0.3, 0.01 }", Units::SI).unwrap();
+        assert!(close(&si, &[0.1, 0.2, 0.3, 0.01]));
+        // A joint vector of the wrong length says how many the robot has.
+        let e = converted(&lua, &robot, "ptp", "target", "{ 1, 2, 3 }", Units::LUA).unwrap_err().to_string();
+        assert!(e.contains("ptp.target: expected 4 joint positions (one per joint of finger arm), got 3"), "{e}");
     }
 }

@@ -26,6 +26,7 @@ use mlua::{ffi, Function, Lua, Table};
 
 use crate::component::{lua_error_text, KindSource, LuaComponentDef};
 use crate::convert::{from_carried, from_value, to_carried, to_value_any, Carried};
+use crate::object_params::Shared;
 use crate::pool::{self, Pool};
 use crate::watchdog::{self, Watch};
 use morc_kernel::{monotonic_ns, thread_cpu_ns, AssemblyResults, SlackWork, StepContext, Value, STRING_PORT_CAPACITY};
@@ -217,9 +218,18 @@ impl ThreadLua {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Places an instance of `def` named `name` with parameters `params` in the state, runs its
-    /// `init` and writes its initial outputs. Off the real-time path.
-    pub fn add_instance(&self, def: &LuaComponentDef, info: &morc_kernel::ComponentInfo, name: &str, params: &[(String, Value)], outputs: &mut [Value]) -> Result<Instance, String> {
+    /// Places an instance of `def` named `name` with parameters `params` (and the robots and
+    /// models `handed` to its object parameters) in the state, runs its `init` and writes its
+    /// initial outputs. Off the real-time path.
+    pub fn add_instance(
+        &self,
+        def: &LuaComponentDef,
+        info: &morc_kernel::ComponentInfo,
+        name: &str,
+        params: &[(String, Value)],
+        handed: &[(String, Shared)],
+        outputs: &mut [Value],
+    ) -> Result<Instance, String> {
         let mut inner = self.lock();
         let kind = inner.load_kind(def)?;
         let lua = inner.lua.clone().expect("state set up");
@@ -229,6 +239,16 @@ impl ThreadLua {
             this.set("name", name)?;
             for (k, v) in params {
                 this.set(k.as_str(), from_value(&lua, v)?)?;
+            }
+            // self.robot: the robot handed, made in this state (its model shared), or the module
+            // the parameter names.
+            for p in &def.objects {
+                let module = match params.iter().find(|(k, _)| *k == p.name) {
+                    Some((_, Value::String(m))) => m.as_str(),
+                    _ => "",
+                };
+                let given = handed.iter().find(|(k, _)| *k == p.name).map(|(_, o)| o);
+                this.set(p.name.as_str(), crate::object_params::in_state(&lua, p, given, module).map_err(mlua::Error::runtime)?)?;
             }
             let ports = |t: &Table, list: &[morc_kernel::PortInfo], values: Option<&[Value]>| -> mlua::Result<Vec<PortRef>> {
                 let mut refs = Vec::new();

@@ -308,6 +308,22 @@ impl Robot {
         morc_kernel::PortInfo::new(name, morc_kernel::ValueType::Vector(self.dof())).units(&units).elements(&names)
     }
 
+    /// The unit of joint `i` in a unit a parameter declares: for a per-joint unit ("rad|m",
+    /// [`per_joint_unit`]) the revolute or prismatic one as the joint is; any other unit is
+    /// every joint's.
+    pub fn unit_of_joint<'a>(&self, declared: &'a str, i: usize) -> &'a str {
+        match declared.split_once(PER_JOINT) {
+            Some((revolute, prismatic)) => {
+                if self.is_prismatic(i) {
+                    prismatic
+                } else {
+                    revolute
+                }
+            }
+            None => declared,
+        }
+    }
+
     /// Joint `i`'s position `x` (SI) as people read it: "12.50°", or "40.00 mm" for a prismatic joint.
     pub fn show(&self, i: usize, x: f64, decimals: usize) -> String {
         let (scale, unit) = joint_unit(self.is_prismatic(i));
@@ -357,6 +373,21 @@ impl Robot {
         morc_model::update_frame_placements(&self.model, &mut data);
         morc_model::frame_placement(&self.model, &data, self.tool_frame)
     }
+}
+
+/// What separates a per-joint unit's revolute and prismatic halves ("rad|m").
+const PER_JOINT: char = '|';
+
+/// The unit a parameter with a value per joint declares: each joint's own, `revolute` for a
+/// turning joint and `prismatic` for a sliding one, written "rad|m" ([`Robot::unit_of_joint`]
+/// reads it). Lua's numbers for such a parameter are degrees or millimetres, joint by joint.
+pub fn per_joint_unit(revolute: &str, prismatic: &str) -> String {
+    format!("{revolute}{PER_JOINT}{prismatic}")
+}
+
+/// Whether `unit` is a per-joint unit ([`per_joint_unit`]).
+pub fn is_per_joint_unit(unit: &str) -> bool {
+    unit.contains(PER_JOINT)
 }
 
 /// How a joint's SI values read: the factor from SI and the unit's symbol (with its space) —

@@ -22,6 +22,8 @@ return morc.register(morc.component {
     end
     self.stop = self.periods * 2 * math.pi / self.omega
     self.checked = false
+    -- How far from the excitation's start the robot may be when it begins.
+    self.start_tolerance = morc.units.to_si(0.5, "deg")
   end,
   step = function(self, inp, out, t)
     local n, order, w = self.n, self.order, self.omega
@@ -41,9 +43,9 @@ return morc.register(morc.component {
     if not self.checked then
       self.checked = true
       for j = 1, n do
-        if abs(inp.start[j] - out.q[j]) > 0.5 * math.pi / 180 then
+        if abs(inp.start[j] - out.q[j]) > self.start_tolerance then
           error(("component '%s': joint %d is at %.2f°, the excitation starts at %.2f°: move there first (ptp(excitation.start))"):format(
-            self.name, j, math.deg(inp.start[j]), math.deg(out.q[j])), 0)
+            self.name, j, morc.units.from_si(inp.start[j], "deg"), morc.units.from_si(out.q[j], "deg")), 0)
         end
       end
     end

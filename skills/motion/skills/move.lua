@@ -1,5 +1,5 @@
 -- move: a minimum-jerk joint move from where the axes are to q.
-local DEG = math.pi / 180
+local units = morc.units
 
 -- Where the axes are: one tick with a probe on robot.q.
 local function current_position(ctx)
@@ -24,13 +24,10 @@ Measured: final_error (deg, the largest axis error at the end), move_time (s).]]
   },
   execute = function(ctx, p)
     local q0 = current_position(ctx)
-    local q1, distance = {}, 0
-    for i = 1, 6 do
-      q1[i] = p.q[i] * DEG
-      distance = math.max(distance, math.abs(q1[i] - q0[i]))
-    end
+    local q1, distance = units.to_si(p.q, "deg"), 0
+    for i = 1, 6 do distance = math.max(distance, math.abs(q1[i] - q0[i])) end
     -- A quintic's peak velocity is 1.875·distance/T.
-    local v = p.max_velocity * DEG * p.speed / 100
+    local v = units.to_si(p.max_velocity, "deg/s") * p.speed / 100
     local T = math.max(1.875 * distance / v, 0.01)
     local settle = 0.02
     local a = morc.assembly { "move", duration = T + settle }
@@ -42,7 +39,7 @@ Measured: final_error (deg, the largest axis error at the end), move_time (s).]]
     if not r.ok then return r end
     local u = r.data["p.u"]
     local final_error = 0
-    for i = 1, 6 do final_error = math.max(final_error, math.abs(u[#u - 6 + i] - q1[i]) / DEG) end
+    for i = 1, 6 do final_error = math.max(final_error, units.from_si(math.abs(u[#u - 6 + i] - q1[i]), "deg")) end
     return { ok = true, final_error = final_error, move_time = T }
   end,
   evaluate = function(ctx, p, r)

@@ -29,18 +29,14 @@ return morc.register(morc.component {
     { "drift", unit = "°", doc = "the commanded orientation's angle from where guiding started" },
     "taught:integer", "points[np]", "state:integer" },
   params = {
-    n = 6, np = 6, robot = "robots.ur5", group = "", frame = "",
+    n = 6, np = 6, robot = morc.ROBOT, group = "", frame = "",
     mass = 1.0, damping = 50.0, stiffness = 0.0, v_max = 0.25, a_max = 20.0,
     box_min = { -1e3, -1e3, -1e3 }, box_max = { 1e3, 1e3, 1e3 }, until_released = 0.0,
     load_mass = 0.0, load_com = { 0, 0, 0 }, zero_time = 0.1, lambda = 1e-4,
   },
   init = function(self, out)
-    local ok, robot = pcall(require, self.robot)
-    if not ok then
-      error(("component '%s': cannot load its robot module '%s' (robot = a module returning morc.robot { … }, e.g. \"robots.stacker\"): %s"):format(self.name, self.robot, tostring(robot)), 0)
-    end
-    local n = self.n
-    if robot.dof ~= n then error(("component '%s': robot '%s' has %d joints, n = %d"):format(self.name, self.robot, robot.dof, n), 0) end
+    local robot, n = self.robot, self.n
+    if robot.dof ~= n then error(("component '%s': robot '%s' has %d joints, n = %d"):format(self.name, robot.name, robot.dof, n), 0) end
     local joints, frame = {}, nil
     if self.group ~= "" then
       local g = robot.groups[self.group]
@@ -78,8 +74,7 @@ return morc.register(morc.component {
     self.bias, self.sum = { 0, 0, 0, 0, 0, 0 }, { 0, 0, 0, 0, 0, 0 }
     self.lo, self.hi = {}, {}
     for i, j in ipairs(robot.joints) do
-      local si = j.unit == "mm" and 1e-3 or math.pi / 180
-      self.lo[i], self.hi[i] = j.limits.pos[1] * si, j.limits.pos[2] * si
+      self.lo[i], self.hi[i] = morc.units.to_si(j.limits.pos[1], j.unit), morc.units.to_si(j.limits.pos[2], j.unit)
     end
     self.tick, self.zero_ticks, self.samples, self.taught, self.was_pressed = 0, math.max(1, math.floor(self.zero_time / self.period + 0.5)), 0, 0, false
     self.started, self.guided, self.released = false, false, 0

@@ -16,7 +16,7 @@ function M.save(points, path, robot, group)
     ("# morc taught points: robot %q%s"):format(robot.name, group and (", group " .. group) or ""),
   }
   local head = {}
-  for i, j in ipairs(robot.joints) do head[i] = ("%s (%s)"):format(j.name, j.unit == "mm" and "mm" or "deg") end
+  for i, j in ipairs(robot.joints) do head[i] = ("%s (%s)"):format(j.name, j.unit) end
   lines[#lines + 1] = "# name, " .. table.concat(head, ", ")
   for k, p in ipairs(points) do
     local q = p.q or p

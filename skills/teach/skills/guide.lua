@@ -7,9 +7,8 @@ local cmd = require "stdlib.motion.command"
 --- The guiding assembly for robot's group with the admittance's parameters p.
 local function assembly(robot, p, duration)
   local a = morc.assembly { "hand guiding", duration = duration }
-  local module = p.robot_module
   a:add("adm", "teach.admittance", {
-    n = robot.dof, np = robot.dof * p.capacity, robot = module, group = p.group,
+    n = robot.dof, np = robot.dof * p.capacity, robot = p.robot_module ~= "" and p.robot_module or robot, group = p.group,
     until_released = p.until_released, mass = p.mass, damping = p.damping, stiffness = p.stiffness, v_max = p.v_max / 1000, a_max = p.a_max / 1000,
     load_mass = p.load_mass, load_com = { p.load_com[1] / 1000, p.load_com[2] / 1000, p.load_com[3] / 1000 },
     box_min = { p.box_min[1] / 1000, p.box_min[2] / 1000, p.box_min[3] / 1000 },
@@ -48,10 +47,10 @@ return morc.skill {
   name = "guide",
   doc = [[hand guiding of a group of the robot by admittance control: M dV/dt + D V = F from the wrist F/T sensor,
 the orientation held; the handle's button stores the pose (teach-in). Runs for `time` seconds (0: as long as the
-simulated operator's script, r:sim_hand). The robot's module (robot_module, e.g. "robots.stacker") is what the
-component loads on the engine's thread. Measured: taught (count), points (° / mm, whole robot), recording.]],
+simulated operator's script, r:sim_hand). The component on the engine's thread is handed the robot the engine runs
+(its model shared, not loaded again). Measured: taught (count), points (° / mm, whole robot), recording.]],
   params = {
-    robot_module = { type = "string", default = "", doc = "the robot's module, as require names it (\"\": from where the robot was defined, robots/NAME.lua → robots.NAME)" },
+    robot_module = { type = "string", default = "", doc = "another definition of the robot for the law, as require names its module (\"\": the robot the engine runs, as it should be)" },
     group = { type = "string", default = "", doc = "the group guided (\"\": all joints)" },
     time = { type = "number", unit = "s", default = 0, range = { 0, 3600 }, doc = "how long (0: the simulated hand's script)" },
     mass = { type = "number", unit = "kg", default = 1, range = { 0.01, 100 }, doc = "M_d" },
@@ -77,15 +76,10 @@ component loads on the engine's thread. Measured: taught (count), points (° / m
       for _, o in ipairs(ctx.engine.outputs) do found = found or o == "robot." .. port or o == port end
       if not found then return false, ("the engine's base has no '%s' port (the simulated robot with an F/T sensor has)"):format(port) end
     end
-    if p.group ~= "" and not robot.groups[p.group] then return false, ("robot '%s' has no group '%s'"):format(robot.name, p.group) end
     if p.group ~= "" then
+      if not robot.groups[p.group] then return false, ("robot '%s' has no group '%s'"):format(robot.name, p.group) end
       local why = unsensed(robot, p.group)
       if why then return false, why end
-    end
-    if p.robot_module == "" then
-      local folder, name = robot.origin:match("([%w_]+)/([%w_]+)%.lua:%d+$")
-      if not folder then return false, ("cannot tell robot '%s''s module from where it was defined (%s): give robot_module = \"…\""):format(robot.name, robot.origin) end
-      p.robot_module = folder .. "." .. name
     end
     if p.time == 0 then
       p.time = robot:sim_hand_duration()

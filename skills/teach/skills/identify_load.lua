@@ -44,8 +44,7 @@ or load:compensate_to).]],
       for s = 1, count do
         for i = 1, 6 do w[i] = w[i] + data[(s - 1) * 6 + i] / count end
       end
-      local si = {}
-      for i, x in ipairs(robot:state().q) do si[i] = x / cmd.scales(robot)[i] end
+      local si = morc.units.to_si(robot:state().q, robot)
       samples[k] = { rot = robot.model:frame_placement(si, robot.ft.frame).rot, wrench = w }
     end
     local ok, load = pcall(morc.ft.identify, samples)

@@ -8,19 +8,15 @@ local pose = require "lib.controllers.helpers.pose"
 
 return morc.register(morc.component {
   name = "cartesian_velocity",
-  doc = "qd = J⁺_λ(v_ref + K·e) + (I − J⁺_λ J)(−k_null (q − q_rest)): frame velocity law, damped pseudo-inverse (λ = damping), null-space pull to q_rest; robot = its module (\"robots.ur5\")",
+  doc = "qd = J⁺_λ(v_ref + K·e) + (I − J⁺_λ J)(−k_null (q − q_rest)): frame velocity law, damped pseudo-inverse (λ = damping), null-space pull to q_rest; robot = the robot whose model it uses (default: the engine's)",
   inputs = { "q[n]", "x_ref[6]", "v_ref[6]", "q_rest[n]" },
   outputs = { "qd[n]", "e[6]" },
-  params = { n = 6, robot = "robots.ur5", frame = "tool0", damping = 0.01, k = 10.0, k_rot = 10.0, k_null = 1.0 },
+  params = { n = 6, robot = morc.ROBOT, frame = "tool0", damping = 0.01, k = 10.0, k_rot = 10.0, k_null = 1.0 },
   init = function(self, out)
-    local ok, robot = pcall(require, self.robot)
-    if not ok then
-      error(("component '%s': cannot load its robot module '%s' (robot = a module returning morc.robot { … }, e.g. \"robots.ur5\"): %s"):format(self.name, self.robot, tostring(robot)), 0)
-    end
-    local model = robot.model or robot   -- a robot, or a model itself
-    local n = self.n
+    -- The robot a:add handed (its model shared with the program's, a workspace of its own).
+    local model, n = self.robot.model, self.n
     if model.nv ~= n then
-      error(("component '%s': robot '%s' has %d joints, n = %d"):format(self.name, self.robot, model.nv, n), 0)
+      error(("component '%s': robot '%s' has %d joints, n = %d"):format(self.name, self.robot.name, model.nv, n), 0)
     end
     if not (self.damping >= 0) then
       error(("component '%s': damping must be ≥ 0, got %s"):format(self.name, tostring(self.damping)), 0)

@@ -7,19 +7,14 @@
 -- first step. Its step allocates nothing.
 return morc.register(morc.component {
   name = "elastic_feed_forward",
-  doc = "motors' position, velocity and torque of an arm with elastic gears for the links' reference q, qd, qdd (Bessel-filtered), through model:elastic_inverse_to; robot = its module (\"robots.kr16_elastic\")",
+  doc = "motors' position, velocity and torque of an arm with elastic gears for the links' reference q, qd, qdd (Bessel-filtered), through model:elastic_inverse_to; robot = the arm (default: the engine's)",
   inputs = { "q[n]", "qd[n]", "qdd[n]" },
   outputs = { "q[n]", "qd[n]", "tau[n]" },
-  params = { n = 6, robot = "robots.kr16_elastic" },
+  params = { n = 6, robot = morc.ROBOT },
   init = function(self, out)
-    local ok, robot = pcall(require, self.robot)
-    if not ok then
-      error(("component '%s': cannot load its robot module '%s' (robot = a module returning morc.robot { … }, e.g. \"robots.kr16_elastic\"): %s"):format(self.name, self.robot, tostring(robot)), 0)
-    end
-    local model = robot.model or robot
-    local n = self.n
+    local model, n = self.robot.model, self.n
     if model.nv ~= n then
-      error(("component '%s': robot '%s' has %d joints, n = %d"):format(self.name, self.robot, model.nv, n), 0)
+      error(("component '%s': robot '%s' has %d joints, n = %d"):format(self.name, self.robot.name, model.nv, n), 0)
     end
     self.model = model
     self.theta, self.theta_d, self.tau = morc.vec(n), morc.vec(n), morc.vec(n)

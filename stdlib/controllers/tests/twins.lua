@@ -69,7 +69,7 @@ T.test("controllers.cartesian_velocity equals the native cartesian_velocity at e
   a:add("q_rest", "constant", { n = 6, value = six(function(i) return math.rad(ur5.home[i]) end) })
   local params = { frame = "tool0", damping = 0.05, k = 8, k_rot = 4, k_null = 2 }
   a:add("rust", ur5:component "cartesian_velocity", params)
-  params.robot = "robots.ur5"
+  params.robot = ur5
   a:add("lua", "controllers.cartesian_velocity", params)
   for _, c in ipairs { "rust", "lua" } do
     a:connect("robot.q", c .. ".q"); a:connect("x_ref.y", c .. ".x_ref")
@@ -100,7 +100,7 @@ T.test("controllers.elastic_feed_forward equals the native elastic_feed_forward 
   kr16:add(a, "move", "ptp", { target = { 0, -90, 90, 0, 0, 0 }, filter = 8, settle = 0.2 })
   a:connect("robot.q", "move.start")
   a:add("rust", kr16:component "elastic_feed_forward")
-  a:add("lua", "controllers.elastic_feed_forward", { robot = "robots.kr16_elastic" })
+  a:add("lua", "controllers.elastic_feed_forward", { robot = kr16 })
   for _, c in ipairs { "rust", "lua" } do
     for _, p in ipairs { "q", "qd", "qdd" } do a:connect("move." .. p, c .. "." .. p) end
   end
@@ -126,9 +126,13 @@ T.test("bad parameters are errors naming the component and what to give", functi
     a:add("c", kind or "controllers.cartesian_velocity", params)
     return morc.engine:run(a)
   end
-  T.raises(function() build { robot = "robots.no_such_arm" } end, "component 'c'", "cannot load its robot module 'robots.no_such_arm'")
+  T.raises(function() build { robot = 6 } end, "component 'c' (controllers.cartesian_velocity): parameter 'robot' takes a robot", "got a number")
+  T.raises(function() build { robot = ur5.model } end, "parameter 'robot' takes a robot", "got a model")
+  T.raises(function() build { robot = "robots.no_such_arm" } end, "component 'c'", "parameter 'robot'", "cannot load its robot module 'robots.no_such_arm'")
   T.raises(function() build { frame = "nose" } end, "has no frame 'nose'", "tool0")
-  T.raises(function() build { n = 7 } end, "robot 'robots.ur5' has 6 joints, n = 7")
+  T.raises(function() build { n = 7 } end, "robot 'UR5' has 6 joints, n = 7")
+  -- The module's name still works, as before the robot could be handed.
+  T.eq(build({ robot = "robots.ur5" }).ok, true)
   T.raises(function() build({ kp = { 1, 2 } }, "controllers.ppi") end, "parameter kp must be a number or 6 numbers (one per joint), got 2 numbers")
   T.raises(function() build({ umin = 1, umax = 0 }, "controllers.ppi") end, "umin (1) must not exceed umax (0)")
   T.raises(function() ur5:add(morc.assembly "x", "c", "cartesian_velocity", { frame = "nose" }) end, "has no such frame; its frames:", "tool0")

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::Robot;
+use crate::{per_joint_unit, Robot};
 use morc_kernel::*;
 use morc_kernel::{Value, ValueType};
 
@@ -26,8 +26,7 @@ pub struct Monitor {
     delay: usize,
     peak: Vec<f64>,
     last: Vec<f64>,
-    /// Per joint, in its SI unit: a prismatic joint takes the parameters' number of degrees
-    /// as millimetres, as Lua's numbers read.
+    /// Per joint, in its SI unit (rad; m for a prismatic joint).
     max_error: Vec<f64>,
     tolerance: Vec<f64>,
     check_torque: bool,
@@ -45,14 +44,14 @@ impl Monitor {
             .input(PortInfo::new("done", ValueType::Boolean).doc("the reference has arrived (connect ptp.done); unconnected: never"))
             .output(robot.joint_port("error", "rad", "m").doc("following error q_ref − q"))
             .param(
-                ParamInfo::new("max_error", Value::Real(5f64.to_radians()))
-                    .unit("rad")
-                    .doc("largest following error allowed (a prismatic joint: as many mm as this is degrees)"),
+                ParamInfo::new("max_error", Value::Vector(per_joint(&robot, 5f64.to_radians(), 5e-3)))
+                    .unit(&per_joint_unit("rad", "m"))
+                    .doc("largest following error allowed, per joint (one value for every joint, or one per joint; 5° or 5 mm)"),
             )
             .param(
                 ParamInfo::new("tolerance", Value::Real(0.0))
-                    .unit("rad")
-                    .doc("completion: done and every joint this close (0: the monitor does not finish; a prismatic joint: as many mm as this is degrees)"),
+                    .unit(&per_joint_unit("rad", "m"))
+                    .doc("completion: done and every joint this close (one value for every joint, or one per joint; 0: the monitor does not finish)"),
             )
             .param(ParamInfo::new("check_torque", Value::Boolean(true)).doc("fault when a drive saturates at its torque limit"));
         Monitor {
@@ -70,19 +69,38 @@ impl Monitor {
     }
 }
 
+/// A value per joint of `robot`: `revolute` for a turning joint, `prismatic` for a sliding one.
+fn per_joint(robot: &Robot, revolute: f64, prismatic: f64) -> Vec<f64> {
+    (0..robot.dof()).map(|i| if robot.is_prismatic(i) { prismatic } else { revolute }).collect()
+}
+
+impl Monitor {
+    /// Parameter `name` per joint: one value for every joint, or one per joint.
+    fn per_joint(&self, name: &str) -> Result<Vec<f64>, String> {
+        let n = self.robot.dof();
+        match self.info.param_value(name) {
+            Some(Value::Vector(x)) if x.len() == n => Ok(x.clone()),
+            Some(Value::Vector(x)) if x.len() == 1 => Ok(vec![x[0]; n]),
+            Some(v @ (Value::Real(_) | Value::Integer(_))) => Ok(vec![v.real(); n]),
+            Some(Value::Vector(x)) => Err(format!("{name} has {} values: give one for every joint, or {n}, one per joint", x.len())),
+            _ => Err(format!("{name} must be a number, or {n}: one per joint")),
+        }
+    }
+}
+
 impl Component for Monitor {
     morc_kernel::component_info!(info);
+    fn configure(&mut self) -> Result<(), String> {
+        self.per_joint("max_error")?;
+        self.per_joint("tolerance")?;
+        Ok(())
+    }
     fn initialize(&mut self, ctx: &InitContext, _: &mut [Value]) -> Result<(), String> {
         // Preallocated here, off the real-time path; a step only overwrites it.
         self.delay = ctx.base_latency as usize;
         self.history = vec![0.0; (self.delay + 1) * self.robot.dof()];
         self.head = 0;
-        let (max_error, tolerance) = (self.info.real("max_error"), self.info.real("tolerance"));
-        for i in 0..self.robot.dof() {
-            // rad → the number of degrees → that many mm → m.
-            let scale = if self.robot.is_prismatic(i) { 1f64.to_degrees() * 1e-3 } else { 1.0 };
-            (self.max_error[i], self.tolerance[i]) = (max_error * scale, tolerance * scale);
-        }
+        (self.max_error, self.tolerance) = (self.per_joint("max_error")?, self.per_joint("tolerance")?);
         self.check_torque = self.info.boolean("check_torque");
         self.peak.fill(0.0);
         Ok(())
@@ -141,5 +159,45 @@ impl Component for Monitor {
         results.set("final_error", Value::Vector(self.last.clone()));
         results.set("peak_error_max", Value::Real(self.peak.iter().fold(0.0, |m: f64, e| m.max(*e))));
         results.set("error_delay", Value::Integer(self.delay as i64));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::{JointDrive, Limits, RobotJoint};
+
+    /// The arm of tests/data/finger_arm.urdf: three revolute joints and a prismatic finger.
+    fn finger_arm() -> Arc<Robot> {
+        let model = morc_model::load_urdf(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/finger_arm.urdf")).unwrap();
+        let joints = (0..model.nv())
+            .map(|i| RobotJoint {
+                name: model.joint_names()[i + 1].clone(),
+                drive: JointDrive { slave: i as u32 + 1, gear: 1.0, counts: 1.0, offset: 0.0, direction: 1.0 },
+                limits: Limits { lower: -1.0, upper: 1.0, velocity: 1.0, acceleration: 1.0, torque: 100.0 },
+            })
+            .collect();
+        Arc::new(Robot::new("finger arm", model, joints, "tests").unwrap())
+    }
+
+    #[test]
+    fn its_limits_are_per_joint_in_each_joints_si_unit() {
+        let robot = finger_arm();
+        assert!(robot.is_prismatic(3) && !robot.is_prismatic(0));
+        let mut m = Monitor::new(robot.clone());
+        let declared = &m.info().params.iter().find(|p| p.name == "max_error").unwrap().unit;
+        assert_eq!((robot.unit_of_joint(declared, 0), robot.unit_of_joint(declared, 3)), ("rad", "m"));
+        // 5° on the turning joints, 5 mm on the finger: no joint reads another's unit.
+        m.configure().unwrap();
+        assert_eq!(m.per_joint("max_error").unwrap(), [5f64.to_radians(), 5f64.to_radians(), 5f64.to_radians(), 5e-3]);
+        // One number is every joint's, in its SI unit, as a Rust caller gives it.
+        m.set_parameter("max_error", &Value::Real(1e-3)).unwrap();
+        assert_eq!(m.per_joint("max_error").unwrap(), [1e-3; 4]);
+        m.set_parameter("tolerance", &Value::Vector(vec![0.1, 0.2, 0.3, 4e-3])).unwrap();
+        assert_eq!(m.per_joint("tolerance").unwrap(), [0.1, 0.2, 0.3, 4e-3]);
+        m.set_parameter("tolerance", &Value::Vector(vec![0.1, 0.2])).unwrap();
+        let e = m.configure().unwrap_err();
+        assert!(e.contains("tolerance has 2 values") && e.contains("or 4, one per joint"), "{e}");
     }
 }

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use crate::{Robot, RobotKinematics};
+use crate::{per_joint_unit, Robot, RobotKinematics};
 use morc_kernel::*;
 use morc_kernel::{Value, ValueType};
 use morc_motion::toppra::{cartesian_path, parameterize, spline_path, PathLimits, PathPoint, TimedPath};
@@ -47,11 +47,12 @@ impl TimeOptimal {
             .output(PortInfo::new("active", ValueType::Integer).doc("the limit the motion rides: 0 none, 100 + j velocity, 200 + j acceleration, 300 + j torque of joint j, 400 the tool's speed"))
             .param(
                 ParamInfo::new("points", Value::Vector(vec![0.0; 2 * n]))
-                    .unit("rad")
+                    .unit(&per_joint_unit("rad", "m"))
                     .doc("the waypoints, the first where the robot is, joint positions one after the other"),
             )
             .param(
                 ParamInfo::new("target", Value::Vector(Vec::new()))
+                    .unit("m, rad")
                     .doc("a tool pose [x, y, z (m), roll, pitch, yaw (rad)]: the tool's straight line (or arc, with via) there from the first waypoint (the only one then), instead of a spline"),
             )
             .param(

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use crate::{Robot, RobotKinematics};
+use crate::{per_joint_unit, Robot, RobotKinematics};
 use morc_kernel::blocks::{bessel_sections, Biquad, MAX_BESSEL_ORDER};
 use morc_kernel::*;
 use morc_kernel::{Value, ValueType};
@@ -162,12 +162,16 @@ impl MotionTrajectory {
             .output(PortInfo::new("done", ValueType::Boolean).doc("the reference has arrived"))
             .output(PortInfo::position("tcp").doc("tool position of the reference (world frame)"));
         info = match kind {
-            "ptp" => info.param(ParamInfo::new("target", Value::Vector(vec![0.0; n])).unit("rad").doc("target joint positions")),
+            "ptp" => info.param(ParamInfo::new("target", Value::Vector(vec![0.0; n])).unit(&per_joint_unit("rad", "m")).doc("target joint positions")),
             "lin" => info.param(ParamInfo::new("target", Value::Vector(vec![0.0; 6])).unit("m, rad").doc("target tool pose x, y, z, roll, pitch, yaw")),
             "circ" => info
                 .param(ParamInfo::new("via", Value::Vector(vec![0.0; 3])).unit("m").doc("a point of the arc between start and target"))
                 .param(ParamInfo::new("target", Value::Vector(vec![0.0; 6])).unit("m, rad").doc("target tool pose x, y, z, roll, pitch, yaw")),
-            "spline" => info.param(ParamInfo::new("points", Value::Vector(vec![0.0; n])).unit("rad").doc("via points then target, joint positions one after the other")),
+            "spline" => info.param(
+                ParamInfo::new("points", Value::Vector(vec![0.0; n]))
+                    .unit(&per_joint_unit("rad", "m"))
+                    .doc("via points then target, joint positions one after the other"),
+            ),
             _ => info.param(ParamInfo::new("moves", Value::Vector(Vec::new())).doc("the moves (records built by robot:add for \"path\")")),
         };
         info = info
