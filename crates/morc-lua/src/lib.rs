@@ -23,6 +23,7 @@ pub mod library;
 mod linalg;
 mod live;
 mod model;
+mod motion;
 mod new_file;
 mod origin;
 mod panics;
@@ -206,6 +207,7 @@ fn install_surface(lua: &Lua, engine: Option<Engine>) -> mlua::Result<()> {
     // After the prelude, so that their doc strings attach through morc.doc.
     linalg::register(lua, &morc)?;
     model::register(lua, &morc)?;
+    motion::install(lua, &morc)?;
     ft::install(lua, &morc)?;
     dynid::install(lua, &morc)?;
     fast::install(lua)?;
