@@ -334,7 +334,7 @@ impl UserData for LuaSpline {
                 let mut this = ud.borrow_mut::<LuaSpline>()?;
                 let n = this.dof();
                 let start = vector(&start, n, Arg(what, "start"))?;
-                let (v, a) = (limits(&v, n, false, Arg(what, "v"))?, limits(&a, n, false, Arg(what, "a"))?);
+                let (v, a) = (limits(&v, n, false, Arg(what, "v"))?, limits(&a, n, true, Arg(what, "a"))?);
                 this.spline.plan(&start, &v, &a);
                 this.start = start;
                 this.planned = true;
@@ -725,7 +725,8 @@ Times outside an object's span are clamped: before it, its start; after it, its 
     jerk j (nil or math.huge: trapezoid; double S otherwise): p.duration, p.length, p.ramp (acceleration phase, s),
     p:sample(t) → s, ṡ, s̈   p:peaks() → peak ṡ, s̈   p:stretched(f) → the same shape f ≥ 1 times slower
   morc.motion.spline(dof, { q1, q2, … }) → spline   quintic segments through via points, at rest at both ends;
-    sp:plan(start, v, a) → sp  times it within per-joint velocity and acceleration limits (numbers or one per joint)
+    sp:plan(start, v, a) → sp  times it within per-joint velocity and acceleration limits (numbers or one per joint;
+    a = math.huge: velocity alone, the minimum-jerk quintic of each piece)
   morc.motion.timed { { time = 0, q = … [, qd = …, qdd = …] }, … } → timed   a trajectory through timed points
     (what MoveIt plans): quintics through their positions and, where given, velocities and accelerations
   morc.motion.fourier { omega, q0, a, b [, periods = 1] } → fourier   the Fourier series of id:excite (a, b joint by
