@@ -9,7 +9,7 @@
 //! Errors name the call and the argument: a vector of the wrong size, a number that is not
 //! finite, a limit that is not > 0, an object sampled before it is planned. Times outside an
 //! object's span are clamped as the Rust types do (before the start: the start; after the end:
-//! the end, at rest), never an error.
+//! the end), never an error.
 
 use mlua::{AnyUserData, Lua, MetaMethod, Table, UserData, UserDataFields, UserDataMethods, Value};
 use nalgebra::{DVector, Matrix3, Vector3};
@@ -55,7 +55,7 @@ fn write(dest: &Value, src: &[f64], what: Arg) -> mlua::Result<()> {
         Value::UserData(ud) if ud.is::<LuaVec>() => {
             let mut v = ud.borrow_mut::<LuaVec>().map_err(|_| err(format!("{what}: the vector is written twice by this call (pass a different vector)")))?;
             if v.0.len() != src.len() {
-                return Err(err(format!("{what} has {} entries, needs {} (one per joint)", v.0.len(), src.len())));
+                return Err(err(format!("{what} has {} entries, needs {}", v.0.len(), src.len())));
             }
             v.0.copy_from_slice(src);
             Ok(())
@@ -588,34 +588,55 @@ fn tool_frame(model: &LuaModel, tool: &Value) -> mlua::Result<usize> {
     Ok(["tool", "tool0", "flange"].iter().find_map(|name| model.frame_index(name.as_bytes())).unwrap_or(model.model.frames().len() - 1))
 }
 
-fn new_sequence(lua: &Lua, (arm, moves, opts): (Value, Value, Option<Table>)) -> mlua::Result<LuaSequence> {
-    let opts = match opts {
-        Some(t) => t,
-        None => lua.create_table()?,
-    };
-    keys::check(&opts, &format!("in {SEQUENCE}'s limits"), &["velocity", "acceleration", "jerk", "linear", "angular", "tool"], 0).map_err(|e| err(format!("{SEQUENCE}: {e}")))?;
-    // The arm, and the limits it brings: a robot's joints and tool limits, a model's URDF velocities.
-    let (arm, default_velocity, default_acceleration, default_cartesian): (Box<dyn Kinematics + Send>, Option<Vec<f64>>, Option<Vec<f64>>, Option<[[f64; 3]; 2]>) = match &arm {
+/// What a sequence plans on, and the limits the arm brings where the caller gives none.
+struct Arm {
+    kinematics: Box<dyn Kinematics + Send>,
+    /// Per joint (SI), when the arm knows them.
+    velocity: Option<Vec<f64>>,
+    acceleration: Option<Vec<f64>>,
+    /// The tool's linear and angular { v, a, j }.
+    tool: Option<[[f64; 3]; 2]>,
+}
+
+/// A robot (its tool frame, joint and tool limits) or a model (its frame `tool`, its URDF
+/// velocity limits when every joint has one).
+fn arm_of(arm: &Value, opts: &Table) -> mlua::Result<Arm> {
+    match arm {
         Value::UserData(ud) if ud.is::<LuaRobot>() => {
             if !opts.get::<Value>("tool")?.is_nil() {
                 return Err(err(format!("{SEQUENCE}: tool is for a model; a robot moves its own tool frame")));
             }
             let robot = ud.borrow::<LuaRobot>()?.0.clone();
             let c = robot.cartesian;
-            let v = robot.joints.iter().map(|j| j.limits.velocity).collect();
-            let a = robot.joints.iter().map(|j| j.limits.acceleration).collect();
-            let cart = [[c.velocity, c.acceleration, f64::INFINITY], [c.angular_velocity, c.angular_acceleration, f64::INFINITY]];
-            (Box::new(RobotKinematics::new(robot)), Some(v), Some(a), Some(cart))
+            Ok(Arm {
+                velocity: Some(robot.joints.iter().map(|j| j.limits.velocity).collect()),
+                acceleration: Some(robot.joints.iter().map(|j| j.limits.acceleration).collect()),
+                tool: Some([[c.velocity, c.acceleration, f64::INFINITY], [c.angular_velocity, c.angular_acceleration, f64::INFINITY]]),
+                kinematics: Box::new(RobotKinematics::new(robot)),
+            })
         }
         Value::UserData(ud) if ud.is::<LuaModel>() => {
             let model = ud.borrow::<LuaModel>()?;
             let frame = tool_frame(&model, &opts.get("tool")?)?;
             let v: Vec<f64> = model.model.limits().iter().map(|l| l.velocity).collect();
-            let v = v.iter().all(|x| *x > 0.0 && x.is_finite()).then_some(v);
-            (Box::new(ModelKinematics::new(model.model.clone(), frame)), v, None, None)
+            Ok(Arm {
+                velocity: v.iter().all(|x| *x > 0.0 && x.is_finite()).then_some(v),
+                acceleration: None,
+                tool: None,
+                kinematics: Box::new(ModelKinematics::new(model.model.clone(), frame)),
+            })
         }
-        other => return Err(err(format!("{SEQUENCE}: arm must be a robot (morc.robot, require \"robots.…\") or a model (morc.model, robot.model), got a {}", other.type_name()))),
+        other => Err(err(format!("{SEQUENCE}: arm must be a robot (morc.robot, require \"robots.…\") or a model (morc.model, robot.model), got a {}", other.type_name()))),
+    }
+}
+
+fn new_sequence(lua: &Lua, (arm, moves, opts): (Value, Value, Option<Table>)) -> mlua::Result<LuaSequence> {
+    let opts = match opts {
+        Some(t) => t,
+        None => lua.create_table()?,
     };
+    keys::check(&opts, &format!("in {SEQUENCE}'s limits"), &["velocity", "acceleration", "jerk", "linear", "angular", "tool"], 0).map_err(|e| err(format!("{SEQUENCE}: {e}")))?;
+    let Arm { kinematics: arm, velocity: default_velocity, acceleration: default_acceleration, tool: default_cartesian } = arm_of(&arm, &opts)?;
     let n = arm.dof();
     let joint = |key: &str, default: Option<Vec<f64>>, infinite: bool| -> mlua::Result<Vec<f64>> {
         match (opts.get::<Value>(key)?, default) {
@@ -720,7 +741,8 @@ impl UserData for LuaSequence {
 const MOTION_DOC: &str = r#"morc.motion — motion planning in Lua (morc-motion), in SI units as morc.model (rad, m, s; poses in m and rad).
 Plan off the real-time path (building and planning allocate), sample in a step: profile:sample(t) returns numbers and
 the _to forms write into morc vectors or Lua tables (a Lua component's port tables) in place, allocating nothing.
-Times outside an object's span are clamped: before it, its start; after it, its end at rest.
+Times outside an object's span are clamped: before it, its start; after it, its end (at rest, unless a timed
+trajectory's last point gives a velocity).
   morc.motion.profile(length, v, a [, j]) → profile   rest-to-rest time profile of s from 0 to length within v, a and
     jerk j (nil or math.huge: trapezoid; double S otherwise): p.duration, p.length, p.ramp (acceleration phase, s),
     p:sample(t) → s, ṡ, s̈   p:peaks() → peak ṡ, s̈   p:stretched(f) → the same shape f ≥ 1 times slower
@@ -805,7 +827,7 @@ pub(crate) fn install(lua: &Lua, morc: &Table) -> mlua::Result<()> {
         (
             "sequence",
             lua.create_function(new_sequence)?,
-            "morc.motion.sequence(arm: robot|model, moves: table[], limits?: table) → motion_sequence  ptp, lin, circ and spline moves with blending on a robot's or a model's kinematics (SI: rad, m; blend in m, speed in %); seq:plan(start), then seq.duration and seq:sample_to(q, qd, qdd, t) (see morc.motion)",
+            "morc.motion.sequence(arm: robot|model, moves: table[], limits?: { velocity?: number|number[], acceleration?: number|number[], jerk?: number|number[], linear?: number[], angular?: number[], tool?: string }) → motion_sequence  ptp, lin, circ and spline moves with blending on a robot's or a model's kinematics (SI: rad, m; blend in m, speed in %); seq:plan(start), then seq.duration and seq:sample_to(q, qd, qdd, t) (see morc.motion)",
         ),
     ];
     let mut docs = Vec::new();
