@@ -23,6 +23,7 @@ pub mod library;
 mod linalg;
 mod live;
 mod model;
+mod motion;
 mod new_file;
 mod object_params;
 mod origin;
@@ -210,6 +211,7 @@ fn install_surface(lua: &Lua, engine: Option<Engine>) -> mlua::Result<()> {
     model::register(lua, &morc)?;
     units::install(lua, &morc)?;
     object_params::install(lua, &morc)?;
+    motion::install(lua, &morc)?;
     ft::install(lua, &morc)?;
     dynid::install(lua, &morc)?;
     fast::install(lua)?;

@@ -25,4 +25,22 @@ T.test("morc.lib.use makes the skills globals", function()
   T.eq(rawequal(_G.move, move), true)
 end)
 
+T.test("moves as many axes as the robot has joints; a target of another size is refused", function()
+  -- A planar arm of three joints about vertical axes (no gravity torque).
+  local link = { a = 300, alpha = 0, d = 0, mass = 2, com = { -150, 0, 0 }, inertia = { 0.01, 0.05, 0.05, 0, 0, 0 } }
+  local model = morc.model.dh { link, link, link }
+  local function axis(name, slave)
+    return { name, drive = { slave = slave, gear = 100 }, limits = { pos = { -170, 170 }, vel = 200, acc = 1000, torque = 500 } }
+  end
+  morc.use_robot(morc.robot { name = "three", model = model, joints = { axis("A1", 1), axis("A2", 2), axis("A3", 3) } })
+  -- The simulated drives follow the bare position command (move gives no feed-forward) with a
+  -- lag of a few degrees at the end: the tolerance here is move's largest.
+  local r = move({ 30, -20, 10 }, { tolerance = 10 })
+  T.eq(r.ok, true, r.reason)
+  T.near(r.move_time, 1.875 * 30 / 150, 1e-9, "move_time")
+  local bad = move { 0, 0, 0, 0, 0, 0 }
+  T.eq(bad.ok, false)
+  assert(tostring(bad.reason):find("q has 6 positions, robot 'three' has 3 joints", 1, true), tostring(bad.reason))
+end)
+
 return T.summary()
