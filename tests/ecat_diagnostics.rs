@@ -105,3 +105,55 @@ fn a_scan_says_which_device_runs_on_its_eeprom_pdos() {
     let text = morc::cli::bus::scan_link(Link::Simulated(segment_with_a_drive_without_coe()), &EngineConfig::default()).unwrap();
     assert!(text.contains("device 2 'MORC-402-EEPROM': its mailbox does not answer CoE; process data from the PDO description in its EEPROM"), "{text}");
 }
+
+/// Coupler, one drive, then an EEPROM-only drive whose EEPROM maps `rx` and `tx`.
+fn segment_with_an_eeprom_drive(rx: &[u32], tx: &[u32]) -> morc_ecat::transport::SharedSegment {
+    let mut segment = sim_segment(&SimSegmentConfig { drives: 1, digital_outputs: 0, digital_inputs: 0, ..Default::default() }).unwrap();
+    segment.push(faulty::drive_without_coe_mapping(2_500, Box::new(IdealFollower::new(1e6, 1e7)), rx, tx).unwrap());
+    Arc::new(Mutex::new(segment))
+}
+
+#[test]
+fn a_drive_with_a_fixed_interpolated_position_mapping_runs_in_csp() {
+    use morc_ecat_wire::cia402::{obj, pdo::entry};
+    // ETG.6010's 0x1701 / 0x1B01, 6 and 6 bytes: what SOEM runs such a drive with.
+    let rx = [entry(obj::CONTROLWORD, 0, 16), entry(obj::TARGET_POSITION, 0, 32)];
+    let tx = [entry(obj::STATUSWORD, 0, 16), entry(obj::POSITION_ACTUAL, 0, 32)];
+    let seg = segment_with_an_eeprom_drive(&rx, &tx);
+    let mut base = BusBase::open(Link::Simulated(seg.clone()), BusConfig::default()).unwrap_or_else(|e| panic!("bring-up: {e}"));
+    let d = base.bus().devices()[2].clone();
+    assert_eq!((base.class_of(2), d.input_bytes, d.output_bytes), (Some("drive"), 6, 6));
+    let mut outputs: Vec<Value> = base.info().outputs.iter().map(|p| Value::zero(p.ty)).collect();
+    let mut inputs: Vec<Value> = base.info().inputs.iter().map(|p| Value::zero(p.ty)).collect();
+    inputs[0] = Value::Vector(vec![-0.05, 0.1]);
+    for tick in 0..300 {
+        assert_eq!(base.sense(tick, &mut outputs), Step::Continue, "{:?}", base.fault());
+        assert_eq!(base.actuate(tick, Some(Commands::all(&inputs))), Step::Continue);
+    }
+    let q = outputs[0].as_slice();
+    assert!((q[0] + 0.05).abs() < 1e-4 && (q[1] - 0.1).abs() < 1e-4, "{q:?}");
+    let tau = outputs[2].as_slice();
+    assert!(tau[0].is_finite() && tau[1].is_nan(), "the drive without a torque object measures none: {tau:?}");
+}
+
+#[test]
+fn a_scan_lists_every_device_and_why_a_class_refused_one() {
+    use morc_ecat_wire::cia402::{obj, pdo::entry};
+    // Velocity only: no target position for CSP, no mode object to hold in CSP from CSV.
+    let rx = [entry(obj::CONTROLWORD, 0, 16), entry(obj::TARGET_VELOCITY, 0, 32)];
+    let tx = [entry(obj::STATUSWORD, 0, 16), entry(obj::POSITION_ACTUAL, 0, 32)];
+    let err = BusBase::open(Link::Simulated(segment_with_an_eeprom_drive(&rx, &tx)), BusConfig::default())
+        .err()
+        .expect("a drive its class refuses fails a bring-up");
+    assert!(
+        err.to_string()
+            .contains("device 2 'MORC-402-EEPROM': its fixed PDO mapping (6 output, 6 input bytes) has no target position (0x607A), which CSP needs"),
+        "{err}"
+    );
+    let text = morc::cli::bus::scan_link(Link::Simulated(segment_with_an_eeprom_drive(&rx, &tx)), &EngineConfig::default()).unwrap();
+    assert!(text.contains("3 devices") && text.contains("refused: device 2 'MORC-402-EEPROM': its fixed PDO mapping"), "{text}");
+    let row = text.lines().find(|l| l.trim_start().starts_with("2 ")).unwrap();
+    assert!(row.contains("refused") && !text.contains("SDO"), "{text}");
+    let drive = text.lines().find(|l| l.trim_start().starts_with("1 ")).unwrap();
+    assert!(drive.contains("drive"), "the other devices keep their classes: {text}");
+}

@@ -194,10 +194,12 @@ Types:
   run_result.data: data   run_result.recordings: string[]   run_result.error: error_value?]]) end
 
 morc.doc(morc.robot, [[morc.robot { name, model = morc.model.urdf "file" | morc.model.dh { … } | morc.model.build { … },
-             joints = { { "A1", drive = { slave, gear, counts, offset, direction, armature, viscous, coulomb, stiffness, damping },
+             joints = { { "A1", drive = { slave, gear, counts, offset, direction, mode = "csp"|"csv"|"cst", rated_torque = N·m,
+                                          armature, viscous, coulomb, stiffness, damping },
                           limits = { pos = { lo°, hi° }, vel = °/s, acc = °/s², torque = N·m } }, … },
              tool = { xyz = { mm }, rpy = { ° } }, payload = { mass = kg, com = { mm }, inertia },
-             home = { ° }, cartesian = { vel = mm/s, acc = mm/s², rot_vel = °/s, rot_acc = °/s² } }
+             home = { ° }, cartesian = { vel = mm/s, acc = mm/s², rot_vel = °/s, rot_acc = °/s² },
+             bus = { ft = { slave = N, class = "ati_axia" }, safety = { slave = N, class = "safety_plc" } } }
 A robot definition (degrees and millimetres; ports and native parameters are SI). Errors name the file:line and the joint.
   r:reachable(q°) → true, or false and why        r:fk(q° [, "frame"]) → { pos = {mm}, rpy = {°} } of the tool (or the frame)
   r.model → the robot's model in SI units (help(morc.model)): r.model:rnea(q, v, a), r.model:frame_jacobian(q, "tool0"), …

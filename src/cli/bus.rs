@@ -84,7 +84,8 @@ pub(crate) fn scan(spec: &str, drives: usize, config: &EngineConfig) -> Result<S
 /// [`scan`] on a link; the devices are back in PREOP when it returns.
 pub fn scan_link(link: Link, config: &EngineConfig) -> Result<String, String> {
     use std::fmt::Write;
-    let mut base = BusBase::open(link, BusConfig { period: config.period, enable_drives: false, master: MasterConfig::default(), ..Default::default() })?;
+    // Every device it reached is listed, a refused one with its class's reason.
+    let mut base = BusBase::open(link, BusConfig { period: config.period, enable_drives: false, master: MasterConfig::default(), keep_refused: true, ..Default::default() })?;
     let mut s = list(&base, config);
     // A scan only looks: it leaves the line as a master that is not running finds it.
     match base.bus_mut().to_pre_op(std::time::Duration::from_secs(2)) {
@@ -102,7 +103,7 @@ fn list(base: &BusBase, config: &EngineConfig) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "{:>3}  {:<6} {:<10} {:<10} {:<10} {:>6} {:>6}  {:<15} {:<7} name", "pos", "state", "vendor", "product", "revision", "in B", "out B", "DC", "class");
     for (d, state) in bus.devices().iter().zip(bus.states()) {
-        let class = base.class_of(d.position).unwrap_or("-");
+        let class = base.class_of(d.position).unwrap_or(if base.refusal(d.position).is_some() { "refused" } else { "-" });
         let _ = writeln!(
             s,
             "{:>3}  {:<6} 0x{:08x} 0x{:08x} 0x{:08x} {:>6} {:>6}  {:<15} {:<7} {}",
@@ -117,6 +118,11 @@ fn list(base: &BusBase, config: &EngineConfig) -> String {
             class,
             d.name
         );
+    }
+    for d in bus.devices() {
+        if let Some(why) = base.refusal(d.position) {
+            let _ = writeln!(s, "refused: {why}");
+        }
     }
     for d in bus.devices().iter().filter(|d| d.pdo_from_eeprom) {
         let _ = writeln!(s, "device {} '{}': its mailbox does not answer CoE; process data from the PDO description in its EEPROM", d.position, d.name);

@@ -101,8 +101,8 @@ T.test("a robot file's joints are checked against its model: names, order, kinds
 end)
 
 T.test("keys a robot file gives that morc does not know are errors naming the nearest", function()
-  has(robot_file_error("mode", [[axis("theta1", { -180, 180 }, { drive = { slave = 1, mode = "cst" } }), axis("d2", { 0, 900 }), axis("theta3", { -90, 90 })]]),
-    "joint theta1: drive mode = cst", "remove mode")
+  has(robot_file_error("mode", [[axis("theta1", { -180, 180 }, { drive = { slave = 1, mode = "torque" } }), axis("d2", { 0, 900 }), axis("theta3", { -90, 90 })]]),
+    "joint theta1: unknown drive mode 'torque': use \"csp\" (position), \"csv\" (velocity) or \"cst\" (torque)")
   has(robot_file_error("gaer", [[axis("theta1", { -180, 180 }, { drive = { slave = 1, gaer = 5 } }), axis("d2", { 0, 900 }), axis("theta3", { -90, 90 })]]),
     "unknown key 'gaer' in the drive of joint theta1; did you mean 'gear'?")
   has(robot_file_error("limit", [[axis("theta1", { -180, 180 }, { limits = { pos = { -1, 1 }, vel = 1, acc = 1, torque = 1, jerk = 5 } }), axis("d2", { 0, 900 }), axis("theta3", { -90, 90 })]]),

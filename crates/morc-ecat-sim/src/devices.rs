@@ -373,6 +373,12 @@ impl Cia402Drive {
         }
     }
 
+    /// Sets the mode of operation (0x6060) the drive runs in, as its own configuration does
+    /// for a drive whose PDOs do not carry the mode (e.g. a fixed CSP mapping).
+    pub fn set_mode_of_operation(&mut self, mode: i8) {
+        self.od.set(obj::MODES_OF_OPERATION, 0, &[mode as u8]);
+    }
+
     /// The drive's CoE object dictionary.
     pub fn od(&self) -> &ObjectDictionary {
         &self.od

@@ -62,6 +62,10 @@ pub struct BusConfig {
     pub distributed_clocks: bool,
     /// Master settings: bring-up, receive and reply timeouts, SYNC0 period.
     pub master: MasterConfig,
+    /// A device whose class refuses it (a process-data mapping it cannot work with…) fails
+    /// the bring-up, unless this is set: then it takes part passively and
+    /// [`BusBase::refusal`] says why (what `morc bus scan` does, to list every device).
+    pub keep_refused: bool,
 }
 
 impl Default for BusConfig {
@@ -75,6 +79,7 @@ impl Default for BusConfig {
             enable_drives: true,
             distributed_clocks: true,
             master: MasterConfig::default(),
+            keep_refused: false,
         }
     }
 }
@@ -110,18 +115,14 @@ pub(crate) struct Slot {
     pub first_input: usize,
 }
 
-impl Slot {
-    fn new(position: usize, class: impl DeviceClass) -> Self {
-        Slot { position, class: Box::new(class), outputs: 0..0, first_input: 0 }
-    }
-}
-
 /// The device classes on the line: the drives (the robot's joints, whose ports the base lays
 /// out together) and every other device, each through its [`DeviceClass`].
 #[derive(Default)]
 pub(crate) struct Devices {
     pub drives: Vec<DriveSlot>,
     pub others: Vec<Slot>,
+    /// Devices whose class refused them, and why (with [`BusConfig::keep_refused`]).
+    pub refused: Vec<(usize, String)>,
 }
 
 impl Devices {
@@ -348,6 +349,12 @@ impl BusBase {
         drive.or_else(|| d.others.iter().find(|s| s.position == position).map(|s| s.class.kind()))
     }
 
+    /// Why the class chosen for the device at `position` refused it, if it did (only with
+    /// [`BusConfig::keep_refused`]; otherwise the bring-up fails with this message).
+    pub fn refusal(&self, position: usize) -> Option<&str> {
+        self.devices.refused.iter().find(|(p, _)| *p == position).map(|(_, why)| why.as_str())
+    }
+
     /// Asks for fault reset and recovery at the next tick (same as [`BusHandle::reset_faults`]).
     pub fn reset_faults(&mut self) {
         self.shared.reset_requested.store(true, Ordering::Relaxed);
@@ -554,56 +561,75 @@ impl BusBase {
 fn build_classes(bus: &mut Bus, config: &BusConfig) -> Result<Devices, String> {
     let mut devices = Devices::default();
     for d in bus.devices().to_vec() {
-        let name = DeviceName { position: d.position, name: d.name.clone() };
         let Some(choice) = choose_class(config, &d, true) else { continue };
-        match choice {
-            DeviceClassChoice::Drive(dc) => {
-                let class = Cia402Drive::new(name, dc, config.period);
-                class.check_process_data(d.input_bytes, d.output_bytes)?;
-                devices.drives.push(DriveSlot { position: d.position, class, command_index: 0 });
-            }
-            DeviceClassChoice::DigitalOutputs { channels } => {
-                let channels = known_channels(d.vendor_id, d.product_code).unwrap_or(channels).min((d.output_bytes * 8) as u32);
-                devices.others.push(Slot::new(d.position, DigitalOutputs::new(name, channels)));
-            }
-            DeviceClassChoice::DigitalInputs { channels } => {
-                let channels = known_channels(d.vendor_id, d.product_code).unwrap_or(channels).min((d.input_bytes * 8) as u32);
-                devices.others.push(Slot::new(d.position, DigitalInputs::new(name, channels)));
-            }
-            DeviceClassChoice::AnalogInputs { range } => {
-                devices.others.push(Slot::new(d.position, AnalogInputs::new(name, d.input_bytes / AnalogInputs::BYTES_PER_CHANNEL, range)));
-            }
-            DeviceClassChoice::AnalogOutputs { range } => {
-                devices.others.push(Slot::new(d.position, AnalogOutputs::new(name, d.output_bytes / AnalogOutputs::BYTES_PER_CHANNEL, range)));
-            }
-            DeviceClassChoice::SafetyPlc => {
-                let class = SafetyPlc::new(name);
-                class.check_process_data(d.input_bytes, d.output_bytes)?;
-                devices.others.push(Slot::new(d.position, class));
-            }
-            DeviceClassChoice::ForceTorque { scaling } => {
-                let scaling = match scaling {
-                    Some(s) => s,
-                    None => {
-                        let (f, t) = (force_torque::obj::COUNTS_PER_FORCE, force_torque::obj::COUNTS_PER_TORQUE);
-                        let why = |e: BusError| {
-                            format!("{e}: the force/torque sensor's scaling (counts per N, per N·m) is needed; give it in the bus configuration if the sensor has no calibration objects")
-                        };
-                        FtScaling {
-                            counts_per_newton: f64::from(bus.sdo_read_u32(d.position, f.0, f.1).map_err(why)?),
-                            counts_per_newton_metre: f64::from(bus.sdo_read_u32(d.position, t.0, t.1).map_err(why)?),
-                        }
-                    }
-                };
-                scaling.check().map_err(|e| format!("{name}: {e}"))?;
-                let class = ForceTorqueSensor::new(name, scaling);
-                class.check_process_data(d.input_bytes, d.output_bytes)?;
-                devices.others.push(Slot::new(d.position, class));
-            }
-            DeviceClassChoice::Passive => {}
+        match build_class(bus, config, &d, choice) {
+            Ok(Built::Drive(class)) => devices.drives.push(DriveSlot { position: d.position, class: *class, command_index: 0 }),
+            Ok(Built::Other(class)) => devices.others.push(Slot { position: d.position, class, outputs: 0..0, first_input: 0 }),
+            Ok(Built::Passive) => {}
+            Err(why) if config.keep_refused => devices.refused.push((d.position, why)),
+            Err(why) => return Err(why),
         }
     }
     Ok(devices)
+}
+
+/// What a device's class came out as.
+enum Built {
+    Drive(Box<Cia402Drive>),
+    Other(Box<dyn DeviceClass>),
+    Passive,
+}
+
+/// The class `choice` for device `d`, with its checks; an F/T sensor without configured
+/// scaling gets its own from its calibration objects (SDO uploads, once).
+fn build_class(bus: &mut Bus, config: &BusConfig, d: &DeviceInfo, choice: DeviceClassChoice) -> Result<Built, String> {
+    let name = DeviceName { position: d.position, name: d.name.clone() };
+    let other = |class: Box<dyn DeviceClass>| Ok(Built::Other(class));
+    match choice {
+        DeviceClassChoice::Drive(dc) => {
+            let class = match &d.eeprom_mapping {
+                // Run from its EEPROM's PDOs: the class adapts to that mapping, or says what it lacks.
+                Some((rx, tx)) if d.pdo_from_eeprom => Cia402Drive::with_fixed_mapping(name, dc, config.period, rx, tx)?,
+                _ => Cia402Drive::new(name, dc, config.period),
+            };
+            class.check_process_data(d.input_bytes, d.output_bytes)?;
+            Ok(Built::Drive(Box::new(class)))
+        }
+        DeviceClassChoice::DigitalOutputs { channels } => {
+            let channels = known_channels(d.vendor_id, d.product_code).unwrap_or(channels).min((d.output_bytes * 8) as u32);
+            other(Box::new(DigitalOutputs::new(name, channels)))
+        }
+        DeviceClassChoice::DigitalInputs { channels } => {
+            let channels = known_channels(d.vendor_id, d.product_code).unwrap_or(channels).min((d.input_bytes * 8) as u32);
+            other(Box::new(DigitalInputs::new(name, channels)))
+        }
+        DeviceClassChoice::AnalogInputs { range } => other(Box::new(AnalogInputs::new(name, d.input_bytes / AnalogInputs::BYTES_PER_CHANNEL, range))),
+        DeviceClassChoice::AnalogOutputs { range } => other(Box::new(AnalogOutputs::new(name, d.output_bytes / AnalogOutputs::BYTES_PER_CHANNEL, range))),
+        DeviceClassChoice::SafetyPlc => {
+            let class = SafetyPlc::new(name);
+            class.check_process_data(d.input_bytes, d.output_bytes)?;
+            other(Box::new(class))
+        }
+        DeviceClassChoice::ForceTorque { scaling } => {
+            let scaling = match scaling {
+                Some(s) => s,
+                None => {
+                    let (f, t) = (force_torque::obj::COUNTS_PER_FORCE, force_torque::obj::COUNTS_PER_TORQUE);
+                    let why =
+                        |e: BusError| format!("{e}: the force/torque sensor's scaling (counts per N, per N·m) is needed; give it in the bus configuration if the sensor has no calibration objects");
+                    FtScaling {
+                        counts_per_newton: f64::from(bus.sdo_read_u32(d.position, f.0, f.1).map_err(why)?),
+                        counts_per_newton_metre: f64::from(bus.sdo_read_u32(d.position, t.0, t.1).map_err(why)?),
+                    }
+                }
+            };
+            scaling.check().map_err(|e| format!("{name}: {e}"))?;
+            let class = ForceTorqueSensor::new(name, scaling);
+            class.check_process_data(d.input_bytes, d.output_bytes)?;
+            other(Box::new(class))
+        }
+        DeviceClassChoice::Passive => Ok(Built::Passive),
+    }
 }
 
 impl Base for BusBase {

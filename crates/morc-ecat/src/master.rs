@@ -156,6 +156,9 @@ pub struct DeviceInfo {
     /// Its EEPROM says CoE but its mailbox does not answer: its process data comes from the
     /// PDO description in its EEPROM, as SOEM does (and no SDOs go to it).
     pub pdo_from_eeprom: bool,
+    /// For such a device, the PDO entries its EEPROM maps (RxPDO entries, TxPDO entries, as
+    /// `morc_ecat_wire::cia402::pdo::entry` writes them), in process-image order.
+    pub eeprom_mapping: Option<(Vec<u32>, Vec<u32>)>,
 }
 
 /// An SDO download to do in PreOp, for the device at `position`.
@@ -561,6 +564,7 @@ impl Bus {
                 input_bytes: 0,
                 output_bytes: 0,
                 pdo_from_eeprom: false,
+                eeprom_mapping: None,
             });
         }
         // The CoE device type says what a device is (a CiA 402 drive: 0x....0192). Devices
@@ -574,7 +578,9 @@ impl Bus {
                 let size = driver.run(sd.eeprom_size(&maindevice), until).and_then(|r| r.ok()).unwrap_or(0).min(MAX_EEPROM_BYTES);
                 let mut image = vec![0u8; size];
                 if size > 0 && matches!(driver.run(sd.eeprom_read_raw(&maindevice, 0, &mut image), until), Some(Ok(_))) {
-                    d.device_type = morc_ecat_sim::SiiImage::from_raw(image).ok().and_then(|i| i.parse().ok()).and_then(|info| device_type_from_pdos(&info));
+                    let info = morc_ecat_sim::SiiImage::from_raw(image).ok().and_then(|i| i.parse().ok());
+                    d.device_type = info.as_ref().and_then(device_type_from_pdos);
+                    d.eeprom_mapping = info.as_ref().map(eeprom_mapping);
                 }
                 log::warn!("device {} '{}': its EEPROM says CoE but its mailbox does not answer it; using the PDO description in its EEPROM (as SOEM does), no SDOs", d.position, d.name);
                 continue;
@@ -1010,6 +1016,19 @@ const MAX_EEPROM_BYTES: usize = 4096;
 
 /// A CiA 402 device type (servo drive) if the EEPROM's PDOs map the controlword or
 /// statusword (0x6040 / 0x6041), as the CoE object 0x1000 would say.
+/// The entries of the PDOs an EEPROM assigns to a SyncManager (those a master maps from it),
+/// RxPDOs then TxPDOs.
+fn eeprom_mapping(info: &morc_ecat_sim::SiiInfo) -> (Vec<u32>, Vec<u32>) {
+    let entries = |pdos: &[sii::Pdo]| -> Vec<u32> {
+        pdos.iter()
+            .filter(|p| usize::from(p.sync_manager) < info.sync_managers.len())
+            .flat_map(|p| &p.entries)
+            .map(|e| morc_ecat_wire::cia402::pdo::entry(e.index, e.sub_index, e.bit_len))
+            .collect()
+    };
+    (entries(&info.rx_pdos), entries(&info.tx_pdos))
+}
+
 fn device_type_from_pdos(info: &morc_ecat_sim::SiiInfo) -> Option<u32> {
     let cia402 = info.rx_pdos.iter().chain(&info.tx_pdos).flat_map(|p| &p.entries).any(|e| matches!(e.index, 0x6040 | 0x6041));
     cia402.then_some(0x0002_0192)

@@ -49,6 +49,18 @@ pub struct SimSegmentConfig {
     /// What a simulated world feeds the force/torque sensor and the digital inputs each cycle
     /// (the simulated robot's wrist sensor and handle); none: they read what tests set.
     pub sensor_feed: Option<std::sync::Arc<morc_ecat_sim::SensorFeed>>,
+    /// Devices moved to a position of their own on the line (a robot file's `bus = { … }`
+    /// binds them by position); the others keep their order around them.
+    pub placed: Vec<(SimDevice, usize)>,
+}
+
+/// A device of the simulated segment that can be placed on the line ([`SimSegmentConfig::placed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SimDevice {
+    /// The safety PLC interface.
+    SafetyPlc,
+    /// The force/torque sensor.
+    ForceTorque,
 }
 
 impl Default for SimSegmentConfig {
@@ -66,6 +78,7 @@ impl Default for SimSegmentConfig {
             safety_plc: false,
             force_torque: false,
             sensor_feed: None,
+            placed: Vec::new(),
         }
     }
 }
@@ -231,37 +244,55 @@ pub fn sim_segment_with_plants(config: &SimSegmentConfig, plants: Vec<Box<dyn Dr
 }
 
 fn build_segment(config: &SimSegmentConfig, plants: Vec<Box<dyn DrivePlant>>) -> Result<Segment, String> {
-    let mut s = Segment::new();
-    s.push(coupler(coupler_image()?, 1_000));
+    // In line order; placed devices are moved once all are built.
+    let mut line: Vec<(Option<SimDevice>, morc_ecat_sim::SubDevice)> = Vec::new();
+    line.push((None, coupler(coupler_image()?, 1_000)));
     for (i, plant) in plants.into_iter().enumerate() {
         let image = morc_drive_image().map_err(|e| e.to_string())?;
-        s.push(cia402_drive(image, 2_000 + 100 * i as u64, plant)?);
+        line.push((None, cia402_drive(image, 2_000 + 100 * i as u64, plant)?));
     }
     if config.digital_outputs > 0 {
         let image = terminal_image(0x2000 + config.digital_outputs, &format!("SIM-DO{}", config.digital_outputs), true, config.digital_outputs)?;
-        s.push(digital_outputs(image, EscConfig::et1200(), 3_000)?);
+        line.push((None, digital_outputs(image, EscConfig::et1200(), 3_000)?));
     }
     if config.digital_inputs > 0 {
         let image = terminal_image(0x1000 + config.digital_inputs, &format!("SIM-DI{}", config.digital_inputs), false, config.digital_inputs)?;
-        s.push(morc_ecat_sim::digital_inputs_fed(image, EscConfig::et1200(), 4_000, config.sensor_feed.clone())?);
+        line.push((None, morc_ecat_sim::digital_inputs_fed(image, EscConfig::et1200(), 4_000, config.sensor_feed.clone())?));
     }
     if config.analog_inputs > 0 {
         let image = analog_image(identity::ANALOG_IN, &format!("SIM-AI{}", config.analog_inputs), false, config.analog_inputs)?;
-        s.push(fixed_pdo_device(image, EscConfig::et1200(), 5_000, SimAnalogInputs::new(config.analog_inputs, AnalogRange::VOLTS_PM10), None)?);
+        line.push((None, fixed_pdo_device(image, EscConfig::et1200(), 5_000, SimAnalogInputs::new(config.analog_inputs, AnalogRange::VOLTS_PM10), None)?));
     }
     if config.analog_outputs > 0 {
         let image = analog_image(identity::ANALOG_OUT, &format!("SIM-AO{}", config.analog_outputs), true, config.analog_outputs)?;
-        s.push(fixed_pdo_device(image, EscConfig::et1200(), 6_000, SimAnalogOutputs::new(config.analog_outputs, AnalogRange::VOLTS_PM10), None)?);
+        line.push((None, fixed_pdo_device(image, EscConfig::et1200(), 6_000, SimAnalogOutputs::new(config.analog_outputs, AnalogRange::VOLTS_PM10), None)?));
     }
     if config.safety_plc {
         let plc = config.sensor_feed.clone().map_or_else(SimSafetyPlc::default, SimSafetyPlc::fed);
-        s.push(fixed_pdo_device(safety_plc_image()?, EscConfig::et1100(), 7_000, plc, None)?);
+        line.push((Some(SimDevice::SafetyPlc), fixed_pdo_device(safety_plc_image()?, EscConfig::et1100(), 7_000, plc, None)?));
     }
     if config.force_torque {
         let image = force_sensor_image()?;
         let identity = image.parse().map_err(|e| e.to_string())?.identity;
         let sensor = config.sensor_feed.clone().map_or_else(SimForceSensor::default, SimForceSensor::fed);
-        s.push(fixed_pdo_device(image, EscConfig::et1100(), 8_000, sensor, Some(SimForceSensor::objects(identity)))?);
+        line.push((Some(SimDevice::ForceTorque), fixed_pdo_device(image, EscConfig::et1100(), 8_000, sensor, Some(SimForceSensor::objects(identity)))?));
+    }
+    // Placed devices, nearest position first, so each lands where it was asked.
+    let mut placed = config.placed.clone();
+    placed.sort_by_key(|(_, at)| *at);
+    for (device, at) in placed {
+        let Some(from) = line.iter().position(|(d, _)| *d == Some(device)) else {
+            return Err(format!("the simulated segment has no {device:?} to place at position {at}: enable it in the segment's configuration"));
+        };
+        if at >= line.len() {
+            return Err(format!("the simulated segment has {} devices: no position {at} for its {device:?}", line.len()));
+        }
+        let d = line.remove(from);
+        line.insert(at, d);
+    }
+    let mut s = Segment::new();
+    for (_, device) in line {
+        s.push(device);
     }
     // Start virtual time away from 0 so DC system times look like a running line.
     s.set_time_ns(1_000_000_000);
@@ -302,14 +333,24 @@ pub mod faulty {
     /// EEPROM-only device): its process data is described by the PDOs in its EEPROM — the
     /// mapping morc's drive class uses — and a master must take them from there.
     pub fn drive_without_coe(clock_offset_ns: u64, plant: Box<dyn DrivePlant>) -> Result<SubDevice, String> {
-        use morc_ecat_wire::cia402::pdo::{RX as RX_MAPPING, TX as TX_MAPPING};
-        let entries = |mapping: &[u32]| -> Vec<PdoEntrySpec> { mapping.iter().map(|m| ((m >> 16) as u16, (m >> 8) as u8, *m as u8)).collect() };
-        let (rx, tx) = (entries(&RX_MAPPING), entries(&TX_MAPPING));
-        let spec = ImageSpec { product_code: identity::DRIVE + 1, name: "MORC-402-EEPROM", group: "Drives", rx: &rx, tx: &tx, coe: true, pd_sms: NO_PD };
+        use morc_ecat_wire::cia402::pdo::{RX, TX};
+        drive_without_coe_mapping(clock_offset_ns, plant, &RX, &TX)
+    }
+
+    /// As [`drive_without_coe`], its EEPROM (and its fixed mapping) holding the PDO entries
+    /// `rx` and `tx` (e.g. ETG.6010's 0x1701/0x1B01: controlword and target position,
+    /// statusword and position actual value).
+    pub fn drive_without_coe_mapping(clock_offset_ns: u64, plant: Box<dyn DrivePlant>, rx: &[u32], tx: &[u32]) -> Result<SubDevice, String> {
+        use morc_ecat_wire::cia402::pdo::decode;
+        let entries = |mapping: &[u32]| -> Vec<PdoEntrySpec> { mapping.iter().map(|m| decode(*m)).collect() };
+        let (rx_entries, tx_entries) = (entries(rx), entries(tx));
+        let spec = ImageSpec { product_code: identity::DRIVE + 1, name: "MORC-402-EEPROM", group: "Drives", rx: &rx_entries, tx: &tx_entries, coe: true, pd_sms: NO_PD };
         let image = build_image(&description(&spec), 2048).map_err(|e| e.to_string())?;
         let info = image.parse().map_err(|e| e.to_string())?;
         let mut drive = morc_ecat_sim::Cia402Drive::new(info.identity, "MORC-402-EEPROM", false, plant);
-        drive.set_default_mapping(&RX_MAPPING, &TX_MAPPING);
+        drive.set_default_mapping(rx, tx);
+        // Configured for CSP by its own means: its PDOs may not carry the mode.
+        drive.set_mode_of_operation(morc_ecat_wire::cia402::mode::CSP);
         let esc = morc_ecat_sim::Esc::new(EscConfig::et1100_dc_sync(), image, clock_offset_ns);
         Ok(SubDevice::new(esc, Box::new(WithoutCoe(drive))))
     }

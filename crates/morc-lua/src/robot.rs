@@ -73,7 +73,7 @@ fn optional_number(t: &Table, key: &str, what: &str) -> mlua::Result<Option<f64>
 }
 
 /// The keys of a drive, of a joint's limits, and of a joint entry in `morc.robot { joints = … }`.
-const DRIVE_KEYS: [&str; 10] = ["slave", "gear", "counts", "offset", "direction", "armature", "viscous", "coulomb", "stiffness", "damping"];
+const DRIVE_KEYS: [&str; 12] = ["slave", "gear", "counts", "offset", "direction", "mode", "rated_torque", "armature", "viscous", "coulomb", "stiffness", "damping"];
 const LIMIT_KEYS: [&str; 5] = ["pos", "vel", "acc", "torque", "unit"];
 const JOINT_KEYS: [&str; 5] = ["name", "drive", "limits", "kind", "unit"];
 
@@ -321,7 +321,7 @@ fn define_robot(lua: &Lua, t: Table) -> mlua::Result<LuaRobot> {
     let origin = caller(lua).to_string();
     let fail = |m: String| raise(ErrorKind::Robot, format!("{origin}: {m}"));
     let name: String = t.get::<Option<String>>("name")?.ok_or_else(|| fail("morc.robot needs a name".into()))?;
-    keys::check(&t, &format!("in robot '{name}'"), &["name", "model", "joints", "home", "cartesian", "tool", "payload", "groups", "ft"], 0).map_err(fail)?;
+    keys::check(&t, &format!("in robot '{name}'"), &["name", "model", "joints", "home", "cartesian", "tool", "payload", "groups", "ft", "bus"], 0).map_err(fail)?;
     let mut model = match t.get::<mlua::Value>("model")? {
         mlua::Value::UserData(ud) if ud.is::<LuaModel>() => (*ud.borrow::<LuaModel>()?.model).clone(),
         _ => return Err(fail(format!("robot '{name}': model must be morc.model.urdf \"file\" or morc.model.dh {{…}}"))),
@@ -352,14 +352,6 @@ fn define_robot(lua: &Lua, t: Table) -> mlua::Result<LuaRobot> {
         keys::check(&j, &format!("in joint {jname} of robot '{name}'"), &known, 1).map_err(fail)?;
         check_joint_against_model(&model, i, given.as_deref(), &j, limits_table.as_ref(), &what).map_err(fail)?;
         if let Some(d) = &drive_table {
-            if let Ok(mode) = d.get::<mlua::Value>("mode") {
-                if !mode.is_nil() {
-                    return Err(fail(format!(
-                        "{what}: drive mode = {}: morc drives every joint by cyclic synchronous position (CSP) and has no other mode yet; remove mode",
-                        mode.to_string().unwrap_or_default()
-                    )));
-                }
-            }
             keys::check(d, &format!("in the drive of joint {jname}"), &DRIVE_KEYS, 0).map_err(fail)?;
         }
         if let Some(l) = &limits_table {
@@ -372,6 +364,14 @@ fn define_robot(lua: &Lua, t: Table) -> mlua::Result<LuaRobot> {
             counts: number(&d, "counts", Some(1.0), &what).map_err(|e| fail(message_of(&e)))?,
             offset: number(&d, "offset", Some(0.0), &what).map_err(|e| fail(message_of(&e)))?,
             direction: number(&d, "direction", Some(1.0), &what).map_err(|e| fail(message_of(&e)))?,
+            mode: match d.get::<Option<String>>("mode").map_err(|_| fail(format!("{what}: drive mode must be \"csp\", \"csv\" or \"cst\"")))? {
+                Some(m) => morc_robot::CommandMode::parse(&m).map_err(|e| fail(format!("{what}: {e}")))?,
+                None => morc_robot::CommandMode::Position,
+            },
+            rated_torque: match optional_number(&d, "rated_torque", &what).map_err(|e| fail(message_of(&e)))? {
+                Some(t) if t <= 0.0 => return Err(fail(format!("{what}: the drive's rated_torque must be > 0 N·m (the motor's rated torque), got {t}"))),
+                t => t,
+            },
         };
         let train = DriveTrain {
             armature: number(&d, "armature", Some(0.0), &what).map_err(|e| fail(message_of(&e)))?,
@@ -419,6 +419,9 @@ fn define_robot(lua: &Lua, t: Table) -> mlua::Result<LuaRobot> {
             keys::check(&load, &format!("in the ft sensor's load of robot '{name}'"), &["mass", "com"], 0).map_err(fail)?;
         }
         robot.ft = Some(super::robot_groups::parse_ft(&robot, &ft).map_err(|e| fail(message_of(&e)))?);
+    }
+    if let Some(bus) = t.get::<Option<Table>>("bus")? {
+        robot.bus = bus_devices(&robot, &bus).map_err(fail)?;
     }
     if let Some(p) = t.get::<Option<Table>>("payload")? {
         let (loaded, mass) = with_payload_table(&robot.unloaded, &p).map_err(|e| fail(format!("robot '{name}': {e}")))?;
@@ -651,6 +654,10 @@ impl UserData for LuaRobot {
                 e.set("counts", j.drive.counts)?;
                 e.set("offset", j.drive.offset)?;
                 e.set("direction", j.drive.direction)?;
+                e.set("mode", j.drive.mode.name())?;
+                if let Some(t) = j.drive.rated_torque {
+                    e.set("rated_torque", t)?;
+                }
                 if let Some(train) = this.0.model.drive_trains().get(i) {
                     e.set("armature", train.armature)?;
                     e.set("viscous", train.viscous_friction)?;
@@ -947,8 +954,8 @@ fn start_engine(lua: &Lua, opts: Table) -> mlua::Result<AnyUserData> {
                 morc_robot_ecat::simulated_cell(robot.clone(), &q0, config.period).map_err(|e| with_prefix(&prefix, BusError::Sim(e)))?
             } else {
                 let link = morc_ecat::virtual_bus::link_for(&bus, robot.dof()).map_err(failed)?;
-                let drives = (0..robot.dof()).map(|j| (robot.joints[j].drive.slave as usize, morc_robot_ecat::drive_config(robot, j))).collect();
-                (link, morc_ecat::base::BusConfig { period: config.period, drive_overrides: drives, ..Default::default() }, None)
+                let bus_config = morc_robot_ecat::bus_config(robot, config.period).map_err(|e| failed(BusError::Config(e)))?;
+                (link, bus_config, None)
             };
             let mut base = morc_ecat::base::BusBase::open(link, bus_config).map_err(failed)?;
             base.set_standstill(robot.standstill_speeds(config.period, &[]));
@@ -968,7 +975,22 @@ fn start_engine(lua: &Lua, opts: Table) -> mlua::Result<AnyUserData> {
             Box::new(morc_ecat::base::BusBase::open(link, morc_ecat::base::BusConfig { period: config.period, ..Default::default() }).map_err(failed)?)
         }
         (None, None) => Box::new(morc_kernel::IdealAxes::new(&[0.0; 6], config.period, 3.0)),
-        (None, Some(robot)) => Box::new(SimulatedRobot::new(robot.clone(), &q0, config.period).map_err(|e| with_prefix(&prefix, e))?),
+        (None, Some(robot)) => {
+            // The direct simulation takes positions only; a drive in velocity or torque mode
+            // runs on a bus (the virtual segment's drives take all three).
+            if let Some(j) = robot.joints.iter().find(|j| j.drive.mode != morc_robot::CommandMode::Position) {
+                return Err(raise(
+                    ErrorKind::Engine,
+                    format!(
+                        "{prefix}robot '{}', joint {}: its drive runs in {}, which the direct simulation does not take; run it on the bus: morc --bus sim (or bus = \"sim\")",
+                        robot.name,
+                        j.name,
+                        j.drive.mode.name()
+                    ),
+                ));
+            }
+            Box::new(SimulatedRobot::new(robot.clone(), &q0, config.period).map_err(|e| with_prefix(&prefix, e))?)
+        }
     };
     let engine = replace_engine(engine, engine_ud.clone(), config, base).map_err(|m| raise(ErrorKind::Engine, format!("{prefix}{m}")))?;
     morc.set("current_robot", robot_value)?;
@@ -985,6 +1007,35 @@ fn replace_engine(mut engine: mlua::UserDataRefMut<LuaEngine>, engine_ud: AnyUse
     let _old = std::mem::replace(&mut engine.0, new);
     drop(engine);
     Ok(engine_ud)
+}
+
+/// The devices of a robot file's `bus = { ft = { slave = 8, class = "ati_axia" }, safety = { slave = 9 } }`:
+/// each bound by its position on the line, which no drive may hold.
+fn bus_devices(robot: &Robot, bus: &Table) -> Result<Vec<morc_robot::BusDevice>, String> {
+    let name = &robot.name;
+    keys::check(bus, &format!("in the bus of robot '{name}'"), &["ft", "safety"], 0)?;
+    let mut devices = Vec::new();
+    for (role, default_class) in [("ft", "ati_axia"), ("safety", "safety_plc")] {
+        let Some(d) = bus.get::<Option<Table>>(role).map_err(|_| format!("robot '{name}': bus.{role} must be a table {{ slave = N, class = \"…\" }}"))? else { continue };
+        let what = format!("robot '{name}', bus.{role}");
+        keys::check(&d, &format!("in the {role} device of robot '{name}'"), &["slave", "class"], 0)?;
+        let slave = match d.get::<mlua::Value>("slave").map_err(|e| e.to_string())? {
+            mlua::Value::Integer(n) if n >= 0 => n as u32,
+            other => {
+                return Err(format!("{what}: slave must be the device's position on the line (0 = first after the master), got {}", other.to_string().unwrap_or_else(|_| other.type_name().into())))
+            }
+        };
+        if let Some(j) = robot.joints.iter().find(|j| j.drive.slave == slave) {
+            return Err(format!("{what}: slave {slave} is joint {}'s drive", j.name));
+        }
+        if let Some(other) = devices.iter().find(|o: &&morc_robot::BusDevice| o.slave == slave) {
+            return Err(format!("{what}: slave {slave} is already bus.{}", other.role));
+        }
+        let class = d.get::<Option<String>>("class").map_err(|_| format!("{what}: class must be a string"))?.unwrap_or_else(|| default_class.to_string());
+        morc_ecat::devices::DeviceClassChoice::by_name(&class).map_err(|e| format!("{what}: {e}"))?;
+        devices.push(morc_robot::BusDevice { role: role.to_string(), slave, class });
+    }
+    Ok(devices)
 }
 
 /// Registers `morc.model`, `morc.robot`, `morc.start_engine` and `morc.use_robot`.

@@ -17,13 +17,14 @@ use std::sync::{Arc, Mutex};
 
 use morc_ecat::base::BusConfig;
 use morc_ecat::devices::DriveConfig;
+use morc_ecat::devices::{DeviceClassChoice, DriveMode};
 use morc_ecat::master::Link;
-use morc_ecat::virtual_bus::{sim_segment_with_plants, SimSegmentConfig};
+use morc_ecat::virtual_bus::{sim_segment_with_plants, SimDevice, SimSegmentConfig};
 use morc_ecat_sim::{DrivePlant, PlantActual, PlantCommand, SensorFeed};
 use morc_kernel::{Base, Commands};
 use morc_kernel::{Value, ValueType};
 
-use morc_robot::{Robot, SimulatedRobot};
+use morc_robot::{CommandMode, Robot, SimulatedRobot};
 
 /// The arm all joints share, with the commands of the current cycle.
 struct SharedArm {
@@ -168,9 +169,10 @@ impl DrivePlant for ArmJointPlant {
     }
 }
 
-/// How the master scales joint `j`'s drive: the robot definition's drive mapping
-/// (counts = (q·direction·gear/2π + offset)·counts); rated torque a third of the joint's
-/// torque limit seen at the motor, so the limit is 3000 ‰ (a servo motor's peak).
+/// How the master scales and runs joint `j`'s drive: the robot definition's drive mapping
+/// (counts = (q·direction·gear/2π + offset)·counts), its mode (csp, csv, cst) and the motor's
+/// rated torque — when not given, a third of the joint's torque limit seen at the motor, so the
+/// limit is 3000 ‰ (a servo motor's peak).
 pub fn drive_config(robot: &Robot, joint: usize) -> DriveConfig {
     let j = &robot.joints[joint];
     let gear = j.drive.gear.abs();
@@ -182,9 +184,31 @@ pub fn drive_config(robot: &Robot, joint: usize) -> DriveConfig {
         reversed,
         // Joint position at 0 counts: q·dir·gear/2π + offset = 0.
         offset: -j.drive.offset * std::f64::consts::TAU / (sign * gear),
-        rated_torque: j.limits.torque / gear / 3.0,
+        rated_torque: j.drive.rated_torque.unwrap_or(j.limits.torque / gear / 3.0),
+        mode: match j.drive.mode {
+            CommandMode::Position => DriveMode::Csp,
+            CommandMode::Velocity => DriveMode::Csv,
+            CommandMode::Torque => DriveMode::Cst,
+        },
         ..DriveConfig::default()
     }
+}
+
+/// The bus configuration of `robot`'s line, cycled every `period` s: each joint's drive at
+/// its slave position, scaled and run as [`drive_config`] says, and the devices of its robot
+/// file's `bus = { … }` run by the class each names.
+pub fn bus_config(robot: &Robot, period: f64) -> Result<BusConfig, String> {
+    let mut config = BusConfig { period, ..Default::default() };
+    for j in 0..robot.dof() {
+        let drive = drive_config(robot, j);
+        drive.check().map_err(|e| format!("robot '{}', joint {}: {e}", robot.name, robot.joints[j].name))?;
+        config.drive_overrides.push((robot.joints[j].drive.slave as usize, drive));
+    }
+    for d in &robot.bus {
+        let class = DeviceClassChoice::by_name(&d.class).map_err(|e| format!("robot '{}', bus.{}: {e}", robot.name, d.role))?;
+        config.class_overrides.push((d.slave as usize, class));
+    }
+    Ok(config)
 }
 
 /// The simulated robot cell for `robot` at `q0`: the segment of `SimSegmentConfig::cell` with
@@ -205,10 +229,11 @@ pub fn simulated_cell(robot: Arc<Robot>, q0: &[f64], period: f64) -> Result<(Lin
     let elastic = plant.elastic_substeps().is_some();
     let arm = Arc::new(Mutex::new(SharedArm { plant, commands, sensed, holding: vec![true; n], torque_driven: false, quick_stop: false, handed_in: 0, tick: 0, feed: feed.clone() }));
     let links = elastic.then(|| SimulatedLinks { arm: arm.clone(), n });
-    let drives: Vec<DriveConfig> = (0..n).map(|j| drive_config(&robot, j)).collect();
-    for (j, d) in drives.iter().enumerate() {
-        d.check().map_err(|e| format!("robot '{}', joint {}: {e}", robot.name, robot.joints[j].name))?;
-    }
+    let mut config = bus_config(&robot, period)?;
+    // The virtual segment has its drives at 1..=dof, in joint order, whatever slaves the
+    // robot file gives them.
+    let drives: Vec<DriveConfig> = config.drive_overrides.iter().map(|(_, d)| d.clone()).collect();
+    config.drive_overrides = drives.iter().cloned().enumerate().map(|(j, d)| (j + 1, d)).collect();
     let plants: Vec<Box<dyn DrivePlant>> = drives
         .iter()
         .enumerate()
@@ -219,9 +244,17 @@ pub fn simulated_cell(robot: Arc<Robot>, q0: &[f64], period: f64) -> Result<(Lin
             Box::new(plant) as Box<dyn DrivePlant>
         })
         .collect();
-    let segment = sim_segment_with_plants(&SimSegmentConfig { sensor_feed: feed, ..SimSegmentConfig::cell(n) }, plants)?;
-    let mut config = BusConfig { period, ..Default::default() };
-    config.drive_overrides = drives.into_iter().enumerate().map(|(j, d)| (j + 1, d)).collect();
+    // The robot file's bus devices where it says they are.
+    let placed = robot
+        .bus
+        .iter()
+        .filter_map(|d| match d.class.as_str() {
+            "ati_axia" => Some((SimDevice::ForceTorque, d.slave as usize)),
+            "safety_plc" => Some((SimDevice::SafetyPlc, d.slave as usize)),
+            _ => None,
+        })
+        .collect();
+    let segment = sim_segment_with_plants(&SimSegmentConfig { sensor_feed: feed, placed, ..SimSegmentConfig::cell(n) }, plants)?;
     Ok((Link::Simulated(segment), config, links))
 }
 

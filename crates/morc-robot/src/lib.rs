@@ -41,6 +41,63 @@ pub struct JointDrive {
     pub offset: f64,
     /// +1 or −1: whether motor and joint turn the same way.
     pub direction: f64,
+    /// How the bus commands the drive: position, velocity or torque (CiA 402's CSP, CSV, CST).
+    pub mode: CommandMode,
+    /// The motor's rated torque (N·m), the unit of the drive's torque objects; `None`: a third
+    /// of the joint's torque limit seen at the motor (a servo motor's peak is about 3×).
+    pub rated_torque: Option<f64>,
+}
+
+impl Default for JointDrive {
+    /// Slave 1, one count per motor turn, direct drive, commanded by position.
+    fn default() -> Self {
+        JointDrive { slave: 1, gear: 1.0, counts: 1.0, offset: 0.0, direction: 1.0, mode: CommandMode::Position, rated_torque: None }
+    }
+}
+
+/// How the bus commands a joint's drive: CiA 402's cyclic synchronous modes. The bus base's
+/// command input follows it (`q_cmd`, `qd_cmd` or `tau_cmd`, over the joints in that mode).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CommandMode {
+    /// Cyclic synchronous position (csp): the joint follows `q_cmd`.
+    #[default]
+    Position,
+    /// Cyclic synchronous velocity (csv): `qd_cmd`.
+    Velocity,
+    /// Cyclic synchronous torque (cst): `tau_cmd`.
+    Torque,
+}
+
+impl CommandMode {
+    /// The mode by its robot-file name: "csp", "csv" or "cst".
+    pub fn parse(name: &str) -> Result<CommandMode, String> {
+        match name {
+            "csp" => Ok(CommandMode::Position),
+            "csv" => Ok(CommandMode::Velocity),
+            "cst" => Ok(CommandMode::Torque),
+            _ => Err(format!("unknown drive mode '{name}': use \"csp\" (position), \"csv\" (velocity) or \"cst\" (torque)")),
+        }
+    }
+    /// Its robot-file name.
+    pub fn name(self) -> &'static str {
+        match self {
+            CommandMode::Position => "csp",
+            CommandMode::Velocity => "csv",
+            CommandMode::Torque => "cst",
+        }
+    }
+}
+
+/// A device on the robot's bus beside its drives, bound by its position on the line: the
+/// wrist's F/T sensor, the cell's safety PLC.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BusDevice {
+    /// What it is to the robot ("ft", "safety").
+    pub role: String,
+    /// Its position on the line (EtherCAT slave index, as the joints' drives count).
+    pub slave: u32,
+    /// The device class the master runs it with ("ati_axia", "safety_plc").
+    pub class: String,
 }
 
 impl JointDrive {
@@ -138,6 +195,8 @@ pub struct Robot {
     /// The mass of the tool [`Robot::tool_changed`] connected (in the last joint's frame), which
     /// the next change cuts off again.
     pub tool_body: Option<Inertia>,
+    /// Devices on its bus beside the drives (robot file `bus = { ft = { slave = … }, … }`).
+    pub bus: Vec<BusDevice>,
 }
 
 /// A named subset of a robot's joints with a tool of its own, which moves on its own: one arm
@@ -234,6 +293,7 @@ impl Robot {
             ft: None,
             hand: Arc::new(Published::new(Arc::new(HandScript::default()))),
             tool_body: None,
+            bus: Vec::new(),
         })
     }
 

@@ -119,35 +119,93 @@ impl DriveConfig {
 pub use morc_ecat_wire::cia402::PowerState;
 use morc_ecat_wire::cia402::{controlword, error_code_text, mode, obj, pdo, statusword};
 
-/// Byte offsets of the process data this class maps (see [`Cia402Drive::setup`]), from the
-/// mapping it asks for.
+/// Sizes of the process data this class maps (see [`Cia402Drive::setup`]).
 mod layout {
-    use super::{obj, pdo};
-    const fn rx(index: u16) -> usize {
-        match pdo::offset(&pdo::RX, index) {
-            Some(at) => at,
-            None => panic!("not in the class's RxPDO"),
-        }
-    }
-    const fn tx(index: u16) -> usize {
-        match pdo::offset(&pdo::TX, index) {
-            Some(at) => at,
-            None => panic!("not in the class's TxPDO"),
-        }
-    }
-    pub const CONTROLWORD: usize = rx(obj::CONTROLWORD);
-    pub const TARGET_POSITION: usize = rx(obj::TARGET_POSITION);
-    pub const TARGET_VELOCITY: usize = rx(obj::TARGET_VELOCITY);
-    pub const TARGET_TORQUE: usize = rx(obj::TARGET_TORQUE);
-    pub const MODE: usize = rx(obj::MODES_OF_OPERATION);
-    pub const TORQUE_OFFSET: usize = rx(obj::TORQUE_OFFSET);
+    use super::pdo;
     pub const OUTPUT_BYTES: usize = pdo::bytes(&pdo::RX);
-    pub const STATUSWORD: usize = tx(obj::STATUSWORD);
-    pub const POSITION: usize = tx(obj::POSITION_ACTUAL);
-    pub const VELOCITY: usize = tx(obj::VELOCITY_ACTUAL);
-    pub const TORQUE: usize = tx(obj::TORQUE_ACTUAL);
-    pub const ERROR_CODE: usize = tx(obj::ERROR_CODE);
     pub const INPUT_BYTES: usize = pdo::bytes(&pdo::TX);
+}
+
+/// Where each object the class uses sits in a drive's process data: the class's own mapping
+/// (set up over CoE), or a fixed one the device brings (its EEPROM's PDOs, for a drive whose
+/// mailbox does not answer). `None`: not mapped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Mapped {
+    controlword: Option<usize>,
+    target_position: Option<usize>,
+    target_velocity: Option<usize>,
+    target_torque: Option<usize>,
+    mode: Option<usize>,
+    torque_offset: Option<usize>,
+    output_bytes: usize,
+    statusword: Option<usize>,
+    position: Option<usize>,
+    velocity: Option<usize>,
+    torque: Option<usize>,
+    error_code: Option<usize>,
+    input_bytes: usize,
+    /// The device's own mapping (from its EEPROM), not the class's.
+    fixed: bool,
+}
+
+impl Mapped {
+    /// The offsets in `rx` (outputs) and `tx` (inputs), PDO entries as
+    /// [`pdo::entry`] writes them; an object mapped with another width than CiA 402's is
+    /// not taken.
+    fn of(rx: &[u32], tx: &[u32], fixed: bool) -> Mapped {
+        let find = |entries: &[u32], index: u16, bits: u8| {
+            let mut at = 0usize;
+            for e in entries {
+                let (i, sub, b) = pdo::decode(*e);
+                if i == index && sub == 0 && b == bits {
+                    return Some(at);
+                }
+                at += usize::from(b) / 8;
+            }
+            None
+        };
+        Mapped {
+            controlword: find(rx, obj::CONTROLWORD, 16),
+            target_position: find(rx, obj::TARGET_POSITION, 32),
+            target_velocity: find(rx, obj::TARGET_VELOCITY, 32),
+            target_torque: find(rx, obj::TARGET_TORQUE, 16),
+            mode: find(rx, obj::MODES_OF_OPERATION, 8),
+            torque_offset: find(rx, obj::TORQUE_OFFSET, 16),
+            output_bytes: pdo::bytes(rx),
+            statusword: find(tx, obj::STATUSWORD, 16),
+            position: find(tx, obj::POSITION_ACTUAL, 32),
+            velocity: find(tx, obj::VELOCITY_ACTUAL, 32),
+            torque: find(tx, obj::TORQUE_ACTUAL, 16),
+            error_code: find(tx, obj::ERROR_CODE, 16),
+            input_bytes: pdo::bytes(tx),
+            fixed,
+        }
+    }
+
+    /// What `mode` needs that is not mapped, named for the user ("target torque (0x6071)").
+    fn missing_for(&self, mode: DriveMode) -> Vec<&'static str> {
+        let mut need = vec![(self.controlword, "controlword (0x6040)"), (self.statusword, "statusword (0x6041)"), (self.position, "position actual value (0x6064)")];
+        match mode {
+            DriveMode::Csp => need.push((self.target_position, "target position (0x607A)")),
+            DriveMode::Csv => need.push((self.target_velocity, "target velocity (0x60FF)")),
+            DriveMode::Cst => need.push((self.target_torque, "target torque (0x6071)")),
+        }
+        // Holding runs in CSP: a drive in another mode switches to it through the mode object.
+        if mode != DriveMode::Csp {
+            need.push((self.mode, "modes of operation (0x6060), to hold in CSP"));
+            need.push((self.target_position, "target position (0x607A), to hold in CSP"));
+        }
+        need.into_iter().filter(|(at, _)| at.is_none()).map(|(_, what)| what).collect()
+    }
+
+    /// The modes this mapping can run.
+    fn modes(&self) -> Vec<&'static str> {
+        [(DriveMode::Csp, "csp"), (DriveMode::Csv, "csv"), (DriveMode::Cst, "cst")]
+            .into_iter()
+            .filter(|(m, _)| self.missing_for(*m).is_empty())
+            .map(|(_, n)| n)
+            .collect()
+    }
 }
 
 /// What the master wants of the drive.
@@ -164,6 +222,9 @@ pub struct Cia402Drive {
     name: DeviceName,
     config: DriveConfig,
     period: f64,
+    mapped: Mapped,
+    /// Position counts of the last cycle, for the velocity of a drive that does not map it.
+    previous_position: Option<i32>,
     // Inputs, as last received.
     statusword: u16,
     position_counts: i32,
@@ -193,6 +254,8 @@ impl Cia402Drive {
             name,
             config,
             period,
+            mapped: Mapped::of(&pdo::RX, &pdo::TX, false),
+            previous_position: None,
             statusword: 0,
             position_counts: 0,
             velocity_counts: 0,
@@ -209,6 +272,31 @@ impl Cia402Drive {
             last_state: PowerState::NotReadyToSwitchOn,
             last_controlword: 0,
         }
+    }
+
+    /// A drive run with the fixed PDO mapping it brings (`rx`, `tx`: PDO entries, e.g. from
+    /// its EEPROM), in `config`'s mode if the mapping holds what that mode needs; else an
+    /// error naming what is missing and the modes it could run. Unmapped measurements read:
+    /// velocity from the position's change per cycle, torque NaN.
+    pub fn with_fixed_mapping(name: DeviceName, config: DriveConfig, period: f64, rx: &[u32], tx: &[u32]) -> Result<Self, String> {
+        let mapped = Mapped::of(rx, tx, true);
+        let missing = mapped.missing_for(config.mode);
+        if !missing.is_empty() {
+            let modes = mapped.modes();
+            let mode = format!("{:?}", config.mode).to_uppercase();
+            return Err(format!(
+                "{name}: its fixed PDO mapping ({} output, {} input bytes) has no {}, which {mode} needs; {}",
+                mapped.output_bytes,
+                mapped.input_bytes,
+                missing.join(", "),
+                if modes.is_empty() {
+                    "it cannot run as a CiA 402 drive with this mapping: map those objects in its EEPROM (ESI)".to_string()
+                } else {
+                    format!("it can run in {} (set the joint's drive mode)", modes.join(" or "))
+                }
+            ));
+        }
+        Ok(Self { mapped, ..Self::new(name, config, period) })
     }
 
     /// Where the drive sits and what it is.
@@ -239,9 +327,16 @@ impl Cia402Drive {
         w
     }
 
-    /// The mapped sizes must be what [`setup`](Self::setup) asked for.
+    /// The mapped sizes must be what [`setup`](Self::setup) asked for (or what the fixed
+    /// mapping says).
     pub fn check_process_data(&self, input_bytes: usize, output_bytes: usize) -> Result<(), String> {
-        if input_bytes != layout::INPUT_BYTES || output_bytes != layout::OUTPUT_BYTES {
+        if self.mapped.fixed && (input_bytes != self.mapped.input_bytes || output_bytes != self.mapped.output_bytes) {
+            return Err(format!(
+                "{}: its EEPROM's PDO description maps {} input and {} output bytes, the process image has {input_bytes} and {output_bytes}; check its EEPROM (ESI) against the device",
+                self.name, self.mapped.input_bytes, self.mapped.output_bytes
+            ));
+        }
+        if !self.mapped.fixed && (input_bytes != layout::INPUT_BYTES || output_bytes != layout::OUTPUT_BYTES) {
             return Err(format!(
                 "{}: the CiA 402 class maps {} input and {} output bytes, the device has {input_bytes} and {output_bytes}; \
                  its PDO mapping did not take (check that it accepts 0x1C12/0x1C13 and 0x1600/0x1A00 through SDOs in PreOp)",
@@ -255,12 +350,19 @@ impl Cia402Drive {
 
     /// Decodes this cycle's inputs.
     pub fn read_inputs(&mut self, inputs: &[u8]) {
-        use layout::*;
-        self.statusword = pd::u16_at(inputs, STATUSWORD);
-        self.position_counts = pd::i32_at(inputs, POSITION);
-        self.velocity_counts = pd::i32_at(inputs, VELOCITY);
-        self.torque_per_mille = pd::i16_at(inputs, TORQUE);
-        self.error_code = pd::u16_at(inputs, ERROR_CODE);
+        let m = &self.mapped;
+        let (u16_at, i32_at) = (|at: Option<usize>| at.map_or(0, |at| pd::u16_at(inputs, at)), |at: Option<usize>| at.map_or(0, |at| pd::i32_at(inputs, at)));
+        self.statusword = u16_at(m.statusword);
+        self.position_counts = i32_at(m.position);
+        self.velocity_counts = match (m.velocity, self.previous_position) {
+            (Some(at), _) => pd::i32_at(inputs, at),
+            // Not mapped: the position's change over the cycle.
+            (None, Some(before)) => (f64::from(self.position_counts.wrapping_sub(before)) / self.period).round() as i32,
+            (None, None) => 0,
+        };
+        self.previous_position = Some(self.position_counts);
+        self.torque_per_mille = u16_at(m.torque) as i16;
+        self.error_code = u16_at(m.error_code);
         let state = self.state();
         if state == self.last_state {
             self.cycles_in_state = self.cycles_in_state.saturating_add(1);
@@ -296,6 +398,9 @@ impl Cia402Drive {
     }
     /// Joint torque (N·m).
     pub fn torque(&self) -> f64 {
+        if self.mapped.torque.is_none() {
+            return f64::NAN;
+        }
         self.config.torque_from_per_mille(self.torque_per_mille)
     }
     /// Position actual value (0x6064), counts.
@@ -429,7 +534,6 @@ impl Cia402Drive {
 
     /// Encodes controlword, targets and mode into this cycle's outputs.
     pub fn write_outputs(&mut self, outputs: &mut [u8]) {
-        use layout::*;
         if !self.enabled() {
             self.hold_here();
         }
@@ -437,13 +541,19 @@ impl Cia402Drive {
         self.last_controlword = cw;
         // Holding runs in CSP whatever the mode: a velocity or torque drive holds its position.
         let mode = if self.commanded { self.config.mode } else { DriveMode::Csp };
-        pd::put(outputs, CONTROLWORD, &cw.to_le_bytes());
-        pd::put(outputs, TARGET_POSITION, &self.target_position.to_le_bytes());
-        pd::put(outputs, TARGET_VELOCITY, &self.target_velocity.to_le_bytes());
-        pd::put(outputs, TARGET_TORQUE, &self.target_torque.to_le_bytes());
-        pd::put(outputs, MODE, &[mode.code() as u8]);
         let offset = if self.commanded && self.enabled() { self.torque_offset } else { 0 };
-        pd::put(outputs, TORQUE_OFFSET, &offset.to_le_bytes());
+        let m = &self.mapped;
+        let mut put = |at: Option<usize>, bytes: &[u8]| {
+            if let Some(at) = at {
+                pd::put(outputs, at, bytes);
+            }
+        };
+        put(m.controlword, &cw.to_le_bytes());
+        put(m.target_position, &self.target_position.to_le_bytes());
+        put(m.target_velocity, &self.target_velocity.to_le_bytes());
+        put(m.target_torque, &self.target_torque.to_le_bytes());
+        put(m.mode, &[mode.code() as u8]);
+        put(m.torque_offset, &offset.to_le_bytes());
     }
 
     /// A fault to report, if any: a drive fault, or a drive that will not switch on within
@@ -624,5 +734,37 @@ mod tests {
         }
         let msg = d.check().unwrap_err();
         assert!(msg.contains("bit 9 'remote' is clear"), "{msg}");
+    }
+
+    #[test]
+    fn a_fixed_interpolated_position_mapping_runs_in_csp_and_says_what_cst_lacks() {
+        use morc_ecat_wire::cia402::pdo::entry;
+        // ETG.6010's 0x1701 / 0x1B01 as an EEPROM-only drive maps them: 6 and 6 bytes.
+        let rx = [entry(obj::CONTROLWORD, 0, 16), entry(obj::TARGET_POSITION, 0, 32)];
+        let tx = [entry(obj::STATUSWORD, 0, 16), entry(obj::POSITION_ACTUAL, 0, 32)];
+        let name = DeviceName { position: 4, name: "EEPROM-DRIVE".into() };
+        let config = DriveConfig { counts_per_rev: 1000.0, ..DriveConfig::default() };
+        let mut d = Cia402Drive::with_fixed_mapping(name.clone(), config.clone(), 0.001, &rx, &tx).unwrap();
+        assert!(d.check_process_data(6, 6).is_ok());
+        assert!(d.check_process_data(15, 15).unwrap_err().contains("EEPROM's PDO description maps 6 input and 6 output bytes"));
+        let image = |sw: u16, counts: i32| {
+            let mut b = [0u8; 6];
+            b[..2].copy_from_slice(&sw.to_le_bytes());
+            b[2..].copy_from_slice(&counts.to_le_bytes());
+            b
+        };
+        d.read_inputs(&image(0x1237, 100));
+        d.read_inputs(&image(0x1237, 110));
+        assert_eq!(d.velocity(), config.velocity_from_counts(10_000), "from the position's change per cycle");
+        assert!(d.torque().is_nan(), "no torque mapped: no measurement");
+        d.command(Some(1.0)).unwrap();
+        let mut out = [0u8; 6];
+        d.write_outputs(&mut out);
+        assert_eq!(u16::from_le_bytes([out[0], out[1]]), controlword::ENABLE_OPERATION);
+        assert_eq!(i32::from_le_bytes([out[2], out[3], out[4], out[5]]), config.counts_from_position(1.0));
+        let cst = DriveConfig { mode: DriveMode::Cst, ..config };
+        let err = Cia402Drive::with_fixed_mapping(name, cst, 0.001, &rx, &tx).unwrap_err();
+        assert!(err.contains("device 4 'EEPROM-DRIVE': its fixed PDO mapping (6 output, 6 input bytes) has no target torque (0x6071)") && err.contains("it can run in csp"), "{err}");
+        assert!(!err.contains("SDO"), "no hint at SDOs a drive without CoE cannot take: {err}");
     }
 }

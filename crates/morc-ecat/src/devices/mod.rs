@@ -151,6 +151,22 @@ pub enum DeviceClassChoice {
     Passive,
 }
 
+impl DeviceClassChoice {
+    /// The names a bus configuration (a robot file's `bus = { … }`) may choose a class by.
+    pub const NAMES: [&'static str; 3] = ["ati_axia", "safety_plc", "passive"];
+
+    /// The class named `name` (see [`NAMES`](Self::NAMES)), with what it learns from the
+    /// device itself (an F/T sensor's scaling from its calibration objects).
+    pub fn by_name(name: &str) -> Result<DeviceClassChoice, String> {
+        match name {
+            "ati_axia" => Ok(DeviceClassChoice::ForceTorque { scaling: None }),
+            "safety_plc" => Ok(DeviceClassChoice::SafetyPlc),
+            "passive" => Ok(DeviceClassChoice::Passive),
+            _ => Err(format!("unknown device class '{name}': use {}", Self::NAMES.map(|n| format!("\"{n}\"")).join(", "))),
+        }
+    }
+}
+
 /// Chooses a class from what the master learned: the CoE device type (if the device has CoE)
 /// and the process-data sizes in bytes once mapped. Drives are recognised in PreOp by their
 /// device type; I/O terminals by having only outputs or only inputs.

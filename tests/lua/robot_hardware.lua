@@ -1,0 +1,60 @@
+-- A robot file chooses its hardware (issue 28, item 3): drives in torque mode (cst) with their
+-- motors' rated torque, the wrist's F/T sensor and the cell's safety PLC bound by their position
+-- on the line; `--bus sim` (bus = "sim") runs it through the real master, the virtual segment's
+-- devices placed where the robot file says.
+local T = require "morc.testing"
+local ur5 = require "robots.ur5"
+
+--- The UR5 with every drive in `mode`, and `bus` as its robot file's bus = { … }.
+local function ur5_with(mode, bus)
+  local joints = {}
+  for i, j in ipairs(ur5.joints) do
+    joints[i] = { j.name, drive = { slave = j.slave, gear = j.gear, counts = j.counts, mode = mode, rated_torque = 1.5 }, limits = j.limits }
+  end
+  return morc.robot { name = "UR5 (" .. mode .. ")", model = ur5.model, joints = joints, home = ur5.home, bus = bus }
+end
+
+local robot = ur5_with("cst", { ft = { slave = 8, class = "ati_axia" }, safety = { slave = 9 } })
+
+T.test("the drives' mode and rated torque read back", function()
+  T.eq(robot.joints[1].mode, "cst")
+  T.eq(robot.joints[3].rated_torque, 1.5)
+  T.eq(ur5.joints[1].mode, "csp")
+end)
+
+T.test("the bus of a torque-driven robot takes tau_cmd and shows the sensor and the PLC where the file put them", function()
+  morc.start_engine { bus = "sim", robot = robot }
+  local engine = morc.engine
+  T.eq(engine.inputs[1], "tau_cmd")
+  local outputs = table.concat(engine.outputs, " ")
+  assert(outputs:find("ft8", 1, true) and outputs:find("safety9", 1, true), outputs)
+  -- Zero torque on top of the drives' hold: the arm stays where it is, the PLC permits motion.
+  local a = morc.assembly { "torque", duration = 0.2 }
+  a:add("tau", "sine", { n = 6, amplitude = 0 })
+  a:connect("tau.y", "robot.tau_cmd")
+  a:add("p", "probe", { n = 6 })
+  a:connect("robot.ft8", "p.u")
+  local r = engine:run(a)
+  T.eq(r.ok, true, r.reason)
+  -- The PLC found at slave 9 is the one the e-stop trips.
+  engine.bus:sim { estop = true }
+  local stopped = engine:run(a)
+  T.eq(stopped.ok, false)
+  assert(stopped.reason:find("device 9", 1, true) and stopped.reason:find("e-stop pressed", 1, true), stopped.reason)
+  engine.bus:sim { estop = false }
+  local ok, why = engine:reset_faults()
+  T.eq(ok, true, why)
+end)
+
+T.test("the direct simulation says where a torque-driven robot runs", function()
+  T.raises(function() morc.start_engine { robot = robot } end, "", "its drive runs in cst, which the direct simulation does not take; run it on the bus")
+end)
+
+T.test("wrong hardware in a robot file is an error naming it", function()
+  T.raises(function() ur5_with("torque", nil) end, "", "unknown drive mode 'torque': use \"csp\"")
+  T.raises(function() ur5_with("csp", { ft = { slave = 3 } }) end, "", "bus.ft: slave 3 is joint elbow_joint's drive")
+  T.raises(function() ur5_with("csp", { ft = { slave = 8, class = "axia" } }) end, "", "unknown device class 'axia'")
+  T.raises(function() ur5_with("csp", { plc = { slave = 8 } }) end, "", "unknown key 'plc' in the bus of robot")
+end)
+
+return T.summary()
