@@ -19,9 +19,9 @@
 //! sensor error or an encoder terminal's fault (invalid inputs, open circuit) fault at once;
 //! lost frames (no reply within the master's reply timeout: a late reply is not a lost one)
 //! and wrong working counters once they persist for `max_bad_cycles` frames or cycles in a
-//! row. The fault is latched (drives quick-stop) until
-//! [`BusBase::reset_faults`] (or a [`BusHandle`]) asks for recovery. The message is made once,
-//! when the fault is found; an idle faulted base cycles without allocating.
+//! row. The fault is latched (drives quick-stop) until [`BusBase::reset_faults`] (or a
+//! [`BusHandle`]) asks for recovery. The message is made once, when the fault is found; an
+//! idle faulted base cycles without allocating.
 
 mod handle;
 mod ports;
