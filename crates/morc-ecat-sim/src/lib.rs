@@ -20,6 +20,7 @@
 
 mod analog_terminals;
 mod devices;
+mod encoder;
 mod esc;
 mod feed;
 mod force_sensor;
@@ -34,6 +35,7 @@ pub use devices::{
     cia402_drive, coupler, digital_inputs, digital_inputs_fed, digital_outputs, load_sii, morc_drive_image, Cia402Drive, DigitalInputs, DigitalOutputs, DrivePlant, IdealFollower, PlantActual,
     PlantCommand, PowerState,
 };
+pub use encoder::SimEncoder;
 pub use esc::{AlState, DcUnit, Esc, EscConfig};
 pub use feed::SensorFeed;
 pub use force_sensor::SimForceSensor;

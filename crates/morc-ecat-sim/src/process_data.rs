@@ -1,7 +1,8 @@
 //! Simulated devices with a fixed process image (analog terminals, a safety PLC, an F/T
-//! sensor): the device says what its outputs mean and what its inputs are; this module moves
-//! them between the process-data SyncManagers its SII names and the device, checks the
-//! master's SM configuration at SafeOp, and answers CoE from the device's objects.
+//! sensor, an encoder terminal): the device says what its outputs mean and what its inputs
+//! are; this module moves them between the process-data SyncManagers its SII names and the
+//! device, checks the master's SM configuration at SafeOp, and answers CoE from the device's
+//! objects.
 
 use super::esc::{al_code, AlState, Esc, EscConfig};
 use super::mailbox::{Access, CoeServer, ObjectDictionary};

@@ -8,18 +8,20 @@
 //!   for several —, `enabled` (all drives in Operation enabled), `din<p>` (integer, bit 0 =
 //!   channel 1) per digital input terminal, `ain<p>` (V or mA per channel) per analog input
 //!   terminal, `ft<p>` (Fx Fy Fz in N, Tx Ty Tz in N·m) per force/torque sensor, `safety<p>`
-//!   (integer: the safety PLC's status bits) per safety PLC;
+//!   (integer: the safety PLC's status bits) per safety PLC, `enc<p>` (rad) per incremental
+//!   encoder terminal;
 //! - inputs: `q_cmd` for drives in CSP, `qd_cmd` in CSV, `tau_cmd` in CST (each a real or a
 //!   vector over the drives in that mode, in line order), `dout<p>` (integer) per digital
 //!   output terminal, `aout<p>` (V or mA per channel) per analog output terminal, and last
 //!   `tau_ff` (N·m per drive): feed-forward torque, sent as each drive's torque offset (0x60B2).
 //!
-//! Faults: a drive fault, a device leaving Op, the safety PLC inhibiting motion or an F/T
-//! sensor error faults at once; lost frames (no reply within the master's reply timeout: a
-//! late reply is not a lost one) and wrong working counters once they persist for
-//! `max_bad_cycles` frames or cycles in a row. The fault is latched (drives quick-stop) until
-//! [`BusBase::reset_faults`] (or a [`BusHandle`]) asks for recovery. The message is made once,
-//! when the fault is found; an idle faulted base cycles without allocating.
+//! Faults: a drive fault, a device leaving Op, the safety PLC inhibiting motion, an F/T
+//! sensor error or an encoder terminal's fault (invalid inputs, open circuit) fault at once;
+//! lost frames (no reply within the master's reply timeout: a late reply is not a lost one)
+//! and wrong working counters once they persist for `max_bad_cycles` frames or cycles in a
+//! row. The fault is latched (drives quick-stop) until [`BusBase::reset_faults`] (or a
+//! [`BusHandle`]) asks for recovery. The message is made once, when the fault is found; an
+//! idle faulted base cycles without allocating.
 
 mod handle;
 mod ports;
@@ -342,7 +344,7 @@ impl BusBase {
         self.devices.nth(i)
     }
     /// Which class drives the device at `position` ("drive", "dout", "din", "ain", "aout",
-    /// "safety", "ft"), if any.
+    /// "safety", "ft", "enc"), if any.
     pub fn class_of(&self, position: usize) -> Option<&'static str> {
         let d = &self.devices;
         let drive = d.drives.iter().find(|s| s.position == position).map(|s| s.class.kind());
@@ -628,6 +630,7 @@ fn build_class(bus: &mut Bus, config: &BusConfig, d: &DeviceInfo, choice: Device
             class.check_process_data(d.input_bytes, d.output_bytes)?;
             other(Box::new(class))
         }
+        DeviceClassChoice::Encoder { scaling } => other(Box::new(crate::devices::IncrementalEncoder::new(name, scaling, d.input_bytes, d.output_bytes)?)),
         DeviceClassChoice::Passive => Ok(Built::Passive),
     }
 }

@@ -1,7 +1,8 @@
 //! The simulated segment morc runs on without hardware (`morc run --bus sim`, `morc bus scan
 //! --sim`): a coupler, CiA 402 drives, digital and analog I/O terminals, a safety PLC and a
-//! force/torque sensor, with morc's own identities (vendor 0x0DEF) and EEPROM images built
-//! here, so nothing outside the binary is needed.
+//! force/torque sensor, with morc's own identities (vendor 0x0DEF), and incremental encoder
+//! terminals with Beckhoff's (EL5101); EEPROM images built here, so nothing outside the binary
+//! is needed.
 
 use crate::devices::identity;
 use crate::devices::AnalogRange;
@@ -11,8 +12,8 @@ use crate::transport::SharedSegment;
 use crate::BusError;
 use morc_ecat_sim::PdoEntrySpec;
 use morc_ecat_sim::{
-    cia402_drive, coupler, digital_inputs, digital_outputs, fixed_pdo_device, morc_drive_image, DrivePlant, EscConfig, IdealFollower, Segment, SimAnalogInputs, SimAnalogOutputs, SimForceSensor,
-    SimSafetyPlc,
+    cia402_drive, coupler, digital_inputs, digital_outputs, fixed_pdo_device, morc_drive_image, DrivePlant, EscConfig, IdealFollower, Segment, SimAnalogInputs, SimAnalogOutputs, SimEncoder,
+    SimForceSensor, SimSafetyPlc,
 };
 use morc_ecat_wire::sii::{self, build_image, DeviceDescription, FmmuUsage, Identity, MailboxConfig, Pdo, PdoEntry, SyncManagerEntry, SyncManagerUsage};
 use std::sync::{Arc, Mutex};
@@ -46,6 +47,8 @@ pub struct SimSegmentConfig {
     pub safety_plc: bool,
     /// A 6-axis force/torque sensor on the segment.
     pub force_torque: bool,
+    /// Incremental encoder terminals (EL5101, 32-bit counter), after the other devices.
+    pub encoders: usize,
     /// What a simulated world feeds the force/torque sensor and the digital inputs each cycle
     /// (the simulated robot's wrist sensor and handle); none: they read what tests set.
     pub sensor_feed: Option<std::sync::Arc<morc_ecat_sim::SensorFeed>>,
@@ -77,6 +80,7 @@ impl Default for SimSegmentConfig {
             analog_outputs: 0,
             safety_plc: false,
             force_torque: false,
+            encoders: 0,
             sensor_feed: None,
             placed: Vec::new(),
         }
@@ -97,6 +101,7 @@ impl SimSegmentConfig {
                 .iter()
                 .filter(|b| **b)
                 .count()
+            + self.encoders
     }
 }
 
@@ -222,9 +227,22 @@ fn force_sensor_image() -> Result<sii::SiiImage, String> {
     image(&ImageSpec { product_code: identity::FORCE_TORQUE, name: "SIM-FT6", group: "Sensors", rx: &[(0x7010, 1, 32)], tx: &tx, coe: true, pd_sms: NO_PD })
 }
 
+/// An EL5101 in its Standard 32 Bit assignment (PDOs 0x1A04, 0x1603), with Beckhoff's identity
+/// so that the master chooses its class as it would for the real terminal.
+fn encoder_image() -> Result<sii::SiiImage, String> {
+    use morc_ecat_wire::profiles::encoder::{EL5101, RX_ENTRIES, RX_PDO, TX_ENTRIES, TX_PDO, VENDOR_ID};
+    let spec = ImageSpec { product_code: EL5101, name: "SIM-EL5101", group: "Encoder", rx: &RX_ENTRIES, tx: &TX_ENTRIES, coe: false, pd_sms: PD_IN_RAM };
+    let mut desc = description(&spec);
+    desc.identity.vendor_id = VENDOR_ID;
+    desc.rx_pdos[0].index = RX_PDO;
+    desc.tx_pdos[0].index = TX_PDO;
+    build_image(&desc, 512).map_err(|e| e.to_string())
+}
+
 /// Coupler, then `drives` CiA 402 drives, then a digital output and a digital input terminal
 /// (each left out when it has 0 channels), analog inputs and outputs, the safety PLC and the
-/// force/torque sensor (each when configured). Devices at positions 0, 1.., in that order.
+/// force/torque sensor (each when configured), and last `encoders` encoder terminals. Devices
+/// at positions 0, 1.., in that order.
 pub fn sim_segment(config: &SimSegmentConfig) -> Result<Segment, String> {
     config.drive.check()?;
     let counts_per_rad = config.drive.counts_per_rev * config.drive.gear / std::f64::consts::TAU;
@@ -293,6 +311,9 @@ fn build_segment(config: &SimSegmentConfig, plants: Vec<Box<dyn DrivePlant>>) ->
     let mut s = Segment::new();
     for (_, device) in line {
         s.push(device);
+    }
+    for i in 0..config.encoders {
+        s.push(fixed_pdo_device(encoder_image()?, EscConfig::et1200(), 9_000 + 100 * i as u64, SimEncoder::default(), None)?);
     }
     // Start virtual time away from 0 so DC system times look like a running line.
     s.set_time_ns(1_000_000_000);

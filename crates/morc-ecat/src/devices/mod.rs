@@ -7,18 +7,22 @@
 //!
 //! Every class implements [`DeviceClass`]: the bus base holds one `Box<dyn DeviceClass>` per
 //! device and runs them all through it (ports, inputs, commands, outputs, faults). A new
-//! class is a file here implementing it, its wire profile in `morc-ecat-wire`, and its line in
-//! [`classify_identity`] (or a [`DeviceClassChoice`] given in the bus configuration).
+//! class is a file here implementing it, its wire profile in `morc-ecat-wire`, a
+//! [`DeviceClassChoice`] variant with its arm in `base.rs`'s `build_classes`, and its line in
+//! [`classify_identity`] (or the choice given in the bus configuration); see
+//! `docs/architecture.md` ([`encoder`] is the example followed there).
 
 pub mod analog_io;
 pub mod cia402;
 pub mod digital_io;
+pub mod encoder;
 pub mod force_torque;
 pub mod safety_plc;
 
 pub use analog_io::{AnalogInputs, AnalogOutputs, AnalogRange};
 pub use cia402::{Cia402Drive, DriveConfig, DriveMode};
 pub use digital_io::{DigitalInputs, DigitalOutputs};
+pub use encoder::{EncoderScaling, IncrementalEncoder};
 pub use force_torque::{ForceTorqueSensor, FtScaling};
 pub use safety_plc::SafetyPlc;
 
@@ -146,6 +150,11 @@ pub enum DeviceClassChoice {
         /// Counts per N and per N·m, for a sensor without calibration objects.
         scaling: Option<FtScaling>,
     },
+    /// An incremental encoder terminal (EL5101-style): its counter as a position ([`encoder`]).
+    Encoder {
+        /// Counts per revolution, gear, direction and offset.
+        scaling: EncoderScaling,
+    },
     /// No process data the robot uses (a coupler), or a device morc has no class for yet: it
     /// still takes part in the cycle (its working counter is checked).
     Passive,
@@ -210,6 +219,7 @@ pub(crate) fn classify_identity(vendor_id: u32, product_code: u32) -> Option<Dev
         (MORC_VENDOR_ID, ANALOG_OUT) => Some(DeviceClassChoice::AnalogOutputs { range: AnalogRange::VOLTS_PM10 }),
         (MORC_VENDOR_ID, SAFETY_PLC) => Some(DeviceClassChoice::SafetyPlc),
         (MORC_VENDOR_ID, FORCE_TORQUE) => Some(DeviceClassChoice::ForceTorque { scaling: None }),
+        (encoder::VENDOR_ID, encoder::EL5101) => Some(DeviceClassChoice::Encoder { scaling: EncoderScaling::default() }),
         // Beckhoff EL3xxx / EL4xxx: product code = terminal number << 16 | 0x3052.
         (2, p) => analog_io::beckhoff_analog(p >> 16).map(|(inputs, range)| if inputs { DeviceClassChoice::AnalogInputs { range } } else { DeviceClassChoice::AnalogOutputs { range } }),
         _ => None,
