@@ -58,6 +58,11 @@ fn a_scan_leaves_the_devices_in_preop() {
     let seg = shared_sim_segment(&SimSegmentConfig::cell(morc_ecat::virtual_bus::DEFAULT_DRIVES)).unwrap();
     let text = morc::cli::bus::scan_link(Link::Simulated(seg.clone()), &EngineConfig::default()).unwrap();
     assert!(text.contains("13 devices") && text.contains("devices back in PREOP"), "{text}");
+    // The robot file's lines for the cell: its six drives, the F/T sensor and the PLC where they sit.
+    assert!(
+        text.contains("drive = { slave = 6, mode = \"csp\" } } },") && text.contains("  bus = { ft = { slave = 12, class = \"ati_axia\" }, safety = { slave = 11, class = \"safety_plc\" } },"),
+        "{text}"
+    );
     let states: Vec<AlState> = lock(&seg).devices().iter().map(|d| d.esc.al_state()).collect();
     assert!(states.iter().all(|s| *s == AlState::PreOp), "after the scan: {states:?}");
 }
@@ -156,4 +161,5 @@ fn a_scan_lists_every_device_and_why_a_class_refused_one() {
     assert!(row.contains("refused") && !text.contains("SDO"), "{text}");
     let drive = text.lines().find(|l| l.trim_start().starts_with("1 ")).unwrap();
     assert!(drive.contains("drive"), "the other devices keep their classes: {text}");
+    assert!(text.contains("  joints = { { \"J1\", drive = { slave = 1, mode = \"csp\" } } },"), "the Lua lines of what it found: {text}");
 }

@@ -134,6 +134,27 @@ fn list(base: &BusBase, config: &EngineConfig) -> String {
     if let Some(m) = base.fault() {
         let _ = writeln!(s, "fault: {m}");
     }
+    s.push_str(&robot_file_lines(base));
+    s
+}
+
+/// What a robot file says of this line (`morc.robot { … }`, docs/robots.md): a joint per drive
+/// at its slave, and the F/T sensor and safety PLC found, for the user to paste and name.
+fn robot_file_lines(base: &BusBase) -> String {
+    let positions = |kind: &str| base.bus().devices().iter().map(|d| d.position).filter(|p| base.class_of(*p) == Some(kind)).collect::<Vec<_>>();
+    let drives = positions("drive");
+    let mut s = String::from("as a robot file (morc.robot { … }) has this line:\n");
+    if !drives.is_empty() {
+        let joints: Vec<String> = drives.iter().enumerate().map(|(i, p)| format!("{{ \"J{}\", drive = {{ slave = {p}, mode = \"csp\" }} }}", i + 1)).collect();
+        s.push_str(&format!("  joints = {{ {} }},\n", joints.join(", ")));
+    }
+    let devices: Vec<String> = [("ft", "ati_axia"), ("safety", "safety_plc")]
+        .into_iter()
+        .filter_map(|(kind, class)| positions(kind).first().map(|p| format!("{kind} = {{ slave = {p}, class = \"{class}\" }}")))
+        .collect();
+    if !devices.is_empty() {
+        s.push_str(&format!("  bus = {{ {} }},\n", devices.join(", ")));
+    }
     s
 }
 

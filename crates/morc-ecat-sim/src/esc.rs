@@ -9,7 +9,7 @@
 use super::sii::{SiiImage, SiiInfo};
 use morc_ecat_wire::frame::{read_u16, write_u16, Command, DatagramLayout};
 
-use morc_ecat_wire::esc::{al, fmmu_type, sii_control, sm_status};
+use morc_ecat_wire::esc::{al, fmmu_type, sii_control, sm, sm_status};
 pub use morc_ecat_wire::esc::{al_code, reg, AlState};
 
 /// What happened inside the ESC during one datagram that the device application must handle.
@@ -342,7 +342,7 @@ impl Esc {
     }
 
     fn set_sm_status(&mut self, index: u8, status: u8) {
-        self.set_u8(reg::SM_BASE + u16::from(index) * reg::SM_LEN + 5, status);
+        self.set_u8(reg::SM_BASE + u16::from(index) * reg::SM_LEN + sm::STATUS, status);
     }
 
     /// Index of the enabled SM that contains `address`, if any.

@@ -134,6 +134,18 @@ pub mod sii_control {
     pub const RELOAD: u16 = 0x0400;
 }
 
+/// Offsets of a SyncManager's registers from its first (`reg::SM_BASE + reg::SM_LEN · n`).
+pub mod sm {
+    /// Physical start address (u16).
+    pub const START: u16 = 0;
+    /// Length in bytes (u16).
+    pub const LENGTH: u16 = 2;
+    /// Control byte: mode (bits 0..1: 00 buffered, 10 mailbox) and direction (bits 2..3).
+    pub const CONTROL: u16 = 4;
+    /// Status byte ([`super::sm_status`]).
+    pub const STATUS: u16 = 5;
+}
+
 /// SyncManager status bits (register 0x0805 + 8n).
 pub mod sm_status {
     /// Mailbox full (bit 3).

@@ -29,7 +29,7 @@ use crate::transport::{lock, InProcessTransport, SharedSegment, MAX_FRAME_LEN};
 use crate::BusError;
 use ethercrab::subdevice_group::{DcConfiguration, HasDc, Op};
 use ethercrab::{DcSupport, DcSync, MainDevice, MainDeviceConfig, PduRx, PduStorage, PduTx, SubDeviceGroup, SubDeviceState, Timeouts};
-use morc_ecat_wire::esc::{al, al_code, reg, AlState};
+use morc_ecat_wire::esc::{al, al_code, reg, sm, AlState};
 use morc_ecat_wire::sii;
 use std::future::Future;
 use std::ops::Range;
@@ -586,7 +586,7 @@ impl Bus {
                 continue;
             }
             // SM0 in mailbox mode (control bits 0..1 = 10b) once in PreOp: the device has one.
-            let sm0_control = driver.run(sd.register_read::<u8>(0x0804u16), until);
+            let sm0_control = driver.run(sd.register_read::<u8>(reg::SM_BASE + sm::CONTROL), until);
             if !matches!(sm0_control, Some(Ok(c)) if c & 0x03 == 0x02) {
                 continue;
             }
@@ -987,9 +987,10 @@ fn recover_device<S>(driver: &mut Driver, sd: &ethercrab::SubDeviceRef<'_, S>, d
         return Ok(None);
     }
     let found = format!("device {position} '{name}' was in {} ({}); ", state_text(status.0), status.1);
-    // SafeOp + error → Op with acknowledge (AL control 0x0120: state | 0x10).
-    for (value, target) in [(0x14u16, SubDeviceState::SafeOp), (0x08, SubDeviceState::Op)] {
-        match driver.run(sd.register_write(0x0120u16, value), Patience::Until(deadline)) {
+    // SafeOp with the error acknowledged (AL control: state | error bit), then Op.
+    let safe_op_acknowledged = u16::from(AlState::SafeOp.bits() | al::ERROR);
+    for (value, target) in [(safe_op_acknowledged, SubDeviceState::SafeOp), (u16::from(AlState::Op.bits()), SubDeviceState::Op)] {
+        match driver.run(sd.register_write(reg::AL_CONTROL, value), Patience::Until(deadline)) {
             Some(Ok(_)) => {}
             _ => return Err(format!("device {position} '{name}': cannot request {}", state_text(target))),
         }
