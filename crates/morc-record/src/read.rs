@@ -27,14 +27,12 @@ pub fn open(path: &Path) -> Result<File, RecordError> {
     if path.is_dir() {
         return Err(RecordError::Read(format!("{} is a folder, not a recording", path.display())));
     }
-    // Without HDF5's file lock: a child process that inherited a writer's descriptor (forked
-    // in the moment between HDF5's open and close-on-exec, writer.rs) holds that lock until it
-    // ends, long after the recording closed, and would keep every reader out. The readers
-    // check what they read (a file cut short says so), so the lock guards nothing here.
-    File::with_options()
-        .with_fapl(|fapl| fapl.file_locking(false))
-        .open(path)
-        .map_err(|e| RecordError::Read(if path.exists() { format!("cannot read {} as HDF5 ({e}): not a recording, or a damaged one", path.display()) } else { format!("no file {}", path.display()) }))
+    let file = File::open(path).map_err(|e| {
+        RecordError::Read(if path.exists() { format!("cannot read {} as HDF5 ({e}): not a recording, or a damaged one", path.display()) } else { format!("no file {}", path.display()) })
+    })?;
+    // As the writer's: a child process must not inherit HDF5's lock on it (writer.rs).
+    crate::writer::close_on_exec(&file).map_err(|e| RecordError::Read(format!("{}: {e}", path.display())))?;
+    Ok(file)
 }
 
 /// How long a reading of an outside file may take in [`isolated`] before it

@@ -635,7 +635,7 @@ fn hold_metadata_until_flush(file: &File) -> Result<(), String> {
 /// so a reader is refused the file until the child ends — long after morc
 /// closed it. (A child forked between HDF5's open and this call still
 /// inherits it; that window is a few microseconds.)
-fn close_on_exec(file: &File) -> Result<(), String> {
+pub(crate) fn close_on_exec(file: &File) -> Result<(), String> {
     let mut handle: *mut libc::c_void = std::ptr::null_mut();
     // SAFETY: a valid open file id and an out-pointer; HDF5's calls are serialised by its lock.
     let status = hdf5::sync::sync(|| unsafe { hdf5_metno_sys::h5f::H5Fget_vfd_handle(file.id(), hdf5_metno_sys::h5p::H5P_DEFAULT, &mut handle) });
@@ -768,6 +768,9 @@ pub(crate) fn write_timing_entries(path: &Path, entries: &[TimingEntry]) -> Resu
     }
     let fail = |e: hdf5::Error| RecordError::Write(format!("cannot write timing into {}: {e}", path.display()));
     let file = File::append(path).map_err(fail)?;
+    // A child process forked while this is open would keep HDF5's exclusive lock on the file
+    // after it is closed here, and readers out (record_plot caught it, a test spawning `morc`).
+    close_on_exec(&file).map_err(|e| RecordError::Write(format!("cannot write timing into {}: {e}", path.display())))?;
     if file.link_exists("timing") {
         file.unlink("timing").map_err(fail)?;
     }
