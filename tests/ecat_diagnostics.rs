@@ -77,6 +77,21 @@ fn a_bus_let_go_of_leaves_its_devices_in_preop() {
     assert!(states.iter().all(|s| *s == AlState::PreOp), "after the bus was dropped: {states:?}");
 }
 
+/// Commands both drives of `base` to `q` for 300 cycles, checking that both get there; the
+/// bus's outputs after.
+fn follow_positions(base: &mut BusBase, q: [f64; 2]) -> Vec<Value> {
+    let mut outputs: Vec<Value> = base.info().outputs.iter().map(|p| Value::zero(p.ty)).collect();
+    let mut inputs: Vec<Value> = base.info().inputs.iter().map(|p| Value::zero(p.ty)).collect();
+    inputs[0] = Value::Vector(q.to_vec());
+    for tick in 0..300 {
+        assert_eq!(base.sense(tick, &mut outputs), Step::Continue, "{:?}", base.fault());
+        assert_eq!(base.actuate(tick, Some(Commands::all(&inputs))), Step::Continue);
+    }
+    let measured = outputs[0].as_slice();
+    assert!((measured[0] - q[0]).abs() < 1e-4 && (measured[1] - q[1]).abs() < 1e-4, "{measured:?}");
+    outputs
+}
+
 /// Coupler, one drive, then a drive whose EEPROM says CoE but whose mailbox never answers.
 fn segment_with_a_drive_without_coe() -> morc_ecat::transport::SharedSegment {
     let mut segment = sim_segment(&SimSegmentConfig { drives: 1, digital_outputs: 0, digital_inputs: 0, ..Default::default() }).unwrap();
@@ -93,15 +108,7 @@ fn a_drive_whose_mailbox_does_not_answer_coe_runs_on_its_eeprom_pdos() {
     assert!(!base.bus().devices()[1].pdo_from_eeprom, "the drive that answers CoE is configured through it");
     assert_eq!((base.class_of(2), d.input_bytes, d.output_bytes), (Some("drive"), 15, 15));
     // It is driven like the other: both follow their commands.
-    let mut outputs: Vec<Value> = base.info().outputs.iter().map(|p| Value::zero(p.ty)).collect();
-    let mut inputs: Vec<Value> = base.info().inputs.iter().map(|p| Value::zero(p.ty)).collect();
-    inputs[0] = Value::Vector(vec![-0.05, 0.1]);
-    for tick in 0..300 {
-        assert_eq!(base.sense(tick, &mut outputs), Step::Continue, "{:?}", base.fault());
-        assert_eq!(base.actuate(tick, Some(Commands::all(&inputs))), Step::Continue);
-    }
-    let q = outputs[0].as_slice();
-    assert!((q[0] + 0.05).abs() < 1e-4 && (q[1] - 0.1).abs() < 1e-4, "{q:?}");
+    follow_positions(&mut base, [-0.05, 0.1]);
     assert_eq!(lock(&seg).device(2).unwrap().app_as::<Cia402Drive>().unwrap().state(), morc_ecat_sim::PowerState::OperationEnabled);
 }
 
@@ -128,15 +135,7 @@ fn a_drive_with_a_fixed_interpolated_position_mapping_runs_in_csp() {
     let mut base = BusBase::open(Link::Simulated(seg.clone()), BusConfig::default()).unwrap_or_else(|e| panic!("bring-up: {e}"));
     let d = base.bus().devices()[2].clone();
     assert_eq!((base.class_of(2), d.input_bytes, d.output_bytes), (Some("drive"), 6, 6));
-    let mut outputs: Vec<Value> = base.info().outputs.iter().map(|p| Value::zero(p.ty)).collect();
-    let mut inputs: Vec<Value> = base.info().inputs.iter().map(|p| Value::zero(p.ty)).collect();
-    inputs[0] = Value::Vector(vec![-0.05, 0.1]);
-    for tick in 0..300 {
-        assert_eq!(base.sense(tick, &mut outputs), Step::Continue, "{:?}", base.fault());
-        assert_eq!(base.actuate(tick, Some(Commands::all(&inputs))), Step::Continue);
-    }
-    let q = outputs[0].as_slice();
-    assert!((q[0] + 0.05).abs() < 1e-4 && (q[1] - 0.1).abs() < 1e-4, "{q:?}");
+    let outputs = follow_positions(&mut base, [-0.05, 0.1]);
     let tau = outputs[2].as_slice();
     assert!(tau[0].is_finite() && tau[1].is_nan(), "the drive without a torque object measures none: {tau:?}");
 }
