@@ -8,9 +8,8 @@
 mod bus_rig;
 
 use bus_rig::Rig;
-use morc_ecat::base::{BusBase, BusConfig};
+use morc_ecat::base::BusConfig;
 use morc_ecat::devices::{DeviceClassChoice, EncoderScaling};
-use morc_ecat::master::Link;
 use morc_ecat::transport::{lock, SharedSegment};
 use morc_ecat::virtual_bus::{shared_sim_segment, SimSegmentConfig};
 use morc_ecat_sim::SimEncoder;
@@ -28,10 +27,7 @@ fn segment() -> (SimSegmentConfig, SharedSegment) {
 }
 
 fn open(seg: SharedSegment, config: BusConfig) -> Rig {
-    let base = BusBase::open(Link::Simulated(seg.clone()), config).unwrap_or_else(|e| panic!("bus base: {e}"));
-    let outputs = base.info().outputs.iter().map(|p| Value::zero(p.ty)).collect();
-    let inputs = base.info().inputs.iter().map(|p| Value::zero(p.ty)).collect();
-    Rig { base, seg, outputs, inputs, tick: 0 }
+    Rig::open(seg, config)
 }
 
 fn encoder<R>(seg: &SharedSegment, position: usize, f: impl FnOnce(&mut SimEncoder) -> R) -> R {

@@ -124,6 +124,13 @@ fn list(base: &BusBase, config: &EngineConfig) -> String {
             let _ = writeln!(s, "refused: {why}");
         }
     }
+    // A device without a class shows what its own PDO description gave it.
+    for d in bus.devices() {
+        if let Some(source) = base.generic_source(d.position) {
+            let (measures, commands) = base.ports_of(d.position);
+            let _ = writeln!(s, "device {} '{}' (no class: ports from {source}): measures {}; commands {}", d.position, d.name, list_or_none(&measures), list_or_none(&commands));
+        }
+    }
     for d in bus.devices().iter().filter(|d| d.pdo_from_eeprom) {
         let _ = writeln!(s, "device {} '{}': its mailbox does not answer CoE; process data from the PDO description in its EEPROM", d.position, d.name);
     }
@@ -136,6 +143,14 @@ fn list(base: &BusBase, config: &EngineConfig) -> String {
     }
     s.push_str(&robot_file_lines(base));
     s
+}
+
+fn list_or_none(names: &[&str]) -> String {
+    if names.is_empty() {
+        "nothing".into()
+    } else {
+        names.join(", ")
+    }
 }
 
 /// What a robot file says of this line (`morc.robot { … }`, docs/robots.md): a joint per drive

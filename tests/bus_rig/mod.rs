@@ -21,8 +21,12 @@ pub struct Rig {
 
 impl Rig {
     pub fn new(segment: &SimSegmentConfig) -> Rig {
-        let seg = shared_sim_segment(segment).unwrap();
-        let base = BusBase::open(Link::Simulated(seg.clone()), BusConfig::default()).unwrap_or_else(|e| panic!("bus base: {e}"));
+        Rig::open(shared_sim_segment(segment).unwrap(), BusConfig::default())
+    }
+
+    /// The bus base on `seg`, configured by `config`.
+    pub fn open(seg: SharedSegment, config: BusConfig) -> Rig {
+        let base = BusBase::open(Link::Simulated(seg.clone()), config).unwrap_or_else(|e| panic!("bus base: {e}"));
         let outputs = base.info().outputs.iter().map(|p| Value::zero(p.ty)).collect();
         let inputs = base.info().inputs.iter().map(|p| Value::zero(p.ty)).collect();
         Rig { base, seg, outputs, inputs, tick: 0 }

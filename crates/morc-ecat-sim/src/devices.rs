@@ -630,6 +630,7 @@ pub fn morc_drive_image() -> Result<SiiImage, sii::SiiError> {
         ],
         tx_pdos: vec![],
         rx_pdos: vec![],
+        strings: vec![],
     };
     build_image(&desc, 2048)
 }

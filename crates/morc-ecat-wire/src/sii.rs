@@ -604,6 +604,9 @@ pub struct DeviceDescription {
     pub tx_pdos: Vec<Pdo>,
     /// RXPDO category: master → device PDOs.
     pub rx_pdos: Vec<Pdo>,
+    /// Names of PDOs and their entries: a `name_string` k ≥ 1 in `tx_pdos` and `rx_pdos`
+    /// means `strings[k - 1]` (the image numbers them after the device's own names).
+    pub strings: Vec<String>,
 }
 
 /// Builds an image of `size_bytes` (a power of two ≥ 256; unprogrammed bytes are 0xFF).
@@ -641,6 +644,9 @@ pub fn build_image(desc: &DeviceDescription, size_bytes: usize) -> Result<SiiIma
     let order = intern(&desc.order_code);
     let group = intern(&desc.group);
     let name = intern(&desc.name);
+    let pdo_strings = strings.len() as u8;
+    strings.extend(desc.strings.iter().cloned());
+    let pdo_string = |k: u8| if k == 0 { 0 } else { k.saturating_add(pdo_strings) };
 
     let mut categories: Vec<(u16, Vec<u8>)> = Vec::new();
     let mut strings_data = vec![strings.len() as u8];
@@ -676,10 +682,10 @@ pub fn build_image(desc: &DeviceDescription, size_bytes: usize) -> Result<SiiIma
         let mut d = Vec::new();
         for p in pdos.iter() {
             d.extend_from_slice(&p.index.to_le_bytes());
-            d.extend_from_slice(&[p.entries.len() as u8, p.sync_manager, 0, p.name_string, 0, 0]);
+            d.extend_from_slice(&[p.entries.len() as u8, p.sync_manager, 0, pdo_string(p.name_string), 0, 0]);
             for e in &p.entries {
                 d.extend_from_slice(&e.index.to_le_bytes());
-                d.extend_from_slice(&[e.sub_index, e.name_string, e.data_type, e.bit_len, 0, 0]);
+                d.extend_from_slice(&[e.sub_index, pdo_string(e.name_string), e.data_type, e.bit_len, 0, 0]);
             }
         }
         categories.push((kind, d));
@@ -801,10 +807,11 @@ mod tests {
             tx_pdos: vec![Pdo {
                 index: 0x1A00,
                 sync_manager: 3,
-                name_string: 0,
-                entries: vec![PdoEntry { index: 0x6041, sub_index: 0, name_string: 0, data_type: 6, bit_len: 16 }],
+                name_string: 1,
+                entries: vec![PdoEntry { index: 0x6041, sub_index: 0, name_string: 2, data_type: 6, bit_len: 16 }],
             }],
             rx_pdos: vec![],
+            strings: vec!["Inputs".into(), "Statusword".into()],
         };
         let image = build_image(&desc, 2048).unwrap();
         let info = image.parse().unwrap();
@@ -816,7 +823,11 @@ mod tests {
         // The category is padded to whole words with an unused entry.
         assert_eq!(&info.fmmus[..3], &desc.fmmus[..]);
         assert_eq!(info.sync_managers, desc.sync_managers);
-        assert_eq!(info.tx_pdos, desc.tx_pdos);
+        // PDO names count in the description's strings, after the device's own names.
+        let pdo = &info.tx_pdos[0];
+        assert_eq!((pdo.index, pdo.sync_manager, &pdo.entries[0].index), (0x1A00, 3, &0x6041));
+        assert_eq!(info.string(pdo.name_string), Some("Inputs"));
+        assert_eq!(info.string(pdo.entries[0].name_string), Some("Statusword"));
         assert_eq!(info.size_bytes, 2048);
         assert_eq!(u16::from(image.config_checksum()), image.word(word::CHECKSUM));
     }

@@ -31,7 +31,7 @@ pub use handle::{BusHandle, BusStatus, DeviceStatus};
 use crate::devices::read_real;
 use crate::devices::{
     classify, classify_identity, force_torque, known_channels, AnalogInputs, AnalogOutputs, Cia402Drive, DeviceClass, DeviceClassChoice, DeviceName, DigitalInputs, DigitalOutputs, DriveConfig,
-    ForceTorqueSensor, FtScaling, SafetyPlc,
+    ForceTorqueSensor, FtScaling, GenericDevice, PdoLayout, SafetyPlc,
 };
 use crate::master::{Bus, CycleStatus, DeviceInfo, Link, MasterConfig, PreOpPlan, PreOpWrite};
 use crate::BusError;
@@ -351,6 +351,24 @@ impl BusBase {
         drive.or_else(|| d.others.iter().find(|s| s.position == position).map(|s| s.class.kind()))
     }
 
+    /// The ports the device at `position` adds (its measurements, its commands), off the
+    /// real-time path: what `morc bus scan` lists for a generic device.
+    pub fn ports_of(&self, position: usize) -> (Vec<&str>, Vec<&str>) {
+        let Some(slot) = self.devices.others.iter().find(|s| s.position == position) else { return (Vec::new(), Vec::new()) };
+        let inputs = slot.first_input..slot.first_input + slot.class.ports().inputs.len();
+        fn names(ports: &[morc_kernel::PortInfo]) -> Vec<&str> {
+            ports.iter().map(|p| p.name.as_str()).collect()
+        }
+        (names(&self.info.outputs[slot.outputs.clone()]), names(&self.info.inputs[inputs]))
+    }
+
+    /// For a device without a class, where its ports came from ("its CoE PDO assignment",
+    /// "the PDOs in its EEPROM"); `None` for other devices.
+    pub fn generic_source(&self, position: usize) -> Option<&'static str> {
+        let slot = self.devices.others.iter().find(|s| s.position == position)?;
+        (slot.class.as_ref() as &dyn std::any::Any).downcast_ref::<GenericDevice>().map(GenericDevice::source)
+    }
+
     /// Why the class chosen for the device at `position` refused it, if it did (only with
     /// [`BusConfig::keep_refused`]; otherwise the bring-up fails with this message).
     pub fn refusal(&self, position: usize) -> Option<&str> {
@@ -564,10 +582,19 @@ fn build_classes(bus: &mut Bus, config: &BusConfig) -> Result<Devices, String> {
     let mut devices = Devices::default();
     for d in bus.devices().to_vec() {
         let Some(choice) = choose_class(config, &d, true) else { continue };
+        // A device found without a class whose description does not do runs without ports, as
+        // before there was a generic class; asked for in the configuration, it is an error.
+        let choice_was_generic = choice == DeviceClassChoice::Generic && !config.class_overrides.iter().any(|(p, _)| *p == d.position);
         match build_class(bus, config, &d, choice) {
             Ok(Built::Drive(class)) => devices.drives.push(DriveSlot { position: d.position, class: *class, command_index: 0 }),
             Ok(Built::Other(class)) => devices.others.push(Slot { position: d.position, class, outputs: 0..0, first_input: 0 }),
             Ok(Built::Passive) => {}
+            Err(why) if choice_was_generic => {
+                log::warn!("{why}");
+                if config.keep_refused {
+                    devices.refused.push((d.position, why));
+                }
+            }
             Err(why) if config.keep_refused => devices.refused.push((d.position, why)),
             Err(why) => return Err(why),
         }
@@ -631,8 +658,54 @@ fn build_class(bus: &mut Bus, config: &BusConfig, d: &DeviceInfo, choice: Device
             other(Box::new(class))
         }
         DeviceClassChoice::Encoder { scaling } => other(Box::new(crate::devices::IncrementalEncoder::new(name, scaling, d.input_bytes, d.output_bytes)?)),
+        DeviceClassChoice::Generic if d.input_bytes + d.output_bytes == 0 => Ok(Built::Passive),
+        DeviceClassChoice::Generic => other(Box::new(GenericDevice::new(name, &generic_layout(bus, d)?, d.input_bytes, d.output_bytes)?)),
         DeviceClassChoice::Passive => Ok(Built::Passive),
     }
+}
+
+/// What a device without a class maps: its CoE PDO assignment when its mailbox answers CoE
+/// (what the master sized its process data from), else the PDOs its EEPROM assigns.
+fn generic_layout(bus: &mut Bus, d: &DeviceInfo) -> Result<PdoLayout, String> {
+    let sii = bus.read_sii(d.position).map_err(|e| e.to_string());
+    if d.device_type.is_some() && !d.pdo_from_eeprom {
+        match coe_assignment(bus, d.position, sii.as_ref().ok()) {
+            Ok(layout) => return Ok(layout),
+            Err(e) => log::info!("{e}; taking its PDOs from its EEPROM"),
+        }
+    }
+    Ok(PdoLayout::from_sii(&sii?))
+}
+
+/// The PDO assignment of each process-data SyncManager (0x1C10 + n) and each assigned PDO's
+/// mapping, read over CoE.
+#[allow(clippy::type_complexity)]
+fn coe_assignment(bus: &mut Bus, position: usize, sii: Option<&morc_ecat_sim::SiiInfo>) -> Result<PdoLayout, BusError> {
+    use morc_ecat_wire::sii::SyncManagerUsage;
+    let usage = |u: SyncManagerUsage| -> Vec<u8> {
+        match sii {
+            Some(info) if !info.sync_managers.is_empty() => info.sync_managers.iter().enumerate().filter(|(_, s)| s.usage == u).map(|(i, _)| i as u8).collect(),
+            // Without a description, the standard SyncManagers: SM2 outputs, SM3 inputs.
+            _ => vec![if u == SyncManagerUsage::ProcessDataOut { 2 } else { 3 }],
+        }
+    };
+    let mut read = |sms: Vec<u8>| -> Result<Vec<(u8, Vec<(u16, Vec<u32>)>)>, BusError> {
+        let mut out = Vec::new();
+        for sm in sms {
+            let assign = 0x1C10 + u16::from(sm);
+            let mut pdos = Vec::new();
+            for i in 1..=bus.sdo_read::<u8>(position, assign, 0)? {
+                let pdo = bus.sdo_read::<u16>(position, assign, i)?;
+                let entries = (1..=bus.sdo_read::<u8>(position, pdo, 0)?).map(|j| bus.sdo_read::<u32>(position, pdo, j)).collect::<Result<Vec<u32>, _>>()?;
+                pdos.push((pdo, entries));
+            }
+            out.push((sm, pdos));
+        }
+        Ok(out)
+    };
+    let rx = read(usage(SyncManagerUsage::ProcessDataOut))?;
+    let tx = read(usage(SyncManagerUsage::ProcessDataIn))?;
+    Ok(PdoLayout::from_coe(&rx, &tx, sii))
 }
 
 impl Base for BusBase {

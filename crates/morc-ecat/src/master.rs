@@ -575,13 +575,9 @@ impl Bus {
             if without_coe.contains(&d.configured_address) {
                 // What its EEPROM's PDOs map says what it is (0x6040/0x6041: a CiA 402 drive).
                 d.pdo_from_eeprom = true;
-                let size = driver.run(sd.eeprom_size(&maindevice), until).and_then(|r| r.ok()).unwrap_or(0).min(MAX_EEPROM_BYTES);
-                let mut image = vec![0u8; size];
-                if size > 0 && matches!(driver.run(sd.eeprom_read_raw(&maindevice, 0, &mut image), until), Some(Ok(_))) {
-                    let info = morc_ecat_sim::SiiImage::from_raw(image).ok().and_then(|i| i.parse().ok());
-                    d.device_type = info.as_ref().and_then(device_type_from_pdos);
-                    d.eeprom_mapping = info.as_ref().map(eeprom_mapping);
-                }
+                let info = read_sii_info(&mut driver, &sd, &maindevice, until).ok();
+                d.device_type = info.as_ref().and_then(device_type_from_pdos);
+                d.eeprom_mapping = info.as_ref().map(eeprom_mapping);
                 log::warn!("device {} '{}': its EEPROM says CoE but its mailbox does not answer it; using the PDO description in its EEPROM (as SOEM does), no SDOs", d.position, d.name);
                 continue;
             }
@@ -959,12 +955,17 @@ impl Bus {
     /// An SDO upload of a u32, off the real-time path (e.g. a sensor's calibration, once
     /// after bring-up).
     pub(crate) fn sdo_read_u32(&mut self, position: usize, index: u16, sub: u8) -> Result<u32, BusError> {
+        self.sdo_read(position, index, sub)
+    }
+
+    /// An SDO upload of an object of `T`'s width, off the real-time path.
+    pub(crate) fn sdo_read<T: ethercrab::EtherCrabWireReadSized>(&mut self, position: usize, index: u16, sub: u8) -> Result<T, BusError> {
         let Some(md) = self.maindevice.as_ref() else { return Err(BusError::Closed) };
         let name = self.devices.get(position).map(|d| format!("device {position} '{}'", d.name)).unwrap_or_else(|| format!("device {position}"));
         let until = Patience::Until(Instant::now() + self.config.bring_up_timeout);
         let driver = &mut self.driver;
         let read = with_group!(&self.group, g => match g.subdevice(md, position) {
-            Ok(sd) => driver.run(sd.sdo_read::<u32>(index, sub), until),
+            Ok(sd) => driver.run(sd.sdo_read::<T>(index, sub), until),
             Err(e) => Some(Err(e)),
         });
         match read {
@@ -972,6 +973,20 @@ impl Bus {
             Some(Err(e)) => Err(BusError::Sdo { position, index, sub, message: format!("{name}: SDO upload 0x{index:04X}:{sub:02X} refused: {e}") }),
             None => Err(BusError::Sdo { position, index, sub, message: format!("{name}: SDO upload 0x{index:04X}:{sub:02X} got no answer") }),
         }
+    }
+
+    /// The device's EEPROM (SII) read whole and decoded, off the real-time path: what its PDOs
+    /// are called and how they map, for a device morc has no class for.
+    pub(crate) fn read_sii(&mut self, position: usize) -> Result<morc_ecat_sim::SiiInfo, BusError> {
+        let Some(md) = self.maindevice.as_ref() else { return Err(BusError::Closed) };
+        let name = self.devices.get(position).map(|d| format!("device {position} '{}'", d.name)).unwrap_or_else(|| format!("device {position}"));
+        let until = Patience::Until(Instant::now() + self.config.bring_up_timeout);
+        let driver = &mut self.driver;
+        let info = with_group!(&self.group, g => match g.subdevice(md, position) {
+            Ok(sd) => read_sii_info(driver, &sd, md, until),
+            Err(e) => Err(e.to_string()),
+        });
+        info.map_err(|e| BusError::Device(format!("{name}: reading its EEPROM (SII) failed: {e}")))
     }
 }
 
@@ -1014,6 +1029,23 @@ enum Opened {
 
 /// Largest EEPROM read whole (for a device's PDO description): 32 kbit.
 const MAX_EEPROM_BYTES: usize = 4096;
+
+/// A device's EEPROM read whole (at most [`MAX_EEPROM_BYTES`]) and decoded.
+fn read_sii_info(driver: &mut Driver, sd: &ethercrab::SubDevice, md: &MainDevice<'_>, until: Patience) -> Result<morc_ecat_sim::SiiInfo, String> {
+    let size = match driver.run(sd.eeprom_size(md), until) {
+        Some(Ok(size)) => size.min(MAX_EEPROM_BYTES),
+        Some(Err(e)) => return Err(e.to_string()),
+        None => return Err("no answer".into()),
+    };
+    let mut image = vec![0u8; size];
+    match driver.run(sd.eeprom_read_raw(md, 0, &mut image), until) {
+        Some(Ok(_)) => {}
+        Some(Err(e)) => return Err(e.to_string()),
+        None => return Err("no answer".into()),
+    }
+    let image = morc_ecat_sim::SiiImage::from_raw(image).map_err(|e| e.to_string())?;
+    image.parse().map_err(|e| e.to_string())
+}
 
 /// A CiA 402 device type (servo drive) if the EEPROM's PDOs map the controlword or
 /// statusword (0x6040 / 0x6041), as the CoE object 0x1000 would say.

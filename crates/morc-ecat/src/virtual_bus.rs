@@ -1,7 +1,7 @@
 //! The simulated segment morc runs on without hardware (`morc run --bus sim`, `morc bus scan
 //! --sim`): a coupler, CiA 402 drives, digital and analog I/O terminals, a safety PLC and a
 //! force/torque sensor, with morc's own identities (vendor 0x0DEF), and incremental encoder
-//! terminals with Beckhoff's (EL5101); EEPROM images built here, so nothing outside the binary
+//! terminals with Beckhoff's (EL5101), and grippers no class knows (run as generic devices); EEPROM images built here, so nothing outside the binary
 //! is needed.
 
 use crate::devices::identity;
@@ -13,7 +13,7 @@ use crate::BusError;
 use morc_ecat_sim::PdoEntrySpec;
 use morc_ecat_sim::{
     cia402_drive, coupler, digital_inputs, digital_outputs, fixed_pdo_device, morc_drive_image, DrivePlant, EscConfig, IdealFollower, Segment, SimAnalogInputs, SimAnalogOutputs, SimEncoder,
-    SimForceSensor, SimSafetyPlc,
+    SimForceSensor, SimGripper, SimSafetyPlc,
 };
 use morc_ecat_wire::sii::{self, build_image, DeviceDescription, FmmuUsage, Identity, MailboxConfig, Pdo, PdoEntry, SyncManagerEntry, SyncManagerUsage};
 use std::sync::{Arc, Mutex};
@@ -49,6 +49,9 @@ pub struct SimSegmentConfig {
     pub force_torque: bool,
     /// Incremental encoder terminals (EL5101, 32-bit counter), after the other devices.
     pub encoders: usize,
+    /// Electric grippers with a vendor PDO layout morc has no class for (a CoE mailbox with
+    /// their PDO assignment), last on the line: run as generic devices.
+    pub grippers: usize,
     /// What a simulated world feeds the force/torque sensor and the digital inputs each cycle
     /// (the simulated robot's wrist sensor and handle); none: they read what tests set.
     pub sensor_feed: Option<std::sync::Arc<morc_ecat_sim::SensorFeed>>,
@@ -81,6 +84,7 @@ impl Default for SimSegmentConfig {
             safety_plc: false,
             force_torque: false,
             encoders: 0,
+            grippers: 0,
             sensor_feed: None,
             placed: Vec::new(),
         }
@@ -102,6 +106,7 @@ impl SimSegmentConfig {
                 .filter(|b| **b)
                 .count()
             + self.encoders
+            + self.grippers
     }
 }
 
@@ -186,6 +191,7 @@ fn description(spec: &ImageSpec) -> DeviceDescription {
         sync_managers,
         tx_pdos,
         rx_pdos,
+        strings: Vec::new(),
     }
 }
 
@@ -237,6 +243,34 @@ fn encoder_image() -> Result<sii::SiiImage, String> {
     desc.rx_pdos[0].index = RX_PDO;
     desc.tx_pdos[0].index = TX_PDO;
     build_image(&desc, 512).map_err(|e| e.to_string())
+}
+
+/// A simulated gripper ([`morc_ecat_sim::gripper`]), morc's identity with a product code no
+/// class knows, its PDOs and their entries named in its EEPROM; `coe`: with a CoE mailbox
+/// answering its PDO assignment, else its process data described by its EEPROM alone.
+pub fn gripper(coe: bool, clock_offset_ns: u64) -> Result<morc_ecat_sim::SubDevice, String> {
+    use morc_ecat_sim::gripper::{GripperEntry, COMMAND, STATUS};
+    let (rx, tx) = (SimGripper::specs(&COMMAND.2), SimGripper::specs(&STATUS.2));
+    let spec = ImageSpec { product_code: identity::GRIPPER, name: "SIM-GRIPPER", group: "Grippers", rx: &rx, tx: &tx, coe, pd_sms: PD_IN_RAM };
+    let mut desc = description(&spec);
+    let mut name = |text: &str| -> u8 {
+        desc.strings.push(text.to_string());
+        desc.strings.len() as u8
+    };
+    let named = |pdo: &mut Pdo, title: &str, entries: &[GripperEntry], name: &mut dyn FnMut(&str) -> u8| {
+        pdo.name_string = name(title);
+        for (e, g) in pdo.entries.iter_mut().zip(entries) {
+            e.data_type = g.data_type;
+            e.name_string = if g.name.is_empty() { 0 } else { name(g.name) };
+        }
+    };
+    let (mut rx_pdo, mut tx_pdo) = (desc.rx_pdos[0].clone(), desc.tx_pdos[0].clone());
+    named(&mut rx_pdo, COMMAND.1, &COMMAND.2, &mut name);
+    named(&mut tx_pdo, STATUS.1, &STATUS.2, &mut name);
+    (desc.rx_pdos[0], desc.tx_pdos[0]) = (rx_pdo, tx_pdo);
+    let image = build_image(&desc, if coe { 2048 } else { 512 }).map_err(|e| e.to_string())?;
+    let objects = coe.then(|| SimGripper::objects(desc.identity));
+    fixed_pdo_device(image, EscConfig::et1100(), clock_offset_ns, SimGripper::default(), objects)
 }
 
 /// Coupler, then `drives` CiA 402 drives, then a digital output and a digital input terminal
@@ -314,6 +348,9 @@ fn build_segment(config: &SimSegmentConfig, plants: Vec<Box<dyn DrivePlant>>) ->
     }
     for i in 0..config.encoders {
         s.push(fixed_pdo_device(encoder_image()?, EscConfig::et1200(), 9_000 + 100 * i as u64, SimEncoder::default(), None)?);
+    }
+    for i in 0..config.grippers {
+        s.push(gripper(true, 10_000 + 100 * i as u64)?);
     }
     // Start virtual time away from 0 so DC system times look like a running line.
     s.set_time_ns(1_000_000_000);

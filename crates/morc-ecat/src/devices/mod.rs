@@ -17,6 +17,7 @@ pub mod cia402;
 pub mod digital_io;
 pub mod encoder;
 pub mod force_torque;
+pub mod generic;
 pub mod safety_plc;
 
 pub use analog_io::{AnalogInputs, AnalogOutputs, AnalogRange};
@@ -24,6 +25,7 @@ pub use cia402::{Cia402Drive, DriveConfig, DriveMode};
 pub use digital_io::{DigitalInputs, DigitalOutputs};
 pub use encoder::{EncoderScaling, IncrementalEncoder};
 pub use force_torque::{ForceTorqueSensor, FtScaling};
+pub use generic::{GenericDevice, PdoLayout};
 pub use safety_plc::SafetyPlc;
 
 /// The ports a device class adds to the bus base, named after its position on the line
@@ -155,14 +157,16 @@ pub enum DeviceClassChoice {
         /// Counts per revolution, gear, direction and offset.
         scaling: EncoderScaling,
     },
-    /// No process data the robot uses (a coupler), or a device morc has no class for yet: it
-    /// still takes part in the cycle (its working counter is checked).
+    /// A device morc has no class for: its ports from its own PDO description ([`generic`]).
+    Generic,
+    /// No process data the robot uses (a coupler), or a device to leave alone: it still takes
+    /// part in the cycle (its working counter is checked).
     Passive,
 }
 
 impl DeviceClassChoice {
     /// The names a bus configuration (a robot file's `bus = { … }`) may choose a class by.
-    pub const NAMES: [&'static str; 3] = ["ati_axia", "safety_plc", "passive"];
+    pub const NAMES: [&'static str; 4] = ["ati_axia", "safety_plc", "generic", "passive"];
 
     /// The class named `name` (see [`NAMES`](Self::NAMES)), with what it learns from the
     /// device itself (an F/T sensor's scaling from its calibration objects).
@@ -170,6 +174,7 @@ impl DeviceClassChoice {
         match name {
             "ati_axia" => Ok(DeviceClassChoice::ForceTorque { scaling: None }),
             "safety_plc" => Ok(DeviceClassChoice::SafetyPlc),
+            "generic" => Ok(DeviceClassChoice::Generic),
             "passive" => Ok(DeviceClassChoice::Passive),
             _ => Err(format!("unknown device class '{name}': use {}", Self::NAMES.map(|n| format!("\"{n}\"")).join(", "))),
         }
@@ -187,7 +192,7 @@ pub(crate) fn classify(device_type: Option<u32>, input_bytes: usize, output_byte
         (0, 0) => DeviceClassChoice::Passive,
         (0, n) if n <= 4 => DeviceClassChoice::DigitalOutputs { channels: (n * 8) as u32 },
         (n, 0) if n <= 4 => DeviceClassChoice::DigitalInputs { channels: (n * 8) as u32 },
-        _ => DeviceClassChoice::Passive,
+        _ => DeviceClassChoice::Generic,
     }
 }
 
@@ -208,6 +213,8 @@ pub mod identity {
     pub const SAFETY_PLC: u32 = 0x0000_5AFE;
     /// A 6-axis force/torque sensor.
     pub const FORCE_TORQUE: u32 = 0x0000_0F76;
+    /// An electric gripper with its own PDO layout, which no class knows: a generic device.
+    pub const GRIPPER: u32 = 0x0000_6121;
 }
 
 /// The class an identity says, for devices whose process data alone does not (analog
