@@ -24,12 +24,29 @@ fn cell() -> Rig {
 #[test]
 fn cell_devices_get_their_classes_and_ports() {
     let rig = cell();
-    let classes: Vec<Option<&str>> = (0..9).map(|p| rig.base.class_of(p)).collect();
-    assert_eq!(classes, [None, Some("drive"), Some("drive"), Some("dout"), Some("din"), Some("ain"), Some("aout"), Some("safety"), Some("ft")]);
+    let classes: Vec<Option<&str>> = (0..10).map(|p| rig.base.class_of(p)).collect();
+    assert_eq!(classes, [None, Some("drive"), Some("drive"), Some("dout"), Some("din"), Some("ain"), Some("aout"), Some("safety"), Some("ft"), Some("generic")]);
     let outs: Vec<String> = rig.base.info().outputs.iter().map(|p| format!("{}:{}", p.name, p.ty)).collect();
-    assert_eq!(outs, ["q:vector[2]", "qd:vector[2]", "tau:vector[2]", "enabled:boolean", "din4:integer", "ain5:vector[4]", "safety7:integer", "ft8:vector[6]"]);
+    assert_eq!(
+        outs,
+        [
+            "q:vector[2]",
+            "qd:vector[2]",
+            "tau:vector[2]",
+            "enabled:boolean",
+            "din4:integer",
+            "ain5:vector[4]",
+            "safety7:integer",
+            "ft8:vector[6]",
+            "dev9_ready:boolean",
+            "dev9_holding:boolean",
+            "dev9_fault:boolean",
+            "dev9_actual_width:real",
+            "dev9_motor_temperature:real"
+        ]
+    );
     let ins: Vec<String> = rig.base.info().inputs.iter().map(|p| format!("{}:{}", p.name, p.ty)).collect();
-    assert_eq!(ins, ["q_cmd:vector[2]", "dout3:integer", "aout6:vector[4]", "tau_ff:vector[2]"]);
+    assert_eq!(ins, ["q_cmd:vector[2]", "dout3:integer", "aout6:vector[4]", "dev9_enable:boolean", "dev9_acknowledge:boolean", "dev9_target_width:real", "dev9_grip_force:real", "tau_ff:vector[2]"]);
     assert_eq!(rig.base.force_sensor(0).unwrap().scaling().counts_per_newton, 1e6, "from the sensor's calibration object");
 }
 

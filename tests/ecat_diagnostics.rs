@@ -57,7 +57,7 @@ fn more_than_32_devices_are_named_as_the_limit() {
 fn a_scan_leaves_the_devices_in_preop() {
     let seg = shared_sim_segment(&SimSegmentConfig::cell(morc_ecat::virtual_bus::DEFAULT_DRIVES)).unwrap();
     let text = morc::cli::bus::scan_link(Link::Simulated(seg.clone()), &EngineConfig::default()).unwrap();
-    assert!(text.contains("13 devices") && text.contains("devices back in PREOP"), "{text}");
+    assert!(text.contains("14 devices") && text.contains("devices back in PREOP"), "{text}");
     // The robot file's lines for the cell: its six drives, the F/T sensor and the PLC where they sit.
     assert!(
         text.contains("drive = { slave = 6, mode = \"csp\" } } },") && text.contains("  bus = { ft = { slave = 12, class = \"ati_axia\" }, safety = { slave = 11, class = \"safety_plc\" } },"),

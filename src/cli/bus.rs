@@ -182,12 +182,13 @@ pub(crate) fn bench(seconds: f64, config: &EngineConfig) -> i32 {
     rt::apply_to_current_thread(config.rt, "bus benchmark");
     let sim = SimSegmentConfig::cell(morc_ecat::virtual_bus::DEFAULT_DRIVES);
     println!(
-        "bus round trip per cycle: coupler + {} drives + DO{} + DI{} + AI{} + AO{} + safety PLC + F/T sensor ({} devices)",
+        "bus round trip per cycle: coupler + {} drives + DO{} + DI{} + AI{} + AO{} + safety PLC + F/T sensor + {} gripper ({} devices)",
         sim.drives,
         sim.digital_outputs,
         sim.digital_inputs,
         sim.analog_inputs,
         sim.analog_outputs,
+        sim.grippers,
         sim.device_count()
     );
     match bench_in_process(seconds, &sim, config) {

@@ -1,5 +1,5 @@
 //! The simulated segment morc runs on without hardware (`morc run --bus sim`, `morc bus scan
-//! --sim`): a coupler, CiA 402 drives, digital and analog I/O terminals, a safety PLC and a
+//! --sim`): a coupler, CiA 402 drives, digital and analog I/O terminals, a safety PLC, a
 //! force/torque sensor, with morc's own identities (vendor 0x0DEF), and incremental encoder
 //! terminals with Beckhoff's (EL5101), and grippers no class knows (run as generic devices); EEPROM images built here, so nothing outside the binary
 //! is needed.
@@ -92,10 +92,11 @@ impl Default for SimSegmentConfig {
 }
 
 impl SimSegmentConfig {
-    /// A robot cell: the default segment plus analog terminals (AI4, AO4), a safety PLC and
-    /// a force/torque sensor. What `--bus sim` and `morc bus scan --sim` run on.
+    /// A robot cell: the default segment plus analog terminals (AI4, AO4), a safety PLC, a
+    /// force/torque sensor and, last, a gripper no class knows (a generic device). What
+    /// `--bus sim` and `morc bus scan --sim` run on.
     pub fn cell(drives: usize) -> Self {
-        Self { drives, analog_inputs: 4, analog_outputs: 4, safety_plc: true, force_torque: true, ..Default::default() }
+        Self { drives, analog_inputs: 4, analog_outputs: 4, safety_plc: true, force_torque: true, grippers: 1, ..Default::default() }
     }
 
     /// How many devices the segment has.
