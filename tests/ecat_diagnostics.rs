@@ -162,3 +162,23 @@ fn a_scan_lists_every_device_and_why_a_class_refused_one() {
     assert!(drive.contains("drive"), "the other devices keep their classes: {text}");
     assert!(text.contains("  joints = { { \"J1\", drive = { slave = 1, mode = \"csp\" } } },"), "the Lua lines of what it found: {text}");
 }
+
+/// A drive's own parameters (gains, limits) go down in PreOp after morc's mapping and mode;
+/// one the drive refuses fails the bring-up naming the device and the object.
+#[test]
+fn a_drives_parameters_are_written_in_preop_and_a_refused_one_is_named() {
+    use morc_ecat::devices::{DriveConfig, SdoValue, SdoWrite};
+    let seg = shared_sim_segment(&SimSegmentConfig { drives: 2, ..Default::default() }).unwrap();
+    let limited = DriveConfig { parameters: vec![SdoWrite::new(0x6072, 0, SdoValue::U16(500))], ..DriveConfig::default() };
+    let base = BusBase::open(Link::Simulated(seg.clone()), BusConfig { drive_overrides: vec![(2, limited)], ..Default::default() }).unwrap_or_else(|e| panic!("{e}"));
+    let max_torque = |p: usize| lock(&seg).device(p).and_then(|d| d.app_as::<Cia402Drive>()).and_then(|d| d.od().get_u16(0x6072, 0));
+    assert_eq!((max_torque(1), max_torque(2)), (Some(u16::MAX), Some(500)), "only drive 2 was given its max torque");
+    drop(base);
+    let seg = shared_sim_segment(&SimSegmentConfig { drives: 1, ..Default::default() }).unwrap();
+    let unknown = DriveConfig { parameters: vec![SdoWrite::new(0x2345, 1, SdoValue::I32(-7))], ..DriveConfig::default() };
+    let message = match BusBase::open(Link::Simulated(seg), BusConfig { drive_overrides: vec![(1, unknown)], ..Default::default() }) {
+        Ok(_) => panic!("a parameter the drive does not have was written"),
+        Err(e) => e.to_string(),
+    };
+    assert!(message.starts_with("device 1 'MORC-402': SDO download 0x2345:01 = I32(-7) refused:"), "{message}");
+}

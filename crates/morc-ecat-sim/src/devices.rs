@@ -337,6 +337,8 @@ impl Cia402Drive {
         od.add_var(obj::POSITION_ACTUAL, "Position actual value", &0i32.to_le_bytes(), ReadOnly);
         od.add_var(obj::VELOCITY_ACTUAL, "Velocity actual value", &0i32.to_le_bytes(), ReadOnly);
         od.add_var(obj::TARGET_TORQUE, "Target torque", &0i16.to_le_bytes(), ReadWrite);
+        // Unlimited until a master sets it (beyond the i16 target torque's range).
+        od.add_var(obj::MAX_TORQUE, "Max torque", &u16::MAX.to_le_bytes(), ReadWrite);
         od.add_var(obj::TORQUE_ACTUAL, "Torque actual value", &0i16.to_le_bytes(), ReadOnly);
         od.add_var(obj::TARGET_POSITION, "Target position", &0i32.to_le_bytes(), ReadWrite);
         od.add_var(obj::TARGET_VELOCITY, "Target velocity", &0i32.to_le_bytes(), ReadWrite);
@@ -482,7 +484,10 @@ impl Cia402Drive {
             OperationEnabled => match self.od.get_u8(obj::MODES_DISPLAY, 0).map(|m| m as i8) {
                 Some(mode::CSP) => PlantCommand::Position { target: f64::from(self.i32_of(obj::TARGET_POSITION)), torque_offset: self.torque_offset() },
                 Some(mode::CSV) => PlantCommand::Velocity { target: f64::from(self.i32_of(obj::TARGET_VELOCITY)), torque_offset: self.torque_offset() },
-                Some(mode::CST) => PlantCommand::Torque(f64::from(self.od.get_u16(obj::TARGET_TORQUE, 0).unwrap_or(0) as i16)),
+                Some(mode::CST) => {
+                    let max = f64::from(self.od.get_u16(obj::MAX_TORQUE, 0).unwrap_or(u16::MAX));
+                    PlantCommand::Torque(f64::from(self.od.get_u16(obj::TARGET_TORQUE, 0).unwrap_or(0) as i16).clamp(-max, max))
+                }
                 _ => PlantCommand::Hold,
             },
             QuickStopActive | FaultReactionActive => PlantCommand::Stop,
@@ -654,6 +659,20 @@ mod tests {
 
     fn statusword(d: &Cia402Drive) -> u16 {
         d.od.get_u16(obj::STATUSWORD, 0).unwrap()
+    }
+
+    #[test]
+    fn in_cst_the_target_torque_is_limited_to_max_torque() {
+        let (mut d, mut esc) = drive();
+        esc.enter_state(AlState::Op);
+        for cw in [0x0000, 0x0006, 0x0007, 0x000F] {
+            command(&mut d, &mut esc, cw);
+        }
+        d.od.set(obj::MODES_DISPLAY, 0, &[mode::CST as u8]);
+        d.od.set(obj::TARGET_TORQUE, 0, &(-2000i16).to_le_bytes());
+        assert!(matches!(d.plant_command(), PlantCommand::Torque(t) if t == -2000.0), "no limit until one is set");
+        d.od.set(obj::MAX_TORQUE, 0, &500u16.to_le_bytes());
+        assert!(matches!(d.plant_command(), PlantCommand::Torque(t) if t == -500.0));
     }
 
     #[test]

@@ -47,7 +47,7 @@ pub const COMMAND: (u16, &str, [GripperEntry; 5]) = (
 );
 
 /// Its TxPDO 0x1A00 "Gripper Status": ready, holding and fault bits, a 5-bit gap, the actual
-/// width (UNSIGNED16, 0.01 mm) and the motor temperature (INTEGER16, 0.1 °C). 7 bytes.
+/// width (UNSIGNED16, 0.01 mm) and the motor temperature (INTEGER16, 0.1 °C). 5 bytes.
 pub const STATUS: (u16, &str, [GripperEntry; 6]) = (
     0x1A00,
     "Gripper Status",

@@ -33,6 +33,8 @@ pub mod obj {
     pub const VELOCITY_ACTUAL: u16 = 0x606C;
     /// Target torque (per mille of rated torque).
     pub const TARGET_TORQUE: u16 = 0x6071;
+    /// Max torque (UNSIGNED16, per mille of rated torque): the drive limits its torque to it.
+    pub const MAX_TORQUE: u16 = 0x6072;
     /// Torque actual value (per mille of rated torque).
     pub const TORQUE_ACTUAL: u16 = 0x6077;
     /// Target position (counts).

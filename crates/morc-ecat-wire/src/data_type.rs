@@ -44,6 +44,50 @@ pub const BITARR8: u8 = 0x2D;
 /// BIT1 … BIT16 are 0x30..=0x3F (BITn = 0x2F + n).
 pub const BIT1: u8 = 0x30;
 
+/// A value for an SDO download, of the object's width.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SdoValue {
+    /// UNSIGNED8.
+    U8(u8),
+    /// INTEGER8 (e.g. modes of operation, 0x6060).
+    I8(i8),
+    /// UNSIGNED16 (e.g. max torque, 0x6072).
+    U16(u16),
+    /// INTEGER16.
+    I16(i16),
+    /// UNSIGNED32 (e.g. a PDO mapping entry).
+    U32(u32),
+    /// INTEGER32.
+    I32(i32),
+}
+
+impl SdoValue {
+    /// The type names [`SdoValue::of`] takes.
+    pub const TYPES: [&'static str; 6] = ["u8", "i8", "u16", "i16", "u32", "i32"];
+
+    /// `x` as a value of the type named `ty` ("u16", "i32"…), or why it is not one.
+    pub fn of(ty: &str, x: f64) -> Result<SdoValue, String> {
+        let (number, bits) = match ty {
+            "u8" => (Number::Unsigned, 8),
+            "i8" => (Number::Signed, 8),
+            "u16" => (Number::Unsigned, 16),
+            "i16" => (Number::Signed, 16),
+            "u32" => (Number::Unsigned, 32),
+            "i32" => (Number::Signed, 32),
+            _ => return Err(format!("unknown SDO type '{ty}': use {}", Self::TYPES.map(|t| format!("\"{t}\"")).join(", "))),
+        };
+        let raw = number.bits(x, bits).map_err(|e| format!("a {ty} {e}"))?;
+        Ok(match ty {
+            "u8" => SdoValue::U8(raw as u8),
+            "i8" => SdoValue::I8(raw as u8 as i8),
+            "u16" => SdoValue::U16(raw as u16),
+            "i16" => SdoValue::I16(raw as u16 as i16),
+            "u32" => SdoValue::U32(raw as u32),
+            _ => SdoValue::I32(raw as u32 as i32),
+        })
+    }
+}
+
 /// How a number of a data type reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Number {
@@ -216,5 +260,15 @@ mod tests {
         assert_eq!(Number::of(REAL32, 16), None);
         assert_eq!(Number::of(0, 12), Some(Number::Unsigned), "an unknown type reads as raw bits");
         assert_eq!(Number::type_name(BIT1 + 1), "BIT2");
+    }
+
+    #[test]
+    fn sdo_values_take_their_type_and_range() {
+        assert_eq!(SdoValue::of("u16", 500.0), Ok(SdoValue::U16(500)));
+        assert_eq!(SdoValue::of("i32", -7.0), Ok(SdoValue::I32(-7)));
+        assert_eq!(SdoValue::of("i8", -128.0), Ok(SdoValue::I8(-128)));
+        assert!(SdoValue::of("u8", 300.0).unwrap_err().contains("a u8 takes 0 to 255, got 300"));
+        assert!(SdoValue::of("i16", 1.5).unwrap_err().contains("whole"));
+        assert!(SdoValue::of("float", 1.0).unwrap_err().contains("unknown SDO type 'float'"));
     }
 }

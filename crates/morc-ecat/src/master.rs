@@ -614,7 +614,9 @@ impl Bus {
                 U8(v) => driver.run(sd.sdo_write(index, sub, v), until),
                 I8(v) => driver.run(sd.sdo_write(index, sub, v), until),
                 U16(v) => driver.run(sd.sdo_write(index, sub, v), until),
+                I16(v) => driver.run(sd.sdo_write(index, sub, v), until),
                 U32(v) => driver.run(sd.sdo_write(index, sub, v), until),
+                I32(v) => driver.run(sd.sdo_write(index, sub, v), until),
             };
             match result {
                 Some(Ok(())) => {}

@@ -59,11 +59,23 @@ pub struct DriveConfig {
     /// How long each step of the enable sequence may take before the drive is reported as
     /// not switching on (s).
     pub switch_on_timeout: f64,
+    /// SDO downloads in PreOp after morc's own (mapping, mode): the drive's own gains and
+    /// limits, as its manual names them (0x6072 max torque, a vendor's 0x2xxx loop gains).
+    pub parameters: Vec<SdoWrite>,
 }
 
 impl Default for DriveConfig {
     fn default() -> Self {
-        Self { counts_per_rev: 1_048_576.0, gear: 1.0, reversed: false, offset: 0.0, rated_torque: 1.0, mode: DriveMode::Csp, switch_on_timeout: 0.5 }
+        Self {
+            counts_per_rev: 1_048_576.0,
+            gear: 1.0,
+            reversed: false,
+            offset: 0.0,
+            rated_torque: 1.0,
+            mode: DriveMode::Csp,
+            switch_on_timeout: 0.5,
+            parameters: Vec::new(),
+        }
     }
 }
 
@@ -279,6 +291,12 @@ impl Cia402Drive {
     /// error naming what is missing and the modes it could run. Unmapped measurements read:
     /// velocity from the position's change per cycle, torque NaN.
     pub fn with_fixed_mapping(name: DeviceName, config: DriveConfig, period: f64, rx: &[u32], tx: &[u32]) -> Result<Self, String> {
+        if let Some(p) = config.parameters.first() {
+            return Err(format!(
+                "{name}: its mailbox does not answer CoE, so its parameters (SDO 0x{:04X}:{:02X} = {:?} and the rest) cannot be written; set them with the drive's own tool, and take them out of the joint's drive",
+                p.index, p.sub, p.value
+            ));
+        }
         let mapped = Mapped::of(rx, tx, true);
         let missing = mapped.missing_for(config.mode);
         if !missing.is_empty() {
@@ -324,6 +342,7 @@ impl Cia402Drive {
             w.push(SdoWrite::new(assign, 0, U8(1)));
         }
         w.push(SdoWrite::new(obj::MODES_OF_OPERATION, 0, I8(self.config.mode.code())));
+        w.extend(self.config.parameters.iter().copied());
         w
     }
 

@@ -89,18 +89,7 @@ impl std::fmt::Display for DeviceName {
     }
 }
 
-/// A value for an SDO download.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SdoValue {
-    /// UNSIGNED8.
-    U8(u8),
-    /// INTEGER8 (e.g. modes of operation, 0x6060).
-    I8(i8),
-    /// UNSIGNED16.
-    U16(u16),
-    /// UNSIGNED32 (e.g. a PDO mapping entry).
-    U32(u32),
-}
+pub use morc_ecat_wire::data_type::SdoValue;
 
 /// One SDO download done in PreOp (PDO mapping, mode of operation…).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
