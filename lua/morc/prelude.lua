@@ -195,7 +195,7 @@ Types:
 
 morc.doc(morc.robot, [[morc.robot { name, model = morc.model.urdf "file" | morc.model.dh { … } | morc.model.build { … },
              joints = { { "A1", drive = { slave, gear, counts, offset, direction, mode = "csp"|"csv"|"cst", rated_torque = N·m,
-                                          armature, viscous, coulomb, stiffness, damping },
+                                          parameters = { { index, sub, u16 = value }, … }, armature, viscous, coulomb, stiffness, damping },
                           limits = { pos = { lo°, hi° }, vel = °/s, acc = °/s², torque = N·m } }, … },
              tool = { xyz = { mm }, rpy = { ° } }, payload = { mass = kg, com = { mm }, inertia },
              home = { ° }, cartesian = { vel = mm/s, acc = mm/s², rot_vel = °/s, rot_acc = °/s² },

@@ -5,11 +5,12 @@
 local T = require "morc.testing"
 local ur5 = require "robots.ur5"
 
---- The UR5 with every drive in `mode`, and `bus` as its robot file's bus = { … }.
-local function ur5_with(mode, bus)
+--- The UR5 with every drive in `mode`, and `bus` as its robot file's bus = { … }; `parameters`
+--- (if given) are every drive's own parameters.
+local function ur5_with(mode, bus, parameters)
   local joints = {}
   for i, j in ipairs(ur5.joints) do
-    joints[i] = { j.name, drive = { slave = j.slave, gear = j.gear, counts = j.counts, mode = mode, rated_torque = 1.5 }, limits = j.limits }
+    joints[i] = { j.name, drive = { slave = j.slave, gear = j.gear, counts = j.counts, mode = mode, rated_torque = 1.5, parameters = parameters }, limits = j.limits }
   end
   return morc.robot { name = "UR5 (" .. mode .. ")", model = ur5.model, joints = joints, home = ur5.home, bus = bus }
 end
@@ -55,6 +56,25 @@ T.test("wrong hardware in a robot file is an error naming it", function()
   T.raises(function() ur5_with("csp", { ft = { slave = 3 } }) end, "", "bus.ft: slave 3 is joint elbow_joint's drive")
   T.raises(function() ur5_with("csp", { ft = { slave = 8, class = "axia" } }) end, "", "unknown device class 'axia'")
   T.raises(function() ur5_with("csp", { plc = { slave = 8 } }) end, "", "unknown key 'plc' in the bus of robot")
+end)
+
+T.test("a drive's own parameters go down over CoE when the bus comes up", function()
+  -- Max torque (0x6072, per mille of the rated torque): every simulated drive has it.
+  local limited = ur5_with("cst", nil, { { index = 0x6072, sub = 0, u16 = 1500 } })
+  morc.start_engine { bus = "sim", robot = limited }
+  T.eq(morc.engine.inputs[1], "tau_cmd")
+  -- An object the drive does not have: the bring-up names the drive and the object.
+  local vendor = ur5_with("csp", nil, { { index = 0x2381, sub = 1, i32 = -7 } })
+  T.raises(function() morc.start_engine { bus = "sim", robot = vendor } end, "", "device 1 'MORC-402': SDO download 0x2381:01 = I32(-7) refused")
+  morc.start_engine {}
+end)
+
+T.test("wrong drive parameters are errors naming the joint", function()
+  T.raises(function() ur5_with("csp", nil, { { index = 0x6072, u16 = 70000 } }) end, "", "drive parameter 1 (0x6072:00): a u16 takes 0 to 65535, got 70000")
+  T.raises(function() ur5_with("csp", nil, { { index = 0x6072, u16 = 1, i16 = 1 } }) end, "", "needs exactly one value, keyed by its type")
+  T.raises(function() ur5_with("csp", nil, { { index = 0x6072, float = 1 } }) end, "", "unknown key 'float' in drive parameter 1 of robot 'UR5 (csp)', joint shoulder_pan_joint")
+  T.raises(function() ur5_with("csp", nil, { { index = -1, u8 = 1 } }) end, "", "index must be an integer 0…0xFFFF, got -1")
+  T.raises(function() ur5_with("csp", nil, 5) end, "", "the drive's parameters must be a list")
 end)
 
 return T.summary()

@@ -10,6 +10,7 @@ mod component;
 mod convert;
 mod data;
 pub mod docs;
+mod drive_parameters;
 mod dynid;
 mod engine;
 mod error;

@@ -73,7 +73,7 @@ fn optional_number(t: &Table, key: &str, what: &str) -> mlua::Result<Option<f64>
 }
 
 /// The keys of a drive, of a joint's limits, and of a joint entry in `morc.robot { joints = … }`.
-const DRIVE_KEYS: [&str; 12] = ["slave", "gear", "counts", "offset", "direction", "mode", "rated_torque", "armature", "viscous", "coulomb", "stiffness", "damping"];
+const DRIVE_KEYS: [&str; 13] = ["slave", "gear", "counts", "offset", "direction", "mode", "rated_torque", "parameters", "armature", "viscous", "coulomb", "stiffness", "damping"];
 const LIMIT_KEYS: [&str; 5] = ["pos", "vel", "acc", "torque", "unit"];
 const JOINT_KEYS: [&str; 5] = ["name", "drive", "limits", "kind", "unit"];
 
@@ -372,6 +372,7 @@ fn define_robot(lua: &Lua, t: Table) -> mlua::Result<LuaRobot> {
                 Some(t) if t <= 0.0 => return Err(fail(format!("{what}: the drive's rated_torque must be > 0 N·m (the motor's rated torque), got {t}"))),
                 t => t,
             },
+            parameters: crate::drive_parameters::parse(&d, &what).map_err(fail)?,
         };
         let train = DriveTrain {
             armature: number(&d, "armature", Some(0.0), &what).map_err(|e| fail(message_of(&e)))?,

@@ -190,6 +190,7 @@ pub fn drive_config(robot: &Robot, joint: usize) -> DriveConfig {
             CommandMode::Velocity => DriveMode::Csv,
             CommandMode::Torque => DriveMode::Cst,
         },
+        parameters: j.drive.parameters.iter().map(|p| morc_ecat::devices::SdoWrite::new(p.index, p.sub, p.value)).collect(),
         ..DriveConfig::default()
     }
 }

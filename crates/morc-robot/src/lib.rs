@@ -46,12 +46,27 @@ pub struct JointDrive {
     /// The motor's rated torque (N·m), the unit of the drive's torque objects; `None`: a third
     /// of the joint's torque limit seen at the motor (a servo motor's peak is about 3×).
     pub rated_torque: Option<f64>,
+    /// The drive's own parameters, written over CoE when the bus comes up (its loop gains,
+    /// max torque…), in order.
+    pub parameters: Vec<DriveParameter>,
+}
+
+/// One of a drive's own parameters: its object, as the drive's manual names it, and the value
+/// written there (of the object's width).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DriveParameter {
+    /// Object index (0x6072 max torque; a vendor's gains at 0x2000…0x5FFF).
+    pub index: u16,
+    /// Subindex.
+    pub sub: u8,
+    /// The value, of the object's type.
+    pub value: morc_ecat_wire::data_type::SdoValue,
 }
 
 impl Default for JointDrive {
     /// Slave 1, one count per motor turn, direct drive, commanded by position.
     fn default() -> Self {
-        JointDrive { slave: 1, gear: 1.0, counts: 1.0, offset: 0.0, direction: 1.0, mode: CommandMode::Position, rated_torque: None }
+        JointDrive { slave: 1, gear: 1.0, counts: 1.0, offset: 0.0, direction: 1.0, mode: CommandMode::Position, rated_torque: None, parameters: Vec::new() }
     }
 }
 
