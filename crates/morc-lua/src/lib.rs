@@ -5,6 +5,7 @@
 #![warn(missing_docs)]
 
 mod assembly;
+pub mod base;
 mod bus;
 mod component;
 mod convert;
@@ -45,6 +46,7 @@ mod units;
 mod watchdog;
 
 pub use assembly::LuaKind;
+pub use base::start_engine;
 pub use component::{lua_error_text, KindSource, LuaComponent, LuaComponentDef};
 pub use engine::{CheckOnly, LastOutcome};
 pub use robot::LuaRobot;
@@ -76,12 +78,6 @@ pub fn home() -> PathBuf {
         let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
         crate_dir.ancestors().nth(2).unwrap_or(crate_dir).to_path_buf()
     })
-}
-
-/// The engine a program runs on until it uses a robot: six ideal axes as its base.
-pub fn start_engine(config: morc_kernel::EngineConfig) -> Result<Engine, String> {
-    let base = morc_kernel::IdealAxes::new(&[0.0; 6], config.period, 3.0);
-    Engine::start(config, Box::new(base))
 }
 
 /// A Lua state with the standard libraries (and `debug`, for tracebacks).

@@ -14,9 +14,10 @@ use super::engine::LuaEngine;
 use super::model::LuaModel;
 use super::origin::caller;
 use super::robot_params::{self, Units};
+use crate::base::{open_base, BaseRequest};
 use crate::error::{message_of, raise, typed, with_prefix, ErrorKind};
 use crate::keys;
-use morc_ecat::BusError;
+use morc_ecat::virtual_bus::DEFAULT_DRIVES;
 use morc_kernel::ClockKind;
 use morc_kernel::Component;
 use morc_kernel::Value;
@@ -26,7 +27,7 @@ use morc_model::{rotation_from_rpy, rpy_from_rotation};
 use morc_model::{DhConvention, DhLink, DhTable, DriveTrain, FrameKind, Inertia, JointKind, JointLimits, Model, ModelBuilder, Se3};
 use morc_motion::pose_from_vector;
 use morc_motion::Kinematics;
-use morc_robot::{components, CartesianLimits, JointDrive, Limits, Robot, RobotJoint, RobotKinematics, SimulatedRobot};
+use morc_robot::{components, CartesianLimits, JointDrive, Limits, Robot, RobotJoint, RobotKinematics};
 
 /// A robot made by `morc.robot { … }`.
 #[derive(Clone)]
@@ -887,7 +888,6 @@ fn start_engine(lua: &Lua, opts: Table) -> mlua::Result<AnyUserData> {
     let origin = caller(lua);
     let fail = |m: String| raise(ErrorKind::Lua, format!("{origin}: morc.start_engine: {m}"));
     let prefix = format!("{origin}: morc.start_engine: ");
-    let failed = |e| with_prefix(&prefix, e);
     let morc: Table = lua.globals().get("morc")?;
     let engine_ud: AnyUserData = morc.get("engine")?;
     let engine = engine_ud.borrow_mut::<LuaEngine>().map_err(|_| fail("morc.engine is busy or not an engine".into()))?;
@@ -896,9 +896,6 @@ fn start_engine(lua: &Lua, opts: Table) -> mlua::Result<AnyUserData> {
     }
     let mut config: EngineConfig = engine.0.config().clone();
     let asked_clock = opts.get::<Option<String>>("clock")?.map(|c| c.parse::<ClockKind>()).transpose().map_err(fail)?;
-    if let Some(c) = asked_clock {
-        config.clock = c;
-    }
     if let Some(p) = opts.get::<Option<f64>>("period")? {
         config.period = p;
     }
@@ -935,63 +932,17 @@ fn start_engine(lua: &Lua, opts: Table) -> mlua::Result<AnyUserData> {
         mlua::Value::String(s) => Some(s.to_str()?.to_string()),
         other => return Err(fail(format!("bus must be \"sim\", a network interface or false, got a {}", other.type_name()))),
     };
-    // `morc check` moves nothing real: the simulated segment for any bus, and the virtual clock.
-    let checking = lua.app_data_ref::<super::engine::CheckOnly>().is_some();
-    let bus = if checking { bus.map(|_| "sim".to_string()) } else { bus };
-    if checking {
-        config.clock = ClockKind::Virtual;
-    } else if let Some(bus) = &bus {
-        // A real interface runs on the wall clock, whatever the engine ran on before.
-        config.clock = morc_ecat::virtual_bus::clock_for(bus, asked_clock, config.clock).map_err(failed)?;
-    }
-    let base: Box<dyn morc_kernel::Base> = match (bus, &robot) {
-        // The robot's drives on the bus, through the real master: simulated (the arm behind the
-        // virtual segment's drives) or a network interface (real drives, scaled as the robot
-        // definition maps them).
-        (Some(bus), Some(robot)) => {
-            let (link, bus_config, links) = if bus == "sim" {
-                // The virtual segment behind the robot's drives: its errors are the bus's.
-                morc_robot_ecat::simulated_cell(robot.clone(), &q0, config.period).map_err(|e| with_prefix(&prefix, BusError::Sim(e)))?
-            } else {
-                let link = morc_ecat::virtual_bus::link_for(&bus, robot.dof()).map_err(failed)?;
-                let bus_config = morc_robot_ecat::bus_config(robot, config.period).map_err(|e| failed(BusError::Config(e)))?;
-                (link, bus_config, None)
-            };
-            let mut base = morc_ecat::base::BusBase::open(link, bus_config).map_err(failed)?;
-            base.set_standstill(robot.standstill_speeds(config.period, &[]));
-            // A controller swapped in on the running arm is checked as on the simulated robot.
-            let (limits, dt) = (robot.clone(), config.period);
-            base.set_takeover_check(robot.dof(), Box::new(move |before, last, next| limits.command_past_limits(dt, before, last, next).map(|(_, what)| what)));
-            base.set_description(&format!("{} ({})", robot.name, if bus == "sim" { "simulated, on the virtual EtherCAT segment".to_string() } else { format!("EtherCAT on {bus}") }));
-            match links {
-                Some(links) => links.wrap(Box::new(base)),
-                None if robot.ft.is_some() => morc_robot_ecat::WristPorts::wrap(Box::new(base)),
-                None => Box::new(base),
-            }
-        }
-        (Some(bus), None) => {
-            let drives = opts.get::<Option<usize>>("drives")?.unwrap_or(morc_ecat::virtual_bus::DEFAULT_DRIVES);
-            let link = morc_ecat::virtual_bus::link_for(&bus, drives).map_err(failed)?;
-            Box::new(morc_ecat::base::BusBase::open(link, morc_ecat::base::BusConfig { period: config.period, ..Default::default() }).map_err(failed)?)
-        }
-        (None, None) => Box::new(morc_kernel::IdealAxes::new(&[0.0; 6], config.period, 3.0)),
-        (None, Some(robot)) => {
-            // The direct simulation takes positions only; a drive in velocity or torque mode
-            // runs on a bus (the virtual segment's drives take all three).
-            if let Some(j) = robot.joints.iter().find(|j| j.drive.mode != morc_robot::CommandMode::Position) {
-                return Err(raise(
-                    ErrorKind::Engine,
-                    format!(
-                        "{prefix}robot '{}', joint {}: its drive runs in {}, which the direct simulation does not take; run it on the bus: morc --bus sim (or bus = \"sim\")",
-                        robot.name,
-                        j.name,
-                        j.drive.mode.name()
-                    ),
-                ));
-            }
-            Box::new(SimulatedRobot::new(robot.clone(), &q0, config.period).map_err(|e| with_prefix(&prefix, e))?)
-        }
+    // drives = N: the simulated segment's drives when no robot brings its own.
+    let drives = if robot.is_none() && bus.is_some() { opts.get::<Option<usize>>("drives")? } else { None };
+    let request = BaseRequest {
+        robot,
+        q0,
+        bus,
+        drives: drives.unwrap_or(DEFAULT_DRIVES),
+        clock: asked_clock,
+        checking: lua.app_data_ref::<super::engine::CheckOnly>().is_some(),
     };
+    let base = open_base(&request, &mut config).map_err(|e| with_prefix(&prefix, e))?;
     let engine = replace_engine(engine, engine_ud.clone(), config, base).map_err(|m| raise(ErrorKind::Engine, format!("{prefix}{m}")))?;
     morc.set("current_robot", robot_value)?;
     Ok(engine)
