@@ -26,7 +26,8 @@ use clap::{Parser, Subcommand};
 
 use morc_kernel::rt::RtPolicy;
 use morc_kernel::ClockKind;
-use morc_kernel::{Engine, EngineConfig};
+use morc_kernel::EngineConfig;
+use morc_lua::base::BaseRequest;
 
 #[derive(Parser, Debug)]
 #[command(name = "morc", version, about = "morc — a modular robot controller you program in Lua")]
@@ -220,13 +221,6 @@ pub(crate) fn engine_config(opts: &RunOpts) -> Result<EngineConfig, String> {
 
 pub(crate) use morc_lua::start_engine;
 
-/// The engine on the EtherCAT bus (`--bus sim` or `--bus IF`), six drives in the simulation.
-pub(crate) fn start_bus_engine(config: EngineConfig, bus: &str) -> Result<Engine, String> {
-    let link = bus::link_for(bus, morc_ecat::virtual_bus::DEFAULT_DRIVES)?;
-    let base = morc_ecat::base::BusBase::open(link, morc_ecat::base::BusConfig { period: config.period, ..Default::default() })?;
-    Engine::start(config, Box::new(base))
-}
-
 /// Runs the `morc` command line on this process's arguments and returns its exit code: 0 ok,
 /// 1 script error, 2 usage error, 3 fault, 4 a failed skill result not looked at, 130 interrupted.
 pub fn main() -> i32 {
@@ -339,10 +333,8 @@ fn run_cli() -> i32 {
 /// A Lua state with `morc` installed on a started engine (the bus one when asked for),
 /// and `morc.record_dir` set from `--record`.
 pub(crate) fn lua_with_engine(config: EngineConfig, setup: &LuaSetup) -> Result<mlua::Lua, String> {
-    let engine = match setup.bus.as_deref() {
-        Some(bus) => start_bus_engine(config, bus)?,
-        _ => start_engine(config)?,
-    };
+    // `--bus sim` or `--bus IF`: six drives on the bus (in the simulation), else the default.
+    let engine = morc_lua::base::start_engine_on(&BaseRequest { bus: setup.bus.clone(), ..BaseRequest::default() }, config)?;
     let lua = morc_lua::new_state().map_err(|e| e.to_string())?;
     morc_lua::install(&lua, engine).map_err(|e| e.to_string())?;
     if let Some(bus) = &setup.bus {

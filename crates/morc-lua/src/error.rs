@@ -114,6 +114,17 @@ impl Kind for BusError {
     }
 }
 
+impl Kind for crate::base::BaseError {
+    fn kind(&self) -> ErrorKind {
+        match self {
+            crate::base::BaseError::Bus(e) => e.kind(),
+            crate::base::BaseError::Robot(e) => e.kind(),
+            // The engine cannot run the robot on that base: where it runs is what to change.
+            crate::base::BaseError::Refused(_) => ErrorKind::Engine,
+        }
+    }
+}
+
 impl Kind for FmiError {
     fn kind(&self) -> ErrorKind {
         ErrorKind::Fmi

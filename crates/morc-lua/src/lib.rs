@@ -5,6 +5,7 @@
 #![warn(missing_docs)]
 
 mod assembly;
+pub mod base;
 mod bus;
 mod component;
 mod convert;
@@ -24,6 +25,7 @@ pub mod library;
 mod linalg;
 mod live;
 mod model;
+mod model_define;
 mod motion;
 mod new_file;
 mod object_params;
@@ -35,17 +37,20 @@ pub mod print_queue;
 mod read_recording;
 mod robot;
 mod robot_calibration;
+mod robot_define;
 mod robot_groups;
 mod robot_params;
 mod robot_state;
 pub mod ros;
 mod ros_trajectory;
+mod start_engine;
 pub mod testing;
 mod thread_state;
 mod units;
 mod watchdog;
 
 pub use assembly::LuaKind;
+pub use base::start_engine;
 pub use component::{lua_error_text, KindSource, LuaComponent, LuaComponentDef};
 pub use engine::{CheckOnly, LastOutcome};
 pub use robot::LuaRobot;
@@ -77,12 +82,6 @@ pub fn home() -> PathBuf {
         let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
         crate_dir.ancestors().nth(2).unwrap_or(crate_dir).to_path_buf()
     })
-}
-
-/// The engine a program runs on until it uses a robot: six ideal axes as its base.
-pub fn start_engine(config: morc_kernel::EngineConfig) -> Result<Engine, String> {
-    let base = morc_kernel::IdealAxes::new(&[0.0; 6], config.period, 3.0);
-    Engine::start(config, Box::new(base))
 }
 
 /// A Lua state with the standard libraries (and `debug`, for tracebacks).

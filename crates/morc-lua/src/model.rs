@@ -362,13 +362,13 @@ pub(crate) fn register(lua: &Lua, morc: &Table) -> mlua::Result<()> {
         Some(t) => t,
         None => {
             let t = lua.create_table()?;
-            t.set("urdf", lua.create_function(crate::robot::model_urdf)?)?;
+            t.set("urdf", lua.create_function(crate::model_define::model_urdf)?)?;
             morc.set("model", t.clone())?;
             t
         }
     };
     let meta = lua.create_table()?;
-    meta.set("__call", lua.create_function(|lua, (_, file): (Value, String)| crate::robot::model_urdf(lua, file))?)?;
+    meta.set("__call", lua.create_function(|lua, (_, file): (Value, String)| crate::model_define::model_urdf(lua, file))?)?;
     table.set_metatable(Some(meta));
     doc(
         morc,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use mlua::Table;
 
-use super::robot::{number, numbers};
+use super::model_define::{number, numbers};
 use crate::error::{raise, ErrorKind};
 use morc_robot::{FtSensor, HandAction, HandScript, HandSegment, Robot, RobotGroup, SimFtSpec};
 
