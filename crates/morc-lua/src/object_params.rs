@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use mlua::{Lua, Table, UserData, UserDataMethods};
 
-use crate::component::LuaComponent;
+use crate::kinds::instance::LuaComponent;
 use crate::model::LuaModel;
 use crate::LuaRobot;
 use morc_kernel::{Component, Factory, ParamInfo, Value};
@@ -230,5 +230,5 @@ fn type_name(v: &mlua::Value) -> &'static str {
 }
 
 fn first_line(e: &mlua::Error) -> String {
-    crate::component::lua_error_text(e).lines().next().unwrap_or_default().to_string()
+    crate::kinds::instance::lua_error_text(e).lines().next().unwrap_or_default().to_string()
 }

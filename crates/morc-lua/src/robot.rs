@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use mlua::{AnyUserData, Lua, Table, UserData, UserDataFields, UserDataMethods};
 
-use super::assembly::LuaAssembly;
 use super::model::LuaModel;
 use super::model_define;
 use super::origin::caller;
@@ -16,9 +15,9 @@ use super::robot_params::{self, Units};
 use super::start_engine::{start_engine, use_robot};
 use crate::error::{message_of, raise, typed, ErrorKind};
 use crate::keys;
+use crate::kinds::robot_kind::{robot_kind, units_of, RobotKind};
 use morc_kernel::Component;
 use morc_kernel::Value;
-use morc_kernel::{ComponentSpec, Factory};
 use morc_model::rpy_from_rotation;
 use morc_motion::pose_from_vector;
 use morc_motion::Kinematics;
@@ -27,80 +26,6 @@ use morc_robot::{components, Robot, RobotKinematics};
 /// A robot made by `morc.robot { … }`.
 #[derive(Clone)]
 pub struct LuaRobot(pub Arc<Robot>);
-
-/// Lua units unless `units = "rad"` (then SI: m, rad).
-fn units_of(opts: Option<&Table>) -> mlua::Result<Units> {
-    Ok(match opts.map(|o| o.get::<Option<String>>("units")).transpose()?.flatten().as_deref() {
-        Some("rad") | Some("si") => Units::SI,
-        None | Some("deg") => Units::LUA,
-        Some(other) => return Err(mlua::Error::runtime(format!("units must be \"deg\" (degrees, mm) or \"rad\" (radians, m), got {other:?}"))),
-    })
-}
-
-/// A robot component kind for `a:add(name, robot:component "ptp", params)`.
-#[derive(Clone)]
-pub struct RobotKind {
-    /// The robot whose component it is.
-    pub robot: Arc<Robot>,
-    /// The kind's name among the robot's kinds ("ptp", "rnea", "monitor", …).
-    pub kind: String,
-}
-
-impl UserData for RobotKind {
-    fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
-        methods.add_meta_method("__tostring", |_, this, ()| Ok(format!("{} of robot '{}'", this.kind, this.robot.name)));
-    }
-}
-
-/// The factory of the robot's kind `kind`, or an error naming the robot and its kinds.
-fn robot_kind(robot: &Arc<Robot>, kind: &str) -> Result<Factory, String> {
-    let kinds = components::kinds(robot);
-    kinds.factory(kind).map_err(|_| {
-        let known: Vec<&str> = kinds.kinds().map(|k| k.name.as_str()).collect();
-        format!("robot '{}' has no component kind '{kind}' (kinds: {})", robot.name, known.join(", "))
-    })
-}
-
-/// Adds robot component `kind` named `name` to assembly `a`, its parameters converted from
-/// Lua's units and checked now so that errors point at the calling line.
-pub fn add_component(lua: &Lua, robot: &Arc<Robot>, a: AnyUserData, name: String, kind: &str, opts: Option<Table>) -> mlua::Result<AnyUserData> {
-    let origin = caller(lua);
-    let fail = |m: String| raise(ErrorKind::Robot, format!("{origin}: {m}"));
-    let factory = robot_kind(robot, kind).map_err(fail)?;
-    let mut probe = factory().map_err(fail)?;
-    let mut every = 1u32;
-    let mut params = Vec::new();
-    let mut interpolate = Vec::new();
-    let units = units_of(opts.as_ref()).map_err(|e| fail(message_of(&e)))?;
-    if let Some(opts) = opts {
-        for pair in opts.pairs::<String, mlua::Value>() {
-            let (k, v) = pair?;
-            match k.as_str() {
-                "units" => {}
-                "interpolate" => interpolate = super::assembly::input_names(&v, &format!("{origin}: 'interpolate' of '{name}'"))?,
-                "every" => every = u32::try_from(v.as_integer().unwrap_or(0)).ok().filter(|&e| e >= 1).ok_or_else(|| fail(format!("'every' of '{name}' must be a whole number ≥ 1")))?,
-                _ => {
-                    crate::object_params::refuse(&v, &k, &format!("component '{name}'")).map_err(&fail)?;
-                    // An unknown name is set_parameter's to say (naming the known ones).
-                    let declared = probe.info().params.iter().find(|p| p.name == k).cloned().unwrap_or_else(|| morc_kernel::ParamInfo::new(&k, Value::Real(0.0)));
-                    let value = robot_params::convert(robot, &declared, &v, units, &format!("{name}.{k}")).map_err(|e| fail(message_of(&e)))?;
-                    params.push((k, value));
-                }
-            }
-        }
-    }
-    for (p, v) in &params {
-        probe.set_parameter(p, v).map_err(|e| fail(format!("component '{name}': {e}")))?;
-    }
-    probe.configure().map_err(|e| fail(format!("component '{name}': {e}")))?;
-    let mut assembly = a.borrow_mut::<LuaAssembly>().map_err(|_| fail("robot:add(a, name, kind, params): a must be an assembly".into()))?;
-    if assembly.0.components.iter().any(|c| c.name == name) {
-        return Err(fail(format!("a component named '{name}' is already in assembly '{}'", assembly.0.name)));
-    }
-    assembly.0.components.push(ComponentSpec { name, kind: kind.to_string(), factory, every, period: None, params, interpolate, origin });
-    drop(assembly);
-    Ok(a)
-}
 
 /// `robot:plan(start, moves, opts)`: plans moves from `start` as the trajectory component
 /// would, without moving, and reports what a precondition needs.
@@ -319,7 +244,11 @@ impl UserData for LuaRobot {
             Ok(LuaRobot(Arc::new(this.0.loaded(model, Some(mass)))))
         });
         // robot:add(a, name, kind, params): a robot component in assembly a.
-        methods.add_method("add", |lua, this, (a, name, kind, opts): (AnyUserData, String, String, Option<Table>)| add_component(lua, &this.0, a, name, &kind, opts));
+        methods.add_method("add", |lua, this, (a, name, kind, opts): (AnyUserData, String, String, Option<Table>)| {
+            let kind = lua.create_userdata(RobotKind { robot: this.0.clone(), kind })?;
+            crate::assembly::push(&a, crate::kinds::add::component(lua, name, mlua::Value::UserData(kind), opts)?)?;
+            Ok(a)
+        });
         // robot:component(kind): the kind for a:add(name, robot:component "ptp", params).
         methods.add_method("component", |lua, this, kind: String| {
             robot_kind(&this.0, &kind).map_err(|e| raise(ErrorKind::Robot, format!("{}: {e}", caller(lua))))?;

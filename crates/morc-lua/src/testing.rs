@@ -41,7 +41,7 @@ pub fn run_file(path: &Path, libraries: &[PathBuf]) -> FileResult {
             let (passed, failed) = counts(&summary);
             FileResult { file: path.to_path_buf(), passed, failed: if ok { failed } else { failed.max(1) }, report: summary }
         }
-        Err(e) => failed(crate::component::lua_error_text(&e)),
+        Err(e) => failed(crate::kinds::instance::lua_error_text(&e)),
     }
 }
 

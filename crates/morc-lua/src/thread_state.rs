@@ -24,8 +24,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use mlua::{ffi, Function, Lua, Table};
 
-use crate::component::{lua_error_text, KindSource, LuaComponentDef};
 use crate::convert::{from_carried, from_value, to_carried, to_value_any, Carried};
+use crate::kinds::instance::{lua_error_text, KindSource, LuaComponentDef};
 use crate::object_params::Shared;
 use crate::pool::{self, Pool};
 use crate::watchdog::{self, Watch};
@@ -839,7 +839,7 @@ fn tidy_traceback(text: &str) -> String {
 fn check_unchanged(_lua: &Lua, def: &LuaComponentDef, now: &Table, file: &str) -> Result<(), String> {
     let names = |key: &str| -> Vec<mlua::Value> { now.get::<Option<Table>>(key).ok().flatten().map(|t| t.sequence_values::<mlua::Value>().filter_map(|s| s.ok()).collect()).unwrap_or_default() };
     let before = |ports: &[morc_kernel::PortInfo]| -> Vec<String> { ports.iter().map(|p| p.name.clone()).collect() };
-    let strip = |decls: Vec<mlua::Value>| -> Vec<String> { decls.iter().filter_map(|d| crate::component::lua_port(d).ok()).map(|(p, _)| p.name).collect() };
+    let strip = |decls: Vec<mlua::Value>| -> Vec<String> { decls.iter().filter_map(|d| crate::kinds::instance::lua_port(d).ok()).map(|(p, _)| p.name).collect() };
     let (inputs, outputs) = (strip(names("inputs")), strip(names("outputs")));
     if inputs != before(&def.inputs) || outputs != before(&def.outputs) {
         return Err(format!(

@@ -6,19 +6,28 @@
 //! Naming: names are unique in a state, and a clash is an error naming both origins. A kind
 //! registered by a library's code is named `LIBRARY.name` (the prefix is added when missing), so
 //! libraries neither shadow the native kinds nor each other.
+//!
+//! Everything about kinds lives in this module: Lua kinds' definition ([`definition`]) and
+//! instances ([`instance`]), a robot's kinds as values ([`robot_kind`]), this registry, and the
+//! one path by which a component of any kind joins an assembly ([`add`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use mlua::{AnyUserData, Lua};
+use mlua::{AnyUserData, Lua, Table};
 
-use crate::assembly::LuaKind;
-use crate::component::LuaComponent;
+pub mod add;
+pub mod definition;
+pub mod instance;
+pub mod robot_kind;
+
 use crate::fmu::FmuKind;
 use crate::origin::caller;
-use crate::robot::RobotKind;
+use definition::LuaKind;
+use instance::LuaComponent;
 use morc_kernel::registry::{KindEntry, KindRegistry};
 use morc_kernel::Component;
+use robot_kind::RobotKind;
 
 /// The kinds of one Lua state.
 pub struct LuaKinds {
@@ -125,4 +134,48 @@ pub fn register(lua: &Lua, kind: &mlua::Value, name: Option<String>) -> mlua::Re
     })
     .map_err(|e| mlua::Error::runtime(format!("{at}: {e}")))?;
     Ok(name)
+}
+
+/// `morc.kind(name)`: a registered kind's documentation, origin, ports and parameters.
+pub(crate) fn kind_info(lua: &Lua, name: String) -> mlua::Result<Table> {
+    let entry = with(lua, |k| k.registry.get(&name).cloned().ok_or_else(|| k.registry.unknown(&name))).map_err(mlua::Error::runtime)?;
+    let mut c = (entry.make)().map_err(|e| mlua::Error::runtime(format!("component kind '{name}': {e}")))?;
+    let objects = crate::object_params::of_kind(&mut *c);
+    let info = c.info();
+    let t = lua.create_table()?;
+    t.set("name", entry.name.as_str())?;
+    t.set("doc", info.doc.as_str())?;
+    t.set("origin", entry.origin.as_str())?;
+    let ports = |ports: &[morc_kernel::PortInfo]| -> mlua::Result<Table> {
+        let list = lua.create_table()?;
+        for p in ports {
+            let e = lua.create_table()?;
+            e.set("name", p.name.as_str())?;
+            e.set("type", p.ty.to_string())?;
+            e.set("unit", p.unit.as_str())?;
+            if !p.element_units.is_empty() {
+                e.set("units", p.element_units.clone())?;
+            }
+            if !p.element_names.is_empty() {
+                e.set("elements", p.element_names.clone())?;
+            }
+            e.set("doc", p.doc.as_str())?;
+            e.set("required", p.required)?;
+            list.push(e)?;
+        }
+        Ok(list)
+    };
+    t.set("inputs", ports(&info.inputs)?)?;
+    t.set("outputs", ports(&info.outputs)?)?;
+    let params = lua.create_table()?;
+    for p in &info.params {
+        let e = lua.create_table()?;
+        e.set("name", p.name.as_str())?;
+        e.set("default", crate::object_params::shown_default(lua, &objects, &p.name)?.map_or_else(|| crate::convert::from_value(lua, &p.value), Ok)?)?;
+        e.set("unit", p.unit.as_str())?;
+        e.set("doc", p.doc.as_str())?;
+        params.push(e)?;
+    }
+    t.set("params", params)?;
+    Ok(t)
 }
