@@ -142,19 +142,14 @@ fn port_of(address: &str) -> u16 {
     address.rsplit_once(':').unwrap().1.parse().unwrap()
 }
 
-/// The live view is one per process: the tests of this binary that start it take turns.
-fn one_live_view_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    static LIVE: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LIVE.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// The handshake's checks, in this process.
 #[test]
 fn only_the_operator_and_foxglove_open_the_live_view() {
-    let _one = one_live_view_at_a_time();
-    let served = morc_live::start("127.0.0.1:0", None).unwrap();
+    // Each test its own live view: they run side by side and share nothing.
+    let live = morc_live::Live::new();
+    let served = live.start("127.0.0.1:0", None).unwrap();
     let port = port_of(&served);
-    let page = morc_live::page_address().unwrap();
+    let page = live.page_address().unwrap();
     let host = format!("127.0.0.1:{port}");
 
     // Another site's page (what `new WebSocket("ws://127.0.0.1:8765")` in any tab sends).
@@ -177,7 +172,7 @@ fn only_the_operator_and_foxglove_open_the_live_view() {
 
     // At most MAX_CLIENTS at once; one more is told to come back.
     let mut held = Vec::new();
-    while morc_live::clients() > 0 {
+    while live.clients() > 0 {
         std::thread::sleep(Duration::from_millis(10));
     }
     for i in 0..morc_live::ws::MAX_CLIENTS {
@@ -185,47 +180,48 @@ fn only_the_operator_and_foxglove_open_the_live_view() {
     }
     assert_refused(handshake(port, "/", &[]), 503, "at most", "one client too many");
     held.clear();
-    while morc_live::clients() > 0 {
+    while live.clients() > 0 {
         std::thread::sleep(Duration::from_millis(10));
     }
     assert_served(handshake(port, "/", &[]), "once the others have gone");
-    morc_live::stop();
+    live.stop();
 
     // Off loopback, reached via 127.0.0.1 (the policy goes by the address served): the token.
     let token = "a-token-for-the-test-0123456789";
-    let served = morc_live::start("0.0.0.0:0", Some(token.to_string())).unwrap();
+    let served = live.start("0.0.0.0:0", Some(token.to_string())).unwrap();
     let port = port_of(&served);
-    assert!(!morc_live::access().unwrap().loopback_only());
+    assert!(!live.access().unwrap().loopback_only());
     assert_refused(handshake(port, "/", &[]), 403, "token", "no token");
     assert_refused(handshake(port, "/?token=not-the-token-0123456789", &[]), 403, "token", "a wrong token");
     assert_served(handshake(port, &format!("/?token={token}"), &[]), "the token in the URL");
     assert_served(handshake(port, "/", &[("X-Morc-Token", token)]), "the token in the header");
     assert_refused(handshake(port, &format!("/?token={token}"), &[("Origin", "http://evil.example")]), 403, "evil.example", "the token from another site's page");
     assert_refused(handshake(port, &format!("/?token={token}"), &[("Host", &format!("evil.example:{port}"))]), 403, "evil.example", "the token, a rebound name");
-    let url = morc_live::access().unwrap().live_url();
+    let url = live.access().unwrap().live_url();
     assert!(url.starts_with("ws://") && url.ends_with(&format!(":{port}/?token={token}")), "{url}");
-    morc_live::stop();
+    live.stop();
 }
 
 /// A client that subscribes and then reads nothing: its queue fills, its messages are dropped
 /// and counted, the sender goes on at once, and the client is told when it reads again.
 #[test]
 fn a_client_that_does_not_read_loses_messages_and_nobody_waits_for_it() {
-    let _one = one_live_view_at_a_time();
-    let served = morc_live::start("127.0.0.1:0", None).unwrap();
+    // Each test its own live view: they run side by side and share nothing.
+    let live = morc_live::Live::new();
+    let served = live.start("127.0.0.1:0", None).unwrap();
     let mut slow = assert_served(handshake(port_of(&served), "/", &[]), "the slow client");
     let advertise = slow.json();
     let log = advertise["channels"].as_array().unwrap().iter().find(|c| c["topic"] == "/morc/log").unwrap_or_else(|| panic!("{advertise}"))["id"].as_u64().unwrap();
     slow.send_text(&format!(r#"{{"op":"subscribe","subscriptions":[{{"id":7,"channelId":{log}}}]}}"#));
-    assert!(morc_live::wait_for_client(Duration::from_secs(60)));
+    assert!(live.wait_for_client(Duration::from_secs(60)));
 
     let line = "x".repeat(10_000);
     const LINES: u64 = 20_000;
     for _ in 0..LINES {
-        morc_live::log_line(log::Level::Info, "test", &line);
+        live.log_line(log::Level::Info, "test", &line);
     }
     // 200 MB offered: the queue (1024) and the socket's buffers hold a few MB, the rest is dropped.
-    let unsent = morc_live::unsent();
+    let unsent = live.unsent();
     assert!(unsent > LINES / 2 && unsent < LINES, "{unsent} of {LINES} messages dropped for the slow client");
 
     // Reading again, it finds its messages (subscription 7) and the warning that it lost some.
@@ -248,7 +244,7 @@ fn a_client_that_does_not_read_loses_messages_and_nobody_waits_for_it() {
     };
     assert!(warning["message"].as_str().unwrap().contains("reads too slowly") && warning["level"] == 1, "{warning}");
     assert!(data < LINES, "{data}");
-    morc_live::stop();
+    live.stop();
 }
 
 fn scratch(test: &str) -> PathBuf {

@@ -17,7 +17,8 @@ fn live_tap_step_allocates_nothing() {
     const STEPS: u64 = 20_000;
     const SIGNALS: usize = 50;
     let period = 0.001;
-    morc_live::start("127.0.0.1:0", None).unwrap();
+    let live = morc_live::Live::new();
+    live.start("127.0.0.1:0", None).unwrap();
     // 50 signals as a program publishes them: 49 reals and a 6-vector.
     let mut signals: Vec<SignalInfo> = (0..SIGNALS - 1)
         .map(|i| SignalInfo { name: format!("c{i}.y"), ty: ValueType::Real, unit: String::new(), element_units: Vec::new(), element_names: Vec::new(), doc: String::new() })
@@ -33,7 +34,7 @@ fn live_tap_step_allocates_nothing() {
     let view = AssemblyView { name: "noalloc", base_name: "robot", base_description: "", base_period: period, signals, components: Vec::new() };
     // rate = 1/T: a row every tick, the most the tap can be asked for.
     let request = morc_live::LiveRequest { patterns: vec!["*".into()], robot: None, rate: 1.0 / period };
-    let attachment = morc_live::attachment(request)(&view).unwrap();
+    let attachment = live.attachment(request)(&view).unwrap();
     assert_eq!(attachment.every, 1);
     assert_eq!(attachment.inputs.len(), SIGNALS);
     let mut tap = attachment.component;
@@ -70,8 +71,8 @@ fn live_tap_step_allocates_nothing() {
     let n = watched_allocations();
     assert_eq!(n, 0, "{n} allocations in {STEPS} live tap steps");
     drop(tap); // stops the drain thread after it sent what the ring held
-    assert_eq!(morc_live::sent() + morc_live::dropped(), pushed, "every row is sent or counted as dropped");
-    assert!(morc_live::sent() >= 2000, "rows reached the sending side: {}", morc_live::sent());
-    println!("LiveTap::step with {SIGNALS} signals: {per_step:.0} ns per step (test profile); {} rows sent, {} dropped", morc_live::sent(), morc_live::dropped());
-    morc_live::stop();
+    assert_eq!(live.sent() + live.dropped(), pushed, "every row is sent or counted as dropped");
+    assert!(live.sent() >= 2000, "rows reached the sending side: {}", live.sent());
+    println!("LiveTap::step with {SIGNALS} signals: {per_step:.0} ns per step (test profile); {} rows sent, {} dropped", live.sent(), live.dropped());
+    live.stop();
 }

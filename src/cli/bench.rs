@@ -193,7 +193,8 @@ fn engine(seconds: f64, policy: RtPolicy) {
 /// engine's timing is read for /morc/stats twice a second, as under `morc --live`.
 fn live(seconds: f64, policy: RtPolicy) -> Result<(), String> {
     let period = 1e-3;
-    let address = morc_live::start("127.0.0.1:0", None)?;
+    let live_view = morc_live::Live::new();
+    let address = live_view.start("127.0.0.1:0", None)?;
     println!("morc bench live — 50 signals (6-vectors), 1 kHz wall clock, {seconds} s per configuration, live view on {address}");
     println!("{:<22} | {:>9} {:>9} {:>9} | {:>9} {:>9} | {:>5} | {:>7} {:>7}", "configuration", "tap mean", "tap p99", "tap max", "work mean", "work p99", "late", "sent", "dropped");
     let mut spec = gain_chain(50, 1);
@@ -221,18 +222,18 @@ fn live(seconds: f64, policy: RtPolicy) -> Result<(), String> {
         with.attachments.push(morc_kernel::AttachmentSpec {
             name: morc_live::TAP_NAME.into(),
             kind: "live".into(),
-            attach: morc_live::attachment(morc_live::LiveRequest { patterns, robot: None, rate }),
+            attach: live_view.attachment(morc_live::LiveRequest { patterns, robot: None, rate }),
             origin: Default::default(),
         });
-        let (sent0, dropped0) = (morc_live::sent(), morc_live::dropped());
+        let (sent0, dropped0) = (live_view.sent(), live_view.dropped());
         let config = EngineConfig { period, clock: ClockKind::Wall, rt: policy };
         let mut engine = Engine::start(config, Box::new(IdealAxes::new(&[0.0; 6], period, 1.0)))?;
-        morc_live::set_sources(Some(morc_live::Sources { timing: engine.timing_cell(), bus: None }));
+        live_view.set_sources(Some(morc_live::Sources { timing: engine.timing_cell(), bus: None }));
         let r = engine.run(&with, &AssemblyData::new()).map_err(|e| e.to_string())?;
-        morc_live::set_sources(None);
-        row(label, &r, morc_live::sent() - sent0, morc_live::dropped() - dropped0);
+        live_view.set_sources(None);
+        row(label, &r, live_view.sent() - sent0, live_view.dropped() - dropped0);
     }
-    morc_live::stop();
+    live_view.stop();
     Ok(())
 }
 

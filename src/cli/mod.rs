@@ -116,6 +116,8 @@ impl RunOpts {
 /// What every Lua state of the command line is set up with.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct LuaSetup {
+    /// The command line's live view (`--live`): the Lua states it makes show their runs there.
+    pub live: morc_live::Live,
     pub bus: Option<String>,
     pub record_dir: Option<PathBuf>,
     pub record_format: Option<String>,
@@ -281,7 +283,9 @@ fn run_cli() -> i32 {
     // loopback); its errors still show, and -v shows the rest.
     let dds = if opts.verbose > 0 { level } else { "error" };
     let level = format!("{level},ethercrab::pdu_loop::frame_element=off,rustdds={dds},ros2_client={dds}");
-    live::install_logger(env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level)).format_timestamp(None).build());
+    // The command line's live view: served with --live, and every log line goes to it.
+    let live_view = morc_live::Live::new();
+    live::install_logger(env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level)).format_timestamp(None).build(), live_view.clone());
     let config = match engine_config(&opts) {
         Ok(c) => c,
         Err(e) => {
@@ -290,12 +294,12 @@ fn run_cli() -> i32 {
         }
     };
     if let Some(address) = &opts.live {
-        if let Err(e) = live::start(address, opts.live_token.clone()) {
+        if let Err(e) = live::start(&live_view, address, opts.live_token.clone()) {
             eprintln!("morc: {e}");
             return exit::USAGE;
         }
         if let Some(Command::Run { file, .. }) = &cli.command {
-            morc_live::page::set_program(&file.display().to_string());
+            live_view.page().set_program(&file.display().to_string());
         }
     }
     if opts.ros {
@@ -308,7 +312,7 @@ fn run_cli() -> i32 {
             }
         }
     }
-    let setup = LuaSetup { bus: opts.bus.clone(), record_dir: opts.record.clone(), record_format: opts.record_format.clone() };
+    let setup = LuaSetup { live: live_view.clone(), bus: opts.bus.clone(), record_dir: opts.record.clone(), record_format: opts.record_format.clone() };
     let code = match &cli.command {
         Some(Command::Run { file, args, .. }) => run::main(config, &setup, file, args),
         Some(Command::Check { files }) => check::main(files),
@@ -325,7 +329,7 @@ fn run_cli() -> i32 {
         None => repl::main(config, &setup),
     };
     // Clients get what was sent before the process ends.
-    morc_live::stop();
+    live_view.stop();
     morc_ros::stop();
     code
 }
@@ -337,6 +341,7 @@ pub(crate) fn lua_with_engine(config: EngineConfig, setup: &LuaSetup) -> Result<
     let engine = morc_lua::base::start_engine_on(&BaseRequest { bus: setup.bus.clone(), ..BaseRequest::default() }, config)?;
     let lua = morc_lua::new_state().map_err(|e| e.to_string())?;
     morc_lua::install(&lua, engine).map_err(|e| e.to_string())?;
+    morc_lua::live::share(&lua, setup.live.clone());
     if let Some(bus) = &setup.bus {
         // Programs that put a robot on the engine (morc.use_robot) then drive its joints on this bus.
         let morc: mlua::Table = lua.globals().get("morc").map_err(|e| e.to_string())?;

@@ -37,7 +37,7 @@ use crate::master::{Bus, CycleStatus, DeviceInfo, Link, MasterConfig, PreOpPlan,
 use crate::BusError;
 use handle::BusShared;
 use morc_kernel::Value;
-use morc_kernel::{Base, BaseHandle, Commands, Standstill};
+use morc_kernel::{Base, Commands, Standstill};
 use morc_kernel::{ComponentInfo, Step, ValueType};
 use ports::{mode_slot, Ports};
 use std::sync::atomic::Ordering;
@@ -713,7 +713,7 @@ impl Base for BusBase {
         &self.info
     }
 
-    fn handle(&self) -> Option<BaseHandle> {
+    fn diagnostics(&self) -> Option<Arc<dyn morc_kernel::BusDiagnostics>> {
         Some(Arc::new(BusBase::handle(self)))
     }
 

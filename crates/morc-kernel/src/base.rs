@@ -3,13 +3,9 @@
 //! the drives. Assemblies connect to its ports by its name ("robot").
 
 use super::component::{ComponentInfo, Step};
+use super::diagnostics::BusDiagnostics;
 use super::value::Value;
-use std::any::Any;
 use std::sync::Arc;
-
-/// What other threads (the REPL, a program) use to talk to a base while the engine owns it,
-/// e.g. the bus's fault reset; the caller downcasts it to the base's own handle type.
-pub type BaseHandle = Arc<dyn Any + Send + Sync>;
 
 /// What the engine cycles every base period: the robot on its bus, or a simulated stand-in.
 pub trait Base: Send {
@@ -45,8 +41,9 @@ pub trait Base: Send {
     fn check_takeover(&self, _commands: Commands) -> Result<(), (usize, String)> {
         Ok(())
     }
-    /// A handle for other threads, taken before the engine moves the base to its thread.
-    fn handle(&self) -> Option<BaseHandle> {
+    /// Its bus's diagnostics for other threads (the live view, the page, Lua's `engine.bus`),
+    /// taken before the engine moves the base to its thread; none when it runs no bus.
+    fn diagnostics(&self) -> Option<Arc<dyn BusDiagnostics>> {
         None
     }
     /// Base periods by which a measurement lags the commands, beyond the one period a plant

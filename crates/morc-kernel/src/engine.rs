@@ -9,10 +9,11 @@ use std::thread::JoinHandle;
 use crossbeam_channel::{bounded, Receiver, Sender};
 
 use super::assembly::{plan, AssemblySpec};
-use super::base::{Base, BaseHandle};
+use super::base::Base;
 use super::clock::{monotonic_ns, sleep_until, ClockKind};
 use super::component::{ComponentInfo, Step};
 use super::data::AssemblyData;
+use super::diagnostics::BusDiagnostics;
 pub use super::error::{EngineError, Fault, FaultSource};
 use super::multirate::{ComponentReport, ComponentTiming, RunningAssembly};
 use super::rt::{self, RtPolicy};
@@ -352,7 +353,8 @@ pub struct Engine {
     base_info: ComponentInfo,
     /// [`Base::latency`], told to each assembly's components.
     base_latency: u32,
-    base_handle: Option<BaseHandle>,
+    /// The base's bus, for other threads ([`Base::diagnostics`]).
+    bus: Option<Arc<dyn BusDiagnostics>>,
     commands: Sender<Command>,
     finished: Receiver<Box<Job>>,
     shared: Arc<Shared>,
@@ -388,7 +390,7 @@ impl Engine {
         let base_name = base.name().to_string();
         let base_info = base.info().clone();
         let base_latency = base.latency();
-        let base_handle = base.handle();
+        let bus = base.diagnostics();
         let (cmd_tx, cmd_rx) = bounded(1);
         let (done_tx, done_rx) = bounded(1);
         let shared = Arc::new(Shared { tick: AtomicU64::new(0), cancel: AtomicBool::new(false), snapshot: Arc::new(BaseSnapshot::new(&base_info)), timing: Arc::default() });
@@ -397,18 +399,7 @@ impl Engine {
             .name("morc-coordinator".into())
             .spawn(move || coordinator.run())
             .map_err(|e| format!("cannot start the Coordinator thread: {e}"))?;
-        Ok(Engine {
-            config,
-            base_name,
-            base_info,
-            base_latency,
-            base_handle,
-            commands: cmd_tx,
-            finished: done_rx,
-            shared,
-            coordinator: Some(handle),
-            running: None,
-        })
+        Ok(Engine { config, base_name, base_info, base_latency, bus, commands: cmd_tx, finished: done_rx, shared, coordinator: Some(handle), running: None })
     }
 
     /// The configuration it runs with (real-time off under the virtual clock).
@@ -423,9 +414,10 @@ impl Engine {
     pub fn base_info(&self) -> &ComponentInfo {
         &self.base_info
     }
-    /// The base's handle for other threads ([`Base::handle`]), e.g. a bus's fault reset.
-    pub fn base_handle(&self) -> Option<&BaseHandle> {
-        self.base_handle.as_ref()
+    /// The diagnostics of the base's bus ([`Base::diagnostics`]), when it runs one: its
+    /// counts, faults and devices, and the fault reset.
+    pub fn bus(&self) -> Option<&Arc<dyn BusDiagnostics>> {
+        self.bus.as_ref()
     }
     /// What the base measured and was commanded in the last tick, and what ran then: a
     /// consistent copy, taken without stopping the Coordinator (it never waits for readers).

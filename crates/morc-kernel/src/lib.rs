@@ -10,6 +10,7 @@ pub mod blocks;
 mod clock;
 mod component;
 mod data;
+mod diagnostics;
 mod engine;
 mod error;
 mod ideal_axes;
@@ -30,10 +31,11 @@ pub use assembly::{
     plan as plan_assembly, AssemblySpec, AssemblyView, Attach, Attachment, AttachmentSpec, ComponentSpec, ComponentView, ConnectionSpec, Factory, Origin, OverrunPolicy, Plan, PlanInput, PlanSource,
     PlannedComponent, SignalInfo,
 };
-pub use base::{standstill_speed, Base, BaseHandle, Commands, Standstill};
+pub use base::{standstill_speed, Base, Commands, Standstill};
 pub use clock::{monotonic_ns, sleep_until, thread_cpu_ns, ClockKind};
 pub use component::{AssemblyResults, Component, ComponentInfo, InitContext, ParamInfo, PortInfo, Step, StepContext};
 pub use data::AssemblyData;
+pub use diagnostics::{BusDiagnostics, BusStatus, DeviceStatus};
 pub use engine::{cancel_all_runs, runs_faulted, runs_in_progress, Canceller, Engine, EngineConfig, EngineStats, EngineSummary, Outcome, RunHandle, RunResult, RunTiming, TimingCell};
 pub use error::{AssemblyError, ComponentRef, EngineError, Fault, FaultSource};
 pub use ideal_axes::IdealAxes;

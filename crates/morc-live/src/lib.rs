@@ -5,7 +5,7 @@
 //! bridge) shows them as they happen.
 //!
 //! Publishing never blocks the real-time path: a [`LiveTap`] component,
-//! attached to the running assembly like a recorder ([`attachment`]), copies
+//! attached to the running assembly like a recorder ([`Live::attachment`]), copies
 //! its inputs into a preallocated lock-free ring (`morc_record::ring`, the
 //! recorder's) every few ticks; a drain thread takes rows out, encodes them
 //! and hands them to the server. A full ring drops the row and counts it
@@ -42,6 +42,11 @@
 //!
 //! Beside it, on the next port, the operator page ([`page`]): a web page with the robot's state,
 //! hold and resume, the override and jog buttons.
+//!
+//! All of it is one object, [`Live`]: its server, the robot it draws, what it reads while a run
+//! goes and the page's state. Whoever starts the live view makes one and holds it (`morc --live`
+//! its command line, a Lua state its app data); the bus is read through the kernel's
+//! [`BusDiagnostics`], whichever bus it is.
 
 #![warn(missing_docs)]
 
@@ -55,13 +60,39 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use foxglove::ws_protocol::parameter::{Parameter, ParameterValue};
-use morc_ecat::base::BusHandle;
 use morc_kernel::*;
 use morc_model::{FrameIndex, Model};
 use morc_record::ring::{ring, RingConsumer, RingProducer};
 
 /// The address `morc --live` serves on when none is given.
 pub const DEFAULT_ADDRESS: &str = "127.0.0.1:8765";
+
+/// The live view of one program (a `morc --live`, a Lua state's `morc.live`): its server while
+/// one runs, the robot it draws, what it reads while a run goes (the engine's timing, the bus)
+/// and the operator page's state. Made by whoever starts the live view and held there; a
+/// handle: clones share one live view, two made apart share nothing.
+#[derive(Clone, Default)]
+pub struct Live(Arc<LiveState>);
+
+#[derive(Default)]
+struct LiveState {
+    /// The server, while one runs.
+    server: Mutex<Option<Arc<Server>>>,
+    /// The robot of the engine, for taps whose request names none (`a:publish` does not know it).
+    robot: Mutex<Option<LiveRobot>>,
+    /// The robot last set and its URDF: goes on from one server to the next.
+    description: Mutex<Option<(Arc<Model>, Arc<String>)>>,
+    /// What the taps of the next runs read for `/morc/stats` and `/morc/bus`.
+    sources: Mutex<Option<Sources>>,
+    /// What the operator page shows and commands.
+    page: Arc<page::Page>,
+    /// The stamps of every server this live view runs.
+    stamps: Arc<Stamps>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// A running live server.
 struct Server {
@@ -75,49 +106,266 @@ struct Server {
     sent: AtomicU64,
     /// The operator page, on a port of its own.
     page: Option<page::PageServer>,
+    /// The live view's stamps (shared with the servers before and after this one).
+    stamps: Arc<Stamps>,
 }
 
-static SERVER: Mutex<Option<Arc<Server>>> = Mutex::new(None);
+/// How long [`Live::stop`] lets queued messages go out to connected clients before closing.
+const STOP_LINGER: std::time::Duration = std::time::Duration::from_millis(500);
 
-fn server() -> Option<Arc<Server>> {
-    SERVER.lock().unwrap_or_else(|p| p.into_inner()).clone()
+/// How long [`Live::wait_for_client`] gives a connected client to subscribe.
+const SUBSCRIBE_GRACE: Duration = Duration::from_secs(5);
+
+impl std::fmt::Debug for Live {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Live").field("address", &self.address()).finish()
+    }
 }
 
-/// Starts serving on `address` ("host:port"; port 0 picks a free one) and
-/// returns the address served. A server already running is stopped first. `token` is the
-/// secret commands always need and clients off loopback too (`--live-token`); none: a random one.
-pub fn start(address: &str, token: Option<String>) -> Result<String, String> {
-    if let Some(t) = &token {
-        access::check_token(t)?;
+impl Live {
+    /// A live view that serves nothing yet ([`start`](Self::start) serves it).
+    pub fn new() -> Live {
+        Live::default()
     }
-    stop();
-    let (host, port) = address.rsplit_once(':').ok_or_else(|| format!("live view address '{address}': give host:port, e.g. {DEFAULT_ADDRESS}"))?;
-    let port: u16 = port.parse().map_err(|_| format!("live view address '{address}': the port '{port}' is not a number from 0 to 65535"))?;
-    let listener = std::net::TcpListener::bind((host.trim_matches(['[', ']']), port))
-        .map_err(|e| format!("cannot serve the live view on {address}: {e} (is another morc --live or Foxglove bridge on that port? choose another with --live HOST:PORT)"))?;
-    let live_port = listener.local_addr().map_err(|e| format!("cannot serve the live view on {address}: {e}"))?.port();
-    let served = format!("{host}:{live_port}");
-    // The page on the next port (a free one when that is taken, or when the live view took any).
-    let page_port = if port == 0 { 0 } else { live_port.wrapping_add(1) };
-    let page_listener = page::bind(host, page_port)
-        .or_else(|_| page::bind(host, 0))
-        .map_err(|e| format!("cannot serve the operator page on {host}: {e} (choose another address with --live HOST:PORT)"))?;
-    let page_port = page_listener.local_addr().map_err(|e| format!("cannot serve the operator page on {host}: {e}"))?.port();
-    let access = Arc::new(access::Access::new(host, live_port, page_port, token)?);
-    let page = page::PageServer::start(page_listener, access.clone()).map_err(|e| format!("cannot serve the operator page on {host}: {e} (choose another address with --live HOST:PORT)"))?;
-    let ws = ws::WsServer::start(listener, access.clone()).map_err(|e| format!("cannot serve the live view on {address}: {e}"))?;
-    let server = Arc::new(Server { ws: Some(ws), access, address: served.clone(), dropped: AtomicU64::new(0), sent: AtomicU64::new(0), page: Some(page) });
-    // Advertised from the start, so a client is subscribed before a run ends or a line is logged.
-    for (topic, schema) in [("/morc/run", "morc.Run"), ("/morc/live", "morc.Live"), ("/morc/log", "foxglove.Log"), ("/morc/stats", "morc.Stats"), ("/morc/bus", "morc.Bus")] {
-        server.advertise(topic, schema);
+
+    fn server(&self) -> Option<Arc<Server>> {
+        lock(&self.0.server).clone()
     }
-    // The robot of an earlier server goes on: its description for each client as it subscribes.
-    match robot_description() {
-        Some(urdf) => server.describe(&urdf),
-        None => server.advertise(DESCRIPTION_TOPIC, DESCRIPTION_SCHEMA),
+
+    /// Starts serving on `address` ("host:port"; port 0 picks a free one) and
+    /// returns the address served. A server already running is stopped first. `token` is the
+    /// secret commands always need and clients off loopback too (`--live-token`); none: a random one.
+    pub fn start(&self, address: &str, token: Option<String>) -> Result<String, String> {
+        if let Some(t) = &token {
+            access::check_token(t)?;
+        }
+        self.stop();
+        let (host, port) = address.rsplit_once(':').ok_or_else(|| format!("live view address '{address}': give host:port, e.g. {DEFAULT_ADDRESS}"))?;
+        let port: u16 = port.parse().map_err(|_| format!("live view address '{address}': the port '{port}' is not a number from 0 to 65535"))?;
+        let listener = std::net::TcpListener::bind((host.trim_matches(['[', ']']), port))
+            .map_err(|e| format!("cannot serve the live view on {address}: {e} (is another morc --live or Foxglove bridge on that port? choose another with --live HOST:PORT)"))?;
+        let live_port = listener.local_addr().map_err(|e| format!("cannot serve the live view on {address}: {e}"))?.port();
+        let served = format!("{host}:{live_port}");
+        // The page on the next port (a free one when that is taken, or when the live view took any).
+        let page_port = if port == 0 { 0 } else { live_port.wrapping_add(1) };
+        let page_listener = page::bind(host, page_port)
+            .or_else(|_| page::bind(host, 0))
+            .map_err(|e| format!("cannot serve the operator page on {host}: {e} (choose another address with --live HOST:PORT)"))?;
+        let page_port = page_listener.local_addr().map_err(|e| format!("cannot serve the operator page on {host}: {e}"))?.port();
+        let access = Arc::new(access::Access::new(host, live_port, page_port, token)?);
+        let page = page::PageServer::start(page_listener, access.clone(), self.0.page.clone())
+            .map_err(|e| format!("cannot serve the operator page on {host}: {e} (choose another address with --live HOST:PORT)"))?;
+        let ws = ws::WsServer::start(listener, access.clone()).map_err(|e| format!("cannot serve the live view on {address}: {e}"))?;
+        let server = Arc::new(Server {
+            ws: Some(ws),
+            access,
+            address: served.clone(),
+            dropped: AtomicU64::new(0),
+            sent: AtomicU64::new(0),
+            page: Some(page),
+            stamps: self.0.stamps.clone(),
+        });
+        // Advertised from the start, so a client is subscribed before a run ends or a line is logged.
+        for (topic, schema) in [("/morc/run", "morc.Run"), ("/morc/live", "morc.Live"), ("/morc/log", "foxglove.Log"), ("/morc/stats", "morc.Stats"), ("/morc/bus", "morc.Bus")] {
+            server.advertise(topic, schema);
+        }
+        // The robot of an earlier server goes on: its description for each client as it subscribes.
+        match self.robot_description() {
+            Some(urdf) => server.describe(&urdf),
+            None => server.advertise(DESCRIPTION_TOPIC, DESCRIPTION_SCHEMA),
+        }
+        *lock(&self.0.server) = Some(server);
+        Ok(served)
     }
-    *SERVER.lock().unwrap_or_else(|p| p.into_inner()) = Some(server);
-    Ok(served)
+
+    /// Who may use the live view and the page (its token, its address), when the live view is on.
+    pub fn access(&self) -> Option<Arc<access::Access>> {
+        self.server().map(|s| s.access.clone())
+    }
+
+    /// Stops the server, if one runs; clients are disconnected (after a moment for what is queued).
+    pub fn stop(&self) {
+        let taken = lock(&self.0.server).take();
+        if let Some(server) = taken {
+            if let Ok(mut s) = Arc::try_unwrap(server) {
+                if let Some(mut ws) = s.ws.take() {
+                    // The last run's /morc/run and log lines were sent just before: each client gets
+                    // what is queued for it (a moment at most), then a close.
+                    ws.stop(STOP_LINGER);
+                }
+            }
+            // Else a drain thread still holds it: the server stops when the run's tap ends.
+        }
+    }
+
+    /// The address served, when the live view is on.
+    pub fn address(&self) -> Option<String> {
+        self.server().map(|s| s.address.clone())
+    }
+
+    /// The operator page's address ("host:port"), when the live view is on.
+    pub fn page_address(&self) -> Option<String> {
+        self.server().and_then(|s| s.page.as_ref().map(|p| p.address.clone()))
+    }
+
+    /// What the operator page shows and commands (the robot on the engine, the program, the last run).
+    pub fn page(&self) -> &page::Page {
+        &self.0.page
+    }
+
+    /// Clients connected now (0 when the live view is off).
+    pub fn clients(&self) -> usize {
+        self.server().and_then(|s| s.ws.as_ref().map(|w| w.client_count())).unwrap_or(0)
+    }
+
+    /// Waits until a client is connected, at most `timeout`; whether one is.
+    /// A client subscribes to the topics it shows a moment after it connects: once one is
+    /// connected, this also waits (up to [`SUBSCRIBE_GRACE`] more) until it has subscribed to
+    /// something, so that what the program does next reaches it, the run's first log lines included.
+    pub fn wait_for_client(&self, timeout: Duration) -> bool {
+        let start = std::time::Instant::now();
+        while self.clients() == 0 {
+            if start.elapsed() >= timeout || self.server().is_none() {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let connected = std::time::Instant::now();
+        while !self.subscribed() && connected.elapsed() < SUBSCRIBE_GRACE {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        true
+    }
+
+    /// Whether a client is subscribed to any of the live view's topics.
+    fn subscribed(&self) -> bool {
+        self.server().is_some_and(|s| s.ws.as_ref().is_some_and(|w| w.subscribed()))
+    }
+
+    /// Rows the live taps sent since the server started.
+    pub fn sent(&self) -> u64 {
+        self.server().map_or(0, |s| s.sent.load(Ordering::Relaxed))
+    }
+
+    /// Rows the live taps dropped since the server started (full rings).
+    pub fn dropped(&self) -> u64 {
+        self.server().map_or(0, |s| s.dropped.load(Ordering::Relaxed))
+    }
+
+    /// Messages dropped for clients that read too slowly since the server started (each client has
+    /// a bounded queue: a slow client misses messages, the others and the robot do not wait).
+    pub fn unsent(&self) -> u64 {
+        self.server().and_then(|s| s.ws.as_ref().map(|w| w.unsent())).unwrap_or(0)
+    }
+
+    /// Sends a log line to `/morc/log` (level as `log::Level`), when the live view is on.
+    pub fn log_line(&self, level: log::Level, target: &str, message: &str) {
+        let Some(s) = self.server() else { return };
+        // foxglove.Log levels: DEBUG 1, INFO 2, WARNING 3, ERROR 4.
+        let level = match level {
+            log::Level::Error => 4,
+            log::Level::Warn => 3,
+            log::Level::Info => 2,
+            log::Level::Debug | log::Level::Trace => 1,
+        };
+        let stamp = s.stamps.now();
+        let mut json = String::from(r#"{"timestamp":"#);
+        push_stamp(&mut json, stamp);
+        let _ = write!(json, r#","level":{level},"message":{},"name":{},"file":"","line":0}}"#, json_string(message), json_string(target));
+        s.send("/morc/log", "foxglove.Log", &json, stamp);
+    }
+
+    /// Sends a finished run's statistics to `/morc/run`: its outcome, late
+    /// ticks and each component's p99 and worst execution time.
+    pub fn publish_run(&self, assembly: &str, result: &RunResult) {
+        let Some(s) = self.server() else { return };
+        let (outcome, reason) = match &result.outcome {
+            Outcome::Finished(r) => ("finished", r.clone()),
+            Outcome::Fault(r) => ("fault", r.to_string()),
+            Outcome::Cancelled => ("cancelled", String::new()),
+        };
+        self.0.page.run_ended(assembly, outcome, &reason);
+        let mut json = format!(
+            r#"{{"assembly":{},"outcome":"{outcome}","reason":{},"ticks":{},"late_ticks":{},"dropped":{},"components":["#,
+            json_string(assembly),
+            json_string(&reason),
+            result.ticks,
+            result.engine.late_ticks,
+            s.dropped.load(Ordering::Relaxed)
+        );
+        for (i, c) in result.components.iter().enumerate() {
+            if i > 0 {
+                json.push(',');
+            }
+            let _ =
+                write!(json, r#"{{"name":{},"kind":{},"p99":{},"max":{},"overruns":{}}}"#, json_string(&c.name), json_string(&c.kind), c.exec.p99 as f64 * 1e-9, c.exec.max as f64 * 1e-9, c.overruns);
+        }
+        json.push_str("]}");
+        s.send("/morc/run", "morc.Run", &json, s.stamps.now());
+    }
+
+    /// Sets the robot the taps of the next runs draw (the engine's robot), or none; a new robot's
+    /// description goes out on `/robot_description` (topic and parameter).
+    pub fn set_robot(&self, robot: Option<LiveRobot>) {
+        let model = robot.as_ref().map(|r| r.model.clone());
+        *lock(&self.0.robot) = robot;
+        let Some(model) = model else { return };
+        let urdf = {
+            let mut d = lock(&self.0.description);
+            if d.as_ref().is_some_and(|(m, _)| Arc::ptr_eq(m, &model)) {
+                return;
+            }
+            let urdf = Arc::new(morc_model::display_urdf(&model));
+            *d = Some((model, urdf.clone()));
+            urdf
+        };
+        if let Some(s) = self.server() {
+            s.describe(&urdf);
+        }
+    }
+
+    /// The URDF of the robot last set ([`set_robot`](Self::set_robot)), as `/robot_description` serves it.
+    pub fn robot_description(&self) -> Option<Arc<String>> {
+        lock(&self.0.description).as_ref().map(|(_, u)| u.clone())
+    }
+
+    /// Sets what the taps of the next runs read for `/morc/stats` and `/morc/bus` (the engine's), or none.
+    pub fn set_sources(&self, sources: Option<Sources>) {
+        *lock(&self.0.sources) = sources;
+    }
+
+    /// The attachment that puts a [`LiveTap`] of this live view on the assembly when it is
+    /// planned: the published signals, and the robot's q, qd and tau. The tap sends through
+    /// the server that runs when the assembly starts (none: it does nothing).
+    pub fn attachment(&self, request: LiveRequest) -> Attach {
+        let live = self.0.clone();
+        Arc::new(move |view| {
+            let available: Vec<(String, ValueType, String)> = view.signals.iter().filter(|s| s.ty != ValueType::String).map(|s| (s.name.clone(), s.ty, s.unit.clone())).collect();
+            let patterns: Vec<&str> = request.patterns.iter().map(String::as_str).collect();
+            let mut signals = morc_record::expand(&patterns, &available)?;
+            // The first `published` signals get channels of their own.
+            let published = signals.len();
+            let robot = request.robot.clone().or_else(|| lock(&live.robot).clone());
+            // The robot's joints, for /joint_states and the frames, whether published or not.
+            let joints: Vec<String> = ["q", "qd", "tau"].iter().map(|p| format!("{}.{p}", view.base_name)).collect();
+            if robot.is_some() {
+                for j in &joints {
+                    if !signals.iter().any(|s| &s.0 == j) {
+                        if let Some(s) = available.iter().find(|s| &s.0 == j) {
+                            signals.push(s.clone());
+                        }
+                    }
+                }
+            }
+            // Stepped every tick on the base thread and pushing every `decimation`-th (as the recorder
+            // does): a slower tap would be a multirate component, handed to an Updater thread each time.
+            let decimation = ((1.0 / (request.rate.max(1e-3) * view.base_period)).round() as u64).max(1);
+            let mut tap = LiveTap::new(live.clone(), signals.clone(), robot, joints, published);
+            tap.decimation = decimation;
+            let inputs = signals.iter().map(|(name, _, _)| (name.clone(), LiveTap::input_port(name))).collect();
+            Ok(Attachment { component: Box::new(tap), every: 1, inputs })
+        })
+    }
 }
 
 /// Who can reach a server on `address` ("host:port") when that is not loopback, as morc tells
@@ -132,29 +380,6 @@ pub fn exposure(address: &str) -> String {
     format!("the live view and the operator page are served on {who} on port {port} (and the page's): a client without the token is refused (403); anyone with the token reads the robot and commands it from the page. Serve on 127.0.0.1 to keep it to this machine.")
 }
 
-/// Who may use the live view and the page (its token, its address), when the live view is on.
-pub fn access() -> Option<Arc<access::Access>> {
-    server().map(|s| s.access.clone())
-}
-
-/// How long [`stop`] lets queued messages go out to connected clients before closing.
-const STOP_LINGER: std::time::Duration = std::time::Duration::from_millis(500);
-
-/// Stops the server, if one runs; clients are disconnected (after a moment for what is queued).
-pub fn stop() {
-    let taken = SERVER.lock().unwrap_or_else(|p| p.into_inner()).take();
-    if let Some(server) = taken {
-        if let Ok(mut s) = Arc::try_unwrap(server) {
-            if let Some(mut ws) = s.ws.take() {
-                // The last run's /morc/run and log lines were sent just before: each client gets
-                // what is queued for it (a moment at most), then a close.
-                ws.stop(STOP_LINGER);
-            }
-        }
-        // Else a drain thread still holds it: the server stops when the run's tap ends.
-    }
-}
-
 impl Drop for Server {
     fn drop(&mut self) {
         if let Some(mut ws) = self.ws.take() {
@@ -163,92 +388,39 @@ impl Drop for Server {
     }
 }
 
-/// The address served, when the live view is on.
-pub fn address() -> Option<String> {
-    server().map(|s| s.address.clone())
+/// The live view's clock of stamps: the last stamp sent (nanoseconds since the Unix epoch),
+/// over every run and server of one live view: no stamp goes before it.
+#[derive(Default)]
+struct Stamps {
+    last: AtomicU64,
 }
-
-/// The operator page's address ("host:port"), when the live view is on.
-pub fn page_address() -> Option<String> {
-    server().and_then(|s| s.page.as_ref().map(|p| p.address.clone()))
-}
-
-/// Clients connected now (0 when the live view is off).
-pub fn clients() -> usize {
-    server().and_then(|s| s.ws.as_ref().map(|w| w.client_count())).unwrap_or(0)
-}
-
-/// Waits until a client is connected, at most `timeout`; whether one is.
-/// A client subscribes to the topics it shows a moment after it connects: once one is
-/// connected, this also waits (up to [`SUBSCRIBE_GRACE`] more) until it has subscribed to
-/// something, so that what the program does next reaches it, the run's first log lines included.
-pub fn wait_for_client(timeout: Duration) -> bool {
-    let start = std::time::Instant::now();
-    while clients() == 0 {
-        if start.elapsed() >= timeout || server().is_none() {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let connected = std::time::Instant::now();
-    while !subscribed() && connected.elapsed() < SUBSCRIBE_GRACE {
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    true
-}
-
-/// How long [`wait_for_client`] gives a connected client to subscribe.
-const SUBSCRIBE_GRACE: Duration = Duration::from_secs(5);
-
-/// Whether a client is subscribed to any of the live view's topics.
-fn subscribed() -> bool {
-    server().is_some_and(|s| s.ws.as_ref().is_some_and(|w| w.subscribed()))
-}
-
-/// Rows the live taps sent since the server started.
-pub fn sent() -> u64 {
-    server().map_or(0, |s| s.sent.load(Ordering::Relaxed))
-}
-
-/// Rows the live taps dropped since the server started (full rings).
-pub fn dropped() -> u64 {
-    server().map_or(0, |s| s.dropped.load(Ordering::Relaxed))
-}
-
-/// Messages dropped for clients that read too slowly since the server started (each client has
-/// a bounded queue: a slow client misses messages, the others and the robot do not wait).
-pub fn unsent() -> u64 {
-    server().and_then(|s| s.ws.as_ref().map(|w| w.unsent())).unwrap_or(0)
-}
-
-/// The last stamp sent (nanoseconds since the Unix epoch), over every run and server of this
-/// process: no stamp goes before it.
-static LAST_STAMP: AtomicU64 = AtomicU64::new(0);
 
 /// The wall clock, in nanoseconds since the Unix epoch.
 fn wall_clock_ns() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
 }
 
-/// The wall time a run starting now maps its time 0 to: now, or the last stamp sent when that
-/// is later (a run on the virtual clock may go faster than the wall clock), so that no run
-/// stamps before what an earlier one sent.
-fn run_epoch() -> u64 {
-    wall_clock_ns().max(LAST_STAMP.load(Ordering::Relaxed))
-}
+impl Stamps {
+    /// The wall time a run starting now maps its time 0 to: now, or the last stamp sent when that
+    /// is later (a run on the virtual clock may go faster than the wall clock), so that no run
+    /// stamps before what an earlier one sent.
+    fn run_epoch(&self) -> u64 {
+        wall_clock_ns().max(self.last.load(Ordering::Relaxed))
+    }
 
-/// The stamp of run time `t` (s) in the run that started at `epoch`.
-fn stamp_at(epoch: u64, t: f64) -> u64 {
-    let stamp = epoch.saturating_add((t.max(0.0) * 1e9).round() as u64);
-    LAST_STAMP.fetch_max(stamp, Ordering::Relaxed);
-    stamp
-}
+    /// The stamp of run time `t` (s) in the run that started at `epoch`.
+    fn at(&self, epoch: u64, t: f64) -> u64 {
+        let stamp = epoch.saturating_add((t.max(0.0) * 1e9).round() as u64);
+        self.last.fetch_max(stamp, Ordering::Relaxed);
+        stamp
+    }
 
-/// The stamp of something that happens now (a log line, a run's end): the wall clock, or the
-/// last stamp sent when that is later.
-fn stamp_now() -> u64 {
-    let now = wall_clock_ns();
-    now.max(LAST_STAMP.fetch_max(now, Ordering::Relaxed))
+    /// The stamp of something that happens now (a log line, a run's end): the wall clock, or the
+    /// last stamp sent when that is later.
+    fn now(&self) -> u64 {
+        let now = wall_clock_ns();
+        now.max(self.last.fetch_max(now, Ordering::Relaxed))
+    }
 }
 
 /// A stamp as the `{"sec", "nsec"}` of foxglove.* messages.
@@ -295,7 +467,7 @@ impl Server {
     /// Sends the robot's description (topic, latched; and parameter).
     fn describe(&self, urdf: &str) {
         if let Some(ws) = &self.ws {
-            ws.send_latched(DESCRIPTION_TOPIC, DESCRIPTION_SCHEMA, &schema_json(DESCRIPTION_SCHEMA), description_json(urdf).as_bytes(), stamp_now());
+            ws.send_latched(DESCRIPTION_TOPIC, DESCRIPTION_SCHEMA, &schema_json(DESCRIPTION_SCHEMA), description_json(urdf).as_bytes(), self.stamps.now());
             ws.set_parameter(description_parameter(urdf));
         }
     }
@@ -303,51 +475,6 @@ impl Server {
 
 fn json_string(s: &str) -> String {
     serde_json::Value::String(s.to_string()).to_string()
-}
-
-/// Sends a log line to `/morc/log` (level as `log::Level`), when the live view is on.
-pub fn log_line(level: log::Level, target: &str, message: &str) {
-    let Some(s) = server() else { return };
-    // foxglove.Log levels: DEBUG 1, INFO 2, WARNING 3, ERROR 4.
-    let level = match level {
-        log::Level::Error => 4,
-        log::Level::Warn => 3,
-        log::Level::Info => 2,
-        log::Level::Debug | log::Level::Trace => 1,
-    };
-    let stamp = stamp_now();
-    let mut json = String::from(r#"{"timestamp":"#);
-    push_stamp(&mut json, stamp);
-    let _ = write!(json, r#","level":{level},"message":{},"name":{},"file":"","line":0}}"#, json_string(message), json_string(target));
-    s.send("/morc/log", "foxglove.Log", &json, stamp);
-}
-
-/// Sends a finished run's statistics to `/morc/run`: its outcome, late
-/// ticks and each component's p99 and worst execution time.
-pub fn publish_run(assembly: &str, result: &RunResult) {
-    let Some(s) = server() else { return };
-    let (outcome, reason) = match &result.outcome {
-        Outcome::Finished(r) => ("finished", r.clone()),
-        Outcome::Fault(r) => ("fault", r.to_string()),
-        Outcome::Cancelled => ("cancelled", String::new()),
-    };
-    page::run_ended(assembly, outcome, &reason);
-    let mut json = format!(
-        r#"{{"assembly":{},"outcome":"{outcome}","reason":{},"ticks":{},"late_ticks":{},"dropped":{},"components":["#,
-        json_string(assembly),
-        json_string(&reason),
-        result.ticks,
-        result.engine.late_ticks,
-        s.dropped.load(Ordering::Relaxed)
-    );
-    for (i, c) in result.components.iter().enumerate() {
-        if i > 0 {
-            json.push(',');
-        }
-        let _ = write!(json, r#"{{"name":{},"kind":{},"p99":{},"max":{},"overruns":{}}}"#, json_string(&c.name), json_string(&c.kind), c.exec.p99 as f64 * 1e-9, c.exec.max as f64 * 1e-9, c.overruns);
-    }
-    json.push_str("]}");
-    s.send("/morc/run", "morc.Run", &json, stamp_now());
 }
 
 /// The robot, as the live view draws it.
@@ -370,40 +497,9 @@ pub struct LiveRequest {
     pub rate: f64,
 }
 
-/// The robot of the engine, for taps whose request names none (`a:publish` does not know it).
-static ROBOT: Mutex<Option<LiveRobot>> = Mutex::new(None);
-
-/// Sets the robot the taps of the next runs draw (the engine's robot), or none; a new robot's
-/// description goes out on `/robot_description` (topic and parameter).
-pub fn set_robot(robot: Option<LiveRobot>) {
-    let model = robot.as_ref().map(|r| r.model.clone());
-    *ROBOT.lock().unwrap_or_else(|p| p.into_inner()) = robot;
-    let Some(model) = model else { return };
-    let urdf = {
-        let mut d = DESCRIPTION.lock().unwrap_or_else(|p| p.into_inner());
-        if d.as_ref().is_some_and(|(m, _)| Arc::ptr_eq(m, &model)) {
-            return;
-        }
-        let urdf = Arc::new(morc_model::display_urdf(&model));
-        *d = Some((model, urdf.clone()));
-        urdf
-    };
-    if let Some(s) = server() {
-        s.describe(&urdf);
-    }
-}
-
 /// The topic and parameter the robot's URDF is served as (where Foxglove's URDF layer looks).
 pub const DESCRIPTION_TOPIC: &str = "/robot_description";
 const DESCRIPTION_SCHEMA: &str = "std_msgs/msg/String";
-
-/// The robot last set and its URDF.
-static DESCRIPTION: Mutex<Option<(Arc<Model>, Arc<String>)>> = Mutex::new(None);
-
-/// The URDF of the robot last set ([`set_robot`]), as `/robot_description` serves it.
-pub fn robot_description() -> Option<Arc<String>> {
-    DESCRIPTION.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|(_, u)| u.clone())
-}
 
 fn description_json(urdf: &str) -> String {
     format!("{{\"data\":{}}}", json_string(urdf))
@@ -419,15 +515,8 @@ fn description_parameter(urdf: &str) -> Parameter {
 pub struct Sources {
     /// The engine's timing cell ([`Engine::timing_cell`]).
     pub timing: Arc<TimingCell>,
-    /// The bus the engine runs, if it runs one.
-    pub bus: Option<BusHandle>,
-}
-
-static SOURCES: Mutex<Option<Sources>> = Mutex::new(None);
-
-/// Sets what the taps of the next runs read for `/morc/stats` and `/morc/bus` (the engine's), or none.
-pub fn set_sources(sources: Option<Sources>) {
-    *SOURCES.lock().unwrap_or_else(|p| p.into_inner()) = sources;
+    /// The diagnostics of the bus the engine runs ([`Engine::bus`]), if it runs one.
+    pub bus: Option<Arc<dyn BusDiagnostics>>,
 }
 
 /// How often the drain thread sends `/morc/stats` and `/morc/bus`.
@@ -435,37 +524,6 @@ const STATUS_PERIOD: Duration = Duration::from_millis(500);
 
 /// The tap's name in an assembly.
 pub const TAP_NAME: &str = "live";
-
-/// The attachment that puts a [`LiveTap`] on the assembly when it is
-/// planned: the published signals, and the robot's q, qd and tau.
-pub fn attachment(request: LiveRequest) -> Attach {
-    Arc::new(move |view| {
-        let available: Vec<(String, ValueType, String)> = view.signals.iter().filter(|s| s.ty != ValueType::String).map(|s| (s.name.clone(), s.ty, s.unit.clone())).collect();
-        let patterns: Vec<&str> = request.patterns.iter().map(String::as_str).collect();
-        let mut signals = morc_record::expand(&patterns, &available)?;
-        // The first `published` signals get channels of their own.
-        let published = signals.len();
-        let robot = request.robot.clone().or_else(|| ROBOT.lock().unwrap_or_else(|p| p.into_inner()).clone());
-        // The robot's joints, for /joint_states and the frames, whether published or not.
-        let joints: Vec<String> = ["q", "qd", "tau"].iter().map(|p| format!("{}.{p}", view.base_name)).collect();
-        if robot.is_some() {
-            for j in &joints {
-                if !signals.iter().any(|s| &s.0 == j) {
-                    if let Some(s) = available.iter().find(|s| &s.0 == j) {
-                        signals.push(s.clone());
-                    }
-                }
-            }
-        }
-        // Stepped every tick on the base thread and pushing every `decimation`-th (as the recorder
-        // does): a slower tap would be a multirate component, handed to an Updater thread each time.
-        let decimation = ((1.0 / (request.rate.max(1e-3) * view.base_period)).round() as u64).max(1);
-        let mut tap = LiveTap::new(signals.clone(), robot, joints, published);
-        tap.decimation = decimation;
-        let inputs = signals.iter().map(|(name, _, _)| (name.clone(), LiveTap::input_port(name))).collect();
-        Ok(Attachment { component: Box::new(tap), every: 1, inputs })
-    })
-}
 
 /// One column of a tap's row.
 #[derive(Clone, Debug)]
@@ -482,6 +540,8 @@ struct Column {
 /// preallocated ring every step; a drain thread sends them.
 pub struct LiveTap {
     info: ComponentInfo,
+    /// The live view it sends to (its server when the run starts).
+    live: Arc<LiveState>,
     columns: Vec<Column>,
     robot: Option<LiveRobot>,
     /// Offsets of robot.q, robot.qd, robot.tau in a row (if present).
@@ -503,7 +563,7 @@ struct Drain {
 impl LiveTap {
     /// A tap of `signals` (name, type, unit); the first `published` get channels of their own,
     /// the robot's `joints` (q, qd, tau names) feed its channels.
-    fn new(signals: Vec<(String, ValueType, String)>, robot: Option<LiveRobot>, joints: Vec<String>, published: usize) -> Self {
+    fn new(live: Arc<LiveState>, signals: Vec<(String, ValueType, String)>, robot: Option<LiveRobot>, joints: Vec<String>, published: usize) -> Self {
         let mut info = ComponentInfo::new("live", "copies its inputs to the live view (Foxglove WebSocket) off the real-time path; results: name.sent, name.dropped");
         let mut columns = Vec::new();
         let mut offset = 1;
@@ -522,6 +582,7 @@ impl LiveTap {
         }
         LiveTap {
             info,
+            live,
             columns,
             robot,
             joints: joint_at,
@@ -553,7 +614,7 @@ impl Component for LiveTap {
 
     fn initialize(&mut self, ctx: &InitContext, _outputs: &mut [Value]) -> Result<(), String> {
         self.stop_drain();
-        let Some(server) = server() else {
+        let Some(server) = lock(&self.live.server).clone() else {
             // The live view is off: the tap does nothing.
             return Ok(());
         };
@@ -561,11 +622,12 @@ impl Component for LiveTap {
         let rows = ((2.0 / (ctx.period * self.decimation as f64)).ceil() as usize).max(1024);
         let (producer, consumer) = ring(rows, self.row.len());
         let stop = Arc::new(AtomicBool::new(false));
-        let sources = SOURCES.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let sources = lock(&self.live.sources).clone();
         // The run starts now: its time 0 is stamped with the wall clock now (or the last stamp sent).
-        let epoch = run_epoch();
+        let epoch = server.stamps.run_epoch();
         let sender = Sender {
             server,
+            page: self.live.page.clone(),
             columns: self.columns.clone(),
             robot: self.robot.clone(),
             joints: self.joints,
@@ -623,6 +685,8 @@ impl Drop for LiveTap {
 /// The drain thread's side: rows to JSON messages.
 struct Sender {
     server: Arc<Server>,
+    /// The operator page's state, for the faults `/morc/bus` lists.
+    page: Arc<page::Page>,
     columns: Vec<Column>,
     robot: Option<LiveRobot>,
     joints: [Option<(usize, usize)>; 3],
@@ -682,7 +746,7 @@ impl Sender {
                 json.push_str("{\"time\":");
                 push_number(&mut json, t);
                 let _ = write!(json, ",\"rows\":{},\"dropped\":{}}}", self.sent.load(Ordering::Relaxed), dropped);
-                self.server.send("/morc/live", "morc.Live", &json, stamp_at(self.epoch, t));
+                self.server.send("/morc/live", "morc.Live", &json, self.server.stamps.at(self.epoch, t));
             }
             if stopping || status_sent.elapsed() >= STATUS_PERIOD {
                 status_sent = std::time::Instant::now();
@@ -714,7 +778,7 @@ impl Sender {
                 json.push('}');
             }
             let _ = write!(json, r#"],"rows":{},"dropped":{}}}"#, self.sent.load(Ordering::Relaxed), self.reported_drops);
-            self.server.send("/morc/stats", "morc.Stats", json, stamp_at(self.epoch, t));
+            self.server.send("/morc/stats", "morc.Stats", json, self.server.stamps.at(self.epoch, t));
         }
         sources.timing.request();
 
@@ -742,14 +806,14 @@ impl Sender {
             None => json.push_str("null"),
         }
         json.push_str(",\"faults\":");
-        page::push_strings(json, &page::faults());
+        page::push_strings(json, &self.page.faults());
         json.push('}');
-        self.server.send("/morc/bus", "morc.Bus", json, stamp_at(self.epoch, t));
+        self.server.send("/morc/bus", "morc.Bus", json, self.server.stamps.at(self.epoch, t));
     }
 
     fn send_row(&self, row: &[f64], json: &mut String, data: Option<&mut morc_model::Data>) {
         let t = row[0];
-        let stamp = stamp_at(self.epoch, t);
+        let stamp = self.server.stamps.at(self.epoch, t);
         for c in self.columns.iter().filter(|c| c.own_channel) {
             json.clear();
             json.push_str("{\"time\":");

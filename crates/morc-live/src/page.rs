@@ -149,35 +149,41 @@ struct PageState {
     fault: Option<String>,
 }
 
-static STATE: Mutex<Option<PageState>> = Mutex::new(None);
-
-fn with_state<R>(f: impl FnOnce(&mut PageState) -> R) -> R {
-    let mut s = STATE.lock().unwrap_or_else(|p| p.into_inner());
-    f(s.get_or_insert_with(PageState::default))
+/// What the page of one live view ([`crate::Live::page`]) shows and commands: the robot on the
+/// engine, the program, the last run. Shared by the page's server and the live view's taps.
+#[derive(Default)]
+pub struct Page {
+    state: Mutex<PageState>,
 }
 
-/// Sets the robot the page shows and commands (the engine's), or none.
-pub fn set_station(station: Option<Station>) {
-    with_state(|s| s.station = station);
-}
+impl Page {
+    fn with<R>(&self, f: impl FnOnce(&mut PageState) -> R) -> R {
+        f(&mut self.state.lock().unwrap_or_else(|p| p.into_inner()))
+    }
 
-/// Names the program that runs (shown on the page).
-pub fn set_program(program: &str) {
-    with_state(|s| s.program = Some(program.to_string()));
-}
+    /// Sets the robot the page shows and commands (the engine's), or none.
+    pub fn set_station(&self, station: Option<Station>) {
+        self.with(|s| s.station = station);
+    }
 
-/// An assembly starts on the engine.
-pub fn run_starting() {
-    with_state(|s| s.running = true);
-}
+    /// Names the program that runs (shown on the page).
+    pub fn set_program(&self, program: &str) {
+        self.with(|s| s.program = Some(program.to_string()));
+    }
 
-/// An assembly ended: `outcome` is "finished", "fault" or "cancelled".
-pub(crate) fn run_ended(assembly: &str, outcome: &str, reason: &str) {
-    with_state(|s| {
-        s.running = false;
-        s.last_run = Some((assembly.to_string(), outcome.to_string(), reason.to_string()));
-        s.fault = (outcome == "fault").then(|| format!("the last run ({assembly}) faulted: {reason}"));
-    });
+    /// An assembly starts on the engine.
+    pub fn run_starting(&self) {
+        self.with(|s| s.running = true);
+    }
+
+    /// An assembly ended: `outcome` is "finished", "fault" or "cancelled".
+    pub(crate) fn run_ended(&self, assembly: &str, outcome: &str, reason: &str) {
+        self.with(|s| {
+            s.running = false;
+            s.last_run = Some((assembly.to_string(), outcome.to_string(), reason.to_string()));
+            s.fault = (outcome == "fault").then(|| format!("the last run ({assembly}) faulted: {reason}"));
+        });
+    }
 }
 
 /// The page's server: a tokio runtime of its own, stopped when dropped.
@@ -193,8 +199,8 @@ pub(crate) fn bind(host: &str, port: u16) -> std::io::Result<std::net::TcpListen
 }
 
 impl PageServer {
-    /// Serves the page on `listener` under `access`.
-    pub fn start(listener: std::net::TcpListener, access: Arc<Access>) -> std::io::Result<PageServer> {
+    /// Serves `page` on `listener` under `access`.
+    pub fn start(listener: std::net::TcpListener, access: Arc<Access>, page: Arc<Page>) -> std::io::Result<PageServer> {
         let local = listener.local_addr()?;
         let address = if local.is_ipv6() { format!("[{}]:{}", local.ip(), local.port()) } else { local.to_string() };
         listener.set_nonblocking(true)?;
@@ -204,7 +210,7 @@ impl PageServer {
             let _entered = runtime.enter();
             tokio::net::TcpListener::from_std(listener)?
         };
-        runtime.spawn(serve(listener, access, local.port()));
+        runtime.spawn(serve(listener, access, page, local.port()));
         Ok(PageServer { address, runtime: Some(runtime) })
     }
 }
@@ -218,7 +224,7 @@ impl Drop for PageServer {
 }
 
 /// Accepts connections, each served by a task of its own, at most [`MAX_CONNECTIONS`] at once.
-async fn serve(listener: tokio::net::TcpListener, access: Arc<Access>, port: u16) {
+async fn serve(listener: tokio::net::TcpListener, access: Arc<Access>, page: Arc<Page>, port: u16) {
     let permits = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
         let stream = match listener.accept().await {
@@ -234,13 +240,13 @@ async fn serve(listener: tokio::net::TcpListener, access: Arc<Access>, port: u16
             log::debug!("operator page: {MAX_CONNECTIONS} connections open: closing a new one");
             continue;
         };
-        let access = access.clone();
+        let (access, page) = (access.clone(), page.clone());
         tokio::spawn(async move {
             let _permit = permit;
             let _ = stream.set_nodelay(true);
             let service = hyper::service::service_fn(move |request| {
-                let access = access.clone();
-                async move { Ok::<_, Infallible>(answer(request, &access, port).await) }
+                let (access, page) = (access.clone(), page.clone());
+                async move { Ok::<_, Infallible>(answer(request, &access, &page, port).await) }
             });
             let connection = hyper::server::conn::http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())
@@ -317,7 +323,7 @@ impl Asked {
 }
 
 /// Answers one request.
-async fn answer(request: Request<Incoming>, access: &Access, port: u16) -> Response<Full<Bytes>> {
+async fn answer(request: Request<Incoming>, access: &Access, page: &Page, port: u16) -> Response<Full<Bytes>> {
     let asked = asked(&request);
     let mut set_cookie = None;
     let (status, content_type, body) = match check(&asked, access, port) {
@@ -329,7 +335,7 @@ async fn answer(request: Request<Incoming>, access: &Access, port: u16) -> Respo
             }
             (StatusCode::OK, "text/html; charset=utf-8", PAGE.to_string())
         }
-        Ok(Route::State) => (StatusCode::OK, JSON, state_json()),
+        Ok(Route::State) => (StatusCode::OK, JSON, page.state_json()),
         Ok(Route::Command) => {
             let limited = Limited::new(request.into_body(), MAX_BODY);
             match tokio::time::timeout(BODY_TIMEOUT, limited.collect()).await {
@@ -337,7 +343,7 @@ async fn answer(request: Request<Incoming>, access: &Access, port: u16) -> Respo
                 Ok(Err(_)) => text(StatusCode::PAYLOAD_TOO_LARGE, format!("{} {}: a command's body is a small JSON object (at most {MAX_BODY} bytes)", asked.method, asked.path)),
                 Ok(Ok(body)) => match parse_body(&asked, &body.to_bytes()) {
                     Err(e) => e,
-                    Ok(fields) => match run_command(&asked.path, &fields) {
+                    Ok(fields) => match run_command(page, &asked.path, &fields) {
                         Ok(done) => (StatusCode::OK, JSON, done),
                         Err(e) => e,
                     },
@@ -456,12 +462,12 @@ fn done(message: &str) -> String {
     format!("{{\"ok\":true,\"message\":{}}}", crate::json_string(message))
 }
 
-fn run_command(path: &str, fields: &Map<String, Json>) -> Result<String, Answer> {
+fn run_command(page: &Page, path: &str, fields: &Map<String, Json>) -> Result<String, Answer> {
     let what = format!("POST {path}");
     let bad = |m: String| text(StatusCode::BAD_REQUEST, m);
-    let station = with_state(|s| s.station.clone());
+    let station = page.with(|s| s.station.clone());
     if path == "/reset" {
-        let cleared = with_state(|s| s.fault.take());
+        let cleared = page.with(|s| s.fault.take());
         let bus = station.map(|s| s.controls.reset_faults());
         let mut message = String::new();
         if let Some(f) = cleared {
@@ -571,80 +577,92 @@ fn push_numbers(out: &mut String, xs: impl Iterator<Item = f64>) {
     out.push(']');
 }
 
-/// The state the page shows, as JSON: read from the snapshot and the operator handles.
-pub fn state_json() -> String {
-    let (station, program, running, last_run, fault) = with_state(|s| (s.station.clone(), s.program.clone(), s.running, s.last_run.clone(), s.fault.clone()));
-    let opt_str = |s: &Option<String>| s.as_deref().map_or("null".to_string(), crate::json_string);
-    let mut json = format!("{{\"program\":{}", opt_str(&program));
-    if let Some((a, o, r)) = &last_run {
-        let _ = write!(json, ",\"last_run\":{{\"assembly\":{},\"outcome\":{},\"reason\":{}}}", crate::json_string(a), crate::json_string(o), crate::json_string(r));
-    }
-    let mut faults: Vec<String> = fault.into_iter().collect();
-    let Some(st) = station else {
-        let _ = write!(json, ",\"robot\":null,\"state\":\"{}\",\"faults\":", if faults.is_empty() { "idle" } else { "faulted" });
-        push_strings(&mut json, &faults);
-        json.push('}');
-        return json;
-    };
-    let snap = st.snapshot.read();
-    let port = |name: &str| snap.measured.iter().find(|p| p.name == name).map(|p| p.value.clone());
-    let vector = |v: Option<Value>| match v {
-        Some(Value::Vector(x)) => x,
-        _ => Vec::new(),
-    };
-    let (q, qd, tau) = (vector(port("q")), vector(port("qd")), vector(port("tau")));
-    let _ = write!(json, ",\"robot\":{},\"tick\":{},\"joints\":[", crate::json_string(&st.robot), snap.tick);
-    for (i, j) in st.joints.iter().enumerate() {
-        if i > 0 {
-            json.push(',');
+impl Page {
+    /// The state the page shows, as JSON: read from the snapshot and the operator handles.
+    pub fn state_json(&self) -> String {
+        let (station, program, running, last_run, fault) = self.with(|s| (s.station.clone(), s.program.clone(), s.running, s.last_run.clone(), s.fault.clone()));
+        let opt_str = |s: &Option<String>| s.as_deref().map_or("null".to_string(), crate::json_string);
+        let mut json = format!("{{\"program\":{}", opt_str(&program));
+        if let Some((a, o, r)) = &last_run {
+            let _ = write!(json, ",\"last_run\":{{\"assembly\":{},\"outcome\":{},\"reason\":{}}}", crate::json_string(a), crate::json_string(o), crate::json_string(r));
         }
-        let _ = write!(json, "{{\"name\":{},\"unit\":{},\"q\":", crate::json_string(&j.name), crate::json_string(&j.unit));
-        crate::push_number(&mut json, q.get(i).map_or(f64::NAN, |x| x * j.scale));
-        json.push_str(",\"qd\":");
-        crate::push_number(&mut json, qd.get(i).map_or(f64::NAN, |x| x * j.scale));
-        json.push_str(",\"tau\":");
-        crate::push_number(&mut json, tau.get(i).copied().unwrap_or(f64::NAN));
-        json.push('}');
-    }
-    json.push(']');
-    if q.len() == st.model.nq() {
-        let mut data = morc_model::Data::new(&st.model);
-        morc_model::forward_kinematics_placements(&st.model, &mut data, &q);
-        morc_model::update_frame_placements(&st.model, &mut data);
-        let x = morc_model::frame_placement(&st.model, &data, st.tool_frame);
-        let rpy = morc_model::rpy_from_rotation(&x.rotation);
-        let _ = write!(json, ",\"tool\":{{\"frame\":{},\"pos\":", crate::json_string(&st.model.frames()[st.tool_frame].name));
-        push_numbers(&mut json, x.translation.iter().map(|v| v * 1e3));
-        json.push_str(",\"rpy\":");
-        push_numbers(&mut json, rpy.iter().map(|v| v.to_degrees()));
-        json.push('}');
-    }
-    let c = &st.controls;
-    let running = running.then_some(snap.running.as_ref()).flatten();
-    faults.extend(c.faults());
-    let state = one_state(!faults.is_empty(), running.is_some(), c.jogging(), c.paused() && c.motion().is_some(), snap.holding);
-    let _ = write!(json, ",\"state\":\"{state}\",\"override\":");
-    crate::push_number(&mut json, c.override_setting() * 100.0);
-    match running {
-        Some((name, ticks)) => {
-            let _ = write!(json, ",\"command\":{{\"name\":{},\"ticks\":{ticks}", crate::json_string(name));
-            if let Some((progress, now)) = c.motion() {
-                json.push_str(",\"progress\":");
-                crate::push_number(&mut json, progress);
-                json.push_str(",\"override_now\":");
-                crate::push_number(&mut json, now * 100.0);
+        let mut faults: Vec<String> = fault.into_iter().collect();
+        let Some(st) = station else {
+            let _ = write!(json, ",\"robot\":null,\"state\":\"{}\",\"faults\":", if faults.is_empty() { "idle" } else { "faulted" });
+            push_strings(&mut json, &faults);
+            json.push('}');
+            return json;
+        };
+        let snap = st.snapshot.read();
+        let port = |name: &str| snap.measured.iter().find(|p| p.name == name).map(|p| p.value.clone());
+        let vector = |v: Option<Value>| match v {
+            Some(Value::Vector(x)) => x,
+            _ => Vec::new(),
+        };
+        let (q, qd, tau) = (vector(port("q")), vector(port("qd")), vector(port("tau")));
+        let _ = write!(json, ",\"robot\":{},\"tick\":{},\"joints\":[", crate::json_string(&st.robot), snap.tick);
+        for (i, j) in st.joints.iter().enumerate() {
+            if i > 0 {
+                json.push(',');
             }
+            let _ = write!(json, "{{\"name\":{},\"unit\":{},\"q\":", crate::json_string(&j.name), crate::json_string(&j.unit));
+            crate::push_number(&mut json, q.get(i).map_or(f64::NAN, |x| x * j.scale));
+            json.push_str(",\"qd\":");
+            crate::push_number(&mut json, qd.get(i).map_or(f64::NAN, |x| x * j.scale));
+            json.push_str(",\"tau\":");
+            crate::push_number(&mut json, tau.get(i).copied().unwrap_or(f64::NAN));
             json.push('}');
         }
-        None => json.push_str(",\"command\":null"),
+        json.push(']');
+        if q.len() == st.model.nq() {
+            let mut data = morc_model::Data::new(&st.model);
+            morc_model::forward_kinematics_placements(&st.model, &mut data, &q);
+            morc_model::update_frame_placements(&st.model, &mut data);
+            let x = morc_model::frame_placement(&st.model, &data, st.tool_frame);
+            let rpy = morc_model::rpy_from_rotation(&x.rotation);
+            let _ = write!(json, ",\"tool\":{{\"frame\":{},\"pos\":", crate::json_string(&st.model.frames()[st.tool_frame].name));
+            push_numbers(&mut json, x.translation.iter().map(|v| v * 1e3));
+            json.push_str(",\"rpy\":");
+            push_numbers(&mut json, rpy.iter().map(|v| v.to_degrees()));
+            json.push('}');
+        }
+        let c = &st.controls;
+        let running = running.then_some(snap.running.as_ref()).flatten();
+        faults.extend(c.faults());
+        let state = one_state(!faults.is_empty(), running.is_some(), c.jogging(), c.paused() && c.motion().is_some(), snap.holding);
+        let _ = write!(json, ",\"state\":\"{state}\",\"override\":");
+        crate::push_number(&mut json, c.override_setting() * 100.0);
+        match running {
+            Some((name, ticks)) => {
+                let _ = write!(json, ",\"command\":{{\"name\":{},\"ticks\":{ticks}", crate::json_string(name));
+                if let Some((progress, now)) = c.motion() {
+                    json.push_str(",\"progress\":");
+                    crate::push_number(&mut json, progress);
+                    json.push_str(",\"override_now\":");
+                    crate::push_number(&mut json, now * 100.0);
+                }
+                json.push('}');
+            }
+            None => json.push_str(",\"command\":null"),
+        }
+        if let Some(why) = c.jog_stopped() {
+            let _ = write!(json, ",\"jog_stopped\":{}", crate::json_string(&why));
+        }
+        json.push_str(",\"faults\":");
+        push_strings(&mut json, &faults);
+        json.push('}');
+        json
     }
-    if let Some(why) = c.jog_stopped() {
-        let _ = write!(json, ",\"jog_stopped\":{}", crate::json_string(&why));
+
+    /// The faults the page shows: the last run's (until reset) and the robot's latched ones.
+    pub(crate) fn faults(&self) -> Vec<String> {
+        let (station, fault) = self.with(|s| (s.station.clone(), s.fault.clone()));
+        let mut faults: Vec<String> = fault.into_iter().collect();
+        if let Some(st) = station {
+            faults.extend(st.controls.faults());
+        }
+        faults
     }
-    json.push_str(",\"faults\":");
-    push_strings(&mut json, &faults);
-    json.push('}');
-    json
 }
 
 /// The robot's one state, as the page shows it: a fault first (it needs the operator), then
@@ -664,16 +682,6 @@ fn one_state(faulted: bool, running: bool, jogging: bool, paused: bool, holding:
     } else {
         "moving"
     }
-}
-
-/// The faults the page shows: the last run's (until reset) and the robot's latched ones.
-pub(crate) fn faults() -> Vec<String> {
-    let (station, fault) = with_state(|s| (s.station.clone(), s.fault.clone()));
-    let mut faults: Vec<String> = fault.into_iter().collect();
-    if let Some(st) = station {
-        faults.extend(st.controls.faults());
-    }
-    faults
 }
 
 pub(crate) fn push_strings(out: &mut String, xs: &[String]) {

@@ -128,7 +128,7 @@ impl UserData for LuaAssembly {
             }
             let mut this = ud.borrow_mut::<LuaAssembly>()?;
             this.0.attachments.retain(|a| a.kind != "live");
-            this.0.attachments.push(crate::live::publish_spec(patterns, rate, origin));
+            this.0.attachments.push(crate::live::publish_spec(lua, patterns, rate, origin));
             drop(this);
             Ok(ud)
         });

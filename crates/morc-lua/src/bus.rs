@@ -1,6 +1,8 @@
 //! The EtherCAT bus from Lua: `engine:reset_faults()`, and `engine.bus` — the running bus
-//! base's handle (faults, F/T bias) and, on the simulated cell, its simulated devices (e-stop,
-//! door, enabling switch, the load on the F/T sensor, analog inputs).
+//! base's diagnostics (faults, counts) and F/T bias and, on the simulated cell, its simulated
+//! devices (e-stop, door, enabling switch, the load on the F/T sensor, analog inputs).
+
+use std::sync::Arc;
 
 use mlua::{Table, UserData, UserDataFields, UserDataMethods};
 
@@ -9,20 +11,24 @@ use morc_ecat::base::BusHandle;
 use morc_ecat::BusError;
 use morc_kernel::AssemblyData;
 use morc_kernel::AssemblySpec;
-use morc_kernel::{Engine, Outcome};
+use morc_kernel::{BusDiagnostics, Engine, Outcome};
 
 /// How long `engine:reset_faults()` cycles the base after asking: recovery, the safety PLC
 /// re-arming and the drives switching on take a few dozen cycles.
 const RESET_SETTLE_S: f64 = 0.2;
 
-/// The bus handle of the engine's base, when the base is a bus.
-pub fn bus_handle(engine: &Engine) -> Option<BusHandle> {
-    engine.base_handle().and_then(|h| h.downcast_ref::<BusHandle>()).cloned()
+/// The EtherCAT bus behind `bus`, for what only it has: the simulated segment's devices
+/// (`bus:sim`, `bus:analog_out`) and the force/torque sensors' bias. The one place that reaches
+/// the concrete bus: faults, counts, devices and the fault reset go through [`BusDiagnostics`].
+fn ethercat(bus: &dyn BusDiagnostics) -> mlua::Result<&BusHandle> {
+    bus.as_any()
+        .downcast_ref::<BusHandle>()
+        .ok_or_else(|| mlua::Error::runtime("engine.bus: this bus is not EtherCAT: it has no simulated devices nor force/torque sensors to bias"))
 }
 
 /// `engine:reset_faults()`: `true` when nothing is latched any more, else `false` and why.
 pub fn reset_faults(engine: &mut Engine) -> mlua::Result<(bool, Option<String>)> {
-    let Some(handle) = bus_handle(engine) else {
+    let Some(handle) = engine.bus().cloned() else {
         // The simulated robot and axes latch no faults: a run's fault ends with the run.
         return Ok((true, None));
     };
@@ -42,8 +48,8 @@ pub fn reset_faults(engine: &mut Engine) -> mlua::Result<(bool, Option<String>)>
     }
 }
 
-/// `engine.bus`.
-pub struct LuaBus(pub BusHandle);
+/// `engine.bus`: the engine's bus, read through its diagnostics.
+pub struct LuaBus(pub Arc<dyn BusDiagnostics>);
 
 fn wrench(t: &Table) -> mlua::Result<[f64; 6]> {
     let mut w = [0.0; 6];
@@ -123,17 +129,18 @@ impl UserData for LuaBus {
         methods.add_method("faults", |_, this, ()| Ok(this.0.faults()));
         methods.add_method("cycles", |_, this, ()| Ok(this.0.cycles()));
         methods.add_method("bias", |_, this, ()| {
-            this.0.bias_force_sensors();
+            ethercat(this.0.as_ref())?.bias_force_sensors();
             Ok(())
         });
-        methods.add_method("sim", |_, this, t: Table| set_sim(&this.0, t));
-        methods.add_method("analog_out", |_, this, channel: usize| this.0.sim_analog_outputs(|a| a.value(channel.saturating_sub(1))).map_err(|e| with_prefix("bus:analog_out: ", e)));
+        methods.add_method("sim", |_, this, t: Table| set_sim(ethercat(this.0.as_ref())?, t));
+        methods
+            .add_method("analog_out", |_, this, channel: usize| ethercat(this.0.as_ref())?.sim_analog_outputs(|a| a.value(channel.saturating_sub(1))).map_err(|e| with_prefix("bus:analog_out: ", e)));
         methods.add_meta_method("__tostring", |_, this, ()| {
             Ok(format!(
                 "EtherCAT bus ({} cycles, {}){}",
                 this.0.cycles(),
                 if this.0.faulted() { "FAULTED: engine:reset_faults()" } else { "ok" },
-                if this.0.segment().is_some() { ", simulated" } else { "" }
+                if ethercat(this.0.as_ref()).is_ok_and(|b| b.segment().is_some()) { ", simulated" } else { "" }
             ))
         });
     }

@@ -289,12 +289,12 @@ fn swap(lua: &Lua, ud: &AnyUserData, assembly: Option<AnyUserData>, opts: Option
         let result = this.0.wait(new_handle);
         crate::print_queue::flush();
         if let Ok(r) = &result {
-            crate::live::after_run(&req.spec, r);
+            crate::live::after_run(lua, &req.spec, r);
             lua.set_app_data(LastOutcome(r.outcome.clone()));
         }
         let hint =
             if assembly.is_none() { "; fix the component's step, or give it migrate(self, old) (old: the previous instance's self) to carry the state over as the new code needs it" } else { "" };
-        let on_bus = super::bus::bus_handle(&this.0).is_some();
+        let on_bus = this.0.bus().is_some();
         let kind = match result.as_ref().map(|r| r.outcome.fault()) {
             Ok(Some(f)) => crate::error::fault_kind(&f.source, on_bus),
             _ => crate::error::ErrorKind::Assembly,
@@ -312,7 +312,7 @@ fn result_table_of(lua: &Lua, engine: &mut Engine, result: Result<morc_kernel::R
     // What the run's Lua components printed is on the console before the program goes on.
     crate::print_queue::flush();
     let result = result.map_err(crate::error::typed)?;
-    crate::live::after_run(&spec, &result);
+    crate::live::after_run(lua, &spec, &result);
     lua.set_app_data(LastOutcome(result.outcome.clone()));
     if capped && result.outcome == Outcome::Finished("duration".into()) {
         eprintln!("morc check: '{}' has no end of its own; checked for its first {CHECK_MAX_SECONDS} s", spec.name);
@@ -340,7 +340,7 @@ fn result_table_of(lua: &Lua, engine: &mut Engine, result: Result<morc_kernel::R
         }
         None => mlua::Value::UserData(lua.create_userdata(LuaData(result.data.clone()))?),
     };
-    let t = result_table(lua, &result, data_value, super::bus::bus_handle(engine).is_some())?;
+    let t = result_table(lua, &result, data_value, engine.bus().is_some())?;
     let mut report: String = t.get("report")?;
     for path in &recordings {
         report.push_str(&format!("  recorded {path}\n"));
@@ -366,7 +366,7 @@ impl UserData for LuaEngine {
         fields.add_field_method_get("description", |_, this| Ok(this.0.base_info().description.clone()));
         fields.add_field_method_get("bus", |lua, this| {
             crate::library::check(lua, "bus", "access the bus directly (engine.bus)")?;
-            Ok(super::bus::bus_handle(&this.0).map(super::bus::LuaBus))
+            Ok(this.0.bus().cloned().map(super::bus::LuaBus))
         });
     }
     fn add_methods<M: UserDataMethods<Self>>(methods: &mut M) {
@@ -396,7 +396,7 @@ impl UserData for LuaEngine {
             Ok(())
         });
         methods.add_method_mut("reset_faults", |lua, this, ()| {
-            if super::bus::bus_handle(&this.0).is_some() {
+            if this.0.bus().is_some() {
                 crate::library::check(lua, "bus", "access the bus directly (engine:reset_faults re-arms the safety PLC)")?;
             }
             super::bus::reset_faults(&mut this.0)

@@ -22,7 +22,7 @@ mod keys;
 mod kinds;
 pub mod library;
 mod linalg;
-mod live;
+pub mod live;
 mod model;
 mod model_define;
 mod motion;

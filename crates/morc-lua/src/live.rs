@@ -1,14 +1,17 @@
 //! `morc.live`: the live view (Foxglove WebSocket protocol) from Lua, and
 //! what every run gets while it is on: a tap of the published signals
 //! (`a:publish`) and of the robot's joints, and its statistics afterwards.
+//!
+//! The live view is the Lua state's: a [`Live`] in its app data, made when `morc` is installed
+//! or handed in by whoever started it ([`share`]: `morc --live`).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use mlua::{AnyUserData, Lua, Table};
-use morc_ecat::base::BusHandle;
-use morc_kernel::{AttachmentSpec, Engine, RunResult};
+use morc_kernel::{AttachmentSpec, BusDiagnostics, Engine, RunResult};
 use morc_live::page::{Controls, JogAxis, PageJoint, Station};
+use morc_live::Live;
 use morc_robot::operator::{JogCommand, JogFrame};
 
 const DOC_START: &str = "morc.live.start([\"host:port\"]): serves the live view (Foxglove WebSocket protocol, default 127.0.0.1:8765; \
@@ -24,8 +27,26 @@ seconds (default 30); whether one is. A program that should be watched from its 
 const DOC_CLIENTS: &str = "morc.live.clients(): how many clients are connected to the live view now.\n  morc.live.clients() → integer";
 const DOC_ADDRESS: &str = "morc.live.address(): the address the live view serves on, or nil when it is off.\n  morc.live.address() → string?";
 
+/// The live view of the Lua state `lua` (made on first use).
+pub fn live(lua: &Lua) -> Live {
+    if let Some(live) = lua.app_data_ref::<Live>() {
+        return live.clone();
+    }
+    let live = Live::new();
+    lua.set_app_data(live.clone());
+    live
+}
+
+/// Makes `live` the live view of `lua`: the one its `morc.live` functions and runs use (the
+/// command line's, started by `morc --live`, so that the program's runs show there).
+pub fn share(lua: &Lua, live: Live) {
+    lua.set_app_data(live);
+}
+
 /// Registers `morc.live` with its documentation.
 pub fn install(lua: &Lua, morc: &Table) -> mlua::Result<()> {
+    // The state's own live view, unless one was handed in already.
+    self::live(lua);
     let live = lua.create_table()?;
     live.set(
         "start",
@@ -42,27 +63,28 @@ pub fn install(lua: &Lua, morc: &Table) -> mlua::Result<()> {
                     }
                 }
             }
-            let served = morc_live::start(address.as_deref().unwrap_or(morc_live::DEFAULT_ADDRESS), token).map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))?;
-            Ok((served, morc_live::access().map(|a| a.page_url())))
+            let live = self::live(lua);
+            let served = live.start(address.as_deref().unwrap_or(morc_live::DEFAULT_ADDRESS), token).map_err(|e| mlua::Error::runtime(format!("{origin}: {e}")))?;
+            Ok((served, live.access().map(|a| a.page_url())))
         })?,
     )?;
     live.set(
         "stop",
-        lua.create_function(|_, ()| {
-            morc_live::stop();
+        lua.create_function(|lua, ()| {
+            self::live(lua).stop();
             Ok(())
         })?,
     )?;
-    live.set("address", lua.create_function(|_, ()| Ok(morc_live::address()))?)?;
-    live.set("clients", lua.create_function(|_, ()| Ok(morc_live::clients()))?)?;
+    live.set("address", lua.create_function(|lua, ()| Ok(self::live(lua).address()))?)?;
+    live.set("clients", lua.create_function(|lua, ()| Ok(self::live(lua).clients()))?)?;
     live.set(
         "wait_for_client",
-        lua.create_function(|_, timeout: Option<f64>| {
+        lua.create_function(|lua, timeout: Option<f64>| {
             let t = timeout.unwrap_or(30.0);
             if !(t >= 0.0 && t.is_finite()) {
                 return Err(mlua::Error::runtime(format!("morc.live.wait_for_client: the timeout must be seconds from 0 up, got {t}")));
             }
-            Ok(morc_live::wait_for_client(std::time::Duration::from_secs_f64(t)))
+            Ok(self::live(lua).wait_for_client(std::time::Duration::from_secs_f64(t)))
         })?,
     )?;
     morc.set("live", live)?;
@@ -73,10 +95,10 @@ pub fn install(lua: &Lua, morc: &Table) -> mlua::Result<()> {
     .exec()
 }
 
-/// The live view's attachment for `a:publish { patterns… }`.
-pub fn publish_spec(patterns: Vec<String>, rate: f64, origin: morc_kernel::Origin) -> AttachmentSpec {
+/// The live view's attachment for `a:publish { patterns… }` (the Lua state's live view).
+pub fn publish_spec(lua: &Lua, patterns: Vec<String>, rate: f64, origin: morc_kernel::Origin) -> AttachmentSpec {
     let request = morc_live::LiveRequest { patterns, robot: None, rate };
-    AttachmentSpec { name: morc_live::TAP_NAME.into(), kind: "live".into(), attach: morc_live::attachment(request), origin }
+    AttachmentSpec { name: morc_live::TAP_NAME.into(), kind: "live".into(), attach: live(lua).attachment(request), origin }
 }
 
 /// A run's attachments as the live view needs them: none while it is off; while it is on a tap
@@ -89,7 +111,8 @@ pub fn for_live(lua: &Lua, engine: &Engine, attachments: &mut Vec<AttachmentSpec
         mlua::Value::UserData(ud) => robot_of(ud).map(|r| r.model),
         _ => None,
     });
-    if morc_live::address().is_none() {
+    let live = self::live(lua);
+    if live.address().is_none() {
         attachments.retain(|a| a.kind != "live");
         return Ok(());
     }
@@ -97,14 +120,14 @@ pub fn for_live(lua: &Lua, engine: &Engine, attachments: &mut Vec<AttachmentSpec
         mlua::Value::UserData(ud) => (robot_of(&ud), station_of(&ud, engine)),
         _ => (None, None),
     };
-    morc_live::page::set_station(station);
-    morc_live::page::run_starting();
-    morc_live::set_sources(Some(morc_live::Sources { timing: engine.timing_cell(), bus: crate::bus::bus_handle(engine) }));
+    live.page().set_station(station);
+    live.page().run_starting();
+    live.set_sources(Some(morc_live::Sources { timing: engine.timing_cell(), bus: engine.bus().cloned() }));
     // The taps of a:publish, planned on the engine's thread, take the robot from there.
-    morc_live::set_robot(robot.clone());
+    live.set_robot(robot.clone());
     if !attachments.iter().any(|a| a.kind == "live") {
         let request = morc_live::LiveRequest { patterns: Vec::new(), robot, rate: DEFAULT_RATE };
-        attachments.push(AttachmentSpec { name: morc_live::TAP_NAME.into(), kind: "live".into(), attach: morc_live::attachment(request), origin: morc_kernel::Origin::default() });
+        attachments.push(AttachmentSpec { name: morc_live::TAP_NAME.into(), kind: "live".into(), attach: live.attachment(request), origin: morc_kernel::Origin::default() });
     }
     Ok(())
 }
@@ -133,7 +156,7 @@ fn station_of(ud: &AnyUserData, engine: &Engine) -> Option<Station> {
         model: r.model.clone(),
         tool_frame: r.tool_frame,
         snapshot: engine.snapshot_cell(),
-        controls: Arc::new(PageControls { bus: crate::bus::bus_handle(engine), robot: r }),
+        controls: Arc::new(PageControls { bus: engine.bus().cloned(), robot: r }),
     })
 }
 
@@ -141,7 +164,7 @@ fn station_of(ud: &AnyUserData, engine: &Engine) -> Option<Station> {
 /// and the REPL's jog) and the bus's fault reset.
 struct PageControls {
     robot: Arc<morc_robot::Robot>,
-    bus: Option<BusHandle>,
+    bus: Option<Arc<dyn BusDiagnostics>>,
 }
 
 fn until_ns(hold: Duration) -> u64 {
@@ -208,8 +231,8 @@ impl Controls for PageControls {
 
 /// Sends a finished run's statistics to the live view, when it is on; a run morc made for
 /// itself (`internal = true`, reading where the robot is) is not the operator's last run.
-pub fn after_run(spec: &morc_kernel::AssemblySpec, result: &RunResult) {
+pub fn after_run(lua: &Lua, spec: &morc_kernel::AssemblySpec, result: &RunResult) {
     if !spec.internal {
-        morc_live::publish_run(&spec.name, result);
+        live(lua).publish_run(&spec.name, result);
     }
 }

@@ -49,7 +49,7 @@ pub(crate) fn state(lua: &Lua, ud: &AnyUserData) -> mlua::Result<Table> {
     let (mut snapshot, period, bus, idle) = {
         let engine = engine_ud.borrow::<LuaEngine>().map_err(|_| busy())?;
         let idle = !engine.0.is_running() || engine.0.run_finished();
-        (engine.0.snapshot(), engine.0.config().period, super::bus::bus_handle(&engine.0), idle)
+        (engine.0.snapshot(), engine.0.config().period, engine.0.bus().cloned(), idle)
     };
     if !snapshot.written {
         // An engine on the virtual clock has not ticked since it started: one tick of nothing

@@ -308,8 +308,8 @@ impl<E: ExtraPorts> Base for WithPorts<E> {
     fn check_takeover(&self, commands: Commands) -> Result<(), (usize, String)> {
         self.bus.check_takeover(commands)
     }
-    fn handle(&self) -> Option<morc_kernel::BaseHandle> {
-        self.bus.handle()
+    fn diagnostics(&self) -> Option<std::sync::Arc<dyn morc_kernel::BusDiagnostics>> {
+        self.bus.diagnostics()
     }
     fn latency(&self) -> u32 {
         self.bus.latency()

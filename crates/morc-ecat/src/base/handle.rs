@@ -6,6 +6,9 @@ use crate::transport::{lock, SharedSegment};
 use crate::BusError;
 use ethercrab::SubDeviceState;
 use morc_ecat_sim::{SimAnalogInputs, SimAnalogOutputs, SimForceSensor, SimSafetyPlc};
+use morc_kernel::BusDiagnostics;
+/// The status types are the kernel's ([`morc_kernel::BusDiagnostics`]): the live view reads them without this crate.
+pub use morc_kernel::{BusStatus, DeviceStatus};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -59,40 +62,6 @@ fn state_of(code: u8) -> SubDeviceState {
         8 => SubDeviceState::Op,
         x => SubDeviceState::Other(x),
     }
-}
-
-/// One device as the base's last exchange with a reply found it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DeviceStatus {
-    /// Position on the line (0 = first after the master).
-    pub position: usize,
-    /// Its name (from its EEPROM).
-    pub name: String,
-    /// Its AL state, as `ethercat slaves` names it ("OP", "SAFEOP", "not answering" …).
-    pub state: &'static str,
-}
-
-/// The bus as its last cycles left it: counts since bring-up, the latched fault, every device's state.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BusStatus {
-    /// Cycles run.
-    pub cycles: u64,
-    /// Frames lost: no reply within the master's reply timeout.
-    pub lost_frames: u64,
-    /// Replies that came after their cycle had moved on, within the reply timeout: late, not lost.
-    pub late_replies: u64,
-    /// Cycles whose reply came with a wrong working counter.
-    pub working_counter_errors: u64,
-    /// Cycles with some device not in Op.
-    pub not_op: u64,
-    /// Faults latched since start.
-    pub faults: u64,
-    /// Whether a fault is latched now.
-    pub faulted: bool,
-    /// The latched fault's message (None when none is latched).
-    pub fault: Option<String>,
-    /// The devices, in line order.
-    pub devices: Vec<DeviceStatus>,
 }
 
 /// A handle on a running bus base.
@@ -180,5 +149,28 @@ impl BusHandle {
     /// Runs `f` on the simulated analog output terminal (e.g. to read what the master wrote).
     pub fn sim_analog_outputs<R>(&self, f: impl FnOnce(&mut SimAnalogOutputs) -> R) -> Result<R, BusError> {
         self.with_sim_device("analog output terminal", f)
+    }
+}
+
+/// What the live view, the operator page and Lua's `engine.bus` read of the bus, without
+/// knowing it is EtherCAT.
+impl BusDiagnostics for BusHandle {
+    fn status(&self) -> BusStatus {
+        BusHandle::status(self)
+    }
+    fn faulted(&self) -> bool {
+        BusHandle::faulted(self)
+    }
+    fn faults(&self) -> u64 {
+        BusHandle::faults(self)
+    }
+    fn cycles(&self) -> u64 {
+        BusHandle::cycles(self)
+    }
+    fn reset_faults(&self) {
+        BusHandle::reset_faults(self)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }
