@@ -90,7 +90,8 @@ struct LiveState {
     stamps: Arc<Stamps>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+/// Locks `m`; a thread that panicked holding it left nothing half-written that matters here.
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
@@ -917,4 +918,27 @@ fn push_timing(out: &mut String, h: &Histogram) {
 fn nalgebra_quat(x: &morc_model::Se3) -> [f64; 4] {
     let q = nalgebra::UnitQuaternion::from_rotation_matrix(&nalgebra::Rotation3::from_matrix_unchecked(x.rotation));
     [q.i, q.j, q.k, q.w]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_live_views_share_nothing() {
+        let (a, b) = (Live::new(), Live::new());
+        let served = a.start("127.0.0.1:0", None).unwrap();
+        assert_eq!(a.address().as_deref(), Some(served.as_str()));
+        assert_eq!(b.address(), None, "b serves nothing");
+        let other = b.start("127.0.0.1:0", None).unwrap();
+        assert_ne!(served, other);
+        assert_ne!(a.access().unwrap().token(), b.access().unwrap().token());
+        a.page().set_program("a.lua");
+        assert!(a.page().state_json().contains("a.lua") && !b.page().state_json().contains("a.lua"));
+        let shared = a.clone();
+        a.stop();
+        assert_eq!(shared.address(), None, "a clone is the same live view");
+        assert_eq!(b.address().as_deref(), Some(other.as_str()), "stopping a leaves b serving");
+        b.stop();
+    }
 }

@@ -158,7 +158,7 @@ pub struct Page {
 
 impl Page {
     fn with<R>(&self, f: impl FnOnce(&mut PageState) -> R) -> R {
-        f(&mut self.state.lock().unwrap_or_else(|p| p.into_inner()))
+        f(&mut crate::lock(&self.state))
     }
 
     /// Sets the robot the page shows and commands (the engine's), or none.

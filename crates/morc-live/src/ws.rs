@@ -37,6 +37,7 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
 
 use crate::access::{Access, Refusal, TOKEN_HEADER, TOKEN_QUERY};
+use crate::lock;
 
 /// The subprotocols served, preferred first: `foxglove.sdk.v1` (Foxglove's app and SDK clients)
 /// and its older name `foxglove.websocket.v1` (the same messages; older bridges and clients).
@@ -236,10 +237,6 @@ impl Drop for WsServer {
     fn drop(&mut self) {
         self.stop(Duration::ZERO);
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 async fn accept_loop(shared: Arc<Shared>, listener: tokio::net::TcpListener, mut stopped: watch::Receiver<Option<Duration>>) {
