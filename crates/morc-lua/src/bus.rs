@@ -133,8 +133,10 @@ impl UserData for LuaBus {
             Ok(())
         });
         methods.add_method("sim", |_, this, t: Table| set_sim(ethercat(this.0.as_ref())?, t));
-        methods
-            .add_method("analog_out", |_, this, channel: usize| ethercat(this.0.as_ref())?.sim_analog_outputs(|a| a.value(channel.saturating_sub(1))).map_err(|e| with_prefix("bus:analog_out: ", e)));
+        methods.add_method("analog_out", |_, this, channel: usize| {
+            let bus = ethercat(this.0.as_ref())?;
+            bus.sim_analog_outputs(|a| a.value(channel.saturating_sub(1))).map_err(|e| with_prefix("bus:analog_out: ", e))
+        });
         methods.add_meta_method("__tostring", |_, this, ()| {
             Ok(format!(
                 "EtherCAT bus ({} cycles, {}){}",
