@@ -2,26 +2,28 @@
 -- drive trains of Spong's flexible-joint model (docs/robots.md, "Elastic drive trains"), as the
 -- MoRC experiment's arm (examples/morc_experiment.lua).
 --
--- STIFFNESS AND DAMPING ARE ESTIMATES, not identified and not from KUKA: no published
--- identification of the KR 16-2's gears was found. They are chosen for this payload class, the
--- motor–link mode sqrt(K·(1/B + 1/M)) of A1–A3 at 20–30 Hz with 16 kg at the flange (B the
--- reflected rotor inertia of robots/kr16.lua, M the link inertia the model gives), and a
--- damping ratio of a few per cent. Identify them on the real arm (the motor–link difference
--- against a tracker) before trusting model-based figures. The wrist axes stay rigid.
+-- STIFFNESS AND DAMPING ARE ESTIMATES FOR THE CLASS, not identified and not from KUKA, which
+-- publishes neither its gears nor their stiffness. Each is the catalogue stiffness K3 of the
+-- strain-wave gear the joint's torque limit and ratio need (robots/strain_wave.lua: Harmonic Drive's
+-- CHA engineering data, document 1018854): A3 (1500 N·m at 121:1) needs the largest size, 58
+-- (1720 N·m at 120:1), K3 = 7.1·10⁵ N·m/rad; A1 and A2 (2000 and 2500 N·m) are beyond the
+-- catalogue, so its largest K3 is a lower bound for them. Damping: ζ = 0.1 of the motor against
+-- a locked link (strain_wave.damping_for). Identify both on the real arm (the motor–link difference
+-- against a tracker, morc.dynid.stiffness) before trusting model-based figures. The wrist axes
+-- stay rigid (their tiny link inertias would need ~50 substeps per period; docs/robots.md).
 local kr16 = require "robots.kr16"
+local strain_wave = require "robots.strain_wave"
 
---- Gear stiffness (N·m/rad) and damping (N·m·s/rad) at the joint, A1–A3.
-local ELASTIC = {
-  { stiffness = 5.0e5, damping = 1000 },
-  { stiffness = 5.0e5, damping = 1000 },
-  { stiffness = 3.0e5, damping = 600 },
-}
+local ELASTIC_AXES = 3
 
 local joints = {}
 for i, j in ipairs(kr16.joints) do
   local drive = { slave = j.slave, gear = j.gear, counts = j.counts, offset = j.offset, direction = j.direction,
                   armature = j.armature, viscous = j.viscous, coulomb = j.coulomb }
-  if ELASTIC[i] then drive.stiffness, drive.damping = ELASTIC[i].stiffness, ELASTIC[i].damping end
+  if i <= ELASTIC_AXES then
+    drive.stiffness = strain_wave.stiffness_for(j.limits.torque, j.gear)
+    drive.damping = strain_wave.damping_for(drive.stiffness, j.armature)
+  end
   joints[i] = { j.name, drive = drive, limits = j.limits }
 end
 

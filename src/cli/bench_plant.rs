@@ -6,11 +6,13 @@
 use morc_kernel::{human_ns, monotonic_ns, Base, Commands, Histogram, Value, ValueType};
 use morc_robot::SimulatedRobot;
 
-/// The KR 16 with elastic gears: stiffness (N·m/rad) and damping per joint, 0 for rigid.
+/// The KR 16 with elastic gears: stiffness (N·m/rad) and damping per joint, 0 for rigid. A1–A3 as
+/// robots/kr16_elastic.lua (the strain-wave catalogue's K3, ζ = 0.1); the wrist's softer than the
+/// catalogue's (which would need ~120 substeps), to show what elastic wrists cost.
 const ELASTIC: &[(&str, [f64; 6], [f64; 6])] = &[
     ("rigid", [0.0; 6], [0.0; 6]),
-    ("elastic A1–A3", [5e5, 5e5, 3e5, 0.0, 0.0, 0.0], [500.0, 500.0, 300.0, 0.0, 0.0, 0.0]),
-    ("elastic A1–A6", [5e5, 5e5, 3e5, 5e4, 5e4, 2e4], [500.0, 500.0, 300.0, 50.0, 50.0, 20.0]),
+    ("elastic A1–A3", [7.1e5, 7.1e5, 7.1e5, 0.0, 0.0, 0.0], [843.0, 843.0, 584.0, 0.0, 0.0, 0.0]),
+    ("elastic A1–A6", [7.1e5, 7.1e5, 7.1e5, 5e4, 5e4, 2e4], [843.0, 843.0, 584.0, 50.0, 50.0, 20.0]),
 ];
 
 /// Runs the benchmark for `seconds` of simulated time per variant.
@@ -20,8 +22,9 @@ pub fn plant(seconds: f64) -> Result<(), String> {
     morc_lua::install(&lua, engine).map_err(|e| e.to_string())?;
     let period = 1e-3;
     let ticks = ((seconds / period) as u64).max(100);
-    println!("morc bench plant — the simulated KR 16 (robots/kr16.lua) at 1 kHz, {ticks} base periods per variant, a 0.5 Hz sine on every joint");
+    println!("morc bench plant — the simulated KR 16 (robots/kr16.lua) and UR5 (robots/ur5_elastic.lua) at 1 kHz, {ticks} base periods per variant, a 0.5 Hz sine on every joint");
     println!("{:<16} | {:>8} | {:>9} {:>9} {:>9}", "drive trains", "substeps", "mean", "p99", "max");
+    let mut robots = Vec::new();
     for (label, k, d) in ELASTIC {
         let robot: mlua::AnyUserData = lua
             .load(
@@ -37,7 +40,12 @@ pub fn plant(seconds: f64) -> Result<(), String> {
             .set_name("=bench plant")
             .call((k.to_vec(), d.to_vec()))
             .map_err(|e| e.to_string())?;
-        let robot = robot.borrow::<morc_lua::LuaRobot>().map_err(|e| e.to_string())?.0.clone();
+        robots.push((label.to_string(), robot.borrow::<morc_lua::LuaRobot>().map_err(|e| e.to_string())?.0.clone()));
+    }
+    // The shipped elastic UR5: all six strain-wave gears elastic, the catalogue's stiffness.
+    let ur5: mlua::AnyUserData = lua.load(r#"return require "robots.ur5_elastic""#).set_name("=bench plant").eval().map_err(|e| e.to_string())?;
+    robots.push(("UR5, all six".to_string(), ur5.borrow::<morc_lua::LuaRobot>().map_err(|e| e.to_string())?.0.clone()));
+    for (label, robot) in robots {
         let home: Vec<f64> = robot.home.clone();
         let mut base = SimulatedRobot::new(robot.clone(), &home, period).map_err(|e| e.to_string())?;
         let mut sensed: Vec<Value> = base.info().outputs.iter().map(|p| Value::zero(p.ty)).collect();

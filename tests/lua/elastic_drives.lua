@@ -136,6 +136,7 @@ T.test("elastic feed-forward keeps the tool on its path at least 3× better than
     end
     peaks[variant] = peak
   end
+  print(("tool error peak: rigid %.2f mm, elastic %.2f mm"):format(peaks.rigid * 1e3, peaks.elastic * 1e3))
   assert(peaks.rigid > 3 * peaks.elastic, ("tool error peak: rigid %.3f mm, elastic %.3f mm"):format(peaks.rigid * 1e3, peaks.elastic * 1e3))
 end)
 
@@ -153,12 +154,34 @@ T.test("the gears' stiffness is fitted from a run that measured the links, and s
   for i, f in ipairs(fits) do
     local true_k, true_d = r.joints[i].stiffness, r.joints[i].damping
     T.eq(f.joint, r.joints[i].name)
+    print(("%s: K %.4g (gear %.4g, %+.2f %%), D %.4g (gear %.4g, %+.2f %%)"):format(f.joint, f.stiffness, true_k,
+      100 * (f.stiffness / true_k - 1), f.damping, true_d, 100 * (f.damping / true_d - 1)))
     assert(math.abs(f.stiffness - true_k) < 0.01 * true_k, ("%s: K %.4g, the gear's %.4g"):format(f.joint, f.stiffness, true_k))
     assert(math.abs(f.damping - true_d) < 0.05 * true_d, ("%s: D %.4g, the gear's %.4g"):format(f.joint, f.damping, true_d))
   end
   local no_links = recorded({ -5, -95, 85, 0, 0, 0 }, { "robot.q" })
   T.raises(function() morc.dynid.stiffness(r, no_links) end, "no link-side measurement (robot.q_link)", "A1, A2, A3 cannot be seen")
   T.raises(function() morc.dynid.stiffness(require "robots.kr16", no_links) end, "has no elastic gears")
+end)
+
+T.test("the strain-wave catalogue picks the smallest gear for a joint's torque and ratio", function()
+  local sw = require "robots.strain_wave"
+  local function pick(torque, ratio)
+    local k, size, beyond = sw.stiffness_for(torque, ratio)
+    return ("%g N·m/rad, size %d%s"):format(k, size, beyond and ", beyond" or "")
+  end
+  -- The UR5's URDF torque limits at 101:1 are sizes 25 and 14 exactly (157 and 28 N·m at 100:1).
+  T.eq(pick(150, 101), "57000 N·m/rad, size 25")
+  T.eq(pick(28, 101), "7100 N·m/rad, size 14")
+  T.eq(pick(29, 101), "16000 N·m/rad, size 17", "a newton-metre over size 14 takes size 17")
+  -- The ratio picks the column: 1500 N·m at 121:1 reads 120:1, where size 50 gives 1080 N·m only.
+  T.eq(pick(1500, 121), "710000 N·m/rad, size 58")
+  T.eq(pick(1100, 121), "710000 N·m/rad, size 58")
+  T.eq(pick(1000, 160), "440000 N·m/rad, size 50", "at 160:1 size 50 gives 1180 N·m")
+  T.eq(pick(2000, 147), "710000 N·m/rad, size 58, beyond", "beyond the catalogue: its largest, a lower bound")
+  T.raises(function() sw.stiffness_for(100, 30) end, "ratios above 50")
+  T.raises(function() sw.stiffness_for(-1, 100) end, "positive number")
+  T.near(sw.damping_for(7.1e5, 25), 2 * 0.1 * math.sqrt(7.1e5 * 25), 1e-9)
 end)
 
 return T.summary()

@@ -32,6 +32,17 @@ T.test("KUKA KR 16-2 moves by PTP, LIN and CIRC", function() moves_and_comes_hom
 T.test("Stäubli RX130L moves by PTP, LIN and CIRC", function() moves_and_comes_home("robots.rx130l") end)
 T.test("UR5 (URDF, no spherical wrist: damped least-squares IK) moves by PTP, LIN and CIRC", function() moves_and_comes_home("robots.ur5") end)
 
+-- The elastic variants (stiffness from the strain-wave catalogue, robots/strain_wave.lua): the
+-- drives measure the motors, so the skills' checks hold on the motor side as on the rigid arms.
+T.test("the elastic KR 16, RX130L and UR5 move by PTP, LIN and CIRC", function()
+  for _, name in ipairs { "robots.kr16_elastic", "robots.rx130l_elastic", "robots.ur5_elastic" } do
+    local r = moves_and_comes_home(name)
+    local elastic = 0
+    for i = 1, r.dof do if r.joints[i].stiffness > 0 then elastic = elastic + 1 end end
+    assert(elastic >= 3, name .. " has elastic gears")
+  end
+end)
+
 T.test("the dual-arm stacker turns its platform and moves both arms", function()
   local r = moves_and_comes_home("robots.stacker")
   T.eq(r.dof, 5)
