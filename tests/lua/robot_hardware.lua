@@ -7,12 +7,12 @@ local ur5 = require "robots.ur5"
 
 --- The UR5 with every drive in `mode`, and `bus` as its robot file's bus = { … }; `parameters`
 --- (if given) are every drive's own parameters.
-local function ur5_with(mode, bus, parameters)
+local function ur5_with(mode, bus, parameters, ft)
   local joints = {}
   for i, j in ipairs(ur5.joints) do
     joints[i] = { j.name, drive = { slave = j.slave, gear = j.gear, counts = j.counts, mode = mode, rated_torque = 1.5, parameters = parameters }, limits = j.limits }
   end
-  return morc.robot { name = "UR5 (" .. mode .. ")", model = ur5.model, joints = joints, home = ur5.home, bus = bus }
+  return morc.robot { name = "UR5 (" .. mode .. ")", model = ur5.model, joints = joints, home = ur5.home, bus = bus, ft = ft }
 end
 
 local robot = ur5_with("cst", { ft = { slave = 8, class = "ati_axia" }, safety = { slave = 9 } })
@@ -47,6 +47,22 @@ T.test("the bus of a torque-driven robot takes tau_cmd and shows the sensor and 
   T.eq(ok, true, why)
 end)
 
+T.test("the wrist's ft port reads the sensor the robot file places on the bus", function()
+  local wristed = ur5_with("csp", { ft = { slave = 8 }, safety = { slave = 9 } }, nil, { frame = "tool0" })
+  morc.start_engine { bus = "sim", robot = wristed }
+  local outputs = " " .. table.concat(morc.engine.outputs, " ") .. " "
+  for _, p in ipairs { " ft ", " enable ", " button ", " ft8 ", " safety9 " } do assert(outputs:find(p, 1, true), p .. " in " .. outputs) end
+  local a = morc.assembly { "wrist", duration = 0.05 }
+  a:add("wrist", "probe", { n = 6 }); a:connect("robot.ft", "wrist.u")
+  a:add("slave8", "probe", { n = 6 }); a:connect("robot.ft8", "slave8.u")
+  local r = morc.engine:run(a)
+  T.eq(r.ok, true, r.reason)
+  local w, s8 = r.data["wrist.u"], r.data["slave8.u"]
+  T.eq(#w, #s8)
+  for k = 1, #w do T.eq(w[k], s8[k], "robot.ft is slave 8's wrench") end
+  morc.start_engine {}
+end)
+
 T.test("the direct simulation says where a torque-driven robot runs", function()
   T.raises(function() morc.start_engine { robot = robot } end, "", "its drive runs in cst, which the direct simulation does not take; run it on the bus")
 end)
@@ -56,6 +72,11 @@ T.test("wrong hardware in a robot file is an error naming it", function()
   T.raises(function() ur5_with("csp", { ft = { slave = 3 } }) end, "", "bus.ft: slave 3 is joint elbow_joint's drive")
   T.raises(function() ur5_with("csp", { ft = { slave = 8, class = "axia" } }) end, "", "unknown device class 'axia'")
   T.raises(function() ur5_with("csp", { plc = { slave = 8 } }) end, "", "unknown key 'plc' in the bus of robot")
+  -- A class must fill its role: a generic device gives no wrist wrench, an F/T sensor no e-stop.
+  T.raises(function() ur5_with("csp", { ft = { slave = 8, class = "generic" } }) end, "",
+    "bus.ft: class \"generic\" is not a force/torque sensor; bus.ft takes \"ati_axia\"")
+  T.raises(function() ur5_with("csp", { safety = { slave = 9, class = "ati_axia" } }) end, "",
+    "bus.safety: class \"ati_axia\" is not a safety PLC; bus.safety takes \"safety_plc\"")
 end)
 
 T.test("a drive's own parameters go down over CoE when the bus comes up", function()

@@ -14,6 +14,7 @@ use super::robot::LuaRobot;
 use super::robot_params::Units;
 use crate::error::{message_of, raise, typed, ErrorKind};
 use crate::keys;
+use morc_ecat::devices::DeviceClassChoice;
 use morc_model::rotation_from_rpy;
 use morc_model::{DriveTrain, Inertia, JointKind, JointLimits, Model, Se3};
 use morc_robot::{CartesianLimits, JointDrive, Limits, Robot, RobotJoint};
@@ -302,13 +303,27 @@ pub(crate) fn joint_vector(robot: &Robot, v: mlua::Value, what: &str) -> mlua::R
     Ok(x.into_iter().enumerate().map(|(i, a)| a * Units::LUA.joint(robot, i)).collect())
 }
 
+/// A role a device plays for the robot in its file's `bus = { … }`: the class it takes by
+/// default, and what a class must be to fill it.
+struct BusRole {
+    name: &'static str,
+    default_class: &'static str,
+    kind: &'static str,
+    fits: fn(&DeviceClassChoice) -> bool,
+}
+
+const BUS_ROLES: [BusRole; 2] = [
+    BusRole { name: "ft", default_class: "ati_axia", kind: "a force/torque sensor", fits: |c| matches!(c, DeviceClassChoice::ForceTorque { .. }) },
+    BusRole { name: "safety", default_class: "safety_plc", kind: "a safety PLC", fits: |c| matches!(c, DeviceClassChoice::SafetyPlc) },
+];
+
 /// The devices of a robot file's `bus = { ft = { slave = 8, class = "ati_axia" }, safety = { slave = 9 } }`:
 /// each bound by its position on the line, which no drive may hold.
 fn bus_devices(robot: &Robot, bus: &Table) -> Result<Vec<morc_robot::BusDevice>, String> {
     let name = &robot.name;
-    keys::check(bus, &format!("in the bus of robot '{name}'"), &["ft", "safety"], 0)?;
+    keys::check(bus, &format!("in the bus of robot '{name}'"), &BUS_ROLES.map(|r| r.name), 0)?;
     let mut devices = Vec::new();
-    for (role, default_class) in [("ft", "ati_axia"), ("safety", "safety_plc")] {
+    for BusRole { name: role, default_class, kind, fits } in BUS_ROLES {
         let Some(d) = bus.get::<Option<Table>>(role).map_err(|_| format!("robot '{name}': bus.{role} must be a table {{ slave = N, class = \"…\" }}"))? else { continue };
         let what = format!("robot '{name}', bus.{role}");
         keys::check(&d, &format!("in the {role} device of robot '{name}'"), &["slave", "class"], 0)?;
@@ -325,7 +340,11 @@ fn bus_devices(robot: &Robot, bus: &Table) -> Result<Vec<morc_robot::BusDevice>,
             return Err(format!("{what}: slave {slave} is already bus.{}", other.role));
         }
         let class = d.get::<Option<String>>("class").map_err(|_| format!("{what}: class must be a string"))?.unwrap_or_else(|| default_class.to_string());
-        morc_ecat::devices::DeviceClassChoice::by_name(&class).map_err(|e| format!("{what}: {e}"))?;
+        let choice = DeviceClassChoice::by_name(&class).map_err(|e| format!("{what}: {e}"))?;
+        if !fits(&choice) {
+            let fitting: Vec<String> = DeviceClassChoice::NAMES.iter().filter(|n| DeviceClassChoice::by_name(n).is_ok_and(|c| fits(&c))).map(|n| format!("\"{n}\"")).collect();
+            return Err(format!("{what}: class \"{class}\" is not {kind}; bus.{role} takes {}", fitting.join(", ")));
+        }
         devices.push(morc_robot::BusDevice { role: role.to_string(), slave, class });
     }
     Ok(devices)

@@ -24,7 +24,7 @@ use morc_ecat_sim::{DrivePlant, PlantActual, PlantCommand, SensorFeed};
 use morc_kernel::{Base, Commands};
 use morc_kernel::{Value, ValueType};
 
-use morc_robot::{CommandMode, Robot, SimulatedRobot};
+use morc_robot::{BusDevice, CommandMode, Robot, SimulatedRobot};
 
 /// The arm all joints share, with the commands of the current cycle.
 struct SharedArm {
@@ -347,10 +347,11 @@ impl ExtraPorts for SimulatedLinks {
 }
 
 /// The robot's bus with the ports of its wrist sensor and hand-guiding handle under the names
-/// the simulated robot gives them: `ft` (the segment's first F/T sensor, N and N·m), `enable`
-/// (the enabling switch as the safety PLC reports it, or channel 1 of the first digital input
-/// terminal on a bus without one) and `button` (channel 2 of the digital inputs). So a program
-/// that guides the arm runs unchanged on the simulated robot, `--bus sim` and real drives wired so.
+/// the simulated robot gives them: `ft` (the F/T sensor the robot file's `bus.ft` places, else the
+/// segment's first, N and N·m), `enable` (the enabling switch as the safety PLC of `bus.safety`, or
+/// the segment's first, reports it, or channel 1 of the first digital input terminal on a bus
+/// without one) and `button` (channel 2 of the digital inputs). So a program that guides the arm
+/// runs unchanged on the simulated robot, `--bus sim` and real drives wired so.
 pub struct WristPorts {
     /// Where among the bus's own outputs the F/T sensor's, the digital inputs' and the safety
     /// PLC's are.
@@ -361,18 +362,33 @@ pub struct WristPorts {
 
 impl WristPorts {
     /// `bus` with the wrist's ports, or `bus` as it is when it has no F/T sensor or no digital
-    /// inputs (then a program that needs them says so).
-    pub fn wrap(bus: Box<dyn Base>) -> Box<dyn Base> {
+    /// inputs (then a program that needs them says so). `devices` are the robot file's
+    /// `bus = { … }`: a role there names the device (`ft8` for `ft = { slave = 8 }`), and an error
+    /// says so when the bus has no such port.
+    pub fn wrap(bus: Box<dyn Base>, devices: &[BusDevice]) -> Result<Box<dyn Base>, String> {
         let outputs = &bus.info().outputs;
         let numbered = |prefix: &str| outputs.iter().position(|p| p.name.strip_prefix(prefix).is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit())));
-        let (Some(ft), Some(din)) = (numbered("ft"), numbered("din")) else { return bus };
-        let safety = numbered("safety");
+        // The device a role of the robot file names, else the segment's first of its kind.
+        let device = |role: &str| -> Result<Option<usize>, String> {
+            match devices.iter().find(|d| d.role == role) {
+                Some(d) => {
+                    let name = format!("{role}{}", d.slave);
+                    outputs.iter().position(|p| p.name == name).map(Some).ok_or_else(|| {
+                        let found: Vec<&str> = outputs.iter().map(|p| p.name.as_str()).filter(|n| n.starts_with(role)).collect();
+                        format!("bus.{role} is slave {}, but the bus has no port {name} there (its {role} ports: {})", d.slave, if found.is_empty() { "none".to_string() } else { found.join(", ") })
+                    })
+                }
+                None => Ok(numbered(role)),
+            }
+        };
+        let (ft, safety) = (device("ft")?, device("safety")?);
+        let (Some(ft), Some(din)) = (ft, numbered("din")) else { return Ok(bus) };
         let ports = vec![
-            morc_kernel::PortInfo::wrench("ft").doc("the wrist F/T sensor (the bus's first F/T device)"),
+            morc_kernel::PortInfo::wrench("ft").doc("the wrist F/T sensor (bus.ft of the robot file, else the bus's first F/T device)"),
             morc_kernel::PortInfo::new("enable", ValueType::Boolean).doc("the handle's enabling switch (through the safety PLC; else digital input channel 1)"),
             morc_kernel::PortInfo::new("button", ValueType::Boolean).doc("the handle's teach button (digital input channel 2)"),
         ];
-        WithPorts::wrap(bus, ports, WristPorts { ft, din, safety })
+        Ok(WithPorts::wrap(bus, ports, WristPorts { ft, din, safety }))
     }
 }
 
