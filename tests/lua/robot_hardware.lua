@@ -63,6 +63,31 @@ T.test("the wrist's ft port reads the sensor the robot file places on the bus", 
   morc.start_engine {}
 end)
 
+T.test("a device bound by its identity is found wherever the line has it", function()
+  -- The simulated cell's F/T sensor: morc's vendor id, its product code (`morc bus scan --sim`).
+  local by_identity = ur5_with("csp", { ft = { vendor = 0x0DEF, product = 0x0F76 } }, nil, { frame = "tool0" })
+  morc.start_engine { bus = "sim", robot = by_identity }
+  local outputs = " " .. table.concat(morc.engine.outputs, " ") .. " "
+  local position = outputs:match(" ft(%d+) ")
+  assert(position and outputs:find(" ft ", 1, true), outputs)
+  local a = morc.assembly { "wrist", duration = 0.05 }
+  a:add("wrist", "probe", { n = 6 }); a:connect("robot.ft", "wrist.u")
+  a:add("sensor", "probe", { n = 6 }); a:connect("robot.ft" .. position, "sensor.u")
+  local r = morc.engine:run(a)
+  T.eq(r.ok, true, r.reason)
+  for k, x in ipairs(r.data["wrist.u"]) do T.eq(x, r.data["sensor.u"][k], "robot.ft is the identified sensor's wrench") end
+  -- An identity no device on the line has: the bring-up says so.
+  local missing = ur5_with("csp", { ft = { vendor = 0x0DEF, product = 0x1234 } }, nil, { frame = "tool0" })
+  T.raises(function() morc.start_engine { bus = "sim", robot = missing } end, "", "no device on the line is vendor 0xDEF, product 0x1234")
+  -- One the line has several times (the six drives): the bring-up asks for the position.
+  local several = ur5_with("csp", { ft = { vendor = 0x0DEF, product = 0x0402 } }, nil, { frame = "tool0" })
+  T.raises(function() morc.start_engine { bus = "sim", robot = several } end, "", "are all vendor 0xDEF, product 0x402: bind the one meant by its position (slave = …)")
+  morc.start_engine {}
+  T.raises(function() ur5_with("csp", { ft = { slave = 8, vendor = 0x0DEF, product = 0x0F76 } }) end, "", "give the device's position (slave = N) or its identity (vendor = 0x…, product = 0x…), one of the two")
+  T.raises(function() ur5_with("csp", { ft = { vendor = 0x0DEF } }) end, "", "one of the two")
+  T.raises(function() ur5_with("csp", { ft = { vendor = -1, product = 1 } }) end, "", "bus.ft: vendor must be the device's vendor id")
+end)
+
 T.test("the direct simulation says where a torque-driven robot runs", function()
   T.raises(function() morc.start_engine { robot = robot } end, "", "its drive runs in cst, which the direct simulation does not take; run it on the bus")
 end)

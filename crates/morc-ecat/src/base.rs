@@ -54,6 +54,9 @@ pub struct BusConfig {
     pub drive_overrides: Vec<(usize, DriveConfig)>,
     /// Class overrides by position (e.g. a device whose identity says nothing useful).
     pub class_overrides: Vec<(usize, DeviceClassChoice)>,
+    /// Class overrides by identity (vendor id, product code): the one device on the line with
+    /// it, wherever it sits; none or several is an error when the bus comes up.
+    pub class_by_identity: Vec<((u32, u32), DeviceClassChoice)>,
     /// A fault when this many frames in a row get no reply within the master's reply timeout
     /// ([`MasterConfig::reply_timeout`]), or this many cycles in a row bring a wrong working
     /// counter.
@@ -77,6 +80,7 @@ impl Default for BusConfig {
             drive: DriveConfig::default(),
             drive_overrides: Vec::new(),
             class_overrides: Vec::new(),
+            class_by_identity: Vec::new(),
             max_bad_cycles: 3,
             enable_drives: true,
             distributed_clocks: true,
@@ -174,6 +178,9 @@ fn choose_class(config: &BusConfig, d: &DeviceInfo, after_op: bool) -> Option<De
     if let Some((_, c)) = config.class_overrides.iter().find(|(p, _)| *p == d.position) {
         return Some(c.clone());
     }
+    if let Some((_, c)) = config.class_by_identity.iter().find(|(id, _)| *id == (d.vendor_id, d.product_code)) {
+        return Some(c.clone());
+    }
     if let Some(c) = classify_identity(d.vendor_id, d.product_code) {
         return Some(c);
     }
@@ -252,6 +259,7 @@ impl BusBase {
             }
             Ok(plan)
         })?;
+        check_identities(bus.devices(), &config).map_err(BusError::BringUp)?;
         let devices = build_classes(&mut bus, &config).map_err(BusError::BringUp)?;
         let (info, ports, devices) = ports::layout(devices);
         let period_ns = (config.period * 1e9).round() as u64;
@@ -600,6 +608,19 @@ fn build_classes(bus: &mut Bus, config: &BusConfig) -> Result<Devices, String> {
         }
     }
     Ok(devices)
+}
+
+/// Each identity the configuration binds a class to is on the line exactly once.
+fn check_identities(devices: &[DeviceInfo], config: &BusConfig) -> Result<(), String> {
+    for ((vendor_id, product_code), _) in &config.class_by_identity {
+        let at: Vec<String> = devices.iter().filter(|d| (d.vendor_id, d.product_code) == (*vendor_id, *product_code)).map(|d| format!("{} '{}'", d.position, d.name)).collect();
+        match at.len() {
+            1 => {}
+            0 => return Err(format!("no device on the line is vendor 0x{vendor_id:X}, product 0x{product_code:X} (`morc bus scan` lists each device's identity)")),
+            _ => return Err(format!("devices {} are all vendor 0x{vendor_id:X}, product 0x{product_code:X}: bind the one meant by its position (slave = …)", at.join(", "))),
+        }
+    }
+    Ok(())
 }
 
 /// What a device's class came out as.

@@ -98,7 +98,10 @@ pub fn open_base(request: &BaseRequest, config: &mut EngineConfig) -> Result<Box
             base.set_description(&format!("{} ({})", robot.name, if bus == "sim" { "simulated, on the virtual EtherCAT segment".to_string() } else { format!("EtherCAT on {bus}") }));
             match links {
                 Some(links) => links.wrap(Box::new(base)),
-                None if robot.ft.is_some() => morc_robot_ecat::WristPorts::wrap(Box::new(base), &robot.bus).map_err(|e| BaseError::Refused(format!("robot '{}': {e}", robot.name)))?,
+                None if robot.ft.is_some() => {
+                    let roles = morc_robot_ecat::role_positions(robot, base.bus().devices());
+                    morc_robot_ecat::WristPorts::wrap(Box::new(base), &roles).map_err(|e| BaseError::Refused(format!("robot '{}': {e}", robot.name)))?
+                }
                 None => Box::new(base),
             }
         }

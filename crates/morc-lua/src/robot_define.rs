@@ -17,6 +17,7 @@ use crate::keys;
 use morc_ecat::devices::DeviceClassChoice;
 use morc_model::rotation_from_rpy;
 use morc_model::{DriveTrain, Inertia, JointKind, JointLimits, Model, Se3};
+use morc_robot::DeviceAt;
 use morc_robot::{CartesianLimits, JointDrive, Limits, Robot, RobotJoint};
 
 /// The keys of a drive, of a joint's limits, and of a joint entry in `morc.robot { joints = … }`.
@@ -318,26 +319,38 @@ const BUS_ROLES: [BusRole; 2] = [
 ];
 
 /// The devices of a robot file's `bus = { ft = { slave = 8, class = "ati_axia" }, safety = { slave = 9 } }`:
-/// each bound by its position on the line, which no drive may hold.
+/// each bound by its position on the line, which no drive may hold, or by its identity
+/// (`vendor = 0x…, product = 0x…`).
 fn bus_devices(robot: &Robot, bus: &Table) -> Result<Vec<morc_robot::BusDevice>, String> {
     let name = &robot.name;
     keys::check(bus, &format!("in the bus of robot '{name}'"), &BUS_ROLES.map(|r| r.name), 0)?;
-    let mut devices = Vec::new();
+    let mut devices: Vec<morc_robot::BusDevice> = Vec::new();
     for BusRole { name: role, default_class, kind, fits } in BUS_ROLES {
         let Some(d) = bus.get::<Option<Table>>(role).map_err(|_| format!("robot '{name}': bus.{role} must be a table {{ slave = N, class = \"…\" }}"))? else { continue };
         let what = format!("robot '{name}', bus.{role}");
-        keys::check(&d, &format!("in the {role} device of robot '{name}'"), &["slave", "class"], 0)?;
-        let slave = match d.get::<mlua::Value>("slave").map_err(|e| e.to_string())? {
-            mlua::Value::Integer(n) if n >= 0 => n as u32,
-            other => {
-                return Err(format!("{what}: slave must be the device's position on the line (0 = first after the master), got {}", other.to_string().unwrap_or_else(|_| other.type_name().into())))
+        keys::check(&d, &format!("in the {role} device of robot '{name}'"), &["slave", "vendor", "product", "class"], 0)?;
+        let whole = |key: &str, max: i64, meaning: &str| -> Result<Option<u32>, String> {
+            match d.get::<mlua::Value>(key).map_err(|e| e.to_string())? {
+                mlua::Value::Nil => Ok(None),
+                mlua::Value::Integer(n) if (0..=max).contains(&n) => Ok(Some(n as u32)),
+                other => Err(format!("{what}: {key} must be {meaning}, got {}", other.to_string().unwrap_or_else(|_| other.type_name().into()))),
             }
         };
-        if let Some(j) = robot.joints.iter().find(|j| j.drive.slave == slave) {
-            return Err(format!("{what}: slave {slave} is joint {}'s drive", j.name));
+        let slave = whole("slave", i64::from(u16::MAX), "the device's position on the line (0 = first after the master)")?;
+        let vendor = whole("vendor", i64::from(u32::MAX), "the device's vendor id (0x1018:01, as `morc bus scan` shows it)")?;
+        let product = whole("product", i64::from(u32::MAX), "the device's product code (0x1018:02, as `morc bus scan` shows it)")?;
+        let at = match (slave, vendor, product) {
+            (Some(slave), None, None) => DeviceAt::Slave(slave),
+            (None, Some(vendor_id), Some(product_code)) => DeviceAt::Identity { vendor_id, product_code },
+            _ => return Err(format!("{what}: give the device's position (slave = N) or its identity (vendor = 0x…, product = 0x…), one of the two")),
+        };
+        if let DeviceAt::Slave(slave) = at {
+            if let Some(j) = robot.joints.iter().find(|j| j.drive.slave == slave) {
+                return Err(format!("{what}: slave {slave} is joint {}'s drive", j.name));
+            }
         }
-        if let Some(other) = devices.iter().find(|o: &&morc_robot::BusDevice| o.slave == slave) {
-            return Err(format!("{what}: slave {slave} is already bus.{}", other.role));
+        if let Some(other) = devices.iter().find(|o| o.at == at) {
+            return Err(format!("{what}: {at} is already bus.{}", other.role));
         }
         let class = d.get::<Option<String>>("class").map_err(|_| format!("{what}: class must be a string"))?.unwrap_or_else(|| default_class.to_string());
         let choice = DeviceClassChoice::by_name(&class).map_err(|e| format!("{what}: {e}"))?;
@@ -345,7 +358,7 @@ fn bus_devices(robot: &Robot, bus: &Table) -> Result<Vec<morc_robot::BusDevice>,
             let fitting: Vec<String> = DeviceClassChoice::NAMES.iter().filter(|n| DeviceClassChoice::by_name(n).is_ok_and(|c| fits(&c))).map(|n| format!("\"{n}\"")).collect();
             return Err(format!("{what}: class \"{class}\" is not {kind}; bus.{role} takes {}", fitting.join(", ")));
         }
-        devices.push(morc_robot::BusDevice { role: role.to_string(), slave, class });
+        devices.push(morc_robot::BusDevice { role: role.to_string(), at, class });
     }
     Ok(devices)
 }

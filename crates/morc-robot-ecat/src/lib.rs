@@ -24,7 +24,7 @@ use morc_ecat_sim::{DrivePlant, PlantActual, PlantCommand, SensorFeed};
 use morc_kernel::{Base, Commands};
 use morc_kernel::{Value, ValueType};
 
-use morc_robot::{BusDevice, CommandMode, Robot, SimulatedRobot};
+use morc_robot::{CommandMode, DeviceAt, Robot, SimulatedRobot};
 
 /// The arm all joints share, with the commands of the current cycle.
 struct SharedArm {
@@ -207,7 +207,10 @@ pub fn bus_config(robot: &Robot, period: f64) -> Result<BusConfig, String> {
     }
     for d in &robot.bus {
         let class = DeviceClassChoice::by_name(&d.class).map_err(|e| format!("robot '{}', bus.{}: {e}", robot.name, d.role))?;
-        config.class_overrides.push((d.slave as usize, class));
+        match d.at {
+            DeviceAt::Slave(slave) => config.class_overrides.push((slave as usize, class)),
+            DeviceAt::Identity { vendor_id, product_code } => config.class_by_identity.push(((vendor_id, product_code), class)),
+        }
     }
     Ok(config)
 }
@@ -245,13 +248,14 @@ pub fn simulated_cell(robot: Arc<Robot>, q0: &[f64], period: f64) -> Result<(Lin
             Box::new(plant) as Box<dyn DrivePlant>
         })
         .collect();
-    // The robot file's bus devices where it says they are.
+    // The robot file's bus devices where it says they are (one bound by identity is found
+    // wherever the cell has it).
     let placed = robot
         .bus
         .iter()
-        .filter_map(|d| match d.class.as_str() {
-            "ati_axia" => Some((SimDevice::ForceTorque, d.slave as usize)),
-            "safety_plc" => Some((SimDevice::SafetyPlc, d.slave as usize)),
+        .filter_map(|d| match (d.class.as_str(), d.at) {
+            ("ati_axia", DeviceAt::Slave(slave)) => Some((SimDevice::ForceTorque, slave as usize)),
+            ("safety_plc", DeviceAt::Slave(slave)) => Some((SimDevice::SafetyPlc, slave as usize)),
             _ => None,
         })
         .collect();
@@ -346,6 +350,19 @@ impl ExtraPorts for SimulatedLinks {
     }
 }
 
+/// Where on the line the robot file's `bus = { … }` devices are: by their slave, or found by
+/// their identity among the bus's `devices` (the bring-up has checked each identity is there once).
+pub fn role_positions(robot: &Robot, devices: &[morc_ecat::master::DeviceInfo]) -> Vec<(String, usize)> {
+    robot
+        .bus
+        .iter()
+        .filter_map(|d| match d.at {
+            DeviceAt::Slave(slave) => Some((d.role.clone(), slave as usize)),
+            DeviceAt::Identity { vendor_id, product_code } => devices.iter().find(|i| (i.vendor_id, i.product_code) == (vendor_id, product_code)).map(|i| (d.role.clone(), i.position)),
+        })
+        .collect()
+}
+
 /// The robot's bus with the ports of its wrist sensor and hand-guiding handle under the names
 /// the simulated robot gives them: `ft` (the F/T sensor the robot file's `bus.ft` places, else the
 /// segment's first, N and N·m), `enable` (the enabling switch as the safety PLC of `bus.safety`, or
@@ -362,20 +379,20 @@ pub struct WristPorts {
 
 impl WristPorts {
     /// `bus` with the wrist's ports, or `bus` as it is when it has no F/T sensor or no digital
-    /// inputs (then a program that needs them says so). `devices` are the robot file's
-    /// `bus = { … }`: a role there names the device (`ft8` for `ft = { slave = 8 }`), and an error
-    /// says so when the bus has no such port.
-    pub fn wrap(bus: Box<dyn Base>, devices: &[BusDevice]) -> Result<Box<dyn Base>, String> {
+    /// inputs (then a program that needs them says so). `roles` are where the robot file's
+    /// `bus = { … }` put its devices ([`role_positions`]): a role there names the device (`ft8`
+    /// for `ft = { slave = 8 }`), and an error says so when the bus has no such port.
+    pub fn wrap(bus: Box<dyn Base>, roles: &[(String, usize)]) -> Result<Box<dyn Base>, String> {
         let outputs = &bus.info().outputs;
         let numbered = |prefix: &str| outputs.iter().position(|p| p.name.strip_prefix(prefix).is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit())));
         // The device a role of the robot file names, else the segment's first of its kind.
         let device = |role: &str| -> Result<Option<usize>, String> {
-            match devices.iter().find(|d| d.role == role) {
-                Some(d) => {
-                    let name = format!("{role}{}", d.slave);
+            match roles.iter().find(|(r, _)| r == role) {
+                Some((_, position)) => {
+                    let name = format!("{role}{position}");
                     outputs.iter().position(|p| p.name == name).map(Some).ok_or_else(|| {
                         let found: Vec<&str> = outputs.iter().map(|p| p.name.as_str()).filter(|n| n.starts_with(role)).collect();
-                        format!("bus.{role} is slave {}, but the bus has no port {name} there (its {role} ports: {})", d.slave, if found.is_empty() { "none".to_string() } else { found.join(", ") })
+                        format!("bus.{role} is device {position}, but the bus has no port {name} there (its {role} ports: {})", if found.is_empty() { "none".to_string() } else { found.join(", ") })
                     })
                 }
                 None => Ok(numbered(role)),

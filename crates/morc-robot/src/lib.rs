@@ -103,16 +103,40 @@ impl CommandMode {
     }
 }
 
-/// A device on the robot's bus beside its drives, bound by its position on the line: the
-/// wrist's F/T sensor, the cell's safety PLC.
+/// A device on the robot's bus beside its drives, bound by its position on the line or by its
+/// identity: the wrist's F/T sensor, the cell's safety PLC.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BusDevice {
     /// What it is to the robot ("ft", "safety").
     pub role: String,
-    /// Its position on the line (EtherCAT slave index, as the joints' drives count).
-    pub slave: u32,
+    /// Where it is on the line.
+    pub at: DeviceAt,
     /// The device class the master runs it with ("ati_axia", "safety_plc").
     pub class: String,
+}
+
+/// Where a device of the robot's bus is: a position on the line, or an identity (the one device
+/// on the line with that vendor id and product code, wherever the cell's wiring put it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceAt {
+    /// Its position on the line (EtherCAT slave index, as the joints' drives count).
+    Slave(u32),
+    /// Its identity object's vendor id and product code (0x1018:01, :02).
+    Identity {
+        /// Vendor id.
+        vendor_id: u32,
+        /// Product code.
+        product_code: u32,
+    },
+}
+
+impl std::fmt::Display for DeviceAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeviceAt::Slave(n) => write!(f, "slave {n}"),
+            DeviceAt::Identity { vendor_id, product_code } => write!(f, "vendor 0x{vendor_id:X}, product 0x{product_code:X}"),
+        }
+    }
 }
 
 impl JointDrive {
