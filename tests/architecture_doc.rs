@@ -82,6 +82,8 @@ fn the_encoder_device_class_is_in_the_files_the_doc_names_and_no_other() {
     named.push("tests/ecat_encoder.rs".into());
     let found = files_naming(&["IncrementalEncoder", "SimEncoder", "EncoderScaling", "DeviceClassChoice::Encoder", "profiles::encoder", "encoder::"]);
     check_only_named("the encoder class", &found, &named, &["crates/morc-ecat/src/devices/encoder.rs", "crates/morc-ecat-sim/src/encoder.rs"]);
+    // A lab's own class is the one file the doc names, and it runs (tests/ecat_lab_class.rs).
+    assert!(doc.contains("`tests/ecat_lab_class.rs`") && repo().join("tests/ecat_lab_class.rs").exists(), "{doc}");
     // Its wire profile is where step 1 says.
     let profiles = std::fs::read_to_string(repo().join("crates/morc-ecat-wire/src/profiles.rs")).unwrap();
     assert!(profiles.contains("pub mod encoder"), "the encoder's wire profile");

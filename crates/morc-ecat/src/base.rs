@@ -57,6 +57,8 @@ pub struct BusConfig {
     /// Class overrides by identity (vendor id, product code): the one device on the line with
     /// it, wherever it sits; none or several is an error when the bus comes up.
     pub class_by_identity: Vec<((u32, u32), DeviceClassChoice)>,
+    /// Classes written outside morc (a lab's own), each for every device with its identity.
+    pub classes: Vec<crate::devices::LabClass>,
     /// A fault when this many frames in a row get no reply within the master's reply timeout
     /// ([`MasterConfig::reply_timeout`]), or this many cycles in a row bring a wrong working
     /// counter.
@@ -81,6 +83,7 @@ impl Default for BusConfig {
             drive_overrides: Vec::new(),
             class_overrides: Vec::new(),
             class_by_identity: Vec::new(),
+            classes: Vec::new(),
             max_bad_cycles: 3,
             enable_drives: true,
             distributed_clocks: true,
@@ -180,6 +183,9 @@ fn choose_class(config: &BusConfig, d: &DeviceInfo, after_op: bool) -> Option<De
     }
     if let Some((_, c)) = config.class_by_identity.iter().find(|(id, _)| *id == (d.vendor_id, d.product_code)) {
         return Some(c.clone());
+    }
+    if let Some(lab) = config.classes.iter().find(|c| c.identity == (d.vendor_id, d.product_code)) {
+        return Some(DeviceClassChoice::Lab(lab.clone()));
     }
     if let Some(c) = classify_identity(d.vendor_id, d.product_code) {
         return Some(c);
@@ -679,6 +685,7 @@ fn build_class(bus: &mut Bus, config: &BusConfig, d: &DeviceInfo, choice: Device
             other(Box::new(class))
         }
         DeviceClassChoice::Encoder { scaling } => other(Box::new(crate::devices::IncrementalEncoder::new(name, scaling, d.input_bytes, d.output_bytes)?)),
+        DeviceClassChoice::Lab(lab) => other((lab.build)(name, d.input_bytes, d.output_bytes).map_err(|e| format!("device {} '{}' ({}): {e}", d.position, d.name, lab.name))?),
         DeviceClassChoice::Generic if d.input_bytes + d.output_bytes == 0 => Ok(Built::Passive),
         DeviceClassChoice::Generic => other(Box::new(GenericDevice::new(name, &generic_layout(bus, d)?, d.input_bytes, d.output_bytes)?)),
         DeviceClassChoice::Passive => Ok(Built::Passive),

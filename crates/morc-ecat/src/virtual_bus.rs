@@ -234,6 +234,16 @@ fn force_sensor_image() -> Result<sii::SiiImage, String> {
     image(&ImageSpec { product_code: identity::FORCE_TORQUE, name: "SIM-FT6", group: "Sensors", rx: &[(0x7010, 1, 32)], tx: &tx, coe: true, pd_sms: NO_PD })
 }
 
+/// The EEPROM image of a simulated device with fixed process data, for a twin written outside
+/// morc (a lab's own device, pushed onto a [`Segment`] with [`morc_ecat_sim::fixed_pdo_device`]):
+/// its identity, name, one RxPDO 0x1600 of `rx` entries (the master's outputs) and one TxPDO
+/// 0x1A00 of `tx` entries (its inputs), each (index, sub-index, bits), no mailbox.
+pub fn fixed_pdo_image(vendor_id: u32, product_code: u32, name: &str, group: &str, rx: &[PdoEntrySpec], tx: &[PdoEntrySpec]) -> Result<sii::SiiImage, String> {
+    let mut desc = description(&ImageSpec { product_code, name, group, rx, tx, coe: false, pd_sms: PD_IN_RAM });
+    desc.identity.vendor_id = vendor_id;
+    build_image(&desc, 512).map_err(|e| e.to_string())
+}
+
 /// An EL5101 in its Standard 32 Bit assignment (PDOs 0x1A04, 0x1603), with Beckhoff's identity
 /// so that the master chooses its class as it would for the real terminal.
 fn encoder_image() -> Result<sii::SiiImage, String> {

@@ -109,6 +109,37 @@ impl SdoWrite {
     }
 }
 
+/// Builds a lab's class for one device: where it sits and its process-data sizes (input bytes,
+/// output bytes) as mapped; refusing sizes it cannot read is its job.
+pub type BuildLabClass = dyn Fn(DeviceName, usize, usize) -> Result<Box<dyn DeviceClass>, String> + Send + Sync;
+
+/// A device class a lab writes in its own crate, without editing morc: an implementation of
+/// [`DeviceClass`] and this entry, registered by the device's identity in the bus
+/// configuration ([`BusConfig::classes`](crate::base::BusConfig::classes)). Every device on
+/// the line with that identity runs as it (before morc's own class for it, if any).
+#[derive(Clone)]
+pub struct LabClass {
+    /// The class's name, for messages and `morc bus scan`.
+    pub name: &'static str,
+    /// Vendor id and product code of the devices it runs (identity object 0x1018:01, :02).
+    pub identity: (u32, u32),
+    /// Makes the class for one device.
+    pub build: std::sync::Arc<BuildLabClass>,
+}
+
+impl std::fmt::Debug for LabClass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "LabClass({} for vendor 0x{:X}, product 0x{:X})", self.name, self.identity.0, self.identity.1)
+    }
+}
+
+impl PartialEq for LabClass {
+    /// The same registration: name, identity and the very same builder.
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name && self.identity == other.identity && std::sync::Arc::ptr_eq(&self.build, &other.build)
+    }
+}
+
 /// Which class drives a device; chosen by the bus base from the device's identity, CoE device type and process-data shape, or set in the bus configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DeviceClassChoice {
@@ -148,6 +179,9 @@ pub enum DeviceClassChoice {
     },
     /// A device morc has no class for: its ports from its own PDO description ([`generic`]).
     Generic,
+    /// A class from outside morc, a lab's own ([`LabClass`], registered in
+    /// [`BusConfig::classes`](crate::base::BusConfig::classes)).
+    Lab(LabClass),
     /// No process data the robot uses (a coupler), or a device to leave alone: it still takes
     /// part in the cycle (its working counter is checked).
     Passive,

@@ -1,0 +1,156 @@
+//! A device class a lab adds itself, without editing morc (issue 28): this file is all of it —
+//! the device's wire profile, the master's class (`DeviceClass`), registered by identity in the
+//! bus configuration (`BusConfig::classes`), and its simulated twin (`FixedProcessData`, with its
+//! EEPROM image from `virtual_bus::fixed_pdo_image`) on the virtual segment — run through the
+//! real master: its ports, its values, its fault, no allocation in steady state, and the same
+//! device without the registration running as a generic device.
+//! The device: a two-channel thermocouple terminal, "LAB-TC2", of a lab's own vendor id.
+//! Line: 0 coupler, 1 drive, 2 DO8, 3 DI8, 4 LAB-TC2.
+
+mod bus_rig;
+
+use bus_rig::Rig;
+use morc_ecat::base::BusConfig;
+use morc_ecat::devices::{ClassPorts, DeviceClass, DeviceName, LabClass};
+use morc_ecat::transport::lock;
+use morc_ecat::virtual_bus::{fixed_pdo_image, shared_sim_segment, SimSegmentConfig};
+use morc_ecat_sim::{fixed_pdo_device, EscConfig, FixedProcessData};
+use morc_kernel::{Base, PortInfo, Value, ValueType};
+use morc_test_support::alloc::{allocations_during, CountingAllocator};
+use std::sync::Arc;
+
+#[global_allocator]
+static GLOBAL: CountingAllocator = CountingAllocator;
+
+/// The wire profile: identity and the one TxPDO, as the terminal's manual would give them.
+mod wire {
+    pub const VENDOR_ID: u32 = 0x0000_0AB0;
+    pub const PRODUCT: u32 = 0x0000_7C02;
+    /// TxPDO 0x1A00: channel 1 and 2 temperature (INTEGER16, 0.1 °C), status (bit k: channel k+1 open).
+    pub const TX: [(u16, u8, u8); 3] = [(0x6000, 0x11, 16), (0x6010, 0x11, 16), (0x6020, 0x01, 8)];
+    pub const INPUT_BYTES: usize = 5;
+    pub const DECI_DEGREES: f64 = 0.1;
+}
+
+/// The master's side: temperatures in °C on `tc<p>_1`, `tc<p>_2`; an open thermocouple faults.
+struct Thermocouples {
+    name: DeviceName,
+    celsius: [f64; 2],
+    open: u8,
+}
+
+impl DeviceClass for Thermocouples {
+    fn name(&self) -> &DeviceName {
+        &self.name
+    }
+    fn kind(&self) -> &'static str {
+        "tc"
+    }
+    fn ports(&self) -> ClassPorts {
+        let p = self.name.position;
+        let port = |k: usize| PortInfo::new(&format!("tc{p}_{k}"), ValueType::Real).unit("°C").doc(&format!("{}: thermocouple {k} (°C)", self.name));
+        ClassPorts { outputs: vec![port(1), port(2)], inputs: Vec::new() }
+    }
+    fn read_inputs(&mut self, inputs: &[u8]) {
+        for (k, c) in self.celsius.iter_mut().enumerate() {
+            *c = f64::from(i16::from_le_bytes([inputs[2 * k], inputs[2 * k + 1]])) * wire::DECI_DEGREES;
+        }
+        self.open = inputs[4];
+    }
+    fn write_measurements(&self, outputs: &mut [Value]) {
+        for (o, c) in outputs.iter_mut().zip(self.celsius) {
+            *o = Value::Real(c);
+        }
+    }
+    fn write_outputs(&mut self, _outputs: &mut [u8]) {}
+    fn fault(&self) -> Option<String> {
+        (self.open != 0).then(|| format!("{}: thermocouple {} open: check its wiring", self.name, self.open.trailing_zeros() + 1))
+    }
+}
+
+/// The registration: every LAB-TC2 on the line runs as `Thermocouples`.
+fn lab_class() -> LabClass {
+    LabClass {
+        name: "lab thermocouples",
+        identity: (wire::VENDOR_ID, wire::PRODUCT),
+        build: Arc::new(|name, inputs, outputs| {
+            if (inputs, outputs) != (wire::INPUT_BYTES, 0) {
+                return Err(format!("maps {inputs} input and {outputs} output bytes, the terminal has {} and 0", wire::INPUT_BYTES));
+            }
+            Ok(Box::new(Thermocouples { name, celsius: [0.0; 2], open: 0 }) as Box<dyn DeviceClass>)
+        }),
+    }
+}
+
+/// The simulated twin: what the terminal sends.
+#[derive(Default)]
+struct SimThermocouples {
+    celsius: [f64; 2],
+    open: u8,
+}
+
+impl FixedProcessData for SimThermocouples {
+    fn send(&self, inputs: &mut [u8]) {
+        for (k, c) in self.celsius.iter().enumerate() {
+            inputs[2 * k..2 * k + 2].copy_from_slice(&((c / wire::DECI_DEGREES).round() as i16).to_le_bytes());
+        }
+        inputs[4] = self.open;
+    }
+}
+
+/// The default segment (coupler, a drive, DO8, DI8) with the lab's terminal last.
+fn rig(config: BusConfig) -> Rig {
+    let seg = shared_sim_segment(&SimSegmentConfig { drives: 1, ..Default::default() }).unwrap();
+    let image = fixed_pdo_image(wire::VENDOR_ID, wire::PRODUCT, "LAB-TC2", "Temperature", &[], &wire::TX).unwrap();
+    lock(&seg).push(fixed_pdo_device(image, EscConfig::et1200(), 9_000, SimThermocouples::default(), None).unwrap());
+    Rig::open(seg, config)
+}
+
+fn twin(rig: &Rig, f: impl FnOnce(&mut SimThermocouples)) {
+    f(lock(&rig.seg).device_mut(4).and_then(|d| d.app_as_mut::<SimThermocouples>()).expect("the terminal at 4"));
+}
+
+fn real(rig: &Rig, port: &str) -> f64 {
+    match rig.output(port) {
+        Value::Real(x) => *x,
+        v => panic!("{port} = {v:?}"),
+    }
+}
+
+#[test]
+fn a_lab_class_registered_by_identity_runs_its_device() {
+    let mut rig = rig(BusConfig { classes: vec![lab_class()], ..Default::default() });
+    assert_eq!(rig.base.class_of(4), Some("tc"));
+    let port = rig.base.info().outputs.iter().find(|p| p.name == "tc4_2").expect("tc4_2");
+    assert_eq!((port.unit.as_str(), port.doc.as_str()), ("°C", "device 4 'LAB-TC2': thermocouple 2 (°C)"));
+    twin(&rig, |t| t.celsius = [21.5, -40.2]);
+    rig.run(5, true);
+    assert_eq!((real(&rig, "tc4_1"), real(&rig, "tc4_2")), (21.5, -40.2));
+    // Steady state: nothing allocated by the class in 1000 cycles.
+    let allocations = allocations_during(|| rig.run(1000, true));
+    assert_eq!(allocations, 0, "allocations cycling the lab's class");
+    // An open thermocouple: the bus faults naming the device and the channel.
+    twin(&rig, |t| t.open = 0b10);
+    let (_, fault) = rig.until_fault(10);
+    assert!(fault.contains("device 4 'LAB-TC2': thermocouple 2 open: check its wiring"), "{fault}");
+}
+
+#[test]
+fn without_its_class_the_device_runs_as_a_generic_device() {
+    let rig = rig(BusConfig::default());
+    assert_eq!(rig.base.class_of(4), Some("generic"));
+    let (outputs, _) = rig.base.ports_of(4);
+    assert_eq!(outputs.len(), 3, "one port per PDO entry: {outputs:?}");
+}
+
+#[test]
+fn a_lab_class_that_refuses_the_mapping_fails_the_bring_up_naming_it() {
+    let refusing = LabClass { build: Arc::new(|_, _, _| Err("wants 8 input bytes".into())), ..lab_class() };
+    let seg = shared_sim_segment(&SimSegmentConfig { drives: 1, ..Default::default() }).unwrap();
+    let image = fixed_pdo_image(wire::VENDOR_ID, wire::PRODUCT, "LAB-TC2", "Temperature", &[], &wire::TX).unwrap();
+    lock(&seg).push(fixed_pdo_device(image, EscConfig::et1200(), 9_000, SimThermocouples::default(), None).unwrap());
+    let e = morc_ecat::base::BusBase::open(morc_ecat::master::Link::Simulated(seg), BusConfig { classes: vec![refusing], ..Default::default() })
+        .err()
+        .expect("refused");
+    assert!(e.to_string().contains("device 4 'LAB-TC2' (lab thermocouples): wants 8 input bytes"), "{e}");
+}
