@@ -2,19 +2,21 @@
 //! the device's wire profile, the master's class (`DeviceClass`), registered by identity in the
 //! bus configuration (`BusConfig::classes`), and its simulated twin (`FixedProcessData`, with its
 //! EEPROM image from `virtual_bus::fixed_pdo_image`) on the virtual segment — run through the
-//! real master: its ports, its values, its fault, no allocation in steady state, and the same
-//! device without the registration running as a generic device.
+//! real master: its settings written over CoE in PreOp, its ports, its values, its fault, no
+//! allocation in steady state, and the same device without the registration running as a
+//! generic device.
 //! The device: a two-channel thermocouple terminal, "LAB-TC2", of a lab's own vendor id.
 //! Line: 0 coupler, 1 drive, 2 DO8, 3 DI8, 4 LAB-TC2.
 
 mod bus_rig;
 
 use bus_rig::Rig;
-use morc_ecat::base::BusConfig;
-use morc_ecat::devices::{ClassPorts, DeviceClass, DeviceName, LabClass};
-use morc_ecat::transport::lock;
+use morc_ecat::base::{BusBase, BusConfig};
+use morc_ecat::devices::{ClassPorts, DeviceClass, DeviceName, LabClass, SdoValue, SdoWrite};
+use morc_ecat::master::Link;
+use morc_ecat::transport::{lock, SharedSegment};
 use morc_ecat::virtual_bus::{fixed_pdo_image, shared_sim_segment, SimSegmentConfig};
-use morc_ecat_sim::{fixed_pdo_device, EscConfig, FixedProcessData};
+use morc_ecat_sim::{add_fixed_pdo_objects, fixed_pdo_device, Access, EscConfig, FixedProcessData, ObjectDictionary};
 use morc_kernel::{Base, PortInfo, Value, ValueType};
 use morc_test_support::alloc::{allocations_during, CountingAllocator};
 use std::sync::Arc;
@@ -30,6 +32,9 @@ mod wire {
     pub const TX: [(u16, u8, u8); 3] = [(0x6000, 0x11, 16), (0x6010, 0x11, 16), (0x6020, 0x01, 8)];
     pub const INPUT_BYTES: usize = 5;
     pub const DECI_DEGREES: f64 = 0.1;
+    /// Setting 0x8000:19, the thermocouple type (UNSIGNED16): 0 = type K, 1 = J, 2 = L…
+    pub const TC_TYPE: (u16, u8) = (0x8000, 0x19);
+    pub const TYPE_J: u16 = 1;
 }
 
 /// The master's side: temperatures in °C on `tc<p>_1`, `tc<p>_2`; an open thermocouple faults.
@@ -68,9 +73,10 @@ impl DeviceClass for Thermocouples {
     }
 }
 
-/// The registration: every LAB-TC2 on the line runs as `Thermocouples`.
+/// The registration: every LAB-TC2 on the line runs as `Thermocouples`, set to type J.
 fn lab_class() -> LabClass {
     LabClass {
+        setup: vec![SdoWrite::new(wire::TC_TYPE.0, wire::TC_TYPE.1, SdoValue::U16(wire::TYPE_J))],
         name: "lab thermocouples",
         identity: (wire::VENDOR_ID, wire::PRODUCT),
         build: Arc::new(|name, inputs, outputs| {
@@ -98,12 +104,25 @@ impl FixedProcessData for SimThermocouples {
     }
 }
 
-/// The default segment (coupler, a drive, DO8, DI8) with the lab's terminal last.
-fn rig(config: BusConfig) -> Rig {
+/// The default segment (coupler, a drive, DO8, DI8) with the lab's terminal last: with its CoE
+/// mailbox (identity, PDO assignment, the type setting), or without one.
+fn segment(coe: bool) -> SharedSegment {
     let seg = shared_sim_segment(&SimSegmentConfig { drives: 1, ..Default::default() }).unwrap();
-    let image = fixed_pdo_image(wire::VENDOR_ID, wire::PRODUCT, "LAB-TC2", "Temperature", &[], &wire::TX).unwrap();
-    lock(&seg).push(fixed_pdo_device(image, EscConfig::et1200(), 9_000, SimThermocouples::default(), None).unwrap());
-    Rig::open(seg, config)
+    let image = fixed_pdo_image(wire::VENDOR_ID, wire::PRODUCT, "LAB-TC2", "Temperature", &[], &wire::TX, coe).unwrap();
+    let objects = coe.then(|| {
+        let mut od = ObjectDictionary::new();
+        od.add_identity(&image.parse().unwrap().identity);
+        add_fixed_pdo_objects(&mut od, &[], &wire::TX);
+        let settings = vec![(&[0u8, 0][..], Access::ReadWrite); usize::from(wire::TC_TYPE.1)];
+        od.add_record(wire::TC_TYPE.0, "TC settings", Access::ReadOnly, &settings);
+        od
+    });
+    lock(&seg).push(fixed_pdo_device(image, EscConfig::et1200(), 9_000, SimThermocouples::default(), objects).unwrap());
+    seg
+}
+
+fn rig(config: BusConfig) -> Rig {
+    Rig::open(segment(true), config)
 }
 
 fn twin(rig: &Rig, f: impl FnOnce(&mut SimThermocouples)) {
@@ -121,6 +140,8 @@ fn real(rig: &Rig, port: &str) -> f64 {
 fn a_lab_class_registered_by_identity_runs_its_device() {
     let mut rig = rig(BusConfig { classes: vec![lab_class()], ..Default::default() });
     assert_eq!(rig.base.class_of(4), Some("tc"));
+    // Its setting went down in PreOp: the terminal reads type J back.
+    assert_eq!(rig.base.bus_mut().sdo_read_u16(4, wire::TC_TYPE.0, wire::TC_TYPE.1).unwrap(), wire::TYPE_J);
     let port = rig.base.info().outputs.iter().find(|p| p.name == "tc4_2").expect("tc4_2");
     assert_eq!((port.unit.as_str(), port.doc.as_str()), ("°C", "device 4 'LAB-TC2': thermocouple 2 (°C)"));
     twin(&rig, |t| t.celsius = [21.5, -40.2]);
@@ -143,14 +164,21 @@ fn without_its_class_the_device_runs_as_a_generic_device() {
     assert_eq!(outputs.len(), 3, "one port per PDO entry: {outputs:?}");
 }
 
+fn refused(seg: SharedSegment, class: LabClass) -> String {
+    BusBase::open(Link::Simulated(seg), BusConfig { classes: vec![class], ..Default::default() }).err().expect("refused").to_string()
+}
+
 #[test]
 fn a_lab_class_that_refuses_the_mapping_fails_the_bring_up_naming_it() {
-    let refusing = LabClass { build: Arc::new(|_, _, _| Err("wants 8 input bytes".into())), ..lab_class() };
-    let seg = shared_sim_segment(&SimSegmentConfig { drives: 1, ..Default::default() }).unwrap();
-    let image = fixed_pdo_image(wire::VENDOR_ID, wire::PRODUCT, "LAB-TC2", "Temperature", &[], &wire::TX).unwrap();
-    lock(&seg).push(fixed_pdo_device(image, EscConfig::et1200(), 9_000, SimThermocouples::default(), None).unwrap());
-    let e = morc_ecat::base::BusBase::open(morc_ecat::master::Link::Simulated(seg), BusConfig { classes: vec![refusing], ..Default::default() })
-        .err()
-        .expect("refused");
-    assert!(e.to_string().contains("device 4 'LAB-TC2' (lab thermocouples): wants 8 input bytes"), "{e}");
+    let e = refused(segment(true), LabClass { build: Arc::new(|_, _, _| Err("wants 8 input bytes".into())), ..lab_class() });
+    assert!(e.contains("device 4 'LAB-TC2' (lab thermocouples): wants 8 input bytes"), "{e}");
+}
+
+#[test]
+fn a_setting_the_device_refuses_fails_the_bring_up_naming_the_object() {
+    // An object the terminal does not have, and a terminal without a mailbox.
+    let e = refused(segment(true), LabClass { setup: vec![SdoWrite::new(0x8010, 0x19, SdoValue::U16(1))], ..lab_class() });
+    assert!(e.contains("device 4 'LAB-TC2'") && e.contains("0x8010:19"), "{e}");
+    let e = refused(segment(false), lab_class());
+    assert!(e.contains("device 4 'LAB-TC2'") && e.contains("0x8000:19"), "{e}");
 }

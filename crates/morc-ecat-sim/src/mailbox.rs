@@ -45,7 +45,9 @@ pub mod abort {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[allow(clippy::enum_variant_names)] // ETG.1000.6's names for the access attributes
 pub enum Access {
+    /// Read only.
     ReadOnly,
+    /// Readable and writable in every state.
     ReadWrite,
     /// Writable in PreOp only, like PDO assignment and mapping (ETG.1000.6 §5.6.7.4).
     ReadWritePreOp,
@@ -77,6 +79,7 @@ pub struct ObjectDictionary {
 }
 
 impl ObjectDictionary {
+    /// An empty dictionary.
     pub fn new() -> Self {
         Self::default()
     }
@@ -122,6 +125,7 @@ impl ObjectDictionary {
         self.add_record(0x1018, "Identity", ReadOnly, &subs)
     }
 
+    /// The object at `index`, if any.
     pub fn object(&self, index: u16) -> Option<&Object> {
         self.objects.binary_search_by_key(&index, |o| o.index).ok().map(|i| &self.objects[i])
     }
@@ -130,6 +134,7 @@ impl ObjectDictionary {
         self.objects.binary_search_by_key(&index, |o| o.index).ok().map(move |i| &mut self.objects[i])
     }
 
+    /// The indices of its objects, in order.
     pub fn indices(&self) -> impl Iterator<Item = u16> + '_ {
         self.objects.iter().map(|o| o.index)
     }
@@ -180,14 +185,17 @@ impl ObjectDictionary {
         }
     }
 
+    /// The entry at `index`:`sub` read as a u8 (its first byte), if it exists.
     pub fn get_u8(&self, index: u16, sub: u8) -> Option<u8> {
         self.read(index, sub).ok().and_then(|v| v.first().copied())
     }
 
+    /// The entry at `index`:`sub` read as a little-endian u16 (its first two bytes), if it has them.
     pub fn get_u16(&self, index: u16, sub: u8) -> Option<u16> {
         self.read(index, sub).ok().and_then(|v| Some(u16::from_le_bytes(v.get(..2)?.try_into().ok()?)))
     }
 
+    /// The entry at `index`:`sub` read as a little-endian u32 (its first four bytes), if it has them.
     pub fn get_u32(&self, index: u16, sub: u8) -> Option<u32> {
         self.read(index, sub).ok().and_then(|v| Some(u32::from_le_bytes(v.get(..4)?.try_into().ok()?)))
     }

@@ -254,13 +254,17 @@ impl BusBase {
         let mut bus = Bus::open(link, master, |devices| {
             let mut plan = PreOpPlan::default();
             for d in devices {
-                if let Some(DeviceClassChoice::Drive(dc)) = choose_class(&config, d, false) {
-                    let class = Cia402Drive::new(DeviceName { position: d.position, name: d.name.clone() }, dc, period);
-                    // A drive without CoE keeps its EEPROM's mapping (the mode goes in the PDO).
-                    if !d.pdo_from_eeprom {
-                        plan.writes.extend(class.setup().into_iter().map(|write| PreOpWrite { position: d.position, write }));
+                match choose_class(&config, d, false) {
+                    Some(DeviceClassChoice::Drive(dc)) => {
+                        let class = Cia402Drive::new(DeviceName { position: d.position, name: d.name.clone() }, dc, period);
+                        // A drive without CoE keeps its EEPROM's mapping (the mode goes in the PDO).
+                        if !d.pdo_from_eeprom {
+                            plan.writes.extend(class.setup().into_iter().map(|write| PreOpWrite { position: d.position, write }));
+                        }
+                        plan.sync0.push(d.position);
                     }
-                    plan.sync0.push(d.position);
+                    Some(DeviceClassChoice::Lab(lab)) => plan.writes.extend(lab.setup.iter().map(|&write| PreOpWrite { position: d.position, write })),
+                    _ => {}
                 }
             }
             Ok(plan)

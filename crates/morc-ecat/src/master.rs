@@ -956,7 +956,12 @@ impl Bus {
 
     /// An SDO upload of a u32, off the real-time path (e.g. a sensor's calibration, once
     /// after bring-up).
-    pub(crate) fn sdo_read_u32(&mut self, position: usize, index: u16, sub: u8) -> Result<u32, BusError> {
+    pub fn sdo_read_u32(&mut self, position: usize, index: u16, sub: u8) -> Result<u32, BusError> {
+        self.sdo_read(position, index, sub)
+    }
+
+    /// An SDO upload of a u16, off the real-time path (a setting read back).
+    pub fn sdo_read_u16(&mut self, position: usize, index: u16, sub: u8) -> Result<u16, BusError> {
         self.sdo_read(position, index, sub)
     }
 

@@ -172,6 +172,10 @@ fn description(spec: &ImageSpec) -> DeviceDescription {
         rx_pdos.push(pdo(0x1600, sync_managers.len() as u8, spec.rx));
         sync_managers.push(SyncManagerEntry { start: out_start, length: bytes(spec.rx), control: out_control, enable: 1, usage: SyncManagerUsage::ProcessDataOut });
         fmmus.push(FmmuUsage::Outputs);
+    } else if spec.coe {
+        // A mailbox device's inputs are on SM3 (its PDO assignment, 0x1C13, says so) even
+        // without outputs: SM2 stays, empty and disabled.
+        sync_managers.push(SyncManagerEntry { start: out_start, length: 0, control: out_control, enable: 0, usage: SyncManagerUsage::ProcessDataOut });
     }
     if !spec.tx.is_empty() {
         tx_pdos.push(pdo(0x1A00, sync_managers.len() as u8, spec.tx));
@@ -237,11 +241,13 @@ fn force_sensor_image() -> Result<sii::SiiImage, String> {
 /// The EEPROM image of a simulated device with fixed process data, for a twin written outside
 /// morc (a lab's own device, pushed onto a [`Segment`] with [`morc_ecat_sim::fixed_pdo_device`]):
 /// its identity, name, one RxPDO 0x1600 of `rx` entries (the master's outputs) and one TxPDO
-/// 0x1A00 of `tx` entries (its inputs), each (index, sub-index, bits), no mailbox.
-pub fn fixed_pdo_image(vendor_id: u32, product_code: u32, name: &str, group: &str, rx: &[PdoEntrySpec], tx: &[PdoEntrySpec]) -> Result<sii::SiiImage, String> {
-    let mut desc = description(&ImageSpec { product_code, name, group, rx, tx, coe: false, pd_sms: PD_IN_RAM });
+/// 0x1A00 of `tx` entries (its inputs), each (index, sub-index, bits); `coe`: with a CoE mailbox
+/// (then give `fixed_pdo_device` its object dictionary, with
+/// [`morc_ecat_sim::add_fixed_pdo_objects`] for its PDO assignment), else none.
+pub fn fixed_pdo_image(vendor_id: u32, product_code: u32, name: &str, group: &str, rx: &[PdoEntrySpec], tx: &[PdoEntrySpec], coe: bool) -> Result<sii::SiiImage, String> {
+    let mut desc = description(&ImageSpec { product_code, name, group, rx, tx, coe, pd_sms: PD_IN_RAM });
     desc.identity.vendor_id = vendor_id;
-    build_image(&desc, 512).map_err(|e| e.to_string())
+    build_image(&desc, if coe { 2048 } else { 512 }).map_err(|e| e.to_string())
 }
 
 /// An EL5101 in its Standard 32 Bit assignment (PDOs 0x1A04, 0x1603), with Beckhoff's identity

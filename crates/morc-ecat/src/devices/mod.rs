@@ -125,6 +125,9 @@ pub struct LabClass {
     pub identity: (u32, u32),
     /// Makes the class for one device.
     pub build: std::sync::Arc<BuildLabClass>,
+    /// Its settings, written over CoE in PreOp to every device it runs (a refusal fails the
+    /// bring-up naming the device and the object).
+    pub setup: Vec<SdoWrite>,
 }
 
 impl std::fmt::Debug for LabClass {
