@@ -163,12 +163,20 @@ fn robot_file_lines(base: &BusBase) -> String {
         let joints: Vec<String> = drives.iter().enumerate().map(|(i, p)| format!("{{ \"J{}\", drive = {{ slave = {p}, mode = \"csp\" }} }}", i + 1)).collect();
         s.push_str(&format!("  joints = {{ {} }},\n", joints.join(", ")));
     }
-    let devices: Vec<String> = [("ft", "ati_axia"), ("safety", "safety_plc")]
-        .into_iter()
-        .filter_map(|(kind, class)| positions(kind).first().map(|p| format!("{kind} = {{ slave = {p}, class = \"{class}\" }}")))
-        .collect();
-    if !devices.is_empty() {
-        s.push_str(&format!("  bus = {{ {} }},\n", devices.join(", ")));
+    let found: Vec<(&str, &str, usize)> = [("ft", "ati_axia"), ("safety", "safety_plc")].into_iter().filter_map(|(kind, class)| positions(kind).first().map(|&p| (kind, class, p))).collect();
+    if !found.is_empty() {
+        let by_slave: Vec<String> = found.iter().map(|(kind, class, p)| format!("{kind} = {{ slave = {p}, class = \"{class}\" }}")).collect();
+        s.push_str(&format!("  bus = {{ {} }},\n", by_slave.join(", ")));
+        // The same devices by identity, found wherever the wiring puts them (unique on this line only).
+        let info = |p: usize| base.bus().devices().iter().find(|d| d.position == p);
+        let unique = |p: usize| info(p).is_some_and(|d| base.bus().devices().iter().filter(|o| (o.vendor_id, o.product_code) == (d.vendor_id, d.product_code)).count() == 1);
+        if found.iter().all(|&(_, _, p)| unique(p)) {
+            let by_identity: Vec<String> = found
+                .iter()
+                .filter_map(|&(kind, class, p)| info(p).map(|d| format!("{kind} = {{ vendor = 0x{:X}, product = 0x{:X}, class = \"{class}\" }}", d.vendor_id, d.product_code)))
+                .collect();
+            s.push_str(&format!("  -- or by identity: bus = {{ {} }},\n", by_identity.join(", ")));
+        }
     }
     s
 }
