@@ -95,6 +95,7 @@ fn compare_with(mut block: Box<dyn Component>, fmu: &Path, params: &[(&str, Valu
         Value::Boolean(b) => serde_json::json!(b),
         Value::String(s) => serde_json::json!(s),
         Value::Vector(v) => serde_json::json!(v),
+        Value::List(_) | Value::Record(_) => unreachable!("the exported blocks have no list or record parameters"),
     };
     let output_names: Vec<&str> = info.outputs.iter().map(|p| p.name.as_str()).collect();
     // Only the FMU's own variables go to FMPy (not morc's import options such as "interface").

@@ -42,7 +42,9 @@ impl Wave {
                 .output(PortInfo::new("y", ValueType::Real).unit("m"))
                 .output(PortInfo::new("v", ValueType::Vector(AXES)).unit("rad"))
                 .output(PortInfo::new("n", ValueType::Integer))
-                .output(PortInfo::new("b", ValueType::Boolean)),
+                .output(PortInfo::new("b", ValueType::Boolean))
+                // A list parameter, as a path's moves.
+                .param(ParamInfo::new("moves", Value::List(Vec::new()))),
             sleep: Duration::ZERO,
             kill_at: None,
         }
@@ -202,6 +204,8 @@ fn recordings_hold_exactly_what_ran() {
     let mut a = AssemblySpec::new("record_test");
     a.duration = Some(2.0);
     wave(&mut a, Wave::new);
+    // The recording keeps a list parameter as its text.
+    a.components[0].params.push(("moves".into(), Value::List(vec![Value::record([("kind", Value::String("ptp".into())), ("blend", Value::Real(0.01))])])));
     a.add_native("p_q", "probe", 1, &[("n", Value::Integer(AXES as i64))]);
     a.add_native("p_y", "probe", 1, &[]);
     a.connect("robot.q", "p_q.u").connect("wave.y", "p_y.u");
@@ -296,6 +300,7 @@ fn recordings_hold_exactly_what_ran() {
     assert_eq!(groups["assembly/g/parameters"]["n"], AXES);
     assert_eq!(groups["assembly/g/parameters"]["k"], serde_json::json!(vec![2.0; AXES]));
     assert_eq!(groups["assembly/p_q/parameters"]["n"], AXES);
+    assert_eq!(groups["assembly/wave/parameters"]["moves"], r#"[{ kind = "ptp", blend = 0.01 }]"#);
     // Timing, added after the run.
     let tw = &groups["timing/wave"];
     assert_eq!(tw["kind"], "wave");

@@ -13,7 +13,7 @@ use morc_kernel::{Base, Commands};
 use morc_kernel::{Value, ValueType};
 use morc_model::rpy_from_rotation;
 use morc_motion::{Kinematics, Move, MoveSpec};
-use morc_robot::components::trajectory::encode_moves;
+use morc_robot::components::trajectory::moves_value;
 use morc_robot::components::{Monitor, MotionTrajectory, RigidBodyFeedForward};
 use morc_robot::RobotKinematics;
 use morc_robot::SimulatedRobot;
@@ -84,7 +84,7 @@ fn simulated_robot_and_robot_components_do_not_allocate() {
         MoveSpec { motion: Move::Spline { points: [q1, q0].concat() }, blend: 0.0, velocity_scale: 1.0 },
     ];
     let mut path = MotionTrajectory::new(robot.clone(), "path");
-    path.set_parameter("moves", &Value::Vector(encode_moves(&moves, 6))).unwrap();
+    path.set_parameter("moves", &moves_value(&moves)).unwrap();
     path.set_parameter("ramp", &Value::Real(0.05)).unwrap();
     path.set_parameter("filter", &Value::Real(20.0)).unwrap();
     path.set_parameter("settle", &Value::Real(-1.0)).unwrap();

@@ -36,6 +36,13 @@ function help(x)
         if type(v) ~= "table" then return tostring(v) end
         local items = {}
         for i, e in ipairs(v) do items[i] = show(e) end
+        -- A record (a list or record parameter's default): its fields by name.
+        if #items == 0 then
+          local keys = {}
+          for k in pairs(v) do if type(k) == "string" then keys[#keys + 1] = k end end
+          table.sort(keys)
+          for _, k in ipairs(keys) do items[#items + 1] = k .. " = " .. show(v[k]) end
+        end
         return "{ " .. table.concat(items, ", ") .. " }"
       end
       -- "[N]", "[x, y, z: N]", "[Fx…: N, N·m]": a port's unit and its elements' names.

@@ -228,6 +228,7 @@ fn cell(v: &Value, ty: VarType) -> String {
         Value::Boolean(b) => if *b { "True" } else { "False" }.to_string(),
         Value::String(s) => s.clone(),
         Value::Vector(v) => v.iter().map(|x| g16(*x)).collect::<Vec<_>>().join(" "),
+        Value::List(_) | Value::Record(_) => unreachable!("an FMU's outputs are never lists or records"),
     }
 }
 

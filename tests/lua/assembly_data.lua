@@ -38,7 +38,10 @@ T.test("data behaves like a table", function()
   local keys = {}
   for k in pairs(d) do keys[#keys + 1] = k end
   T.eq(#keys, 1); T.eq(keys[1], "b")
-  T.raises(function() d.c = { "x" } end, "element 1 is a string")
+  -- Lists and records, nested, come back as the tables they were.
+  d.c = { "x", { y = 1 } }
+  T.eq(d.c[1], "x"); T.eq(d.c[2].y, 1)
+  T.raises(function() d.c = { print } end, "c[1]: expected a number, boolean, string or table, got a function")
 end)
 
 T.test("a duration given at run overrides the assembly's", function()

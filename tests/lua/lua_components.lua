@@ -100,6 +100,37 @@ T.test("an error in init stops preparation with the component named", function()
   T.raises(function() engine:run(a) end, "component 'x' (bad_init) failed to initialise", "calibration file missing")
 end)
 
+T.test("list and record parameters stay structured, in the component and in help", function()
+  local weigh = morc.component {
+    name = "weigh", doc = "y = the sum of each point's weight times its x",
+    outputs = { "y" }, params = { gains = { k = 1, offset = 0 }, points = { { x = 1, w = 1 } } },
+    step = function(self, inp, out)
+      local y = self.gains.offset
+      for _, p in ipairs(self.points) do y = y + self.gains.k * p.w * p.x end
+      out.y = y
+    end,
+    terminate = function(self) return { first = self.points[1], gains = self.gains } end,
+  }
+  local a = morc.assembly { "weigh", duration = 0.001 }
+  a:add("w", weigh, { gains = { k = 2, offset = 0.5 }, points = { { x = 1, w = 3 }, { x = 10, w = 0.5 } } })
+  a:add("p", "probe")
+  a:connect("w.y", "p.u")
+  local r = engine:run(a)
+  T.eq(r.ok, true, r.reason)
+  T.near(r.data["p.u"][1], 0.5 + 2 * (3 + 5), 1e-12, "y")
+  T.eq(r.data["w.first"].w, 3); T.eq(r.data["w.gains"].k, 2)
+  -- A record where the kind has a list, or numbers where it has a record, is refused.
+  T.raises(function() a:add("w2", weigh, { points = { k = 1 } }) end, "expected list, got record")
+  T.raises(function() a:add("w3", weigh, { gains = { 1, 2 } }) end, "expected record, got vector[2]")
+  local shown = {}
+  local print0 = print
+  print = function(s) shown[#shown + 1] = s end
+  help(select(2, morc.register(weigh, "prog.weigh")))
+  print = print0
+  T.eq(shown[1]:find("param  gains        = { k = 1, offset = 0 }", 1, true) ~= nil, true, shown[1])
+  T.eq(shown[1]:find("param  points       = { { w = 1, x = 1 } }", 1, true) ~= nil, true, shown[1])
+end)
+
 T.test("port declarations are checked", function()
   T.raises(function() morc.component { name = "p", inputs = { "u:complex" }, step = function() end } end, "unknown type 'complex'")
   T.raises(function() morc.component { name = "p", inputs = { "u[0]" }, step = function() end } end, "at least one element")

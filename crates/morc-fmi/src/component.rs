@@ -135,11 +135,14 @@ pub fn start_value(v: &Variable, ty: ValueType) -> Value {
         ValueType::Integer => Value::Integer(start.trim().parse().unwrap_or(0)),
         ValueType::Boolean => Value::Boolean(matches!(start.trim(), "true" | "1")),
         ValueType::String => Value::String(start.to_string()),
+        // No FMI variable has one (port_type never gives them).
+        ValueType::List | ValueType::Record => Value::zero(ty),
     }
 }
 
 /// A parameter's value of type `ty` written as text, as `--param NAME=VALUE` gives it:
-/// numbers as FMI writes them, booleans `true`/`false`/`1`/`0`, vectors space-separated.
+/// numbers as FMI writes them, booleans `true`/`false`/`1`/`0`, vectors space-separated;
+/// None for text that is none of these, and for lists and records.
 pub fn value_from_text(ty: ValueType, text: &str) -> Option<Value> {
     Some(match ty {
         ValueType::Real => Value::Real(parse_real(text)?),
@@ -151,6 +154,8 @@ pub fn value_from_text(ty: ValueType, text: &str) -> Option<Value> {
         }),
         ValueType::String => Value::String(text.to_string()),
         ValueType::Vector(_) => Value::Vector(text.split_whitespace().map(parse_real).collect::<Option<_>>()?),
+        // An FMU has no list or record parameters; nor has a text form been defined for them.
+        ValueType::List | ValueType::Record => return None,
     })
 }
 

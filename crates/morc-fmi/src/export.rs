@@ -104,8 +104,9 @@ pub fn variables(component: &mut dyn Component, version: FmiVersion) -> Vec<Expo
         push(&mut vars, &p.name, p.ty, Role::Output(i), None, &p.unit, &p.doc);
     }
     for (i, p) in info.params.iter().enumerate() {
-        // The width is structural (ports become vectors), and vectors would need FMI 3 arrays.
-        if p.name == "n" || matches!(p.value, Value::Vector(_)) {
+        // The width is structural (ports become vectors), vectors would need FMI 3 arrays, and
+        // lists and records have no FMI type at all: those keep their defaults.
+        if p.name == "n" || matches!(p.value, Value::Vector(_) | Value::List(_) | Value::Record(_)) {
             continue;
         }
         push(&mut vars, &p.name, p.value.ty(), Role::Parameter(i), Some(p.value.clone()), &p.unit, &p.doc);

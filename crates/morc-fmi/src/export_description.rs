@@ -59,6 +59,7 @@ fn type_element(ty: ValueType, version: FmiVersion) -> &'static str {
         (ValueType::Integer, FmiVersion::V3) => "Int64",
         (ValueType::Boolean, _) => "Boolean",
         (ValueType::String, _) => "String",
+        (ValueType::List | ValueType::Record, _) => unreachable!("no port is a list or record, and variables() leaves such parameters out"),
     }
 }
 
@@ -69,6 +70,7 @@ fn start_text(v: &Value) -> String {
         Value::Boolean(b) => b.to_string(),
         Value::String(s) => xml_escape(s),
         Value::Vector(v) => v.first().map_or("0".into(), |x| xml_real(*x)),
+        Value::List(_) | Value::Record(_) => unreachable!("no port is a list or record, and variables() leaves such parameters out"),
     }
 }
 

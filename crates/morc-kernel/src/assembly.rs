@@ -320,6 +320,7 @@ fn port_list(ports: &[super::component::PortInfo]) -> String {
 /// Validates `spec` against the base's ports and instantiates its components.
 /// `base_name` is how assemblies call the base ("robot").
 pub fn plan(spec: &AssemblySpec, base_name: &str, base: &ComponentInfo, base_period: f64, data: &AssemblyData) -> Result<Plan, AssemblyError> {
+    base.check_ports(base_name).or_else(|e| err(&spec.origin, e))?;
     let mut index: HashMap<&str, usize> = HashMap::new();
     let mut components = Vec::with_capacity(spec.components.len());
     for c in &spec.components {
@@ -343,6 +344,8 @@ pub fn plan(spec: &AssemblySpec, base_name: &str, base: &ComponentInfo, base_per
             component.set_parameter(&p, &v).or_else(|e| err(&c.origin, format!("component '{}', from Assembly Data: {e}", c.name)))?;
         }
         component.configure().or_else(|e| err(&c.origin, format!("component '{}' ({}): {e}", c.name, c.kind)).map_err(|e| e.in_component(&c.name, &c.kind)))?;
+        // After configure, which gives the ports their final types.
+        component.info().check_ports(&c.name).or_else(|e| err(&c.origin, e))?;
         components.push(PlannedComponent { name: c.name.clone(), kind: c.kind.clone(), every, component, inputs: Vec::new(), origin: c.origin.clone() });
     }
 
@@ -370,6 +373,7 @@ pub fn plan(spec: &AssemblySpec, base_name: &str, base: &ComponentInfo, base_per
         };
         let Attachment { mut component, every, inputs } = (a.attach)(&view).or_else(|e| err(&a.origin, format!("{} '{}': {e}", a.kind, a.name)).map_err(|e| e.in_component(&a.name, &a.kind)))?;
         component.configure().or_else(|e| err(&a.origin, format!("{} '{}': {e}", a.kind, a.name)).map_err(|e| e.in_component(&a.name, &a.kind)))?;
+        component.info().check_ports(&a.name).or_else(|e| err(&a.origin, e))?;
         for (from, port) in inputs {
             connections.push(ConnectionSpec { from, to: format!("{}.{port}", a.name), delay: false, origin: a.origin.clone() });
         }
@@ -588,5 +592,46 @@ impl AssemblySpec {
     pub fn connect_delayed(&mut self, from: &str, to: &str) -> &mut Self {
         self.connections.push(ConnectionSpec { from: from.into(), to: to.into(), delay: true, origin: Origin::default() });
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::component::{InitContext, PortInfo, Step, StepContext};
+
+    /// A component with one input of type `ty`.
+    struct Takes {
+        info: ComponentInfo,
+    }
+
+    impl Component for Takes {
+        crate::component_info!(info);
+        fn initialize(&mut self, _: &InitContext, _: &mut [Value]) -> Result<(), String> {
+            Ok(())
+        }
+        fn step(&mut self, _: &StepContext, _: &[Value], _: &mut [Value]) -> Step {
+            Step::Continue
+        }
+    }
+
+    fn planned(ty: ValueType) -> Result<Plan, AssemblyError> {
+        let mut spec = AssemblySpec::new("a");
+        let factory: Factory = Arc::new(move || Ok(Box::new(Takes { info: ComponentInfo::new("takes", "").input(PortInfo::new("moves", ty)) }) as Box<dyn Component>));
+        spec.add("c", "takes", 1, factory);
+        plan(&spec, "robot", &ComponentInfo::new("base", ""), 0.001, &AssemblyData::new())
+    }
+
+    #[test]
+    fn a_port_cannot_carry_a_list_or_record() {
+        assert!(planned(ValueType::Vector(3)).is_ok());
+        for (ty, name) in [(ValueType::List, "list"), (ValueType::Record, "record")] {
+            let Err(e) = planned(ty) else { panic!("a {name} port was accepted") };
+            assert_eq!(e.message, format!("<rust>: port 'moves' of component 'c': a port cannot carry a {name}; only parameters can"));
+        }
+        // Nor the base's.
+        let base = ComponentInfo::new("base", "").output(PortInfo::new("moves", ValueType::Record));
+        let e = plan(&AssemblySpec::new("a"), "robot", &base, 0.001, &AssemblyData::new()).err().expect("refused");
+        assert!(e.message.ends_with("port 'moves' of component 'robot': a port cannot carry a record; only parameters can"), "{}", e.message);
     }
 }

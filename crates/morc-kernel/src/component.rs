@@ -190,6 +190,14 @@ impl ComponentInfo {
     pub fn output_index(&self, name: &str) -> Option<usize> {
         self.outputs.iter().position(|p| p.name == name)
     }
+    /// Checks that every port carries a port type ([`ValueType::is_port_type`]): lists and
+    /// records are for parameters. `name` is the component's instance name, for the message.
+    pub fn check_ports(&self, name: &str) -> Result<(), String> {
+        match self.inputs.iter().chain(&self.outputs).find(|p| !p.ty.is_port_type()) {
+            Some(p) => Err(format!("port '{}' of component '{name}': a port cannot carry a {}; only parameters can", p.name, p.ty)),
+            None => Ok(()),
+        }
+    }
     /// Current value of the parameter named `name`.
     pub fn param_value(&self, name: &str) -> Option<&Value> {
         self.params.iter().find(|p| p.name == name).map(|p| &p.value)

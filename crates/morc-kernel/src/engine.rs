@@ -389,6 +389,7 @@ impl Engine {
         config.rt.enabled &= config.clock == ClockKind::Wall;
         let base_name = base.name().to_string();
         let base_info = base.info().clone();
+        base_info.check_ports(&base_name)?;
         let base_latency = base.latency();
         let bus = base.diagnostics();
         let (cmd_tx, cmd_rx) = bounded(1);

@@ -71,7 +71,8 @@ fn slots(ports: &[super::component::PortInfo], start: usize) -> (Vec<Slot>, usiz
     for p in ports {
         let len = match p.ty {
             ValueType::Vector(n) => n,
-            ValueType::String => 0,
+            // Lists and records never are ports (Engine::start refuses them): no numbers either.
+            ValueType::String | ValueType::List | ValueType::Record => 0,
             _ => 1,
         };
         slots.push(Slot { name: p.name.clone(), ty: p.ty, at, len });
@@ -142,7 +143,7 @@ impl BaseSnapshot {
                     cell.store(x.to_bits(), Ordering::Relaxed);
                 }
             }
-            Value::String(_) => {}
+            Value::String(_) | Value::List(_) | Value::Record(_) => {}
         }
     }
 
@@ -154,6 +155,7 @@ impl BaseSnapshot {
             ValueType::Boolean => Value::Boolean(x(0) != 0.0),
             ValueType::Vector(n) => Value::Vector((0..n).map(x).collect()),
             ValueType::String => Value::String(String::new()),
+            ValueType::List | ValueType::Record => Value::zero(slot.ty),
         }
     }
 

@@ -1,4 +1,9 @@
 //! Typed values: what flows on ports, sets parameters and fills Assembly Data.
+//!
+//! Lists and records are for parameters (and Assembly Data) only: structured settings such as
+//! the moves of a path stay structured instead of being flattened into numbers. No port may
+//! carry them — the assembly refuses such a port — so what copies, records or sends port values
+//! never meets one.
 
 use std::fmt;
 
@@ -15,6 +20,19 @@ pub enum ValueType {
     String,
     /// A real vector of fixed length.
     Vector(usize),
+    /// A list of values of any types, of any length: parameters only.
+    List,
+    /// Named fields, each a value of any type: parameters only.
+    Record,
+}
+
+impl ValueType {
+    /// Whether a port may carry values of this type: every type but lists and records, which
+    /// are for parameters (they have no fixed size to preallocate for the real-time path, and
+    /// nothing that records, plots or sends port values knows them).
+    pub fn is_port_type(self) -> bool {
+        !matches!(self, ValueType::List | ValueType::Record)
+    }
 }
 
 impl fmt::Display for ValueType {
@@ -25,6 +43,8 @@ impl fmt::Display for ValueType {
             ValueType::Boolean => write!(f, "boolean"),
             ValueType::String => write!(f, "string"),
             ValueType::Vector(n) => write!(f, "vector[{n}]"),
+            ValueType::List => write!(f, "list"),
+            ValueType::Record => write!(f, "record"),
         }
     }
 }
@@ -46,6 +66,10 @@ pub enum Value {
     String(String),
     /// Reals of fixed length.
     Vector(Vec<f64>),
+    /// Values of any types (parameters only; see the module's documentation).
+    List(Vec<Value>),
+    /// Named values, in the order given; the names are unique (parameters only).
+    Record(Vec<(String, Value)>),
 }
 
 impl Value {
@@ -58,7 +82,19 @@ impl Value {
             ValueType::Boolean => Value::Boolean(false),
             ValueType::String => Value::String(String::with_capacity(STRING_PORT_CAPACITY)),
             ValueType::Vector(n) => Value::Vector(vec![0.0; n]),
+            ValueType::List => Value::List(Vec::new()),
+            ValueType::Record => Value::Record(Vec::new()),
         }
+    }
+
+    /// A record of `fields`, in their order. Panics on a name given twice: the fields are
+    /// the caller's own, so that is a bug, not an input error.
+    pub fn record<S: Into<String>>(fields: impl IntoIterator<Item = (S, Value)>) -> Value {
+        let fields: Vec<(String, Value)> = fields.into_iter().map(|(k, v)| (k.into(), v)).collect();
+        for (i, (name, _)) in fields.iter().enumerate() {
+            assert!(!fields[..i].iter().any(|(n, _)| n == name), "record field '{name}' given twice");
+        }
+        Value::Record(fields)
     }
 
     /// The value's type (a vector's with its length).
@@ -69,11 +105,35 @@ impl Value {
             Value::Boolean(_) => ValueType::Boolean,
             Value::String(_) => ValueType::String,
             Value::Vector(v) => ValueType::Vector(v.len()),
+            Value::List(_) => ValueType::List,
+            Value::Record(_) => ValueType::Record,
         }
     }
 
+    /// A list's items; None for other types.
+    pub fn as_list(&self) -> Option<&[Value]> {
+        match self {
+            Value::List(items) => Some(items),
+            _ => None,
+        }
+    }
+
+    /// A record's fields, in order; None for other types.
+    pub fn as_record(&self) -> Option<&[(String, Value)]> {
+        match self {
+            Value::Record(fields) => Some(fields),
+            _ => None,
+        }
+    }
+
+    /// A record's field named `name`; None when absent or not a record.
+    pub fn field(&self, name: &str) -> Option<&Value> {
+        self.as_record()?.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
     /// Copies `other` into `self` in place. Does not allocate when both have
-    /// the same type (and, for strings, `other` fits the capacity).
+    /// the same port type (and, for strings, `other` fits the capacity); lists and records,
+    /// never on ports, reuse what storage they can.
     #[inline]
     pub fn copy_from(&mut self, other: &Value) {
         match (self, other) {
@@ -85,6 +145,8 @@ impl Value {
                 a.clear();
                 a.push_str(b)
             }
+            (Value::List(a), Value::List(b)) => a.clone_from(b),
+            (Value::Record(a), Value::Record(b)) => a.clone_from(b),
             (a, b) => *a = b.clone(),
         }
     }
@@ -152,7 +214,7 @@ impl Value {
         }
     }
 
-    /// Sets the value from a real: integers truncated, booleans true when non-zero, every vector element; strings unchanged.
+    /// Sets the value from a real: integers truncated, booleans true when non-zero, every vector element; strings, lists and records unchanged.
     #[inline]
     pub fn set_real(&mut self, x: f64) {
         match self {
@@ -160,13 +222,14 @@ impl Value {
             Value::Integer(a) => *a = x as i64,
             Value::Boolean(a) => *a = x != 0.0,
             Value::Vector(v) => v.iter_mut().for_each(|a| *a = x),
-            Value::String(_) => {}
+            Value::String(_) | Value::List(_) | Value::Record(_) => {}
         }
     }
 
     /// Converts `self` to type `ty` where that loses nothing a user would
     /// miss (integer → real, real with integral value → integer, a vector of
-    /// length n; a real broadcast to a vector); otherwise an error message.
+    /// length n; a real broadcast to a vector; a vector as a list of reals, an empty one as
+    /// an empty record); otherwise an error message.
     pub fn coerce(&self, ty: ValueType) -> Result<Value, String> {
         match (self, ty) {
             (v, t) if v.ty() == t => Ok(v.clone()),
@@ -175,6 +238,9 @@ impl Value {
             (Value::Real(x), ValueType::Vector(n)) => Ok(Value::Vector(vec![*x; n])),
             (Value::Integer(i), ValueType::Vector(n)) => Ok(Value::Vector(vec![*i as f64; n])),
             (Value::Vector(v), ValueType::Real) if v.len() == 1 => Ok(Value::Real(v[0])),
+            // A Lua sequence of numbers arrives as a vector, `{}` too: a list of them.
+            (Value::Vector(v), ValueType::List) => Ok(Value::List(v.iter().map(|x| Value::Real(*x)).collect())),
+            (Value::Vector(v), ValueType::Record) if v.is_empty() => Ok(Value::Record(Vec::new())),
             (v, t) => Err(format!("expected {t}, got {} ({v})", v.ty())),
         }
     }
@@ -196,6 +262,27 @@ impl fmt::Display for Value {
                     write!(f, "{x}")?;
                 }
                 write!(f, "}}")
+            }
+            Value::List(items) => {
+                write!(f, "[")?;
+                for (i, x) in items.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{x}")?;
+                }
+                write!(f, "]")
+            }
+            Value::Record(fields) if fields.is_empty() => write!(f, "{{}}"),
+            Value::Record(fields) => {
+                write!(f, "{{ ")?;
+                for (i, (name, x)) in fields.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, ", ")?;
+                    }
+                    write!(f, "{name} = {x}")?;
+                }
+                write!(f, " }}")
             }
         }
     }
@@ -236,5 +323,63 @@ mod tests {
         assert_eq!(Value::Real(1.0).coerce(ValueType::Vector(2)), Ok(Value::Vector(vec![1.0, 1.0])));
         assert!(Value::Vector(vec![1.0, 2.0]).coerce(ValueType::Vector(3)).is_err());
         assert!(Value::String("x".into()).coerce(ValueType::Real).is_err());
+        assert!(Value::List(Vec::new()).coerce(ValueType::Vector(0)).is_err());
+        assert_eq!(Value::List(Vec::new()).coerce(ValueType::List), Ok(Value::List(Vec::new())));
+        assert_eq!(Value::Vector(vec![1.0]).coerce(ValueType::List), Ok(Value::List(vec![Value::Real(1.0)])));
+        assert_eq!(Value::Vector(Vec::new()).coerce(ValueType::Record), Ok(Value::Record(Vec::new())));
+        assert!(Value::Vector(vec![1.0]).coerce(ValueType::Record).is_err());
+    }
+
+    fn a_move() -> Value {
+        Value::record([("kind", Value::String("ptp".into())), ("target", Value::Vector(vec![1.0, 2.0])), ("blend", Value::Real(0.5))])
+    }
+
+    #[test]
+    fn lists_and_records_give_their_parts() {
+        let list = Value::List(vec![a_move(), Value::Integer(3)]);
+        assert_eq!(list.ty(), ValueType::List);
+        assert_eq!(list.as_list().map(<[Value]>::len), Some(2));
+        assert_eq!(list.as_record(), None);
+        let m = &list.as_list().unwrap()[0];
+        assert_eq!(m.ty(), ValueType::Record);
+        assert_eq!(m.field("kind"), Some(&Value::String("ptp".into())));
+        assert_eq!(m.field("target").map(Value::as_slice), Some(&[1.0, 2.0][..]));
+        assert_eq!(m.field("via"), None);
+        assert_eq!(m.as_record().unwrap().iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["kind", "target", "blend"]);
+        assert_eq!(Value::Real(1.0).field("kind"), None);
+        assert_eq!(Value::Real(1.0).as_list(), None);
+        // Neither is a number.
+        assert!(list.real().is_nan());
+        assert_eq!(list.as_slice(), &[] as &[f64]);
+        assert!(!ValueType::List.is_port_type() && !ValueType::Record.is_port_type());
+        assert!(ValueType::Vector(3).is_port_type() && ValueType::String.is_port_type());
+    }
+
+    #[test]
+    #[should_panic(expected = "record field 'a' given twice")]
+    fn a_record_names_each_field_once() {
+        Value::record([("a", Value::Real(1.0)), ("a", Value::Real(2.0))]);
+    }
+
+    #[test]
+    fn lists_and_records_zero_copy_and_show() {
+        assert_eq!(Value::zero(ValueType::List), Value::List(Vec::new()));
+        assert_eq!(Value::zero(ValueType::Record), Value::Record(Vec::new()));
+        let list = Value::List(vec![a_move(), Value::List(vec![Value::Boolean(true)])]);
+        let mut a = Value::zero(ValueType::List);
+        a.copy_from(&list);
+        assert_eq!(a, list);
+        // Into a record, and from another type: the value is replaced.
+        let mut r = Value::zero(ValueType::Record);
+        r.copy_from(&a_move());
+        assert_eq!(r, a_move());
+        r.copy_from(&Value::Real(2.0));
+        assert_eq!(r, Value::Real(2.0));
+        a.set_real(3.0);
+        assert_eq!(a, list);
+        assert_eq!(list.to_string(), r#"[{ kind = "ptp", target = {1, 2}, blend = 0.5 }, [true]]"#);
+        assert_eq!(Value::zero(ValueType::Record).to_string(), "{}");
+        assert_eq!(Value::zero(ValueType::List).to_string(), "[]");
+        assert_eq!(format!("{} {}", ValueType::List, ValueType::Record), "list record");
     }
 }

@@ -1,5 +1,6 @@
-//! Values between Lua and the kernel: numbers, integers, booleans, strings
-//! and lists of numbers (vectors).
+//! Values between Lua and the kernel: numbers, integers, booleans, strings, sequences of
+//! numbers (vectors) and, for parameters and Assembly Data, lists and records: a sequence of
+//! tables or of mixed values is a list, a table with string keys a record.
 
 use mlua::{Lua, Table};
 
@@ -12,46 +13,89 @@ use morc_kernel::Value;
 pub fn to_value(v: &mlua::Value, what: &str) -> mlua::Result<Value> {
     let value = to_value_any(v, what)?;
     match non_finite(&value) {
-        Some((None, x)) => Err(mlua::Error::runtime(format!("{what} is {x}: give a finite number"))),
-        Some((Some(i), x)) => Err(mlua::Error::runtime(format!("{what}: element {} is {x}: give finite numbers", i + 1))),
+        Some((path, None, x)) => Err(mlua::Error::runtime(format!("{what}{path} is {x}: give a finite number"))),
+        Some((path, Some(i), x)) => Err(mlua::Error::runtime(format!("{what}{path}: element {} is {x}: give finite numbers", i + 1))),
         None => Ok(value),
     }
 }
 
-/// The first number of `v` that is NaN or infinite: its place in a vector (None for a
-/// scalar) and itself.
-pub fn non_finite(v: &Value) -> Option<(Option<usize>, f64)> {
+/// The first number of `v` that is NaN or infinite: where it is — the path to it inside lists
+/// and records ("" for `v` itself, else e.g. "[2].blend"), its place in a vector (None for a
+/// scalar) — and itself.
+pub fn non_finite(v: &Value) -> Option<(String, Option<usize>, f64)> {
     match v {
-        Value::Real(x) if !x.is_finite() => Some((None, *x)),
-        Value::Vector(xs) => xs.iter().position(|x| !x.is_finite()).map(|i| (Some(i), xs[i])),
+        Value::Real(x) if !x.is_finite() => Some((String::new(), None, *x)),
+        Value::Vector(xs) => xs.iter().position(|x| !x.is_finite()).map(|i| (String::new(), Some(i), xs[i])),
+        Value::List(items) => items.iter().enumerate().find_map(|(i, x)| non_finite(x).map(|(path, at, x)| (format!("[{}]{path}", i + 1), at, x))),
+        Value::Record(fields) => fields.iter().find_map(|(name, x)| non_finite(x).map(|(path, at, x)| (format!(".{name}{path}"), at, x))),
         _ => None,
     }
 }
 
+/// Tables nested deeper than this are not converted (a table that contains itself would
+/// never end).
+const VALUE_DEPTH: usize = 16;
+
 /// A Lua value as a kernel value, NaN and infinities let through: what a component reports
 /// (a result not measured is NaN) and parameter defaults that mean "no limit" (±math.huge).
+///
+/// A table is a vector when it is a sequence of numbers (`{}` too), a list when a sequence of
+/// anything else (tables, mixed values) — other keys of a sequence left out, as always — and a
+/// record when its keys are strings (fields in name order, so the same table gives the same
+/// value); nested alike.
 pub fn to_value_any(v: &mlua::Value, what: &str) -> mlua::Result<Value> {
+    value_at(v, what, 0)
+}
+
+fn value_at(v: &mlua::Value, what: &str, depth: usize) -> mlua::Result<Value> {
     Ok(match v {
         mlua::Value::Integer(i) => Value::Integer(*i),
         mlua::Value::Number(x) => Value::Real(*x),
         mlua::Value::Boolean(b) => Value::Boolean(*b),
         mlua::Value::String(s) => Value::String(s.to_str()?.to_string()),
-        mlua::Value::Table(t) => {
-            let mut out = Vec::with_capacity(t.raw_len());
-            for (i, x) in t.clone().sequence_values::<mlua::Value>().enumerate() {
-                match x? {
-                    mlua::Value::Integer(n) => out.push(n as f64),
-                    mlua::Value::Number(n) => out.push(n),
-                    other => return Err(mlua::Error::runtime(format!("{what}: element {} is a {}, expected a number", i + 1, other.type_name()))),
-                }
-            }
-            Value::Vector(out)
-        }
-        other => return Err(mlua::Error::runtime(format!("{what}: expected a number, boolean, string or list of numbers, got a {}", other.type_name()))),
+        mlua::Value::Table(t) => table_value(t, what, depth)?,
+        other => return Err(mlua::Error::runtime(format!("{what}: expected a number, boolean, string or table, got a {}", other.type_name()))),
     })
 }
 
-/// A kernel value as a Lua value: a number, integer, boolean, string or list of numbers.
+fn table_value(t: &Table, what: &str, depth: usize) -> mlua::Result<Value> {
+    if depth >= VALUE_DEPTH {
+        return Err(mlua::Error::runtime(format!("{what}: tables nested deeper than {VALUE_DEPTH} (does a table contain itself?)")));
+    }
+    let n = t.raw_len();
+    // A sequence is read as one, its other keys left out as always (a taught point's name).
+    if n == 0 {
+        let mut named: Vec<(String, mlua::Value)> = Vec::new();
+        for pair in t.clone().pairs::<mlua::Value, mlua::Value>() {
+            match pair? {
+                (mlua::Value::String(k), x) => named.push((k.to_str()?.to_string(), x)),
+                (other, _) => {
+                    let key = other.to_string().unwrap_or_else(|_| other.type_name().to_string());
+                    return Err(mlua::Error::runtime(format!("{what}: key [{key}] is neither a place of a list {{ a, b, … }} nor a field name {{ name = … }}")));
+                }
+            }
+        }
+        if !named.is_empty() {
+            named.sort_by(|a, b| a.0.cmp(&b.0));
+            let fields = named.iter().map(|(k, x)| Ok((k.clone(), value_at(x, &format!("{what}.{k}"), depth + 1)?))).collect::<mlua::Result<_>>()?;
+            return Ok(Value::Record(fields));
+        }
+    }
+    let items: Vec<mlua::Value> = t.clone().sequence_values::<mlua::Value>().collect::<mlua::Result<_>>()?;
+    let number = |x: &mlua::Value| match x {
+        mlua::Value::Integer(i) => Some(*i as f64),
+        mlua::Value::Number(x) => Some(*x),
+        _ => None,
+    };
+    if let Some(xs) = items.iter().map(number).collect::<Option<Vec<f64>>>() {
+        return Ok(Value::Vector(xs));
+    }
+    let items = items.iter().enumerate().map(|(i, x)| value_at(x, &format!("{what}[{}]", i + 1), depth + 1)).collect::<mlua::Result<_>>()?;
+    Ok(Value::List(items))
+}
+
+/// A kernel value as a Lua value: a number, integer, boolean or string; a table for a vector
+/// or list (a sequence) and a record (its fields by name).
 pub fn from_value(lua: &Lua, v: &Value) -> mlua::Result<mlua::Value> {
     Ok(match v {
         Value::Real(x) => mlua::Value::Number(*x),
@@ -59,6 +103,20 @@ pub fn from_value(lua: &Lua, v: &Value) -> mlua::Result<mlua::Value> {
         Value::Boolean(b) => mlua::Value::Boolean(*b),
         Value::String(s) => mlua::Value::String(lua.create_string(s)?),
         Value::Vector(v) => mlua::Value::Table(lua.create_sequence_from(v.iter().copied())?),
+        Value::List(items) => {
+            let t = lua.create_table_with_capacity(items.len(), 0)?;
+            for (i, x) in items.iter().enumerate() {
+                t.raw_set(i + 1, from_value(lua, x)?)?;
+            }
+            mlua::Value::Table(t)
+        }
+        Value::Record(fields) => {
+            let t = lua.create_table_with_capacity(0, fields.len())?;
+            for (k, x) in fields {
+                t.raw_set(k.as_str(), from_value(lua, x)?)?;
+            }
+            mlua::Value::Table(t)
+        }
     })
 }
 
@@ -150,4 +208,65 @@ pub fn from_carried(lua: &Lua, c: &Carried) -> mlua::Result<mlua::Value> {
             mlua::Value::Table(t)
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn value(lua: &Lua, code: &str) -> mlua::Result<Value> {
+        to_value(&lua.load(format!("return {code}")).eval()?, "p")
+    }
+
+    fn error(lua: &Lua, code: &str) -> String {
+        value(lua, code).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn tables_become_vectors_lists_and_records() {
+        let lua = Lua::new();
+        let s = |x: &str| Value::String(x.into());
+        // A sequence of numbers, `{}` too, stays a vector.
+        assert_eq!(value(&lua, "{ 1, 2.5, 3 }").unwrap(), Value::Vector(vec![1.0, 2.5, 3.0]));
+        assert_eq!(value(&lua, "{}").unwrap(), Value::Vector(Vec::new()));
+        // A sequence's other keys are left out, as always (a taught point's name).
+        assert_eq!(value(&lua, r#"{ 1, 2, name = "P1" }"#).unwrap(), Value::Vector(vec![1.0, 2.0]));
+        // A sequence of tables or of mixed values is a list.
+        assert_eq!(value(&lua, "{ { 1, 2 }, { 3 } }").unwrap(), Value::List(vec![Value::Vector(vec![1.0, 2.0]), Value::Vector(vec![3.0])]));
+        assert_eq!(value(&lua, r#"{ "ptp", 2, true }"#).unwrap(), Value::List(vec![s("ptp"), Value::Integer(2), Value::Boolean(true)]));
+        // String keys make a record, its fields in name order.
+        let r = value(&lua, r#"{ kind = "lin", blend = 0.5, target = { 1, 2, 3 } }"#).unwrap();
+        assert_eq!(r, Value::Record(vec![("blend".into(), Value::Real(0.5)), ("kind".into(), s("lin")), ("target".into(), Value::Vector(vec![1.0, 2.0, 3.0]))]));
+        // Nested.
+        let nested = value(&lua, r#"{ { kind = "ptp", via = { { 1 }, { x = 2 } } } }"#).unwrap();
+        let via = nested.as_list().unwrap()[0].field("via").unwrap();
+        assert_eq!(via, &Value::List(vec![Value::Vector(vec![1.0]), Value::record([("x", Value::Integer(2))])]));
+    }
+
+    #[test]
+    fn values_come_back_as_the_tables_they_were() {
+        let lua = Lua::new();
+        for code in ["{ 1, 2, 3 }", r#"{ "a", { 1, 2 }, false }"#, r#"{ { kind = "ptp", target = { 1, 2 }, blend = 0.5 }, { kind = "lin", list = { {}, { 1 } } } }"#, r#"{ name = "x", n = 3 }"#] {
+            let v = value(&lua, code).unwrap();
+            let back = from_value(&lua, &v).unwrap();
+            assert_eq!(to_value(&back, "p").unwrap(), v, "{code}");
+        }
+        let back = from_value(&lua, &value(&lua, r#"{ { kind = "ptp" }, 2 }"#).unwrap()).unwrap();
+        lua.globals().set("back", back).unwrap();
+        assert!(lua.load(r#"return back[1].kind == "ptp" and back[2] == 2 and #back == 2"#).eval::<bool>().unwrap());
+    }
+
+    #[test]
+    fn tables_that_are_no_value_say_where() {
+        let lua = Lua::new();
+        assert_eq!(error(&lua, "{ [0] = 1 }"), "runtime error: p: key [0] is neither a place of a list { a, b, … } nor a field name { name = … }");
+        assert!(error(&lua, "{ { a = print } }").contains("p[1].a: expected a number, boolean, string or table, got a function"));
+        // NaN is refused at any depth, the message naming the place.
+        assert_eq!(error(&lua, "{ { blend = 0/0 } }"), "runtime error: p[1].blend is NaN: give a finite number");
+        assert_eq!(error(&lua, "{ { target = { 1, math.huge } } }"), "runtime error: p[1].target: element 2 is inf: give finite numbers");
+        assert_eq!(error(&lua, "{ 1, 0/0 }"), "runtime error: p: element 2 is NaN: give finite numbers");
+        // A table that contains itself ends.
+        let e = error(&lua, "(function() local t = {} t[1] = t return t end)()");
+        assert!(e.contains("tables nested deeper than 16"), "{e}");
+    }
 }

@@ -39,7 +39,7 @@ fn plan(lua: &Lua, robot: &Arc<Robot>, start: mlua::Value, list: Table, opts: Op
     let out = lua.create_table()?;
     let mut trajectory = components::MotionTrajectory::new(robot.clone(), "path");
     let mut check = || -> Result<(), String> {
-        trajectory.set_parameter("moves", &Value::Vector(components::trajectory::encode_moves(&moves, robot.dof())))?;
+        trajectory.set_parameter("moves", &components::trajectory::moves_value(&moves))?;
         if let Some(o) = &opts {
             for key in ["vel_scale", "acc_scale", "ramp"] {
                 if let Ok(Some(x)) = o.get::<Option<f64>>(key) {

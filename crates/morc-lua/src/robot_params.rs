@@ -11,7 +11,8 @@
 //! - any other unit (s, Hz, °, mm …) or none: the numbers as given.
 //!
 //! Moves (`{ { "ptp", q }, { "lin", pose, blend = mm }, … }`) are told by their shape and
-//! encoded as the path component reads them. With `units = "rad"` numbers are taken as SI already.
+//! become the records the path component reads ([`moves_value`]). With `units = "rad"` numbers
+//! are taken as SI already.
 
 use mlua::Table;
 
@@ -19,7 +20,7 @@ use super::convert::to_value;
 use super::units::{self, Dimension};
 use morc_kernel::{ParamInfo, Value};
 use morc_motion::{Move, MoveSpec};
-use morc_robot::components::trajectory::encode_moves;
+use morc_robot::components::trajectory::moves_value;
 use morc_robot::{is_per_joint_unit, Robot};
 
 /// How Lua's numbers map to SI: factors for lengths and angles.
@@ -155,7 +156,11 @@ pub fn parse_move(robot: &Robot, t: &Table, units: Units, what: &str) -> mlua::R
 /// it declares (see the module's documentation).
 pub fn convert(robot: &Robot, param: &ParamInfo, v: &mlua::Value, units: Units, what: &str) -> mlua::Result<Value> {
     if let Some(list) = moves(v)? {
-        return encoded_moves(robot, &list, units, what);
+        return moves_of(robot, &list, units, what);
+    }
+    // Records given as such would skip the units (mm, °, %) of the form above.
+    if param.name == "moves" && matches!(param.value, Value::List(_)) && !matches!(v, mlua::Value::Table(t) if t.is_empty()) {
+        return Err(err(format!("{what}: moves are {{ {{ \"ptp\", q }}, {{ \"lin\", pose, blend = mm }}, {{ \"circ\", via, pose }}, {{ \"spline\", q1, q2, … }}, … }}")));
     }
     let unit = param.unit.as_str();
     if is_per_joint_unit(unit) {
@@ -205,14 +210,14 @@ fn moves(v: &mlua::Value) -> mlua::Result<Option<Table>> {
     Ok(matches!(first.raw_get::<mlua::Value>(1)?, mlua::Value::String(_)).then(|| list.clone()))
 }
 
-/// `{ { "ptp", q }, { "lin", pose, blend = mm }, … }` encoded as the path component reads them.
-fn encoded_moves(robot: &Robot, list: &Table, units: Units, what: &str) -> mlua::Result<Value> {
+/// `{ { "ptp", q }, { "lin", pose, blend = mm }, … }` as the path component reads them.
+fn moves_of(robot: &Robot, list: &Table, units: Units, what: &str) -> mlua::Result<Value> {
     let mut moves = Vec::new();
     for (i, m) in list.clone().sequence_values::<mlua::Value>().enumerate() {
         let mlua::Value::Table(m) = m? else { return Err(err(format!("{what}: move {} must be a table", i + 1))) };
         moves.push(parse_move(robot, &m, units, &format!("move {}", i + 1))?);
     }
-    Ok(Value::Vector(encode_moves(&moves, robot.dof())))
+    Ok(moves_value(&moves))
 }
 
 #[cfg(test)]
@@ -270,9 +275,17 @@ mod tests {
         assert_eq!(c("ptp", "settle", "0.5"), Value::Real(0.5));
         assert_eq!(c("ptp", "filter_order", "2"), Value::Integer(2));
         assert_eq!(c("tracker", "noise", "0.02"), Value::Real(0.02));
-        // Moves are told by their shape and encoded.
-        let moves = c("path", "moves", "{ { \"ptp\", { 0, 0, 0, 10 } }, { \"lin\", { 300, 0, 400, 180, 0, 0 }, blend = 5 } }");
-        assert!(!moves.as_slice().is_empty());
+        // Moves are told by their shape and become records, in SI.
+        let moves = c("path", "moves", "{ { \"ptp\", { 0, 0, 0, 10 } }, { \"lin\", { 300, 0, 400, 180, 0, 0 }, blend = 5, speed = 50 } }");
+        let want = [
+            MoveSpec { motion: Move::Ptp { target: vec![0.0, 0.0, 0.0, 10.0 * mm] }, blend: 0.0, velocity_scale: 1.0 },
+            MoveSpec { motion: Move::Lin { target: [0.3, 0.0, 0.4, 180.0 * d, 0.0, 0.0] }, blend: 5.0 * mm, velocity_scale: 0.5 },
+        ];
+        assert_eq!(moves, moves_value(&want));
+        assert_eq!(moves.as_list().unwrap()[1].field("blend"), Some(&Value::Real(0.005)));
+        // Records given as such would be taken without units: refused, saying the form.
+        let e = converted(&lua, &robot, "path", "moves", "{ { kind = \"ptp\", target = { 0, 0, 0, 10 } } }", Units::LUA).unwrap_err().to_string();
+        assert!(e.contains("path.moves: moves are { { \"ptp\", q }"), "{e}");
         // units = "rad": SI already, the shapes alike.
         let si = converted(&lua, &robot, "ptp", "target", "{ 0.1, 0.2, 0.3, 0.01 }", Units::SI).unwrap();
         assert!(close(&si, &[0.1, 0.2, 0.3, 0.01]));

@@ -23,10 +23,7 @@ fn joints_lua(lua: &Lua, robot: &morc_robot::Robot, v: &Value, scaled: bool) -> 
             }
             Ok(mlua::Value::Table(t))
         }
-        Value::Real(x) => Ok(mlua::Value::Number(*x)),
-        Value::Integer(i) => Ok(mlua::Value::Integer(*i)),
-        Value::Boolean(b) => Ok(mlua::Value::Boolean(*b)),
-        Value::String(s) => Ok(mlua::Value::String(lua.create_string(s)?)),
+        other => crate::convert::from_value(lua, other),
     }
 }
 

@@ -627,6 +627,7 @@ impl Inner {
                     ffi::lua_pushlstring(l, s.as_ptr() as *const _, s.len());
                 }
                 Value::Vector(_) => ffi::lua_pushnil(l),
+                Value::List(_) | Value::Record(_) => unreachable!("a Lua component's ports are never lists or records"),
             }
             ffi::lua_rawset(l, inp);
         }
@@ -813,6 +814,8 @@ unsafe fn read_value(l: *mut ffi::lua_State, name: &str, o: &mut Value) -> Resul
             s.clear();
             s.push_str(&String::from_utf8_lossy(bytes));
         }
+        // The port types a Lua component declares have none (the assembly refuses them).
+        Value::List(_) | Value::Record(_) => return Err(format!("output '{name}' is a {}: a port cannot carry one", o.ty())),
     }
     Ok(())
 }

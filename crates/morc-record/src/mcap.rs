@@ -105,6 +105,7 @@ fn field_type(ty: ValueType) -> String {
         ValueType::Boolean => "bool".into(),
         ValueType::Vector(n) => format!("float64[{n}]"),
         ValueType::Real | ValueType::String => "float64".into(),
+        ValueType::List | ValueType::Record => unreachable!("the recorder refuses list and record signals"),
     }
 }
 
@@ -355,6 +356,7 @@ impl Sink for McapFile {
                         ValueType::Boolean => w.bool(row[c.offset] != 0.0),
                         ValueType::Vector(_) => w.f64_array(&row[c.offset..c.offset + c.width]),
                         ValueType::Real | ValueType::String => w.f64(row[c.offset]),
+                        ValueType::List | ValueType::Record => unreachable!("the recorder refuses list and record signals"),
                     }
                 }
                 let header = mcap::records::MessageHeader { channel_id: *id, sequence, log_time: ns, publish_time: ns };
@@ -490,6 +492,7 @@ fn cdr_message(data: &[u8], types: impl Iterator<Item = ValueType>) -> Result<(f
                 }
             }
             ValueType::Real | ValueType::String => values.push(r.f64()?),
+            ValueType::List | ValueType::Record => unreachable!("a recording's types are parsed by parse_type, which knows no list or record"),
         }
     }
     Ok((t, values))

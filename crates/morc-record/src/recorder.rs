@@ -250,6 +250,8 @@ impl Component for Recorder {
                 ValueType::Vector(n) if n > 0 => n,
                 ValueType::Vector(_) => return Err(format!("signal '{}' is an empty vector: nothing to record", s.name)),
                 ValueType::String => return Err(format!("signal '{}': string signals can't be recorded yet; leave it out", s.name)),
+                // No port carries one (the assembly refuses it), so no signal either.
+                ValueType::List | ValueType::Record => return Err(format!("signal '{}' is a {}: only parameters can be lists or records", s.name, s.ty)),
             };
             self.columns.push(SignalColumn {
                 name: s.name.clone(),

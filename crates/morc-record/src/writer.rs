@@ -562,6 +562,7 @@ impl RecordingFile {
                     ds.resize(end)?;
                     ds.write_slice(&self.reals[..], start..end)?;
                 }
+                ValueType::List | ValueType::Record => unreachable!("the recorder refuses list and record signals"),
             }
         }
         self.rows = end as u64;
@@ -670,6 +671,7 @@ fn new_dataset(file: &File, name: &str, ty: ValueType, width: usize) -> hdf5::Re
         ValueType::Boolean => b.empty::<u8>().chunk(rows).shape(0..).create(name),
         ValueType::Vector(n) => b.empty::<f64>().chunk((rows, n)).shape((0.., n)).create(name),
         ValueType::Real | ValueType::String => b.empty::<f64>().chunk(rows).shape(0..).create(name),
+        ValueType::List | ValueType::Record => unreachable!("the recorder refuses list and record signals"),
     }
 }
 
@@ -827,6 +829,9 @@ fn set_value(loc: &Location, name: &str, value: &Value) -> hdf5::Result<()> {
         Value::Boolean(b) => loc.new_attr::<u8>().shape(()).create(name)?.write_scalar(&u8::from(*b)),
         Value::String(s) => set_str(loc, name, s),
         Value::Vector(v) => loc.new_attr_builder().with_data(&v[..]).create(name).map(|_| ()),
+        // A list or record parameter (a path's moves) as its text, which a person can read;
+        // MCAP recordings hold every parameter so.
+        Value::List(_) | Value::Record(_) => set_str(loc, name, &value.to_string()),
     }
 }
 

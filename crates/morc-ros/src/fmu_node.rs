@@ -655,7 +655,7 @@ fn check_update_period(p: f64) -> Result<(), String> {
     }
 }
 
-/// A morc value as a ROS 2 parameter value.
+/// A morc value as a ROS 2 parameter value; None for a list or record.
 fn to_parameter(v: &Value) -> Option<ParameterValue> {
     Some(match v {
         Value::Real(x) => ParameterValue::Double(*x),
@@ -663,6 +663,8 @@ fn to_parameter(v: &Value) -> Option<ParameterValue> {
         Value::Boolean(b) => ParameterValue::Boolean(*b),
         Value::String(s) => ParameterValue::String(s.clone()),
         Value::Vector(x) => ParameterValue::DoubleArray(x.clone()),
+        // ROS 2 parameters have no structured type (and an FMU has no such parameter).
+        Value::List(_) | Value::Record(_) => return None,
     })
 }
 

@@ -219,10 +219,14 @@ return morc.register(morc.component {
       qc[j] = qc[j] + v * T
     end
   end,
-  -- The run's results: the poses taught (rad / m, n per pose) and how many.
+  -- The run's results: the poses taught (each a joint vector, rad / m) and how many.
   terminate = function(self)
     local points = {}
-    for i = 1, self.taught * self.n do points[i] = self.pts[i] end
+    for k = 1, self.taught do
+      local q = {}
+      for i = 1, self.n do q[i] = self.pts[(k - 1) * self.n + i] end
+      points[k] = q
+    end
     return { taught = self.taught, points = points }
   end,
 })

@@ -91,12 +91,8 @@ simulated operator's script, r:sim_hand). The component on the engine's thread i
     local robot = cmd.robot(ctx)
     --- The points the button taught in run result r, then `stored` (° / mm), named P1, P2, …
     local function points_of(r, stored)
-      local points, flat = {}, r.data["adm.points"] or {}
-      for k = 1, r.data["adm.taught"] or 0 do
-        local q = {}
-        for i = 1, robot.dof do q[i] = flat[(k - 1) * robot.dof + i] end
-        points[k] = cmd.degrees(q, robot)
-      end
+      local points = {}
+      for k, q in ipairs(r.data["adm.points"] or {}) do points[k] = cmd.degrees(q, robot) end
       for _, q in ipairs(stored or {}) do points[#points + 1] = q end
       for k, q in ipairs(points) do q.name = "P" .. k end
       return points

@@ -128,13 +128,13 @@ pub fn component(lua: &Lua, name: String, kind: mlua::Value, opts: Option<Table>
         factory = crate::object_params::handing(&mut *probe, handed).ok_or_else(|| fail(format!("{component}: only a Lua component takes robots")))?;
     }
     // NaN never; an infinity only where the kind's own default is one ("no limit").
-    let unbounded: Vec<String> = probe.info().params.iter().filter(|d| crate::convert::non_finite(&d.value).is_some_and(|(_, x)| x.is_infinite())).map(|d| d.name.clone()).collect();
+    let unbounded: Vec<String> = probe.info().params.iter().filter(|d| crate::convert::non_finite(&d.value).is_some_and(|(_, _, x)| x.is_infinite())).map(|d| d.name.clone()).collect();
     for (p, v) in &params {
         probe.set_parameter(p, v).map_err(|e| fail(format!("component '{name}': {e}")))?;
         match crate::convert::non_finite(v) {
-            Some((at, x)) if x.is_nan() || !unbounded.contains(p) => {
+            Some((path, at, x)) if x.is_nan() || !unbounded.contains(p) => {
                 let element = at.map_or(String::new(), |i| format!(" (element {})", i + 1));
-                return Err(fail(format!("component '{name}': parameter '{p}'{element} is {x}: give a finite number")));
+                return Err(fail(format!("component '{name}': parameter '{p}{path}'{element} is {x}: give a finite number")));
             }
             _ => {}
         }

@@ -15,86 +15,114 @@ use morc_motion::{Kinematics, MotionLimits, Move, MoveSpec, Sequence};
 
 use super::kind_doc;
 
-/// Codes of the move records in the `moves` parameter of `path`.
-const PTP: f64 = 1.0;
-const LIN: f64 = 2.0;
-const CIRC: f64 = 3.0;
-const SPLINE: f64 = 4.0;
-/// A spline point the next spline record continues from.
-const SPLINE_VIA: f64 = 5.0;
-
 /// The share of each joint's velocity limit a motion at full speed is planned to: the drives
 /// follow the reference with a small overshoot, and the monitor checks the measured velocity
 /// against the full limit, so the plan leaves them this headroom.
 pub(crate) const PLANNED_VELOCITY_SHARE: f64 = 0.98;
 
-/// Length of one move record of `path`: [code, blend, velocity scale, target…, via x, y, z];
-/// the target holds the joint positions (ptp, spline) or the pose x, y, z, roll, pitch, yaw.
-pub(crate) fn record_len(dof: usize) -> usize {
-    6 + dof.max(6)
-}
+/// The kinds of move a `path` takes, as its records name them.
+const MOVE_KINDS: &str = "ptp, lin, circ, spline";
 
-/// The `moves` parameter of `path` for these moves (consecutive spline points each a record).
-pub fn encode_moves(moves: &[MoveSpec], dof: usize) -> Vec<f64> {
-    let mut out = Vec::new();
-    for m in moves {
-        let mut record = |code: f64, target: &[f64], via: &[f64]| {
-            let mut r = vec![0.0; record_len(dof)];
-            r[0] = code;
-            r[1] = m.blend;
-            r[2] = m.velocity_scale;
-            r[3..3 + target.len()].copy_from_slice(target);
-            let n = r.len();
-            r[n - 3..].copy_from_slice(via);
-            out.extend(r);
-        };
+/// The `moves` parameter of `path` for these moves: a list of records, one per move —
+/// `{ kind = "ptp"|"lin"|"circ"|"spline", target = joint positions (ptp) or pose x, y, z, roll,
+/// pitch, yaw (lin, circ), points = dof × k joint positions (spline), via = x, y, z (circ),
+/// blend = m, velocity_scale = (0, 1] }`, in SI units.
+pub fn moves_value(moves: &[MoveSpec]) -> Value {
+    let moves = moves.iter().map(|m| {
+        let mut fields = vec![("kind", Value::String(m.motion.name().into()))];
         match &m.motion {
-            Move::Ptp { target } => record(PTP, target, &[0.0; 3]),
-            Move::Lin { target } => record(LIN, target, &[0.0; 3]),
-            Move::Circ { via, target } => record(CIRC, target, via),
-            Move::Spline { points } => {
-                let last = points.len() / dof - 1;
-                points.chunks(dof).enumerate().for_each(|(i, p)| record(if i < last { SPLINE_VIA } else { SPLINE }, p, &[0.0; 3]))
-            }
+            Move::Ptp { target } => fields.push(("target", Value::Vector(target.clone()))),
+            Move::Lin { target } => fields.push(("target", Value::Vector(target.to_vec()))),
+            Move::Circ { via, target } => fields.extend([("target", Value::Vector(target.to_vec())), ("via", Value::Vector(via.to_vec()))]),
+            Move::Spline { points } => fields.push(("points", Value::Vector(points.clone()))),
         }
-    }
-    out
+        fields.extend([("blend", Value::Real(m.blend)), ("velocity_scale", Value::Real(m.velocity_scale))]);
+        Value::record(fields)
+    });
+    Value::List(moves.collect())
 }
 
-/// The moves of a `moves` parameter; consecutive spline records form one spline.
-pub(crate) fn decode_moves(v: &[f64], dof: usize) -> Result<Vec<MoveSpec>, String> {
-    let len = record_len(dof);
-    if v.is_empty() || !v.len().is_multiple_of(len) {
-        return Err(format!("moves must be records of {len} numbers (build them with robot:add(a, name, \"path\", {{ moves = {{…}} }})), got {} numbers", v.len()));
+/// The moves of a `moves` parameter ([`moves_value`]'s records) for a robot of `dof` joints;
+/// an error names the move, by its number from 1, and the field.
+pub fn moves_from_value(v: &Value, dof: usize) -> Result<Vec<MoveSpec>, String> {
+    let Some(list) = v.as_list() else {
+        return Err(format!("moves must be a list of moves {{ kind = \"ptp\", target = … }}, got {} ({v})", v.ty()));
+    };
+    if list.is_empty() {
+        return Err("moves is empty: give at least one move".into());
     }
-    let mut moves: Vec<MoveSpec> = Vec::new();
-    let mut spline_open = false;
-    for (i, r) in v.chunks(len).enumerate() {
-        let (code, blend, velocity_scale) = (r[0], r[1], r[2]);
-        let target = &r[3..3 + dof.max(6)];
-        let pose = || -> [f64; 6] { target[..6].try_into().expect("six numbers") };
-        let motion = match code {
-            PTP => Move::Ptp { target: target[..dof].to_vec() },
-            LIN => Move::Lin { target: pose() },
-            CIRC => Move::Circ { via: [r[len - 3], r[len - 2], r[len - 1]], target: pose() },
-            SPLINE | SPLINE_VIA => {
-                let continues = std::mem::replace(&mut spline_open, code == SPLINE_VIA);
-                if let (true, Some(MoveSpec { motion: Move::Spline { points }, blend: b, .. })) = (continues, moves.last_mut()) {
-                    points.extend_from_slice(&target[..dof]);
-                    *b = blend;
-                    continue;
-                }
-                Move::Spline { points: target[..dof].to_vec() }
-            }
-            other => return Err(format!("move {}: unknown move code {other}", i + 1)),
+    list.iter().enumerate().map(|(i, m)| move_from_value(m, i + 1, dof)).collect()
+}
+
+/// Move number `i` of a `moves` parameter.
+fn move_from_value(m: &Value, i: usize, dof: usize) -> Result<MoveSpec, String> {
+    let Some(fields) = m.as_record() else {
+        return Err(format!("move {i}: expected a record {{ kind = …, … }}, got {} ({m})", m.ty()));
+    };
+    let kind = match m.field("kind") {
+        Some(Value::String(k)) => k.as_str(),
+        Some(other) => return Err(format!("move {i}: kind must be one of {MOVE_KINDS}, got {other}")),
+        None => return Err(format!("move {i}: no kind ({MOVE_KINDS})")),
+    };
+    let known: &[&str] = match kind {
+        "ptp" | "lin" => &["kind", "target", "blend", "velocity_scale"],
+        "circ" => &["kind", "target", "via", "blend", "velocity_scale"],
+        "spline" => &["kind", "points", "blend", "velocity_scale"],
+        other => return Err(format!("move {i}: unknown kind '{other}' ({MOVE_KINDS})")),
+    };
+    let fail = |e: String| format!("move {i} ({kind}): {e}");
+    if let Some((name, _)) = fields.iter().find(|(name, _)| !known.contains(&name.as_str())) {
+        return Err(fail(format!("unknown field '{name}' (fields: {})", known.join(", "))));
+    }
+    // Numbers of field `name`, which must have `len` of them (None: any number, at least one).
+    let numbers = |name: &str, len: Option<usize>, what: &str| -> Result<Vec<f64>, String> {
+        let xs = match m.field(name) {
+            Some(Value::Vector(xs)) if len.is_none_or(|n| xs.len() == n) && !xs.is_empty() => xs,
+            Some(Value::Real(x)) if len.is_none_or(|n| n == 1) => std::slice::from_ref(x),
+            None => return Err(fail(format!("no {name}: give {what}"))),
+            Some(_) => return Err(fail(format!("{name} must be {what}"))),
         };
-        spline_open &= matches!(motion, Move::Spline { .. });
-        if !(velocity_scale > 0.0 && velocity_scale <= 1.0 && blend >= 0.0) || r.iter().any(|x| !x.is_finite()) {
-            return Err(format!("move {}: velocity scale must be in (0, 1], blend ≥ 0 and all numbers finite", i + 1));
+        match xs.iter().position(|x| !x.is_finite()) {
+            Some(k) => Err(fail(format!("{name} element {} is {}: give finite numbers", k + 1, xs[k]))),
+            None => Ok(xs.to_vec()),
         }
-        moves.push(MoveSpec { motion, blend, velocity_scale });
+    };
+    let pose = || -> Result<[f64; 6], String> {
+        let x = numbers("target", Some(6), "6 numbers (x, y, z, roll, pitch, yaw)")?;
+        Ok(x.try_into().expect("six numbers"))
+    };
+    let motion = match kind {
+        "ptp" => Move::Ptp { target: numbers("target", Some(dof), &format!("{dof} joint positions, one per joint"))? },
+        "lin" => Move::Lin { target: pose()? },
+        "circ" => {
+            let via = numbers("via", Some(3), "3 numbers (x, y, z)")?;
+            Move::Circ { via: via.try_into().expect("three numbers"), target: pose()? }
+        }
+        _ => {
+            let points = numbers("points", None, &format!("joint positions, {dof} per point"))?;
+            if !points.len().is_multiple_of(dof) {
+                return Err(fail(format!("points must hold whole points of {dof} joint positions, got {} numbers", points.len())));
+            }
+            Move::Spline { points }
+        }
+    };
+    let real = |name: &str, default: f64| -> Result<f64, String> {
+        match m.field(name) {
+            None => Ok(default),
+            Some(Value::Real(x)) => Ok(*x),
+            Some(Value::Integer(x)) => Ok(*x as f64),
+            Some(other) => Err(fail(format!("{name} must be a number, got {other}"))),
+        }
+    };
+    let (blend, velocity_scale) = (real("blend", 0.0)?, real("velocity_scale", 1.0)?);
+    // NaN fails these checks too.
+    if !(blend >= 0.0 && blend.is_finite()) {
+        return Err(fail(format!("blend must be ≥ 0 m, got {blend}")));
     }
-    Ok(moves)
+    if !(velocity_scale > 0.0 && velocity_scale <= 1.0) {
+        return Err(fail(format!("velocity_scale must be in (0, 1], got {velocity_scale}")));
+    }
+    Ok(MoveSpec { motion, blend, velocity_scale })
 }
 
 /// A Bessel low-pass over q, q̇ and q̈ of every joint.
@@ -172,7 +200,10 @@ impl MotionTrajectory {
                     .unit(&per_joint_unit("rad", "m"))
                     .doc("via points then target, joint positions one after the other"),
             ),
-            _ => info.param(ParamInfo::new("moves", Value::Vector(Vec::new())).doc("the moves (records built by robot:add for \"path\")")),
+            _ => info.param(
+                ParamInfo::new("moves", Value::List(Vec::new()))
+                    .doc("the moves, in order: records { kind = \"ptp\"|\"lin\"|\"circ\"|\"spline\", target, points, via, blend (m), velocity_scale } (robot:add makes them from { \"ptp\", q }, …)"),
+            ),
         };
         info = info
             .param(ParamInfo::new("vel_scale", Value::Real(1.0)).doc("fraction of the velocity limits (0, 1]"))
@@ -238,7 +269,7 @@ impl MotionTrajectory {
                 }
                 one(Move::Spline { points })
             }
-            _ => decode_moves(&self.vector("moves")?, n),
+            _ => moves_from_value(self.info.param_value("moves").unwrap_or(&Value::List(Vec::new())), n),
         }
     }
 
@@ -462,15 +493,67 @@ impl Component for MotionTrajectory {
 mod tests {
     use super::*;
 
-    #[test]
-    fn moves_survive_their_encoding() {
-        let moves = vec![
+    fn moves() -> Vec<MoveSpec> {
+        vec![
             MoveSpec { motion: Move::Ptp { target: vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0] }, blend: 0.01, velocity_scale: 0.5 },
             MoveSpec { motion: Move::Circ { via: [0.1, 0.2, 0.3], target: [1.0, 2.0, 3.0, 0.1, 0.2, 0.3] }, blend: 0.0, velocity_scale: 1.0 },
             MoveSpec { motion: Move::Spline { points: vec![0.5; 12] }, blend: 0.02, velocity_scale: 1.0 },
             MoveSpec { motion: Move::Lin { target: [1.0, 2.0, 3.0, 0.1, 0.2, 0.3] }, blend: 0.0, velocity_scale: 1.0 },
-        ];
-        assert_eq!(decode_moves(&encode_moves(&moves, 6), 6).unwrap(), moves);
-        assert!(decode_moves(&[1.0; 5], 6).unwrap_err().contains("records of 12"));
+        ]
+    }
+
+    #[test]
+    fn moves_survive_their_value() {
+        let v = moves_value(&moves());
+        assert_eq!(moves_from_value(&v, 6).unwrap(), moves());
+        // One record per move, a spline's points in one field.
+        let list = v.as_list().unwrap();
+        assert_eq!(list.len(), 4);
+        assert_eq!(list[1].field("kind"), Some(&Value::String("circ".into())));
+        assert_eq!(list[1].field("via"), Some(&Value::Vector(vec![0.1, 0.2, 0.3])));
+        assert_eq!(list[2].field("points").map(|p| p.as_slice().len()), Some(12));
+        assert_eq!(list[0].to_string(), r#"{ kind = "ptp", target = {1, 2, 3, 4, 5, 6}, blend = 0.01, velocity_scale = 0.5 }"#);
+        // Blend and velocity scale may be left out, or given as integers.
+        let ptp = Value::record([("kind", Value::String("ptp".into())), ("target", Value::Vector(vec![0.0; 6])), ("velocity_scale", Value::Integer(1))]);
+        assert_eq!(moves_from_value(&Value::List(vec![ptp]), 6).unwrap(), vec![MoveSpec { motion: Move::Ptp { target: vec![0.0; 6] }, blend: 0.0, velocity_scale: 1.0 }]);
+    }
+
+    /// A record's fields, as a test edits them.
+    type Fields = Vec<(String, Value)>;
+
+    #[test]
+    fn wrong_moves_say_which_and_what() {
+        let error = |edit: &dyn Fn(&mut Fields), i: usize| {
+            let mut v = moves_value(&moves());
+            let Value::List(list) = &mut v else { unreachable!() };
+            let Value::Record(fields) = &mut list[i - 1] else { unreachable!() };
+            edit(fields);
+            moves_from_value(&v, 6).unwrap_err()
+        };
+        let set = |name: &'static str, x: Value| {
+            move |fields: &mut Fields| match fields.iter_mut().find(|(n, _)| n == name) {
+                Some((_, v)) => *v = x.clone(),
+                None => fields.push((name.into(), x.clone())),
+            }
+        };
+        assert_eq!(error(&set("kind", Value::String("lni".into())), 2), "move 2: unknown kind 'lni' (ptp, lin, circ, spline)");
+        assert_eq!(error(&set("kind", Value::Integer(1)), 1), "move 1: kind must be one of ptp, lin, circ, spline, got 1");
+        assert_eq!(error(&|f| f.retain(|(n, _)| n != "kind"), 1), "move 1: no kind (ptp, lin, circ, spline)");
+        assert_eq!(error(&set("via", Value::Vector(vec![1.0, 2.0])), 2), "move 2 (circ): via must be 3 numbers (x, y, z)");
+        assert_eq!(error(&|f| f.retain(|(n, _)| n != "via"), 2), "move 2 (circ): no via: give 3 numbers (x, y, z)");
+        assert_eq!(error(&set("via", Value::Vector(vec![1.0, 2.0])), 1), "move 1 (ptp): unknown field 'via' (fields: kind, target, blend, velocity_scale)");
+        assert_eq!(error(&set("target", Value::Vector(vec![1.0; 5])), 1), "move 1 (ptp): target must be 6 joint positions, one per joint");
+        assert_eq!(error(&set("target", Value::Vector(vec![1.0; 5])), 4), "move 4 (lin): target must be 6 numbers (x, y, z, roll, pitch, yaw)");
+        assert_eq!(error(&set("points", Value::Vector(vec![1.0; 7])), 3), "move 3 (spline): points must hold whole points of 6 joint positions, got 7 numbers");
+        assert_eq!(error(&set("points", Value::Vector(Vec::new())), 3), "move 3 (spline): points must be joint positions, 6 per point");
+        assert_eq!(error(&set("target", Value::Vector(vec![1.0, 2.0, f64::NAN, 0.0, 0.0, 0.0])), 4), "move 4 (lin): target element 3 is NaN: give finite numbers");
+        assert_eq!(error(&set("blend", Value::Real(f64::NAN)), 1), "move 1 (ptp): blend must be ≥ 0 m, got NaN");
+        assert_eq!(error(&set("blend", Value::Real(-1.0)), 2), "move 2 (circ): blend must be ≥ 0 m, got -1");
+        assert_eq!(error(&set("velocity_scale", Value::Real(1.5)), 3), "move 3 (spline): velocity_scale must be in (0, 1], got 1.5");
+        assert_eq!(error(&set("blend", Value::String("5".into())), 1), "move 1 (ptp): blend must be a number, got \"5\"");
+        // Not a list of records, or none.
+        assert_eq!(moves_from_value(&Value::List(Vec::new()), 6).unwrap_err(), "moves is empty: give at least one move");
+        assert_eq!(moves_from_value(&Value::List(vec![Value::Real(1.0)]), 6).unwrap_err(), "move 1: expected a record { kind = …, … }, got real (1)");
+        assert!(moves_from_value(&Value::Vector(vec![1.0; 12]), 6).unwrap_err().starts_with("moves must be a list of moves"));
     }
 }

@@ -179,6 +179,7 @@ pub fn values_to_words(values: &[Value], words: &mut [u64]) {
             Value::Boolean(b) => w.boolean(*b),
             Value::Vector(xs) => w.reals(xs.iter().copied()),
             Value::String(_) => {}
+            Value::List(_) | Value::Record(_) => unreachable!("no message port is a list or record"),
         }
     }
 }
@@ -193,6 +194,7 @@ pub fn words_to_values(words: &[u64], values: &mut [Value]) {
             Value::Boolean(b) => *b = r.boolean(),
             Value::Vector(xs) => xs.iter_mut().for_each(|x| *x = r.real()),
             Value::String(_) => {}
+            Value::List(_) | Value::Record(_) => unreachable!("no message port is a list or record"),
         }
     }
 }
