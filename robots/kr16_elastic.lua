@@ -14,23 +14,4 @@
 local kr16 = require "robots.kr16"
 local strain_wave = require "robots.strain_wave"
 
-local ELASTIC_AXES = 3
-
-local joints = {}
-for i, j in ipairs(kr16.joints) do
-  local drive = { slave = j.slave, gear = j.gear, counts = j.counts, offset = j.offset, direction = j.direction,
-                  armature = j.armature, viscous = j.viscous, coulomb = j.coulomb }
-  if i <= ELASTIC_AXES then
-    drive.stiffness = strain_wave.stiffness_for(j.limits.torque, j.gear)
-    drive.damping = strain_wave.damping_for(drive.stiffness, j.armature)
-  end
-  joints[i] = { j.name, drive = drive, limits = j.limits }
-end
-
-return morc.robot {
-  name = "KUKA KR 16-2 (elastic A1–A3)",
-  model = kr16.model,
-  home = kr16.home,
-  cartesian = kr16.cartesian,
-  joints = joints,
-}
+return strain_wave.with_elastic_gears(kr16, "KUKA KR 16-2 (elastic A1–A3)", 3)

@@ -12,23 +12,4 @@
 local rx = require "robots.rx130l"
 local strain_wave = require "robots.strain_wave"
 
-local ELASTIC_AXES = 3
-
-local joints = {}
-for i, j in ipairs(rx.joints) do
-  local drive = { slave = j.slave, gear = j.gear, counts = j.counts, offset = j.offset, direction = j.direction,
-                  armature = j.armature, viscous = j.viscous, coulomb = j.coulomb }
-  if i <= ELASTIC_AXES then
-    drive.stiffness = strain_wave.stiffness_for(j.limits.torque, j.gear)
-    drive.damping = strain_wave.damping_for(drive.stiffness, j.armature)
-  end
-  joints[i] = { j.name, drive = drive, limits = j.limits }
-end
-
-return morc.robot {
-  name = "Stäubli RX130L (elastic J1–J3)",
-  model = rx.model,
-  home = rx.home,
-  cartesian = rx.cartesian,
-  joints = joints,
-}
+return strain_wave.with_elastic_gears(rx, "Stäubli RX130L (elastic J1–J3)", 3)

@@ -56,4 +56,23 @@ function M.damping_for(k, armature)
   return 2 * 0.1 * math.sqrt(k * armature)
 end
 
+--- `rigid` (a robot) with the catalogue's elastic gears on its first `axes` joints, named `name`:
+--- each gear's stiffness for the joint's torque limit and ratio (`stiffness_for`), its damping
+--- ζ = 0.1 (`damping_for`). `armature(joint, size)`, if given, is the motor inertia (kg·m²) of an
+--- elastic joint where the rigid robot has none (an elastic gear needs one).
+function M.with_elastic_gears(rigid, name, axes, armature)
+  local joints = {}
+  for i, j in ipairs(rigid.joints) do
+    local drive = { slave = j.slave, gear = j.gear, counts = j.counts, offset = j.offset, direction = j.direction,
+                    armature = j.armature, viscous = j.viscous, coulomb = j.coulomb }
+    if i <= axes then
+      local k, size = M.stiffness_for(j.limits.torque, j.gear)
+      if armature then drive.armature = armature(j, size) end
+      drive.stiffness, drive.damping = k, M.damping_for(k, drive.armature)
+    end
+    joints[i] = { j.name, drive = drive, limits = j.limits }
+  end
+  return morc.robot { name = name, model = rigid.model, home = rigid.home, cartesian = rigid.cartesian, joints = joints }
+end
+
 return M

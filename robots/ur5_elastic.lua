@@ -22,18 +22,4 @@ local strain_wave = require "robots.strain_wave"
 -- Output-side inertia (kg·m²) at 100:1 of the catalogue's actuator per gear size.
 local ACTUATOR_INERTIA_AT_100 = { [25] = 4.4, [14] = 0.347 }
 
-local joints = {}
-for i, j in ipairs(ur5.joints) do
-  local stiffness, size = strain_wave.stiffness_for(j.limits.torque, j.gear)
-  local armature = ACTUATOR_INERTIA_AT_100[size] * (j.gear / 100) ^ 2
-  joints[i] = { j.name, limits = j.limits,
-                drive = { slave = j.slave, gear = j.gear, counts = j.counts, offset = j.offset, direction = j.direction,
-                          armature = armature, stiffness = stiffness, damping = strain_wave.damping_for(stiffness, armature) } }
-end
-
-return morc.robot {
-  name = "UR5 (elastic)",
-  model = ur5.model,
-  home = ur5.home,
-  joints = joints,
-}
+return strain_wave.with_elastic_gears(ur5, "UR5 (elastic)", 6, function(j, size) return ACTUATOR_INERTIA_AT_100[size] * (j.gear / 100) ^ 2 end)
