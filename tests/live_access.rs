@@ -313,13 +313,14 @@ fn stamps_are_wall_clock_time_and_never_go_back_across_runs() {
     let dir = scratch("stamps");
     let program = r#"
 local kr16 = require "robots.kr16"
-morc.use_robot(kr16, { q0 = kr16.home })
+morc.use_robot(kr16, { q0 = { 0, 0, 0, 0, 0, 0 } })
 -- A first short run advertises the robot's channels before the client comes.
 assert(morc.engine:run(morc.assembly { "settle", duration = 0.01 }).ok)
 assert(morc.live.wait_for_client(60), "no client came")
 for i = 1, 2 do
   local a = morc.assembly { "run " .. i, duration = 0.5 }
-  a:add("ref", "sine", { n = 6, amplitude = 0.2, frequency = 1 })
+  -- 0.2·(1 − cos 2πt): from where the robot stands, at rest (the base refuses a jump).
+  a:add("ref", "sine", { n = 6, amplitude = 0.2, frequency = 1, phase = -math.pi / 2, offset = 0.2 })
   a:connect("ref.y", "robot.q_cmd")
   local r = morc.engine:run(a)
   assert(r.ok, r.reason)

@@ -32,13 +32,14 @@ fn python() -> String {
 /// ref.y are published and recorded. wave.h5 exists already: the recorder warns (a log line).
 const PROGRAM: &str = r#"
 local kr16 = require "robots.kr16"
-morc.use_robot(kr16, { q0 = kr16.home })
+morc.use_robot(kr16, { q0 = { 0, 0, 0, 0, 0, 0 } })
 assert(morc.live.address(), "the live view is on")
 -- A first short run puts the robot on the live view: its description is there when the client comes.
 assert(morc.engine:run(morc.assembly { "settle", duration = 0.01 }).ok)
 assert(morc.live.wait_for_client(60), "no client came")
 local a = morc.assembly { "wave", duration = 1.0 }
-a:add("ref", "sine", { n = 6, amplitude = 0.2, frequency = 1 })
+-- 0.2·(1 − cos 2πt): from where the robot stands, at rest (the base refuses a jump).
+  a:add("ref", "sine", { n = 6, amplitude = 0.2, frequency = 1, phase = -math.pi / 2, offset = 0.2 })
 a:connect("ref.y", "robot.q_cmd")
 a:publish { "robot.q", "ref.y" }
 a:record { "robot.q", "ref.y", path = "wave.h5" }

@@ -217,7 +217,8 @@ A robot definition (degrees and millimetres; ports and native parameters are SI)
   r:change_tool { xyz, rpy, mass, com, inertia }  cuts r's tool off and connects this one now, geometry and mass (kg; com mm
     and inertia kg·m² in the flange's frame): a running plant and feed-forward carry it from their next step
   r:state(): where r is and what it does, from the engine's last tick (lock-free; fine in a loop while a motion runs),
-    { q°, qd°/s, tau, tool = { pos = {mm}, rpy = {°}, frame }, commanded = { q_cmd°, … }, holding, override %, paused,
+    { q°, qd°/s, tau, tool = { pos = {mm}, rpy = {°}, frame }, commanded = { q_cmd°, … }, holding, stopping (braking to a
+      standstill after a fault or Ctrl-C: qd says how fast it still moves), override %, paused,
       command = { name, elapsed s, progress 0–1, override % } while one runs, faults = { text, … }, io = { other ports }, time, tick }
   r:override([%]): the speed override of r's motions (0–100; a running one changes smoothly within the
     acceleration limits)      r:pause() stops the running motion on its path; r:resume() goes on
@@ -266,7 +267,7 @@ Types:
   robot:calibrated(errors: table) → robot   robot:save_calibration(path: string, result: table) → string
   robot:jog(jog: { joint?: integer, axis?: string, frame?: "base"|"tool", step?: number, time?: number, dir?: number, speed?: number }) → table
   robot_state.q: number[]   robot_state.qd: number[]   robot_state.tau: number[]   robot_state.tool: table?   robot_state.commanded: table
-  robot_state.holding: boolean   robot_state.override: number   robot_state.paused: boolean   robot_state.command: table?
+  robot_state.holding: boolean   robot_state.stopping: boolean   robot_state.override: number   robot_state.paused: boolean   robot_state.command: table?
   robot_state.faults: string[]   robot_state.io: table   robot_state.time: number   robot_state.tick: integer   robot_state.payload: number?
   robot:add(a: assembly, name: string, kind: string, params?: table) → assembly   robot:component(kind: string) → userdata
   robot.name: string   robot.dof: integer   robot.joints: table[]   robot.home: number[]   robot.cartesian: table

@@ -14,6 +14,8 @@ print(pose.pos[1] + 1.0, #kr16.joints, kr16.dof)
 local ok, why = kr16:reachable { 0, 0, 0, 0, 0, 0 }
 if not ok then print(why) end
 
+-- The wiggle starts where the robot stands (the base refuses a jump to it).
+ptp { 0, 0, 0, 0, 0, 0 }
 local a = morc.assembly { "wiggle", duration = 0.05 }
 a:add("ref", "sine", { n = 6, amplitude = 0.01, frequency = 1 })
 a:connect("ref.y", "robot.q_cmd")

@@ -41,6 +41,16 @@ pub trait Base: Send {
     fn check_takeover(&self, _commands: Commands) -> Result<(), (usize, String)> {
         Ok(())
     }
+    /// The last line, every tick an assembly commands the robot, before [`Base::actuate`]:
+    /// whether `commands` would take a joint past its position limit or ask for more than its
+    /// velocity, acceleration or torque limit — then the input port and what it asks ("commands
+    /// A2 to 60.0°, past its upper limit 35.0°"). The engine faults naming the component and
+    /// port that wrote it, and the robot brakes ([`Base::stop`]) instead: the commands never go
+    /// out. When it passes, the commands are the ones that go out (a guard keeps their history).
+    /// By default nothing is checked (the ideal axes have no limits).
+    fn guard(&mut self, _commands: Commands) -> Result<(), (usize, String)> {
+        Ok(())
+    }
     /// Its bus's diagnostics for other threads (the live view, the page, Lua's `engine.bus`),
     /// taken before the engine moves the base to its thread; none when it runs no bus.
     fn diagnostics(&self) -> Option<Arc<dyn BusDiagnostics>> {

@@ -626,6 +626,14 @@ fn takeover_refused(assembly: &RunningAssembly, base: &str, port: usize, what: &
     }
 }
 
+/// The fault of commands the base's guard refused ([`Base::guard`]), naming who wrote them.
+fn guard_refused(assembly: &RunningAssembly, base: &str, port: usize, what: &str) -> String {
+    match assembly.command_source(port) {
+        Some((source, input)) => format!("{base}: {source} into {input} {what}: braking"),
+        None => format!("{base}: a command {what}: braking"),
+    }
+}
+
 /// Longest a robot may take to come to a standstill after a fault or Ctrl-C (s).
 const STOP_TIME_LIMIT: f64 = 5.0;
 
@@ -765,7 +773,7 @@ impl Coordinator {
                     }
                     job.done = true;
                 }
-                self.shared.snapshot.write(tick, &self.base_outputs, None, Some(job.start_tick));
+                self.shared.snapshot.write(tick, &self.base_outputs, None, Some(job.start_tick), true);
                 self.tick += 1;
                 self.shared.tick.store(self.tick, Ordering::Relaxed);
                 return;
@@ -804,6 +812,12 @@ impl Coordinator {
                     job.outcome = Some(Outcome::Fault(Fault { source, message }));
                 }
             }
+            // The base's last line: commands past the robot's limits never go out.
+            if !hold && job.outcome.as_ref().is_none_or(|o| matches!(o, Outcome::Finished(_))) {
+                if let Err((port, what)) = self.base.guard(job.assembly.commands()) {
+                    job.outcome = Some(Outcome::Fault(Fault::base(self.base.name(), guard_refused(&job.assembly, self.base.name(), port, &what))));
+                }
+            }
             let stop = matches!(job.outcome, Some(Outcome::Fault(_) | Outcome::Cancelled));
             let actuated = if stop {
                 // The robot starts braking in this very tick.
@@ -823,10 +837,10 @@ impl Coordinator {
                 None => {}
             }
             let commands = (!hold && !stop).then(|| job.assembly.commands());
-            self.shared.snapshot.write(tick, &self.base_outputs, commands, Some(job.start_tick));
+            self.shared.snapshot.write(tick, &self.base_outputs, commands, Some(job.start_tick), stop && !self.base.is_still());
         } else {
             let _ = self.base.actuate(tick, None);
-            self.shared.snapshot.write(tick, &self.base_outputs, None, None);
+            self.shared.snapshot.write(tick, &self.base_outputs, None, None, false);
         }
         self.tick += 1;
         self.shared.tick.store(self.tick, Ordering::Relaxed);

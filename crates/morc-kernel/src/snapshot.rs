@@ -39,6 +39,9 @@ pub struct Snapshot {
     pub commanded: Vec<SnapshotPort>,
     /// Whether the base held (no assembly drove it) in that tick.
     pub holding: bool,
+    /// Whether the robot was braking to a standstill in that tick (after a fault or Ctrl-C,
+    /// [`crate::Base::stop`]): it still moves, though nothing commands it.
+    pub stopping: bool,
     /// The assembly running then: its name, and the ticks since it started.
     pub running: Option<(String, u64)>,
     /// Whether any tick was written yet (an engine on the virtual clock does not tick until it
@@ -53,6 +56,7 @@ pub struct BaseSnapshot {
     sequence: AtomicU64,
     tick: AtomicU64,
     holding: AtomicBool,
+    stopping: AtomicBool,
     /// The running assembly's start tick + 1 (0: none).
     run_start: AtomicU64,
     /// Its name, set when a run is started (off the real-time path).
@@ -90,6 +94,7 @@ impl BaseSnapshot {
             sequence: AtomicU64::new(0),
             tick: AtomicU64::new(0),
             holding: AtomicBool::new(true),
+            stopping: AtomicBool::new(false),
             run_start: AtomicU64::new(0),
             run_name: Mutex::new(String::new()),
             driven: inputs.iter().map(|_| AtomicBool::new(false)).collect(),
@@ -108,8 +113,8 @@ impl BaseSnapshot {
     }
 
     /// Writes one tick (the Coordinator; no lock, no allocation). `run_start`: the running
-    /// assembly's start tick.
-    pub(crate) fn write(&self, tick: u64, measured: &[Value], commands: Option<Commands>, run_start: Option<u64>) {
+    /// assembly's start tick; `stopping`: the base is braking to a standstill.
+    pub(crate) fn write(&self, tick: u64, measured: &[Value], commands: Option<Commands>, run_start: Option<u64>, stopping: bool) {
         let s = self.sequence.load(Ordering::Relaxed);
         self.sequence.store(s.wrapping_add(1), Ordering::Relaxed);
         std::sync::atomic::fence(Ordering::Release);
@@ -129,6 +134,7 @@ impl BaseSnapshot {
         }
         // Holding: nothing drives the base.
         self.holding.store(!any, Ordering::Relaxed);
+        self.stopping.store(stopping, Ordering::Relaxed);
         self.sequence.store(s.wrapping_add(2), Ordering::Release);
     }
 
@@ -169,6 +175,7 @@ impl BaseSnapshot {
             }
             let tick = self.tick.load(Ordering::Relaxed);
             let holding = self.holding.load(Ordering::Relaxed);
+            let stopping = self.stopping.load(Ordering::Relaxed);
             let run_start = self.run_start.load(Ordering::Relaxed);
             let port = |s: &Slot| SnapshotPort { name: s.name.clone(), value: self.get(s) };
             let measured: Vec<SnapshotPort> = self.outputs.iter().map(port).collect();
@@ -176,7 +183,7 @@ impl BaseSnapshot {
             std::sync::atomic::fence(Ordering::Acquire);
             if self.sequence.load(Ordering::Relaxed) == before {
                 let running = (run_start > 0).then(|| (self.run_name.lock().unwrap_or_else(|e| e.into_inner()).clone(), tick.saturating_sub(run_start - 1)));
-                return Snapshot { tick, measured, commanded, holding, running, written: before > 0 };
+                return Snapshot { tick, measured, commanded, holding, stopping, running, written: before > 0 };
             }
         }
     }
@@ -194,7 +201,7 @@ mod tests {
             .output(PortInfo::new("ok", ValueType::Boolean))
             .input(PortInfo::new("q_cmd", ValueType::Vector(2)));
         let s = BaseSnapshot::new(&info);
-        s.write(7, &[Value::Vector(vec![1.0, 2.0]), Value::Boolean(true)], None, None);
+        s.write(7, &[Value::Vector(vec![1.0, 2.0]), Value::Boolean(true)], None, None, false);
         let r = s.read();
         assert_eq!((r.tick, r.holding, r.running.clone()), (7, true, None));
         assert_eq!(r.measured[0].value, Value::Vector(vec![1.0, 2.0]));
@@ -202,7 +209,7 @@ mod tests {
         assert!(r.commanded.is_empty());
         s.swap_run_name(&mut "ptp".to_string());
         let cmd = [Value::Vector(vec![3.0, 4.0])];
-        s.write(9, &[Value::Vector(vec![1.5, 2.5]), Value::Boolean(false)], Some(Commands::all(&cmd)), Some(5));
+        s.write(9, &[Value::Vector(vec![1.5, 2.5]), Value::Boolean(false)], Some(Commands::all(&cmd)), Some(5), false);
         let r = s.read();
         assert_eq!(r.running, Some(("ptp".to_string(), 4)));
         assert_eq!(r.commanded[0], SnapshotPort { name: "q_cmd".into(), value: Value::Vector(vec![3.0, 4.0]) });
@@ -216,7 +223,7 @@ mod tests {
             let s = s.clone();
             std::thread::spawn(move || {
                 for k in 0..20_000u64 {
-                    s.write(k, &[Value::Vector(vec![k as f64; 6])], None, None);
+                    s.write(k, &[Value::Vector(vec![k as f64; 6])], None, None, false);
                 }
             })
         };

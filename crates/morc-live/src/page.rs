@@ -1,6 +1,6 @@
 //! The operator page: a small web page served beside the live view (`morc --live`) for a lab
 //! PC that has a browser and nothing else. It shows the robot on the engine (joints, tool pose,
-//! its one state: idle, moving, paused, jogging, holding or faulted; the override), the running
+//! its one state: idle, moving, paused, jogging, holding, stopping or faulted; the override), the running
 //! command and its progress, faults with a reset button, and has hold and resume, an override
 //! slider and joint jog buttons.
 //!
@@ -629,7 +629,7 @@ impl Page {
         let c = &st.controls;
         let running = running.then_some(snap.running.as_ref()).flatten();
         faults.extend(c.faults());
-        let state = one_state(!faults.is_empty(), running.is_some(), c.jogging(), c.paused() && c.motion().is_some(), snap.holding);
+        let state = one_state(!faults.is_empty(), running.is_some(), snap.stopping, c.jogging(), c.paused() && c.motion().is_some(), snap.holding);
         let _ = write!(json, ",\"state\":\"{state}\",\"override\":");
         crate::push_number(&mut json, c.override_setting() * 100.0);
         match running {
@@ -665,11 +665,14 @@ impl Page {
     }
 }
 
-/// The robot's one state, as the page shows it: a fault first (it needs the operator), then
-/// what runs: a jog session, a motion paused on its path, the base holding (nothing commands
-/// motion), moving; no run: idle.
-fn one_state(faulted: bool, running: bool, jogging: bool, paused: bool, holding: bool) -> &'static str {
-    if faulted {
+/// The robot's one state, as the page shows it: braking to a standstill first (after a fault or
+/// Ctrl-C the arm still moves: the joints' speeds say how fast), then a fault (it needs the
+/// operator), then what runs: a jog session, a motion paused on its path, the base holding
+/// (nothing commands motion), moving; no run: idle.
+fn one_state(faulted: bool, running: bool, stopping: bool, jogging: bool, paused: bool, holding: bool) -> &'static str {
+    if running && stopping {
+        "stopping"
+    } else if faulted {
         "faulted"
     } else if !running {
         "idle"

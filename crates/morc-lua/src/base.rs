@@ -77,6 +77,17 @@ pub fn open_base(request: &BaseRequest, config: &mut EngineConfig) -> Result<Box
         None => request.clock.unwrap_or(config.clock),
     };
     let period = config.period;
+    let base = open_unguarded(request, bus, period)?;
+    // Every command to a robot is checked against its limits, whoever wrote it.
+    Ok(match &request.robot {
+        // A bus's drives hold where they are when stopped: the guard brakes them first.
+        Some(robot) => morc_robot::GuardedBase::wrap(robot.clone(), base, period, if bus.is_some() { morc_robot::Braking::Ramp } else { morc_robot::Braking::Base }),
+        None => base,
+    })
+}
+
+/// The base for `request` on `bus` (after `morc check`'s substitution), without the guard.
+fn open_unguarded(request: &BaseRequest, bus: Option<&str>, period: f64) -> Result<Box<dyn Base>, BaseError> {
     Ok(match (bus, &request.robot) {
         // The robot's drives on the bus, through the real master: simulated (the arm behind the
         // virtual segment's drives) or a network interface (real drives, scaled as the robot

@@ -64,12 +64,14 @@ pub(crate) fn state(lua: &Lua, ud: &AnyUserData) -> mlua::Result<Table> {
         // the end of the last run): the robot holds.
         snapshot.running = None;
         snapshot.holding = true;
+        snapshot.stopping = false;
         snapshot.commanded.clear();
     }
     let t = lua.create_table()?;
     t.set("tick", snapshot.tick)?;
     t.set("time", snapshot.tick as f64 * period)?;
     t.set("holding", snapshot.holding)?;
+    t.set("stopping", snapshot.stopping)?;
     let io = lua.create_table()?;
     let mut q_measured = None;
     for p in &snapshot.measured {

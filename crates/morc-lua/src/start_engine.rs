@@ -45,8 +45,10 @@ pub(crate) fn start_engine(lua: &Lua, opts: Table) -> mlua::Result<AnyUserData> 
                 mlua::Value::Nil => robot.home.clone(),
                 v => joint_vector(robot, v, "q0").map_err(|e| fail(message_of(&e)))?,
             };
-            if let Some(i) = robot.outside_limits(&q0) {
-                return Err(fail(format!("q0 of joint {} is outside its limits", robot.joints[i].name)));
+            // A real arm may stand outside its limits (moved by hand, brakes released), so
+            // its simulation may too: the base then accepts only motion back towards them.
+            if q0.iter().any(|q| !q.is_finite()) {
+                return Err(fail("q0 must be numbers, one per joint".into()));
             }
             q0
         }

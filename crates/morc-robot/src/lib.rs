@@ -9,6 +9,7 @@
 pub mod components;
 pub mod elastic;
 mod error;
+pub mod guard;
 mod kinematics;
 mod live;
 pub mod operator;
@@ -20,6 +21,7 @@ use std::sync::Arc;
 use nalgebra::{Matrix3, Vector3};
 
 pub use error::RobotError;
+pub use guard::{Braking, CommandGuard, GuardedBase};
 pub use kinematics::RobotKinematics;
 pub use live::{LiveModel, Published};
 use morc_model::{Data, Frame, FrameIndex, FrameKind, Inertia, JointKind, JointLimits, Model, Se3};

@@ -72,9 +72,12 @@ return morc.register(morc.component {
     self.comp = { 0, 0, 0, 0, 0, 0 }
     self.Vp, self.V, self.F, self.tmp, self.x0 = { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 0 }
     self.bias, self.sum = { 0, 0, 0, 0, 0, 0 }, { 0, 0, 0, 0, 0, 0 }
-    self.lo, self.hi = {}, {}
+    self.lo, self.hi, self.acc, self.vj = {}, {}, {}, {}
     for i, j in ipairs(robot.joints) do
       self.lo[i], self.hi[i] = morc.units.to_si(j.limits.pos[1], j.unit), morc.units.to_si(j.limits.pos[2], j.unit)
+      -- °/s² scale as ° do (mm/s² as mm).
+      self.acc[i] = morc.units.to_si(j.limits.acc, j.unit)
+      self.vj[i] = 0
     end
     self.tick, self.zero_ticks, self.samples, self.taught, self.was_pressed = 0, math.max(1, math.floor(self.zero_time / self.period + 0.5)), 0, 0, false
     self.started, self.guided, self.released = false, false, 0
@@ -205,14 +208,25 @@ return morc.register(morc.component {
     self.A:pinv_to(self.Ap, self.lambda)
     local qdg = self.qdg
     qdg:gemv(self.Ap, V)
-    local joints, lo_q, hi_q, qddc = self.joints_, self.lo, self.hi, out.qdd
+    local joints, lo_q, hi_q, acc, vj, qddc = self.joints_, self.lo, self.hi, self.acc, self.vj, out.qdd
+    -- Near a joint limit: this joint slows down so as to stop on it at its acceleration limit
+    -- (the others go on); the base refuses a command past it, or a stop harder than the drive's.
     for c2, j in ipairs(joints) do
       local v = qdg[c2]
-      local nxt = qc[j] + v * T
-      if nxt < lo_q[j] or nxt > hi_q[j] then
-        -- At a joint limit: this joint stops (the others go on).
-        v = 0
-      end
+      local room = v > 0 and hi_q[j] - qc[j] or qc[j] - lo_q[j]
+      local most = room > 0 and math.min(sqrt(2 * acc[j] * room), room / T) or 0
+      if v > most then v = most elseif v < -most then v = -most end
+      vj[c2] = v
+    end
+    -- The drives can follow: no joint changes its speed faster than its acceleration limit (the
+    -- change scaled as one, so the tool keeps its direction).
+    local s = 1
+    for c2, j in ipairs(joints) do
+      local dv = math.abs(vj[c2] - qdc[j])
+      if dv * s > acc[j] * T then s = acc[j] * T / dv end
+    end
+    for c2, j in ipairs(joints) do
+      local v = qdc[j] + (vj[c2] - qdc[j]) * s
       -- The acceleration, for the drives' torque feed-forward: without it they lag the law.
       qddc[j] = (v - qdc[j]) / T
       qdc[j] = v

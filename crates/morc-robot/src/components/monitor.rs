@@ -30,6 +30,9 @@ pub struct Monitor {
     max_error: Vec<f64>,
     tolerance: Vec<f64>,
     check_torque: bool,
+    /// Per joint, how far outside its position limits it stood when the monitor started (0:
+    /// within): a robot moved there by hand may move back, no further out.
+    start_excess: Vec<f64>,
 }
 
 impl Monitor {
@@ -64,8 +67,18 @@ impl Monitor {
             max_error: vec![0.0; n],
             tolerance: vec![0.0; n],
             check_torque: true,
+            start_excess: vec![0.0; n],
             robot,
         }
+    }
+}
+
+/// How far `q` is outside `limits` (0 within; NaN for NaN).
+fn excess(q: f64, limits: &crate::Limits) -> f64 {
+    if q.is_nan() {
+        f64::NAN
+    } else {
+        (q - limits.upper).max(limits.lower - q).max(0.0)
     }
 }
 
@@ -113,6 +126,9 @@ impl Component for Monitor {
             for k in 0..=self.delay {
                 self.history[k * n..(k + 1) * n].copy_from_slice(inputs[0].as_slice());
             }
+            for (i, j) in self.robot.joints.iter().enumerate() {
+                self.start_excess[i] = excess(q[i], &j.limits);
+            }
         }
         self.history[self.head * n..(self.head + 1) * n].copy_from_slice(inputs[0].as_slice());
         self.head = (self.head + 1) % (self.delay + 1);
@@ -132,7 +148,8 @@ impl Component for Monitor {
             if e.is_nan() || e.abs() > self.max_error[i] {
                 return fault(format!("following error {} exceeds {}", r.show(i, e, 3), r.show(i, self.max_error[i], 3)));
             }
-            if !(q[i] >= l.lower && q[i] <= l.upper) {
+            let out = excess(q[i], l);
+            if out.is_nan() || (out > 0.0 && (self.start_excess[i] == 0.0 || out > self.start_excess[i] + self.max_error[i])) {
                 return fault(format!("position {} outside [{}, {}]", r.show(i, q[i], 3), r.show(i, l.lower, 1), r.show(i, l.upper, 1)));
             }
             if qd[i].abs() > l.velocity {

@@ -330,10 +330,20 @@ impl MotionTrajectory {
         let cartesian = self.kinematics.cartesian().is_ok();
         let mut singularity = f64::INFINITY;
         let duration = sequence.duration();
+        // A robot standing outside its limits (moved by hand) may move back towards them, as the
+        // base's guard accepts: a joint outside is fine while it comes no further out.
+        let mut previous = start.to_vec();
         for i in 0..=samples {
             let t = duration * i as f64 / samples as f64;
             sequence.sample(&mut self.kinematics, t, &mut q, &mut qd, &mut qdd).map_err(|e| format!("{kind}: {e}"))?;
-            if let Some(j) = self.robot.outside_limits(&q) {
+            let outward = |j: usize| {
+                let l = &self.robot.joints[j].limits;
+                let x = q[j];
+                !(x >= l.lower && x <= l.upper) && !((x > l.upper && x <= previous[j]) || (x < l.lower && x >= previous[j]))
+            };
+            let outside = (0..n).find(|&j| outward(j));
+            previous.copy_from_slice(&q);
+            if let Some(j) = outside {
                 let joint = &self.robot.joints[j];
                 let r = &self.robot;
                 return Err(format!(
