@@ -6,8 +6,8 @@
 
 use std::sync::Arc;
 
-use morc_test_support::alloc::{all_thread_allocations, counting_all_threads, reset_all_thread_allocations, CountingAllocator};
-use morc_test_support::doubles::counting_window;
+use morc_test_support::alloc::{all_thread_allocations, assert_allocated_nothing, counting_all_threads, reset_all_thread_allocations, CountingAllocator};
+use morc_test_support::doubles::allocation_window;
 
 use morc_kernel::*;
 
@@ -52,7 +52,7 @@ fn lua(a: &mut AssemblySpec, name: &str, def: &Arc<morc_lua::LuaComponentDef>, p
 
 fn assembly(ppi: &Arc<morc_lua::LuaComponentDef>, cartesian: &Arc<morc_lua::LuaComponentDef>, robot: &Arc<morc_robot::Robot>) -> AssemblySpec {
     let mut a = AssemblySpec::new("controllers-steady");
-    a.add("window", "window", 1, counting_window(1000, 9000));
+    a.add("window", "window", 1, allocation_window(1000, 9000));
     let six = |v: f64| Value::Vector(vec![v; 6]);
     a.add_native("x_ref", "sine", 1, &[("n", Value::Integer(6)), ("amplitude", Value::Real(0.05)), ("frequency", Value::Real(0.5)), ("offset", Value::Vector(vec![0.4, 0.1, 0.4, 3.0, 0.1, 0.2]))]);
     a.add_native("v_ref", "sine", 1, &[("n", Value::Integer(6)), ("amplitude", Value::Real(0.1)), ("frequency", Value::Real(0.5))]);
@@ -89,8 +89,7 @@ fn controllers_library_components_allocate_nothing_in_steady_state() {
     let r = engine.run(&assembly(&ppi, &cartesian, &robot), &AssemblyData::new()).unwrap();
     assert_eq!(r.outcome, Outcome::Finished("duration".into()), "{:?}", r.outcome);
     assert!(!counting_all_threads(), "the window closed");
-    let n = all_thread_allocations();
-    assert_eq!(n, 0, "{n} allocations in 8 000 steady-state ticks with the controllers' Lua components");
+    assert_allocated_nothing("8 000 steady-state ticks with the controllers' Lua components", all_thread_allocations());
     // Both laws ran and agreed.
     let (Some(Value::Vector(lua)), Some(Value::Vector(rust))) = (r.data.get("probe.u"), r.data.get("probe_rust.u")) else { panic!("probe samples") };
     assert_eq!(lua.len(), 60_000);

@@ -9,7 +9,7 @@ use morc_ecat::virtual_bus::{shared_sim_segment, SimSegmentConfig};
 use morc_kernel::Base;
 use morc_kernel::Step;
 use morc_kernel::Value;
-use morc_test_support::alloc::{allocations_during, CountingAllocator};
+use morc_test_support::alloc::{allocates_nothing, CountingAllocator};
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
@@ -33,19 +33,13 @@ fn bus_base_cycles_without_allocating() {
     for tick in 0..10 {
         step(tick, &mut outputs, &mut inputs, false);
     }
-    let n = allocations_during(|| {
+    allocates_nothing("2000 bus cycles, commanded and holding", || {
         for tick in 10..2010 {
             // Commands, then a stretch of hold (the switch latches targets), then commands again.
             step(tick, &mut outputs, &mut inputs, (1000..1200).contains(&tick));
         }
     });
-    assert_eq!(n, 0, "allocations in 2000 bus cycles");
     assert!(outputs[0].as_slice().iter().any(|q| *q != 0.0), "the drives moved");
-}
-
-/// Allocations on this thread while `f` runs.
-fn allocations_in(f: impl FnOnce()) -> u64 {
-    allocations_during(f)
 }
 
 #[test]
@@ -69,8 +63,7 @@ fn a_robot_cell_cycles_without_allocating_healthy_and_idle_faulted() {
         }
     };
     healthy(&mut base, &mut outputs, &mut inputs, 10);
-    let n = allocations_in(|| healthy(&mut base, &mut outputs, &mut inputs, 2000));
-    assert_eq!(n, 0, "allocations in 2000 healthy cycles of the cell");
+    allocates_nothing("2000 healthy cycles of the cell", || healthy(&mut base, &mut outputs, &mut inputs, 2000));
     // E-stop: the fault is latched (its message made once), then the engine idles: hold.
     handle.sim_safety_plc(|plc| plc.set_estop(true)).unwrap();
     let mut faulted = false;
@@ -79,11 +72,10 @@ fn a_robot_cell_cycles_without_allocating_healthy_and_idle_faulted() {
         let _ = base.actuate(2010 + t, None);
     }
     assert!(faulted && handle.faulted());
-    let n = allocations_in(|| {
+    allocates_nothing("2000 idle faulted cycles", || {
         for t in 0..2000 {
             assert_eq!(base.sense(3000 + t, &mut outputs), Step::Continue, "an idle faulted base reports nothing new");
             assert_eq!(base.actuate(3000 + t, None), Step::Continue);
         }
     });
-    assert_eq!(n, 0, "allocations in 2000 idle faulted cycles");
 }

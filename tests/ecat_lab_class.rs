@@ -18,7 +18,7 @@ use morc_ecat::transport::{lock, SharedSegment};
 use morc_ecat::virtual_bus::{fixed_pdo_image, shared_sim_segment, SimSegmentConfig};
 use morc_ecat_sim::{add_fixed_pdo_objects, fixed_pdo_device, Access, EscConfig, FixedProcessData, ObjectDictionary};
 use morc_kernel::{Base, PortInfo, Value, ValueType};
-use morc_test_support::alloc::{allocations_during, CountingAllocator};
+use morc_test_support::alloc::{allocates_nothing, CountingAllocator};
 use std::sync::Arc;
 
 #[global_allocator]
@@ -148,8 +148,7 @@ fn a_lab_class_registered_by_identity_runs_its_device() {
     rig.run(5, true);
     assert_eq!((real(&rig, "tc4_1"), real(&rig, "tc4_2")), (21.5, -40.2));
     // Steady state: nothing allocated by the class in 1000 cycles.
-    let allocations = allocations_during(|| rig.run(1000, true));
-    assert_eq!(allocations, 0, "allocations cycling the lab's class");
+    allocates_nothing("1000 cycles of the lab's class", || rig.run(1000, true));
     // An open thermocouple: the bus faults naming the device and the channel.
     twin(&rig, |t| t.open = 0b10);
     let (_, fault) = rig.until_fault(10);

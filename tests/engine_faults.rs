@@ -141,13 +141,20 @@ fn cancel_from_another_thread_holds_the_robot() {
     for clock in [ClockKind::Virtual, ClockKind::Wall] {
         let (mut e, log) = engine(clock);
         let mut a = AssemblySpec::new("endless");
+        // The canceller acts once the run steps (a cancel before the run began would be no test).
+        let stepping = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stepped = stepping.clone();
         a.add(
             "v",
             "test",
             1,
-            func(&[], &["y"], || {
-                Box::new(|_, _, o| {
+            func(&[], &["y"], move || {
+                let stepped = stepped.clone();
+                Box::new(move |ctx, _, o| {
                     o[0].set_real(1.0);
+                    if ctx.step == 10 {
+                        stepped.store(true, std::sync::atomic::Ordering::SeqCst);
+                    }
                     Step::Continue
                 })
             }),
@@ -156,7 +163,9 @@ fn cancel_from_another_thread_holds_the_robot() {
         a.connect("v.y", "robot.v_cmd");
         let canceller = e.canceller();
         let t = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_millis(50));
+            while !stepping.load(std::sync::atomic::Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
             canceller.cancel();
         });
         let r = e.run(&a, &AssemblyData::new()).unwrap();

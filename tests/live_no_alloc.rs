@@ -5,7 +5,7 @@
 //! in 20 000 steps, and every row reaches the sending side.
 //! One test in this binary, so no other test allocates concurrently.
 
-use morc_test_support::alloc::{watch_this_thread, watched_allocations, CountingAllocator};
+use morc_test_support::alloc::{assert_allocated_nothing, control_allocation, watch_this_thread, watched_allocations, CountingAllocator};
 
 use morc_kernel::*;
 
@@ -48,6 +48,7 @@ fn live_tap_step_allocates_nothing() {
     let mut stepping = std::time::Duration::ZERO;
     let mut pushed = 0;
     watch_this_thread(true);
+    control_allocation();
     for step in 0..STEPS {
         let t = step as f64 * period;
         for (i, v) in inputs.iter_mut().take(SIGNALS - 1).enumerate() {
@@ -68,8 +69,7 @@ fn live_tap_step_allocates_nothing() {
     }
     watch_this_thread(false);
     let per_step = stepping.as_nanos() as f64 / STEPS as f64;
-    let n = watched_allocations();
-    assert_eq!(n, 0, "{n} allocations in {STEPS} live tap steps");
+    assert_allocated_nothing(&format!("{STEPS} live tap steps"), watched_allocations());
     drop(tap); // stops the drain thread after it sent what the ring held
     assert_eq!(live.sent() + live.dropped(), pushed, "every row is sent or counted as dropped");
     assert!(live.sent() >= 2000, "rows reached the sending side: {}", live.sent());

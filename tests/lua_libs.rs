@@ -71,6 +71,22 @@ fn morc_test_fails_with_exit_1_and_names_the_failure() {
     assert!(text.contains("1 passed, 1 failed") && text.contains("t.lua:2: x = 1, expected 2"), "{text}");
 }
 
+/// A test file that declares no test (all commented out, say) proves nothing: it fails, naming
+/// the file, where it passed with "0 passed" beside the library's real tests.
+#[test]
+fn morc_test_fails_a_file_that_declares_no_test() {
+    let libs = scratch("lib-empty-tests");
+    manifest(&libs, "empty", "0.1.0", ">=0.1", "");
+    write(&libs.join("empty/tests/a.lua"), "local T = require 'morc.testing'\nT.test('one', function() T.eq(1, 1) end)\nreturn T.summary()\n");
+    write(&libs.join("empty/tests/b.lua"), "local T = require 'morc.testing'\n-- T.test('one', function() end)\nreturn T.summary()\n");
+    let out = morc().arg("test").arg(libs.join("empty")).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("a.lua: 1 passed, 0 failed"), "{text}");
+    assert!(text.contains("b.lua: FAILED") && text.contains("b.lua: declares no test: add T.test("), "{text}");
+    assert!(text.trim_end().ends_with("1 passed, 1 failed"), "{text}");
+}
+
 #[test]
 fn version_conflict_and_missing_dependency_are_clear_errors() {
     let libs = scratch("lib-versions");
@@ -163,9 +179,9 @@ fn lib_new_install_list_info() {
 
 #[test]
 fn lib_install_from_git() {
-    if Command::new("git").arg("--version").output().is_err() {
-        eprintln!("git not available: skipping install from a git URL");
-        return;
+    // Never a silent pass (as tests/ecat_veth.rs's policy): without git the test fails saying so.
+    if let Err(e) = Command::new("git").arg("--version").output() {
+        panic!("MISSING TOOL: cannot run git ({e}): install it (apt-get install git, or scripts/setup --test)");
     }
     let work = scratch("lib-git");
     let repo = work.join("repo");

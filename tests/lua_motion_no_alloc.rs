@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use morc_test_support::alloc::{all_thread_allocations, counting_all_threads, reset_all_thread_allocations, CountingAllocator};
+use morc_test_support::alloc::{all_thread_allocations, assert_allocated_nothing, counting_all_threads, reset_all_thread_allocations, CountingAllocator};
 use morc_test_support::doubles::allocation_window;
 
 use morc_kernel::*;
@@ -87,8 +87,7 @@ fn lua_motion_sampling_allocates_nothing_in_steady_state() {
     assert_eq!(r.outcome, Outcome::Finished("duration".into()), "{:?}", r.outcome);
     assert!(!counting_all_threads(), "the window closed");
     assert_eq!(r.ticks, 20_000);
-    let n = all_thread_allocations();
-    assert_eq!(n, 0, "{n} allocations in 18 000 steady-state ticks of a Lua component sampling morc.motion objects");
+    assert_allocated_nothing("18 000 steady-state ticks of a Lua component sampling morc.motion objects", all_thread_allocations());
     // The sequence ran: the reference moved away from its start and came back to it.
     let Some(Value::Vector(q)) = r.data.get("probe.u") else { panic!("probe samples") };
     let (first, largest) = (q[0], q.chunks(6).map(|s| (s[0] - q[0]).abs()).fold(0.0, f64::max));

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use morc_test_support::alloc::{all_thread_allocations, counting_all_threads, reset_all_thread_allocations, CountingAllocator};
+use morc_test_support::alloc::{all_thread_allocations, assert_allocated_nothing, counting_all_threads, reset_all_thread_allocations, CountingAllocator};
 use morc_test_support::doubles::allocation_window;
 
 use morc_kernel::*;
@@ -65,8 +65,7 @@ fn lua_components_allocate_nothing_in_steady_state() {
     assert_eq!(r.outcome, Outcome::Finished("duration".into()), "{:?}", r.outcome);
     assert!(!counting_all_threads(), "the window closed");
     assert_eq!(r.ticks, 20_000);
-    let n = all_thread_allocations();
-    assert_eq!(n, 0, "{n} allocations in 18 000 steady-state ticks with Lua components");
+    assert_allocated_nothing("18 000 steady-state ticks with Lua components", all_thread_allocations());
     // The gain ran (0.5 · 0.1 on every axis) and the collector worked in the slack, keeping the
     // 4 MB pools from filling with the 20 000 tables each thread made.
     let Some(Value::Vector(y)) = r.data.get("probe.u") else { panic!("probe samples") };

@@ -3,7 +3,7 @@
 //! assembly, sees none on the Coordinator or the Updater threads.
 //! One test in this binary, so no other test allocates concurrently.
 
-use morc_test_support::alloc::{all_thread_allocations, counting_all_threads, reset_all_thread_allocations, CountingAllocator};
+use morc_test_support::alloc::{all_thread_allocations, assert_allocated_nothing, counting_all_threads, reset_all_thread_allocations, CountingAllocator};
 use morc_test_support::doubles::allocation_window;
 
 use morc_kernel::rt::RtPolicy;
@@ -65,6 +65,5 @@ fn steady_state_allocates_nothing() {
     assert_eq!(r.data.get("probe.samples"), Some(&Value::Integer(20_000)));
     let Some(Value::Vector(q)) = r.data.get("probe.u") else { panic!("probe samples") };
     assert!(q.iter().any(|&x| x.abs() > 0.05), "the loop moved the axes");
-    let n = all_thread_allocations();
-    assert_eq!(n, 0, "{n} allocations in 18 000 steady-state ticks");
+    assert_allocated_nothing("18 000 steady-state ticks of native blocks", all_thread_allocations());
 }

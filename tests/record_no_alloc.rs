@@ -5,7 +5,7 @@
 
 use std::sync::atomic::Ordering;
 
-use morc_test_support::alloc::{watch_this_thread, watched_allocations, CountingAllocator};
+use morc_test_support::alloc::{assert_allocated_nothing, control_allocation, watch_this_thread, watched_allocations, CountingAllocator};
 
 use morc_kernel::AssemblyData;
 use morc_kernel::*;
@@ -38,6 +38,7 @@ fn recorder_step_allocates_nothing() {
 
     let start = std::time::Instant::now();
     watch_this_thread(true);
+    control_allocation();
     for step in 0..STEPS {
         let t = step as f64 * period;
         inputs[0].as_mut_slice().iter_mut().for_each(|x| *x = t);
@@ -50,8 +51,7 @@ fn recorder_step_allocates_nothing() {
     watch_this_thread(false);
     let per_step = start.elapsed().as_nanos() as f64 / STEPS as f64;
 
-    let n = watched_allocations();
-    assert_eq!(n, 0, "{n} allocations in {STEPS} recorder steps");
+    assert_allocated_nothing(&format!("{STEPS} recorder steps"), watched_allocations());
     println!("Recorder::step with 9 columns: {per_step:.0} ns per step (test profile)");
     let written = rec.progress().unwrap();
     drop(rec); // finishes the writer and closes the file

@@ -304,9 +304,13 @@ fn a_background_run_that_faults_says_so_at_the_prompt() {
     let before = term.screen();
     term.type_line("r2 = morc.engine:run(a); print(\"own \" .. r2.outcome)");
     term.wait_for_new(&before, "own fault", 20.0);
-    std::thread::sleep(Duration::from_millis(300));
-    let after = term.screen();
-    assert!(!after[before.len()..].contains("in the background faulted"), "{}", &after[before.len()..]);
+    // What proves the watcher looked after that command: its notice of a fault that came later.
+    // A second notice (of the command's own fault) would come before it, or with it.
+    term.wait_until("the prompt", 10.0, |s| s.ends_with("morc> "));
+    term.type_line("h2 = morc.engine:start(a)");
+    let after = term.wait_for_new(&before, "a run in the background faulted; the robot holds", 20.0);
+    let notices = after[before.len()..].matches("in the background faulted").count();
+    assert_eq!(notices, 1, "the command's own fault was announced too:\n{}", &after[before.len()..]);
     term.press("C-d");
     let screen = term.wait_for("EXIT=", 20.0);
     assert!(screen.contains("EXIT="), "{screen}");

@@ -5,7 +5,7 @@
 
 mod robot_support;
 
-use morc_test_support::alloc::{watch_this_thread as arm, watched_allocations, CountingAllocator};
+use morc_test_support::alloc::{allocates_nothing, allocations_during, assert_allocated_nothing, control_allocation, CountingAllocator};
 
 use morc_kernel::AssemblyData;
 use morc_kernel::*;
@@ -92,47 +92,41 @@ fn simulated_robot_and_robot_components_do_not_allocate() {
     let mut path_out = outputs(path.info());
     path.initialize(&ctx("path"), &mut path_out).unwrap();
     let start = [Value::Vector(q0.to_vec())];
-    arm(true);
     let mut path_steps = 0;
-    for tick in 0..20_000u64 {
-        let step = StepContext { step: tick, time: tick as f64 * robot_support::T, period: robot_support::T };
-        match path.step(&step, &start, &mut path_out) {
-            Step::Continue => path_steps += 1,
-            other => panic!("{other:?}"),
+    allocates_nothing("planning and stepping a path", || {
+        for tick in 0..20_000u64 {
+            let step = StepContext { step: tick, time: tick as f64 * robot_support::T, period: robot_support::T };
+            match path.step(&step, &start, &mut path_out) {
+                Step::Continue => path_steps += 1,
+                other => panic!("{other:?}"),
+            }
+            if path_out[3].boolean() {
+                break;
+            }
         }
-        if path_out[3].boolean() {
-            break;
-        }
-    }
-    arm(false);
-    assert_eq!(watched_allocations(), 0, "allocations planning or stepping a path");
+    });
     assert!(path_steps > 500, "the path ran {path_steps} steps");
 
     // Warm up (first steps may size things), then count over commanded and holding ticks.
     for tick in 0..10 {
         loop_once(tick, true);
     }
-    arm(true);
-    for tick in 10..600 {
-        if tick == 200 {
-            // A payload published mid-run (the publishing allocates, off the real-time path):
-            // plant and feed-forward pick it up at their next step without allocating.
-            arm(false);
-            let mut loaded = (*robot.unloaded).clone();
-            morc_robot::add_payload(&mut loaded, 3.0, nalgebra::Vector3::zeros(), nalgebra::Matrix3::zeros()).unwrap();
-            robot.swapped(loaded, Some(3.0)).unwrap();
-            arm(true);
-        }
-        loop_once(tick, tick < 450);
-    }
-    arm(false);
-    assert_eq!(watched_allocations(), 0, "allocations on the real-time path");
+    let mut counted = allocations_during(|| {
+        control_allocation();
+        (10..200).for_each(|tick| loop_once(tick, true));
+    });
+    // A payload published mid-run (the publishing allocates, off the real-time path, so it is
+    // not counted): plant and feed-forward pick it up at their next step without allocating.
+    let mut loaded = (*robot.unloaded).clone();
+    morc_robot::add_payload(&mut loaded, 3.0, nalgebra::Vector3::zeros(), nalgebra::Matrix3::zeros()).unwrap();
+    robot.swapped(loaded, Some(3.0)).unwrap();
+    counted += allocations_during(|| (200..600).for_each(|tick| loop_once(tick, tick < 450)));
+    assert_allocated_nothing("590 ticks of the real-time path, commanded and holding, a payload published among them", counted);
 }
 
 #[test]
 fn jogging_and_override_changes_do_not_allocate() {
     use morc_robot::operator::{JogCommand, JogFrame};
-    use morc_test_support::alloc::allocations_during;
     // Counted per step on this thread (the other test of this binary runs meanwhile); a step
     // that ends the run may allocate its reason, so only the steps that go on are counted.
     let robot = robot_support::ur5();
@@ -150,14 +144,15 @@ fn jogging_and_override_changes_do_not_allocate() {
     let mut traj_out = outputs(traj.info());
     traj.initialize(&ctx, &mut traj_out).unwrap();
     traj.step(&step(0), &start, &mut traj_out);
-    let mut allocations = 0;
+    let mut allocations = allocations_during(control_allocation);
     for tick in 1..3000u64 {
         if tick == 300 || tick == 900 {
             robot.operator.set_override(if tick == 300 { 0.2 } else { 1.0 }).unwrap();
         }
         allocations += allocations_during(|| assert_eq!(traj.step(&step(tick), &start, &mut traj_out), Step::Continue));
     }
-    assert_eq!(allocations, 0, "allocations stepping a motion whose override changes");
+    assert_allocated_nothing("stepping a motion whose override changes", allocations);
+    let mut allocations = allocations_during(control_allocation);
     // A Cartesian jog (Jacobian, pseudo-inverse, singular values, limits), then a joint jog.
     let mut jog = morc_robot::components::Jog::new(robot.clone());
     jog.configure().unwrap();
@@ -178,7 +173,7 @@ fn jogging_and_override_changes_do_not_allocate() {
         allocations += n;
         steps += 1;
     }
-    assert_eq!(allocations, 0, "allocations jogging");
+    assert_allocated_nothing("jogging, Cartesian then joint", allocations);
     assert!(steps > 500, "the jogs ran {steps} steps");
 }
 
@@ -203,14 +198,13 @@ fn an_elastic_simulated_robot_does_not_allocate() {
         base.sense(tick, &mut sensed);
         base.actuate(tick, Some(Commands::new(&commands, &driven)));
     }
-    arm(true);
-    for tick in 10..1000u64 {
-        base.sense(tick, &mut sensed);
-        commands[0].as_mut_slice()[0] = 0.2 * (tick as f64 * robot_support::T).sin();
-        assert_eq!(base.actuate(tick, Some(Commands::new(&commands, &driven))), Step::Continue);
-    }
-    arm(false);
-    assert_eq!(watched_allocations(), 0, "allocations stepping the elastic arm");
+    allocates_nothing("stepping the elastic arm", || {
+        for tick in 10..1000u64 {
+            base.sense(tick, &mut sensed);
+            commands[0].as_mut_slice()[0] = 0.2 * (tick as f64 * robot_support::T).sin();
+            assert_eq!(base.actuate(tick, Some(Commands::new(&commands, &driven))), Step::Continue);
+        }
+    });
     let (motor, link) = (sensed[0].as_slice()[0], sensed[3].as_slice()[0]);
     assert!(motor != link && (motor - link).abs() < 0.01, "the link follows its motor through the spring: {motor} vs {link}");
 }

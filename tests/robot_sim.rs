@@ -118,30 +118,52 @@ fn monitor_faults_naming_the_joint_and_ptp_rejects_targets_outside_limits() {
 
 #[test]
 fn a_payload_changed_at_runtime_reaches_the_running_plant_and_feed_forward() {
-    // Wall clock, so the change lands in the middle of a running assembly.
+    // The change lands in the middle of a running assembly: at its step 300 a component stops
+    // the engine (virtual clock) until the test has published the new model, so where it lands
+    // depends on no machine's speed.
+    const AT: u64 = 300;
     let robot = ur5();
-    let mut engine = engine(&robot, &Q0, ClockKind::Wall);
+    let mut engine = engine(&robot, &Q0, ClockKind::Virtual);
     let mut a = ptp_assembly(&robot, &Q0, true);
     a.components[0].params.push(("settle".into(), Value::Real(-1.0)));
     let (f, feed_forward) = tracer(6);
     a.add("tau", "trace", 1, f).connect("ff.tau", "tau.u");
     let (f, measured) = tracer(6);
     a.add("q", "trace", 1, f).connect("robot.q", "q.u");
+    let (reached, at_step) = std::sync::mpsc::channel::<()>();
+    let (published, publish) = std::sync::mpsc::channel::<()>();
+    let pause = std::sync::Mutex::new(Some((reached, publish)));
+    a.add(
+        "pause",
+        "pause",
+        1,
+        morc_test_support::doubles::func(&[], &[], move || {
+            let (reached, publish) = pause.lock().unwrap().take().expect("one pause component");
+            Box::new(move |ctx: &morc_kernel::StepContext, _: &[Value], _: &mut [Value]| {
+                if ctx.step == AT {
+                    reached.send(()).unwrap();
+                    publish.recv().unwrap();
+                }
+                morc_kernel::Step::Continue
+            })
+        }),
+    );
     a.duration = Some(0.8);
     let handle = engine.start_run(&a, &AssemblyData::new()).unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    at_step.recv_timeout(std::time::Duration::from_secs(60)).expect("the run reached its step 300");
     // 5 kg at the flange: the new model is built here, off the real-time path, and published.
     let mut loaded = (*robot.unloaded).clone();
     morc_robot::add_payload(&mut loaded, 5.0, nalgebra::Vector3::new(0.0, 0.0, 0.05), nalgebra::Matrix3::zeros()).unwrap();
     let swapped = robot.swapped(loaded, Some(5.0)).unwrap();
+    published.send(()).unwrap();
     let result = engine.wait(handle).unwrap();
     assert_eq!(result.outcome, Outcome::Finished("duration".into()));
     let tau = feed_forward.lock().unwrap();
     let (first, last) = (&tau[5], tau.last().unwrap());
     // Shoulder and elbow carry the extra 5 kg against gravity from the swap on.
     assert!((last[1] - first[1]).abs() > 5.0 && (last[2] - first[2]).abs() > 2.0, "{first:?} → {last:?}");
-    let changed_at = tau.iter().position(|t| (t[1] - first[1]).abs() > 1.0).unwrap();
-    assert!(changed_at > 100 && changed_at < tau.len() - 100, "changed at sample {changed_at} of {}", tau.len());
+    let changed_at = tau.iter().position(|t| (t[1] - first[1]).abs() > 1.0).unwrap() as u64;
+    assert!((AT..=AT + 2).contains(&changed_at), "published at step {AT}, the feed-forward changed at sample {changed_at} of {}", tau.len());
     // The plant carries it too; the drives hold the arm (the sag is corrected).
     let q = measured.lock().unwrap();
     let sag = q.iter().fold(0.0, |m: f64, x| m.max(max_abs_diff(x, &Q0)));

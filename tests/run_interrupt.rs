@@ -8,30 +8,44 @@ use std::time::Duration;
 
 #[test]
 fn ctrl_c_cancels_the_run_and_stops_the_program() {
+    use std::io::{BufRead, BufReader, Read};
     let dir = std::env::temp_dir().join(format!("morc-run-interrupt-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let prog = dir.join("endless.lua");
+    // A component says when the run has made its 100th step: the test signals then, not after a
+    // guess at how long starting takes (a loaded machine may not have begun the run at all).
     std::fs::write(
         &prog,
-        "local a = morc.assembly \"endless\"\n\
-         a:add(\"s\", \"sine\", { n = 6, amplitude = 0.01 })\n\
+        "local started = morc.component { name = \"started\", outputs = { \"y\" }, init = function(self) self.n = 0 end,\n\
+           step = function(self, inp, out) self.n = self.n + 1 if self.n == 100 then print(\"running\") end out.y = self.n end }\n\
+         local a = morc.assembly \"endless\"\n\
+         a:add(\"s\", \"sine\", { n = 6, amplitude = 0.01 }); a:add(\"go\", started)\n\
          a:connect(\"s.y\", \"robot.q_cmd\")\n\
          local r = morc.engine:run(a)\n\
          print(\"after run: \" .. r.outcome)\n\
          print(\"the program went on\")\n",
     )
     .unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_morc")).args(["--clock", "wall", "run"]).arg(&prog).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_morc")).args(["--clock", "wall", "run"]).arg(&prog).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut seen = String::new();
+    while !seen.contains("running") {
+        let mut line = String::new();
+        if stdout.read_line(&mut line).unwrap() == 0 {
+            let out = child.wait_with_output().unwrap();
+            panic!("the program ended before its run got going ({}): {seen}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+        }
+        seen.push_str(&line);
+    }
     // SAFETY: sending a signal to our own child process.
     assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+    stdout.read_to_string(&mut seen).unwrap();
     let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "stdout: {stdout}\nstderr: {stderr}");
+    assert_eq!(out.status.code(), Some(130), "stdout: {seen}\nstderr: {stderr}");
     // The run's line fails with the interruption: the program cannot go on.
-    assert!(!stdout.contains("the program went on") && !stdout.contains("after run"), "{stdout}");
-    assert!(stderr.contains("endless.lua:4: interrupted (Ctrl-C); the robot holds"), "{stderr}");
+    assert!(!seen.contains("the program went on") && !seen.contains("after run"), "{seen}");
+    assert!(stderr.contains("endless.lua:6: interrupted (Ctrl-C); the robot holds"), "{stderr}");
 }
 
 /// A robot program with a long LIN (300 mm at 0.5 % speed: about a minute), started with

@@ -6,8 +6,8 @@
 
 use std::sync::Arc;
 
-use morc_test_support::alloc::{all_thread_allocations, counting_all_threads, reset_all_thread_allocations, CountingAllocator};
-use morc_test_support::doubles::counting_window;
+use morc_test_support::alloc::{all_thread_allocations, assert_allocated_nothing, counting_all_threads, reset_all_thread_allocations, CountingAllocator};
+use morc_test_support::doubles::allocation_window;
 
 use morc_kernel::*;
 
@@ -45,7 +45,7 @@ fn setup() -> (Arc<morc_lua::LuaComponentDef>, Arc<morc_robot::Robot>) {
 
 fn assembly(adm: &Arc<morc_lua::LuaComponentDef>) -> AssemblySpec {
     let mut a = AssemblySpec::new("guiding-steady");
-    a.add("window", "window", 1, counting_window(1000, 9000));
+    a.add("window", "window", 1, allocation_window(1000, 9000));
     let d = adm.clone();
     a.add("adm", &adm.kind, 1, Arc::new(move || Ok(Box::new(morc_lua::LuaComponent::new(d.clone())) as Box<dyn Component>)));
     a.components.last_mut().unwrap().params =
@@ -78,8 +78,7 @@ fn hand_guiding_allocates_nothing_in_steady_state() {
     let r = engine.run(&assembly(&adm), &AssemblyData::new()).unwrap();
     assert_eq!(r.outcome, Outcome::Finished("duration".into()), "{:?}", r.outcome);
     assert!(!counting_all_threads(), "the window closed");
-    let n = all_thread_allocations();
-    assert_eq!(n, 0, "{n} allocations in 8 000 steady-state ticks of hand guiding");
+    assert_allocated_nothing("8 000 steady-state ticks of hand guiding", all_thread_allocations());
     // It guided: the law's velocity reached F/D along x, then along −z (15 N: 0.3 m/s, limited to 0.25).
     let Some(Value::Vector(v)) = r.data.get("probe.u") else { panic!("probe samples") };
     let vx = v.chunks(3).map(|c| c[0]).fold(0.0, f64::max);

@@ -42,7 +42,26 @@ impl Netns {
         if let Err(e) = setup {
             panic!("MISSING VETH SUPPORT: {e}");
         }
+        // `ip link set up` returns before the pair's carrier is on (the kernel reports it later,
+        // later still on a loaded machine); frames sent before are dropped. Wait for both ends.
+        for interface in [&ns.master_if, &ns.segment_if] {
+            ns.wait_for_carrier(interface);
+        }
         ns
+    }
+
+    /// Waits until `interface` is up with its carrier on (`LOWER_UP`); panics after 30 s.
+    pub fn wait_for_carrier(&self, interface: &str) {
+        let start = std::time::Instant::now();
+        loop {
+            let out = Command::new("ip").args(["-n", &self.name, "-o", "link", "show", interface]).output().expect("run ip");
+            let flags = String::from_utf8_lossy(&out.stdout).into_owned();
+            if flags.contains("LOWER_UP") && flags.contains("state UP") {
+                return;
+            }
+            assert!(start.elapsed() < std::time::Duration::from_secs(30), "{interface} in {}: no carrier 30 s after `ip link set up`: {flags}", self.name);
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
     }
 
     /// Moves the calling thread into the namespace (threads it starts afterwards follow).

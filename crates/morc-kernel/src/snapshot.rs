@@ -218,20 +218,22 @@ mod tests {
     #[test]
     fn readers_never_see_a_torn_tick() {
         let info = ComponentInfo::new("b", "").output(PortInfo::new("q", ValueType::Vector(6)));
-        let s = std::sync::Arc::new(BaseSnapshot::new(&info));
-        let writer = {
-            let s = s.clone();
-            std::thread::spawn(move || {
-                for k in 0..20_000u64 {
-                    s.write(k, &[Value::Vector(vec![k as f64; 6])], None, None, false);
-                }
-            })
-        };
-        while !writer.is_finished() {
-            let r = s.read();
-            let Value::Vector(q) = &r.measured[0].value else { panic!() };
-            assert!(q.iter().all(|x| *x == r.tick as f64), "tick {} with {q:?}", r.tick);
-        }
-        writer.join().unwrap();
+        let s = BaseSnapshot::new(&info);
+        let mut values = [Value::Vector(vec![0.0; 6])];
+        let o = morc_test_support::overlap::read_while_writing(
+            100,
+            |k| {
+                values[0].as_mut_slice().fill(k as f64);
+                s.write(k, &values, None, None, false);
+            },
+            || {
+                let r = s.read();
+                let Value::Vector(q) = &r.measured[0].value else { panic!("{:?}", r.measured[0].value) };
+                assert!(q.iter().all(|x| *x == r.tick as f64), "tick {} with {q:?}", r.tick);
+                Some(r.tick)
+            },
+        );
+        println!("BaseSnapshot: {} reads, the tick changing {} times, during {} writes", o.reads, o.changes, o.writes);
+        assert_eq!(s.read().tick, o.writes);
     }
 }

@@ -12,7 +12,7 @@ pub struct FileResult {
     pub file: PathBuf,
     /// Tests that passed.
     pub passed: usize,
-    /// Tests that failed; at least 1 when the file did not run to its end.
+    /// Tests that failed; at least 1 when the file did not run to its end or declared no test.
     pub failed: usize,
     /// "N passed, M failed" and the failures, or the error that stopped the file.
     pub report: String,
@@ -39,6 +39,11 @@ pub fn run_file(path: &Path, libraries: &[PathBuf]) -> FileResult {
     match result {
         Ok((summary, ok)) => {
             let (passed, failed) = counts(&summary);
+            if passed + failed == 0 {
+                // A file that tests nothing proves nothing: it fails rather than pass with "0 passed".
+                let report = format!("{summary}\n{}: declares no test: add T.test(\"name\", function() … end) before `return T.summary()`", display_name(path));
+                return FileResult { file: path.to_path_buf(), passed: 0, failed: 1, report };
+            }
             FileResult { file: path.to_path_buf(), passed, failed: if ok { failed } else { failed.max(1) }, report: summary }
         }
         Err(e) => failed(crate::kinds::instance::lua_error_text(&e)),

@@ -104,54 +104,51 @@ fn read(seq: &AtomicU64, cells: &[AtomicU64], out: &mut [u64]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
+    use morc_test_support::overlap::read_while_writing;
+
+    /// Changes of the value the reader must see, each a write landing between two of its reads.
+    const CHANGES: u64 = 100;
 
     #[test]
     fn a_reader_never_sees_a_mix_of_two_writes() {
-        let slot = Arc::new(Slot::<4>::default());
-        let writer = {
-            let slot = slot.clone();
-            std::thread::spawn(move || {
-                for k in 1..=200_000u64 {
-                    slot.write(&[k, k, k, k]);
-                }
-            })
-        };
+        let slot = Slot::<4>::default();
         let mut seen = 0;
-        while !writer.is_finished() {
-            if let Some(w) = slot.read() {
+        let o = read_while_writing(
+            CHANGES,
+            |k| slot.write(&[k, k, k, k]),
+            || {
+                let w = slot.read()?;
                 assert!(w.iter().all(|x| *x == w[0]), "torn read {w:?}");
                 assert!(w[0] >= seen, "went back from {seen} to {}", w[0]);
                 seen = w[0];
-            }
-        }
-        writer.join().unwrap();
-        assert_eq!(slot.read(), Some([200_000; 4]));
+                Some(w[0])
+            },
+        );
+        println!("Slot<4>: {} whole reads, the value changing {} times, during {} writes", o.reads, o.changes, o.writes);
+        assert_eq!(slot.read(), Some([o.writes; 4]), "the last write is what stays");
     }
 
     #[test]
     fn a_row_slot_is_read_whole_too() {
-        let slot = Arc::new(RowSlot::new(7));
+        let slot = RowSlot::new(7);
         assert_eq!((slot.len(), slot.is_empty()), (7, false));
-        let writer = {
-            let slot = slot.clone();
-            std::thread::spawn(move || {
-                for k in 1..=200_000u64 {
-                    slot.write(&[k; 7]);
-                }
-            })
-        };
         let mut out = [0u64; 7];
         let mut seen = 0;
-        while !writer.is_finished() {
-            if slot.read_into(&mut out) {
+        let o = read_while_writing(
+            CHANGES,
+            |k| slot.write(&[k; 7]),
+            || {
+                if !slot.read_into(&mut out) {
+                    return None;
+                }
                 assert!(out.iter().all(|x| *x == out[0]), "torn read {out:?}");
                 assert!(out[0] >= seen, "went back from {seen} to {}", out[0]);
                 seen = out[0];
-            }
-        }
-        writer.join().unwrap();
+                Some(out[0])
+            },
+        );
+        println!("RowSlot(7): {} whole reads, the value changing {} times, during {} writes", o.reads, o.changes, o.writes);
         assert!(slot.read_into(&mut out));
-        assert_eq!(out, [200_000; 7]);
+        assert_eq!(out, [o.writes; 7]);
     }
 }

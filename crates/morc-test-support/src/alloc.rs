@@ -13,6 +13,12 @@
 //! - [`count_all_threads`] + [`all_thread_allocations`]: every thread counts (for one test alone
 //!   in its binary, when the path under test runs on threads it does not control).
 //!
+//! Whichever way it counts, a test proves "allocates nothing" with a positive control: the
+//! counted section also makes one [`control_allocation`], and [`assert_allocated_nothing`] wants
+//! exactly that one counted (0 would mean the counter was not counting there: not this binary's
+//! `#[global_allocator]`, or armed on another thread) and prints the count. [`allocates_nothing`]
+//! does all of it for a closure on this thread.
+//!
 //! It also keeps the largest single allocation ([`largest_allocation`]), so a size taken from
 //! outside input and allocated up front shows even when the allocation itself succeeds.
 
@@ -118,6 +124,42 @@ pub fn reset_all_thread_allocations() {
     ALL_THREAD_ALLOCATIONS.store(0, Ordering::SeqCst);
 }
 
+/// Makes exactly one allocation (and frees it): the positive control a counted section makes
+/// beside the code under test, so that the count shows the counter counts there.
+pub fn control_allocation() {
+    drop(std::hint::black_box(Box::new(std::hint::black_box(0u64))));
+}
+
+/// The proof that a counted section allocated nothing beside its one [`control_allocation`]:
+/// `counted` is what the counter saw over the section, which must be exactly 1. Prints the
+/// count; panics naming `what` if the code under test allocated, or if the counter missed the
+/// control (then it was not counting where the section ran, and a 0 would have proved nothing).
+pub fn assert_allocated_nothing(what: &str, counted: u64) {
+    assert_allocated_no_more(what, counted, 0);
+}
+
+/// As [`assert_allocated_nothing`], for a section whose harness allocates `baseline` times by
+/// itself (measured on an empty run of the same call): `counted` must be `baseline + 1`.
+pub fn assert_allocated_no_more(what: &str, counted: u64, baseline: u64) {
+    assert!(
+        counted > baseline,
+        "{what}: the counter saw {counted} allocations, not even its control allocation (baseline {baseline}): it was not counting where the section ran (is CountingAllocator this binary's #[global_allocator], and the count armed on the thread that runs the section?)"
+    );
+    let allocated = counted - baseline - 1;
+    println!("{what}: {allocated} allocations (the counter saw its control allocation{})", if baseline > 0 { format!(" beside a baseline of {baseline}") } else { String::new() });
+    assert_eq!(allocated, 0, "{what}: {allocated} allocations");
+}
+
+/// Runs `f` on this thread with a [`control_allocation`] and proves, as
+/// [`assert_allocated_nothing`], that `f` allocated nothing.
+pub fn allocates_nothing(what: &str, f: impl FnOnce()) {
+    let counted = allocations_during(|| {
+        control_allocation();
+        f();
+    });
+    assert_allocated_nothing(what, counted);
+}
+
 /// The largest single allocation (or reallocation's new size) since the last reset, in bytes.
 pub fn largest_allocation() -> usize {
     LARGEST.load(Ordering::Relaxed)
@@ -142,6 +184,25 @@ mod tests {
         let n = allocations_during(|| drop(std::hint::black_box(vec![0u8; 12345])));
         assert_eq!(n, 1);
         assert!(largest_allocation() >= 12345);
+    }
+
+    #[test]
+    fn the_control_allocation_is_one_allocation_and_is_what_the_proof_wants() {
+        assert_eq!(allocations_during(control_allocation), 1);
+        allocates_nothing("nothing", || {});
+        assert_allocated_no_more("a harness that allocates twice", 3, 2);
+    }
+
+    #[test]
+    #[should_panic(expected = "not even its control allocation")]
+    fn a_counter_that_saw_nothing_proves_nothing() {
+        assert_allocated_nothing("a section counted elsewhere", 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "allocates: 1 allocations")]
+    fn an_allocation_beside_the_control_fails() {
+        allocates_nothing("allocates", || drop(std::hint::black_box(vec![1u8; 4])));
     }
 
     #[test]

@@ -47,6 +47,8 @@ where
 
 /// Arms the all-threads allocation counter ([`crate::alloc::count_all_threads`]) at its step
 /// `from` and disarms it at step `to`: an assembly's steady state, measured from inside it.
+/// Armed, it makes the one [`crate::alloc::control_allocation`] that
+/// [`crate::alloc::assert_allocated_nothing`] wants to see counted.
 struct AllocationWindow {
     info: ComponentInfo,
     from: u64,
@@ -61,6 +63,7 @@ impl Component for AllocationWindow {
     fn step(&mut self, ctx: &StepContext, _: &[Value], _: &mut [Value]) -> Step {
         if ctx.step == self.from {
             crate::alloc::count_all_threads(true);
+            crate::alloc::control_allocation();
         }
         if ctx.step == self.to {
             crate::alloc::count_all_threads(false);
@@ -70,7 +73,7 @@ impl Component for AllocationWindow {
 }
 
 /// A factory for a component that counts every thread's allocations from its step `from` to its
-/// step `to` (add it at the base rate).
+/// step `to` (add it at the base rate), one control allocation among them.
 pub fn allocation_window(from: u64, to: u64) -> Factory {
     Arc::new(move || Ok(Box::new(AllocationWindow { info: ComponentInfo::new("window", "arms the allocation counter"), from, to }) as Box<dyn Component>))
 }
@@ -128,21 +131,4 @@ impl Base for RecordingBase {
         self.log.lock().unwrap().commands.push(c);
         Step::Continue
     }
-}
-
-/// A component that counts allocations on all threads from step `from` to step `to` of its
-/// assembly (add it first: `a.add("window", "window", 1, counting_window(1000, 9000))`), so the
-/// count covers the steady state only, not the assembly's start.
-pub fn counting_window(from: u64, to: u64) -> morc_kernel::Factory {
-    func(&[], &[], move || {
-        Box::new(move |ctx: &morc_kernel::StepContext, _: &[morc_kernel::Value], _: &mut [morc_kernel::Value]| {
-            if ctx.step == from {
-                crate::alloc::count_all_threads(true);
-            }
-            if ctx.step == to {
-                crate::alloc::count_all_threads(false);
-            }
-            morc_kernel::Step::Continue
-        })
-    })
 }

@@ -2,6 +2,8 @@
 //!
 //! - [`alloc`]: a counting global allocator, for the tests that prove a real-time path
 //!   allocates nothing in steady state (and the fuzz tests that bound the largest allocation);
+//! - [`overlap`]: a reader run against a writer until their accesses have overlapped, for the
+//!   tests of what threads hand each other without a lock;
 //! - [`doubles`] (feature `doubles`): components made from closures and a base that records
 //!   what the engine did with it.
 //!
@@ -13,3 +15,4 @@
 pub mod alloc;
 #[cfg(feature = "doubles")]
 pub mod doubles;
+pub mod overlap;
