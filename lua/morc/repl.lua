@@ -123,13 +123,13 @@ local function complete(text)
   local chain = text:match("[%a_][%w_%.:]*$")
   if chain == nil then return #text, {} end
   local path, sep, word = chain:match("^(.*)([%.:])([%w_]*)$")
-  local names = {}
+  local names, value = {}, nil
   if path == nil then
     word = chain
     table_names(_G, names, 0)
     for _, k in ipairs(keywords) do names[k] = true end
   else
-    local value = _G
+    value = _G
     for part in path:gmatch("[^%.:]+") do
       local ok, next_value = pcall(function() return value[part] end)
       if not ok or next_value == nil then return #text, {} end
@@ -143,9 +143,16 @@ local function complete(text)
       table_names(string, names, 0)
     end
   end
+  -- After `:` only what can be called as a method: a function (a field such as robot.dof is
+  -- not a method, nor robot.joints).
+  local function callable(name)
+    if sep ~= ":" then return true end
+    local ok, v = pcall(function() return value[name] end)
+    return ok and type(v) == "function"
+  end
   local found = {}
   for name in pairs(names) do
-    if name:sub(1, #word) == word and not name:match("^__") then found[#found + 1] = name end
+    if name:sub(1, #word) == word and not name:match("^__") and callable(name) then found[#found + 1] = name end
   end
   table.sort(found)
   return #text - #word, found

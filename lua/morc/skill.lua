@@ -11,15 +11,20 @@ local ResultMT = {}
 local TYPES = { number = true, integer = true, vector = true, string = true, boolean = true, table = true, ["function"] = true }
 
 -- file:line of the Lua code `level` frames above the caller, skipping C frames.
+-- The user's line: the first with a line number outside morc's own Lua (lua/morc/), else the
+-- first with one.
 local function where(level)
-  for l = level + 1, level + 12 do
+  local first
+  for l = level + 1, level + 16 do
     local info = debug.getinfo(l, "Sl")
     if not info then break end
     if info.currentline and info.currentline > 0 then
-      return ("%s:%d"):format(info.short_src, info.currentline)
+      local place = ("%s:%d"):format(info.short_src, info.currentline)
+      if not info.short_src:find("^lua/morc/") then return place end
+      first = first or place
     end
   end
-  return "?"
+  return first or "?"
 end
 
 local function show(v)
@@ -45,7 +50,7 @@ end
 
 -- One line per parameter, for help(skill) and the generated reference.
 local function describe_param(name, s)
-  local ty = s.type == "vector" and s.size and ("vector[%d]"):format(s.size) or s.type
+  local ty = s.type == "vector" and s.size and ("vector[%s]"):format(s.size) or s.type
   local line = ("  %-13s %-10s %-4s"):format(name, ty, s.unit or "")
   if s.default ~= nil then line = line .. " default " .. show(s.default) end
   if s.range then line = line .. (" range [%s, %s]"):format(show(s.range[1]), show(s.range[2])) end
@@ -113,7 +118,13 @@ local function check_value(skill, name, s, v)
     return v
   elseif s.type == "vector" then
     if type(v) ~= "table" then return bad("must be a vector (a list of numbers%s), got %s", unit, type(v)) end
-    if s.size and #v ~= s.size then return bad("must have %d elements, got %d", s.size, #v) end
+    if s.size == "joints" then
+      -- One per joint of the robot on the engine (any length on the ideal axes).
+      local robot = morc.current_robot
+      if robot and #v ~= robot.dof then
+        return bad("has %d values, robot '%s' has %d joints: give one per joint (%s)", #v, robot.name, robot.dof, s.unit or "")
+      end
+    elseif s.size and #v ~= s.size then return bad("must have %d elements, got %d", s.size, #v) end
     local copy = {}
     for i = 1, #v do
       local x = v[i]
@@ -497,7 +508,8 @@ function skills() print(S.summary()) end
 morc.doc(morc.skill, [[morc.skill { name, doc, params, precondition, execute, evaluate, positional } — defines a skill, a callable robot command.
   params       = { q = { type = "vector", size = 6, unit = "deg", default = {…}, range = { lo, hi }, doc = "…" },
                    speed = { type = "number", unit = "%", default = 100, range = { 1, 100 } } }
-                 types: number, integer, vector (size), string (values = {…}), boolean, table, function;
+                 types: number, integer, vector (size: a count, or "joints": one per joint of the robot on
+                 the engine), string (values = {…}), boolean, table, function;
                  a param without a default is required unless optional = true; a table param with
                  list = true is a list even given one element (path { { "lin", pose } })
   precondition = function(ctx, p) return ok, reason end          -- false: nothing runs, result.ok = false
@@ -516,7 +528,7 @@ a handle h; h:cancel() stops it (the robot holds). Their types:
   skill_def.precondition?: fun(ctx: skill_ctx, p: table): boolean, string?
   skill_def.execute: fun(ctx: skill_ctx, p: table): any
   skill_def.evaluate?: fun(ctx: skill_ctx, p: table, r: any): boolean, string?, table?
-  skill_param.type: "number"|"integer"|"vector"|"string"|"boolean"|"table"|"function"   skill_param.size?: integer
+  skill_param.type: "number"|"integer"|"vector"|"string"|"boolean"|"table"|"function"   skill_param.size?: integer|"joints"
   skill_param.unit?: string   skill_param.default?: any   skill_param.range?: table   skill_param.values?: string[]
   skill_param.optional?: boolean   skill_param.doc?: string
   skill_ctx.engine: engine   skill_ctx.robot: robot?   skill_ctx.data: data?

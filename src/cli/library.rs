@@ -99,6 +99,8 @@ fn info(name: &str) -> Result<(), String> {
         let mut names: Vec<String> = std::fs::read_dir(Path::new(&dir).join(sub))
             .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
             .unwrap_or_default();
+        // Hidden files (the `.keep` that holds an empty folder in git) are not the library's.
+        names.retain(|n| !n.starts_with('.'));
         names.sort();
         if !names.is_empty() {
             println!("  {sub:<8} {}", names.join(", "));
@@ -151,7 +153,7 @@ fn new(name: &str, parent: &Path) -> Result<(), String> {
         (
             format!("skills/{skill}_hello.lua"),
             format!(
-                "-- A first skill: holds the axes where they are for a while.\nreturn morc.skill {{\n  name = \"{skill}_hello\",\n  doc = \"holds the axes for `seconds` s (an example skill to start from)\",\n  params = {{ seconds = {{ type = \"number\", unit = \"s\", default = 0.1, range = {{ 0.001, 60 }} }} }},\n  execute = function(ctx, p)\n    local a = morc.assembly {{ \"{skill}_hello\", duration = p.seconds }}\n    a:add(\"p\", \"probe\", {{ n = 6 }})\n    a:connect(\"robot.q\", \"p.u\")\n    return ctx.engine:run(a)\n  end,\n  evaluate = function(ctx, p, r) return r.ok, (\"%d ticks\"):format(r.ticks) end,\n}}\n"
+                "-- A first skill: holds the axes where they are for a while.\nreturn morc.skill {{\n  name = \"{skill}_hello\",\n  doc = \"holds the axes for `seconds` s (an example skill to start from)\",\n  params = {{ seconds = {{ type = \"number\", unit = \"s\", default = 0.1, range = {{ 0.001, 60 }} }} }},\n  execute = function(ctx, p)\n    local a = morc.assembly {{ \"{skill}_hello\", duration = p.seconds }}\n    -- As many values as the robot has joints (six ideal axes when the engine has no robot).\n    a:add(\"p\", \"probe\", {{ n = ctx.robot and ctx.robot.dof or 6 }})\n    a:connect(\"robot.q\", \"p.u\")\n    return ctx.engine:run(a)\n  end,\n  evaluate = function(ctx, p, r) return r.ok, (\"%d ticks\"):format(r.ticks) end,\n}}\n"
             ),
         ),
         ("assemblies/.keep".to_string(), String::new()),

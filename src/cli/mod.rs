@@ -183,7 +183,7 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: library::LibCommand,
     },
-    /// Run Lua tests on the virtual clock: a library's DIR/tests/*.lua, or the *.lua of a plain folder.
+    /// Run Lua tests on the virtual clock: a library's DIR/tests/*.lua, an installed library's by its NAME, or the *.lua of a plain folder.
     Test {
         #[arg(default_value = ".")]
         dir: PathBuf,

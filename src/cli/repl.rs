@@ -17,7 +17,7 @@ use rustyline::history::FileHistory;
 use rustyline::validate::Validator;
 use rustyline::{Context, Editor, Helper};
 
-use super::{exit, exit_code, lua_with_engine, LuaSetup};
+use super::{exit, lua_with_engine, LuaSetup};
 use morc_kernel::EngineConfig;
 
 /// Pretty printing and completion, written in Lua (they walk Lua values).
@@ -75,9 +75,11 @@ pub fn main(config: EngineConfig, setup: &LuaSetup) -> i32 {
         }
     };
     match session(&lua) {
+        // Leaving with Ctrl-D (or the end of piped input) is a clean end, whatever the last run
+        // did: the REPL reported each run's fault when it happened.
         Ok(()) => match super::interrupt::terminating() {
             Some(signal) => 128 + signal,
-            None => exit_code(&lua, false),
+            None => exit::OK,
         },
         Err(e) => {
             eprintln!("morc: {e}");

@@ -273,7 +273,7 @@ impl BusBase {
         let devices = build_classes(&mut bus, &config).map_err(BusError::BringUp)?;
         let (info, ports, devices) = ports::layout(devices);
         let period_ns = (config.period * 1e9).round() as u64;
-        let shared = Arc::new(BusShared::new(bus.devices().iter().map(|d| (d.position, d.name.clone())).collect()));
+        let shared = Arc::new(BusShared::new(bus.devices().iter().map(|d| (d.position, d.name.clone())).collect(), bus.interface().map(str::to_string)));
         // Without the joints' velocity limits (BusBase::set_standstill gives them), a drive
         // stands when it reads less than a few encoder counts per cycle.
         let speeds = devices.drives.iter().map(|d| morc_kernel::standstill_speed(f64::NAN, d.class.config().velocity_from_counts(1).abs() / period)).collect();

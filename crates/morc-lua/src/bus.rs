@@ -26,6 +26,19 @@ fn ethercat(bus: &dyn BusDiagnostics) -> mlua::Result<&BusHandle> {
         .ok_or_else(|| mlua::Error::runtime("engine.bus: this bus is not EtherCAT: it has no simulated devices nor force/torque sensors to bias"))
 }
 
+/// Which bus an engine runs on, for `tostring(engine)`: "EtherCAT bus on eth1", "EtherCAT bus
+/// on the simulated segment (bus = \"sim\")", or "no bus" (the simulated robot or axes).
+pub(crate) fn describe(bus: Option<&Arc<dyn BusDiagnostics>>) -> String {
+    let Some(bus) = bus else { return "no bus: simulated".into() };
+    match bus.as_any().downcast_ref::<BusHandle>() {
+        Some(b) => match b.interface() {
+            Some(iface) => format!("EtherCAT bus on {iface}"),
+            None => "EtherCAT bus on the simulated segment (bus = \"sim\")".into(),
+        },
+        None => "a fieldbus".into(),
+    }
+}
+
 /// `engine:reset_faults()`: `true` when nothing is latched any more, else `false` and why.
 pub fn reset_faults(engine: &mut Engine) -> mlua::Result<(bool, Option<String>)> {
     let Some(handle) = engine.bus().cloned() else {

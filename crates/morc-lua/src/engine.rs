@@ -411,7 +411,7 @@ impl UserData for LuaEngine {
         });
         methods.add_meta_method("__tostring", |_, this, ()| {
             let c = this.0.config();
-            Ok(format!("engine ({} clock, T = {} ms, base '{}')", c.clock, c.period * 1e3, this.0.base_name()))
+            Ok(format!("engine ({} clock, T = {} ms, base '{}', {})", c.clock, c.period * 1e3, this.0.base_name(), super::bus::describe(this.0.bus())))
         });
     }
 }

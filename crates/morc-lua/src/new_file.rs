@@ -48,8 +48,13 @@ pub(crate) fn checked_path(lua: &Lua, path: &str) -> String {
 /// Registers `morc.write_new(path, text)`: [`write_new`] for Lua savers (a library's helpers
 /// saving taught points, a program's own results), so every save in morc names files one way.
 pub(crate) fn install(lua: &Lua, morc: &Table) -> mlua::Result<()> {
-    let f = lua.create_function(|lua, (path, text): (String, mlua::String)| {
+    let f = lua.create_function(|lua, (path, text): (mlua::Value, mlua::String)| {
         let what = format!("{}: morc.write_new", super::origin::caller(lua));
+        // A number is no file name (Lua would make 0/0 the file "-nan").
+        let mlua::Value::String(path) = path else {
+            return Err(raise(ErrorKind::Lua, format!("{what}: the path must be a string (the file to write), got {}", path.type_name())));
+        };
+        let path = path.to_str()?.to_string();
         // Writing a file anywhere is a library's io capability.
         crate::library::check(lua, "io", "use io outside its folder (morc.write_new writes a file)")?;
         write_new(&checked_path(lua, &path), &text.to_str()?, &what)

@@ -71,3 +71,32 @@ fn note(info: &std::panic::PanicHookInfo) -> bool {
 pub(crate) fn explain(text: &str) -> Option<String> {
     LAST.with(|n| n.borrow().as_ref().filter(|n| n.message == text).map(|n| n.text.clone()))
 }
+
+#[cfg(test)]
+mod tests {
+    /// No call of morc's own is known to panic any more (tests/lua/api_sweep.lua sweeps them):
+    /// a function that does stands in for the next bug.
+    #[test]
+    fn a_panic_in_a_call_from_lua_is_an_error_naming_the_call_and_the_line_of_kind_internal() {
+        let lua = crate::new_state().unwrap();
+        crate::error::install(&lua).unwrap();
+        let broken = lua.create_table().unwrap();
+        broken.set("calibrate", lua.create_function(|_, ()| -> mlua::Result<()> { panic!("Cannot compute the SVD of an empty matrix.") }).unwrap()).unwrap();
+        lua.globals().set("arm", broken).unwrap();
+        let (ok, text, kind, message, after): (bool, String, String, String, i64) = lua
+            .load(
+                "local ok, err = pcall(function()\n  return arm:calibrate()\nend)\n\
+                 return ok, tostring(err), err.kind, err.message, 1 + 1",
+            )
+            .set_name("@prog.lua")
+            .eval()
+            .unwrap();
+        assert!(!ok);
+        assert!(text.starts_with("prog.lua:2: internal error in morc's method 'calibrate': Cannot compute the SVD of an empty matrix. (at "), "{text}");
+        assert!(text.contains("This is a bug in morc: please report it"), "{text}");
+        assert_eq!(kind, "internal");
+        assert!(message.contains("method 'calibrate'"), "{message}");
+        // The state goes on.
+        assert_eq!(after, 2);
+    }
+}

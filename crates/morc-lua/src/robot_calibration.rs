@@ -63,6 +63,13 @@ pub(crate) fn calibrate(lua: &Lua, robot: &Arc<Robot>, t: Table) -> mlua::Result
     let poses: Table = t.get::<Option<Table>>("poses")?.ok_or_else(|| fail("give poses = { q°, … } (the joint positions where the tool was measured)".into()))?;
     let measured: Table = t.get::<Option<Table>>("measured")?.ok_or_else(|| fail("give measured = { { x, y, z } mm, … } (one tool position per pose)".into()))?;
     let qs = joint_poses(robot, &poses, "pose", false).map_err(fail)?;
+    let cal = GeometricCalibration::new(&robot.model, robot.tool_frame);
+    if qs.is_empty() {
+        return Err(fail(format!(
+            "poses is empty: give poses = {{ q°, … }} and measured = {{ {{ x, y, z }} mm, … }}, one measured position per pose (at least {} poses, spread over the workspace)",
+            cal.poses_needed(cal.parameters().len())
+        )));
+    }
     let mut ps = Vec::new();
     for (i, p) in measured.sequence_values::<Vec<f64>>().enumerate() {
         let p = p.map_err(|_| fail(format!("measured[{}] must be {{ x, y, z }} in mm", i + 1)))?;
@@ -71,7 +78,6 @@ pub(crate) fn calibrate(lua: &Lua, robot: &Arc<Robot>, t: Table) -> mlua::Result
         }
         ps.push(Vector3::new(p[0], p[1], p[2]) * 1e-3);
     }
-    let cal = GeometricCalibration::new(&robot.model, robot.tool_frame);
     let c = cal.calibrate(&robot.model, &qs, &ps).map_err(fail)?;
     let calibrated = regeometried(robot, |m| cal.apply(m, &c.errors), &origin.to_string())?;
     let out = lua.create_table()?;
@@ -175,6 +181,9 @@ pub(crate) fn measurement_poses(lua: &Lua, robot: &Arc<Robot>, t: Table) -> mlua
     let candidates: Table = t.get::<Option<Table>>("candidates")?.ok_or_else(|| fail("give candidates = { q°, … } (poses the tracker sees and the robot reaches)".into()))?;
     // The robot is to move to every chosen pose: each must be a number within the joint limits.
     let qs = joint_poses(robot, &candidates, "candidate", true).map_err(fail)?;
+    if qs.is_empty() {
+        return Err(fail("candidates is empty: give candidates = { q°, … }, more poses than n (the tracker sees them and the robot reaches them)".into()));
+    }
     let n: usize = t.get::<Option<usize>>("n")?.unwrap_or(30);
     let name: String = t.get::<Option<String>>("index")?.unwrap_or_else(|| "O1".into());
     let index = morc_model::ObservabilityIndex::parse(&name).ok_or_else(|| fail(format!("index \"{name}\": give \"O1\" … \"O5\"")))?;

@@ -189,6 +189,16 @@ fn jog_command(robot: &morc_robot::Robot, t: &Table, what: &str) -> Result<JogCo
     Ok(c)
 }
 
+/// The metatable of `robot:jog`'s result: one line, as a skill result prints (lua/morc/skill.lua).
+const JOG_RESULT: &str = r#"return { __tostring = function(r)
+  local line = ("jog %s  %.3g s"):format(r.ok and "✓" or "✗", r.duration or 0)
+  if not r.ok then return line .. "   " .. tostring(r.reason) end
+  if r.stopped then line = line .. "   " .. r.stopped end
+  local q = {}
+  for i, x in ipairs(r.q or {}) do q[i] = ("%.4g"):format(x) end
+  return line .. "   q = { " .. table.concat(q, ", ") .. " }"
+end }"#;
+
 /// `robot:jog { … }`: jogs on the engine and returns when the robot is still again.
 pub(crate) fn jog(lua: &Lua, ud: &AnyUserData, t: Table) -> mlua::Result<Table> {
     let origin = super::origin::caller(lua);
@@ -207,11 +217,15 @@ pub(crate) fn jog(lua: &Lua, ud: &AnyUserData, t: Table) -> mlua::Result<Table> 
     let out = lua.create_table()?;
     out.set("ok", result.get::<bool>("ok")?)?;
     out.set("reason", result.get::<mlua::Value>("reason")?)?;
+    out.set("duration", result.get::<mlua::Value>("duration")?)?;
     out.set("q", after.get::<mlua::Value>("q")?)?;
     out.set("tool", after.get::<mlua::Value>("tool")?)?;
     if let Some(why) = jog_stop_text(&robot) {
         out.set("stopped", why)?;
     }
+    // Printed as a skill's result is: "jog ✓  0.21 s   …".
+    let meta: Table = lua.load(JOG_RESULT).set_name("=morc.jog").eval()?;
+    out.set_metatable(Some(meta));
     Ok(out)
 }
 

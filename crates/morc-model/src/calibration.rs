@@ -159,6 +159,12 @@ impl GeometricCalibration {
 
     /// Estimates the errors from `measured` positions of the frame at `poses` (m, rad).
     pub fn calibrate(&self, model: &Model, poses: &[Vec<f64>], measured: &[Vector3<f64>]) -> Result<Calibrated, String> {
+        if poses.is_empty() {
+            return Err(format!(
+                "no poses: give the joint positions where the tool was measured and its measured position at each (at least {}, spread over the workspace)",
+                self.poses_needed(self.parameters.len())
+            ));
+        }
         if poses.len() != measured.len() {
             return Err(format!("{} poses but {} measured positions", poses.len(), measured.len()));
         }
@@ -300,6 +306,9 @@ impl GeometricCalibration {
     /// scaled alike for all, on the parameters the whole candidate set identifies); an exchange
     /// is a rank-3 update of JᵀJ.
     pub fn select_poses(&self, model: &Model, candidates: &[Vec<f64>], n: usize, index: ObservabilityIndex) -> Result<PoseSelection, String> {
+        if candidates.is_empty() {
+            return Err(format!("no candidates: give poses the tracker sees and the robot reaches to choose {n} from"));
+        }
         if n == 0 || n > candidates.len() {
             return Err(format!("choose between 1 and {} poses (the candidates), not {n}", candidates.len()));
         }
@@ -387,7 +396,8 @@ fn identification_of(j: &DMatrix<f64>) -> Identification {
             c /= norm;
         }
     }
-    let observability = scaled.singular_values().min();
+    // No poses (no rows) or nothing identified: nothing is observable.
+    let observability = if scaled.is_empty() { 0.0 } else { scaled.singular_values().min() };
     Identification { kept, dropped, observability }
 }
 

@@ -529,6 +529,11 @@ fn value_range(values: impl Iterator<Item = f64>) -> Range<f64> {
 /// "0.25000000000000006"), in exponent form for very large or small values.
 fn tick_text(x: f64, range: &Range<f64>, ticks: usize) -> String {
     let step = (range.end - range.start) / ticks as f64;
+    // The tick at zero, computed as a sum of steps, is a rounding error off it (-1.36e-20 on a
+    // signal of a few 1e-4): zero it is.
+    if x.abs() < 1e-9 * step.abs() {
+        return "0".into();
+    }
     let magnitude = range.start.abs().max(range.end.abs());
     if magnitude >= 1e6 || (magnitude < 1e-3 && magnitude > 0.0) {
         return format!("{x:.2e}");
@@ -566,6 +571,9 @@ mod tests {
         assert_eq!(tick_text(-0.0, &(-1.0..1.0), 6), "0");
         assert_eq!(tick_text(1.5, &(0.0..10.0), 10), "1.5");
         assert_eq!(tick_text(2e7, &(0.0..3e7), 6), "2.00e7");
+        // Small signals are in exponent form, but their zero tick is 0 (issue 39).
+        assert_eq!(tick_text(-1.36e-20, &(-4e-4..4e-4), 6), "0");
+        assert_eq!(tick_text(2e-4, &(-4e-4..4e-4), 6), "2.00e-4");
     }
 
     #[test]

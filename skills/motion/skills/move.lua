@@ -24,7 +24,7 @@ return morc.skill {
 Starts where the axes are; the duration is what the slowest axis needs at speed % of max_velocity.
 Measured: final_error (deg, the largest axis error at the end), move_time (s).]],
   params = {
-    q = { type = "vector", unit = "deg", range = { -360, 360 }, doc = "target joint positions, one per axis" },
+    q = { type = "vector", size = "joints", unit = "deg", range = { -360, 360 }, doc = "target joint positions, one per axis" },
     speed = { type = "number", unit = "%", default = 100, range = { 1, 100 }, doc = "share of max_velocity at the peak" },
     max_velocity = { type = "number", unit = "deg/s", default = 150, range = { 1, 1000 }, doc = "peak joint velocity at speed 100 %" },
     tolerance = { type = "number", unit = "deg", default = 0.01, range = { 0, 10 }, doc = "largest final error that counts as arrived" },

@@ -8,7 +8,7 @@ The profile is trapezoidal, or jerk-limited with ramp > 0; rigid-body feed-forwa
 Measured: final_error and peak_error (deg; mm for prismatic joints), tool_error (mm), motion_time (s).]],
   positional = "q",
   params = cmd.params {
-    q = { type = "vector", unit = "deg", doc = "target joint positions, one per joint (mm for prismatic joints)" },
+    q = { type = "vector", size = "joints", unit = "deg", doc = "target joint positions, one per joint (mm for prismatic joints)" },
     time_optimal = { type = "boolean", default = false, doc = "as fast as the joints' velocity, acceleration and torque limits allow (TOPP-RA with the robot's dynamics) along the same line" },
   },
   precondition = function(ctx, p)

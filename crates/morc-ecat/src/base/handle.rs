@@ -30,12 +30,14 @@ pub(super) struct BusShared {
     pub states: Box<[AtomicU8]>,
     /// The latched fault's message (set when latched; the base only tries the lock, never waits).
     pub fault: Mutex<Option<String>>,
+    /// The network interface the bus runs on; None for an in-process segment (`--bus sim`).
+    pub interface: Option<String>,
 }
 
 impl BusShared {
-    pub fn new(devices: Vec<(usize, String)>) -> Self {
+    pub fn new(devices: Vec<(usize, String)>, interface: Option<String>) -> Self {
         let states = devices.iter().map(|_| AtomicU8::new(0)).collect();
-        BusShared { devices, states, ..BusShared::default() }
+        BusShared { devices, states, interface, ..BusShared::default() }
     }
 }
 
@@ -88,6 +90,10 @@ impl BusHandle {
     /// Faults seen since start.
     pub fn faults(&self) -> u64 {
         self.shared.faults.load(Ordering::Relaxed)
+    }
+    /// The network interface the bus runs on ("eth1"); None for an in-process segment.
+    pub fn interface(&self) -> Option<&str> {
+        self.shared.interface.as_deref()
     }
     /// Bus cycles run since start.
     pub fn cycles(&self) -> u64 {
