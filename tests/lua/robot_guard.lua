@@ -92,7 +92,7 @@ for _, engine in ipairs { { name = "direct simulation" }, { name = "virtual Ethe
     T.eq(back.ok, true, back.reason)
   end)
 
-  T.test(engine.name .. ": a torque feed-forward past the joint's torque limit is refused", function()
+  T.test(engine.name .. ": a feed-forward that is not a number is refused naming the joint", function()
     start()
     local tau = morc.component {
       name = "tau",
@@ -100,7 +100,7 @@ for _, engine in ipairs { { name = "direct simulation" }, { name = "virtual Ethe
       step = function(self, inp, out, t)
         local home = { 0, -90, 90, 0, 45, 0 }
         for i = 1, 6 do out.q[i] = home[i] * math.pi / 180; out.tau[i] = 0 end
-        out.tau[3] = 4000
+        if t > 0.01 then out.tau[3] = 0 / 0 end
       end,
     }
     local a = morc.assembly { "tau", duration = 0.1 }
@@ -109,7 +109,7 @@ for _, engine in ipairs { { name = "direct simulation" }, { name = "virtual Ethe
     a:connect("ff.tau", "robot.tau_ff")
     local r = morc.engine:run(a)
     T.eq(r.ok, false)
-    assert(r.reason:find("A3", 1, true) and r.reason:find("4000.0 N·m", 1, true) and r.reason:find("torque limit 1500.0 N·m", 1, true), r.reason)
+    assert(r.reason:find("NaN", 1, true) and r.reason:find("robot.tau_ff[3]", 1, true), r.reason)
   end)
 end
 

@@ -12,7 +12,8 @@
 //!   limit allows, and not taking the joint past a position limit within the next cycle;
 //! - `tau_cmd` (torques): within the torque limit, and not pushing a joint that is past a
 //!   position limit further out;
-//! - the feed-forwards `qd_ff`, `tau_ff`: within the velocity and torque limits.
+//! - the feed-forwards `qd_ff`, `tau_ff`: numbers (they add to the drive's own loop, whose
+//!   output saturates at the torque limit).
 //!
 //! A robot standing outside its position limits (moved by hand, brakes released) accepts only
 //! commands that take it back towards them, as jog does. The engine faults naming the joint, the
@@ -304,7 +305,7 @@ impl CommandGuard {
                     return Some(what);
                 }
             }
-            Asks::Torque | Asks::TorqueFeedForward => {
+            Asks::Torque => {
                 if over(x, l.torque) {
                     let unit = if self.robot.is_prismatic(j) { "N" } else { "N·m" };
                     return Some(format!("asks {name} for {x:.1} {unit}, past its torque limit {:.1} {unit}", l.torque));
@@ -312,17 +313,13 @@ impl CommandGuard {
                 // Under torque control the drive holds no position: a joint past its limit and
                 // moving further out is stopped.
                 let (q, qd) = (self.q[j], self.qd[j]);
-                if asks == Asks::Torque {
-                    if let Some(what) = self.past_position_limit(j, q, q + qd * dt) {
-                        return Some(what);
-                    }
+                if let Some(what) = self.past_position_limit(j, q, q + qd * dt) {
+                    return Some(what);
                 }
             }
-            Asks::VelocityFeedForward => {
-                if over(x, l.velocity) {
-                    return Some(format!("feeds {name} forward at {}, past its velocity limit {}", self.rate(j, x), self.rate(j, l.velocity)));
-                }
-            }
+            // A feed-forward adds to the drive's own loop, whose output saturates at the
+            // torque limit: a number is all it must be.
+            Asks::TorqueFeedForward | Asks::VelocityFeedForward => {}
         }
         None
     }

@@ -218,15 +218,8 @@ return morc.register(morc.component {
       if v > most then v = most elseif v < -most then v = -most end
       vj[c2] = v
     end
-    -- The drives can follow: no joint changes its speed faster than its acceleration limit (the
-    -- change scaled as one, so the tool keeps its direction).
-    local s = 1
     for c2, j in ipairs(joints) do
-      local dv = math.abs(vj[c2] - qdc[j])
-      if dv * s > acc[j] * T then s = acc[j] * T / dv end
-    end
-    for c2, j in ipairs(joints) do
-      local v = qdc[j] + (vj[c2] - qdc[j]) * s
+      local v = vj[c2]
       -- The acceleration, for the drives' torque feed-forward: without it they lag the law.
       qddc[j] = (v - qdc[j]) / T
       qdc[j] = v
