@@ -318,7 +318,8 @@ morc.use_robot(kr16, { q0 = { 0, 0, 0, 0, 0, 0 } })
 assert(morc.engine:run(morc.assembly { "settle", duration = 0.01 }).ok)
 assert(morc.live.wait_for_client(60), "no client came")
 for i = 1, 2 do
-  local a = morc.assembly { "run " .. i, duration = 0.5 }
+  -- A whole period: each run ends where and as the robot stood.
+  local a = morc.assembly { "run " .. i, duration = 1.0 }
   -- 0.2·(1 − cos 2πt): from where the robot stands, at rest (the base refuses a jump).
   a:add("ref", "sine", { n = 6, amplitude = 0.2, frequency = 1, phase = -math.pi / 2, offset = 0.2 })
   a:connect("ref.y", "robot.q_cmd")
