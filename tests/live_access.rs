@@ -319,10 +319,10 @@ assert(morc.engine:run(morc.assembly { "settle", duration = 0.01 }).ok)
 assert(morc.live.wait_for_client(60), "no client came")
 for i = 1, 2 do
   -- A whole period: each run ends where and as the robot stood.
-  local a = morc.assembly { "run " .. i, duration = 1.0 }
-  -- 0.02·(1 − cos 2πt): from where the robot stands, at rest (the base refuses a jump), and small,
+  local a = morc.assembly { "run " .. i, duration = 0.5 }
+  -- 0.02·(1 − cos 4πt): from where the robot stands, at rest (the base refuses a jump), and small,
   -- so the servo's lag at the end leaves the robot within a command's step of where the next run starts.
-  a:add("ref", "sine", { n = 6, amplitude = 0.02, frequency = 1, phase = -math.pi / 2, offset = 0.02 })
+  a:add("ref", "sine", { n = 6, amplitude = 0.02, frequency = 2, phase = -math.pi / 2, offset = 0.02 })
   a:connect("ref.y", "robot.q_cmd")
   local r = morc.engine:run(a)
   assert(r.ok, r.reason)
