@@ -102,6 +102,9 @@ fn read_document(file: &str) -> (Vec<DocLine>, Vec<Session>) {
                 sessions.last_mut().unwrap().shown.push(t.to_string());
             } else if let Some(words) = command_words(t) {
                 lines.push(DocLine { place: format!("{file}:{n}"), words });
+            } else {
+                // A doc string's text block (docs/lua-api.md) quotes commands in backticks too.
+                lines.extend(inline_commands(file, n, t));
             }
             continue;
         }
@@ -140,7 +143,8 @@ fn command_words(text: &str) -> Option<Vec<String>> {
         t = after;
     }
     t = t.strip_prefix("sudo ").unwrap_or(t);
-    let rest = if let Some(r) = t.strip_prefix("cargo run --release --") {
+    // `cargo run --release -- …` is morc; `cargo run --release --features x` another crate's.
+    let rest = if let Some(r) = t.strip_prefix("cargo run --release --").filter(|r| r.is_empty() || r.starts_with(' ')) {
         r
     } else if t == "morc" {
         ""
@@ -149,6 +153,10 @@ fn command_words(text: &str) -> Option<Vec<String>> {
     };
     // A comment: `  # …` after the command.
     let rest = rest.split(" #").next().unwrap_or("");
+    // What morc printed, quoted in prose ("morc experiment: tool residual …"), is no command.
+    if rest.split_whitespace().take(2).any(|w| w.ends_with(':')) {
+        return None;
+    }
     Some(std::iter::once("morc".to_string()).chain(rest.split_whitespace().map(str::to_string)).collect())
 }
 
@@ -156,12 +164,15 @@ fn strip_lua_comment(line: &str) -> &str {
     line.split(" --").next().unwrap_or(line).trim()
 }
 
-/// The scratch folder a command runs in: `examples` is the repository's.
+/// The scratch folder a command runs in: `examples`, `stdlib`, `skills` and `robots` are the repository's.
 fn scratch(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("docs_commands").join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    std::os::unix::fs::symlink(repo().join("examples"), dir.join("examples")).unwrap();
+    // The reader is in the repository: its example and library folders are there.
+    for folder in ["examples", "stdlib", "skills", "robots"] {
+        std::os::unix::fs::symlink(repo().join(folder), dir.join(folder)).unwrap();
+    }
     dir
 }
 
@@ -191,7 +202,7 @@ fn filled(words: &[String], dir: &Path) -> Vec<String> {
         .iter()
         .flat_map(|w| -> Vec<String> {
             match w.as_str() {
-                "prog.lua" | "x.lua" | "FILE" | "FILE.lua" | "A.h5" => vec![file(w)],
+                "prog.lua" | "program.lua" | "x.lua" | "FILE" | "FILE.lua" | "A.h5" => vec![file(w)],
                 "FILE.zip" => vec![make_library_zip(dir).display().to_string()],
                 "DIR" => vec![dir.join("out").display().to_string()],
                 "NAME" => vec!["motion".into()],
@@ -296,7 +307,8 @@ fn run_line(line: &DocLine, index: usize) -> Option<String> {
     let what = format!("{}: `{}`", line.place, words.join(" "));
     // A synopsis (`A | B`, `…`) or a name (`morc check`): the command exists.
     let synopsis = words.iter().any(|w| w == "|" || w.contains('…'));
-    let name_only = words.len() > 1 && words[1..].iter().all(|w| w.chars().all(|c| c.is_ascii_lowercase() || c == '/'));
+    // (`check/doc/test` names three commands; a later word with a `/` is a path: `morc test stdlib/controllers` runs.)
+    let name_only = words.len() > 1 && words[1..].iter().all(|w| w.chars().all(|c| c.is_ascii_lowercase() || c == '/')) && !words[2..].iter().any(|w| w.contains('/'));
     if synopsis || name_only {
         let sub: Vec<&str> = words[1..].iter().take_while(|w| w.chars().all(|c| c.is_ascii_lowercase() || c == '/')).map(String::as_str).collect();
         // `morc check/doc/test`: several commands' names at once.
@@ -321,6 +333,9 @@ fn run_line(line: &DocLine, index: usize) -> Option<String> {
         args[1] = "mylib".into();
     }
     let live = args.iter().any(|a| a == "--live" || a.starts_with("--live="));
+    // The live view's port is one: two live lines at once would take it from each other.
+    static LIVE_PORT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _port = live.then(|| LIVE_PORT.lock().unwrap_or_else(|e| e.into_inner()));
     let repl = args.is_empty();
     let mut child = morc()
         .args(&args)

@@ -151,6 +151,16 @@ fn repl_as_a_person_types() {
     term.press("Tab");
     term.wait_for_new(&before, "a:connect", 10.0);
     term.press("C-c");
+    // After `:` only methods: the engine's field `period` is no method to call.
+    let before = term.screen();
+    term.type_text("morc.engine:p");
+    term.press("Tab");
+    term.press("C-c");
+    term.type_text("morc.engine:ru");
+    term.press("Tab");
+    let screen = term.wait_for_new(&before, "morc.engine:run", 10.0);
+    assert!(!screen[before.len()..].contains("morc.engine:period"), "a field offered after ':':\n{screen}");
+    term.press("C-c");
 
     // A long run (wall clock, no end of its own) is cancelled by Ctrl-C; the REPL stays.
     let before = term.screen();
@@ -311,9 +321,10 @@ fn a_background_run_that_faults_says_so_at_the_prompt() {
     let after = term.wait_for_new(&before, "a run in the background faulted; the robot holds", 20.0);
     let notices = after[before.len()..].matches("in the background faulted").count();
     assert_eq!(notices, 1, "the command's own fault was announced too:\n{}", &after[before.len()..]);
+    // Leaving is clean whatever the last run did: its fault was reported when it happened.
     term.press("C-d");
     let screen = term.wait_for("EXIT=", 20.0);
-    assert!(screen.contains("EXIT="), "{screen}");
+    assert!(screen.contains("EXIT=0"), "Ctrl-D after a faulted run: {screen}");
 }
 
 /// SIGTERM (a supervisor stopping morc) while the REPL waits at its prompt with a run going on
