@@ -148,7 +148,8 @@ fn a_foxglove_client_sees_the_run_as_it_happens() {
     let stats = messages["/morc/stats"].as_array().unwrap();
     assert!(stats.len() >= 2, "{} /morc/stats messages in a 1 s run: {stats:?}", stats.len());
     let ticks: Vec<u64> = stats.iter().map(|m| m["ticks"].as_u64().unwrap()).collect();
-    assert!(ticks.windows(2).all(|w| w[1] > w[0]) && ticks[0] > 0 && *ticks.last().unwrap() <= 1000, "{ticks:?}");
+    // Two messages may carry the same count when the sender catches up on a loaded machine.
+    assert!(ticks.windows(2).all(|w| w[1] >= w[0]) && ticks[0] > 0 && ticks.last() > ticks.first() && *ticks.last().unwrap() <= 1000, "{ticks:?}");
     for m in stats {
         assert_eq!(m["assembly"], "wave");
         assert!(m["late_ticks"].is_u64() && m["dropped"] == 0, "{m}");
