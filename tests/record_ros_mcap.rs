@@ -37,12 +37,13 @@ fn python() -> String {
     }
 }
 
-/// The KR 16 following a sine about its home pose; the robot's q and the reference recorded.
+/// The KR 16 following a wave from where it stands (the base refuses a jump); the robot's q and
+/// the reference recorded.
 const PROGRAM: &str = r#"
 local kr16 = require "robots.kr16"
-morc.use_robot(kr16, { q0 = kr16.home })
+morc.use_robot(kr16, { q0 = { 0, 0, 0, 0, 0, 0 } })
 local a = morc.assembly { "wave", duration = 0.3 }
-a:add("ref", "sine", { n = 6, amplitude = 0.2, frequency = 3 })
+a:add("ref", "sine", { n = 6, amplitude = 0.1, frequency = 3, phase = -math.pi / 2, offset = 0.1 })
 a:add("st", "step", { time = 0.1, final = 2.5 })
 a:connect("ref.y", "robot.q_cmd")
 a:record { "robot.q", "ref.y", "st.y" }
