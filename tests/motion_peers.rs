@@ -35,6 +35,7 @@ fn ur5() -> Arc<Robot> {
     morc_lua::install(&lua, engine).unwrap();
     let robot: mlua::AnyUserData = lua.load(r#"return require "robots.ur5""#).eval().unwrap();
     let robot = robot.borrow::<morc_lua::LuaRobot>().unwrap().0.clone();
+    #[allow(clippy::let_and_return)] // the borrow must end before the Lua state is dropped
     robot
 }
 

@@ -339,7 +339,9 @@ impl MotionTrajectory {
             let outward = |j: usize| {
                 let l = &self.robot.joints[j].limits;
                 let x = q[j];
-                !(x >= l.lower && x <= l.upper) && !((x > l.upper && x <= previous[j]) || (x < l.lower && x >= previous[j]))
+                let within = x >= l.lower && x <= l.upper;
+                let back = (x > l.upper && x <= previous[j]) || (x < l.lower && x >= previous[j]);
+                !(within || back)
             };
             let outside = (0..n).find(|&j| outward(j));
             previous.copy_from_slice(&q);
