@@ -151,7 +151,7 @@ fn a_plant_whose_state_goes_non_finite_faults_naming_the_joint() {
         .enumerate()
         .map(|(i, name)| RobotJoint {
             name: name.clone(),
-            drive: JointDrive { slave: i as u32 + 1, gear: 100.0, counts: 1.0 * 2f64.powi(17), offset: 0.0, direction: 1.0, ..Default::default() },
+            drive: JointDrive { slave: i as u32 + 1, gear: 100.0, counts: Some(1.0 * 2f64.powi(17)), offset: 0.0, direction: 1.0, ..Default::default() },
             limits: Limits { lower: -2.0, upper: 2.0, velocity: 2.0, acceleration: 5.0, torque: 80.0 },
         })
         .collect();

@@ -162,6 +162,8 @@ fn robot_file_lines(base: &BusBase) -> String {
     if !drives.is_empty() {
         let joints: Vec<String> = drives.iter().enumerate().map(|(i, p)| format!("{{ \"J{}\", drive = {{ slave = {p}, mode = \"csp\" }} }}", i + 1)).collect();
         s.push_str(&format!("  joints = {{ {} }},\n", joints.join(", ")));
+        // The line does not say how a drive's counts map to its joint: the robot file must.
+        s.push_str("  -- and each drive's gear and counts (its encoder's counts per motor turn, from the data sheet): drive = { slave = …, gear = …, counts = … }\n");
     }
     let found: Vec<(&str, &str, usize)> = [("ft", "ati_axia"), ("safety", "safety_plc")].into_iter().filter_map(|(kind, class)| positions(kind).first().map(|&p| (kind, class, p))).collect();
     if !found.is_empty() {

@@ -38,7 +38,7 @@ T.test("a bad robot file is a robot error naming the file and the joint", functi
   local file = write("bad_robot.lua", [[
 local model = morc.model.dh { { a = 0, alpha = 0, d = 100, mass = 1, com = { 0, 0, 0 }, inertia = { 0.1, 0.1, 0.1, 0, 0, 0 } } }
 return morc.robot { name = "bad", model = model,
-  joints = { { "A1", drive = { slave = 1 }, limits = { pos = { 90, -90 }, vel = 100, acc = 100, torque = 10 } } } }
+  joints = { { "A1", drive = { slave = 1, counts = 2^17 }, limits = { pos = { 90, -90 }, vel = 100, acc = 100, torque = 10 } } } }
 ]])
   local err = caught(dofile, file)
   check(err, "robot", "bad_robot.lua:2")

@@ -126,4 +126,27 @@ T.test("a robot standing outside its limits accepts only motion back towards the
   assert(a2 < 40, ("A2 at %.2f°"):format(a2))
 end)
 
+T.test("a swap refused in its first tick leaves no recording behind", function()
+  morc.start_engine { robot = kr16, q0 = HOME }
+  local dir = (os.getenv("CARGO_TARGET_TMPDIR") or "/tmp") .. "/guard_refused_swap"
+  assert(os.execute("rm -rf '" .. dir .. "' && mkdir -p '" .. dir .. "'"))
+  local hold = morc.assembly "hold"
+  hold:add("src", A2, { start = -90.0 })
+  hold:connect("src.y", "robot.q_cmd")
+  morc.engine:start(hold)
+  -- A2 30° away from where the running assembly holds it: the takeover check refuses it.
+  local jump = morc.assembly "jump"
+  jump:add("src", A2, { start = -60.0 })
+  jump:connect("src.y", "robot.q_cmd")
+  jump:record { "robot.q", folder = dir }
+  local ok, err = pcall(morc.engine.swap, morc.engine, jump)
+  T.eq(ok, false)
+  assert(tostring(err):find("A2", 1, true), tostring(err))
+  local ls = assert(io.popen("ls -A '" .. dir .. "'"))
+  local left = ls:read("a")
+  ls:close()
+  T.eq(left, "", "the refused swap's recording is removed")
+  assert(math.abs(kr16:state().q[2] + 90) < 0.5, "A2 held where it was")
+end)
+
 return T.summary()

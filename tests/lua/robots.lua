@@ -70,7 +70,7 @@ local model = morc.model.build { name = "arm",
   { "theta3", xyz = { 100, 0, 0 }, mass = 1, com = { 50, 0, 0 }, inertia = { 0.01, 0.01, 0.01, 0, 0, 0 } },
 }
 local function axis(name, pos, more)
-  local j = { name, drive = { slave = 1, gear = 10 }, limits = { pos = pos, vel = 100, acc = 500, torque = 50 } }
+  local j = { name, drive = { gear = 10, counts = 2^17 }, limits = { pos = pos, vel = 100, acc = 500, torque = 50 } }
   for k, v in pairs(more or {}) do j[k] = v end
   return j
 end
@@ -112,7 +112,7 @@ T.test("a robot file's joints are checked against its model: names, order, kinds
 end)
 
 T.test("keys a robot file gives that morc does not know are errors naming the nearest", function()
-  has(robot_file_error("mode", [[axis("theta1", { -180, 180 }, { drive = { slave = 1, mode = "torque" } }), axis("d2", { 0, 900 }), axis("theta3", { -90, 90 })]]),
+  has(robot_file_error("mode", [[axis("theta1", { -180, 180 }, { drive = { slave = 1, counts = 2^17, mode = "torque" } }), axis("d2", { 0, 900 }), axis("theta3", { -90, 90 })]]),
     "joint theta1: unknown drive mode 'torque': use \"csp\" (position), \"csv\" (velocity) or \"cst\" (torque)")
   has(robot_file_error("gaer", [[axis("theta1", { -180, 180 }, { drive = { slave = 1, gaer = 5 } }), axis("d2", { 0, 900 }), axis("theta3", { -90, 90 })]]),
     "unknown key 'gaer' in the drive of joint theta1; did you mean 'gear'?")

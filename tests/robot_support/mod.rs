@@ -23,7 +23,7 @@ pub fn ur5() -> Arc<Robot> {
         .enumerate()
         .map(|(i, (name, l))| RobotJoint {
             name: name.clone(),
-            drive: JointDrive { slave: i as u32 + 1, gear: 101.0, counts: 524288.0, offset: 0.0, direction: 1.0, ..Default::default() },
+            drive: JointDrive { slave: i as u32 + 1, gear: 101.0, counts: Some(524288.0), offset: 0.0, direction: 1.0, ..Default::default() },
             limits: Limits { lower: l.lower, upper: l.upper, velocity: l.velocity, acceleration: 8.0, torque: l.effort },
         })
         .collect();

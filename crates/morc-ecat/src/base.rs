@@ -11,7 +11,7 @@
 //!   (integer: the safety PLC's status bits) per safety PLC, `enc<p>` (rad) per incremental
 //!   encoder terminal;
 //! - inputs: `q_cmd` for drives in CSP, `qd_cmd` in CSV, `tau_cmd` in CST (each a real or a
-//!   vector over the drives in that mode, in line order), `dout<p>` (integer) per digital
+//!   vector over the drives in that mode, in port order: line order, or [`BusConfig::drive_order`]), `dout<p>` (integer) per digital
 //!   output terminal, `aout<p>` (V or mA per channel) per analog output terminal, and last
 //!   `tau_ff` (N·m per drive): feed-forward torque, sent as each drive's torque offset (0x60B2).
 //!
@@ -52,6 +52,10 @@ pub struct BusConfig {
     pub drive: DriveConfig,
     /// Drive settings by position on the line, in place of `drive` for those drives.
     pub drive_overrides: Vec<(usize, DriveConfig)>,
+    /// The drives' positions in the order their ports list them (a robot's joint order,
+    /// whatever the wiring's); each must be a drive on the line, and drives it does not list
+    /// follow in line order. `None`: line order.
+    pub drive_order: Option<Vec<usize>>,
     /// Class overrides by position (e.g. a device whose identity says nothing useful).
     pub class_overrides: Vec<(usize, DeviceClassChoice)>,
     /// Class overrides by identity (vendor id, product code): the one device on the line with
@@ -81,6 +85,7 @@ impl Default for BusConfig {
             period: 0.001,
             drive: DriveConfig::default(),
             drive_overrides: Vec::new(),
+            drive_order: None,
             class_overrides: Vec::new(),
             class_by_identity: Vec::new(),
             classes: Vec::new(),
@@ -270,7 +275,10 @@ impl BusBase {
             Ok(plan)
         })?;
         check_identities(bus.devices(), &config).map_err(BusError::BringUp)?;
-        let devices = build_classes(&mut bus, &config).map_err(BusError::BringUp)?;
+        let mut devices = build_classes(&mut bus, &config).map_err(BusError::BringUp)?;
+        if let Some(order) = &config.drive_order {
+            order_drives(&mut devices.drives, order, bus.devices()).map_err(BusError::BringUp)?;
+        }
         let (info, ports, devices) = ports::layout(devices);
         let period_ns = (config.period * 1e9).round() as u64;
         let shared = Arc::new(BusShared::new(bus.devices().iter().map(|d| (d.position, d.name.clone())).collect(), bus.interface().map(str::to_string)));
@@ -345,7 +353,7 @@ impl BusBase {
     pub fn fault(&self) -> Option<&str> {
         self.fault.as_deref()
     }
-    /// The `i`-th CiA 402 drive (0-based, in line order), not its position on the line.
+    /// The `i`-th CiA 402 drive (0-based, in port order: line order, or [`BusConfig::drive_order`]), not its position on the line.
     pub fn drive(&self, i: usize) -> Option<&Cia402Drive> {
         self.devices.drives.get(i).map(|d| &d.class)
     }
@@ -618,6 +626,30 @@ fn build_classes(bus: &mut Bus, config: &BusConfig) -> Result<Devices, String> {
         }
     }
     Ok(devices)
+}
+
+/// The drives in `order` (their positions on the line), then those it does not list in line
+/// order; a position that holds no drive is an error naming what is there.
+fn order_drives(drives: &mut Vec<DriveSlot>, order: &[usize], line: &[DeviceInfo]) -> Result<(), String> {
+    let mut ordered = Vec::with_capacity(drives.len());
+    for &position in order {
+        match drives.iter().position(|d| d.position == position) {
+            Some(i) => ordered.push(drives.remove(i)),
+            None => {
+                return Err(match line.iter().find(|d| d.position == position) {
+                    Some(d) => format!("slave {position} is '{}', not a CiA 402 drive: check the robot file's drive slaves against `morc bus scan`", d.name),
+                    None => format!(
+                        "no device at slave {position}: the line has {} (slaves 0 to {}); check the robot file's drive slaves against `morc bus scan`",
+                        line.len(),
+                        line.len().saturating_sub(1)
+                    ),
+                })
+            }
+        }
+    }
+    ordered.append(drives);
+    *drives = ordered;
+    Ok(())
 }
 
 /// Each identity the configuration binds a class to is on the line exactly once.

@@ -55,8 +55,8 @@ pub struct SimSegmentConfig {
     /// What a simulated world feeds the force/torque sensor and the digital inputs each cycle
     /// (the simulated robot's wrist sensor and handle); none: they read what tests set.
     pub sensor_feed: Option<std::sync::Arc<morc_ecat_sim::SensorFeed>>,
-    /// Devices moved to a position of their own on the line (a robot file's `bus = { … }`
-    /// binds them by position); the others keep their order around them.
+    /// Devices at a position of their own on the line (a robot file's drives and `bus = { … }`
+    /// bind them by position); the others fill the line around them in their order.
     pub placed: Vec<(SimDevice, usize)>,
 }
 
@@ -67,6 +67,8 @@ pub enum SimDevice {
     SafetyPlc,
     /// The force/torque sensor.
     ForceTorque,
+    /// The `i`-th drive (0-based, the order of its plant).
+    Drive(usize),
 }
 
 impl Default for SimSegmentConfig {
@@ -318,7 +320,7 @@ fn build_segment(config: &SimSegmentConfig, plants: Vec<Box<dyn DrivePlant>>) ->
     line.push((None, coupler(coupler_image()?, 1_000)));
     for (i, plant) in plants.into_iter().enumerate() {
         let image = morc_drive_image().map_err(|e| e.to_string())?;
-        line.push((None, cia402_drive(image, 2_000 + 100 * i as u64, plant)?));
+        line.push((Some(SimDevice::Drive(i)), cia402_drive(image, 2_000 + 100 * i as u64, plant)?));
     }
     if config.digital_outputs > 0 {
         let image = terminal_image(0x2000 + config.digital_outputs, &format!("SIM-DO{}", config.digital_outputs), true, config.digital_outputs)?;
@@ -346,21 +348,9 @@ fn build_segment(config: &SimSegmentConfig, plants: Vec<Box<dyn DrivePlant>>) ->
         let sensor = config.sensor_feed.clone().map_or_else(SimForceSensor::default, SimForceSensor::fed);
         line.push((Some(SimDevice::ForceTorque), fixed_pdo_device(image, EscConfig::et1100(), 8_000, sensor, Some(SimForceSensor::objects(identity)))?));
     }
-    // Placed devices, nearest position first, so each lands where it was asked.
-    let mut placed = config.placed.clone();
-    placed.sort_by_key(|(_, at)| *at);
-    for (device, at) in placed {
-        let Some(from) = line.iter().position(|(d, _)| *d == Some(device)) else {
-            return Err(format!("the simulated segment has no {device:?} to place at position {at}: enable it in the segment's configuration"));
-        };
-        if at >= line.len() {
-            return Err(format!("the simulated segment has {} devices: no position {at} for its {device:?}", line.len()));
-        }
-        let d = line.remove(from);
-        line.insert(at, d);
-    }
+    let line = place(line, &config.placed)?;
     let mut s = Segment::new();
-    for (_, device) in line {
+    for device in line {
         s.push(device);
     }
     for i in 0..config.encoders {
@@ -372,6 +362,44 @@ fn build_segment(config: &SimSegmentConfig, plants: Vec<Box<dyn DrivePlant>>) ->
     // Start virtual time away from 0 so DC system times look like a running line.
     s.set_time_ns(1_000_000_000);
     Ok(s)
+}
+
+/// The line with each placed device at its position and the others filling the rest in their
+/// order (the coupler first, unless a device is placed there).
+fn place<D>(line: Vec<(Option<SimDevice>, D)>, placed: &[(SimDevice, usize)]) -> Result<Vec<D>, String> {
+    let len = line.len();
+    let mut slots: Vec<Option<D>> = (0..len).map(|_| None).collect();
+    let mut what: Vec<Option<SimDevice>> = vec![None; len];
+    let mut rest = Vec::new();
+    let mut line: Vec<Option<(Option<SimDevice>, D)>> = line.into_iter().map(Some).collect();
+    for &(device, at) in placed {
+        let Some(from) = line.iter().position(|d| matches!(d, Some((Some(x), _)) if *x == device)) else {
+            return Err(format!("the simulated segment has no {} to place at position {at}: enable it in the segment's configuration", device.describe()));
+        };
+        if at >= len {
+            return Err(format!("the simulated segment has {len} devices (positions 0 to {}): no position {at} for its {}", len - 1, device.describe()));
+        }
+        if let Some(other) = what[at] {
+            return Err(format!("{} and {} are both placed at position {at}", other.describe(), device.describe()));
+        }
+        what[at] = Some(device);
+        slots[at] = line[from].take().map(|(_, d)| d);
+    }
+    rest.extend(line.into_iter().flatten().map(|(_, d)| d));
+    let mut rest = rest.into_iter();
+    // The placed took one slot each, so the rest fill the others exactly.
+    Ok(slots.into_iter().filter_map(|slot| slot.or_else(|| rest.next())).collect())
+}
+
+impl SimDevice {
+    /// What it is, for messages.
+    fn describe(&self) -> String {
+        match self {
+            SimDevice::SafetyPlc => "safety PLC".into(),
+            SimDevice::ForceTorque => "force/torque sensor".into(),
+            SimDevice::Drive(i) => format!("drive {}", i + 1),
+        }
+    }
 }
 
 /// Devices with the faults real lines have, to test the master's diagnostics against (push

@@ -289,6 +289,7 @@ fn swap(lua: &Lua, ud: &AnyUserData, assembly: Option<AnyUserData>, opts: Option
         let result = this.0.wait(new_handle);
         crate::print_queue::flush();
         if let Ok(r) = &result {
+            discard_recordings(&req.spec, r);
             crate::live::after_run(lua, &req.spec, r);
             lua.set_app_data(LastOutcome(r.outcome.clone()));
         }
@@ -304,6 +305,20 @@ fn swap(lua: &Lua, ud: &AnyUserData, assembly: Option<AnyUserData>, opts: Option
     this.1 = Some((new_handle, req));
     drop(this);
     Ok((t, LuaRunHandle(ud.clone())))
+}
+
+/// Removes the recordings of a swapped-in run that was refused in its first tick: they hold
+/// the one sample whose commands never went out, not a run.
+fn discard_recordings(spec: &morc_kernel::AssemblySpec, result: &morc_kernel::RunResult) {
+    for a in spec.attachments.iter().filter(|a| a.kind == "recorder") {
+        if let Some(morc_kernel::Value::String(path)) = result.data.get(&format!("{}.path", a.name)) {
+            match std::fs::remove_file(path) {
+                Ok(()) => log::info!("{path}: removed: the swap was refused before its first command went out"),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => log::warn!("{path}: the swap was refused, but its recording could not be removed: {e}"),
+            }
+        }
+    }
 }
 
 /// A run's result as the Lua result table (recordings said, data flowed back).

@@ -91,12 +91,16 @@ impl UserData for LuaRobot {
                 e.set("name", j.name.as_str())?;
                 e.set("kind", if this.0.is_prismatic(i) { "prismatic" } else { "revolute" })?;
                 e.set("unit", if this.0.is_prismatic(i) { "mm" } else { "deg" })?;
-                e.set("slave", j.drive.slave)?;
-                e.set("gear", j.drive.gear)?;
-                e.set("counts", j.drive.counts)?;
-                e.set("offset", j.drive.offset)?;
-                e.set("direction", j.drive.direction)?;
-                e.set("mode", j.drive.mode.name())?;
+                // A joint without a wired drive reads back without one, so that it defines
+                // the same robot again.
+                if let Some(counts) = j.drive.counts {
+                    e.set("slave", j.drive.slave)?;
+                    e.set("gear", j.drive.gear)?;
+                    e.set("counts", counts)?;
+                    e.set("offset", j.drive.offset)?;
+                    e.set("direction", j.drive.direction)?;
+                    e.set("mode", j.drive.mode.name())?;
+                }
                 if let Some(t) = j.drive.rated_torque {
                     e.set("rated_torque", t)?;
                 }

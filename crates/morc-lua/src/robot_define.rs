@@ -108,6 +108,27 @@ fn check_joint_against_model(model: &Model, i: usize, given: Option<&str>, j: &T
     Ok(())
 }
 
+/// The settings that wire a joint to a drive on the bus (the rest of [`DRIVE_KEYS`] describe the
+/// drive train the simulation moves).
+const WIRING_KEYS: [&str; 8] = ["slave", "gear", "counts", "offset", "direction", "mode", "rated_torque", "parameters"];
+
+/// A joint drive's encoder counts per motor turn: required once the drive is wired (a bus
+/// scales every position by it, and one count per turn moves the joint in steps of 2π/gear),
+/// `None` where `d` describes no wired drive (the direct simulation needs none).
+fn drive_counts(d: &Table, what: &str) -> Result<Option<f64>, String> {
+    if d.contains_key("counts").map_err(|e| e.to_string())? {
+        return number(d, "counts", None, what).map(Some).map_err(|e| message_of(&e));
+    }
+    let wired: Vec<&str> = WIRING_KEYS.iter().copied().filter(|k| d.contains_key(*k).unwrap_or(false)).collect();
+    if wired.is_empty() {
+        return Ok(None);
+    }
+    Err(format!(
+        "{what}: its drive ({}) needs counts, the encoder's counts per motor turn: 2^17 = 131072, 2^19 = 524288 or 2^20 = 1048576 are usual for a servo motor's encoder (its data sheet says)",
+        wired.iter().map(|k| format!("{k} = …")).collect::<Vec<_>>().join(", ")
+    ))
+}
+
 /// `morc.robot { name, model, joints = { { "A1", drive = {…}, limits = {…} }, … }, tool = {…}, payload = {…} }`.
 pub(crate) fn define_robot(lua: &Lua, t: Table) -> mlua::Result<LuaRobot> {
     let origin = caller(lua).to_string();
@@ -151,9 +172,12 @@ pub(crate) fn define_robot(lua: &Lua, t: Table) -> mlua::Result<LuaRobot> {
         }
         let d: Table = drive_table.unwrap_or(j.clone());
         let drive = JointDrive {
-            slave: d.get::<Option<u32>>("slave")?.unwrap_or(i as u32 + 1),
+            slave: d
+                .get::<Option<u32>>("slave")
+                .map_err(|_| fail(format!("{what}: drive slave must be the drive's position on the line, a whole number from 1")))?
+                .unwrap_or(i as u32 + 1),
             gear: number(&d, "gear", Some(1.0), &what).map_err(|e| fail(message_of(&e)))?,
-            counts: number(&d, "counts", Some(1.0), &what).map_err(|e| fail(message_of(&e)))?,
+            counts: drive_counts(&d, &what).map_err(fail)?,
             offset: number(&d, "offset", Some(0.0), &what).map_err(|e| fail(message_of(&e)))?,
             direction: number(&d, "direction", Some(1.0), &what).map_err(|e| fail(message_of(&e)))?,
             mode: match d.get::<Option<String>>("mode").map_err(|_| fail(format!("{what}: drive mode must be \"csp\", \"csv\" or \"cst\"")))? {

@@ -72,10 +72,23 @@ pub struct Signal {
 }
 
 struct Panel {
-    /// The y axis label, e.g. `robot.q [rad]`.
-    axis_label: String,
+    /// What it shows, e.g. `robot.q`.
+    name: String,
+    /// The unit of its values ("" if none).
+    unit: String,
     /// (label, time-ordered values) per line.
     lines: Vec<(String, Vec<f64>)>,
+}
+
+impl Panel {
+    /// The y axis label, e.g. `robot.q [rad]`.
+    fn axis_label(&self) -> String {
+        if self.unit.is_empty() {
+            self.name.clone()
+        } else {
+            format!("{} [{}]", self.name, self.unit)
+        }
+    }
 }
 
 /// What a plot shows of a recording, read and checked.
@@ -182,7 +195,7 @@ pub fn plot_data(data: Loaded, x_label: &str, output: &Path, options: &PlotOptio
         output: output.to_path_buf(),
         width: size.0,
         height: size.1,
-        panels: panels.iter().map(|p| (p.axis_label.clone(), p.lines.iter().map(|l| l.0.clone()).collect())).collect(),
+        panels: panels.iter().map(|p| (p.axis_label(), p.lines.iter().map(|l| l.0.clone()).collect())).collect(),
     })
 }
 
@@ -277,9 +290,8 @@ fn signals_of(name: &str, columns: Vec<Vec<f64>>, unit: String, names: Vec<Strin
 /// Panels: one per signal, or per unit when `share_units` (in the order the
 /// units first appear). A shared panel's lines carry their signal's name.
 fn group(signals: Vec<Signal>, share_units: bool) -> Vec<Panel> {
-    let with_unit = |label: &str, unit: &str| if unit.is_empty() { label.to_string() } else { format!("{label} [{unit}]") };
     if !share_units {
-        return signals.into_iter().map(|s| Panel { axis_label: with_unit(&s.name, &s.unit), lines: s.labels.into_iter().zip(s.columns).collect() }).collect();
+        return signals.into_iter().map(|s| Panel { name: s.name, unit: s.unit, lines: s.labels.into_iter().zip(s.columns).collect() }).collect();
     }
     let mut by_unit: Vec<(String, Vec<Signal>)> = Vec::new();
     for s in signals {
@@ -291,8 +303,7 @@ fn group(signals: Vec<Signal>, share_units: bool) -> Vec<Panel> {
     by_unit
         .into_iter()
         .map(|(unit, list)| {
-            let names: Vec<&str> = list.iter().map(|s| s.name.as_str()).collect();
-            let axis_label = with_unit(&names.join(", "), &unit);
+            let name = list.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ");
             let several = list.len() > 1;
             let lines = list
                 .into_iter()
@@ -305,7 +316,7 @@ fn group(signals: Vec<Signal>, share_units: bool) -> Vec<Panel> {
                     })
                 })
                 .collect();
-            Panel { axis_label, lines }
+            Panel { name, unit, lines }
         })
         .collect()
 }
@@ -398,7 +409,12 @@ where
     root.fill(&WHITE).map_err(fail)?;
     let (title_area, rest) = root.split_vertically(TITLE_HEIGHT);
     title_area
-        .draw_text(title, &("sans-serif", 20).into_font().style(FontStyle::Bold).color(&BLACK).pos(Pos::new(HPos::Center, VPos::Center)), (options.width as i32 / 2, TITLE_HEIGHT as i32 / 2))
+        // Measured in the regular face: the bold one is about a tenth wider.
+        .draw_text(
+            &fitted(title, 20, options.width * 88 / 100),
+            &("sans-serif", 20).into_font().style(FontStyle::Bold).color(&BLACK).pos(Pos::new(HPos::Center, VPos::Center)),
+            (options.width as i32 / 2, TITLE_HEIGHT as i32 / 2),
+        )
         .map_err(fail)?;
 
     let t_range = padded_time(time);
@@ -415,7 +431,21 @@ where
         let lines: Vec<(&str, Vec<(f64, f64)>)> = panel.lines.iter().map(|(label, ys)| (label.as_str(), min_max_decimate(time, ys, plot_width))).collect();
         let y_range = value_range(lines.iter().flat_map(|(_, pts)| pts.iter().map(|p| p.1)));
 
-        let mut chart = ChartBuilder::on(&chart_area)
+        // The y axis label runs along the panel; one too long for it goes above the panel as
+        // its caption, the axis keeping the unit.
+        let axis_label = panel.axis_label();
+        let along_axis = options.panel_height.saturating_sub(12);
+        let (y_desc, caption) = if text_width(&axis_label, AXIS_LABEL_SIZE) <= along_axis {
+            (axis_label, None)
+        } else {
+            let across = options.width.saturating_sub(LEGEND_WIDTH + Y_LABELS_WIDTH + 20);
+            (if panel.unit.is_empty() { String::new() } else { format!("[{}]", panel.unit) }, Some(fitted(&panel.name, AXIS_LABEL_SIZE, across)))
+        };
+        let mut builder = ChartBuilder::on(&chart_area);
+        if let Some(caption) = &caption {
+            builder.caption(caption, ("sans-serif", AXIS_LABEL_SIZE));
+        }
+        let mut chart = builder
             .margin_top(8)
             .margin_bottom(4)
             .margin_left(6)
@@ -433,9 +463,9 @@ where
             .x_label_formatter(&x_format)
             .y_label_formatter(&y_format)
             .x_desc(if last { x_label } else { "" })
-            .y_desc(panel.axis_label.as_str())
+            .y_desc(y_desc)
             .label_style(("sans-serif", 13))
-            .axis_desc_style(("sans-serif", 14))
+            .axis_desc_style(("sans-serif", AXIS_LABEL_SIZE))
             .bold_line_style(BLACK.mix(0.12))
             .light_line_style(BLACK.mix(0.04))
             .draw()
@@ -468,9 +498,32 @@ fn draw_legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, labels: &[&str
         }
         let colour = PALETTE[k % PALETTE.len()];
         area.draw(&Rectangle::new([(6, y + 5), (26, y + 8)], colour.filled()))?;
-        area.draw(&Text::new(label.to_string(), (32, y), ("sans-serif", 13).into_font()))?;
+        let room = area.dim_in_pixel().0.saturating_sub(36);
+        area.draw(&Text::new(fitted(label, 13, room), (32, y), ("sans-serif", 13).into_font()))?;
     }
     Ok(())
+}
+
+/// Size (px) of the axes' labels.
+const AXIS_LABEL_SIZE: u32 = 14;
+
+/// How wide `text` is drawn at `size` px (pixels; an estimate from its length if the font
+/// cannot measure it).
+fn text_width(text: &str, size: u32) -> u32 {
+    ("sans-serif", size).into_font().box_size(text).map(|(w, _)| w).unwrap_or_else(|_| text.chars().count() as u32 * size * 6 / 10)
+}
+
+/// `text`, shortened with "…" where it is wider than `room` px at `size` px.
+fn fitted(text: &str, size: u32, room: u32) -> String {
+    if text_width(text, size) <= room {
+        return text.to_string();
+    }
+    let chars: Vec<char> = text.chars().collect();
+    (0..chars.len())
+        .rev()
+        .map(|n| format!("{}…", chars[..n].iter().collect::<String>().trim_end()))
+        .find(|t| text_width(t, size) <= room)
+        .unwrap_or_else(|| "…".into())
 }
 
 /// Reduces a line to at most two points (its minimum and maximum, in time

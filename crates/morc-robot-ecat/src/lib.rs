@@ -172,14 +172,21 @@ impl DrivePlant for ArmJointPlant {
 /// How the master scales and runs joint `j`'s drive: the robot definition's drive mapping
 /// (counts = (q·direction·gear/2π + offset)·counts), its mode (csp, csv, cst) and the motor's
 /// rated torque — when not given, a third of the joint's torque limit seen at the motor, so the
-/// limit is 3000 ‰ (a servo motor's peak).
-pub fn drive_config(robot: &Robot, joint: usize) -> DriveConfig {
+/// limit is 3000 ‰ (a servo motor's peak). An error where the robot file wires no drive to the
+/// joint (no `counts`).
+pub fn drive_config(robot: &Robot, joint: usize) -> Result<DriveConfig, String> {
     let j = &robot.joints[joint];
+    let Some(counts) = j.drive.counts else {
+        return Err(format!(
+            "robot '{}', joint {}: no drive is wired to it: give drive = {{ slave = N, gear = G, counts = C }} in the robot file to run it on a bus (counts: the encoder's counts per motor turn, 2^17, 2^19 or 2^20 are usual)",
+            robot.name, j.name
+        ));
+    };
     let gear = j.drive.gear.abs();
     let reversed = (j.drive.direction * j.drive.gear.signum()) < 0.0;
     let sign = if reversed { -1.0 } else { 1.0 };
-    DriveConfig {
-        counts_per_rev: j.drive.counts,
+    Ok(DriveConfig {
+        counts_per_rev: counts,
         gear,
         reversed,
         // Joint position at 0 counts: q·dir·gear/2π + offset = 0.
@@ -192,19 +199,21 @@ pub fn drive_config(robot: &Robot, joint: usize) -> DriveConfig {
         },
         parameters: j.drive.parameters.iter().map(|p| morc_ecat::devices::SdoWrite::new(p.index, p.sub, p.value)).collect(),
         ..DriveConfig::default()
-    }
+    })
 }
 
 /// The bus configuration of `robot`'s line, cycled every `period` s: each joint's drive at
-/// its slave position, scaled and run as [`drive_config`] says, and the devices of its robot
-/// file's `bus = { … }` run by the class each names.
+/// its slave position, scaled and run as [`drive_config`] says, its ports in the robot's joint
+/// order whatever the line's, and the devices of its robot file's `bus = { … }` run by the
+/// class each names.
 pub fn bus_config(robot: &Robot, period: f64) -> Result<BusConfig, String> {
     let mut config = BusConfig { period, ..Default::default() };
     for j in 0..robot.dof() {
-        let drive = drive_config(robot, j);
+        let drive = drive_config(robot, j)?;
         drive.check().map_err(|e| format!("robot '{}', joint {}: {e}", robot.name, robot.joints[j].name))?;
         config.drive_overrides.push((robot.joints[j].drive.slave as usize, drive));
     }
+    config.drive_order = Some(robot.joints.iter().map(|j| j.drive.slave as usize).collect());
     for d in &robot.bus {
         let class = DeviceClassChoice::by_name(&d.class).map_err(|e| format!("robot '{}', bus.{}: {e}", robot.name, d.role))?;
         match d.at {
@@ -216,13 +225,16 @@ pub fn bus_config(robot: &Robot, period: f64) -> Result<BusConfig, String> {
 }
 
 /// The simulated robot cell for `robot` at `q0`: the segment of `SimSegmentConfig::cell` with
-/// one drive per joint moving the simulated arm, and the bus configuration that scales each
-/// drive as the robot definition maps it (drives at positions 1..=dof, after the coupler).
+/// one drive per joint moving the simulated arm, each at the slave the robot file gives it (the
+/// cell's other devices fill the line around them, in their order), and the bus configuration
+/// that scales each drive as the robot definition maps it: a wiring mistake fails here as it
+/// would on the real line.
 ///
 /// With elastic gears the drives move the motors; the third value then gives the bus the links'
 /// positions as well ([`SimulatedLinks`]).
 pub fn simulated_cell(robot: Arc<Robot>, q0: &[f64], period: f64) -> Result<(Link, BusConfig, Option<SimulatedLinks>), String> {
     let n = robot.dof();
+    let config = bus_config(&robot, period)?;
     let mut plant = SimulatedRobot::new(robot.clone(), q0, period)?;
     // All the plant's outputs (a robot with a wrist sensor has more than q, qd, tau).
     let mut sensed: Vec<Value> = morc_kernel::Base::info(&plant).outputs.iter().map(|p| Value::zero(p.ty)).collect();
@@ -233,33 +245,40 @@ pub fn simulated_cell(robot: Arc<Robot>, q0: &[f64], period: f64) -> Result<(Lin
     let elastic = plant.elastic_substeps().is_some();
     let arm = Arc::new(Mutex::new(SharedArm { plant, commands, sensed, holding: vec![true; n], torque_driven: false, quick_stop: false, handed_in: 0, tick: 0, feed: feed.clone() }));
     let links = elastic.then(|| SimulatedLinks { arm: arm.clone(), n });
-    let mut config = bus_config(&robot, period)?;
-    // The virtual segment has its drives at 1..=dof, in joint order, whatever slaves the
-    // robot file gives them.
-    let drives: Vec<DriveConfig> = config.drive_overrides.iter().map(|(_, d)| d.clone()).collect();
-    config.drive_overrides = drives.iter().cloned().enumerate().map(|(j, d)| (j + 1, d)).collect();
-    let plants: Vec<Box<dyn DrivePlant>> = drives
+    // One plant per joint, in joint order (the configuration's drives are in joint order too).
+    let plants: Vec<Box<dyn DrivePlant>> = config
+        .drive_overrides
         .iter()
         .enumerate()
-        .map(|(joint, drive)| {
+        .map(|(joint, (_, drive))| {
             let mut plant = ArmJointPlant { arm: arm.clone(), joint, drive: drive.clone(), actual: PlantActual::default() };
             // The encoders read where the arm is before the first cycle.
             plant.actual.position = (q0[joint] - drive.offset) * plant.counts_per_rad();
             Box::new(plant) as Box<dyn DrivePlant>
         })
         .collect();
-    // The robot file's bus devices where it says they are (one bound by identity is found
-    // wherever the cell has it).
-    let placed = robot
-        .bus
-        .iter()
-        .filter_map(|d| match (d.class.as_str(), d.at) {
-            ("ati_axia", DeviceAt::Slave(slave)) => Some((SimDevice::ForceTorque, slave as usize)),
-            ("safety_plc", DeviceAt::Slave(slave)) => Some((SimDevice::SafetyPlc, slave as usize)),
-            _ => None,
-        })
-        .collect();
-    let segment = sim_segment_with_plants(&SimSegmentConfig { sensor_feed: feed, placed, ..SimSegmentConfig::cell(n) }, plants)?;
+    // The drives and the robot file's bus devices where it says they are (one bound by
+    // identity is found wherever the cell has it).
+    let drives = robot.joints.iter().enumerate().map(|(joint, j)| (SimDevice::Drive(joint), j.drive.slave as usize));
+    let devices = robot.bus.iter().filter_map(|d| match (d.class.as_str(), d.at) {
+        ("ati_axia", DeviceAt::Slave(slave)) => Some((SimDevice::ForceTorque, slave as usize)),
+        ("safety_plc", DeviceAt::Slave(slave)) => Some((SimDevice::SafetyPlc, slave as usize)),
+        _ => None,
+    });
+    let placed = drives.chain(devices).collect();
+    let cell = SimSegmentConfig { sensor_feed: feed, placed, ..SimSegmentConfig::cell(n) };
+    // Encoders and grippers come last, after the positions a robot file can name.
+    let positions = cell.device_count() - cell.encoders - cell.grippers;
+    if let Some(j) = robot.joints.iter().find(|j| j.drive.slave as usize >= positions) {
+        return Err(format!(
+            "robot '{}', joint {}: drive slave {} is past the simulated line, whose coupler, {n} drives and terminals take slaves 0 to {}: number the drives as `morc bus scan` shows the real line",
+            robot.name,
+            j.name,
+            j.drive.slave,
+            positions - 1
+        ));
+    }
+    let segment = sim_segment_with_plants(&cell, plants).map_err(|e| format!("robot '{}' on the simulated line: {e}", robot.name))?;
     Ok((Link::Simulated(segment), config, links))
 }
 

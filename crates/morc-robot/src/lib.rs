@@ -37,8 +37,9 @@ pub struct JointDrive {
     pub slave: u32,
     /// Motor turns per joint turn.
     pub gear: f64,
-    /// Encoder counts per motor turn.
-    pub counts: f64,
+    /// Encoder counts per motor turn; `None` where the robot file describes no drive for the
+    /// joint (the direct simulation needs none; a bus refuses the joint).
+    pub counts: Option<f64>,
     /// Motor turns at q = 0.
     pub offset: f64,
     /// +1 or −1: whether motor and joint turn the same way.
@@ -66,9 +67,9 @@ pub struct DriveParameter {
 }
 
 impl Default for JointDrive {
-    /// Slave 1, one count per motor turn, direct drive, commanded by position.
+    /// Slave 1, no encoder counts given, direct drive, commanded by position.
     fn default() -> Self {
-        JointDrive { slave: 1, gear: 1.0, counts: 1.0, offset: 0.0, direction: 1.0, mode: CommandMode::Position, rated_torque: None, parameters: Vec::new() }
+        JointDrive { slave: 1, gear: 1.0, counts: None, offset: 0.0, direction: 1.0, mode: CommandMode::Position, rated_torque: None, parameters: Vec::new() }
     }
 }
 
@@ -141,15 +142,21 @@ impl std::fmt::Display for DeviceAt {
     }
 }
 
-impl JointDrive {
-    /// Joint position (rad) → drive counts.
-    pub fn to_counts(&self, q: f64) -> f64 {
-        (q * self.direction * self.gear / std::f64::consts::TAU + self.offset) * self.counts
+/// The joints' drives on the line: each at a slave of its own, none at slave 0 (the line's
+/// first device, the coupler of a drive line: drives count from 1).
+fn check_wiring(robot: &str, joints: &[RobotJoint]) -> Result<(), String> {
+    for (i, j) in joints.iter().enumerate() {
+        if j.drive.slave == 0 {
+            return Err(format!("robot '{robot}', joint {}: drive slave = 0 is the line's first device (its coupler); drives count from 1, as `morc bus scan` numbers them", j.name));
+        }
+        if let Some(other) = joints[..i].iter().find(|o| o.drive.slave == j.drive.slave) {
+            return Err(format!(
+                "robot '{robot}': joints {} and {} are both at drive slave {}: give each joint the slave its drive has on the line (`morc bus scan` lists them)",
+                other.name, j.name, j.drive.slave
+            ));
+        }
     }
-    /// Drive counts → joint position (rad).
-    pub fn to_joint(&self, counts: f64) -> f64 {
-        (counts / self.counts - self.offset) * std::f64::consts::TAU / (self.gear * self.direction)
-    }
+    Ok(())
 }
 
 /// Limits the controller enforces on one joint, in SI units: rad, rad/s, rad/s², N·m for a revolute joint; m, m/s, m/s², N for a prismatic one.
@@ -296,10 +303,12 @@ impl Robot {
             }
             let d = &j.drive;
             let direction_ok = d.direction == 1.0 || d.direction == -1.0;
-            if !(d.gear.is_finite() && d.gear != 0.0 && d.counts.is_finite() && d.counts > 0.0 && direction_ok) {
+            let counts_ok = d.counts.is_none_or(|c| c.is_finite() && c > 0.0);
+            if !(d.gear.is_finite() && d.gear != 0.0 && counts_ok && direction_ok) {
                 return bad("drive needs gear ≠ 0, counts > 0 and direction ±1");
             }
         }
+        check_wiring(name, &joints).map_err(|m| RobotError::Definition(format!("{origin}: {m}")))?;
         // The model keeps the robot's limits too, so that IK solves within them.
         for (index, j) in joints.iter().enumerate() {
             let limits = JointLimits { lower: j.limits.lower, upper: j.limits.upper, velocity: j.limits.velocity, effort: j.limits.torque };
@@ -387,7 +396,7 @@ impl Robot {
             .iter()
             .enumerate()
             .map(|(i, j)| {
-                let counts_per_unit = j.drive.counts * j.drive.gear.abs() / std::f64::consts::TAU;
+                let counts_per_unit = j.drive.counts.unwrap_or(0.0) * j.drive.gear.abs() / std::f64::consts::TAU;
                 let one_count = if counts_per_unit > 0.0 && period > 0.0 { 1.0 / (counts_per_unit * period) } else { 0.0 };
                 morc_kernel::standstill_speed(j.limits.velocity, one_count.max(noise.get(i).copied().unwrap_or(0.0)))
             })

@@ -30,7 +30,7 @@ T.test("moves as many axes as the robot has joints; a target of another size is 
   local link = { a = 300, alpha = 0, d = 0, mass = 2, com = { -150, 0, 0 }, inertia = { 0.01, 0.05, 0.05, 0, 0, 0 } }
   local model = morc.model.dh { link, link, link }
   local function axis(name, slave)
-    return { name, drive = { slave = slave, gear = 100 }, limits = { pos = { -170, 170 }, vel = 200, acc = 1000, torque = 500 } }
+    return { name, drive = { slave = slave, gear = 100, counts = 2^17 }, limits = { pos = { -170, 170 }, vel = 200, acc = 1000, torque = 500 } }
   end
   morc.use_robot(morc.robot { name = "three", model = model, joints = { axis("A1", 1), axis("A2", 2), axis("A3", 3) } })
   -- The simulated drives follow the bare position command (move gives no feed-forward) with a

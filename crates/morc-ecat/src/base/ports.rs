@@ -37,7 +37,7 @@ pub(crate) fn layout(mut devices: Devices) -> (ComponentInfo, Ports, Devices) {
     if n > 0 {
         let ty = vector_type(n);
         info = info
-            .output(PortInfo::new("q", ty).unit("rad").doc("measured joint positions, drives in line order"))
+            .output(PortInfo::new("q", ty).unit("rad").doc("measured joint positions, drives in port order (line order, or the robot's joint order)"))
             .output(PortInfo::new("qd", ty).unit("rad/s").doc("measured joint velocities"))
             .output(PortInfo::new("tau", ty).unit("N·m").doc("measured joint torques"))
             .output(PortInfo::new("enabled", ValueType::Boolean).doc("every drive is in Operation enabled"));
@@ -54,7 +54,7 @@ pub(crate) fn layout(mut devices: Devices) -> (ComponentInfo, Ports, Devices) {
             for (k, &i) in in_mode.iter().enumerate() {
                 drives[i].command_index = k;
             }
-            info = info.input(PortInfo::new(name, vector_type(in_mode.len())).unit(unit).doc(&format!("commanded joint {what} of the drives in that mode, in line order")));
+            info = info.input(PortInfo::new(name, vector_type(in_mode.len())).unit(unit).doc(&format!("commanded joint {what} of the drives in that mode, in port order")));
             ports.command[slot] = Some(n_in);
             n_in += 1;
         }
@@ -77,7 +77,7 @@ pub(crate) fn layout(mut devices: Devices) -> (ComponentInfo, Ports, Devices) {
     if n > 0 {
         let port = PortInfo::new("tau_ff", vector_type(n))
             .unit("N·m")
-            .doc("feed-forward joint torque per drive, in line order: sent as the drive's torque offset (0x60B2), added to its own control");
+            .doc("feed-forward joint torque per drive, in port order: sent as the drive's torque offset (0x60B2), added to its own control");
         info = info.input(port);
         ports.tau_ff = Some(n_in);
     }

@@ -241,7 +241,7 @@ mod tests {
         let joints = (0..model.nv())
             .map(|i| RobotJoint {
                 name: model.joint_names()[i + 1].clone(),
-                drive: JointDrive { slave: i as u32 + 1, gear: 101.0, counts: 524288.0, offset: 0.0, direction: 1.0, ..Default::default() },
+                drive: JointDrive { slave: i as u32 + 1, gear: 101.0, counts: Some(524288.0), offset: 0.0, direction: 1.0, ..Default::default() },
                 limits: Limits { lower: -6.0, upper: 6.0, velocity: 3.0, acceleration: 8.0, torque: 150.0 },
             })
             .collect();

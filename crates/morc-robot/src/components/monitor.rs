@@ -191,7 +191,7 @@ mod tests {
         let joints = (0..model.nv())
             .map(|i| RobotJoint {
                 name: model.joint_names()[i + 1].clone(),
-                drive: JointDrive { slave: i as u32 + 1, gear: 1.0, counts: 1.0, offset: 0.0, direction: 1.0, ..Default::default() },
+                drive: JointDrive { slave: i as u32 + 1, gear: 1.0, counts: Some(1.0), offset: 0.0, direction: 1.0, ..Default::default() },
                 limits: Limits { lower: -1.0, upper: 1.0, velocity: 1.0, acceleration: 1.0, torque: 100.0 },
             })
             .collect();
