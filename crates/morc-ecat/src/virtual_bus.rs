@@ -515,3 +515,39 @@ pub fn clock_for(spec: &str, asked: Option<morc_kernel::ClockKind>, default: mor
         (_, _) => Ok(ClockKind::Wall),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A line of named devices: the coupler, `drives` drives, a PLC and a sensor.
+    fn line(drives: usize) -> Vec<(Option<SimDevice>, String)> {
+        let mut l = vec![(None, "coupler".to_string())];
+        l.extend((0..drives).map(|i| (Some(SimDevice::Drive(i)), format!("drive{}", i + 1))));
+        l.push((None, "do8".into()));
+        l.push((Some(SimDevice::SafetyPlc), "plc".into()));
+        l.push((Some(SimDevice::ForceTorque), "ft".into()));
+        l
+    }
+
+    #[test]
+    fn placed_devices_land_where_asked_and_the_others_fill_the_rest_in_order() {
+        // Drives wired in reverse, the sensor between them and the coupler.
+        let placed = [(SimDevice::Drive(0), 4), (SimDevice::Drive(1), 3), (SimDevice::Drive(2), 2), (SimDevice::ForceTorque, 1)];
+        assert_eq!(place(line(3), &placed).unwrap(), ["coupler", "ft", "drive3", "drive2", "drive1", "do8", "plc"]);
+        // A gap between drives takes the next unplaced device.
+        let gap = [(SimDevice::Drive(0), 1), (SimDevice::Drive(1), 3)];
+        assert_eq!(place(line(2), &gap).unwrap(), ["coupler", "drive1", "do8", "drive2", "plc", "ft"]);
+        assert_eq!(place(line(2), &[]).unwrap(), ["coupler", "drive1", "drive2", "do8", "plc", "ft"]);
+    }
+
+    #[test]
+    fn two_devices_at_one_position_or_one_past_the_line_are_errors() {
+        let twice = place(line(2), &[(SimDevice::Drive(0), 2), (SimDevice::Drive(1), 2)]).unwrap_err();
+        assert!(twice.contains("drive 1 and drive 2 are both placed at position 2"), "{twice}");
+        let far = place(line(2), &[(SimDevice::Drive(1), 9)]).unwrap_err();
+        assert!(far.contains("no position 9 for its drive 2"), "{far}");
+        let missing = place(line(2), &[(SimDevice::Drive(5), 1)]).unwrap_err();
+        assert!(missing.contains("no drive 6"), "{missing}");
+    }
+}
