@@ -8,7 +8,8 @@ usage: check_crash.py FILE...
 
 Per file: "error" (the reader's complaint, if it failed), "rows" (samples
 per signal), "samples" (what the file says it holds, HDF5), "complete",
-"last_time", "sample_period", and "problems": every broken invariant found
+"last_time", "sample_period", "write_error" (why a recording stopped early, or empty),
+and "problems": every broken invariant found
 (a dataset shorter than its count, time not sample_period apart, values not
 finite or out of range).
 """
@@ -44,6 +45,7 @@ def h5(path):
         out["sample_period"] = period
         out["samples"] = int(f.attrs["samples"])
         out["complete"] = int(f.attrs["complete"])
+        out["write_error"] = str(f.attrs.get("write_error", ""))
         rows = {}
         for name, ds in f.items():
             if not isinstance(ds, h5py.Dataset):
@@ -86,6 +88,9 @@ def mcap(path):
     with open(path, "rb") as f:
         meta = {m.name: dict(m.metadata) for m in make_reader(f).iter_metadata()}
     out["complete"] = int(meta.get("morc.end", {}).get("complete", "0"))
+    out["write_error"] = meta.get("morc.end", {}).get("write_error", "")
+    if "morc.end" in meta:
+        out["samples"] = int(meta["morc.end"]["samples"])
     out["sample_period"] = float(meta["morc"]["sample_period"])
     out["rows"] = {k: len(c["seq"]) for k, c in channels.items()}
     last = None

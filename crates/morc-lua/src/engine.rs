@@ -321,12 +321,29 @@ fn discard_recordings(spec: &morc_kernel::AssemblySpec, result: &morc_kernel::Ru
     }
 }
 
+/// A recording that could not be written fails the run: a writer that failed while the run
+/// went on faulted it already; one that failed only as its file closed (after the last tick)
+/// does so here.
+fn fail_on_recording_error(spec: &morc_kernel::AssemblySpec, result: &mut morc_kernel::RunResult) {
+    if !matches!(result.outcome, Outcome::Finished(_)) {
+        return;
+    }
+    for a in spec.attachments.iter().filter(|a| a.kind == "recorder") {
+        if let Some(morc_kernel::Value::String(e)) = result.data.get(&format!("{}.error", a.name)) {
+            let source = morc_kernel::FaultSource::Component(morc_kernel::ComponentRef { name: a.name.clone(), kind: "recorder".into() });
+            result.outcome = Outcome::Fault(morc_kernel::Fault { source, message: e.clone() });
+            return;
+        }
+    }
+}
+
 /// A run's result as the Lua result table (recordings said, data flowed back).
 fn result_table_of(lua: &Lua, engine: &mut Engine, result: Result<morc_kernel::RunResult, morc_kernel::EngineError>, req: Request) -> mlua::Result<Table> {
     let Request { spec, data_ud, capped, .. } = req;
     // What the run's Lua components printed is on the console before the program goes on.
     crate::print_queue::flush();
-    let result = result.map_err(crate::error::typed)?;
+    let mut result = result.map_err(crate::error::typed)?;
+    fail_on_recording_error(&spec, &mut result);
     crate::live::after_run(lua, &spec, &result);
     lua.set_app_data(LastOutcome(result.outcome.clone()));
     if capped && result.outcome == Outcome::Finished("duration".into()) {
@@ -342,7 +359,10 @@ fn result_table_of(lua: &Lua, engine: &mut Engine, result: Result<morc_kernel::R
             // Said as it happens: a file's name is only known once it is created (never replacing one).
             if lua.app_data_ref::<CheckOnly>().is_none() {
                 let samples = result.data.get(&format!("{}.samples", a.name)).map(|v| v.integer()).unwrap_or(0);
-                eprintln!("recorded {path} ({samples} samples)");
+                match result.data.get(&format!("{}.error", a.name)) {
+                    Some(morc_kernel::Value::String(e)) => eprintln!("recorded {path} ({samples} samples, stopped early): {e}"),
+                    _ => eprintln!("recorded {path} ({samples} samples)"),
+                }
             }
             recordings.push(path.clone());
         }

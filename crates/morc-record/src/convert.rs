@@ -23,6 +23,8 @@ pub(crate) struct Contents {
     pub dropped: u64,
     /// Whether the file was closed cleanly.
     pub complete: bool,
+    /// Why its recording stopped early (a full disk); empty: it did not.
+    pub write_error: String,
     pub timing: Vec<TimingEntry>,
 }
 
@@ -206,7 +208,7 @@ fn read_hdf5(path: &Path, tolerant: bool) -> Result<Contents, RecordError> {
         utc_start: Some(text(&file, "utc_start")),
         robot: None,
     };
-    Ok(Contents { header, columns, rows, width, dropped: number(&file, "dropped_samples") as u64, complete, timing })
+    Ok(Contents { header, columns, rows, width, dropped: number(&file, "dropped_samples") as u64, complete, write_error: text(&file, "write_error"), timing })
 }
 
 /// Writes `contents` to `to` (HDF5 or MCAP by its extension), which must not exist yet.
@@ -221,9 +223,9 @@ pub(crate) fn write(contents: &Contents, to: &Path) -> Result<(), RecordError> {
     }
     std::fs::OpenOptions::new().write(true).create_new(true).open(to).map_err(|e| RecordError::Write(format!("cannot create {}: {e}", to.display())))?;
     let result = (|| {
-        let mut sink = create_sink(&header, contents.columns.clone())?;
+        let mut sink = create_sink(&header, contents.columns.clone(), to)?;
         sink.append(&contents.rows, contents.width)?;
-        sink.close(contents.dropped, contents.complete)
+        sink.close(contents.dropped, contents.complete, &contents.write_error)
     })();
     if let Err(e) = result {
         let _ = std::fs::remove_file(to);

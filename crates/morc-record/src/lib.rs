@@ -10,7 +10,8 @@
 //! /                    attrs: morc_version, git_commit, utc_start (ISO 8601), robot, assembly,
 //!                             base_period, sample_period, decimation, recorder, notes,
 //!                             samples, dropped_samples (updated at each flush and at the end),
-//!                             complete (1 once closed cleanly, 0 after a crash)
+//!                             complete (1 once closed cleanly, 0 after a crash),
+//!                             write_error (why the recording stopped early: a full disk; only then)
 //! /time                f64 [N]     s since the start of the assembly
 //! /<component.port>    f64 [N] or [N, n] (reals, vectors), int64 [N] (integers), uint8 [N] (booleans);
 //!                      chunked along time, unfiltered (see writer.rs); attrs: unit, description,
@@ -37,6 +38,7 @@ pub mod read;
 mod recorder;
 pub mod repair;
 pub mod ring;
+mod room;
 mod writer;
 
 pub use error::RecordError;

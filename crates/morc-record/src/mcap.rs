@@ -78,6 +78,12 @@ pub(crate) struct McapFile {
     rows: u64,
     /// One message's CDR, reused.
     cdr: CdrWriter,
+    /// Bytes on disk once created (header, schemas, channels, the description).
+    created: u64,
+    /// The most bytes one row adds.
+    row_bytes: u64,
+    /// Channels in the file.
+    channels: u64,
 }
 
 /// What writes `/joint_states` and `/tf` from a row.
@@ -92,6 +98,9 @@ struct RobotTopics {
     state: sensor_msgs::JointState,
     transforms: tf2_msgs::TFMessage,
     q: Vec<f64>,
+    /// Bytes of one `/joint_states` and one `/tf` message in the file, with their record
+    /// headers and index entries.
+    message_bytes: u64,
 }
 
 fn mcap_error(path: &Path, e: impl std::fmt::Display) -> String {
@@ -205,10 +214,10 @@ fn group_metadata(component: &str, columns: &[SignalColumn], fields: &[String], 
 
 impl McapFile {
     /// Creates the file (already reserved, empty) with its header, component and channel records.
-    pub(crate) fn create(header: &FileHeader, columns: Vec<SignalColumn>) -> Result<McapFile, String> {
+    pub(crate) fn create(header: &FileHeader, columns: Vec<SignalColumn>, at: &Path) -> Result<McapFile, String> {
         let path = header.metadata.path.clone();
         let fail = |e: mcap::McapError| format!("cannot create {}: {e} — choose another --record DIR", path.display());
-        let file = std::fs::OpenOptions::new().write(true).truncate(true).open(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+        let file = std::fs::OpenOptions::new().write(true).truncate(true).open(at).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
         // No automatic chunk ends: a chunk ends (and is committed) at each flush.
         // No data-section CRC: the sink pads the data section behind the writer's back.
         let options = mcap::WriteOptions::new()
@@ -254,7 +263,27 @@ impl McapFile {
             None => None,
         };
         writer.flush().map_err(fail)?;
-        Ok(McapFile { path, writer, closing, sample_period: header.sample_period, start_ns, groups, robot, rows: 0, cdr: CdrWriter::with_capacity(256) })
+        // A message per component and row: record header (31 bytes), its index entry (16), the
+        // CDR header, stamp and time (20), and each field (a vector's length and padding, 16).
+        let mut row_bytes: u64 = groups.iter().map(|(_, cols)| 67 + cols.iter().map(|c| 16 + 8 * c.width as u64).sum::<u64>()).sum();
+        if let Some(r) = &robot {
+            row_bytes += r.message_bytes.div_ceil(r.every);
+        }
+        let channels = groups.len() as u64 + if robot.is_some() { 3 } else { 0 };
+        Ok(McapFile {
+            path: at.to_path_buf(),
+            writer,
+            closing,
+            sample_period: header.sample_period,
+            start_ns,
+            groups,
+            robot,
+            rows: 0,
+            cdr: CdrWriter::with_capacity(256),
+            created: super::writer::disk_bytes(at),
+            row_bytes,
+            channels,
+        })
     }
 }
 
@@ -293,7 +322,20 @@ impl RobotTopics {
         };
         let state = sensor_msgs::JointState { name: names, ..Default::default() };
         let every = ((ROBOT_TOPICS_PERIOD / sample_period).round() as u64).max(1);
-        Ok(RobotTopics { robot: robot.clone(), data: morc_model::Data::new(model), tree, joint_states, tf, every, state, transforms, q: vec![0.0; robot.dof] })
+        let full = sensor_msgs::JointState { position: vec![0.0; robot.dof], velocity: vec![0.0; robot.dof], effort: vec![0.0; robot.dof], ..state.clone() };
+        let message_bytes = (2 * 47 + morc_ros_msgs::to_cdr(&full).len() + morc_ros_msgs::to_cdr(&transforms).len()) as u64;
+        Ok(RobotTopics {
+            robot: robot.clone(),
+            data: morc_model::Data::new(model),
+            tree,
+            joint_states,
+            tf,
+            every,
+            state,
+            transforms,
+            q: vec![0.0; robot.dof],
+            message_bytes,
+        })
     }
 
     /// The messages of the row `row` (written at `ns`, stamped `stamp`).
@@ -381,8 +423,21 @@ impl Sink for McapFile {
         Ok(())
     }
 
-    fn close(mut self: Box<Self>, dropped: u64, complete: bool) -> Result<(), String> {
-        let fields = vec![("samples".into(), self.rows.to_string()), ("dropped_samples".into(), dropped.to_string()), ("complete".into(), u8::from(complete).to_string())];
+    /// Each flush ends a chunk (its record, message indexes, the commit's padding and tail) and
+    /// adds a chunk index to the summary; the summary repeats the header's schemas and channels;
+    /// the far tail is at most one reserve and a page beyond the data.
+    fn bound(&self, rows: u64, flushes: u64) -> u64 {
+        let per_flush = 512 + 128 * self.channels;
+        2 * self.created + rows * self.row_bytes + flushes * per_flush + (16 << 10) + super::mcap_sink::RESERVE + 2 * super::mcap_sink::PAGE
+    }
+    fn renamed(&mut self, path: PathBuf) {
+        self.path = path;
+    }
+    fn close(mut self: Box<Self>, dropped: u64, complete: bool, write_error: &str) -> Result<(), String> {
+        let mut fields = vec![("samples".into(), self.rows.to_string()), ("dropped_samples".into(), dropped.to_string()), ("complete".into(), u8::from(complete).to_string())];
+        if !write_error.is_empty() {
+            fields.push(("write_error".into(), write_error.to_string()));
+        }
         let end = metadata("morc.end", fields);
         self.writer.write_metadata(&end).map_err(|e| mcap_error(&self.path, e))?;
         self.writer.flush().map_err(|e| mcap_error(&self.path, e))?;
@@ -662,7 +717,8 @@ pub(crate) fn read(path: &Path) -> Result<crate::convert::Contents, RecordError>
         robot: None,
     };
     let dropped = end.map_or(0.0, |m| number(m, "dropped_samples")) as u64;
-    Ok(Contents { header, columns, rows, width, dropped, complete: end.is_some_and(|m| field(m, "complete") == "1"), timing })
+    let write_error = end.map(|m| field(m, "write_error").to_string()).unwrap_or_default();
+    Ok(Contents { header, columns, rows, width, dropped, complete: end.is_some_and(|m| field(m, "complete") == "1"), write_error, timing })
 }
 
 /// `morc rec info` of an MCAP recording.
@@ -689,7 +745,9 @@ pub(crate) fn info(path: &Path) -> Result<String, RecordError> {
     for (k, v) in attrs {
         let _ = writeln!(s, "  {k:<16} {v}");
     }
-    if !c.complete {
+    if !c.write_error.is_empty() {
+        let _ = writeln!(s, "{}", super::read::stopped_early(&c.write_error, c.samples() as u64, c.samples() as f64 * h.sample_period));
+    } else if !c.complete {
         let _ = writeln!(s, "{}", super::read::cut_short(path, c.samples() as u64, c.samples() as f64 * h.sample_period));
     }
     let w = c.columns.iter().map(|c| c.name.len()).max().unwrap_or(4).max(7);

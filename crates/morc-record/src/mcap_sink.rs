@@ -53,9 +53,10 @@ const TAIL: [u8; 50] = {
     }
     t
 };
-const PAGE: u64 = 4096;
-/// Room kept between the data and the far `TAIL` (a hole: no disk space).
-const RESERVE: u64 = 4 << 20;
+pub(crate) const PAGE: u64 = 4096;
+/// Room kept between the data and the far `TAIL` (a hole, until the recording's room
+/// ahead fills it: see `room.rs`, which is why it is small).
+pub(crate) const RESERVE: u64 = 64 << 10;
 
 /// A `Write + Seek` for the mcap writer; its `flush` commits (see the module's text).
 pub(crate) struct CommitFile {

@@ -135,7 +135,12 @@ fn describe(file: &File, path: &Path) -> hdf5::Result<String> {
     for (name, value) in attributes(file)? {
         let _ = writeln!(s, "  {name:<16} {value}");
     }
-    if text_attr(file, "complete") != "1" {
+    let write_error = text_attr(file, "write_error");
+    if !write_error.is_empty() {
+        let samples = text_attr(file, "samples").parse::<u64>().unwrap_or(0);
+        let period = file.attr("sample_period").and_then(|a| a.read_scalar::<f64>()).unwrap_or(0.0);
+        let _ = writeln!(s, "{}", stopped_early(&write_error, samples, samples as f64 * period));
+    } else if text_attr(file, "complete") != "1" {
         let samples = text_attr(file, "samples").parse::<u64>().unwrap_or(0);
         let period = file.attr("sample_period").and_then(|a| a.read_scalar::<f64>()).unwrap_or(0.0);
         let _ = writeln!(s, "{}", cut_short(path, samples, samples as f64 * period));
@@ -182,6 +187,11 @@ fn describe(file: &File, path: &Path) -> hdf5::Result<String> {
         }
     }
     Ok(s)
+}
+
+/// The line `morc rec info` gives a file whose recording stopped because writing failed.
+pub(crate) fn stopped_early(cause: &str, samples: u64, seconds: f64) -> String {
+    format!("stopped early: writing failed ({cause}); the run closed the file with the {samples} samples ({seconds:.3} s) written before — not a crash, nothing to repair")
 }
 
 /// The line `morc rec info` gives a file its run did not close.

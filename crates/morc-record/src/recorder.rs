@@ -117,6 +117,8 @@ pub struct Recorder {
     robot: Option<(Arc<morc_model::Model>, [Option<String>; 3])>,
     /// Inputs read for the robot's topics but not recorded (after the recorded ones).
     extra: Vec<RecordedSignal>,
+    /// The run was told that writing failed.
+    failure_told: bool,
 }
 
 impl Recorder {
@@ -151,6 +153,7 @@ impl Recorder {
             writer_thread: None,
             robot: None,
             extra: Vec::new(),
+            failure_told: false,
         }
     }
 
@@ -305,6 +308,7 @@ impl Component for Recorder {
         let recorded = self.columns.len() - self.extra.len();
         let writer = Writer::start(header, self.columns[..recorded].to_vec(), consumer, self.tuning.writer.clone())?;
         self.writer_thread = writer.thread().map(|t| (t.clone(), writer.progress().clone()));
+        self.failure_told = false;
         self.producer = Some(producer);
         self.writer = Some(writer);
         Ok(())
@@ -313,6 +317,14 @@ impl Component for Recorder {
     /// Real-time path: copies the inputs into the preallocated row and
     /// pushes it; never blocks, allocates or calls the system.
     fn step(&mut self, ctx: &StepContext, inputs: &[Value], _outputs: &mut [Value]) -> Step {
+        // A recording that cannot be written fails the run (once: the message is made then).
+        if let Some((_, progress)) = &self.writer_thread {
+            if progress.failed.load(std::sync::atomic::Ordering::Acquire) && !self.failure_told {
+                self.failure_told = true;
+                let message = progress.error.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                return Step::Fault(message.unwrap_or_else(|| "the recording stopped: writing its file failed".into()));
+            }
+        }
         if !ctx.step.is_multiple_of(self.decimation) {
             return Step::Continue;
         }
@@ -348,14 +360,17 @@ impl Component for Recorder {
         let Some(outcome) = self.stop_writer() else {
             return;
         };
-        if outcome.dropped > 0 {
+        if outcome.dropped > 0 && outcome.error.is_none() {
             log::warn!("recording {}: {} samples dropped (the writer did not keep up; record fewer signals, decimate, or use a faster disk)", outcome.path.display(), outcome.dropped);
         }
         results.set("path", Value::String(outcome.path.display().to_string()));
         results.set("samples", Value::Integer(outcome.samples as i64));
         results.set("dropped", Value::Integer(outcome.dropped as i64));
         if let Some(e) = outcome.error {
-            log::error!("{e}");
+            // A failure the run faulted with was said then.
+            if !self.failure_told {
+                log::error!("{e}");
+            }
             results.set("error", Value::String(e));
         }
     }

@@ -31,6 +31,7 @@ use hdf5_metno as hdf5;
 
 use super::recorder::{ComponentMetadata, FileNaming, RecordingMetadata};
 use super::ring::RingConsumer;
+use super::room::Room;
 use morc_kernel::ComponentReport;
 use morc_kernel::{Value, ValueType};
 
@@ -126,6 +127,10 @@ pub struct WriterProgress {
     pub flushed: AtomicU64,
     /// The writer thread has ended: it takes no more rows.
     pub ended: AtomicBool,
+    /// Writing failed (a full disk): the recording stopped, [`WriterProgress::error`] says why.
+    pub failed: AtomicBool,
+    /// What failed, naming the file and the cause; set before `failed`.
+    pub error: Mutex<Option<String>>,
 }
 
 /// What a finished writer reports.
@@ -189,14 +194,17 @@ impl Writer {
     /// into it. Returns once the file exists, or with an error that names
     /// the path and what to do.
     pub fn start(header: FileHeader, columns: Vec<SignalColumn>, ring: RingConsumer, timing: WriterTiming) -> Result<Writer, RecordError> {
-        let mut header = header;
-        let path = reserve_file(&header.metadata.path, header.metadata.naming).map_err(RecordError::Write)?;
-        header.metadata.path = path.clone();
+        let asked = header.metadata.path.clone();
+        let naming = header.metadata.naming;
+        // Made under a hidden name and given its own once whole: a kill at any moment leaves no
+        // file under a recording's name that a reader cannot open.
+        let partial = partial_file(&asked).map_err(RecordError::Write)?;
         let stop = Arc::new(AtomicBool::new(false));
         let progress = Arc::new(WriterProgress::default());
-        let (ready_tx, ready_rx) = crossbeam_channel::bounded::<Result<(), String>>(1);
+        let (ready_tx, ready_rx) = crossbeam_channel::bounded::<Result<PathBuf, String>>(1);
         let (closed_tx, closed_rx) = crossbeam_channel::bounded::<()>(0);
         let (stop2, progress2) = (stop.clone(), progress.clone());
+        let (partial2, shown) = (partial.clone(), asked.clone());
         // The HDF5 handles live and die on the writer thread.
         let thread = std::thread::Builder::new()
             .name(format!("rec-{}", header.recorder))
@@ -210,29 +218,36 @@ impl Writer {
                     }
                 }
                 let _ended = Ended(progress2.clone());
-                let file = match create_sink(&header, columns) {
-                    Ok(f) => {
-                        let _ = ready_tx.send(Ok(()));
-                        f
+                let made = create_sink(&header, columns, &partial2).and_then(|mut file| {
+                    let room = Room::new(std::fs::OpenOptions::new().write(true).open(&partial2).map_err(|e| format!("cannot create {}: {}", asked.display(), io_reason(&e)))?);
+                    let path = publish(&partial2, &asked, naming)?;
+                    file.renamed(path.clone());
+                    Ok((file, room, path))
+                });
+                let (file, room) = match made {
+                    Ok((file, room, path)) => {
+                        let _ = ready_tx.send(Ok(path));
+                        (file, room)
                     }
                     Err(e) => {
-                        // Leave no empty file behind.
-                        let _ = std::fs::remove_file(&header.metadata.path);
+                        // Leave no partial file behind.
+                        let _ = std::fs::remove_file(&partial2);
                         let _ = ready_tx.send(Err(e.clone()));
-                        return WriterOutcome { path: header.metadata.path.clone(), samples: 0, dropped: 0, error: Some(e) };
+                        return WriterOutcome { path: asked, samples: 0, dropped: 0, error: Some(e) };
                     }
                 };
-                drain_loop(file, ring, &timing, &stop2, &progress2)
+                drain_loop(file, ring, &timing, &stop2, &progress2, room)
             })
             .map_err(|e| {
-                let _ = std::fs::remove_file(&path);
-                RecordError::Write(format!("cannot start the writer thread for {}: {e}", path.display()))
+                let _ = std::fs::remove_file(&partial);
+                RecordError::Write(format!("cannot start the writer thread for {}: {e}", shown.display()))
             })?;
         let id = NEXT_WRITER_ID.fetch_add(1, Ordering::Relaxed);
         let open = OpenWriter { id, stop: stop.clone(), thread: thread.thread().clone(), closed: closed_rx };
-        let mut writer = Writer { stop, progress, thread: Some(thread), path: path.clone(), id };
+        let mut writer = Writer { stop, progress, thread: Some(thread), path: PathBuf::new(), id };
         match ready_rx.recv() {
-            Ok(Ok(())) => {
+            Ok(Ok(path)) => {
+                writer.path = path;
                 AT_EXIT.call_once(|| {
                     // SAFETY: registers a plain extern "C" fn; it runs once, at exit().
                     unsafe { libc::atexit(finish_all_at_exit) };
@@ -246,7 +261,7 @@ impl Writer {
             }
             Err(_) => {
                 writer.finish();
-                Err(RecordError::Write(format!("the writer thread for {} ended before creating the file", path.display())))
+                Err(RecordError::Write("the recording's writer thread ended before creating its file".into()))
             }
         }
     }
@@ -292,17 +307,51 @@ impl Drop for Writer {
     }
 }
 
-/// Creates the parent directory and reserves the recording's file
-/// create-exclusive (`O_EXCL`): `path` itself ([`FileNaming::AsGiven`]) or
-/// `stem-000.ext` ([`FileNaming::Numbered`]), and when that exists the next
-/// free `stem-001.ext`, `stem-002.ext`… next to it. Returns the file
-/// reserved (empty, for HDF5 to write). Errors are the operating system's
-/// plain reason, not HDF5's stack.
-fn reserve_file(path: &Path, naming: FileNaming) -> Result<PathBuf, String> {
+/// Creates the parent directory and a hidden, empty file beside `path` for the recording to be
+/// made in (`.NAME.morc-PID.partial`), removing those that processes no longer running left
+/// there (killed before their file was made). Errors are the operating system's plain reason,
+/// not HDF5's stack.
+fn partial_file(path: &Path) -> Result<PathBuf, String> {
     let hint = "choose another --record DIR";
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create directory {}: {} — {hint}", dir.display(), io_reason(&e)))?;
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create directory {}: {} — {hint}", dir.display(), io_reason(&e)))?;
+    remove_stale_partials(dir);
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "recording".into());
+    for n in 0..1000u32 {
+        let suffix = if n == 0 { String::new() } else { format!("-{n}") };
+        let partial = dir.join(format!(".{name}.morc-{}{suffix}.partial", std::process::id()));
+        match std::fs::OpenOptions::new().write(true).create_new(true).open(&partial) {
+            Ok(_) => return Ok(partial),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(format!("cannot create {}: {} — {hint}", path.display(), io_reason(&e))),
+        }
     }
+    Err(format!("cannot create {}: 1000 partial recordings of this process are in {}", path.display(), dir.display()))
+}
+
+/// Removes the partial files of `dir` whose process has ended.
+fn remove_stale_partials(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let Some(rest) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".partial")) else { continue };
+        let Some((_, pid)) = rest.rsplit_once(".morc-") else { continue };
+        let Ok(pid) = pid.split('-').next().unwrap_or_default().parse::<libc::pid_t>() else { continue };
+        // SAFETY: kill with signal 0 only asks whether the process exists.
+        let gone = unsafe { libc::kill(pid, 0) } != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Gives the made recording `partial` its name: `path` itself ([`FileNaming::AsGiven`]) or
+/// `stem-000.ext` ([`FileNaming::Numbered`]), and when that exists the next free
+/// `stem-001.ext`, `stem-002.ext`… next to it; never replacing a file (`RENAME_NOREPLACE`, or a
+/// hard link where the file system has no such rename). Returns the name it got.
+fn publish(partial: &Path, path: &Path, naming: FileNaming) -> Result<PathBuf, String> {
+    let hint = "choose another --record DIR";
     // As given: x.h5, then x-001.h5, x-002.h5…; numbered: x-000.h5, x-001.h5…
     // A bound, so a folder that refuses every name cannot loop for ever.
     for n in 0..100_000u64 {
@@ -310,10 +359,16 @@ fn reserve_file(path: &Path, naming: FileNaming) -> Result<PathBuf, String> {
             (FileNaming::AsGiven, 0) => path.to_path_buf(),
             _ => numbered(path, n),
         };
-        match std::fs::OpenOptions::new().write(true).create_new(true).open(&candidate) {
-            Ok(_) => {
+        match rename_no_replace(partial, &candidate) {
+            Ok(()) => {
                 if naming == FileNaming::AsGiven && n > 0 {
                     log::warn!("{} exists: recording to {} instead (a recording never replaces a file)", path.display(), candidate.display());
+                }
+                // The new name survives a power cut too.
+                if let Some(dir) = candidate.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    if let Ok(d) = std::fs::File::open(dir) {
+                        let _ = d.sync_all();
+                    }
                 }
                 return Ok(candidate);
             }
@@ -322,6 +377,28 @@ fn reserve_file(path: &Path, naming: FileNaming) -> Result<PathBuf, String> {
         }
     }
     Err(format!("cannot create {}: 100000 numbered files of that name exist already — {hint}", path.display()))
+}
+
+/// Renames `from` to `to` unless `to` exists (then `AlreadyExists`).
+fn rename_no_replace(from: &Path, to: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "a path with a NUL byte"));
+    let (f, t) = (c(from)?, c(to)?);
+    // SAFETY: two NUL-terminated paths, relative to the working directory.
+    let r = unsafe { libc::renameat2(libc::AT_FDCWD, f.as_ptr(), libc::AT_FDCWD, t.as_ptr(), libc::RENAME_NOREPLACE) };
+    if r == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    match e.raw_os_error() {
+        // A file system without RENAME_NOREPLACE: a hard link is just as exclusive.
+        Some(libc::EINVAL) | Some(libc::ENOSYS) | Some(libc::EOPNOTSUPP) => {
+            std::fs::hard_link(from, to)?;
+            let _ = std::fs::remove_file(from);
+            Ok(())
+        }
+        _ => Err(e),
+    }
 }
 
 /// `stem-nnn.ext` next to `path` (three digits at least).
@@ -358,9 +435,21 @@ pub(crate) trait Sink {
     fn append(&mut self, batch: &[f64], width: usize) -> Result<(), String>;
     /// Makes everything written so far durable, with the counts so far.
     fn flush(&mut self, dropped: u64) -> Result<(), String>;
+    /// The most bytes the file can take on disk once it holds `rows` rows after `flushes`
+    /// flushes, closing records included: the room the writer keeps ahead ([`Room`]).
+    fn bound(&self, rows: u64, flushes: u64) -> u64;
+    /// The file was made under another name and now has `path`.
+    fn renamed(&mut self, path: PathBuf);
     /// Writes the closing counts, marks the file complete (or, for a mended
-    /// recording that was cut short, not) and closes it.
-    fn close(self: Box<Self>, dropped: u64, complete: bool) -> Result<(), String>;
+    /// recording that was cut short, not), says why it stopped early when
+    /// `write_error` is not empty, and closes it.
+    fn close(self: Box<Self>, dropped: u64, complete: bool, write_error: &str) -> Result<(), String>;
+}
+
+/// Bytes `path` takes on disk now (its blocks; at least its length for a file without holes).
+pub(crate) fn disk_bytes(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).map(|m| m.blocks() * 512).unwrap_or(0)
 }
 
 /// Whether `path` names an MCAP file (`.mcap`); anything else is HDF5.
@@ -368,12 +457,13 @@ pub fn is_mcap(path: &Path) -> bool {
     path.extension().and_then(|e| e.to_str()).is_some_and(|e| e.eq_ignore_ascii_case("mcap"))
 }
 
-/// The file for `header.metadata.path`, MCAP or HDF5 by its extension.
-pub(crate) fn create_sink(header: &FileHeader, columns: Vec<SignalColumn>) -> Result<Box<dyn Sink>, String> {
+/// The file for `header.metadata.path` (MCAP or HDF5 by its extension), made in the empty file
+/// `at` (the same, or a partial file to be renamed to it); messages name `header.metadata.path`.
+pub(crate) fn create_sink(header: &FileHeader, columns: Vec<SignalColumn>, at: &Path) -> Result<Box<dyn Sink>, String> {
     if is_mcap(&header.metadata.path) {
-        Ok(Box::new(crate::mcap::McapFile::create(header, columns)?))
+        Ok(Box::new(crate::mcap::McapFile::create(header, columns, at)?))
     } else {
-        Ok(Box::new(RecordingFile::create(header, columns)?))
+        Ok(Box::new(RecordingFile::create(header, columns, at)?))
     }
 }
 
@@ -393,12 +483,22 @@ impl Sink for RecordingFile {
     fn flush(&mut self, dropped: u64) -> Result<(), String> {
         RecordingFile::flush(self, dropped).map_err(|e| e.to_string())
     }
-    fn close(self: Box<Self>, dropped: u64, complete: bool) -> Result<(), String> {
-        RecordingFile::close(*self, dropped, complete).map_err(|e| e.to_string())
+    /// Each dataset's chunks are allocated whole (unfiltered), so at most one chunk per dataset
+    /// beyond its rows; the chunk index (a B-tree of about 40 bytes a chunk) and the attributes
+    /// closing writes fit in a tenth more and a margin.
+    fn bound(&self, rows: u64, _flushes: u64) -> u64 {
+        let chunks: u64 = self.chunk_bytes.iter().sum();
+        self.created + rows * self.row_bytes * 11 / 10 + chunks + (64 << 10)
+    }
+    fn renamed(&mut self, path: PathBuf) {
+        self.path = path;
+    }
+    fn close(self: Box<Self>, dropped: u64, complete: bool, write_error: &str) -> Result<(), String> {
+        RecordingFile::close(*self, dropped, complete, write_error).map_err(|e| e.to_string())
     }
 }
 
-fn drain_loop(mut file: Box<dyn Sink>, mut ring: RingConsumer, timing: &WriterTiming, stop: &AtomicBool, progress: &WriterProgress) -> WriterOutcome {
+fn drain_loop(mut file: Box<dyn Sink>, mut ring: RingConsumer, timing: &WriterTiming, stop: &AtomicBool, progress: &WriterProgress, mut room: Room) -> WriterOutcome {
     let width = ring.width();
     // Take at most a quarter of the ring per write, so the producer gets
     // room back early when the writer is behind.
@@ -407,7 +507,9 @@ fn drain_loop(mut file: Box<dyn Sink>, mut ring: RingConsumer, timing: &WriterTi
     let rows_per_flush = ((timing.flush_interval / file.sample_period()).ceil() as u64).max(1);
     let mut last_flush_rows = 0u64;
     let mut last_flush_at = Instant::now();
-    let mut error: Option<String> = None;
+    let mut flushes = 0u64;
+    // The cause, for the file's `write_error`; the whole message goes to the run.
+    let mut failure: Option<String> = None;
     let mut lost = 0u64;
     loop {
         // Read the flag before draining: rows pushed before stop are all seen.
@@ -418,13 +520,19 @@ fn drain_loop(mut file: Box<dyn Sink>, mut ring: RingConsumer, timing: &WriterTi
             if n == 0 {
                 break;
             }
-            if error.is_some() {
+            if failure.is_some() {
+                lost += n as u64;
+                continue;
+            }
+            // Room for these rows, the next flush and the closing records before they are
+            // taken: a full disk stops the recording while the file can still close whole.
+            if let Err(e) = room.ensure(file.bound(file.rows() + n as u64, flushes + 2)) {
+                failure = Some(fail(progress, file.as_ref(), &io_cause(&e)));
                 lost += n as u64;
                 continue;
             }
             if let Err(e) = file.append(&batch, width) {
-                error = Some(format!("writing {} failed: {e}; the rest of the run was not recorded", file.path().display()));
-                log::error!("{}", error.as_deref().unwrap_or_default());
+                failure = Some(fail(progress, file.as_ref(), &e));
                 lost += n as u64;
                 continue;
             }
@@ -434,7 +542,9 @@ fn drain_loop(mut file: Box<dyn Sink>, mut ring: RingConsumer, timing: &WriterTi
             let due_by_data = file.rows() - last_flush_rows >= rows_per_flush;
             let due_by_wall = last_flush_at.elapsed().as_secs_f64() >= timing.flush_interval;
             if (due_by_data || due_by_wall) && last_flush_at.elapsed() >= Duration::from_millis(50) {
-                flush_or_record(file.as_mut(), ring.dropped() + lost, &mut error, progress);
+                if let Err(e) = flush(file.as_mut(), ring.dropped() + lost, progress, &mut flushes) {
+                    failure = Some(fail(progress, file.as_ref(), &e));
+                }
                 last_flush_rows = file.rows();
                 last_flush_at = Instant::now();
             }
@@ -442,31 +552,61 @@ fn drain_loop(mut file: Box<dyn Sink>, mut ring: RingConsumer, timing: &WriterTi
         if stopping {
             break;
         }
-        if error.is_none() && file.rows() > last_flush_rows && last_flush_at.elapsed().as_secs_f64() >= timing.flush_interval {
-            flush_or_record(file.as_mut(), ring.dropped() + lost, &mut error, progress);
+        if failure.is_none() && file.rows() > last_flush_rows && last_flush_at.elapsed().as_secs_f64() >= timing.flush_interval {
+            if let Err(e) = flush(file.as_mut(), ring.dropped() + lost, progress, &mut flushes) {
+                failure = Some(fail(progress, file.as_ref(), &e));
+            }
             last_flush_rows = file.rows();
             last_flush_at = Instant::now();
         }
         std::thread::park_timeout(timing.poll_interval);
     }
     let dropped = ring.dropped() + lost;
-    let (path, samples) = (file.path().to_path_buf(), file.rows());
-    if error.is_none() {
-        if let Err(e) = file.close(dropped, true) {
-            error = Some(format!("closing {} failed: {e}", path.display()));
+    let (path, rows) = (file.path().to_path_buf(), file.rows());
+    // A file that stopped early still closes, saying why (the room kept ahead is for this).
+    let closed = file.close(dropped, true, failure.as_deref().unwrap_or_default());
+    room.release();
+    let error = progress.error.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    match closed {
+        Ok(()) => WriterOutcome { path, samples: rows, dropped, error },
+        Err(e) => {
+            // The rows since the last flush may be lost with the closing records.
+            let samples = progress.flushed.load(Ordering::Relaxed);
+            let error = error.unwrap_or_else(|| format!("closing {} failed: {e}", path.display()));
+            WriterOutcome { path, samples, dropped: dropped + rows - samples, error: Some(error) }
         }
     }
-    WriterOutcome { path, samples, dropped, error }
 }
 
-fn flush_or_record(file: &mut dyn Sink, dropped: u64, error: &mut Option<String>, progress: &WriterProgress) {
-    match file.flush(dropped) {
-        Ok(()) => progress.flushed.store(file.rows(), Ordering::Relaxed),
-        Err(e) => {
-            if error.is_none() {
-                *error = Some(format!("flushing {} failed: {e}", file.path().display()));
-            }
-        }
+/// Flushes `file` and counts it.
+fn flush(file: &mut dyn Sink, dropped: u64, progress: &WriterProgress, flushes: &mut u64) -> Result<(), String> {
+    file.flush(dropped)?;
+    *flushes += 1;
+    progress.flushed.store(file.rows(), Ordering::Relaxed);
+    Ok(())
+}
+
+/// Notes that writing `file` failed of `cause`: the message the run fails with (naming the
+/// file, the cause, what the file holds and what to do) goes into `progress`; returns `cause`
+/// for the file itself.
+fn fail(progress: &WriterProgress, file: &dyn Sink, cause: &str) -> String {
+    let rows = file.rows();
+    let message = format!(
+        "recording stopped: cannot write {}: {cause}; the file holds the first {rows} samples ({:.3} s) — free space on that disk or record elsewhere (--record DIR)",
+        file.path().display(),
+        rows as f64 * file.sample_period()
+    );
+    *progress.error.lock().unwrap_or_else(|p| p.into_inner()) = Some(message);
+    progress.failed.store(true, Ordering::Release);
+    cause.to_string()
+}
+
+/// The operating system's words for `e`, as it says them: "No space left on device".
+fn io_cause(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" (os error ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
     }
 }
 
@@ -479,6 +619,12 @@ struct RecordingFile {
     signals: Vec<(SignalColumn, Dataset)>,
     /// Rows written so far.
     rows: u64,
+    /// Bytes on disk once created (header and empty datasets).
+    created: u64,
+    /// Bytes of one row in all datasets.
+    row_bytes: u64,
+    /// Bytes of one chunk of each dataset.
+    chunk_bytes: Vec<u64>,
     /// Reused column buffers (no allocation per batch in steady state).
     reals: Vec<f64>,
     integers: Vec<i64>,
@@ -491,11 +637,11 @@ fn chunk_rows(width: usize) -> usize {
 }
 
 impl RecordingFile {
-    fn create(header: &FileHeader, columns: Vec<SignalColumn>) -> Result<RecordingFile, String> {
+    fn create(header: &FileHeader, columns: Vec<SignalColumn>, at: &Path) -> Result<RecordingFile, String> {
         let meta = &header.metadata;
         let path = meta.path.clone();
         let fail = |e: hdf5::Error| format!("cannot create {}: {e} — choose another --record DIR", path.display());
-        let file = File::create(&path).map_err(fail)?;
+        let file = File::create(at).map_err(fail)?;
         close_on_exec(&file).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
         hold_metadata_until_flush(&file).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
         write_header(&file, header).map_err(fail)?;
@@ -505,7 +651,12 @@ impl RecordingFile {
         set_str(&time, "source", &format!("{}.time", header.recorder)).map_err(fail)?;
         set_f64(&time, "sample_period", header.sample_period).map_err(fail)?;
         let mut signals = Vec::with_capacity(columns.len());
+        let element_bytes = |ty: ValueType| if ty == ValueType::Boolean { 1 } else { 8 };
+        let mut row_bytes = 8;
+        let mut chunk_bytes = vec![chunk_rows(1) as u64 * 8];
         for c in columns {
+            row_bytes += (c.width * element_bytes(c.ty)) as u64;
+            chunk_bytes.push((chunk_rows(c.width) * c.width * element_bytes(c.ty)) as u64);
             let ds = new_dataset(&file, &c.name, c.ty, c.width).map_err(|e| format!("cannot create dataset '{}' in {}: {e}", c.name, path.display()))?;
             set_str(&ds, "unit", &c.unit).map_err(fail)?;
             set_strs(&ds, "element_units", &c.element_units).map_err(fail)?;
@@ -517,7 +668,21 @@ impl RecordingFile {
             signals.push((c, ds));
         }
         file.flush().map_err(fail)?;
-        Ok(RecordingFile { path, file, sample_period: header.sample_period, time, signals, rows: 0, reals: Vec::new(), integers: Vec::new(), bytes: Vec::new() })
+        let created = disk_bytes(at).max(std::fs::metadata(at).map(|m| m.len()).unwrap_or(0));
+        Ok(RecordingFile {
+            path: at.to_path_buf(),
+            file,
+            sample_period: header.sample_period,
+            time,
+            signals,
+            rows: 0,
+            created,
+            row_bytes,
+            chunk_bytes,
+            reals: Vec::new(),
+            integers: Vec::new(),
+            bytes: Vec::new(),
+        })
     }
 
     /// Appends `batch` (rows of `width` samples, row-major) to every dataset.
@@ -591,8 +756,11 @@ impl RecordingFile {
         }
     }
 
-    fn close(mut self, dropped: u64, complete: bool) -> hdf5::Result<()> {
+    fn close(mut self, dropped: u64, complete: bool, write_error: &str) -> hdf5::Result<()> {
         self.file.attr("complete")?.write_scalar(&u8::from(complete))?;
+        if !write_error.is_empty() {
+            set_str(&self.file, "write_error", write_error)?;
+        }
         self.flush(dropped)?;
         let RecordingFile { file, time, signals, .. } = self;
         // Datasets first: the file closes only when no handle is left.
