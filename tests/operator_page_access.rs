@@ -7,6 +7,8 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
@@ -57,14 +59,22 @@ fn morc_with_page(dir: &Path, file: &str, extra: &[&str]) -> Page {
     Page { morc, address: address.to_string(), token: token.to_string() }
 }
 
-/// One raw HTTP request; status and body.
+/// One raw HTTP request; status and body (status 0 and what went wrong when no answer came).
 fn raw(address: &str, request: &str) -> (u16, String) {
-    let mut s = TcpStream::connect(address).unwrap();
-    s.write_all(request.as_bytes()).unwrap();
-    let mut answer = String::new();
-    s.read_to_string(&mut answer).unwrap();
-    let status = answer.get(9..12).and_then(|c| c.parse().ok()).unwrap_or(0);
-    (status, answer.split_once("\r\n\r\n").map_or(String::new(), |(_, b)| b.to_string()))
+    let asked = || -> std::io::Result<String> {
+        let mut s = TcpStream::connect(address)?;
+        s.write_all(request.as_bytes())?;
+        let mut answer = String::new();
+        s.read_to_string(&mut answer)?;
+        Ok(answer)
+    };
+    match asked() {
+        Err(e) => (0, format!("no answer from {address}: {e}")),
+        Ok(answer) => {
+            let status = answer.get(9..12).and_then(|c| c.parse().ok()).unwrap_or(0);
+            (status, answer.split_once("\r\n\r\n").map_or(String::new(), |(_, b)| b.to_string()))
+        }
+    }
 }
 
 impl Page {
@@ -228,6 +238,144 @@ fn hold_acts_at_once_beside_a_hundred_idle_connections_and_a_slow_client() {
     page.wait_for("the motion paused", |s| s["state"] == "paused");
     drop(idle);
     slow.join().unwrap();
+    std::fs::write(dir.join("bye"), "").unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A local process crowding the page: `silent` connections that never send a byte and `idle`
+/// keep-alive ones that asked for the state once (allowed without the token on loopback) and sit
+/// there, each reopened as soon as the server closes it, until dropped. Counts the reopenings.
+struct Crowd {
+    stop: Arc<AtomicBool>,
+    reopened: Arc<AtomicUsize>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Crowd {
+    fn start(address: &str, silent: usize, idle: usize) -> Crowd {
+        let (stop, reopened) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
+        let (address, stop_flag, count) = (address.to_string(), stop.clone(), reopened.clone());
+        let thread = std::thread::spawn(move || {
+            let open = |keep_alive: bool| -> Option<TcpStream> {
+                let s = TcpStream::connect(&address).ok()?;
+                if keep_alive {
+                    let mut session = Session { stream: s.try_clone().ok()?, read: Vec::new() };
+                    session.exchange(&format!("GET /state HTTP/1.1\r\nHost: {address}\r\n\r\n"))?;
+                }
+                s.set_nonblocking(true).ok()?;
+                Some(s)
+            };
+            let mut held: Vec<(bool, Option<TcpStream>)> = (0..silent).map(|_| (false, None)).chain((0..idle).map(|_| (true, None))).collect();
+            while !stop_flag.load(Ordering::Relaxed) {
+                let mut opened = 0;
+                for (keep_alive, stream) in held.iter_mut() {
+                    let closed = stream.as_mut().is_none_or(|s| !matches!(s.read(&mut [0u8; 64]), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock));
+                    // At most 64 reopenings a round: a storm, not a loop that exhausts the ports.
+                    if closed && opened < 64 {
+                        if stream.is_some() {
+                            count.fetch_add(1, Ordering::Relaxed);
+                        }
+                        *stream = open(*keep_alive);
+                        opened += 1;
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        });
+        Crowd { stop, reopened, thread: Some(thread) }
+    }
+}
+
+impl Drop for Crowd {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// One kept-alive HTTP/1.1 connection: a request, its answer (Content-Length bodies), the next.
+struct Session {
+    stream: TcpStream,
+    read: Vec<u8>,
+}
+
+impl Session {
+    /// Sends `request` and reads its answer: status and body; none when the connection failed.
+    fn exchange(&mut self, request: &str) -> Option<(u16, String)> {
+        self.stream.write_all(request.as_bytes()).ok()?;
+        loop {
+            if let Some(end) = self.read.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&self.read[..end]).to_string();
+                let length: usize = head
+                    .lines()
+                    .find_map(|l| l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case("content-length")).and_then(|(_, v)| v.trim().parse().ok()))
+                    .unwrap_or(0);
+                if self.read.len() >= end + 4 + length {
+                    let body = String::from_utf8_lossy(&self.read[end + 4..end + 4 + length]).to_string();
+                    self.read.drain(..end + 4 + length);
+                    return Some((head.get(9..12)?.parse().ok()?, body));
+                }
+            }
+            let mut buf = [0u8; 4096];
+            match self.stream.read(&mut buf) {
+                Ok(0) | Err(_) => return None,
+                Ok(n) => self.read.extend_from_slice(&buf[..n]),
+            }
+        }
+    }
+}
+
+#[test]
+fn hold_and_reset_get_through_300_silent_and_256_idle_keep_alive_connections() {
+    let dir = scratch("flood");
+    std::fs::write(dir.join("p.lua"), program(LONG_MOVE)).unwrap();
+    let page = morc_with_page(&dir, "p.lua", &[]);
+    page.wait_for("the robot", |s| s["robot"].is_string());
+    std::fs::write(dir.join("go"), "").unwrap();
+    page.wait_for("the long move", |s| s["state"] == "moving");
+    // The operator's page, open before the crowd came: a kept connection that showed the token.
+    let mut kept = Session { stream: TcpStream::connect(&page.address).unwrap(), read: Vec::new() };
+    let with_token = |path: &str| format!("POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nX-Morc-Token: {}\r\nContent-Length: 2\r\n\r\n{{}}", page.address, page.token);
+    assert_eq!(kept.exchange(&with_token("/resume")).map(|a| a.0), Some(200));
+
+    let crowd = Crowd::start(&page.address, 300, 256);
+    // The crowd is there and the server is pushing it out (it reconnects at once).
+    let start = Instant::now();
+    while crowd.reopened.load(Ordering::Relaxed) < 1000 {
+        assert!(start.elapsed() < Duration::from_secs(60), "the crowd did not get going");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut took = Vec::new();
+    let mut timed = |what: &str, answer: (Instant, (u16, String))| {
+        took.push(answer.0.elapsed());
+        assert_eq!(answer.1 .0, 200, "{what} beside the crowd: {}", answer.1 .1);
+    };
+    for _ in 0..40 {
+        // A new connection each time, as curl or a script sends it; then resume, so each Hold holds.
+        timed("POST /hold (new connection)", (Instant::now(), page.command("/hold", "{}")));
+        assert_eq!(page.command("/resume", "{}").0, 200);
+    }
+    for _ in 0..40 {
+        timed("POST /hold (the kept connection)", (Instant::now(), kept.exchange(&with_token("/hold")).unwrap_or((0, "connection closed".into()))));
+        assert_eq!(kept.exchange(&with_token("/resume")).map(|a| a.0), Some(200));
+    }
+    for _ in 0..10 {
+        timed("POST /reset", (Instant::now(), page.command("/reset", "{}")));
+    }
+    let reopened = crowd.reopened.load(Ordering::Relaxed);
+    drop(crowd);
+    took.sort();
+    let slowest = *took.last().unwrap();
+    println!(
+        "Hold/Reset beside 300 silent + 256 idle keep-alive connections ({reopened} reopened by the crowd): {} answered, median {:.1} ms, slowest {:.1} ms",
+        took.len(),
+        took[took.len() / 2].as_secs_f64() * 1e3,
+        slowest.as_secs_f64() * 1e3
+    );
+    assert!(slowest < Duration::from_millis(500), "the slowest Hold/Reset took {slowest:?}");
+    page.wait_for("the motion still going", |s| s["state"] == "moving");
     std::fs::write(dir.join("bye"), "").unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }

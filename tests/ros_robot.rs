@@ -116,3 +116,64 @@ fn ros_2_peers_see_the_arm_move() {
     assert_eq!(fixed.len(), urdf_fixed, "{fixed:?}");
     assert!(fixed.iter().all(|t| t[1].as_str().is_some_and(|c| description.contains(&format!("<link name=\"{c}\"/>")))), "{fixed:?}");
 }
+
+#[path = "support/state_story.rs"]
+mod state_story;
+
+#[test]
+fn on_ros_2_the_state_says_stopping_while_the_arm_brakes_then_idle() {
+    use std::io::{BufRead, Read};
+    let dir = scratch("state");
+    let net = RosNet::new(7);
+    let peer = net.peer("ros_state_peer.py", &["90", "idle"]);
+    let program = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs/interrupted_swing.lua");
+    let mut morc = net
+        .morc()
+        .current_dir(&dir)
+        .env("MORC_TEST_WATCHER", "ros")
+        .args(["--clock", "wall", "--ros", "--live=127.0.0.1:0", "run"])
+        .arg(&program)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(morc.stderr.take().unwrap());
+    let mut head = String::new();
+    let page = loop {
+        let mut line = String::new();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "morc did not say where its page is: {head}");
+        head.push_str(&line);
+        if let Some(url) = line.trim().strip_prefix("operator page: http://") {
+            break url.to_string();
+        }
+    };
+    let said = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let (address, token) = page.split_once("/?token=").unwrap();
+    let pid = morc.id();
+    // The page is in the test's network namespace: its poller thread enters it.
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            net.enter();
+            state_story::watch_page_and_press_ctrl_c(address, token, pid)
+        });
+    });
+    let out = morc.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && stdout.contains("interrupted\ttrue"), "morc: {stdout}\n{}", said.join().unwrap());
+    let got = report(peer);
+    // The words: /joint_states comes from the run's tap, which does not step while the base
+    // brakes after the run was stopped, so the braking's speeds are the page's and /morc/state's
+    // of the live view (tests/robot_state_views.rs), not ROS 2's yet.
+    let seen: Vec<(String, f64)> = got["states"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{got}"))
+        .iter()
+        .map(|s| (s["state"].as_str().unwrap_or("?").to_string(), s["speed"].as_f64().unwrap_or(f64::NAN).to_degrees()))
+        .collect();
+    state_story::check_story("ROS 2's /morc/state", &seen, false);
+    println!("ROS 2 /morc/state: {seen:?}");
+}

@@ -41,7 +41,7 @@ pub use error::{AssemblyError, ComponentRef, EngineError, Fault, FaultSource};
 pub use ideal_axes::IdealAxes;
 pub use multirate::{ComponentReport, ComponentTiming, RunningAssembly};
 pub use ode::Ode;
-pub use snapshot::{BaseSnapshot, Snapshot, SnapshotPort};
+pub use snapshot::{BaseSnapshot, RobotState, Snapshot, SnapshotPort, StateFacts};
 pub use stats::{human_ns, Histogram, Summary};
 pub use step_thread::{SlackWork, StepThread};
 pub use value::{Value, ValueType, STRING_PORT_CAPACITY};

@@ -49,6 +49,80 @@ pub struct Snapshot {
     pub written: bool,
 }
 
+/// The robot's one state, as an operator reads it (the operator page, the live view's
+/// `/morc/state`, ROS 2's `~/state`): one word, so every view says the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RobotState {
+    /// No run goes: nothing commands the robot.
+    Idle,
+    /// A run commands motion.
+    Moving,
+    /// A run goes and nothing commands motion: the base holds the robot still.
+    Holding,
+    /// The running motion is paused on its path.
+    Paused,
+    /// A jog session runs.
+    Jogging,
+    /// Braking to a standstill (after a fault or Ctrl-C): it still moves, though nothing
+    /// commands it; the joints' speeds say how fast.
+    Stopping,
+    /// A fault waits for the operator.
+    Faulted,
+}
+
+/// What besides the snapshot decides the [`RobotState`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StateFacts {
+    /// A run is on the engine.
+    pub running: bool,
+    /// The base braked in the last tick ([`Snapshot::stopping`]).
+    pub stopping: bool,
+    /// The base held in the last tick ([`Snapshot::holding`]).
+    pub holding: bool,
+    /// A fault waits for a reset (the last run's, or a drive's latched one).
+    pub faulted: bool,
+    /// A jog session runs.
+    pub jogging: bool,
+    /// A motion runs and a pause is asked for.
+    pub paused: bool,
+}
+
+impl RobotState {
+    /// The state: braking to a standstill first (the arm still moves), then a fault (it needs
+    /// the operator), then what runs: a jog session, a motion paused on its path, the base
+    /// holding, moving; no run: idle.
+    pub fn of(f: StateFacts) -> RobotState {
+        if f.running && f.stopping {
+            RobotState::Stopping
+        } else if f.faulted {
+            RobotState::Faulted
+        } else if !f.running {
+            RobotState::Idle
+        } else if f.jogging {
+            RobotState::Jogging
+        } else if f.paused {
+            RobotState::Paused
+        } else if f.holding {
+            RobotState::Holding
+        } else {
+            RobotState::Moving
+        }
+    }
+
+    /// Its word: "idle", "moving", "holding", "paused", "jogging", "stopping" or "faulted".
+    pub fn name(self) -> &'static str {
+        match self {
+            RobotState::Idle => "idle",
+            RobotState::Moving => "moving",
+            RobotState::Holding => "holding",
+            RobotState::Paused => "paused",
+            RobotState::Jogging => "jogging",
+            RobotState::Stopping => "stopping",
+            RobotState::Faulted => "faulted",
+        }
+    }
+}
+
 /// The snapshot cell shared by the Coordinator (writer) and readers.
 #[derive(Debug)]
 pub struct BaseSnapshot {

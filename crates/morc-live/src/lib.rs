@@ -22,6 +22,7 @@
 //! /morc/log            foxglove.Log                      log lines and what programs print
 //! /morc/stats          {"time", "assembly", "ticks", "late_ticks", "cycle": {mean, p99, max}, "components": [{name, kind, every, steps, mean, p99, max, overruns}], "rows", "dropped"}   twice a second while a run goes
 //! /morc/bus            {"time", "bus": {cycles, lost_frames, working_counter_errors, not_op, faults, faulted, fault, devices: [{position, name, state}]} or null, "faults": [...]}   twice a second while a run goes
+//! /morc/state          the operator page's state (GET /state): {"robot", "state", "joints": [{name, unit, q, qd, tau}], "override", "command", "faults", …}   ten times a second, runs or not
 //! /robot_description   {"data": URDF}                    the robot for a 3D panel (std_msgs/String), latched: sent to each client as it subscribes
 //! ```
 //!
@@ -51,6 +52,7 @@
 #![warn(missing_docs)]
 
 pub mod access;
+pub mod admission;
 pub mod page;
 pub mod ws;
 
@@ -167,9 +169,12 @@ impl Live {
             stamps: self.0.stamps.clone(),
         });
         // Advertised from the start, so a client is subscribed before a run ends or a line is logged.
-        for (topic, schema) in [("/morc/run", "morc.Run"), ("/morc/live", "morc.Live"), ("/morc/log", "foxglove.Log"), ("/morc/stats", "morc.Stats"), ("/morc/bus", "morc.Bus")] {
+        for (topic, schema) in
+            [("/morc/run", "morc.Run"), ("/morc/live", "morc.Live"), ("/morc/log", "foxglove.Log"), ("/morc/stats", "morc.Stats"), ("/morc/bus", "morc.Bus"), (STATE_TOPIC, STATE_SCHEMA)]
+        {
             server.advertise(topic, schema);
         }
+        publish_state(Arc::downgrade(&server), self.0.page.clone());
         // The robot of an earlier server goes on: its description for each client as it subscribes.
         match self.robot_description() {
             Some(urdf) => server.describe(&urdf),
@@ -212,6 +217,11 @@ impl Live {
     /// What the operator page shows and commands (the robot on the engine, the program, the last run).
     pub fn page(&self) -> &page::Page {
         &self.0.page
+    }
+
+    /// The page's state, shared (for views of the robot's state that outlive a borrow: ROS 2's).
+    pub fn page_handle(&self) -> Arc<page::Page> {
+        self.0.page.clone()
     }
 
     /// Clients connected now (0 when the live view is off).
@@ -279,13 +289,14 @@ impl Live {
     /// Sends a finished run's statistics to `/morc/run`: its outcome, late
     /// ticks and each component's p99 and worst execution time.
     pub fn publish_run(&self, assembly: &str, result: &RunResult) {
-        let Some(s) = self.server() else { return };
         let (outcome, reason) = match &result.outcome {
             Outcome::Finished(r) => ("finished", r.clone()),
             Outcome::Fault(r) => ("fault", r.to_string()),
             Outcome::Cancelled => ("cancelled", String::new()),
         };
+        // The page's state goes on with the live view off: ROS 2's `~/state` reads it.
         self.0.page.run_ended(assembly, outcome, &reason);
+        let Some(s) = self.server() else { return };
         let mut json = format!(
             r#"{{"assembly":{},"outcome":"{outcome}","reason":{},"ticks":{},"late_ticks":{},"dropped":{},"components":["#,
             json_string(assembly),
@@ -386,6 +397,28 @@ impl Drop for Server {
         if let Some(mut ws) = self.ws.take() {
             ws.stop(STOP_LINGER);
         }
+    }
+}
+
+/// The topic of the robot's state, as the operator page shows it.
+const STATE_TOPIC: &str = "/morc/state";
+const STATE_SCHEMA: &str = "morc.State";
+/// How often the state goes out.
+const STATE_EVERY: Duration = Duration::from_millis(100);
+
+/// Sends the page's state on [`STATE_TOPIC`] every [`STATE_EVERY`] while `server` lives, whether
+/// a run goes or not: a client sees `stopping` while the arm brakes and `idle` after, the same
+/// word as the page.
+fn publish_state(server: std::sync::Weak<Server>, page: Arc<page::Page>) {
+    let spawned = std::thread::Builder::new().name("live-state".into()).spawn(move || loop {
+        std::thread::sleep(STATE_EVERY);
+        let Some(server) = server.upgrade() else { return };
+        if server.ws.as_ref().is_some_and(|w| w.subscribed()) {
+            server.send(STATE_TOPIC, STATE_SCHEMA, &page.state_json(), server.stamps.now());
+        }
+    });
+    if let Err(e) = spawned {
+        log::warn!("live view: cannot start the thread that sends {STATE_TOPIC}: {e}");
     }
 }
 

@@ -4,10 +4,10 @@
 //! command and its progress, faults with a reset button, and has hold and resume, an override
 //! slider and joint jog buttons.
 //!
-//! HTTP is hyper's (http1) on a small tokio runtime of its own: every connection is a task, at
-//! most [`MAX_CONNECTIONS`] at once (beyond, a new one is closed at once), a request's headers
-//! must arrive within [`HEADER_TIMEOUT`] (a slow client is cut off) and a body is at most
-//! [`MAX_BODY`] bytes, so no client holds up Hold. Who may do what is [`crate::access`]'s: the
+//! HTTP is hyper's (http1) on a small tokio runtime of its own: every connection is a task;
+//! [`crate::admission`] budgets them so that connections not (yet) carrying the token — silent,
+//! slow or idle on keep-alive — cannot crowd out the token's holder, and a body is at most
+//! [`MAX_BODY`] bytes, so no client holds up Hold or Reset. Who may do what is [`crate::access`]'s: the
 //! Host must name the address served, commands need the token (header `X-Morc-Token` or the
 //! cookie set when the page is opened with `?token=`), come with a JSON body and from the page's
 //! own origin. The page is one HTML file embedded in the binary (no build step, nothing loaded
@@ -35,18 +35,20 @@
 
 use std::convert::Infallible;
 use std::fmt::Write as _;
+use std::os::fd::AsRawFd;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{HeaderValue, CACHE_CONTROL, CONTENT_TYPE, COOKIE, HOST, ORIGIN, SET_COOKIE};
 use hyper::{Method, Request, Response, StatusCode};
-use morc_kernel::{BaseSnapshot, Value};
+use morc_kernel::{BaseSnapshot, RobotState, StateFacts, Value};
 use morc_model::{FrameIndex, Model};
 use serde_json::{Map, Value as Json};
 
 use crate::access::{Access, TOKEN_COOKIE, TOKEN_HEADER, TOKEN_QUERY};
+use crate::admission::{Admission, HEADER_TIMEOUT, SWEEP_EVERY};
 
 /// The page, embedded in the binary.
 const PAGE: &str = include_str!("operator_page.html");
@@ -55,10 +57,6 @@ const PAGE: &str = include_str!("operator_page.html");
 /// closed tab or a lost network stops the jog (it starts braking) at most this long after the last.
 pub const JOG_HOLD: Duration = Duration::from_millis(200);
 
-/// Connections served at once; a new one beyond is closed at once (Hold has room: it needs one).
-pub const MAX_CONNECTIONS: usize = 256;
-/// A request's headers must arrive within this (a client sending a byte now and then is cut off).
-pub const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 /// A command's body: a small JSON object.
 pub const MAX_BODY: usize = 4096;
 /// A body must arrive within this.
@@ -176,6 +174,11 @@ impl Page {
         self.with(|s| s.running = true);
     }
 
+    /// A run morc made for itself ended: not the operator's last run, but nothing runs now.
+    pub fn run_left(&self) {
+        self.with(|s| s.running = false);
+    }
+
     /// An assembly ended: `outcome` is "finished", "fault" or "cancelled".
     pub(crate) fn run_ended(&self, assembly: &str, outcome: &str, reason: &str) {
         self.with(|s| {
@@ -223,12 +226,20 @@ impl Drop for PageServer {
     }
 }
 
-/// Accepts connections, each served by a task of its own, at most [`MAX_CONNECTIONS`] at once.
+/// Accepts connections, each served by a task of its own, as [`Admission`] admits them.
 async fn serve(listener: tokio::net::TcpListener, access: Arc<Access>, page: Arc<Page>, port: u16) {
-    let permits = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let admission = Arc::new(Admission::default());
+    let sweeper = admission.clone();
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(SWEEP_EVERY);
+        loop {
+            every.tick().await;
+            sweeper.sweep(Instant::now());
+        }
+    });
     loop {
-        let stream = match listener.accept().await {
-            Ok((stream, _)) => stream,
+        let (stream, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
             Err(e) => {
                 // Out of descriptors, most likely: wait a moment rather than spin.
                 log::warn!("operator page: {e}");
@@ -236,24 +247,44 @@ async fn serve(listener: tokio::net::TcpListener, access: Arc<Access>, page: Arc
                 continue;
             }
         };
-        let Ok(permit) = permits.clone().try_acquire_owned() else {
-            log::debug!("operator page: {MAX_CONNECTIONS} connections open: closing a new one");
+        let Some(ticket) = admission.admit(peer.ip(), stream.as_raw_fd(), Instant::now()) else {
+            log::debug!("operator page: every connection is busy or the token's: closing a new one from {peer}");
             continue;
         };
         let (access, page) = (access.clone(), page.clone());
         tokio::spawn(async move {
-            let _permit = permit;
+            let ticket = Arc::new(ticket);
             let _ = stream.set_nodelay(true);
+            let served = ticket.clone();
             let service = hyper::service::service_fn(move |request| {
-                let (access, page) = (access.clone(), page.clone());
-                async move { Ok::<_, Infallible>(answer(request, &access, &page, port).await) }
+                let (access, page, ticket) = (access.clone(), page.clone(), served.clone());
+                async move {
+                    let asked = asked(&request);
+                    let proven = asked.token.as_deref().or(asked.query(TOKEN_QUERY)).is_some_and(|t| access.token_matches(t));
+                    ticket.request_started(proven, Instant::now());
+                    let response = answer(request, asked, &access, &page, port).await;
+                    ticket.request_answered(Instant::now());
+                    Ok::<_, Infallible>(response)
+                }
             });
+            // The header timeout is the admission's (shorter under pressure); hyper's own is a backstop.
             let connection = hyper::server::conn::http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(HEADER_TIMEOUT)
+                .header_read_timeout(HEADER_TIMEOUT + Duration::from_secs(1))
                 .max_buf_size(16 * 1024)
                 .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
-            if let Err(e) = connection.await {
+            let mut connection = std::pin::pin!(connection);
+            let served = tokio::select! {
+                served = connection.as_mut() => served,
+                () = ticket.closing() => {
+                    // Pushed out or past its time: an answer being written is finished, then closed.
+                    connection.as_mut().graceful_shutdown();
+                    tokio::time::timeout(Duration::from_secs(1), connection.as_mut()).await.unwrap_or(Ok(()))
+                }
+            };
+            // The slot goes before the socket closes (the pinned connection, at the end of the task).
+            ticket.leave();
+            if let Err(e) = served {
                 log::debug!("operator page: {e}");
             }
         });
@@ -323,8 +354,7 @@ impl Asked {
 }
 
 /// Answers one request.
-async fn answer(request: Request<Incoming>, access: &Access, page: &Page, port: u16) -> Response<Full<Bytes>> {
-    let asked = asked(&request);
+async fn answer(request: Request<Incoming>, asked: Asked, access: &Access, page: &Page, port: u16) -> Response<Full<Bytes>> {
     let mut set_cookie = None;
     let (status, content_type, body) = match check(&asked, access, port) {
         Err(refused) => refused,
@@ -577,7 +607,26 @@ fn push_numbers(out: &mut String, xs: impl Iterator<Item = f64>) {
     out.push(']');
 }
 
+/// The one state of the robot of `st`, from its last tick `snap` and what the page knows.
+fn station_state(st: &Station, snap: &morc_kernel::Snapshot, running: bool, faulted: bool) -> RobotState {
+    let c = &st.controls;
+    RobotState::of(StateFacts { running, stopping: snap.stopping, holding: snap.holding, faulted, jogging: c.jogging(), paused: c.paused() && c.motion().is_some() })
+}
+
 impl Page {
+    /// The robot's one state, the word the page shows (for ROS 2's `~/state` and others that
+    /// show it without the page).
+    pub fn robot_state(&self) -> RobotState {
+        let (station, running, fault) = self.with(|s| (s.station.clone(), s.running, s.fault.is_some()));
+        let Some(st) = station else {
+            return if fault { RobotState::Faulted } else { RobotState::Idle };
+        };
+        let snap = st.snapshot.read();
+        let running = running && snap.running.is_some();
+        let faulted = fault || !st.controls.faults().is_empty();
+        station_state(&st, &snap, running, faulted)
+    }
+
     /// The state the page shows, as JSON: read from the snapshot and the operator handles.
     pub fn state_json(&self) -> String {
         let (station, program, running, last_run, fault) = self.with(|s| (s.station.clone(), s.program.clone(), s.running, s.last_run.clone(), s.fault.clone()));
@@ -629,8 +678,8 @@ impl Page {
         let c = &st.controls;
         let running = running.then_some(snap.running.as_ref()).flatten();
         faults.extend(c.faults());
-        let state = one_state(!faults.is_empty(), running.is_some(), snap.stopping, c.jogging(), c.paused() && c.motion().is_some(), snap.holding);
-        let _ = write!(json, ",\"state\":\"{state}\",\"override\":");
+        let state = station_state(&st, &snap, running.is_some(), !faults.is_empty());
+        let _ = write!(json, ",\"state\":\"{}\",\"override\":", state.name());
         crate::push_number(&mut json, c.override_setting() * 100.0);
         match running {
             Some((name, ticks)) => {
@@ -662,28 +711,6 @@ impl Page {
             faults.extend(st.controls.faults());
         }
         faults
-    }
-}
-
-/// The robot's one state, as the page shows it: braking to a standstill first (after a fault or
-/// Ctrl-C the arm still moves: the joints' speeds say how fast), then a fault (it needs the
-/// operator), then what runs: a jog session, a motion paused on its path, the base holding
-/// (nothing commands motion), moving; no run: idle.
-fn one_state(faulted: bool, running: bool, stopping: bool, jogging: bool, paused: bool, holding: bool) -> &'static str {
-    if running && stopping {
-        "stopping"
-    } else if faulted {
-        "faulted"
-    } else if !running {
-        "idle"
-    } else if jogging {
-        "jogging"
-    } else if paused {
-        "paused"
-    } else if holding {
-        "holding"
-    } else {
-        "moving"
     }
 }
 

@@ -112,16 +112,17 @@ pub fn for_live(lua: &Lua, engine: &Engine, attachments: &mut Vec<AttachmentSpec
         _ => None,
     });
     let live = self::live(lua);
+    let (robot, station) = match &current {
+        mlua::Value::UserData(ud) => (robot_of(ud), station_of(ud, engine)),
+        _ => (None, None),
+    };
+    // The page's state is kept with the live view off too: ROS 2's `~/state` reads it.
+    live.page().set_station(station);
+    live.page().run_starting();
     if live.address().is_none() {
         attachments.retain(|a| a.kind != "live");
         return Ok(());
     }
-    let (robot, station) = match lua.globals().get::<Table>("morc")?.get::<mlua::Value>("current_robot")? {
-        mlua::Value::UserData(ud) => (robot_of(&ud), station_of(&ud, engine)),
-        _ => (None, None),
-    };
-    live.page().set_station(station);
-    live.page().run_starting();
     live.set_sources(Some(morc_live::Sources { timing: engine.timing_cell(), bus: engine.bus().cloned() }));
     // The taps of a:publish, planned on the engine's thread, take the robot from there.
     live.set_robot(robot.clone());
@@ -232,7 +233,9 @@ impl Controls for PageControls {
 /// Sends a finished run's statistics to the live view, when it is on; a run morc made for
 /// itself (`internal = true`, reading where the robot is) is not the operator's last run.
 pub fn after_run(lua: &Lua, spec: &morc_kernel::AssemblySpec, result: &RunResult) {
-    if !spec.internal {
+    if spec.internal {
+        live(lua).page().run_left();
+    } else {
         live(lua).publish_run(&spec.name, result);
     }
 }

@@ -208,6 +208,11 @@ pub fn for_ros(lua: &Lua, engine: &Engine, attachments: &mut Vec<AttachmentSpec>
     };
     let Some(model) = model else { return Ok(()) };
     morc_ros::set_robot(Some(model.clone())).map_err(mlua::Error::runtime)?;
+    if let Some(stream) = morc_ros::robot_stream(&model) {
+        // `~/state` says what the operator page says.
+        let page = crate::live::live(lua).page_handle();
+        stream.set_state(Some(std::sync::Arc::new(move || page.robot_state())));
+    }
     if morc_ros::bridge().is_none() {
         // morc check: the topic components take their joints from the robot; nothing goes out.
         return Ok(());

@@ -2,7 +2,9 @@
 //! `/joint_states` (`sensor_msgs/msg/JointState`), `/tf` (`tf2_msgs/msg/TFMessage`, each moving
 //! joint's child link in its parent link, as the URDF's joints), and, latched (transient local),
 //! `/tf_static` (the fixed joints) and `/robot_description` (`std_msgs/msg/String`, the URDF whose
-//! links those transforms name).
+//! links those transforms name); and `~/state` (`std_msgs/msg/String`, latched: the robot's one
+//! state as the operator page says it — "idle", "moving", "holding", "paused", "jogging",
+//! "stopping" while it brakes, "faulted" — sent when it changes).
 //!
 //! A [`RobotTap`] on the running assembly copies the robot's q, qd and tau into a preallocated
 //! ring every few ticks; the bridge turns the rows into messages on publishers that outlive the
@@ -76,6 +78,21 @@ struct Source {
 #[derive(Default)]
 pub struct RobotStream {
     sources: Mutex<Vec<Source>>,
+    /// Where `~/state` reads the robot's state.
+    state: Mutex<Option<StateSource>>,
+}
+
+/// How often `~/state` looks whether the state changed.
+const STATE_EVERY: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Reads the robot's one state (the operator page's word), from the bridge's thread.
+pub type StateSource = Arc<dyn Fn() -> RobotState + Send + Sync>;
+
+impl RobotStream {
+    /// Sets where `~/state` reads the robot's state (none: it is not sent).
+    pub fn set_state(&self, source: Option<StateSource>) {
+        *self.state.lock().unwrap_or_else(|p| p.into_inner()) = source;
+    }
 }
 
 /// The component on the real-time path: copies q, qd and tau into a preallocated ring every
@@ -173,6 +190,10 @@ struct RobotOutlet {
     batch: Vec<f64>,
     joint_states: Publisher<JointState>,
     tf: Publisher<TFMessage>,
+    /// `~/state`, and the state it last sent.
+    state: Publisher<RosString>,
+    state_sent: Option<RobotState>,
+    state_read: Option<std::time::Instant>,
     _latched: (Publisher<RosString>, Publisher<TFMessage>),
     /// Dropped by sources drained and gone, and refused by a peer's full window.
     dropped_before: u64,
@@ -204,11 +225,28 @@ pub fn tree_transforms(tree: &LinkTree, data: &morc_model::Data, stamp: Time, mo
         .collect()
 }
 
+impl RobotOutlet {
+    /// Sends `~/state` when the state changed (looked at every [`STATE_EVERY`]); whether it went out.
+    fn send_state(&mut self) -> bool {
+        if self.state_read.is_some_and(|t| t.elapsed() < STATE_EVERY) {
+            return false;
+        }
+        self.state_read = Some(std::time::Instant::now());
+        let source = self.stream.state.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let Some(now) = source.map(|read| read()) else { return false };
+        if self.state_sent == Some(now) || self.state.publish(RosString { data: now.name().to_string() }).is_err() {
+            return false;
+        }
+        self.state_sent = Some(now);
+        true
+    }
+}
+
 impl Outlet for RobotOutlet {
     fn drain(&mut self) -> u64 {
+        let mut sent_all = u64::from(self.send_state());
         let n = self.model.nq();
         let mut sources = self.stream.sources.lock().unwrap_or_else(|p| p.into_inner());
-        let mut sent_all = 0;
         for source in sources.iter_mut() {
             // Read the flag first: rows pushed before it was set are in the ring now.
             let ended = source.ended.load(Ordering::Acquire);
@@ -275,7 +313,11 @@ pub fn robot_topics(model: Arc<Model>, stream: Arc<RobotStream>) -> crate::bridg
         let joint_states = publisher::<JointState>(node, "/joint_states", qos::default_profile())?;
         // tf2's TransformBroadcaster: the default profile, 100 deep.
         let tf = publisher::<TFMessage>(node, "/tf", qos::default_profile().history(ros2_client::qos::History::KeepLast { depth: 100 }))?;
+        let state = publisher::<RosString>(node, &format!("{}/state", node.fully_qualified_name()), qos::transient_local())?;
         Ok(Endpoint::Outlet(Box::new(RobotOutlet {
+            state,
+            state_sent: None,
+            state_read: None,
             names: joint_state_names(&model),
             data,
             tree,
